@@ -1,0 +1,4 @@
+//! MissionWeaveProtocol 0.1 — the sans-IO core.
+//!
+//! No sockets, no clocks, no threads, no filesystem: time is always an argument and bytes come
+//! in from the caller. Module names follow the Python reference runtime's module map.
