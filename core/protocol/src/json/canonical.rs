@@ -1,0 +1,173 @@
+//! RFC 8785 (JCS) output from the lossless value. Values outside the I-JSON data model
+//! (non-finite binary64 numbers, unpaired surrogates) fail here: stage 5 of §6.4.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+use super::value::{JsonString, Object, Value};
+
+/// Why a value cannot be canonicalized (§2 data model; §6.4 stage 5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanonicalError {
+    /// A number that does not round to a finite binary64 value (e.g. `1e400`).
+    NonFiniteNumber(String),
+    /// A string or member name holding an unpaired UTF-16 surrogate.
+    UnpairedSurrogate,
+}
+
+impl fmt::Display for CanonicalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NonFiniteNumber(text) => {
+                write!(f, "number {text} is outside finite IEEE 754 binary64")
+            }
+            Self::UnpairedSurrogate => f.write_str("string holds an unpaired UTF-16 surrogate"),
+        }
+    }
+}
+
+impl std::error::Error for CanonicalError {}
+
+/// The RFC 8785 canonical bytes of `value`.
+pub fn canonical_bytes(value: &Value) -> Result<Vec<u8>, CanonicalError> {
+    let mut out = Vec::with_capacity(1024);
+    write_canonical(value, &mut out)?;
+    Ok(out)
+}
+
+/// `sha256:` + lowercase hex SHA-256 of the canonical bytes.
+pub fn canonical_hash(value: &Value) -> Result<String, CanonicalError> {
+    Ok(sha256_prefixed(&canonical_bytes(value)?))
+}
+
+/// `sha256:` + lowercase hex SHA-256 of `bytes`.
+pub fn sha256_prefixed(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
+    for byte in digest {
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 0x0F)]));
+    }
+    text
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends the canonical form of `value` to `out`.
+pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(number) => {
+            let float = number.as_f64();
+            if !float.is_finite() {
+                return Err(CanonicalError::NonFiniteNumber(number.as_text().to_owned()));
+            }
+            // ECMAScript Number::toString (RFC 8785 §3.2.2.3); -0 serializes as 0.
+            let mut buffer = ryu_js::Buffer::new();
+            out.extend_from_slice(buffer.format_finite(float).as_bytes());
+        }
+        Value::String(text) => write_string(text, out)?,
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(object) => write_object(object, None, out)?,
+    }
+    Ok(())
+}
+
+/// Writes an object's canonical form, leaving out the top-level member named `omit` (the
+/// `signature` member of a Signed Document, §6.4 stage 5).
+pub(crate) fn write_object(
+    object: &Object,
+    omit: Option<&str>,
+    out: &mut Vec<u8>,
+) -> Result<(), CanonicalError> {
+    let mut members: Vec<(&str, &Value)> = Vec::with_capacity(object.len());
+    for (key, value) in object.iter() {
+        let Some(name) = key.as_str() else {
+            return Err(CanonicalError::UnpairedSurrogate);
+        };
+        if Some(name) == omit {
+            continue;
+        }
+        members.push((name, value));
+    }
+    members.sort_unstable_by(|a, b| utf16_order(a.0, b.0));
+    out.push(b'{');
+    for (index, (name, value)) in members.into_iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_text(name, out);
+        out.push(b':');
+        write_canonical(value, out)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
+fn utf16_order(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        return a.as_bytes().cmp(b.as_bytes());
+    }
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+fn write_string(text: &JsonString, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+    match text.as_str() {
+        Some(text) => {
+            write_text(text, out);
+            Ok(())
+        }
+        None => Err(CanonicalError::UnpairedSurrogate),
+    }
+}
+
+/// RFC 8785 §3.2.2.2: escape only `"`, `\` and controls; short forms where JSON has them,
+/// otherwise `\u00xx` in lowercase hex; everything else as raw UTF-8.
+fn write_text(text: &str, out: &mut Vec<u8>) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut run_start = 0;
+    for (index, &byte) in bytes.iter().enumerate() {
+        let escape: Option<&[u8]> = match byte {
+            b'"' => Some(b"\\\""),
+            b'\\' => Some(b"\\\\"),
+            0x08 => Some(b"\\b"),
+            0x09 => Some(b"\\t"),
+            0x0A => Some(b"\\n"),
+            0x0C => Some(b"\\f"),
+            0x0D => Some(b"\\r"),
+            0x00..=0x1F => None,
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run_start..index]);
+        match escape {
+            Some(short) => out.extend_from_slice(short),
+            None => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0x0F)],
+            ]),
+        }
+        run_start = index + 1;
+    }
+    out.extend_from_slice(&bytes[run_start..]);
+    out.push(b'"');
+}

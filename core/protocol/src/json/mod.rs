@@ -1,0 +1,12 @@
+//! Lossless JSON: the strict parser of §6.4 stage 1, the value it builds, RFC 8785 output and
+//! exact decimal arithmetic for schema comparisons.
+
+mod canonical;
+mod decimal;
+mod parse;
+mod value;
+
+pub use canonical::{CanonicalError, canonical_bytes, canonical_hash, sha256_prefixed, write_canonical};
+pub use decimal::Decimal;
+pub use parse::{MAX_DEPTH, ParseError, ParseErrorKind, parse, parse_with_member_spans};
+pub use value::{JsonString, Number, Object, Value};
