@@ -10,3 +10,7 @@ pub use error::{Stage, WireCode};
 pub mod schema_formats;
 pub mod bundle;
 pub mod schema;
+pub mod crypto;
+pub mod principal;
+pub mod registry;
+pub mod signed_documents;

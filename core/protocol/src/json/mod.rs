@@ -7,6 +7,7 @@ mod parse;
 mod value;
 
 pub use canonical::{CanonicalError, canonical_bytes, canonical_hash, sha256_prefixed, write_canonical};
+pub(crate) use canonical::write_object;
 pub use decimal::Decimal;
 pub use parse::{MAX_DEPTH, ParseError, ParseErrorKind, parse, parse_with_member_spans};
 pub use value::{JsonString, Number, Object, Value};

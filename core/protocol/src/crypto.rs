@@ -1,0 +1,222 @@
+//! Ed25519 as §6.4 requires it: strict point decoding (canonical `y < p`, on the curve, no
+//! negative zero, in the prime-order subgroup; public keys not the identity), `S < L`, and the
+//! plain cofactorless equation `[S]B = R + [k]A`. ed25519-dalek's `verify_strict` is not this
+//! rule (it rejects identity `R`, accepts mixed-order points), so only its signer is used.
+
+use core::fmt;
+
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+use curve25519_dalek::scalar::Scalar;
+use curve25519_dalek::traits::IsIdentity;
+use ed25519_dalek::Signer as _;
+use sha2::{Digest, Sha512};
+
+/// Why 32 bytes are not an acceptable Ed25519 point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointError {
+    /// Not exactly 32 bytes.
+    Length,
+    /// The encoded `y` is not below `p = 2^255 − 19`.
+    NonCanonical,
+    /// No `x` satisfies the curve equation for this `y`.
+    OffCurve,
+    /// `x = 0` with the sign bit set.
+    NegativeZero,
+    /// The identity point, which a public key must not be.
+    Identity,
+    /// Not in the prime-order subgroup (small-order or mixed-order).
+    Torsion,
+}
+
+impl fmt::Display for PointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Length => "point encoding is not 32 bytes",
+            Self::NonCanonical => "point encoding is not canonical (y >= p)",
+            Self::OffCurve => "point is not on the curve",
+            Self::NegativeZero => "point encodes negative zero",
+            Self::Identity => "point is the identity",
+            Self::Torsion => "point is not in the prime-order subgroup",
+        })
+    }
+}
+
+impl std::error::Error for PointError {}
+
+/// Whether the little-endian `y` (sign bit cleared) is at least `p = 2^255 − 19`.
+fn y_is_noncanonical(bytes: &[u8; 32]) -> bool {
+    bytes[31] & 0x7F == 0x7F && bytes[1..31].iter().all(|&b| b == 0xFF) && bytes[0] >= 0xED
+}
+
+/// Decodes a point strictly (§6.4, `spec-digest` §3.9 steps 1–7).
+pub fn decode_point(bytes: &[u8], allow_identity: bool) -> Result<EdwardsPoint, PointError> {
+    let bytes: &[u8; 32] = bytes.try_into().map_err(|_| PointError::Length)?;
+    if y_is_noncanonical(bytes) {
+        return Err(PointError::NonCanonical);
+    }
+    let point = CompressedEdwardsY(*bytes)
+        .decompress()
+        .ok_or(PointError::OffCurve)?;
+    // With y canonical, re-encoding differs only when x = 0 and the sign bit was set.
+    if point.compress().0 != *bytes {
+        return Err(PointError::NegativeZero);
+    }
+    if point.is_identity() {
+        return if allow_identity { Ok(point) } else { Err(PointError::Identity) };
+    }
+    if !point.is_torsion_free() {
+        return Err(PointError::Torsion);
+    }
+    Ok(point)
+}
+
+/// A public key that passed the strict checks once; verification reuses the decoded point.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PublicKey {
+    bytes: [u8; 32],
+    negated: EdwardsPoint,
+}
+
+impl fmt::Debug for PublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PublicKey({})", crate::schema_formats::encode_base64url(&self.bytes))
+    }
+}
+
+impl PublicKey {
+    /// Strictly decodes a 32-byte public key (identity rejected).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PointError> {
+        let point = decode_point(bytes, false)?;
+        let mut encoded = [0u8; 32];
+        encoded.copy_from_slice(bytes);
+        Ok(Self {
+            bytes: encoded,
+            negated: -point,
+        })
+    }
+
+    /// The 32-byte encoding.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.bytes
+    }
+
+    /// The cofactorless equation only: `[S]B − [k]A` must encode to exactly `Renc`. The caller
+    /// has already checked `S < L` (stage 3). When the encodings are equal, `Renc` was a
+    /// canonical on-curve prime-order point, so the success path needs no decoding of `R`.
+    pub fn verify_equation(&self, r_bytes: &[u8; 32], s: &Scalar, message: &[u8]) -> bool {
+        let k = challenge(r_bytes, &self.bytes, message);
+        let r_check = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &self.negated, s);
+        r_check.compress().0 == *r_bytes
+    }
+}
+
+fn challenge(r: &[u8; 32], a: &[u8; 32], message: &[u8]) -> Scalar {
+    let digest: [u8; 64] = Sha512::new()
+        .chain_update(r)
+        .chain_update(a)
+        .chain_update(message)
+        .finalize()
+        .into();
+    Scalar::from_bytes_mod_order_wide(&digest)
+}
+
+/// Why a 64-byte signature fails stage 3 of §6.4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureEncodingError {
+    /// Not exactly 64 bytes.
+    Length,
+    /// `Renc` is not an acceptable point (identity allowed).
+    R(PointError),
+    /// `S` is not below the group order `L`.
+    SNotReduced,
+}
+
+impl fmt::Display for SignatureEncodingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Length => f.write_str("signature is not 64 bytes"),
+            Self::R(error) => write!(f, "signature R: {error}"),
+            Self::SNotReduced => f.write_str("signature S is not below the group order L"),
+        }
+    }
+}
+
+impl std::error::Error for SignatureEncodingError {}
+
+/// A signature split into `Renc` and a canonical `S`.
+#[derive(Debug, Clone, Copy)]
+pub struct SignatureParts {
+    pub r: [u8; 32],
+    pub s: Scalar,
+}
+
+/// The cheap stage-3 checks: 64 bytes and `S < L`. `R` is checked by [`check_r`], which the
+/// verifier runs before reporting any later-stage failure.
+pub fn split_signature(bytes: &[u8]) -> Result<SignatureParts, SignatureEncodingError> {
+    let bytes: &[u8; 64] = bytes.try_into().map_err(|_| SignatureEncodingError::Length)?;
+    let mut r = [0u8; 32];
+    r.copy_from_slice(&bytes[..32]);
+    let mut s = [0u8; 32];
+    s.copy_from_slice(&bytes[32..]);
+    let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s)).ok_or(SignatureEncodingError::SNotReduced)?;
+    Ok(SignatureParts { r, s })
+}
+
+/// Strict `Renc` validation (identity allowed).
+pub fn check_r(r: &[u8; 32]) -> Result<(), SignatureEncodingError> {
+    decode_point(r, true).map(|_| ()).map_err(SignatureEncodingError::R)
+}
+
+/// An Ed25519 signing key (RFC 8032 pure Ed25519, deterministic) with its Registry key ID.
+#[derive(Clone)]
+pub struct SigningKey {
+    key_id: String,
+    inner: ed25519_dalek::SigningKey,
+}
+
+impl fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("key_id", &self.key_id)
+            .field("public_key", &crate::schema_formats::encode_base64url(&self.public_key_bytes()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// A key from its 32-byte seed.
+    pub fn from_seed(key_id: impl Into<String>, seed: &[u8; 32]) -> Self {
+        Self {
+            key_id: key_id.into(),
+            inner: ed25519_dalek::SigningKey::from_bytes(seed),
+        }
+    }
+
+    /// The Registry key ID the signature envelope names.
+    pub fn key_id(&self) -> &str {
+        &self.key_id
+    }
+
+    /// `"Ed25519"`.
+    pub fn algorithm(&self) -> &'static str {
+        "Ed25519"
+    }
+
+    /// The 32-byte public key.
+    pub fn public_key_bytes(&self) -> [u8; 32] {
+        self.inner.verifying_key().to_bytes()
+    }
+
+    /// Signs `message` (deterministic).
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        self.inner.sign(message).to_bytes()
+    }
+}
+
+/// A general-purpose (permissive) Ed25519 verification, kept only as the benchmark's physical
+/// floor (`ed25519.raw_verify`). Protocol verification never uses it.
+pub fn raw_verify(public_key: &[u8; 32], message: &[u8], signature: &[u8; 64]) -> bool {
+    use ed25519_dalek::Verifier as _;
+    ed25519_dalek::VerifyingKey::from_bytes(public_key)
+        .is_ok_and(|key| key.verify(message, &ed25519_dalek::Signature::from_bytes(signature)).is_ok())
+}

@@ -1,0 +1,48 @@
+//! The v0.1 Signed Document Verification Profile (§6.4): six-stage verification and strict
+//! signing for the nine signature-required kinds.
+
+mod error;
+mod kind;
+mod sign;
+mod verify;
+
+pub use error::{SigningError, VerificationError, WIRE_MESSAGE};
+pub use kind::{ExpectedSignerRule, SignedDocumentKind};
+pub use sign::SignedDocument;
+pub use verify::VerifiedSignedDocument;
+
+use crate::schema::SchemaCatalog;
+
+/// Signs and verifies Signed Documents against a schema catalog compiled once.
+#[derive(Debug, Clone, Copy)]
+pub struct SignedDocumentCodec<'c> {
+    catalog: &'c SchemaCatalog,
+}
+
+impl Default for SignedDocumentCodec<'static> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SignedDocumentCodec<'static> {
+    /// A codec over the embedded, pinned schemas.
+    pub fn new() -> Self {
+        Self {
+            catalog: SchemaCatalog::embedded(),
+        }
+    }
+
+}
+
+impl<'c> SignedDocumentCodec<'c> {
+    /// A codec over another catalog (e.g. a bundle given with `--root`).
+    pub fn with_catalog(catalog: &'c SchemaCatalog) -> Self {
+        Self { catalog }
+    }
+
+    /// The catalog in use.
+    pub fn catalog(&self) -> &'c SchemaCatalog {
+        self.catalog
+    }
+}

@@ -1,0 +1,229 @@
+//! The six stages of §6.4, in order, stopping at the first failure. A later-stage fact may be
+//! found early, but it is always reported at its normative stage.
+
+use super::error::VerificationError;
+use super::kind::{ExpectedSignerRule, SignedDocumentKind};
+use super::SignedDocumentCodec;
+use crate::crypto::{SignatureParts, check_r, split_signature};
+use crate::error::Stage;
+use crate::json::{Value, canonical_hash, parse, sha256_prefixed};
+use crate::principal::{Principal, PrincipalType};
+use crate::registry::{ExpectedSigner, KeyResolutionRequest, KeyResolver};
+use crate::schema_formats::{Timestamp, decode_base64url};
+
+/// A document that passed all six stages: cryptographically verified — not admitted, not
+/// authorized (§6.4). Keeps what admission needs.
+#[derive(Debug, Clone)]
+pub struct VerifiedSignedDocument {
+    pub kind: SignedDocumentKind,
+    /// The parsed document, lossless.
+    pub document: Value,
+    /// The exact JCS signing bytes (stage 5).
+    pub signing_bytes: Vec<u8>,
+    /// `sha256:` of the signing bytes: the First-Admission lookup key.
+    pub signing_hash: String,
+    /// The Registry evidence's Organization.
+    pub organization_id: String,
+    pub key_id: String,
+    /// The Principal the resolved key is bound to.
+    pub principal: Principal,
+    /// The protected signed time, text verbatim.
+    pub protected_time: Timestamp,
+    /// `signature.value`, verbatim.
+    pub signature: String,
+    pub valid_from: Timestamp,
+    pub valid_until: Option<Timestamp>,
+    pub revoked_at: Option<Timestamp>,
+}
+
+impl VerifiedSignedDocument {
+    /// `sha256:` of the JCS of the whole document including `signature`.
+    pub fn signed_document_hash(&self) -> String {
+        // The whole document canonicalized at stage 5 without `signature`; the envelope holds
+        // only schema-checked ASCII strings, so this cannot fail.
+        canonical_hash(&self.document).unwrap_or_default()
+    }
+}
+
+fn stage3(reason: &'static str, detail: impl Into<String>) -> VerificationError {
+    VerificationError::new(Stage::SignatureEnvelope, reason, detail)
+}
+
+/// What stages 4–6 establish.
+struct KeyFacts {
+    signing_bytes: Vec<u8>,
+    organization_id: String,
+    key_id: String,
+    principal: Principal,
+    valid_from: Timestamp,
+    valid_until: Option<Timestamp>,
+    revoked_at: Option<Timestamp>,
+}
+
+/// Stage 3 facts needed by later stages.
+struct Envelope<'d> {
+    protected_time: Timestamp,
+    key_id: &'d str,
+    signature_text: &'d str,
+    parts: SignatureParts,
+    signer: ExpectedSigner,
+}
+
+fn envelope<'d>(kind: SignedDocumentKind, document: &'d Value) -> Result<Envelope<'d>, VerificationError> {
+    let protected_text = document
+        .pointer(kind.protected_time_pointer())
+        .and_then(Value::as_str)
+        .ok_or_else(|| stage3("protected-time-missing", "protected signed time is not a string"))?;
+    let protected_time = Timestamp::parse(protected_text)
+        .map_err(|e| stage3("protected-time-malformed", format!("protected time: {e}")))?;
+    let signature = document
+        .get("signature")
+        .and_then(Value::as_object)
+        .ok_or_else(|| stage3("signature-missing", "signature envelope is not an object"))?;
+    let created_text = signature
+        .get("createdAt")
+        .and_then(Value::as_str)
+        .ok_or_else(|| stage3("created-at-missing", "signature.createdAt is not a string"))?;
+    Timestamp::parse(created_text).map_err(|e| stage3("created-at-malformed", format!("signature.createdAt: {e}")))?;
+    if !protected_time.is_utc_z() || !created_text.ends_with('Z') {
+        return Err(stage3("protected-time-not-utc-z", "protected time and createdAt must use the UTC Z form"));
+    }
+    if protected_text != created_text {
+        return Err(stage3("created-at-mismatch", "signature.createdAt differs from the protected time"));
+    }
+    if signature.get("algorithm").and_then(Value::as_str) != Some("Ed25519") {
+        return Err(stage3("algorithm-unsupported", "signature.algorithm is not Ed25519"));
+    }
+    let key_id = signature
+        .get("keyId")
+        .and_then(Value::as_str)
+        .ok_or_else(|| stage3("key-id-missing", "signature.keyId is not a string"))?;
+    let signer = match kind.expected_signer_rule() {
+        ExpectedSignerRule::ServicePrincipal => ExpectedSigner::ServicePrincipal,
+        ExpectedSignerRule::PrincipalObject(pointer) => ExpectedSigner::Principal(
+            document
+                .pointer(pointer)
+                .and_then(Principal::from_value)
+                .ok_or_else(|| stage3("signer-unresolvable", format!("{pointer} is not a Principal object")))?,
+        ),
+        ExpectedSignerRule::AgentId(pointer) => ExpectedSigner::Principal(Principal::new(
+            PrincipalType::Agent,
+            document
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .ok_or_else(|| stage3("signer-unresolvable", format!("{pointer} is not a string")))?,
+        )),
+    };
+    let signature_text = signature
+        .get("value")
+        .and_then(Value::as_str)
+        .ok_or_else(|| stage3("signature-value-missing", "signature.value is not a string"))?;
+    let signature_bytes = decode_base64url(signature_text)
+        .ok_or_else(|| stage3("signature-value-encoding", "signature.value is not canonical unpadded base64url"))?;
+    let parts = split_signature(&signature_bytes).map_err(|e| stage3("signature-encoding", e.to_string()))?;
+    Ok(Envelope {
+        protected_time,
+        key_id,
+        signature_text,
+        parts,
+        signer,
+    })
+}
+
+impl SignedDocumentCodec<'_> {
+    /// Runs the six stages of §6.4 on the exact received bytes.
+    pub fn verify(
+        &self,
+        kind: SignedDocumentKind,
+        bytes: &[u8],
+        resolver: &dyn KeyResolver,
+    ) -> Result<VerifiedSignedDocument, VerificationError> {
+        // Stage 1: strict parse.
+        let document = parse(bytes).map_err(|e| VerificationError::new(Stage::Parse, "invalid-json", e.to_string()))?;
+        self.verify_value(kind, document, resolver)
+    }
+
+    /// Stages 2–6 on a document that was strictly parsed from the received bytes.
+    pub fn verify_value(
+        &self,
+        kind: SignedDocumentKind,
+        document: Value,
+        resolver: &dyn KeyResolver,
+    ) -> Result<VerifiedSignedDocument, VerificationError> {
+        // Stage 2: the profile's schema, formats asserted.
+        self.catalog
+            .validate(kind.schema_file(), &document)
+            .map_err(|issue| VerificationError::new(Stage::Schema, "schema-invalid", issue.to_string()))?;
+        // Stage 3, except the strict decoding of R, which is deferred: a successful equation
+        // proves R canonical and in the prime-order subgroup, and any later failure checks R
+        // first so that a bad R is still reported at stage 3.
+        let envelope = envelope(kind, &document)?;
+        let facts = match self.stages_4_to_6(kind, &document, &envelope, resolver) {
+            Ok(facts) => facts,
+            Err(error) => {
+                check_r(&envelope.parts.r).map_err(|e| stage3("signature-encoding", e.to_string()))?;
+                return Err(error);
+            }
+        };
+        let signature = envelope.signature_text.to_owned();
+        let protected_time = envelope.protected_time;
+        Ok(VerifiedSignedDocument {
+            kind,
+            signing_hash: sha256_prefixed(&facts.signing_bytes),
+            signing_bytes: facts.signing_bytes,
+            organization_id: facts.organization_id,
+            key_id: facts.key_id,
+            principal: facts.principal,
+            protected_time,
+            signature,
+            valid_from: facts.valid_from,
+            valid_until: facts.valid_until,
+            revoked_at: facts.revoked_at,
+            document,
+        })
+    }
+
+    fn stages_4_to_6(
+        &self,
+        kind: SignedDocumentKind,
+        document: &Value,
+        envelope: &Envelope<'_>,
+        resolver: &dyn KeyResolver,
+    ) -> Result<KeyFacts, VerificationError> {
+        // Stage 4: complete Registry evidence, then selection, signer rule and interval.
+        let stage4 = |e: crate::registry::RegistryError| VerificationError::new(Stage::KeyResolution, e.reason.as_str(), e.detail);
+        let request = KeyResolutionRequest {
+            kind,
+            key_id: envelope.key_id,
+            expected_signer: &envelope.signer,
+            protected_time: &envelope.protected_time,
+        };
+        let snapshot = resolver.registry_evidence(&request).map_err(stage4)?;
+        let binding = snapshot
+            .select(envelope.key_id, &envelope.signer, envelope.protected_time.instant())
+            .map_err(stage4)?;
+        // Stage 5: JCS of the document without its top-level `signature`.
+        let mut signing_bytes = Vec::with_capacity(2048);
+        let Value::Object(object) = document else {
+            return Err(VerificationError::new(Stage::Canonicalization, "not-an-object", "document is not an object"));
+        };
+        crate::json::write_object(object, Some("signature"), &mut signing_bytes)
+            .map_err(|e| VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string()))?;
+        // Stage 6: the cofactorless equation.
+        if !binding
+            .public_key
+            .verify_equation(&envelope.parts.r, &envelope.parts.s, &signing_bytes)
+        {
+            return Err(VerificationError::new(Stage::Signature, "signature-mismatch", "Ed25519 equation does not hold"));
+        }
+        Ok(KeyFacts {
+            signing_bytes,
+            organization_id: snapshot.organization_id().to_owned(),
+            key_id: binding.key_id.clone(),
+            principal: binding.principal.clone(),
+            valid_from: binding.valid_from.clone(),
+            valid_until: binding.valid_until.clone(),
+            revoked_at: binding.revoked_at.clone(),
+        })
+    }
+}
