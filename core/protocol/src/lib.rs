@@ -14,3 +14,5 @@ pub mod crypto;
 pub mod principal;
 pub mod registry;
 pub mod signed_documents;
+pub mod admission;
+pub mod conformance;

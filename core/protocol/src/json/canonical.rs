@@ -138,7 +138,7 @@ fn write_string(text: &JsonString, out: &mut Vec<u8>) -> Result<(), CanonicalErr
 
 /// RFC 8785 §3.2.2.2: escape only `"`, `\` and controls; short forms where JSON has them,
 /// otherwise `\u00xx` in lowercase hex; everything else as raw UTF-8.
-fn write_text(text: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_text(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
     let mut run_start = 0;

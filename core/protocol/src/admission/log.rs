@@ -1,0 +1,142 @@
+//! The Admission Log contract (§6.4): authoritative lookup that distinguishes found from
+//! authoritative absence, and one atomic append-or-return-existing. Every other outcome is typed
+//! and fails closed; no caller-supplied boolean can stand in for it.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::record::FirstAdmissionRecord;
+use crate::json::{Value, parse};
+use crate::principal::Principal;
+
+/// Record bytes as the log returned them, with the service the log authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatedRecord {
+    pub bytes: Vec<u8>,
+    pub authenticated_service: Principal,
+}
+
+/// Result of a lookup by `(organizationId, signingHash)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupOutcome {
+    Found(AuthenticatedRecord),
+    AuthoritativeAbsence,
+    Unauthenticated,
+    IntegrityFailed,
+    Unavailable,
+    Indeterminate,
+}
+
+/// Result of append-or-return-existing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppendOutcome {
+    Committed(AuthenticatedRecord),
+    Existing(AuthenticatedRecord),
+    Conflict,
+    Unauthenticated,
+    IntegrityFailed,
+    Unavailable,
+    Indeterminate,
+    CommitFailed,
+}
+
+/// An Admission Log adapter.
+pub trait AdmissionLog {
+    /// Authoritative lookup of the record for `(organization_id, signing_hash)`.
+    fn lookup(&self, organization_id: &str, signing_hash: &str) -> LookupOutcome;
+    /// Atomically appends `candidate` unless a record exists for its key, in which case the
+    /// existing record is returned. `candidate_bytes` are the exact bytes to store.
+    fn append(&self, candidate: &FirstAdmissionRecord, candidate_bytes: &[u8]) -> AppendOutcome;
+}
+
+/// An in-memory Admission Log (tests, single-process deployments). Writes are attributed to the
+/// one service it authenticates.
+#[derive(Debug)]
+pub struct InMemoryAdmissionLog {
+    service: Principal,
+    state: Mutex<LogState>,
+}
+
+#[derive(Debug, Default)]
+struct LogState {
+    records: HashMap<(String, String), Vec<u8>>,
+    record_ids: HashMap<String, (String, String)>,
+}
+
+impl InMemoryAdmissionLog {
+    /// An empty log whose accepting service is `service`.
+    pub fn new(service: Principal) -> Self {
+        Self {
+            service,
+            state: Mutex::new(LogState::default()),
+        }
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.state.lock().map_or(0, |state| state.records.len())
+    }
+
+    /// Whether the log is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn authenticated(&self, bytes: Vec<u8>) -> AuthenticatedRecord {
+        AuthenticatedRecord {
+            bytes,
+            authenticated_service: self.service.clone(),
+        }
+    }
+}
+
+fn field<'v>(value: &'v Value, name: &str) -> Option<&'v Value> {
+    value.get(name)
+}
+
+impl AdmissionLog for InMemoryAdmissionLog {
+    fn lookup(&self, organization_id: &str, signing_hash: &str) -> LookupOutcome {
+        let Ok(state) = self.state.lock() else {
+            return LookupOutcome::Unavailable;
+        };
+        match state.records.get(&(organization_id.to_owned(), signing_hash.to_owned())) {
+            Some(bytes) => LookupOutcome::Found(self.authenticated(bytes.clone())),
+            None => LookupOutcome::AuthoritativeAbsence,
+        }
+    }
+
+    fn append(&self, candidate: &FirstAdmissionRecord, candidate_bytes: &[u8]) -> AppendOutcome {
+        let Ok(mut state) = self.state.lock() else {
+            return AppendOutcome::Unavailable;
+        };
+        if candidate.accepted_by != self.service {
+            return AppendOutcome::Unauthenticated;
+        }
+        let key = (candidate.organization_id.clone(), candidate.signing_hash.clone());
+        if let Some(existing) = state.records.get(&key) {
+            // Same logical key: compatible only with the same kind, key ID and Principal.
+            let Ok(value) = parse(existing) else {
+                return AppendOutcome::IntegrityFailed;
+            };
+            let candidate_value = candidate.to_value();
+            let compatible = ["documentKind", "keyId", "principal"].iter().all(|name| {
+                match (field(&value, name), field(&candidate_value, name)) {
+                    (Some(a), Some(b)) => a.json_eq(b),
+                    _ => false,
+                }
+            });
+            return if compatible {
+                AppendOutcome::Existing(self.authenticated(existing.clone()))
+            } else {
+                AppendOutcome::Conflict
+            };
+        }
+        // One admissionRecordId never identifies records under different logical keys.
+        if state.record_ids.contains_key(&candidate.admission_record_id) {
+            return AppendOutcome::Conflict;
+        }
+        state.record_ids.insert(candidate.admission_record_id.clone(), key.clone());
+        state.records.insert(key, candidate_bytes.to_vec());
+        AppendOutcome::Committed(self.authenticated(candidate_bytes.to_vec()))
+    }
+}

