@@ -1,14 +1,14 @@
 //! Runners for the three conformance bundles (§22), following each manifest exactly: the 58
 //! structural vectors, the 62 cryptography evaluations and the 30 admission evaluations.
 
-//mod admission;
+mod admission;
 mod cryptography;
 mod integrity;
 mod report;
 mod source;
 mod structural;
 
-//pub use admission::run_admission_bundle;
+pub use admission::run_admission_bundle;
 pub use cryptography::run_cryptography_bundle;
 pub use report::{BundleKind, BundleReport, ConformanceReport, EvaluationFailure};
 pub use source::{BundleSource, EmbeddedBundle};
@@ -23,7 +23,7 @@ pub fn run(source: &dyn BundleSource, bundles: &[BundleKind]) -> ConformanceRepo
         .map(|kind| match kind {
             BundleKind::Structural => run_structural_bundle(source),
             BundleKind::Cryptography => run_cryptography_bundle(source),
-            BundleKind::Admission => unimplemented!(),
+            BundleKind::Admission => run_admission_bundle(source),
         })
         .collect();
     ConformanceReport { reports }
