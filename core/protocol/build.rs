@@ -20,10 +20,12 @@ fn fail(message: &str) -> ! {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(64), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(64), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
 }
 
 fn main() {
@@ -35,10 +37,14 @@ fn main() {
         Some(root) => PathBuf::from(root),
         None => manifest_dir.join("../../../shared/protocol"),
     };
-    let root = root
-        .canonicalize()
-        .unwrap_or_else(|_| fail(&format!("protocol bundle root {} does not exist", root.display())));
-    let pin = fs::read_to_string(&pin_path).unwrap_or_else(|_| fail("core/protocol/protocol.pin is missing"));
+    let root = root.canonicalize().unwrap_or_else(|_| {
+        fail(&format!(
+            "protocol bundle root {} does not exist",
+            root.display()
+        ))
+    });
+    let pin = fs::read_to_string(&pin_path)
+        .unwrap_or_else(|_| fail("core/protocol/protocol.pin is missing"));
 
     let mut commit = String::new();
     let mut schemas = String::new();
@@ -56,13 +62,18 @@ fn main() {
             continue;
         }
         let mut fields = line.splitn(3, ' ');
-        let (Some(sha), Some(length), Some(rel)) = (fields.next(), fields.next(), fields.next()) else {
+        let (Some(sha), Some(length), Some(rel)) = (fields.next(), fields.next(), fields.next())
+        else {
             fail(&format!("malformed pin line: {line}"));
         };
         let path: PathBuf = Path::new(&root).join(rel);
         println!("cargo:rerun-if-changed={}", path.display());
-        let bytes = fs::read(&path)
-            .unwrap_or_else(|_| fail(&format!("pinned bundle file {rel} is missing under {}", root.display())));
+        let bytes = fs::read(&path).unwrap_or_else(|_| {
+            fail(&format!(
+                "pinned bundle file {rel} is missing under {}",
+                root.display()
+            ))
+        });
         if bytes.len().to_string() != length || hex(&Sha256::digest(&bytes)) != sha {
             fail(&format!(
                 "bundle file {rel} under {} differs from the pin (length {} sha256 {})",
@@ -71,7 +82,10 @@ fn main() {
                 hex(&Sha256::digest(&bytes))
             ));
         }
-        let entry = format!("    ({rel:?}, include_bytes!({:?})),\n", path.display().to_string());
+        let entry = format!(
+            "    ({rel:?}, include_bytes!({:?})),\n",
+            path.display().to_string()
+        );
         if rel.starts_with("schemas/") && rel.ends_with(".schema.json") {
             schemas.push_str(&entry);
         } else {

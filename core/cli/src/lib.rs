@@ -20,13 +20,19 @@ impl DirectoryBundle {
         if !root.is_dir() {
             return Err(format!("{} is not a directory", root.display()));
         }
-        Ok(Self { root: root.to_path_buf() })
+        Ok(Self {
+            root: root.to_path_buf(),
+        })
     }
 
     fn walk(&self, dir: &Path, out: &mut Vec<String>) {
-        let Ok(entries) = fs::read_dir(dir) else { return };
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
         for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             let path = entry.path();
             if kind.is_dir() {
                 self.walk(&path, out);
@@ -41,7 +47,10 @@ impl DirectoryBundle {
 
 impl BundleSource for DirectoryBundle {
     fn read(&self, path: &str) -> Option<Cow<'_, [u8]>> {
-        if path.split('/').any(|segment| segment == ".." || segment.is_empty()) {
+        if path
+            .split('/')
+            .any(|segment| segment == ".." || segment.is_empty())
+        {
             return None;
         }
         let full = self.root.join(path);
@@ -66,5 +75,8 @@ impl BundleSource for DirectoryBundle {
 
 /// One line of JSON (RFC 8785 form) for machine-readable output.
 pub fn to_json_line(value: &Value) -> String {
-    canonical_bytes(value).map_or_else(|_| "{}".to_owned(), |bytes| String::from_utf8_lossy(&bytes).into_owned())
+    canonical_bytes(value).map_or_else(
+        |_| "{}".to_owned(),
+        |bytes| String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }

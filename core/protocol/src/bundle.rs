@@ -22,5 +22,151 @@ pub fn embedded_files() -> impl Iterator<Item = (&'static str, &'static [u8])> {
 
 /// The bytes of one embedded file, by its path relative to the bundle root.
 pub fn embedded_file(path: &str) -> Option<&'static [u8]> {
-    embedded_files().find(|(p, _)| *p == path).map(|(_, bytes)| bytes)
+    embedded_files()
+        .find(|(p, _)| *p == path)
+        .map(|(_, bytes)| bytes)
+}
+
+use core::fmt;
+
+use crate::conformance::{BundleSource, EmbeddedBundle};
+use crate::json::Value;
+
+/// The embedded (or given) bundle failed its integrity checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleVerificationError {
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for BundleVerificationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bundle verification failed: {}",
+            self.problems.join("; ")
+        )
+    }
+}
+
+impl std::error::Error for BundleVerificationError {}
+
+/// What [`verify_cryptography_bundle`] established.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CryptographyBundleSummary {
+    pub source_commit: String,
+    pub profile_id: String,
+    pub manifest_version: i64,
+    pub artifact_digest: String,
+    pub artifact_count: usize,
+    pub case_count: usize,
+    pub evaluation_count: usize,
+}
+
+/// What [`verify_admission_bundle`] established.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmissionBundleSummary {
+    pub source_commit: String,
+    pub profile_id: String,
+    pub manifest_version: i64,
+    pub artifact_digest: String,
+    pub cryptography_artifact_digest: String,
+    pub artifact_count: usize,
+    pub case_count: usize,
+    pub evaluation_count: usize,
+}
+
+fn count_evaluations(manifest: &Value) -> (usize, usize) {
+    let cases = manifest
+        .get("cases")
+        .and_then(Value::as_array)
+        .unwrap_or_default();
+    let evaluations = cases
+        .iter()
+        .map(|case| {
+            case.get("evaluations")
+                .and_then(Value::as_array)
+                .map_or(0, <[Value]>::len)
+        })
+        .sum();
+    (cases.len(), evaluations)
+}
+
+fn manifest_version(manifest: &Value) -> i64 {
+    manifest
+        .get("manifestVersion")
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_i64())
+        .unwrap_or(0)
+}
+
+/// Re-verifies the embedded cryptography bundle: manifest schema, constants, every artifact's
+/// bytes, closure, `artifactDigest` (§22), profiles and case matrix.
+pub fn verify_cryptography_bundle() -> Result<CryptographyBundleSummary, BundleVerificationError> {
+    verify_cryptography_bundle_from(&EmbeddedBundle)
+}
+
+/// [`verify_cryptography_bundle`] for another bundle source.
+pub fn verify_cryptography_bundle_from(
+    source: &dyn BundleSource,
+) -> Result<CryptographyBundleSummary, BundleVerificationError> {
+    let preflight = crate::conformance::cryptography::preflight(source);
+    if !preflight.problems.is_empty() {
+        return Err(BundleVerificationError {
+            problems: preflight.problems,
+        });
+    }
+    let (case_count, evaluation_count) = count_evaluations(&preflight.manifest);
+    Ok(CryptographyBundleSummary {
+        source_commit: SOURCE_COMMIT.to_owned(),
+        profile_id: crate::conformance::cryptography::PROFILE_ID.to_owned(),
+        manifest_version: manifest_version(&preflight.manifest),
+        artifact_digest: preflight.artifact_digest,
+        artifact_count: preflight.artifact_count,
+        case_count,
+        evaluation_count,
+    })
+}
+
+/// Re-verifies the embedded admission bundle, including the whole cryptography bundle it pins.
+pub fn verify_admission_bundle() -> Result<AdmissionBundleSummary, BundleVerificationError> {
+    verify_admission_bundle_from(&EmbeddedBundle)
+}
+
+/// [`verify_admission_bundle`] for another bundle source.
+pub fn verify_admission_bundle_from(
+    source: &dyn BundleSource,
+) -> Result<AdmissionBundleSummary, BundleVerificationError> {
+    use crate::conformance::admission;
+    let manifest = source
+        .read(admission::MANIFEST)
+        .and_then(|bytes| crate::json::parse(&bytes).ok())
+        .ok_or_else(|| BundleVerificationError {
+            problems: vec![format!(
+                "{} is missing or not strict JSON",
+                admission::MANIFEST
+            )],
+        })?;
+    let mut problems = Vec::new();
+    let listed = admission::preflight(source, &manifest, &mut problems);
+    if !problems.is_empty() {
+        return Err(BundleVerificationError { problems });
+    }
+    let (case_count, evaluation_count) = count_evaluations(&manifest);
+    let text = |pointer: &str| {
+        manifest
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok(AdmissionBundleSummary {
+        source_commit: SOURCE_COMMIT.to_owned(),
+        profile_id: admission::PROFILE_ID.to_owned(),
+        manifest_version: manifest_version(&manifest),
+        artifact_digest: text("/artifactDigest"),
+        cryptography_artifact_digest: text("/cryptography/artifactDigest"),
+        artifact_count: listed.len(),
+        case_count,
+        evaluation_count,
+    })
 }

@@ -62,7 +62,11 @@ pub fn decode_point(bytes: &[u8], allow_identity: bool) -> Result<EdwardsPoint, 
         return Err(PointError::NegativeZero);
     }
     if point.is_identity() {
-        return if allow_identity { Ok(point) } else { Err(PointError::Identity) };
+        return if allow_identity {
+            Ok(point)
+        } else {
+            Err(PointError::Identity)
+        };
     }
     if !point.is_torsion_free() {
         return Err(PointError::Torsion);
@@ -79,7 +83,11 @@ pub struct PublicKey {
 
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PublicKey({})", crate::schema_formats::encode_base64url(&self.bytes))
+        write!(
+            f,
+            "PublicKey({})",
+            crate::schema_formats::encode_base64url(&self.bytes)
+        )
     }
 }
 
@@ -153,18 +161,23 @@ pub struct SignatureParts {
 /// The cheap stage-3 checks: 64 bytes and `S < L`. `R` is checked by [`check_r`], which the
 /// verifier runs before reporting any later-stage failure.
 pub fn split_signature(bytes: &[u8]) -> Result<SignatureParts, SignatureEncodingError> {
-    let bytes: &[u8; 64] = bytes.try_into().map_err(|_| SignatureEncodingError::Length)?;
+    let bytes: &[u8; 64] = bytes
+        .try_into()
+        .map_err(|_| SignatureEncodingError::Length)?;
     let mut r = [0u8; 32];
     r.copy_from_slice(&bytes[..32]);
     let mut s = [0u8; 32];
     s.copy_from_slice(&bytes[32..]);
-    let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s)).ok_or(SignatureEncodingError::SNotReduced)?;
+    let s = Option::<Scalar>::from(Scalar::from_canonical_bytes(s))
+        .ok_or(SignatureEncodingError::SNotReduced)?;
     Ok(SignatureParts { r, s })
 }
 
 /// Strict `Renc` validation (identity allowed).
 pub fn check_r(r: &[u8; 32]) -> Result<(), SignatureEncodingError> {
-    decode_point(r, true).map(|_| ()).map_err(SignatureEncodingError::R)
+    decode_point(r, true)
+        .map(|_| ())
+        .map_err(SignatureEncodingError::R)
 }
 
 /// An Ed25519 signing key (RFC 8032 pure Ed25519, deterministic) with its Registry key ID.
@@ -178,7 +191,10 @@ impl fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SigningKey")
             .field("key_id", &self.key_id)
-            .field("public_key", &crate::schema_formats::encode_base64url(&self.public_key_bytes()))
+            .field(
+                "public_key",
+                &crate::schema_formats::encode_base64url(&self.public_key_bytes()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -217,6 +233,8 @@ impl SigningKey {
 /// floor (`ed25519.raw_verify`). Protocol verification never uses it.
 pub fn raw_verify(public_key: &[u8; 32], message: &[u8], signature: &[u8; 64]) -> bool {
     use ed25519_dalek::Verifier as _;
-    ed25519_dalek::VerifyingKey::from_bytes(public_key)
-        .is_ok_and(|key| key.verify(message, &ed25519_dalek::Signature::from_bytes(signature)).is_ok())
+    ed25519_dalek::VerifyingKey::from_bytes(public_key).is_ok_and(|key| {
+        key.verify(message, &ed25519_dalek::Signature::from_bytes(signature))
+            .is_ok()
+    })
 }

@@ -106,7 +106,10 @@ impl WireCode {
 
     /// Whether an unchanged retry can succeed (§19): transient conditions only.
     pub const fn retryable(self) -> bool {
-        matches!(self, Self::RateLimited | Self::Backpressure | Self::InternalError)
+        matches!(
+            self,
+            Self::RateLimited | Self::Backpressure | Self::InternalError
+        )
     }
 }
 

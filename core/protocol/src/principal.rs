@@ -43,7 +43,10 @@ pub struct Principal {
 impl Principal {
     /// A Principal of `kind` with `id`.
     pub fn new(kind: PrincipalType, id: impl Into<String>) -> Self {
-        Self { kind, id: id.into() }
+        Self {
+            kind,
+            id: id.into(),
+        }
     }
 
     /// Reads `{type, id}` with exactly those two members.

@@ -27,10 +27,17 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut args = args.peekable();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
+            Some((flag, value)) if flag.starts_with("--") => {
+                (flag.to_owned(), Some(value.to_owned()))
+            }
             _ => (arg.clone(), None),
         };
-        let mut value = |name: &str| inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{name} needs a value"));
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
         match flag.as_str() {
             "--root" => options.root = Some(value("--root")?),
             "--bundle" => {
@@ -38,7 +45,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
                 options.bundles = if name == "all" {
                     BundleKind::ALL.to_vec()
                 } else {
-                    vec![BundleKind::parse(&name).ok_or_else(|| format!("unknown bundle {name:?}"))?]
+                    vec![
+                        BundleKind::parse(&name)
+                            .ok_or_else(|| format!("unknown bundle {name:?}"))?,
+                    ]
                 };
             }
             "--json" => options.json = true,
@@ -77,17 +87,29 @@ fn main() -> ExitCode {
     };
     let report = conformance::run(source, &options.bundles);
     if options.json {
-        println!("{}", missionweaveprotocol_cli::to_json_line(&report.to_value()));
+        println!(
+            "{}",
+            missionweaveprotocol_cli::to_json_line(&report.to_value())
+        );
     } else {
         println!("bundle: {}", source.describe());
         for bundle in &report.reports {
             for failure in &bundle.failures {
-                println!("FAIL [{}] {}: {}", bundle.kind.as_str(), failure.id, failure.message);
+                println!(
+                    "FAIL [{}] {}: {}",
+                    bundle.kind.as_str(),
+                    failure.id,
+                    failure.message
+                );
             }
         }
         for bundle in &report.reports {
             println!("{}", bundle.summary());
         }
     }
-    if report.ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }

@@ -95,7 +95,12 @@ impl AdmissionError {
 
 impl fmt::Display for AdmissionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.wire_code(), crate::signed_documents::WIRE_MESSAGE)
+        write!(
+            f,
+            "{}: {}",
+            self.wire_code(),
+            crate::signed_documents::WIRE_MESSAGE
+        )
     }
 }
 

@@ -22,17 +22,24 @@ pub struct AdmittedDocument {
 fn interval(verified: &VerifiedSignedDocument, t: &Instant) -> Result<(), AdmissionError> {
     let outside = |detail: String| AdmissionError::new(R::TrustedTimeOutsideKeyInterval, detail);
     if t < verified.valid_from.instant() {
-        return Err(outside(format!("trusted time is before validFrom {}", verified.valid_from)));
+        return Err(outside(format!(
+            "trusted time is before validFrom {}",
+            verified.valid_from
+        )));
     }
     if let Some(until) = &verified.valid_until
         && t >= until.instant()
     {
-        return Err(outside(format!("trusted time is not before validUntil {until}")));
+        return Err(outside(format!(
+            "trusted time is not before validUntil {until}"
+        )));
     }
     if let Some(revoked) = &verified.revoked_at
         && t >= revoked.instant()
     {
-        return Err(outside(format!("trusted time is not before revokedAt {revoked}")));
+        return Err(outside(format!(
+            "trusted time is not before revokedAt {revoked}"
+        )));
     }
     Ok(())
 }
@@ -40,24 +47,47 @@ fn interval(verified: &VerifiedSignedDocument, t: &Instant) -> Result<(), Admiss
 /// Validates the record the log returned (§6.4 record validation): strict parse and schema,
 /// exact binding to the six-stage evidence, the authenticated service, and the trusted time
 /// inside the key interval. An Event never anchors itself.
-pub fn validate_record(record: &AuthenticatedRecord, verified: &VerifiedSignedDocument) -> Result<FirstAdmissionRecord, AdmissionError> {
+pub fn validate_record(
+    record: &AuthenticatedRecord,
+    verified: &VerifiedSignedDocument,
+) -> Result<FirstAdmissionRecord, AdmissionError> {
     let parsed = parse(&record.bytes);
     if verified.kind == SignedDocumentKind::Event
         && let Ok(value) = &parsed
         && value.json_eq(&verified.document)
     {
-        return Err(AdmissionError::new(R::EventSelfAnchoring, "an Event cannot be its own First-Admission Record"));
+        return Err(AdmissionError::new(
+            R::EventSelfAnchoring,
+            "an Event cannot be its own First-Admission Record",
+        ));
     }
-    let value = parsed.map_err(|e| AdmissionError::new(R::RecordSchemaInvalid, format!("record is not strict JSON: {e}")))?;
+    let value = parsed.map_err(|e| {
+        AdmissionError::new(
+            R::RecordSchemaInvalid,
+            format!("record is not strict JSON: {e}"),
+        )
+    })?;
     SchemaCatalog::embedded()
         .validate("first-admission-record.schema.json", &value)
         .map_err(|issue| AdmissionError::new(R::RecordSchemaInvalid, issue.to_string()))?;
-    let text = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let text = |name: &str| {
+        value
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let trusted_text = text("trustedAcceptedAt");
-    let trusted_accepted_at = Timestamp::parse(&trusted_text)
-        .map_err(|e| AdmissionError::new(R::MalformedTrustedTime, format!("trustedAcceptedAt: {e}")))?;
+    let trusted_accepted_at = Timestamp::parse(&trusted_text).map_err(|e| {
+        AdmissionError::new(R::MalformedTrustedTime, format!("trustedAcceptedAt: {e}"))
+    })?;
     let principal = value.get("principal").and_then(Principal::from_value);
-    let mismatch = |field: &str| AdmissionError::new(R::RecordBindingMismatch, format!("record {field} differs from the verified evidence"));
+    let mismatch = |field: &str| {
+        AdmissionError::new(
+            R::RecordBindingMismatch,
+            format!("record {field} differs from the verified evidence"),
+        )
+    };
     if text("organizationId") != verified.organization_id {
         return Err(mismatch("organizationId"));
     }
@@ -76,9 +106,14 @@ pub fn validate_record(record: &AuthenticatedRecord, verified: &VerifiedSignedDo
     let accepted_by = value
         .get("acceptedBy")
         .and_then(Principal::from_value)
-        .ok_or_else(|| AdmissionError::new(R::RecordSchemaInvalid, "acceptedBy is not a Principal"))?;
+        .ok_or_else(|| {
+            AdmissionError::new(R::RecordSchemaInvalid, "acceptedBy is not a Principal")
+        })?;
     if accepted_by != record.authenticated_service {
-        return Err(AdmissionError::new(R::LogAuthenticationFailed, "acceptedBy is not the service the log authenticated"));
+        return Err(AdmissionError::new(
+            R::LogAuthenticationFailed,
+            "acceptedBy is not the service the log authenticated",
+        ));
     }
     interval(verified, trusted_accepted_at.instant())?;
     Ok(FirstAdmissionRecord {
@@ -95,11 +130,17 @@ pub fn validate_record(record: &AuthenticatedRecord, verified: &VerifiedSignedDo
 
 fn not_established(outcome: &LookupOutcome) -> AdmissionError {
     match outcome {
-        LookupOutcome::Unauthenticated | LookupOutcome::IntegrityFailed => {
-            AdmissionError::new(R::LogAuthenticationFailed, "the Admission Log lookup was not authenticated")
+        LookupOutcome::Unauthenticated | LookupOutcome::IntegrityFailed => AdmissionError::new(
+            R::LogAuthenticationFailed,
+            "the Admission Log lookup was not authenticated",
+        ),
+        LookupOutcome::Unavailable => {
+            AdmissionError::new(R::LogUnavailable, "the Admission Log is unavailable")
         }
-        LookupOutcome::Unavailable => AdmissionError::new(R::LogUnavailable, "the Admission Log is unavailable"),
-        _ => AdmissionError::new(R::LogIndeterminate, "the Admission Log lookup was indeterminate"),
+        _ => AdmissionError::new(
+            R::LogIndeterminate,
+            "the Admission Log lookup was indeterminate",
+        ),
     }
 }
 
@@ -124,8 +165,9 @@ pub fn admit_first(
         other => return Err(not_established(other)),
     }
     let context = context();
-    let trusted = Timestamp::parse(&context.trusted_accepted_at)
-        .map_err(|e| AdmissionError::new(R::MalformedTrustedTime, format!("trustedAcceptedAt: {e}")))?;
+    let trusted = Timestamp::parse(&context.trusted_accepted_at).map_err(|e| {
+        AdmissionError::new(R::MalformedTrustedTime, format!("trustedAcceptedAt: {e}"))
+    })?;
     interval(verified, trusted.instant())?;
     let candidate = FirstAdmissionRecord {
         admission_record_id: context.admission_record_id,
@@ -141,14 +183,42 @@ pub fn admit_first(
     let (record, existing) = match log.append(&candidate, &candidate_bytes) {
         AppendOutcome::Committed(record) => (record, false),
         AppendOutcome::Existing(record) => (record, true),
-        AppendOutcome::Conflict => return Err(AdmissionError::new(R::RecordConflict, "a conflicting record exists for this signing hash")),
-        AppendOutcome::Unauthenticated => return Err(AdmissionError::new(R::LogAuthenticationFailed, "the append was not authenticated")),
-        AppendOutcome::IntegrityFailed => {
-            return Err(AdmissionError::new(R::AppendIntegrityNotEstablished, "append integrity was not established"));
+        AppendOutcome::Conflict => {
+            return Err(AdmissionError::new(
+                R::RecordConflict,
+                "a conflicting record exists for this signing hash",
+            ));
         }
-        AppendOutcome::Unavailable => return Err(AdmissionError::new(R::LogUnavailable, "the Admission Log is unavailable")),
-        AppendOutcome::Indeterminate => return Err(AdmissionError::new(R::LogIndeterminate, "the append outcome is indeterminate")),
-        AppendOutcome::CommitFailed => return Err(AdmissionError::new(R::CommitFailed, "the append did not commit")),
+        AppendOutcome::Unauthenticated => {
+            return Err(AdmissionError::new(
+                R::LogAuthenticationFailed,
+                "the append was not authenticated",
+            ));
+        }
+        AppendOutcome::IntegrityFailed => {
+            return Err(AdmissionError::new(
+                R::AppendIntegrityNotEstablished,
+                "append integrity was not established",
+            ));
+        }
+        AppendOutcome::Unavailable => {
+            return Err(AdmissionError::new(
+                R::LogUnavailable,
+                "the Admission Log is unavailable",
+            ));
+        }
+        AppendOutcome::Indeterminate => {
+            return Err(AdmissionError::new(
+                R::LogIndeterminate,
+                "the append outcome is indeterminate",
+            ));
+        }
+        AppendOutcome::CommitFailed => {
+            return Err(AdmissionError::new(
+                R::CommitFailed,
+                "the append did not commit",
+            ));
+        }
     };
     // Validate what the log returned, not the candidate: a concurrent winner may differ.
     let validated = validate_record(&record, verified)?;
@@ -161,7 +231,10 @@ pub fn admit_first(
 
 /// Historical replay of a document verified with authoritative *historical* Registry evidence:
 /// a record must already exist; nothing is appended and no new trusted context is issued.
-pub fn replay_historical(verified: &VerifiedSignedDocument, log: &dyn AdmissionLog) -> Result<AdmittedDocument, AdmissionError> {
+pub fn replay_historical(
+    verified: &VerifiedSignedDocument,
+    log: &dyn AdmissionLog,
+) -> Result<AdmittedDocument, AdmissionError> {
     match log.lookup(&verified.organization_id, &verified.signing_hash) {
         LookupOutcome::Found(record) => {
             let validated = validate_record(&record, verified)?;
@@ -171,7 +244,10 @@ pub fn replay_historical(verified: &VerifiedSignedDocument, log: &dyn AdmissionL
                 existing: true,
             })
         }
-        LookupOutcome::AuthoritativeAbsence => Err(AdmissionError::new(R::RecordMissing, "no First-Admission Record exists for this document")),
+        LookupOutcome::AuthoritativeAbsence => Err(AdmissionError::new(
+            R::RecordMissing,
+            "no First-Admission Record exists for this document",
+        )),
         other => Err(not_established(&other)),
     }
 }

@@ -99,7 +99,10 @@ impl AdmissionLog for InMemoryAdmissionLog {
         let Ok(state) = self.state.lock() else {
             return LookupOutcome::Unavailable;
         };
-        match state.records.get(&(organization_id.to_owned(), signing_hash.to_owned())) {
+        match state
+            .records
+            .get(&(organization_id.to_owned(), signing_hash.to_owned()))
+        {
             Some(bytes) => LookupOutcome::Found(self.authenticated(bytes.clone())),
             None => LookupOutcome::AuthoritativeAbsence,
         }
@@ -112,7 +115,10 @@ impl AdmissionLog for InMemoryAdmissionLog {
         if candidate.accepted_by != self.service {
             return AppendOutcome::Unauthenticated;
         }
-        let key = (candidate.organization_id.clone(), candidate.signing_hash.clone());
+        let key = (
+            candidate.organization_id.clone(),
+            candidate.signing_hash.clone(),
+        );
         if let Some(existing) = state.records.get(&key) {
             // Same logical key: compatible only with the same kind, key ID and Principal.
             let Ok(value) = parse(existing) else {
@@ -132,10 +138,15 @@ impl AdmissionLog for InMemoryAdmissionLog {
             };
         }
         // One admissionRecordId never identifies records under different logical keys.
-        if state.record_ids.contains_key(&candidate.admission_record_id) {
+        if state
+            .record_ids
+            .contains_key(&candidate.admission_record_id)
+        {
             return AppendOutcome::Conflict;
         }
-        state.record_ids.insert(candidate.admission_record_id.clone(), key.clone());
+        state
+            .record_ids
+            .insert(candidate.admission_record_id.clone(), key.clone());
         state.records.insert(key, candidate_bytes.to_vec());
         AppendOutcome::Committed(self.authenticated(candidate_bytes.to_vec()))
     }

@@ -9,5 +9,7 @@ mod record;
 
 pub use error::{AdmissionError, AdmissionReason};
 pub use flow::{AdmittedDocument, admit_first, replay_historical, validate_record};
-pub use log::{AdmissionLog, AppendOutcome, AuthenticatedRecord, InMemoryAdmissionLog, LookupOutcome};
+pub use log::{
+    AdmissionLog, AppendOutcome, AuthenticatedRecord, InMemoryAdmissionLog, LookupOutcome,
+};
 pub use record::{FirstAdmissionRecord, TrustedAcceptanceContext};

@@ -3,8 +3,8 @@
 
 use crate::json::{Object, Value};
 use crate::principal::Principal;
-use crate::signed_documents::SignedDocumentKind;
 use crate::schema_formats::Timestamp;
+use crate::signed_documents::SignedDocumentKind;
 
 /// Trusted acceptance context from a trusted seam (never from the signer).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,13 +34,22 @@ impl FirstAdmissionRecord {
     pub fn to_value(&self) -> Value {
         let mut object = Object::new();
         object.insert("protocolVersion", Value::string("0.1"));
-        object.insert("admissionRecordId", Value::string(self.admission_record_id.clone()));
-        object.insert("organizationId", Value::string(self.organization_id.clone()));
+        object.insert(
+            "admissionRecordId",
+            Value::string(self.admission_record_id.clone()),
+        );
+        object.insert(
+            "organizationId",
+            Value::string(self.organization_id.clone()),
+        );
         object.insert("documentKind", Value::string(self.document_kind.as_str()));
         object.insert("signingHash", Value::string(self.signing_hash.clone()));
         object.insert("keyId", Value::string(self.key_id.clone()));
         object.insert("principal", self.principal.to_value());
-        object.insert("trustedAcceptedAt", Value::string(self.trusted_accepted_at.as_str()));
+        object.insert(
+            "trustedAcceptedAt",
+            Value::string(self.trusted_accepted_at.as_str()),
+        );
         object.insert("acceptedBy", self.accepted_by.to_value());
         Value::Object(object)
     }

@@ -11,8 +11,8 @@ use super::integrity::{check_artifact_digest, check_artifacts, read_json};
 use super::report::{BundleKind, BundleReport};
 use super::source::BundleSource;
 use crate::admission::{
-    AdmissionLog, AppendOutcome, AuthenticatedRecord, FirstAdmissionRecord, LookupOutcome, TrustedAcceptanceContext, admit_first,
-    replay_historical,
+    AdmissionLog, AppendOutcome, AuthenticatedRecord, FirstAdmissionRecord, LookupOutcome,
+    TrustedAcceptanceContext, admit_first, replay_historical,
 };
 use crate::json::{Value, parse};
 use crate::principal::{Principal, PrincipalType};
@@ -20,11 +20,13 @@ use crate::registry::AgentRegistryKeyResolver;
 use crate::schema_formats::Timestamp;
 use crate::signed_documents::{SignedDocumentCodec, SignedDocumentKind};
 
-const MANIFEST: &str = "admission/manifest.json";
-const MANIFEST_SCHEMA_ID: &str = "https://missionweaveprotocol.dev/admission/0.1/manifest.schema.json";
-const PROFILE_ID: &str = "missionweaveprotocol.first-admission-historical-trust.v0.1";
+pub(crate) const MANIFEST: &str = "admission/manifest.json";
+const MANIFEST_SCHEMA_ID: &str =
+    "https://missionweaveprotocol.dev/admission/0.1/manifest.schema.json";
+pub(crate) const PROFILE_ID: &str = "missionweaveprotocol.first-admission-historical-trust.v0.1";
 /// The cryptography bundle digest this admission bundle is pinned to.
-const PINNED_CRYPTOGRAPHY_DIGEST: &str = "sha256:5eade516e4bc5dcf04477727ebcccd11f33348b2d9135fb6fe0365c6e6cc2ea3";
+const PINNED_CRYPTOGRAPHY_DIGEST: &str =
+    "sha256:5eade516e4bc5dcf04477727ebcccd11f33348b2d9135fb6fe0365c6e6cc2ea3";
 const ARTIFACT_COUNT: usize = 19;
 const REQUIRED_EVALUATIONS: [&str; 5] = [
     "first-admission.command",
@@ -60,7 +62,9 @@ struct FixtureLog<'a> {
 impl FixtureLog<'_> {
     fn record(&self, outcome: &Value) -> Option<AuthenticatedRecord> {
         let bytes = str_at(outcome, "/record").and_then(|path| self.source.read(path))?;
-        let service = outcome.get("authenticatedService").and_then(Principal::from_value)?;
+        let service = outcome
+            .get("authenticatedService")
+            .and_then(Principal::from_value)?;
         Some(AuthenticatedRecord {
             bytes: bytes.into_owned(),
             authenticated_service: service,
@@ -75,7 +79,8 @@ impl AdmissionLog for FixtureLog<'_> {
             Some("found") => match self.record(self.lookup) {
                 Some(record) => LookupOutcome::Found(record),
                 None => {
-                    self.harness_error.set(Some("found lookup without a readable record"));
+                    self.harness_error
+                        .set(Some("found lookup without a readable record"));
                     LookupOutcome::Indeterminate
                 }
             },
@@ -94,12 +99,18 @@ impl AdmissionLog for FixtureLog<'_> {
             Some("committed" | "existing") => match self.record(self.append) {
                 Some(record) => {
                     if status == Some("committed") && record.bytes != candidate_bytes {
-                        self.harness_error.set(Some("committed record bytes differ from the candidate"));
+                        self.harness_error
+                            .set(Some("committed record bytes differ from the candidate"));
                     }
-                    if status == Some("committed") { AppendOutcome::Committed(record) } else { AppendOutcome::Existing(record) }
+                    if status == Some("committed") {
+                        AppendOutcome::Committed(record)
+                    } else {
+                        AppendOutcome::Existing(record)
+                    }
                 }
                 None => {
-                    self.harness_error.set(Some("append outcome without a readable record"));
+                    self.harness_error
+                        .set(Some("append outcome without a readable record"));
                     AppendOutcome::Indeterminate
                 }
             },
@@ -108,7 +119,8 @@ impl AdmissionLog for FixtureLog<'_> {
             Some("integrity-failed") => AppendOutcome::IntegrityFailed,
             Some("unavailable") => AppendOutcome::Unavailable,
             None if matches!(self.append, Value::Null) => {
-                self.harness_error.set(Some("append called although the evaluation declares none"));
+                self.harness_error
+                    .set(Some("append called although the evaluation declares none"));
                 AppendOutcome::Indeterminate
             }
             _ => AppendOutcome::Indeterminate,
@@ -116,11 +128,22 @@ impl AdmissionLog for FixtureLog<'_> {
     }
 }
 
-fn preflight(source: &dyn BundleSource, manifest: &Value, problems: &mut Vec<String>) -> Vec<String> {
+pub(crate) fn preflight(
+    source: &dyn BundleSource,
+    manifest: &Value,
+    problems: &mut Vec<String>,
+) -> Vec<String> {
     // 1–2. The whole cryptography bundle, and the pinned digest.
     let crypto = cryptography::preflight(source);
-    problems.extend(crypto.problems.iter().map(|p| format!("cryptography bundle: {p}")));
-    if str_at(manifest, "/cryptography/artifactDigest") != Some(PINNED_CRYPTOGRAPHY_DIGEST) || crypto.artifact_digest != PINNED_CRYPTOGRAPHY_DIGEST {
+    problems.extend(
+        crypto
+            .problems
+            .iter()
+            .map(|p| format!("cryptography bundle: {p}")),
+    );
+    if str_at(manifest, "/cryptography/artifactDigest") != Some(PINNED_CRYPTOGRAPHY_DIGEST)
+        || crypto.artifact_digest != PINNED_CRYPTOGRAPHY_DIGEST
+    {
         problems.push("the cryptography bundle is not the pinned one".into());
     }
     if str_at(manifest, "/cryptography/manifest") != Some(CRYPTO_MANIFEST) {
@@ -129,37 +152,66 @@ fn preflight(source: &dyn BundleSource, manifest: &Value, problems: &mut Vec<Str
     // 3. Artifacts and digest.
     let listed = check_artifacts(source, manifest, &["admission/", "schemas/"], problems);
     if listed.len() != ARTIFACT_COUNT {
-        problems.push(format!("expected {ARTIFACT_COUNT} admission artifacts, found {}", listed.len()));
+        problems.push(format!(
+            "expected {ARTIFACT_COUNT} admission artifacts, found {}",
+            listed.len()
+        ));
     }
     check_artifact_digest(manifest, problems);
     // 4. The manifest's own schema, and the constants.
-    let catalog = super::integrity::catalog(source, &["admission/manifest.schema.json", "cryptography/registry-fixture.schema.json"], problems);
+    let catalog = super::integrity::catalog(
+        source,
+        &[
+            "admission/manifest.schema.json",
+            "cryptography/registry-fixture.schema.json",
+        ],
+        problems,
+    );
     match &catalog {
         Some(catalog) if catalog.contains(MANIFEST_SCHEMA_ID) => {
             if let Err(issue) = catalog.validate(MANIFEST_SCHEMA_ID, manifest) {
-                problems.push(format!("admission manifest does not match its schema: {issue}"));
+                problems.push(format!(
+                    "admission manifest does not match its schema: {issue}"
+                ));
             }
         }
         _ => problems.push("the admission manifest schema is missing or does not compile".into()),
     }
-    if str_at(manifest, "/profileId") != Some(PROFILE_ID) || str_at(manifest, "/semanticStage") != Some("admission") || str_at(manifest, "/wireCode") != Some("AUTH_INVALID_SIGNATURE") {
+    if str_at(manifest, "/profileId") != Some(PROFILE_ID)
+        || str_at(manifest, "/semanticStage") != Some("admission")
+        || str_at(manifest, "/wireCode") != Some("AUTH_INVALID_SIGNATURE")
+    {
         problems.push("admission manifest constants are not the pinned ones".into());
     }
     // 5. Record fixtures.
     let record_schema = "first-admission-record.schema.json";
     let base = read_json(source, "admission/records/valid/command.json").unwrap_or(Value::Null);
-    let valid: Vec<String> = listed.iter().filter(|p| p.starts_with("admission/records/valid/")).cloned().collect();
-    let invalid: Vec<String> = listed.iter().filter(|p| p.starts_with("admission/records/invalid/")).cloned().collect();
+    let valid: Vec<String> = listed
+        .iter()
+        .filter(|p| p.starts_with("admission/records/valid/"))
+        .cloned()
+        .collect();
+    let invalid: Vec<String> = listed
+        .iter()
+        .filter(|p| p.starts_with("admission/records/invalid/"))
+        .cloned()
+        .collect();
     if valid.len() != 9 || invalid.len() != INVALID_RECORDS.len() {
         problems.push("record fixtures are not 9 valid and 6 invalid".into());
     }
     if let Some(catalog) = &catalog {
         for path in &valid {
-            let kind = path.trim_start_matches("admission/records/valid/").trim_end_matches(".json");
+            let kind = path
+                .trim_start_matches("admission/records/valid/")
+                .trim_end_matches(".json");
             match read_json(source, path) {
                 Ok(record) => {
-                    let trusted_ok = str_at(&record, "/trustedAcceptedAt").is_some_and(|t| Timestamp::parse(t).is_ok());
-                    if !catalog.is_valid(record_schema, &record) || str_at(&record, "/documentKind") != Some(kind) || !trusted_ok {
+                    let trusted_ok = str_at(&record, "/trustedAcceptedAt")
+                        .is_some_and(|t| Timestamp::parse(t).is_ok());
+                    if !catalog.is_valid(record_schema, &record)
+                        || str_at(&record, "/documentKind") != Some(kind)
+                        || !trusted_ok
+                    {
                         problems.push(format!("{path} is not a valid {kind} record"));
                     }
                 }
@@ -172,12 +224,24 @@ fn preflight(source: &dyn BundleSource, manifest: &Value, problems: &mut Vec<Str
                 problems.push(format!("{path} is missing"));
                 continue;
             };
-            let differing: Vec<&str> = ["protocolVersion", "admissionRecordId", "organizationId", "documentKind", "signingHash", "keyId", "principal", "trustedAcceptedAt", "acceptedBy"]
-                .into_iter()
-                .filter(|f| !matches!((record.get(f), base.get(f)), (Some(a), Some(b)) if a.json_eq(b)))
-                .collect();
+            let differing: Vec<&str> = [
+                "protocolVersion",
+                "admissionRecordId",
+                "organizationId",
+                "documentKind",
+                "signingHash",
+                "keyId",
+                "principal",
+                "trustedAcceptedAt",
+                "acceptedBy",
+            ]
+            .into_iter()
+            .filter(|f| !matches!((record.get(f), base.get(f)), (Some(a), Some(b)) if a.json_eq(b)))
+            .collect();
             if differing != [field] {
-                problems.push(format!("{path} differs from valid/command.json in {differing:?}, not only {field}"));
+                problems.push(format!(
+                    "{path} differs from valid/command.json in {differing:?}, not only {field}"
+                ));
             }
             let schema_valid = catalog.is_valid(record_schema, &record);
             if schema_valid == (name == "accepted-by-non-service") {
@@ -188,7 +252,11 @@ fn preflight(source: &dyn BundleSource, manifest: &Value, problems: &mut Vec<Str
     listed
 }
 
-fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluation: &Value) -> (String, Result<(), String>) {
+fn evaluate(
+    source: &dyn BundleSource,
+    codec: &SignedDocumentCodec<'_>,
+    evaluation: &Value,
+) -> (String, Result<(), String>) {
     let Some(kind) = str_at(evaluation, "/profileId").and_then(SignedDocumentKind::parse) else {
         return ("error".into(), Err("unknown profileId".into()));
     };
@@ -196,11 +264,22 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
         str_at(evaluation, "/document").and_then(|p| source.read(p)),
         str_at(evaluation, "/registry").and_then(|p| source.read(p)),
     ) else {
-        return ("error".into(), Err("document or registry is missing".into()));
+        return (
+            "error".into(),
+            Err("document or registry is missing".into()),
+        );
     };
     let verified = match codec.verify(kind, &document, &AgentRegistryKeyResolver::new(&registry)) {
         Ok(verified) => verified,
-        Err(error) => return ("error".into(), Err(format!("bundle error: the document does not verify ({})", error.protected()))),
+        Err(error) => {
+            return (
+                "error".into(),
+                Err(format!(
+                    "bundle error: the document does not verify ({})",
+                    error.protected()
+                )),
+            );
+        }
     };
     let null = Value::Null;
     let log = FixtureLog {
@@ -212,10 +291,17 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
         harness_error: Cell::new(None),
     };
     let contexts = Cell::new(0u32);
-    let context_value = evaluation.get("trustedContext").filter(|v| !matches!(v, Value::Null));
+    let context_value = evaluation
+        .get("trustedContext")
+        .filter(|v| !matches!(v, Value::Null));
     let mut context = || {
         contexts.set(contexts.get() + 1);
-        let text = |pointer| context_value.and_then(|v| str_at(v, pointer)).unwrap_or_default().to_owned();
+        let text = |pointer| {
+            context_value
+                .and_then(|v| str_at(v, pointer))
+                .unwrap_or_default()
+                .to_owned()
+        };
         TrustedAcceptanceContext {
             admission_record_id: text("/admissionRecordId"),
             trusted_accepted_at: text("/trustedAcceptedAt"),
@@ -250,11 +336,15 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
             return Err("trusted context requested although the evaluation declares none".into());
         }
         if calls != expected_calls {
-            return Err(format!("adapter calls (lookup, context, append) were {calls:?}, expected {expected_calls:?}"));
+            return Err(format!(
+                "adapter calls (lookup, context, append) were {calls:?}, expected {expected_calls:?}"
+            ));
         }
         match (str_at(evaluation, "/expect/stage"), &outcome) {
             (Some("complete"), Ok(admitted)) => {
-                let expected = str_at(evaluation, "/expect/record").and_then(|p| source.read(p)).and_then(|b| parse(&b).ok());
+                let expected = str_at(evaluation, "/expect/record")
+                    .and_then(|p| source.read(p))
+                    .and_then(|b| parse(&b).ok());
                 let returned = parse(&admitted.record_bytes).ok();
                 match (expected, returned) {
                     (Some(expected), Some(returned)) if expected.json_eq(&returned) => Ok(()),
@@ -263,8 +353,13 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
             }
             (Some("admission"), Err(error)) => {
                 if str_at(evaluation, "/expect/reason") != Some(error.reason.as_str()) {
-                    Err(format!("expected reason {:?}, got {}", str_at(evaluation, "/expect/reason"), error.protected()))
-                } else if str_at(evaluation, "/expect/wireCode") != Some(error.wire_code().as_str()) {
+                    Err(format!(
+                        "expected reason {:?}, got {}",
+                        str_at(evaluation, "/expect/reason"),
+                        error.protected()
+                    ))
+                } else if str_at(evaluation, "/expect/wireCode") != Some(error.wire_code().as_str())
+                {
                     Err("wire code differs".into())
                 } else {
                     Ok(())
@@ -287,14 +382,27 @@ pub fn run_admission_bundle(source: &dyn BundleSource) -> BundleReport {
         }
     };
     let mut problems = Vec::new();
-    let listed: BTreeSet<String> = preflight(source, &manifest, &mut problems).into_iter().collect();
+    let listed: BTreeSet<String> = preflight(source, &manifest, &mut problems)
+        .into_iter()
+        .collect();
     let crypto_listed: BTreeSet<String> = source
         .read(CRYPTO_MANIFEST)
         .and_then(|bytes| parse(&bytes).ok())
-        .and_then(|m| m.get("artifacts").and_then(Value::as_array).map(|a| a.iter().filter_map(|x| str_at(x, "/path").map(str::to_owned)).collect()))
+        .and_then(|m| {
+            m.get("artifacts").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(|x| str_at(x, "/path").map(str::to_owned))
+                    .collect()
+            })
+        })
         .unwrap_or_default();
     let catalog = super::integrity::catalog(source, &[], &mut problems);
-    report.facts.push(("artifactDigest".into(), str_at(&manifest, "/artifactDigest").unwrap_or_default().to_owned()));
+    report.facts.push((
+        "artifactDigest".into(),
+        str_at(&manifest, "/artifactDigest")
+            .unwrap_or_default()
+            .to_owned(),
+    ));
     report.facts.push(("profileId".into(), PROFILE_ID.into()));
     let Some(catalog) = catalog else {
         for problem in problems {
@@ -305,14 +413,28 @@ pub fn run_admission_bundle(source: &dyn BundleSource) -> BundleReport {
     let codec = SignedDocumentCodec::with_catalog(&catalog);
     let empty = Vec::new();
     let mut seen = BTreeSet::new();
-    for case in manifest.get("cases").and_then(Value::as_array).unwrap_or(&empty) {
-        for evaluation in case.get("evaluations").and_then(Value::as_array).unwrap_or(&empty) {
+    for case in manifest
+        .get("cases")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+    {
+        for evaluation in case
+            .get("evaluations")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty)
+        {
             let id = str_at(evaluation, "/id").unwrap_or_default().to_owned();
             if !seen.insert(id.clone()) {
                 problems.push(format!("evaluation {id} is not unique"));
             }
             // 6. Every referenced path is a declared artifact.
-            for pointer in ["/document", "/registry", "/lookup/record", "/append/record", "/expect/record"] {
+            for pointer in [
+                "/document",
+                "/registry",
+                "/lookup/record",
+                "/append/record",
+                "/expect/record",
+            ] {
                 if let Some(path) = str_at(evaluation, pointer)
                     && !listed.contains(path)
                     && !crypto_listed.contains(path)

@@ -18,18 +18,35 @@ use crate::signed_documents::{ExpectedSignerRule, SignedDocumentCodec, SignedDoc
 
 pub(crate) const MANIFEST: &str = "cryptography/manifest.json";
 pub(crate) const MANIFEST_SCHEMA: &str = "cryptography/manifest.schema.json";
-const MANIFEST_SCHEMA_ID: &str = "https://missionweaveprotocol.dev/cryptography/0.1/manifest.schema.json";
+const MANIFEST_SCHEMA_ID: &str =
+    "https://missionweaveprotocol.dev/cryptography/0.1/manifest.schema.json";
 const REGISTRY_SCHEMA: &str = "cryptography/registry-fixture.schema.json";
 const SIGNING_KEY_SCHEMA: &str = "cryptography/signing-key-fixture.schema.json";
 pub(crate) const PROFILE_ID: &str = "missionweaveprotocol.signed-document-verification.v0.1";
-const STAGES: [&str; 7] = ["parse", "schema", "signature-envelope", "key-resolution", "canonicalization", "signature", "complete"];
+const STAGES: [&str; 7] = [
+    "parse",
+    "schema",
+    "signature-envelope",
+    "key-resolution",
+    "canonicalization",
+    "signature",
+    "complete",
+];
 /// The failure matrices and their exact sizes and stages.
 const FAILURE_MATRICES: [(&str, usize, &str); 6] = [
-    ("reject.canonicalization.data-model-matrix", 2, "canonicalization"),
+    (
+        "reject.canonicalization.data-model-matrix",
+        2,
+        "canonicalization",
+    ),
     ("reject.key-resolution.matrix", 19, "key-resolution"),
     ("reject.parse.byte-level-matrix", 3, "parse"),
     ("reject.schema.validation-matrix", 4, "schema"),
-    ("reject.signature-envelope.ed25519-encoding-matrix", 8, "signature-envelope"),
+    (
+        "reject.signature-envelope.ed25519-encoding-matrix",
+        8,
+        "signature-envelope",
+    ),
     ("reject.signature.equation-matrix", 2, "signature"),
 ];
 
@@ -41,7 +58,6 @@ pub(crate) struct Preflight {
     pub artifact_digest: String,
     pub artifact_count: usize,
     pub case_count: usize,
-    pub evaluation_count: usize,
 }
 
 fn str_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
@@ -51,8 +67,12 @@ fn str_at<'v>(value: &'v Value, pointer: &str) -> Option<&'v str> {
 fn expected_signer_value(kind: SignedDocumentKind) -> Value {
     let text = match kind.expected_signer_rule() {
         ExpectedSignerRule::ServicePrincipal => r#"{"rule":"service-principal"}"#.to_owned(),
-        ExpectedSignerRule::PrincipalObject(pointer) => format!(r#"{{"rule":"principal-object","pointer":"{pointer}"}}"#),
-        ExpectedSignerRule::AgentId(pointer) => format!(r#"{{"rule":"agent-id","idPointer":"{pointer}"}}"#),
+        ExpectedSignerRule::PrincipalObject(pointer) => {
+            format!(r#"{{"rule":"principal-object","pointer":"{pointer}"}}"#)
+        }
+        ExpectedSignerRule::AgentId(pointer) => {
+            format!(r#"{{"rule":"agent-id","idPointer":"{pointer}"}}"#)
+        }
     };
     parse(text.as_bytes()).unwrap_or(Value::Null)
 }
@@ -87,7 +107,10 @@ fn ref_closure(source: &dyn BundleSource, roots: &[String]) -> BTreeSet<String> 
         if let Some(value) = source.read(&path).and_then(|bytes| parse(&bytes).ok()) {
             let mut refs = Vec::new();
             collect(&value, &mut refs);
-            let dir = path.rsplit_once('/').map(|(dir, _)| dir).unwrap_or_default();
+            let dir = path
+                .rsplit_once('/')
+                .map(|(dir, _)| dir)
+                .unwrap_or_default();
             pending.extend(refs.into_iter().map(|file| format!("{dir}/{file}")));
         }
     }
@@ -102,20 +125,31 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
         Value::Null
     });
     // 1. Manifest schema, fixture schemas and the protocol schemas in one catalog.
-    let catalog = catalog(source, &[MANIFEST_SCHEMA, REGISTRY_SCHEMA, SIGNING_KEY_SCHEMA], &mut problems);
+    let catalog = catalog(
+        source,
+        &[MANIFEST_SCHEMA, REGISTRY_SCHEMA, SIGNING_KEY_SCHEMA],
+        &mut problems,
+    );
     if let Some(catalog) = &catalog {
         if !catalog.contains(MANIFEST_SCHEMA_ID) {
-            problems.push(format!("{MANIFEST_SCHEMA} does not have $id {MANIFEST_SCHEMA_ID}"));
+            problems.push(format!(
+                "{MANIFEST_SCHEMA} does not have $id {MANIFEST_SCHEMA_ID}"
+            ));
         } else if let Err(issue) = catalog.validate(MANIFEST_SCHEMA_ID, &manifest) {
             problems.push(format!("manifest does not match its schema: {issue}"));
         }
     }
     // 2. Constants.
-    if manifest.get("manifestVersion").and_then(Value::as_number).and_then(|n| n.as_i64()) != Some(1)
+    if manifest
+        .get("manifestVersion")
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_i64())
+        != Some(1)
         || str_at(&manifest, "/protocolVersion") != Some("0.1")
         || str_at(&manifest, "/profileId") != Some(PROFILE_ID)
     {
-        problems.push("manifest version, protocol version or profile ID is not the pinned one".into());
+        problems
+            .push("manifest version, protocol version or profile ID is not the pinned one".into());
     }
     let stages: Vec<&str> = manifest
         .get("semanticStages")
@@ -125,11 +159,18 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
     if stages != STAGES {
         problems.push("semanticStages is not the six stages plus complete".into());
     }
-    if str_at(&manifest, "/fixtureSchemas/registry") != Some(REGISTRY_SCHEMA) || str_at(&manifest, "/fixtureSchemas/signingKey") != Some(SIGNING_KEY_SCHEMA) {
+    if str_at(&manifest, "/fixtureSchemas/registry") != Some(REGISTRY_SCHEMA)
+        || str_at(&manifest, "/fixtureSchemas/signingKey") != Some(SIGNING_KEY_SCHEMA)
+    {
         problems.push("fixtureSchemas are not the pinned paths".into());
     }
     // 3–5. Artifacts, closure, digest.
-    let listed = check_artifacts(source, &manifest, &["cryptography/", "schemas/"], &mut problems);
+    let listed = check_artifacts(
+        source,
+        &manifest,
+        &["cryptography/", "schemas/"],
+        &mut problems,
+    );
     let listed_set: BTreeSet<String> = listed.iter().cloned().collect();
     for path in source.list("cryptography/") {
         if path != MANIFEST && path != "cryptography/README.md" && !listed_set.contains(&path) {
@@ -139,16 +180,40 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
     let artifact_digest = check_artifact_digest(&manifest, &mut problems);
     // 6. The referenced set equals the listed set.
     let empty = Vec::new();
-    let cases = manifest.get("cases").and_then(Value::as_array).unwrap_or(&empty);
-    let profiles = manifest.get("profiles").and_then(Value::as_array).unwrap_or(&empty);
-    let mut roots: Vec<String> = vec![MANIFEST_SCHEMA.into(), REGISTRY_SCHEMA.into(), SIGNING_KEY_SCHEMA.into()];
-    roots.extend(profiles.iter().filter_map(|p| str_at(p, "/schema")).map(str::to_owned));
+    let cases = manifest
+        .get("cases")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let profiles = manifest
+        .get("profiles")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let mut roots: Vec<String> = vec![
+        MANIFEST_SCHEMA.into(),
+        REGISTRY_SCHEMA.into(),
+        SIGNING_KEY_SCHEMA.into(),
+    ];
+    roots.extend(
+        profiles
+            .iter()
+            .filter_map(|p| str_at(p, "/schema"))
+            .map(str::to_owned),
+    );
     let mut referenced = ref_closure(source, &roots);
-    let mut evaluation_count = 0;
     for case in cases {
-        for evaluation in case.get("evaluations").and_then(Value::as_array).unwrap_or(&empty) {
-            evaluation_count += 1;
-            for pointer in ["/document", "/registry", "/signingKey", "/input", "/expectedJcs", "/expect/verified/signingBytes"] {
+        for evaluation in case
+            .get("evaluations")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty)
+        {
+            for pointer in [
+                "/document",
+                "/registry",
+                "/signingKey",
+                "/input",
+                "/expectedJcs",
+                "/expect/verified/signingBytes",
+            ] {
                 if let Some(path) = str_at(evaluation, pointer) {
                     referenced.insert(path.to_owned());
                 }
@@ -162,7 +227,14 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
     // 7. Profiles are the nine of §6.4, and exactly those schemas require a signature.
     let expected_profiles: Vec<(String, String, String, Value)> = SignedDocumentKind::ALL
         .iter()
-        .map(|k| (k.as_str().to_owned(), format!("schemas/{}", k.schema_file()), k.protected_time_pointer().to_owned(), expected_signer_value(*k)))
+        .map(|k| {
+            (
+                k.as_str().to_owned(),
+                format!("schemas/{}", k.schema_file()),
+                k.protected_time_pointer().to_owned(),
+                expected_signer_value(*k),
+            )
+        })
         .collect();
     let actual_profiles: Vec<(String, String, String, Value)> = profiles
         .iter()
@@ -170,7 +242,9 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
             (
                 str_at(p, "/profileId").unwrap_or_default().to_owned(),
                 str_at(p, "/schema").unwrap_or_default().to_owned(),
-                str_at(p, "/protectedTimePointer").unwrap_or_default().to_owned(),
+                str_at(p, "/protectedTimePointer")
+                    .unwrap_or_default()
+                    .to_owned(),
                 p.get("expectedSigner").cloned().unwrap_or(Value::Null),
             )
         })
@@ -190,13 +264,20 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
             source
                 .read(path)
                 .and_then(|bytes| parse(&bytes).ok())
-                .and_then(|v| v.get("required").and_then(Value::as_array).map(|r| r.iter().any(|n| n.as_str() == Some("signature"))))
+                .and_then(|v| {
+                    v.get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().any(|n| n.as_str() == Some("signature")))
+                })
                 .unwrap_or(false)
         })
         .collect();
-    let expected_signature_schemas: BTreeSet<String> = expected_profiles.iter().map(|p| p.1.clone()).collect();
+    let expected_signature_schemas: BTreeSet<String> =
+        expected_profiles.iter().map(|p| p.1.clone()).collect();
     if signature_schemas != expected_signature_schemas {
-        problems.push(format!("schemas requiring a signature are {signature_schemas:?}"));
+        problems.push(format!(
+            "schemas requiring a signature are {signature_schemas:?}"
+        ));
     }
     // 8. Case matrix.
     check_cases(cases, &mut problems);
@@ -223,7 +304,6 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
     Preflight {
         artifact_count: listed.len(),
         case_count: cases.len(),
-        evaluation_count,
         manifest,
         catalog,
         problems,
@@ -242,23 +322,42 @@ fn check_cases(cases: &[Value], problems: &mut Vec<String>) {
     let mut fault_ids = HashSet::new();
     for case in cases {
         let id = str_at(case, "/id").unwrap_or_default();
-        let evaluations = case.get("evaluations").and_then(Value::as_array).map(<[Value]>::to_vec).unwrap_or_default();
-        let complete = evaluations.iter().filter(|e| str_at(e, "/expect/stage") == Some("complete")).count();
-        if complete != 0 && complete != evaluations.len() && str_at(case, "/kind") != Some("canonicalization") {
+        let evaluations = case
+            .get("evaluations")
+            .and_then(Value::as_array)
+            .map(<[Value]>::to_vec)
+            .unwrap_or_default();
+        let complete = evaluations
+            .iter()
+            .filter(|e| str_at(e, "/expect/stage") == Some("complete"))
+            .count();
+        if complete != 0
+            && complete != evaluations.len()
+            && str_at(case, "/kind") != Some("canonicalization")
+        {
             problems.push(format!("case {id} mixes complete and rejected evaluations"));
         }
         if str_at(case, "/kind") == Some("failure-matrix") {
             match FAILURE_MATRICES.iter().find(|(matrix, _, _)| *matrix == id) {
                 None => problems.push(format!("failure matrix {id} is not registered")),
                 Some((_, size, stage)) => {
-                    if evaluations.len() != *size || evaluations.iter().any(|e| str_at(e, "/expect/stage") != Some(stage)) {
-                        problems.push(format!("failure matrix {id} does not have {size} evaluations at {stage}"));
+                    if evaluations.len() != *size
+                        || evaluations
+                            .iter()
+                            .any(|e| str_at(e, "/expect/stage") != Some(stage))
+                    {
+                        problems.push(format!(
+                            "failure matrix {id} does not have {size} evaluations at {stage}"
+                        ));
                     }
                 }
             }
         }
         for evaluation in &evaluations {
-            let Some(fault) = evaluation.get("fault").filter(|f| !matches!(f, Value::Null)) else {
+            let Some(fault) = evaluation
+                .get("fault")
+                .filter(|f| !matches!(f, Value::Null))
+            else {
                 continue;
             };
             let fault_id = str_at(fault, "/id").unwrap_or_default();
@@ -270,17 +369,30 @@ fn check_cases(cases: &[Value], problems: &mut Vec<String>) {
             let basis = cases
                 .iter()
                 .filter(|c| str_at(c, "/id") == Some(basis_case))
-                .flat_map(|c| c.get("evaluations").and_then(Value::as_array).map(<[Value]>::to_vec).unwrap_or_default())
-                .find(|e| str_at(e, "/profileId") == Some(basis_profile) && str_at(e, "/expect/stage") == Some("complete"));
+                .flat_map(|c| {
+                    c.get("evaluations")
+                        .and_then(Value::as_array)
+                        .map(<[Value]>::to_vec)
+                        .unwrap_or_default()
+                })
+                .find(|e| {
+                    str_at(e, "/profileId") == Some(basis_profile)
+                        && str_at(e, "/expect/stage") == Some("complete")
+                });
             match basis {
-                None => problems.push(format!("fault {fault_id} has no complete basis {basis_case}/{basis_profile}")),
+                None => problems.push(format!(
+                    "fault {fault_id} has no complete basis {basis_case}/{basis_profile}"
+                )),
                 Some(basis) => {
                     if str_at(evaluation, "/profileId") != Some(basis_profile) {
                         problems.push(format!("fault {fault_id} changes the profile of its basis"));
                     }
-                    let changed = str_at(evaluation, "/document") != str_at(&basis, "/document") || str_at(evaluation, "/registry") != str_at(&basis, "/registry");
+                    let changed = str_at(evaluation, "/document") != str_at(&basis, "/document")
+                        || str_at(evaluation, "/registry") != str_at(&basis, "/registry");
                     if !changed {
-                        problems.push(format!("fault {fault_id} changes neither the document nor the registry"));
+                        problems.push(format!(
+                            "fault {fault_id} changes neither the document nor the registry"
+                        ));
                     }
                 }
             }
@@ -288,33 +400,59 @@ fn check_cases(cases: &[Value], problems: &mut Vec<String>) {
     }
 }
 
-fn check_complete(source: &dyn BundleSource, evaluation: &Value, verified: &crate::signed_documents::VerifiedSignedDocument, registry_key: Option<[u8; 32]>) -> Result<(), String> {
-    let expect = evaluation.pointer("/expect/verified").ok_or("expect.verified is missing")?;
+fn check_complete(
+    source: &dyn BundleSource,
+    evaluation: &Value,
+    verified: &crate::signed_documents::VerifiedSignedDocument,
+    registry_key: Option<[u8; 32]>,
+) -> Result<(), String> {
+    let expect = evaluation
+        .pointer("/expect/verified")
+        .ok_or("expect.verified is missing")?;
     let key_path = str_at(evaluation, "/signingKey").ok_or("signingKey is missing")?;
     let key_fixture = read_json(source, key_path)?;
     let key_id = str_at(&key_fixture, "/keyId").unwrap_or_default();
     if key_id != verified.key_id {
-        return Err(format!("signing key {key_id} is not the resolved key {}", verified.key_id));
+        return Err(format!(
+            "signing key {key_id} is not the resolved key {}",
+            verified.key_id
+        ));
     }
-    let seed = str_at(&key_fixture, "/seed").and_then(decode_base64url).ok_or("seed is not base64url")?;
-    let seed: [u8; 32] = seed.as_slice().try_into().map_err(|_| "seed is not 32 bytes")?;
+    let seed = str_at(&key_fixture, "/seed")
+        .and_then(decode_base64url)
+        .ok_or("seed is not base64url")?;
+    let seed: [u8; 32] = seed
+        .as_slice()
+        .try_into()
+        .map_err(|_| "seed is not 32 bytes")?;
     let key = SigningKey::from_seed(key_id, &seed);
     let fixture_public = str_at(&key_fixture, "/publicKey").and_then(decode_base64url);
-    if fixture_public.as_deref() != Some(key.public_key_bytes().as_slice()) || registry_key != Some(key.public_key_bytes()) {
-        return Err("the seed's public key differs from the fixture or the Registry binding".into());
+    if fixture_public.as_deref() != Some(key.public_key_bytes().as_slice())
+        || registry_key != Some(key.public_key_bytes())
+    {
+        return Err(
+            "the seed's public key differs from the fixture or the Registry binding".into(),
+        );
     }
     let resigned = crate::schema_formats::encode_base64url(&key.sign(&verified.signing_bytes));
     if resigned != verified.signature {
         return Err("re-signing the signing bytes does not reproduce signature.value".into());
     }
     let principal = expect.get("principal").and_then(Principal::from_value);
-    if str_at(expect, "/keyId") != Some(verified.key_id.as_str()) || principal.as_ref() != Some(&verified.principal) {
+    if str_at(expect, "/keyId") != Some(verified.key_id.as_str())
+        || principal.as_ref() != Some(&verified.principal)
+    {
         return Err("verified key ID or Principal differs".into());
     }
     if str_at(expect, "/protectedTime") != Some(verified.protected_time.as_str()) {
-        return Err(format!("protected time {} differs", verified.protected_time));
+        return Err(format!(
+            "protected time {} differs",
+            verified.protected_time
+        ));
     }
-    if str_at(expect, "/signingHash") != Some(verified.signing_hash.as_str()) || str_at(expect, "/signature") != Some(verified.signature.as_str()) {
+    if str_at(expect, "/signingHash") != Some(verified.signing_hash.as_str())
+        || str_at(expect, "/signature") != Some(verified.signature.as_str())
+    {
         return Err("signing hash or signature text differs".into());
     }
     let bytes_path = str_at(expect, "/signingBytes").ok_or("signingBytes is missing")?;
@@ -327,12 +465,17 @@ fn check_complete(source: &dyn BundleSource, evaluation: &Value, verified: &crat
     Ok(())
 }
 
-fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluation: &Value) -> (String, Result<(), String>) {
+fn evaluate(
+    source: &dyn BundleSource,
+    codec: &SignedDocumentCodec<'_>,
+    evaluation: &Value,
+) -> (String, Result<(), String>) {
     if let Some(input) = str_at(evaluation, "/input") {
         let result = (|| {
             let value = read_json(source, input)?;
             let jcs = canonical_bytes(&value).map_err(|e| e.to_string())?;
-            let expected_path = str_at(evaluation, "/expectedJcs").ok_or("expectedJcs is missing")?;
+            let expected_path =
+                str_at(evaluation, "/expectedJcs").ok_or("expectedJcs is missing")?;
             if source.read(expected_path).as_deref() != Some(jcs.as_slice()) {
                 return Err(format!("canonical bytes differ from {expected_path}"));
             }
@@ -350,7 +493,10 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
         str_at(evaluation, "/document").and_then(|p| source.read(p)),
         str_at(evaluation, "/registry").and_then(|p| source.read(p)),
     ) else {
-        return ("error".into(), Err("document or registry is missing".into()));
+        return (
+            "error".into(),
+            Err("document or registry is missing".into()),
+        );
     };
     let resolver = AgentRegistryKeyResolver::new(&registry);
     let expected_stage = str_at(evaluation, "/expect/stage").unwrap_or_default();
@@ -358,17 +504,33 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
     match codec.verify(kind, &document, &resolver) {
         Ok(verified) => {
             if expected_stage != "complete" {
-                return ("complete".into(), Err(format!("expected {expected_stage}, got complete")));
+                return (
+                    "complete".into(),
+                    Err(format!("expected {expected_stage}, got complete")),
+                );
             }
-            let registry_key = resolver.snapshot().ok().and_then(|s| s.binding(&verified.key_id)).map(|b| *b.public_key.as_bytes());
-            ("complete".into(), check_complete(source, evaluation, &verified, registry_key))
+            let registry_key = resolver
+                .snapshot()
+                .ok()
+                .and_then(|s| s.binding(&verified.key_id))
+                .map(|b| *b.public_key.as_bytes());
+            (
+                "complete".into(),
+                check_complete(source, evaluation, &verified, registry_key),
+            )
         }
         Err(error) => {
             let actual = error.stage.as_str();
             let result = if Stage::parse(expected_stage) != Some(error.stage) {
-                Err(format!("expected {expected_stage}, got {actual} ({})", error.protected()))
+                Err(format!(
+                    "expected {expected_stage}, got {actual} ({})",
+                    error.protected()
+                ))
             } else if expected_code != Some(error.wire_code().as_str()) {
-                Err(format!("expected wire code {expected_code:?}, got {}", error.wire_code()))
+                Err(format!(
+                    "expected wire code {expected_code:?}, got {}",
+                    error.wire_code()
+                ))
             } else {
                 Ok(())
             };
@@ -381,10 +543,16 @@ fn evaluate(source: &dyn BundleSource, codec: &SignedDocumentCodec<'_>, evaluati
 pub fn run_cryptography_bundle(source: &dyn BundleSource) -> BundleReport {
     let mut report = BundleReport::new(BundleKind::Cryptography);
     let preflight = preflight(source);
-    report.facts.push(("artifactDigest".into(), preflight.artifact_digest.clone()));
+    report
+        .facts
+        .push(("artifactDigest".into(), preflight.artifact_digest.clone()));
     report.facts.push(("profileId".into(), PROFILE_ID.into()));
-    report.facts.push(("artifacts".into(), preflight.artifact_count.to_string()));
-    report.facts.push(("cases".into(), preflight.case_count.to_string()));
+    report
+        .facts
+        .push(("artifacts".into(), preflight.artifact_count.to_string()));
+    report
+        .facts
+        .push(("cases".into(), preflight.case_count.to_string()));
     let Some(catalog) = &preflight.catalog else {
         for problem in preflight.problems {
             report.integrity(problem);
@@ -393,11 +561,20 @@ pub fn run_cryptography_bundle(source: &dyn BundleSource) -> BundleReport {
     };
     let codec = SignedDocumentCodec::with_catalog(catalog);
     let empty = Vec::new();
-    for case in preflight.manifest.get("cases").and_then(Value::as_array).unwrap_or(&empty) {
+    for case in preflight
+        .manifest
+        .get("cases")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty)
+    {
         let case_id = str_at(case, "/id").unwrap_or_default();
-        let evaluations = case.get("evaluations").and_then(Value::as_array).unwrap_or(&empty);
+        let evaluations = case
+            .get("evaluations")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
         for (index, evaluation) in evaluations.iter().enumerate() {
-            let label = str_at(evaluation, "/fault/id").or_else(|| str_at(evaluation, "/profileId"));
+            let label =
+                str_at(evaluation, "/fault/id").or_else(|| str_at(evaluation, "/profileId"));
             let id = match (evaluations.len(), label) {
                 (1, _) => case_id.to_owned(),
                 (_, Some(label)) => format!("{case_id}/{label}"),

@@ -10,7 +10,9 @@ use crate::schema::{SCHEMA_ID_PREFIX, SchemaCatalog};
 
 /// Reads and strictly parses a JSON file.
 pub(crate) fn read_json(source: &dyn BundleSource, path: &str) -> Result<Value, String> {
-    let bytes = source.read(path).ok_or_else(|| format!("{path} is missing"))?;
+    let bytes = source
+        .read(path)
+        .ok_or_else(|| format!("{path} is missing"))?;
     parse(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 
@@ -23,14 +25,19 @@ pub(crate) fn is_safe_path(path: &str) -> bool {
                 && segment != "."
                 && segment != ".."
                 && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
-                && bytes
-                    .iter()
-                    .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
+                && bytes.iter().all(|&b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+                })
         })
 }
 
 /// Checks a manifest's `artifacts` list and returns the listed paths.
-pub(crate) fn check_artifacts(source: &dyn BundleSource, manifest: &Value, allowed_prefixes: &[&str], problems: &mut Vec<String>) -> Vec<String> {
+pub(crate) fn check_artifacts(
+    source: &dyn BundleSource,
+    manifest: &Value,
+    allowed_prefixes: &[&str],
+    problems: &mut Vec<String>,
+) -> Vec<String> {
     let Some(artifacts) = manifest.get("artifacts").and_then(Value::as_array) else {
         problems.push("manifest has no artifacts array".into());
         return Vec::new();
@@ -42,20 +49,34 @@ pub(crate) fn check_artifacts(source: &dyn BundleSource, manifest: &Value, allow
             problems.push("artifact without a path".into());
             continue;
         };
-        if !is_safe_path(path) || !allowed_prefixes.iter().any(|prefix| path.starts_with(prefix)) {
-            problems.push(format!("artifact path {path} is not a safe path under {allowed_prefixes:?}"));
+        if !is_safe_path(path)
+            || !allowed_prefixes
+                .iter()
+                .any(|prefix| path.starts_with(prefix))
+        {
+            problems.push(format!(
+                "artifact path {path} is not a safe path under {allowed_prefixes:?}"
+            ));
             continue;
         }
         if !folded.insert(path.to_lowercase()) {
-            problems.push(format!("artifact {path} is listed twice (after case folding)"));
+            problems.push(format!(
+                "artifact {path} is listed twice (after case folding)"
+            ));
         }
-        let length = artifact.get("byteLength").and_then(Value::as_number).and_then(|n| n.as_u64());
+        let length = artifact
+            .get("byteLength")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64());
         let digest = artifact.get("sha256").and_then(Value::as_str);
         match source.read(path) {
             None => problems.push(format!("artifact {path} is missing or not a regular file")),
             Some(bytes) => {
                 if length != Some(bytes.len() as u64) {
-                    problems.push(format!("artifact {path} has {} bytes, manifest says {length:?}", bytes.len()));
+                    problems.push(format!(
+                        "artifact {path} has {} bytes, manifest says {length:?}",
+                        bytes.len()
+                    ));
                 }
                 if digest != Some(sha256_prefixed(&bytes).as_str()) {
                     problems.push(format!("artifact {path} does not match its sha256"));
@@ -79,14 +100,20 @@ pub(crate) fn check_artifact_digest(manifest: &Value, problems: &mut Vec<String>
         problems.push("manifest is not an object".into());
         return String::new();
     };
-    let declared = object.get("artifactDigest").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let declared = object
+        .get("artifactDigest")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
     let mut without = object.clone();
     without.remove("artifactDigest");
     match canonical_bytes(&Value::Object(without)) {
         Ok(bytes) => {
             let computed = sha256_prefixed(&bytes);
             if computed != declared {
-                problems.push(format!("artifactDigest {declared} does not match the computed {computed}"));
+                problems.push(format!(
+                    "artifactDigest {declared} does not match the computed {computed}"
+                ));
             }
         }
         Err(error) => problems.push(format!("manifest cannot be canonicalized: {error}")),
@@ -95,28 +122,43 @@ pub(crate) fn check_artifact_digest(manifest: &Value, problems: &mut Vec<String>
 }
 
 /// The bundle's protocol schemas: exactly `expected` files, each with the canonical `$id`.
-pub(crate) fn schema_files(source: &dyn BundleSource, expected: usize, problems: &mut Vec<String>) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn schema_files(
+    source: &dyn BundleSource,
+    expected: usize,
+    problems: &mut Vec<String>,
+) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
     for path in source.list("schemas/") {
         if !path.ends_with(".schema.json") || path.matches('/').count() != 1 {
             continue;
         }
-        let Some(bytes) = source.read(&path) else { continue };
+        let Some(bytes) = source.read(&path) else {
+            continue;
+        };
         let file = &path["schemas/".len()..];
-        let id = parse(&bytes).ok().and_then(|v| v.get("$id").and_then(Value::as_str).map(str::to_owned));
+        let id = parse(&bytes)
+            .ok()
+            .and_then(|v| v.get("$id").and_then(Value::as_str).map(str::to_owned));
         if id.as_deref() != Some(format!("{SCHEMA_ID_PREFIX}{file}").as_str()) {
             problems.push(format!("{path} does not have $id {SCHEMA_ID_PREFIX}{file}"));
         }
         files.push((path, bytes.into_owned()));
     }
     if files.len() != expected {
-        problems.push(format!("expected {expected} schemas, found {}", files.len()));
+        problems.push(format!(
+            "expected {expected} schemas, found {}",
+            files.len()
+        ));
     }
     files
 }
 
 /// Compiles the bundle's schemas plus extra schema files (manifest and fixture schemas).
-pub(crate) fn catalog(source: &dyn BundleSource, extra: &[&str], problems: &mut Vec<String>) -> Option<SchemaCatalog> {
+pub(crate) fn catalog(
+    source: &dyn BundleSource,
+    extra: &[&str],
+    problems: &mut Vec<String>,
+) -> Option<SchemaCatalog> {
     let mut files = schema_files(source, 22, problems);
     for path in extra {
         match source.read(path) {
@@ -124,7 +166,11 @@ pub(crate) fn catalog(source: &dyn BundleSource, extra: &[&str], problems: &mut 
             None => problems.push(format!("{path} is missing")),
         }
     }
-    match SchemaCatalog::compile(files.iter().map(|(path, bytes)| (path.as_str(), bytes.as_slice()))) {
+    match SchemaCatalog::compile(
+        files
+            .iter()
+            .map(|(path, bytes)| (path.as_str(), bytes.as_slice())),
+    ) {
         Ok(catalog) => Some(catalog),
         Err(error) => {
             problems.push(error.to_string());

@@ -1,8 +1,8 @@
 //! Runners for the three conformance bundles (§22), following each manifest exactly: the 58
 //! structural vectors, the 62 cryptography evaluations and the 30 admission evaluations.
 
-mod admission;
-mod cryptography;
+pub(crate) mod admission;
+pub(crate) mod cryptography;
 mod integrity;
 mod report;
 mod source;

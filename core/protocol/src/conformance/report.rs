@@ -89,7 +89,8 @@ impl BundleReport {
         } else {
             self.passed += 1;
         }
-        self.outcomes.push((id.to_owned(), actual.to_owned(), passed));
+        self.outcomes
+            .push((id.to_owned(), actual.to_owned(), passed));
     }
 
     /// Whether every evaluation passed and the bundle's integrity held.
@@ -105,8 +106,14 @@ impl BundleReport {
     /// The report as a JSON object (`passed`, `total`, `ok`, `failures`, `facts`).
     pub fn to_value(&self) -> Value {
         let mut object = Object::new();
-        object.insert("passed", Value::Number(crate::json::Number::from_u64(self.passed as u64)));
-        object.insert("total", Value::Number(crate::json::Number::from_u64(self.total as u64)));
+        object.insert(
+            "passed",
+            Value::Number(crate::json::Number::from_u64(self.passed as u64)),
+        );
+        object.insert(
+            "total",
+            Value::Number(crate::json::Number::from_u64(self.total as u64)),
+        );
         object.insert("ok", Value::Bool(self.ok()));
         let failures = self
             .failures

@@ -28,26 +28,47 @@ pub fn run_structural_bundle(source: &dyn BundleSource) -> BundleReport {
         return report;
     };
     if entries.len() != STRUCTURAL_VECTOR_COUNT {
-        problems.push(format!("expected {STRUCTURAL_VECTOR_COUNT} vectors, found {}", entries.len()));
+        problems.push(format!(
+            "expected {STRUCTURAL_VECTOR_COUNT} vectors, found {}",
+            entries.len()
+        ));
     }
     let mut names = HashSet::new();
     let mut instances = HashSet::new();
     let (mut valid_count, mut invalid_count) = (0, 0);
     for (index, entry) in entries.iter().enumerate() {
-        let name = entry.get("name").and_then(Value::as_str).unwrap_or_default();
-        let id = if name.is_empty() { format!("vector {index}") } else { name.to_owned() };
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let id = if name.is_empty() {
+            format!("vector {index}")
+        } else {
+            name.to_owned()
+        };
         let result = (|| -> Result<String, String> {
             if name.is_empty() || !names.insert(name.to_owned()) {
                 return Err("name is empty or not unique".into());
             }
-            let expected = entry.get("valid").and_then(Value::as_bool).ok_or("valid is not a boolean")?;
-            let schema = entry.get("schema").and_then(Value::as_str).ok_or("schema is not a string")?;
-            let instance = entry.get("instance").and_then(Value::as_str).ok_or("instance is not a string")?;
+            let expected = entry
+                .get("valid")
+                .and_then(Value::as_bool)
+                .ok_or("valid is not a boolean")?;
+            let schema = entry
+                .get("schema")
+                .and_then(Value::as_str)
+                .ok_or("schema is not a string")?;
+            let instance = entry
+                .get("instance")
+                .and_then(Value::as_str)
+                .ok_or("instance is not a string")?;
             if !schema.starts_with("schemas/") || !is_safe_path(schema) {
                 return Err(format!("schema path {schema} is not inside schemas/"));
             }
             if !instance.starts_with("conformance/vectors/") || !is_safe_path(instance) {
-                return Err(format!("instance path {instance} is not inside conformance/vectors/"));
+                return Err(format!(
+                    "instance path {instance} is not inside conformance/vectors/"
+                ));
             }
             if !instances.insert(instance.to_owned()) {
                 return Err(format!("instance {instance} is listed twice"));
@@ -57,10 +78,14 @@ pub fn run_structural_bundle(source: &dyn BundleSource) -> BundleReport {
             } else {
                 invalid_count += 1;
             }
-            let bytes = source.read(instance).ok_or_else(|| format!("{instance} is missing"))?;
+            let bytes = source
+                .read(instance)
+                .ok_or_else(|| format!("{instance} is missing"))?;
             let catalog = catalog.as_ref().ok_or("the schemas did not compile")?;
             let outcome = match parse(&bytes) {
-                Ok(value) => catalog.validate(&schema["schemas/".len()..], &value).map_err(|issue| issue.to_string()),
+                Ok(value) => catalog
+                    .validate(&schema["schemas/".len()..], &value)
+                    .map_err(|issue| issue.to_string()),
                 Err(error) => Err(error.to_string()),
             };
             let actual = outcome.is_ok();
@@ -72,7 +97,11 @@ pub fn run_structural_bundle(source: &dyn BundleSource) -> BundleReport {
                     outcome.err().map(|e| format!(": {e}")).unwrap_or_default()
                 ));
             }
-            Ok(if actual { "valid".into() } else { "invalid".into() })
+            Ok(if actual {
+                "valid".into()
+            } else {
+                "invalid".into()
+            })
         })();
         match result {
             Ok(actual) => report.record(&id, &actual, Ok(())),
@@ -85,7 +114,9 @@ pub fn run_structural_bundle(source: &dyn BundleSource) -> BundleReport {
         }
     }
     report.facts.push(("valid".into(), valid_count.to_string()));
-    report.facts.push(("invalid".into(), invalid_count.to_string()));
+    report
+        .facts
+        .push(("invalid".into(), invalid_count.to_string()));
     for problem in problems {
         report.integrity(problem);
     }

@@ -103,7 +103,9 @@ impl Decimal {
         }
         let mut value: i64 = 0;
         for &digit in self.digits.iter() {
-            value = value.checked_mul(10)?.checked_add(i64::from(digit - b'0'))?;
+            value = value
+                .checked_mul(10)?
+                .checked_add(i64::from(digit - b'0'))?;
         }
         for _ in 0..self.exponent {
             value = value.checked_mul(10)?;

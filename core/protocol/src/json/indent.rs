@@ -65,7 +65,9 @@ fn write_json_string(text: &super::value::JsonString, out: &mut Vec<u8>) {
                         write_text(encoded, &mut escaped);
                         out.extend_from_slice(&escaped[1..escaped.len() - 1]);
                     }
-                    Err(error) => out.extend_from_slice(format!("\\u{:04x}", error.unpaired_surrogate()).as_bytes()),
+                    Err(error) => out.extend_from_slice(
+                        format!("\\u{:04x}", error.unpaired_surrogate()).as_bytes(),
+                    ),
                 }
             }
             out.push(b'"');

@@ -7,8 +7,10 @@ mod indent;
 mod parse;
 mod value;
 
-pub use canonical::{CanonicalError, canonical_bytes, canonical_hash, sha256_prefixed, write_canonical};
 pub(crate) use canonical::write_object;
+pub use canonical::{
+    CanonicalError, canonical_bytes, canonical_hash, sha256_prefixed, write_canonical,
+};
 pub use decimal::Decimal;
 pub use indent::write_indented;
 pub use parse::{MAX_DEPTH, ParseError, ParseErrorKind, parse, parse_with_member_spans};

@@ -41,7 +41,9 @@ impl fmt::Display for ParseError {
         match &self.kind {
             ParseErrorKind::ByteOrderMark => write!(f, "byte-order mark at byte {}", self.offset),
             ParseErrorKind::InvalidUtf8 => write!(f, "invalid UTF-8 at byte {}", self.offset),
-            ParseErrorKind::UnexpectedEnd => write!(f, "unexpected end of input at byte {}", self.offset),
+            ParseErrorKind::UnexpectedEnd => {
+                write!(f, "unexpected end of input at byte {}", self.offset)
+            }
             ParseErrorKind::UnexpectedCharacter(c) => {
                 write!(f, "unexpected character {c:?} at byte {}", self.offset)
             }
@@ -49,7 +51,11 @@ impl fmt::Display for ParseError {
             ParseErrorKind::InvalidNumber => write!(f, "invalid number at byte {}", self.offset),
             ParseErrorKind::InvalidEscape => write!(f, "invalid escape at byte {}", self.offset),
             ParseErrorKind::ControlCharacterInString => {
-                write!(f, "unescaped control character in string at byte {}", self.offset)
+                write!(
+                    f,
+                    "unescaped control character in string at byte {}",
+                    self.offset
+                )
             }
             ParseErrorKind::DuplicateMember(name) => {
                 write!(f, "duplicate member name {name:?} at byte {}", self.offset)
@@ -117,7 +123,11 @@ impl<'a> Parser<'a> {
     }
 
     fn unexpected<T>(&self) -> Result<T, ParseError> {
-        match self.text.get(self.pos..).and_then(|rest| rest.chars().next()) {
+        match self
+            .text
+            .get(self.pos..)
+            .and_then(|rest| rest.chars().next())
+        {
             Some(c) => self.error(ParseErrorKind::UnexpectedCharacter(c)),
             None => self.error(ParseErrorKind::UnexpectedEnd),
         }

@@ -303,7 +303,9 @@ impl Value {
         match (self, other) {
             (Self::Null, Self::Null) => true,
             (Self::Bool(a), Self::Bool(b)) => a == b,
-            (Self::Number(a), Self::Number(b)) => a.as_text() == b.as_text() || a.decimal() == b.decimal(),
+            (Self::Number(a), Self::Number(b)) => {
+                a.as_text() == b.as_text() || a.decimal() == b.decimal()
+            }
             (Self::String(a), Self::String(b)) => a.same_units(b),
             (Self::Array(a), Self::Array(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.json_eq(y))

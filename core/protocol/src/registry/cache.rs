@@ -56,7 +56,9 @@ impl AgentRegistryKeyResolver {
 
     /// A resolver over an already validated snapshot.
     pub fn from_snapshot(snapshot: Arc<KeyRegistrySnapshot>) -> Self {
-        Self { evidence: Ok(snapshot) }
+        Self {
+            evidence: Ok(snapshot),
+        }
     }
 
     /// The validated snapshot, or why the evidence is unusable.
@@ -66,7 +68,10 @@ impl AgentRegistryKeyResolver {
 }
 
 impl KeyResolver for AgentRegistryKeyResolver {
-    fn registry_evidence(&self, _: &KeyResolutionRequest<'_>) -> Result<Arc<KeyRegistrySnapshot>, RegistryError> {
+    fn registry_evidence(
+        &self,
+        _: &KeyResolutionRequest<'_>,
+    ) -> Result<Arc<KeyRegistrySnapshot>, RegistryError> {
         self.evidence.clone()
     }
 }

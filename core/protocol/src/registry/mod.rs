@@ -38,11 +38,17 @@ pub struct KeyResolutionRequest<'a> {
 /// The key-resolution adapter: supplies validated, complete Registry evidence. Unavailable or
 /// incomplete evidence is an error, reported at stage 4 like an unknown key.
 pub trait KeyResolver {
-    fn registry_evidence(&self, request: &KeyResolutionRequest<'_>) -> Result<Arc<KeyRegistrySnapshot>, RegistryError>;
+    fn registry_evidence(
+        &self,
+        request: &KeyResolutionRequest<'_>,
+    ) -> Result<Arc<KeyRegistrySnapshot>, RegistryError>;
 }
 
 impl KeyResolver for Arc<KeyRegistrySnapshot> {
-    fn registry_evidence(&self, _: &KeyResolutionRequest<'_>) -> Result<Arc<KeyRegistrySnapshot>, RegistryError> {
+    fn registry_evidence(
+        &self,
+        _: &KeyResolutionRequest<'_>,
+    ) -> Result<Arc<KeyRegistrySnapshot>, RegistryError> {
         Ok(Arc::clone(self))
     }
 }

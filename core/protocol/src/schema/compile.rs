@@ -4,12 +4,20 @@
 
 use std::collections::HashMap;
 
-use super::node::{Format, Node, NodeId, Pattern, types};
 use super::SchemaError;
+use super::node::{Format, Node, NodeId, Pattern, types};
 use crate::json::{Value, parse};
 
 /// Keywords that only annotate.
-const ANNOTATIONS: [&str; 7] = ["$schema", "$id", "title", "description", "$comment", "examples", "default"];
+const ANNOTATIONS: [&str; 7] = [
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "$comment",
+    "examples",
+    "default",
+];
 
 pub(crate) struct Compiler {
     pub nodes: Vec<Node>,
@@ -30,7 +38,8 @@ impl Compiler {
 
     /// Adds one schema document; returns its `$id`.
     pub fn add_document(&mut self, name: &str, bytes: &[u8]) -> Result<String, SchemaError> {
-        let value = parse(bytes).map_err(|e| SchemaError::compile(name, format!("not strict JSON: {e}")))?;
+        let value = parse(bytes)
+            .map_err(|e| SchemaError::compile(name, format!("not strict JSON: {e}")))?;
         let id = value
             .get("$id")
             .and_then(Value::as_str)
@@ -74,7 +83,12 @@ impl Compiler {
         Ok(id)
     }
 
-    fn child(&mut self, document: usize, pointer: &str, suffix: &str) -> Result<NodeId, SchemaError> {
+    fn child(
+        &mut self,
+        document: usize,
+        pointer: &str,
+        suffix: &str,
+    ) -> Result<NodeId, SchemaError> {
         self.compile_at(document, format!("{pointer}/{suffix}"))
     }
 
@@ -89,13 +103,20 @@ impl Compiler {
         let items = value
             .as_array()
             .filter(|items| !items.is_empty())
-            .ok_or_else(|| SchemaError::compile(location, format!("{keyword} must be a non-empty array")))?;
+            .ok_or_else(|| {
+                SchemaError::compile(location, format!("{keyword} must be a non-empty array"))
+            })?;
         (0..items.len())
             .map(|index| self.child(document, pointer, &format!("{keyword}/{index}")))
             .collect()
     }
 
-    fn resolve_reference(&mut self, document: usize, reference: &str, location: &str) -> Result<NodeId, SchemaError> {
+    fn resolve_reference(
+        &mut self,
+        document: usize,
+        reference: &str,
+        location: &str,
+    ) -> Result<NodeId, SchemaError> {
         let (resource, fragment) = match reference.split_once('#') {
             Some((resource, fragment)) => (resource, fragment),
             None => (reference, ""),
@@ -112,18 +133,26 @@ impl Compiler {
                     None => resource.to_owned(),
                 }
             };
-            *self
-                .by_id
-                .get(&absolute)
-                .ok_or_else(|| SchemaError::compile(location, format!("unresolvable $ref {reference}")))?
+            *self.by_id.get(&absolute).ok_or_else(|| {
+                SchemaError::compile(location, format!("unresolvable $ref {reference}"))
+            })?
         };
         if !fragment.is_empty() && !fragment.starts_with('/') {
-            return Err(SchemaError::compile(location, format!("unsupported anchor $ref {reference}")));
+            return Err(SchemaError::compile(
+                location,
+                format!("unsupported anchor $ref {reference}"),
+            ));
         }
         self.compile_at(target, fragment.to_owned())
     }
 
-    fn compile_node(&mut self, document: usize, pointer: &str, location: &str, schema: &Value) -> Result<Node, SchemaError> {
+    fn compile_node(
+        &mut self,
+        document: usize,
+        pointer: &str,
+        location: &str,
+        schema: &Value,
+    ) -> Result<Node, SchemaError> {
         let mut node = Node {
             location: location.into(),
             ..Node::default()
@@ -134,7 +163,12 @@ impl Compiler {
                 return Ok(node);
             }
             Value::Object(object) => object,
-            _ => return Err(SchemaError::compile(location, "a schema must be an object or a boolean")),
+            _ => {
+                return Err(SchemaError::compile(
+                    location,
+                    "a schema must be an object or a boolean",
+                ));
+            }
         };
         let bad = |what: &str| SchemaError::compile(location, what.to_owned());
         let count = |value: &Value, keyword: &str| {
@@ -145,7 +179,9 @@ impl Compiler {
                 .ok_or_else(|| bad(&format!("{keyword} must be a non-negative integer")))
         };
         for (key, value) in object.iter() {
-            let key = key.as_str().ok_or_else(|| bad("keyword is not valid Unicode"))?;
+            let key = key
+                .as_str()
+                .ok_or_else(|| bad("keyword is not valid Unicode"))?;
             match key {
                 _ if ANNOTATIONS.contains(&key) => {}
                 "$defs" => {
@@ -164,16 +200,26 @@ impl Compiler {
                         other => vec![other],
                     };
                     for name in names {
-                        set |= name.as_str().and_then(types::from_name).ok_or_else(|| bad("unknown type"))?;
+                        set |= name
+                            .as_str()
+                            .and_then(types::from_name)
+                            .ok_or_else(|| bad("unknown type"))?;
                     }
                     node.types = Some(set);
                 }
                 "const" => node.constant = Some(value.clone()),
                 "enum" => {
-                    node.enumeration = Some(value.as_array().ok_or_else(|| bad("enum must be an array"))?.to_vec());
+                    node.enumeration = Some(
+                        value
+                            .as_array()
+                            .ok_or_else(|| bad("enum must be an array"))?
+                            .to_vec(),
+                    );
                 }
                 "properties" => {
-                    let properties = value.as_object().ok_or_else(|| bad("properties must be an object"))?;
+                    let properties = value
+                        .as_object()
+                        .ok_or_else(|| bad("properties must be an object"))?;
                     let names: Vec<String> = properties
                         .iter()
                         .map(|(name, _)| name.to_lossy().into_owned())
@@ -185,25 +231,42 @@ impl Compiler {
                     }
                 }
                 "required" => {
-                    let names = value.as_array().ok_or_else(|| bad("required must be an array"))?;
+                    let names = value
+                        .as_array()
+                        .ok_or_else(|| bad("required must be an array"))?;
                     for name in names {
-                        node.required
-                            .push(name.as_str().ok_or_else(|| bad("required holds a non-string"))?.into());
+                        node.required.push(
+                            name.as_str()
+                                .ok_or_else(|| bad("required holds a non-string"))?
+                                .into(),
+                        );
                     }
                 }
                 "additionalProperties" => {
-                    node.additional_properties = Some(self.child(document, pointer, "additionalProperties")?);
+                    node.additional_properties =
+                        Some(self.child(document, pointer, "additionalProperties")?);
                 }
-                "propertyNames" => node.property_names = Some(self.child(document, pointer, "propertyNames")?),
-                "prefixItems" => node.prefix_items = self.children(document, pointer, "prefixItems", value, location)?,
+                "propertyNames" => {
+                    node.property_names = Some(self.child(document, pointer, "propertyNames")?)
+                }
+                "prefixItems" => {
+                    node.prefix_items =
+                        self.children(document, pointer, "prefixItems", value, location)?
+                }
                 "items" => node.items = Some(self.child(document, pointer, "items")?),
                 "minItems" => node.min_items = Some(count(value, key)?),
                 "maxItems" => node.max_items = Some(count(value, key)?),
-                "uniqueItems" => node.unique_items = value.as_bool().ok_or_else(|| bad("uniqueItems must be a boolean"))?,
+                "uniqueItems" => {
+                    node.unique_items = value
+                        .as_bool()
+                        .ok_or_else(|| bad("uniqueItems must be a boolean"))?
+                }
                 "minLength" => node.min_length = Some(count(value, key)?),
                 "maxLength" => node.max_length = Some(count(value, key)?),
                 "pattern" => {
-                    let source = value.as_str().ok_or_else(|| bad("pattern must be a string"))?;
+                    let source = value
+                        .as_str()
+                        .ok_or_else(|| bad("pattern must be a string"))?;
                     let regex = regress::Regex::with_flags(source, "u")
                         .map_err(|e| bad(&format!("pattern {source:?} does not compile: {e}")))?;
                     node.pattern = Some(Pattern {
@@ -218,16 +281,44 @@ impl Compiler {
                         _ => return Err(bad("unsupported format")),
                     });
                 }
-                "minimum" => node.minimum = Some(value.as_number().ok_or_else(|| bad("minimum must be a number"))?.decimal()),
-                "maximum" => node.maximum = Some(value.as_number().ok_or_else(|| bad("maximum must be a number"))?.decimal()),
-                "allOf" => node.all_of = self.children(document, pointer, "allOf", value, location)?,
-                "anyOf" => node.any_of = self.children(document, pointer, "anyOf", value, location)?,
-                "oneOf" => node.one_of = self.children(document, pointer, "oneOf", value, location)?,
+                "minimum" => {
+                    node.minimum = Some(
+                        value
+                            .as_number()
+                            .ok_or_else(|| bad("minimum must be a number"))?
+                            .decimal(),
+                    )
+                }
+                "maximum" => {
+                    node.maximum = Some(
+                        value
+                            .as_number()
+                            .ok_or_else(|| bad("maximum must be a number"))?
+                            .decimal(),
+                    )
+                }
+                "allOf" => {
+                    node.all_of = self.children(document, pointer, "allOf", value, location)?
+                }
+                "anyOf" => {
+                    node.any_of = self.children(document, pointer, "anyOf", value, location)?
+                }
+                "oneOf" => {
+                    node.one_of = self.children(document, pointer, "oneOf", value, location)?
+                }
                 "not" => node.not = Some(self.child(document, pointer, "not")?),
                 "if" => {
                     let condition = self.child(document, pointer, "if")?;
-                    let then = if object.contains("then") { Some(self.child(document, pointer, "then")?) } else { None };
-                    let otherwise = if object.contains("else") { Some(self.child(document, pointer, "else")?) } else { None };
+                    let then = if object.contains("then") {
+                        Some(self.child(document, pointer, "then")?)
+                    } else {
+                        None
+                    };
+                    let otherwise = if object.contains("else") {
+                        Some(self.child(document, pointer, "else")?)
+                    } else {
+                        None
+                    };
                     node.if_then_else = Some((condition, then, otherwise));
                 }
                 // Without `if`, `then` and `else` have no effect (Draft 2020-12 §10.2.2).

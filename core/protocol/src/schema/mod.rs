@@ -52,8 +52,16 @@ pub struct SchemaIssue {
 
 impl fmt::Display for SchemaIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.instance_path.is_empty() { "/" } else { &self.instance_path };
-        write!(f, "{} at {path} ({} in {})", self.message, self.keyword, self.schema_location)
+        let path = if self.instance_path.is_empty() {
+            "/"
+        } else {
+            &self.instance_path
+        };
+        write!(
+            f,
+            "{} at {path} ({} in {})",
+            self.message, self.keyword, self.schema_location
+        )
     }
 }
 
@@ -74,7 +82,9 @@ pub const SCHEMA_ID_PREFIX: &str = "https://missionweaveprotocol.dev/schemas/0.1
 impl SchemaCatalog {
     /// Compiles schema documents given as `(file path, bytes)`. Every document's root is
     /// compiled, so a broken schema fails here rather than at first use.
-    pub fn compile<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Result<Self, SchemaError> {
+    pub fn compile<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    ) -> Result<Self, SchemaError> {
         let mut compiler = Compiler::new();
         let mut ids = Vec::new();
         for (path, bytes) in files {
@@ -107,9 +117,8 @@ impl SchemaCatalog {
         CATALOG.get_or_init(|| {
             // The embedded schemas are pinned and checked by the build; the conformance tests
             // prove they compile, so a failure here cannot happen with a built crate.
-            SchemaCatalog::compile(crate::bundle::schema_files()).unwrap_or_else(|error| {
-                unreachable_schema_error(&error)
-            })
+            SchemaCatalog::compile(crate::bundle::schema_files())
+                .unwrap_or_else(|error| unreachable_schema_error(&error))
         })
     }
 
@@ -147,7 +156,8 @@ impl SchemaCatalog {
     /// Strictly parses `bytes` and validates them against `name`.
     pub fn validate_bytes(&self, name: &str, bytes: &[u8]) -> Result<Value, SchemaValidationError> {
         let value = parse(bytes).map_err(SchemaValidationError::Parse)?;
-        self.validate(name, &value).map_err(SchemaValidationError::Schema)?;
+        self.validate(name, &value)
+            .map_err(SchemaValidationError::Schema)?;
         Ok(value)
     }
 }

@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 
-use super::node::{Format, Node, NodeId, types};
 use super::SchemaIssue;
+use super::node::{Format, Node, NodeId, types};
 use crate::json::{JsonString, Value};
 use crate::schema_formats::{Timestamp, is_protocol_uri};
 
@@ -34,7 +34,9 @@ impl<'v> Recorder<'v> {
             for segment in &self.path {
                 pointer.push('/');
                 match segment {
-                    Segment::Key(key) => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+                    Segment::Key(key) => {
+                        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"))
+                    }
                     Segment::Index(index) => pointer.push_str(&index.to_string()),
                 }
             }
@@ -230,7 +232,10 @@ impl<'s> Validator<'s> {
                                         if let Some(recorder) = rec.as_deref_mut() {
                                             recorder.path.pop();
                                         }
-                                        fail!("additionalProperties", "member {name:?} is not allowed");
+                                        fail!(
+                                            "additionalProperties",
+                                            "member {name:?} is not allowed"
+                                        );
                                     }
                                     self.eval(additional, member, rec)
                                 }
@@ -256,12 +261,20 @@ impl<'s> Validator<'s> {
                 if let Some(min) = node.min_items
                     && items.len() < min
                 {
-                    fail!("minItems", "array has {} items, fewer than {min}", items.len());
+                    fail!(
+                        "minItems",
+                        "array has {} items, fewer than {min}",
+                        items.len()
+                    );
                 }
                 if let Some(max) = node.max_items
                     && items.len() > max
                 {
-                    fail!("maxItems", "array has {} items, more than {max}", items.len());
+                    fail!(
+                        "maxItems",
+                        "array has {} items, more than {max}",
+                        items.len()
+                    );
                 }
                 for (index, item) in items.iter().enumerate() {
                     let schema = match node.prefix_items.get(index) {
@@ -343,9 +356,16 @@ impl<'s> Validator<'s> {
             fail!("anyOf", "value matches none of the alternatives");
         }
         if !node.one_of.is_empty() {
-            let matches = node.one_of.iter().filter(|&&sub| self.is_valid(sub, value)).count();
+            let matches = node
+                .one_of
+                .iter()
+                .filter(|&&sub| self.is_valid(sub, value))
+                .count();
             if matches != 1 {
-                fail!("oneOf", "value matches {matches} alternatives instead of exactly one");
+                fail!(
+                    "oneOf",
+                    "value matches {matches} alternatives instead of exactly one"
+                );
             }
         }
         if let Some(not) = node.not
@@ -354,7 +374,11 @@ impl<'s> Validator<'s> {
             fail!("not", "value matches a forbidden schema");
         }
         if let Some((condition, then, otherwise)) = node.if_then_else {
-            let branch = if self.is_valid(condition, value) { then } else { otherwise };
+            let branch = if self.is_valid(condition, value) {
+                then
+            } else {
+                otherwise
+            };
             if let Some(branch) = branch
                 && !self.eval(branch, value, rec)
             {

@@ -28,7 +28,11 @@ pub fn decode_base64url(text: &str) -> Option<Vec<u8>> {
             accumulator = (accumulator << 6) | sextet(byte)?;
         }
         match chunk.len() {
-            4 => out.extend_from_slice(&[(accumulator >> 16) as u8, (accumulator >> 8) as u8, accumulator as u8]),
+            4 => out.extend_from_slice(&[
+                (accumulator >> 16) as u8,
+                (accumulator >> 8) as u8,
+                accumulator as u8,
+            ]),
             3 => {
                 // 18 bits carry 16: the low 2 bits must be zero (canonical form).
                 if accumulator & 0b11 != 0 {
@@ -61,7 +65,9 @@ pub fn encode_base64url(bytes: &[u8]) -> String {
         accumulator <<= (6 - bits % 6) % 6;
         let count = bits.div_ceil(6);
         for index in (0..count).rev() {
-            out.push(char::from(ALPHABET[((accumulator >> (index * 6)) & 63) as usize]));
+            out.push(char::from(
+                ALPHABET[((accumulator >> (index * 6)) & 63) as usize],
+            ));
         }
     }
     out
@@ -74,7 +80,9 @@ mod tests {
     #[test]
     fn round_trips() {
         for length in 0..40u8 {
-            let bytes: Vec<u8> = (0..length).map(|i| i.wrapping_mul(37).wrapping_add(5)).collect();
+            let bytes: Vec<u8> = (0..length)
+                .map(|i| i.wrapping_mul(37).wrapping_add(5))
+                .collect();
             let text = encode_base64url(&bytes);
             if bytes.is_empty() {
                 assert_eq!(decode_base64url(&text), None);

@@ -137,7 +137,11 @@ fn number(bytes: &[u8]) -> Option<i64> {
     if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(bytes.iter().fold(0, |acc, &d| acc * 10 + i64::from(d - b'0')))
+    Some(
+        bytes
+            .iter()
+            .fold(0, |acc, &d| acc * 10 + i64::from(d - b'0')),
+    )
 }
 
 fn is_leap_year(year: i64) -> bool {
@@ -167,7 +171,13 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 fn parse_instant(b: &[u8]) -> Result<Instant, TimestampError> {
     use TimestampError as E;
     // YYYY-MM-DDTHH:MM:SS is 19 bytes; then an optional fraction and the offset.
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return Err(E::Syntax);
     }
     let field = |range: std::ops::Range<usize>| number(&b[range]).ok_or(E::Syntax);
@@ -227,7 +237,9 @@ fn parse_instant(b: &[u8]) -> Result<Instant, TimestampError> {
         - offset_seconds;
     let trimmed = fraction.len() - fraction.iter().rev().take_while(|&&d| d == b'0').count();
     // The fraction is ASCII digits, so this is valid UTF-8.
-    let fraction = String::from_utf8_lossy(&fraction[..trimmed]).into_owned().into_boxed_str();
+    let fraction = String::from_utf8_lossy(&fraction[..trimmed])
+        .into_owned()
+        .into_boxed_str();
     Ok(Instant { seconds, fraction })
 }
 
@@ -282,10 +294,22 @@ mod tests {
 
     #[test]
     fn compares_exactly() {
-        assert!(instant("2026-07-15T00:00:00.1234560000000000001Z") < instant("2026-07-15T00:00:00.1234560000000000002Z"));
-        assert_eq!(instant("2026-07-15T00:00:00.500Z"), instant("2026-07-15T00:00:00.5Z"));
-        assert_eq!(instant("2026-07-14T00:01:00-23:59"), instant("2026-07-15T00:00:00Z"));
-        assert_eq!(instant("2026-07-15T23:59:01+23:59"), instant("2026-07-15T00:00:01Z"));
+        assert!(
+            instant("2026-07-15T00:00:00.1234560000000000001Z")
+                < instant("2026-07-15T00:00:00.1234560000000000002Z")
+        );
+        assert_eq!(
+            instant("2026-07-15T00:00:00.500Z"),
+            instant("2026-07-15T00:00:00.5Z")
+        );
+        assert_eq!(
+            instant("2026-07-14T00:01:00-23:59"),
+            instant("2026-07-15T00:00:00Z")
+        );
+        assert_eq!(
+            instant("2026-07-15T23:59:01+23:59"),
+            instant("2026-07-15T00:00:01Z")
+        );
         assert!(instant("2026-07-15T00:00:00Z") < instant("2026-07-15T00:00:00.0000001Z"));
         assert_eq!(instant("1970-01-01T00:00:00Z").unix_seconds(), 0);
         assert_eq!(instant("2000-03-01T00:00:00Z").unix_seconds(), 951_868_800);

@@ -54,7 +54,10 @@ fn is_unreserved(b: u8) -> bool {
 }
 
 fn is_sub_delim(b: u8) -> bool {
-    matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+    matches!(
+        b,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
 }
 
 fn is_pchar(b: u8) -> bool {
@@ -93,7 +96,9 @@ fn is_authority(bytes: &[u8]) -> bool {
         None => (None, bytes),
     };
     if let Some(userinfo) = userinfo
-        && !all_of(userinfo, |b| is_unreserved(b) || is_sub_delim(b) || b == b':')
+        && !all_of(userinfo, |b| {
+            is_unreserved(b) || is_sub_delim(b) || b == b':'
+        })
     {
         return false;
     }

@@ -79,7 +79,11 @@ impl SigningError {
 
 impl fmt::Display for SigningError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot sign: would fail at {}: {}", self.stage, self.detail)
+        write!(
+            f,
+            "cannot sign: would fail at {}: {}",
+            self.stage, self.detail
+        )
     }
 }
 

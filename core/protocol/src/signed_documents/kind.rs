@@ -94,7 +94,9 @@ impl SignedDocumentKind {
             Self::Approval => ExpectedSignerRule::PrincipalObject("/approver"),
             Self::Artifact => ExpectedSignerRule::AgentId("/producer/agentId"),
             Self::Command => ExpectedSignerRule::PrincipalObject("/actor"),
-            Self::ContextPackage | Self::Evidence => ExpectedSignerRule::PrincipalObject("/generatedBy"),
+            Self::ContextPackage | Self::Evidence => {
+                ExpectedSignerRule::PrincipalObject("/generatedBy")
+            }
             Self::Event => ExpectedSignerRule::PrincipalObject("/acceptedBy"),
             Self::ExtensionProfile => ExpectedSignerRule::PrincipalObject("/approvedBy"),
             Self::GroupSnapshot => ExpectedSignerRule::PrincipalObject("/createdBy"),

@@ -1,11 +1,13 @@
 //! The v0.1 Signed Document Verification Profile (§6.4): six-stage verification and strict
 //! signing for the nine signature-required kinds.
 
+mod batch;
 mod error;
 mod kind;
 mod sign;
 mod verify;
 
+pub use batch::BatchItem;
 pub use error::{SigningError, VerificationError, WIRE_MESSAGE};
 pub use kind::{ExpectedSignerRule, SignedDocumentKind};
 pub use sign::SignedDocument;
@@ -32,7 +34,6 @@ impl SignedDocumentCodec<'static> {
             catalog: SchemaCatalog::embedded(),
         }
     }
-
 }
 
 impl<'c> SignedDocumentCodec<'c> {

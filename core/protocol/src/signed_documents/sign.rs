@@ -1,10 +1,10 @@
 //! Strict signing: the signer adds the envelope `{algorithm, keyId, createdAt, value}` with
 //! `createdAt` equal to the protected time, and refuses anything that would not verify.
 
+use super::SignedDocumentCodec;
 use super::error::SigningError;
 use super::kind::SignedDocumentKind;
 use super::verify::VerifiedSignedDocument;
-use super::SignedDocumentCodec;
 use crate::crypto::{PublicKey, SigningKey, check_r, split_signature};
 use crate::error::Stage;
 use crate::json::{Object, Value, canonical_bytes, sha256_prefixed, write_object};
@@ -30,30 +30,56 @@ impl SignedDocumentCodec<'_> {
     /// Signs `unsigned` (an object without a top-level `signature`) as a document of `kind`.
     /// Checks everything that does not need the Registry: schema, envelope, canonical form, the
     /// key's point and the produced signature.
-    pub fn sign(&self, kind: SignedDocumentKind, unsigned: &Value, key: &SigningKey) -> Result<SignedDocument, SigningError> {
+    pub fn sign(
+        &self,
+        kind: SignedDocumentKind,
+        unsigned: &Value,
+        key: &SigningKey,
+    ) -> Result<SignedDocument, SigningError> {
         let Value::Object(object) = unsigned else {
-            return Err(SigningError::new(Stage::Schema, "a signed document must be a JSON object"));
+            return Err(SigningError::new(
+                Stage::Schema,
+                "a signed document must be a JSON object",
+            ));
         };
         if object.contains("signature") {
-            return Err(SigningError::new(Stage::Schema, "the unsigned document already has a top-level signature"));
+            return Err(SigningError::new(
+                Stage::Schema,
+                "the unsigned document already has a top-level signature",
+            ));
         }
         let protected_text = unsigned
             .pointer(kind.protected_time_pointer())
             .and_then(Value::as_str)
-            .ok_or_else(|| SigningError::new(Stage::Schema, format!("{} is not a string", kind.protected_time_pointer())))?;
-        let protected_time = Timestamp::parse(protected_text).map_err(|e| SigningError::new(Stage::Schema, format!("protected time: {e}")))?;
+            .ok_or_else(|| {
+                SigningError::new(
+                    Stage::Schema,
+                    format!("{} is not a string", kind.protected_time_pointer()),
+                )
+            })?;
+        let protected_time = Timestamp::parse(protected_text)
+            .map_err(|e| SigningError::new(Stage::Schema, format!("protected time: {e}")))?;
         if !protected_time.is_utc_z() {
-            return Err(SigningError::new(Stage::SignatureEnvelope, "the protected time must end in an uppercase Z"));
+            return Err(SigningError::new(
+                Stage::SignatureEnvelope,
+                "the protected time must end in an uppercase Z",
+            ));
         }
         let public_key = PublicKey::from_bytes(&key.public_key_bytes())
             .map_err(|e| SigningError::new(Stage::KeyResolution, format!("signing key: {e}")))?;
         let mut signing_bytes = Vec::with_capacity(2048);
-        write_object(object, None, &mut signing_bytes).map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
+        write_object(object, None, &mut signing_bytes)
+            .map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
         let signature_bytes = key.sign(&signing_bytes);
-        let parts = split_signature(&signature_bytes).map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
-        check_r(&parts.r).map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
+        let parts = split_signature(&signature_bytes)
+            .map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
+        check_r(&parts.r)
+            .map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
         if !public_key.verify_equation(&parts.r, &parts.s, &signing_bytes) {
-            return Err(SigningError::new(Stage::Signature, "the produced signature does not verify"));
+            return Err(SigningError::new(
+                Stage::Signature,
+                "the produced signature does not verify",
+            ));
         }
         let signature = encode_base64url(&signature_bytes);
         let mut envelope = Object::new();
@@ -67,7 +93,8 @@ impl SignedDocumentCodec<'_> {
         self.catalog()
             .validate(kind.schema_file(), &document)
             .map_err(|issue| SigningError::new(Stage::Schema, issue.to_string()))?;
-        let bytes = canonical_bytes(&document).map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
+        let bytes = canonical_bytes(&document)
+            .map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
         Ok(SignedDocument {
             kind,
             signing_hash: sha256_prefixed(&signing_bytes),

@@ -1,9 +1,9 @@
 //! The six stages of §6.4, in order, stopping at the first failure. A later-stage fact may be
 //! found early, but it is always reported at its normative stage.
 
+use super::SignedDocumentCodec;
 use super::error::VerificationError;
 use super::kind::{ExpectedSignerRule, SignedDocumentKind};
-use super::SignedDocumentCodec;
 use crate::crypto::{SignatureParts, check_r, split_signature};
 use crate::error::Stage;
 use crate::json::{Value, canonical_hash, parse, sha256_prefixed};
@@ -69,11 +69,19 @@ struct Envelope<'d> {
     signer: ExpectedSigner,
 }
 
-fn envelope<'d>(kind: SignedDocumentKind, document: &'d Value) -> Result<Envelope<'d>, VerificationError> {
+fn envelope<'d>(
+    kind: SignedDocumentKind,
+    document: &'d Value,
+) -> Result<Envelope<'d>, VerificationError> {
     let protected_text = document
         .pointer(kind.protected_time_pointer())
         .and_then(Value::as_str)
-        .ok_or_else(|| stage3("protected-time-missing", "protected signed time is not a string"))?;
+        .ok_or_else(|| {
+            stage3(
+                "protected-time-missing",
+                "protected signed time is not a string",
+            )
+        })?;
     let protected_time = Timestamp::parse(protected_text)
         .map_err(|e| stage3("protected-time-malformed", format!("protected time: {e}")))?;
     let signature = document
@@ -84,15 +92,25 @@ fn envelope<'d>(kind: SignedDocumentKind, document: &'d Value) -> Result<Envelop
         .get("createdAt")
         .and_then(Value::as_str)
         .ok_or_else(|| stage3("created-at-missing", "signature.createdAt is not a string"))?;
-    Timestamp::parse(created_text).map_err(|e| stage3("created-at-malformed", format!("signature.createdAt: {e}")))?;
+    Timestamp::parse(created_text)
+        .map_err(|e| stage3("created-at-malformed", format!("signature.createdAt: {e}")))?;
     if !protected_time.is_utc_z() || !created_text.ends_with('Z') {
-        return Err(stage3("protected-time-not-utc-z", "protected time and createdAt must use the UTC Z form"));
+        return Err(stage3(
+            "protected-time-not-utc-z",
+            "protected time and createdAt must use the UTC Z form",
+        ));
     }
     if protected_text != created_text {
-        return Err(stage3("created-at-mismatch", "signature.createdAt differs from the protected time"));
+        return Err(stage3(
+            "created-at-mismatch",
+            "signature.createdAt differs from the protected time",
+        ));
     }
     if signature.get("algorithm").and_then(Value::as_str) != Some("Ed25519") {
-        return Err(stage3("algorithm-unsupported", "signature.algorithm is not Ed25519"));
+        return Err(stage3(
+            "algorithm-unsupported",
+            "signature.algorithm is not Ed25519",
+        ));
     }
     let key_id = signature
         .get("keyId")
@@ -104,23 +122,35 @@ fn envelope<'d>(kind: SignedDocumentKind, document: &'d Value) -> Result<Envelop
             document
                 .pointer(pointer)
                 .and_then(Principal::from_value)
-                .ok_or_else(|| stage3("signer-unresolvable", format!("{pointer} is not a Principal object")))?,
+                .ok_or_else(|| {
+                    stage3(
+                        "signer-unresolvable",
+                        format!("{pointer} is not a Principal object"),
+                    )
+                })?,
         ),
         ExpectedSignerRule::AgentId(pointer) => ExpectedSigner::Principal(Principal::new(
             PrincipalType::Agent,
             document
                 .pointer(pointer)
                 .and_then(Value::as_str)
-                .ok_or_else(|| stage3("signer-unresolvable", format!("{pointer} is not a string")))?,
+                .ok_or_else(|| {
+                    stage3("signer-unresolvable", format!("{pointer} is not a string"))
+                })?,
         )),
     };
     let signature_text = signature
         .get("value")
         .and_then(Value::as_str)
         .ok_or_else(|| stage3("signature-value-missing", "signature.value is not a string"))?;
-    let signature_bytes = decode_base64url(signature_text)
-        .ok_or_else(|| stage3("signature-value-encoding", "signature.value is not canonical unpadded base64url"))?;
-    let parts = split_signature(&signature_bytes).map_err(|e| stage3("signature-encoding", e.to_string()))?;
+    let signature_bytes = decode_base64url(signature_text).ok_or_else(|| {
+        stage3(
+            "signature-value-encoding",
+            "signature.value is not canonical unpadded base64url",
+        )
+    })?;
+    let parts = split_signature(&signature_bytes)
+        .map_err(|e| stage3("signature-encoding", e.to_string()))?;
     Ok(Envelope {
         protected_time,
         key_id,
@@ -139,7 +169,8 @@ impl SignedDocumentCodec<'_> {
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
         // Stage 1: strict parse.
-        let document = parse(bytes).map_err(|e| VerificationError::new(Stage::Parse, "invalid-json", e.to_string()))?;
+        let document = parse(bytes)
+            .map_err(|e| VerificationError::new(Stage::Parse, "invalid-json", e.to_string()))?;
         self.verify_value(kind, document, resolver)
     }
 
@@ -153,7 +184,9 @@ impl SignedDocumentCodec<'_> {
         // Stage 2: the profile's schema, formats asserted.
         self.catalog
             .validate(kind.schema_file(), &document)
-            .map_err(|issue| VerificationError::new(Stage::Schema, "schema-invalid", issue.to_string()))?;
+            .map_err(|issue| {
+                VerificationError::new(Stage::Schema, "schema-invalid", issue.to_string())
+            })?;
         // Stage 3, except the strict decoding of R, which is deferred: a successful equation
         // proves R canonical and in the prime-order subgroup, and any later failure checks R
         // first so that a bad R is still reported at stage 3.
@@ -161,7 +194,8 @@ impl SignedDocumentCodec<'_> {
         let facts = match self.stages_4_to_6(kind, &document, &envelope, resolver) {
             Ok(facts) => facts,
             Err(error) => {
-                check_r(&envelope.parts.r).map_err(|e| stage3("signature-encoding", e.to_string()))?;
+                check_r(&envelope.parts.r)
+                    .map_err(|e| stage3("signature-encoding", e.to_string()))?;
                 return Err(error);
             }
         };
@@ -191,7 +225,9 @@ impl SignedDocumentCodec<'_> {
         resolver: &dyn KeyResolver,
     ) -> Result<KeyFacts, VerificationError> {
         // Stage 4: complete Registry evidence, then selection, signer rule and interval.
-        let stage4 = |e: crate::registry::RegistryError| VerificationError::new(Stage::KeyResolution, e.reason.as_str(), e.detail);
+        let stage4 = |e: crate::registry::RegistryError| {
+            VerificationError::new(Stage::KeyResolution, e.reason.as_str(), e.detail)
+        };
         let request = KeyResolutionRequest {
             kind,
             key_id: envelope.key_id,
@@ -200,21 +236,34 @@ impl SignedDocumentCodec<'_> {
         };
         let snapshot = resolver.registry_evidence(&request).map_err(stage4)?;
         let binding = snapshot
-            .select(envelope.key_id, &envelope.signer, envelope.protected_time.instant())
+            .select(
+                envelope.key_id,
+                &envelope.signer,
+                envelope.protected_time.instant(),
+            )
             .map_err(stage4)?;
         // Stage 5: JCS of the document without its top-level `signature`.
         let mut signing_bytes = Vec::with_capacity(2048);
         let Value::Object(object) = document else {
-            return Err(VerificationError::new(Stage::Canonicalization, "not-an-object", "document is not an object"));
+            return Err(VerificationError::new(
+                Stage::Canonicalization,
+                "not-an-object",
+                "document is not an object",
+            ));
         };
-        crate::json::write_object(object, Some("signature"), &mut signing_bytes)
-            .map_err(|e| VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string()))?;
+        crate::json::write_object(object, Some("signature"), &mut signing_bytes).map_err(|e| {
+            VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string())
+        })?;
         // Stage 6: the cofactorless equation.
         if !binding
             .public_key
             .verify_equation(&envelope.parts.r, &envelope.parts.s, &signing_bytes)
         {
-            return Err(VerificationError::new(Stage::Signature, "signature-mismatch", "Ed25519 equation does not hold"));
+            return Err(VerificationError::new(
+                Stage::Signature,
+                "signature-mismatch",
+                "Ed25519 equation does not hold",
+            ));
         }
         Ok(KeyFacts {
             signing_bytes,
