@@ -184,7 +184,7 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let top_level = self.depth == 1 && self.record_spans;
         self.pos += 1;
-        let mut members: Vec<(JsonString, Value)> = Vec::new();
+        let mut members: Vec<(JsonString, Value)> = Vec::with_capacity(8);
         let mut seen: Option<HashSet<JsonString>> = None;
         self.skip_whitespace();
         if self.bytes.get(self.pos) == Some(&b'}') {
@@ -331,19 +331,24 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let start = self.pos;
         // Fast path: no escapes.
-        loop {
-            match self.bytes.get(self.pos) {
-                None => return self.error(ParseErrorKind::UnexpectedEnd),
-                Some(b'"') => {
-                    let text = &self.text[start..self.pos];
-                    self.pos += 1;
-                    return Ok(JsonString::Text(text.into()));
-                }
-                Some(b'\\') => break,
-                Some(&byte) if byte < 0x20 => {
-                    return self.error(ParseErrorKind::ControlCharacterInString);
-                }
-                Some(_) => self.pos += 1,
+        let rest = &self.bytes[self.pos..];
+        let stop = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        match stop.map(|offset| (offset, rest[offset])) {
+            None => {
+                self.pos = self.bytes.len();
+                return self.error(ParseErrorKind::UnexpectedEnd);
+            }
+            Some((offset, b'"')) => {
+                let text = &self.text[start..start + offset];
+                self.pos = start + offset + 1;
+                return Ok(JsonString::Text(text.into()));
+            }
+            Some((offset, b'\\')) => self.pos = start + offset,
+            Some((offset, _)) => {
+                self.pos = start + offset;
+                return self.error(ParseErrorKind::ControlCharacterInString);
             }
         }
         let mut units: Vec<u16> = self.text[start..self.pos].encode_utf16().collect();
