@@ -2,3 +2,10 @@
 //!
 //! No sockets, no clocks, no threads, no filesystem: time is always an argument and bytes come
 //! in from the caller. Module names follow the Python reference runtime's module map.
+
+pub mod budget;
+pub mod lease;
+pub mod resources;
+pub mod unix_millis;
+
+mod json_text;
