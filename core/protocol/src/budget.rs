@@ -225,7 +225,14 @@ impl BudgetLedger {
         if currency.is_none() && limit.get(Dimension::Financial) > 0 {
             return Err(BudgetError::Currency(AccountId::mission(mission_id)));
         }
-        self.insert(AccountKind::Mission, mission_id, None, None, currency, limit);
+        self.insert(
+            AccountKind::Mission,
+            mission_id,
+            None,
+            None,
+            currency,
+            limit,
+        );
         Ok(())
     }
 
@@ -371,12 +378,13 @@ impl BudgetLedger {
         let mut cursor = Some(item);
         while let Some(idx) = cursor {
             let a = self.account(idx);
-            let next = a.usage.checked_add(delta).map_err(|dimension| {
-                BudgetError::Exceeded {
+            let next = a
+                .usage
+                .checked_add(delta)
+                .map_err(|dimension| BudgetError::Exceeded {
                     account: self.name(idx),
                     dimension,
-                }
-            })?;
+                })?;
             if let Some(dimension) = next.first_exceeding(&a.limit) {
                 return Err(BudgetError::Exceeded {
                     account: self.name(idx),
@@ -493,7 +501,9 @@ impl BudgetLedger {
         }
         for w in &snapshot.work_items {
             if ledger.work_items.contains_key(w.work_item_id.as_str()) {
-                return Err(BudgetError::Duplicate(AccountId::work_item(&w.work_item_id)));
+                return Err(BudgetError::Duplicate(AccountId::work_item(
+                    &w.work_item_id,
+                )));
             }
             Self::check_values(&w.limit)?;
             Self::check_values(&w.usage)?;

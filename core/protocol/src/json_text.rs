@@ -77,10 +77,7 @@ mod tests {
     fn escapes_like_rfc8785() {
         let mut s = String::new();
         push_json_string(&mut s, "a\"b\\c\u{08}\t\n\u{0C}\r\u{01}\u{1f}\u{7f}é€😀/");
-        assert_eq!(
-            s,
-            "\"a\\\"b\\\\c\\b\\t\\n\\f\\r\\u0001\\u001f\u{7f}é€😀/\""
-        );
+        assert_eq!(s, "\"a\\\"b\\\\c\\b\\t\\n\\f\\r\\u0001\\u001f\u{7f}é€😀/\"");
     }
 
     #[test]

@@ -320,8 +320,13 @@ impl Lease {
         if grace_expires_at.is_some_and(|g| g < window.expires_at) {
             return Err(LeaseError::InvalidWindow);
         }
-        let mut lease =
-            Lease::for_work(binding, LeaseType::Blocked, work_item_id, ownership_epoch, window)?;
+        let mut lease = Lease::for_work(
+            binding,
+            LeaseType::Blocked,
+            work_item_id,
+            ownership_epoch,
+            window,
+        )?;
         lease.grace_expires_at = grace_expires_at;
         Ok(lease)
     }

@@ -4,6 +4,9 @@
 //! in from the caller. Module names follow the Python reference runtime's module map.
 
 pub mod budget;
+pub mod capability_version;
+pub mod delegation;
+pub mod execution;
 pub mod lease;
 pub mod resources;
 pub mod unix_millis;

@@ -217,7 +217,10 @@ mod tests {
 
     #[test]
     fn currency_parsing() {
-        assert_eq!(Currency::parse("USD").map(|c| c.to_string()), Some("USD".into()));
+        assert_eq!(
+            Currency::parse("USD").map(|c| c.to_string()),
+            Some("USD".into())
+        );
         for bad in ["usd", "US", "USDX", "U$D", ""] {
             assert!(Currency::parse(bad).is_none(), "{bad}");
         }
@@ -246,6 +249,9 @@ mod tests {
             Some(Dimension::WallClockSeconds)
         );
         assert_eq!(Resources::splat(3).saturating_sub(&limit), Resources::ZERO);
-        assert_eq!(Resources::splat(u64::MAX).first_unsafe(), Some(Dimension::Financial));
+        assert_eq!(
+            Resources::splat(u64::MAX).first_unsafe(),
+            Some(Dimension::Financial)
+        );
     }
 }
