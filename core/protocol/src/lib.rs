@@ -9,6 +9,7 @@ pub mod delegation;
 pub mod execution;
 pub mod lease;
 pub mod resources;
+pub mod scheduler;
 pub mod unix_millis;
 
 mod json_text;
