@@ -563,11 +563,26 @@ impl BudgetLedger {
         let mut ready: Vec<u32> = (0..n as u32)
             .filter(|i| children[*i as usize] == 0)
             .collect();
+        // Leaf-first order; accounts never reached sit on (or below) a cycle.
+        let mut order = Vec::with_capacity(n);
+        while let Some(idx) = ready.pop() {
+            order.push(idx);
+            if let Some(p) = self.account(idx).parent {
+                children[p as usize] -= 1;
+                if children[p as usize] == 0 {
+                    ready.push(p);
+                }
+            }
+        }
+        if order.len() != n {
+            let stuck = (0..n as u32)
+                .find(|i| children[*i as usize] > 0)
+                .unwrap_or(0);
+            return Err(BudgetError::Cycle(self.name(stuck)));
+        }
         let mut sums = vec![Resources::ZERO; n];
         let mut reserved = vec![Resources::ZERO; n];
-        let mut visited = 0usize;
-        while let Some(idx) = ready.pop() {
-            visited += 1;
+        for idx in order {
             let a = self.account(idx);
             let expected = a
                 .direct_usage
@@ -587,17 +602,7 @@ impl BudgetLedger {
                 reserved[pu] = reserved[pu]
                     .checked_add(&a.limit)
                     .map_err(|_| BudgetError::CorruptTotals(self.name(p)))?;
-                children[pu] -= 1;
-                if children[pu] == 0 {
-                    ready.push(p);
-                }
             }
-        }
-        if visited != n {
-            let stuck = (0..n as u32)
-                .find(|i| children[*i as usize] > 0)
-                .unwrap_or(0);
-            return Err(BudgetError::Cycle(self.name(stuck)));
         }
         for (i, r) in reserved.into_iter().enumerate() {
             self.accounts[i].reserved = r;
