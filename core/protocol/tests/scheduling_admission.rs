@@ -73,7 +73,10 @@ fn capacity_reasons() {
     );
     let mut s = sched(policy);
     let r = |s: &mut Scheduler, o: WorkOffer| s.admit(&o, T0).reason;
-    assert_eq!(r(&mut s, WorkOffer::new("a", "quota0")), AdmissionReason::GroupQuotaDisabled);
+    assert_eq!(
+        r(&mut s, WorkOffer::new("a", "quota0")),
+        AdmissionReason::GroupQuotaDisabled
+    );
     let mut big = WorkOffer::new("b", "g");
     big.slots = 5;
     assert_eq!(r(&mut s, big), AdmissionReason::ExceedsCapacity);
@@ -85,9 +88,15 @@ fn capacity_reasons() {
     assert_eq!(r(&mut s, zero), AdmissionReason::ExceedsCapacity);
     assert!(s.admit(&WorkOffer::new("g1", "g"), T0).accepted);
     assert!(s.admit(&WorkOffer::new("g2", "g"), T0).accepted);
-    assert_eq!(r(&mut s, WorkOffer::new("g3", "g")), AdmissionReason::GroupFull);
+    assert_eq!(
+        r(&mut s, WorkOffer::new("g3", "g")),
+        AdmissionReason::GroupFull
+    );
     assert!(s.admit(&WorkOffer::new("h1", "h"), T0).accepted);
-    assert_eq!(r(&mut s, WorkOffer::new("h2", "h")), AdmissionReason::WorkerFull);
+    assert_eq!(
+        r(&mut s, WorkOffer::new("h2", "h")),
+        AdmissionReason::WorkerFull
+    );
     for reason in [
         AdmissionReason::GroupQuotaDisabled,
         AdmissionReason::ExceedsCapacity,
@@ -114,33 +123,76 @@ fn group_capability_deadline_and_eligibility_reasons() {
         assert_eq!(d.reason.category(), Some(cat));
         assert_eq!(cat.as_str(), cat.as_str().to_lowercase());
     };
-    check(&mut s, WorkOffer::new("a", "other"), AdmissionReason::GroupNotAllowed, DeclineCategory::Authorization);
+    check(
+        &mut s,
+        WorkOffer::new("a", "other"),
+        AdmissionReason::GroupNotAllowed,
+        DeclineCategory::Authorization,
+    );
     let mut o = WorkOffer::new("b", "g");
     o.required_capabilities = vec![cap("code.review", "1.5.0")];
-    check(&mut s, o.clone(), AdmissionReason::UnsupportedCapability, DeclineCategory::Capability);
+    check(
+        &mut s,
+        o.clone(),
+        AdmissionReason::UnsupportedCapability,
+        DeclineCategory::Capability,
+    );
     o.required_capabilities = vec![cap("code.write", "1.0.0")];
-    check(&mut s, o.clone(), AdmissionReason::UnsupportedCapability, DeclineCategory::Capability);
+    check(
+        &mut s,
+        o.clone(),
+        AdmissionReason::UnsupportedCapability,
+        DeclineCategory::Capability,
+    );
     o.required_capabilities = vec![cap("code.review", "1.3.9")];
-    assert!(s.admit(&o, T0).accepted, "offered 1.4.0 satisfies minimum 1.3.9");
+    assert!(
+        s.admit(&o, T0).accepted,
+        "offered 1.4.0 satisfies minimum 1.3.9"
+    );
 
     let mut late = WorkOffer::new("c", "g");
     late.deadline = Some(T0);
-    check(&mut s, late.clone(), AdmissionReason::DeadlineExpired, DeclineCategory::Deadline);
+    check(
+        &mut s,
+        late.clone(),
+        AdmissionReason::DeadlineExpired,
+        DeclineCategory::Deadline,
+    );
     late.deadline = Some(UnixMillis(T0.0 + 1_000));
     late.estimated_duration_ms = 5_000;
-    check(&mut s, late.clone(), AdmissionReason::DeadlineExpired, DeclineCategory::Deadline);
+    check(
+        &mut s,
+        late.clone(),
+        AdmissionReason::DeadlineExpired,
+        DeclineCategory::Deadline,
+    );
     late.estimated_duration_ms = 500;
     assert!(s.admit(&late, T0).accepted);
 
     let mut e = WorkOffer::new("d", "g");
     e.eligibility.authorized = false;
-    check(&mut s, e.clone(), AdmissionReason::NotAuthorized, DeclineCategory::Authorization);
+    check(
+        &mut s,
+        e.clone(),
+        AdmissionReason::NotAuthorized,
+        DeclineCategory::Authorization,
+    );
     e.eligibility.authorized = true;
     e.eligibility.dependencies_ready = false;
-    check(&mut s, e.clone(), AdmissionReason::DependencyUnsatisfied, DeclineCategory::Dependency);
+    check(
+        &mut s,
+        e.clone(),
+        AdmissionReason::DependencyUnsatisfied,
+        DeclineCategory::Dependency,
+    );
     e.eligibility.dependencies_ready = true;
     e.eligibility.budget_available = false;
-    check(&mut s, e, AdmissionReason::BudgetUnavailable, DeclineCategory::Budget);
+    check(
+        &mut s,
+        e,
+        AdmissionReason::BudgetUnavailable,
+        DeclineCategory::Budget,
+    );
 }
 
 #[test]
@@ -183,14 +235,22 @@ fn accepted_reasons_have_no_category_and_names_are_reference_names() {
 
 #[test]
 fn invalid_policies_are_rejected() {
-    assert!(Scheduler::new(SchedulerPolicy {
-        capacity_slots: 0,
-        ..SchedulerPolicy::default()
-    })
-    .is_err());
+    assert!(
+        Scheduler::new(SchedulerPolicy {
+            capacity_slots: 0,
+            ..SchedulerPolicy::default()
+        })
+        .is_err()
+    );
     let mut s = sched(SchedulerPolicy::default());
     let err = s
-        .set_group_policy("g", GroupPolicy { weight: 0, slot_quota: None })
+        .set_group_policy(
+            "g",
+            GroupPolicy {
+                weight: 0,
+                slot_quota: None,
+            },
+        )
         .unwrap_err();
     assert_eq!(err.code(), "INVALID_COMMAND");
 }

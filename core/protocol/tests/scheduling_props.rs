@@ -5,22 +5,34 @@
 use std::collections::HashMap;
 
 use missionweaveprotocol::scheduler::{
-    CheckpointRef, GroupPolicy, ScheduleAction, Scheduler, SchedulerPolicy, Transition,
-    WorkOffer, WorkState,
+    CheckpointRef, GroupPolicy, ScheduleAction, Scheduler, SchedulerPolicy, Transition, WorkOffer,
+    WorkState,
 };
 use missionweaveprotocol::unix_millis::UnixMillis;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Admit { group: u8, priority: i8, slots: u16, preemptible: bool },
+    Admit {
+        group: u8,
+        priority: i8,
+        slots: u16,
+        preemptible: bool,
+    },
     Schedule,
     Complete(u16),
-    Block { pick: u16, retry_in: Option<u16> },
+    Block {
+        pick: u16,
+        retry_in: Option<u16>,
+    },
     Cancel(u16),
     Unblock(u16),
     Reprioritize(u16, i8),
-    Checkpoint { pick: u16, durable: bool, safe: bool },
+    Checkpoint {
+        pick: u16,
+        durable: bool,
+        safe: bool,
+    },
     Decline(u16),
     Advance(u16),
 }
@@ -47,8 +59,20 @@ fn policy(capacity: u32) -> SchedulerPolicy {
         max_work_items_per_group: 30,
         ..SchedulerPolicy::default()
     };
-    p.groups.insert("g1".into(), GroupPolicy { weight: 3, slot_quota: None });
-    p.groups.insert("g2".into(), GroupPolicy { weight: 1, slot_quota: Some(2) });
+    p.groups.insert(
+        "g1".into(),
+        GroupPolicy {
+            weight: 3,
+            slot_quota: None,
+        },
+    );
+    p.groups.insert(
+        "g2".into(),
+        GroupPolicy {
+            weight: 1,
+            slot_quota: Some(2),
+        },
+    );
     p
 }
 
@@ -74,7 +98,12 @@ impl Driver {
     fn step(&mut self, op: &Op) {
         let now = UnixMillis(self.now);
         let out = match op {
-            Op::Admit { group, priority, slots, preemptible } => {
+            Op::Admit {
+                group,
+                priority,
+                slots,
+                preemptible,
+            } => {
                 let id = format!("w{}", self.next_id);
                 self.next_id += 1;
                 let mut o = WorkOffer::new(&id, &format!("g{group}"));
@@ -98,13 +127,22 @@ impl Driver {
                     })
                     .sum();
                 assert_eq!(self.s.used_slots(), used_before + added);
-                assert!(actions.iter().filter(|a| matches!(a, ScheduleAction::Preempt(_))).count() <= 1);
+                assert!(
+                    actions
+                        .iter()
+                        .filter(|a| matches!(a, ScheduleAction::Preempt(_)))
+                        .count()
+                        <= 1
+                );
                 format!("{actions:?}")
             }
             Op::Complete(n) => match self.pick(*n, &[WorkState::Running, WorkState::Preempting]) {
                 Some(id) => {
                     let generation = self.s.generation(&id).unwrap();
-                    format!("{:?}", self.s.apply(&id, Transition::Completed { generation }, now))
+                    format!(
+                        "{:?}",
+                        self.s.apply(&id, Transition::Completed { generation }, now)
+                    )
                 }
                 None => String::new(),
             },
@@ -113,7 +151,11 @@ impl Driver {
                     let generation = self.s.generation(&id).unwrap();
                     let t = Transition::Blocked {
                         generation,
-                        checkpoint: CheckpointRef { checkpoint_id: format!("{id}-b"), durable: true, safe: true },
+                        checkpoint: CheckpointRef {
+                            checkpoint_id: format!("{id}-b"),
+                            durable: true,
+                            safe: true,
+                        },
                         retry_at: retry_in.map(|r| UnixMillis(self.now + i64::from(r))),
                         reason: "needs input".into(),
                     };
@@ -121,7 +163,15 @@ impl Driver {
                 }
                 None => String::new(),
             },
-            Op::Cancel(n) => match self.pick(*n, &[WorkState::Ready, WorkState::Running, WorkState::Blocked, WorkState::Preempting]) {
+            Op::Cancel(n) => match self.pick(
+                *n,
+                &[
+                    WorkState::Ready,
+                    WorkState::Running,
+                    WorkState::Blocked,
+                    WorkState::Preempting,
+                ],
+            ) {
                 Some(id) => format!("{:?}", self.s.cancel(&id)),
                 None => String::new(),
             },
@@ -129,21 +179,41 @@ impl Driver {
                 Some(id) => format!("{:?}", self.s.unblock(&id, now)),
                 None => String::new(),
             },
-            Op::Reprioritize(n, p) => match self.pick(*n, &[WorkState::Ready, WorkState::Running]) {
-                Some(id) => format!("{:?}", self.s.reprioritize(&id, *p)),
-                None => String::new(),
-            },
-            Op::Checkpoint { pick, durable, safe } => {
+            Op::Reprioritize(n, p) => {
+                match self.pick(*n, &[WorkState::Ready, WorkState::Running]) {
+                    Some(id) => format!("{:?}", self.s.reprioritize(&id, *p)),
+                    None => String::new(),
+                }
+            }
+            Op::Checkpoint {
+                pick,
+                durable,
+                safe,
+            } => {
                 match self.pick(*pick, &[WorkState::Preempting, WorkState::Running]) {
                     Some(id) => {
                         let before = self.s.state(&id);
                         let used = self.s.used_slots();
                         let generation = self.s.generation(&id).unwrap();
-                        let ck = CheckpointRef { checkpoint_id: format!("{id}-c"), durable: *durable, safe: *safe };
-                        let r = self.s.apply(&id, Transition::CheckpointSaved { generation, checkpoint: ck }, now);
+                        let ck = CheckpointRef {
+                            checkpoint_id: format!("{id}-c"),
+                            durable: *durable,
+                            safe: *safe,
+                        };
+                        let r = self.s.apply(
+                            &id,
+                            Transition::CheckpointSaved {
+                                generation,
+                                checkpoint: ck,
+                            },
+                            now,
+                        );
                         // Preemption releases a slot only with a durable safe checkpoint.
                         if self.s.used_slots() < used {
-                            assert!(*durable && *safe, "slot released without a safe durable checkpoint");
+                            assert!(
+                                *durable && *safe,
+                                "slot released without a safe durable checkpoint"
+                            );
                             assert_eq!(before, Some(WorkState::Preempting));
                             assert_eq!(self.s.state(&id), Some(WorkState::Ready));
                         }
@@ -159,7 +229,11 @@ impl Driver {
             Op::Decline(n) => match self.pick(*n, &[WorkState::Preempting]) {
                 Some(id) => {
                     let generation = self.s.generation(&id).unwrap();
-                    format!("{:?}", self.s.apply(&id, Transition::PreemptionDeclined { generation }, now))
+                    format!(
+                        "{:?}",
+                        self.s
+                            .apply(&id, Transition::PreemptionDeclined { generation }, now)
+                    )
                 }
                 None => String::new(),
             },
@@ -231,15 +305,13 @@ proptest! {
         let mut counts = vec![vec![0u32; n]; n];
         let mut running: Vec<(String, u32)> = vec![];
         let mut now = 0i64;
-        let mut k = 0u32;
         let bound = |g: usize, h: usize| -> u32 {
             let x = f64::from(weights[h]) * (f64::from(s_max) / f64::from(weights[g]) + 2.0 * f64::from(lag));
             x.ceil() as u32 + 1
         };
-        for (group, prio, slots, completions) in arrivals {
+        for (k, (group, prio, slots, completions)) in arrivals.into_iter().enumerate() {
             let g = group % n;
             let mut o = WorkOffer::new(&format!("w{k}"), &format!("g{g}"));
-            k += 1;
             o.priority = prio;
             o.slots = slots;
             o.preemptible = false;

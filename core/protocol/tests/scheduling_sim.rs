@@ -50,7 +50,8 @@ fn drain_one_slot(s: &mut Scheduler, mut now: i64) -> Vec<String> {
         }
         for id in ids {
             let generation = s.generation(&id).unwrap();
-            s.apply(&id, Transition::Completed { generation }, at(now)).unwrap();
+            s.apply(&id, Transition::Completed { generation }, at(now))
+                .unwrap();
             order.push(id);
         }
         now += 1;
@@ -60,12 +61,24 @@ fn drain_one_slot(s: &mut Scheduler, mut now: i64) -> Vec<String> {
 #[test]
 fn weighted_fair_share_across_groups() {
     let mut p = policy(1);
-    p.groups.insert("heavy".into(), GroupPolicy { weight: 3, slot_quota: None });
+    p.groups.insert(
+        "heavy".into(),
+        GroupPolicy {
+            weight: 3,
+            slot_quota: None,
+        },
+    );
     p.fairness_lag_slots = 0;
     let mut s = Scheduler::new(p).unwrap();
     for i in 0..40 {
-        assert!(s.admit(&WorkOffer::new(&format!("h{i}"), "heavy"), at(0)).accepted);
-        assert!(s.admit(&WorkOffer::new(&format!("l{i}"), "light"), at(0)).accepted);
+        assert!(
+            s.admit(&WorkOffer::new(&format!("h{i}"), "heavy"), at(0))
+                .accepted
+        );
+        assert!(
+            s.admit(&WorkOffer::new(&format!("l{i}"), "light"), at(0))
+                .accepted
+        );
     }
     let order = drain_one_slot(&mut s, 1);
     let first40 = &order[..40];
@@ -97,13 +110,22 @@ fn aging_bounds_how_long_priority_can_overtake() {
     old.priority = -100;
     s.admit(&old, at(1));
     // Max-priority items arriving within H overtake it; those after H must not.
-    for (i, t) in [(0, 10), (1, horizon / 2), (2, horizon + 2), (3, horizon + 100)] {
+    for (i, t) in [
+        (0, 10),
+        (1, horizon / 2),
+        (2, horizon + 2),
+        (3, horizon + 100),
+    ] {
         let mut o = WorkOffer::new(&format!("hot{i}"), "g");
         o.priority = 100;
         s.admit(&o, at(t));
     }
-    s.apply("blocker", Transition::Completed { generation: 1 }, at(horizon + 200))
-        .unwrap();
+    s.apply(
+        "blocker",
+        Transition::Completed { generation: 1 },
+        at(horizon + 200),
+    )
+    .unwrap();
     let order = drain_one_slot(&mut s, horizon + 200);
     assert_eq!(order, ["hot0", "hot1", "old-low", "hot2", "hot3"]);
 }
@@ -119,13 +141,22 @@ fn deadlines_pull_items_forward() {
     let mut relaxed = WorkOffer::new("relaxed", "g");
     relaxed.deadline = Some(at(86_400_000));
     s.admit(&relaxed, at(6));
-    assert_eq!(drain_one_slot(&mut s, 10), ["urgent", "first-come", "relaxed"]);
+    assert_eq!(
+        drain_one_slot(&mut s, 10),
+        ["urgent", "first-come", "relaxed"]
+    );
 }
 
 #[test]
 fn group_quota_limits_concurrency_but_not_other_groups() {
     let mut p = policy(4);
-    p.groups.insert("q".into(), GroupPolicy { weight: 10, slot_quota: Some(1) });
+    p.groups.insert(
+        "q".into(),
+        GroupPolicy {
+            weight: 10,
+            slot_quota: Some(1),
+        },
+    );
     let mut s = Scheduler::new(p).unwrap();
     for i in 0..3 {
         s.admit(&WorkOffer::new(&format!("q{i}"), "q"), at(0));
@@ -151,7 +182,8 @@ fn multi_slot_head_reserves_slots_instead_of_starving() {
     // One slot free, but "b" is the most-behind Group and its head needs two: nothing else
     // may take the free slot.
     assert!(dispatched(&s.schedule(at(3))).is_empty());
-    s.apply("small0", Transition::Completed { generation: 1 }, at(4)).unwrap();
+    s.apply("small0", Transition::Completed { generation: 1 }, at(4))
+        .unwrap();
     let d = s.schedule(at(4));
     assert_eq!(dispatched(&d), ["big"]);
     assert_eq!(s.used_slots(), 2);
@@ -164,24 +196,45 @@ fn blocked_work_releases_its_slot_and_returns_when_due() {
     s.admit(&WorkOffer::new("x", "g"), at(1));
     assert_eq!(dispatched(&s.schedule(at(2))), ["w"]);
     // Blocking requires a durable safe checkpoint (§11.4).
-    let unsafe_ck = CheckpointRef { checkpoint_id: "c0".into(), durable: true, safe: false };
+    let unsafe_ck = CheckpointRef {
+        checkpoint_id: "c0".into(),
+        durable: true,
+        safe: false,
+    };
     let err = s
-        .apply("w", Transition::Blocked { generation: 1, checkpoint: unsafe_ck, retry_at: None, reason: "r".into() }, at(3))
+        .apply(
+            "w",
+            Transition::Blocked {
+                generation: 1,
+                checkpoint: unsafe_ck,
+                retry_at: None,
+                reason: "r".into(),
+            },
+            at(3),
+        )
         .unwrap_err();
     assert_eq!(err.code(), "INVALID_COMMAND");
     s.apply(
         "w",
-        Transition::Blocked { generation: 1, checkpoint: ckpt("c1"), retry_at: Some(at(1_000)), reason: "waiting on input".into() },
+        Transition::Blocked {
+            generation: 1,
+            checkpoint: ckpt("c1"),
+            retry_at: Some(at(1_000)),
+            reason: "waiting on input".into(),
+        },
         at(3),
     )
     .unwrap();
     assert_eq!(s.state("w"), Some(WorkState::Blocked));
     assert_eq!(s.used_slots(), 0);
     assert_eq!(dispatched(&s.schedule(at(4))), ["x"]);
-    s.apply("x", Transition::Completed { generation: 1 }, at(5)).unwrap();
+    s.apply("x", Transition::Completed { generation: 1 }, at(5))
+        .unwrap();
     assert!(dispatched(&s.schedule(at(999))).is_empty(), "not due yet");
     let actions = s.schedule(at(1_000));
-    let ScheduleAction::Dispatch(d) = &actions[0] else { panic!("expected dispatch") };
+    let ScheduleAction::Dispatch(d) = &actions[0] else {
+        panic!("expected dispatch")
+    };
     assert_eq!(&*d.work_id, "w");
     assert_eq!(d.generation, 2);
     assert_eq!(d.resume_from, Some(ckpt("c1")));
@@ -193,16 +246,44 @@ fn unblock_requeues_and_stale_runs_are_rejected() {
     let mut s = Scheduler::new(policy(1)).unwrap();
     s.admit(&WorkOffer::new("w", "g"), at(0));
     s.schedule(at(0));
-    s.apply("w", Transition::Blocked { generation: 1, checkpoint: ckpt("c"), retry_at: None, reason: "r".into() }, at(1)).unwrap();
-    assert!(s.schedule(at(10_000_000)).is_empty(), "no retry time: waits for unblock");
+    s.apply(
+        "w",
+        Transition::Blocked {
+            generation: 1,
+            checkpoint: ckpt("c"),
+            retry_at: None,
+            reason: "r".into(),
+        },
+        at(1),
+    )
+    .unwrap();
+    assert!(
+        s.schedule(at(10_000_000)).is_empty(),
+        "no retry time: waits for unblock"
+    );
     assert_eq!(s.unblock("w", at(2)).map_err(|e| e.code()), Ok(()));
-    assert_eq!(s.unblock("w", at(2)).unwrap_err().code(), "INVALID_STATE_TRANSITION");
+    assert_eq!(
+        s.unblock("w", at(2)).unwrap_err().code(),
+        "INVALID_STATE_TRANSITION"
+    );
     s.schedule(at(3));
-    let err = s.apply("w", Transition::Completed { generation: 1 }, at(4)).unwrap_err();
-    assert_eq!(err.code(), "WORK_LEASE_EXPIRED", "an older run is fenced like an older lease");
-    s.apply("w", Transition::Completed { generation: 2 }, at(4)).unwrap();
+    let err = s
+        .apply("w", Transition::Completed { generation: 1 }, at(4))
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        "WORK_LEASE_EXPIRED",
+        "an older run is fenced like an older lease"
+    );
+    s.apply("w", Transition::Completed { generation: 2 }, at(4))
+        .unwrap();
     assert!(s.is_terminal("w"));
-    assert_eq!(s.apply("w", Transition::Completed { generation: 2 }, at(5)).unwrap_err().code(), "INVALID_COMMAND");
+    assert_eq!(
+        s.apply("w", Transition::Completed { generation: 2 }, at(5))
+            .unwrap_err()
+            .code(),
+        "INVALID_COMMAND"
+    );
 }
 
 #[test]
@@ -217,26 +298,62 @@ fn cooperative_preemption_follows_the_five_steps() {
     s.admit(&high, at(1));
     // 1. The Scheduler requests preemption.
     let actions = s.schedule(at(2));
-    assert!(matches!(&actions[..], [ScheduleAction::Preempt(p)] if &*p.work_id == "low" && p.generation == 1));
+    assert!(
+        matches!(&actions[..], [ScheduleAction::Preempt(p)] if &*p.work_id == "low" && p.generation == 1)
+    );
     assert_eq!(s.state("low"), Some(WorkState::Preempting));
-    assert!(s.schedule(at(3)).is_empty(), "one request at a time, slot still held");
+    assert!(
+        s.schedule(at(3)).is_empty(),
+        "one request at a time, slot still held"
+    );
     // Unsafe or non-durable checkpoints never release the slot.
     for (durable, safe) in [(false, true), (true, false)] {
-        let c = CheckpointRef { checkpoint_id: "x".into(), durable, safe };
-        assert!(s.apply("low", Transition::CheckpointSaved { generation: 1, checkpoint: c }, at(4)).is_err());
+        let c = CheckpointRef {
+            checkpoint_id: "x".into(),
+            durable,
+            safe,
+        };
+        assert!(
+            s.apply(
+                "low",
+                Transition::CheckpointSaved {
+                    generation: 1,
+                    checkpoint: c
+                },
+                at(4)
+            )
+            .is_err()
+        );
         assert_eq!(s.used_slots(), 1);
     }
-    assert!(s.apply("low", Transition::Released { generation: 1 }, at(4)).is_err());
+    assert!(
+        s.apply("low", Transition::Released { generation: 1 }, at(4))
+            .is_err()
+    );
     // 2–4. Safe durable checkpoint: paused, slot released.
-    s.apply("low", Transition::CheckpointSaved { generation: 1, checkpoint: ckpt("safe") }, at(5)).unwrap();
+    s.apply(
+        "low",
+        Transition::CheckpointSaved {
+            generation: 1,
+            checkpoint: ckpt("safe"),
+        },
+        at(5),
+    )
+    .unwrap();
     assert_eq!(s.state("low"), Some(WorkState::Ready));
     assert_eq!(s.used_slots(), 0);
     // 5. Re-enters its queue; the preemptor runs first, then it resumes from the checkpoint.
     assert_eq!(dispatched(&s.schedule(at(6))), ["high"]);
-    s.apply("high", Transition::Completed { generation: 1 }, at(7)).unwrap();
+    s.apply("high", Transition::Completed { generation: 1 }, at(7))
+        .unwrap();
     let actions = s.schedule(at(8));
-    let ScheduleAction::Dispatch(d) = &actions[0] else { panic!() };
-    assert_eq!((&*d.work_id, d.generation, d.resume_from.clone()), ("low", 2, Some(ckpt("safe"))));
+    let ScheduleAction::Dispatch(d) = &actions[0] else {
+        panic!()
+    };
+    assert_eq!(
+        (&*d.work_id, d.generation, d.resume_from.clone()),
+        ("low", 2, Some(ckpt("safe")))
+    );
 }
 
 #[test]
@@ -247,10 +364,21 @@ fn declined_preemption_keeps_running_and_margin_is_respected() {
     let mut slightly = WorkOffer::new("slightly", "b");
     slightly.priority = 49;
     s.admit(&slightly, at(1));
-    assert!(s.schedule(at(2)).is_empty(), "49 < margin 50: no preemption");
+    assert!(
+        s.schedule(at(2)).is_empty(),
+        "49 < margin 50: no preemption"
+    );
     s.reprioritize("slightly", 50).unwrap();
-    assert!(matches!(&s.schedule(at(3))[..], [ScheduleAction::Preempt(_)]));
-    s.apply("run", Transition::PreemptionDeclined { generation: 1 }, at(4)).unwrap();
+    assert!(matches!(
+        &s.schedule(at(3))[..],
+        [ScheduleAction::Preempt(_)]
+    ));
+    s.apply(
+        "run",
+        Transition::PreemptionDeclined { generation: 1 },
+        at(4),
+    )
+    .unwrap();
     assert_eq!(s.state("run"), Some(WorkState::Running));
     assert_eq!(s.used_slots(), 1);
     // Non-preemptible work is never asked.
@@ -295,7 +423,10 @@ fn disclosure_reveals_nothing_of_other_groups() {
     let b = build(&["totally-different", "names-here"]);
     let da = a.disclose("mine3", at(10)).unwrap();
     let db = b.disclose("mine3", at(10)).unwrap();
-    assert_eq!(da, db, "other Groups' names and content do not affect the disclosure");
+    assert_eq!(
+        da, db,
+        "other Groups' names and content do not affect the disclosure"
+    );
     let text = format!("{da:?}");
     assert!(!text.contains("secret") && !text.contains("other"));
     assert!(da.earliest_start <= da.latest_start);
@@ -335,7 +466,9 @@ fn snapshot_restore_makes_identical_decisions() {
         assert_eq!(a, b, "step {step}");
         for act in a {
             if let ScheduleAction::Dispatch(d) = act {
-                let t = Transition::Completed { generation: d.generation };
+                let t = Transition::Completed {
+                    generation: d.generation,
+                };
                 s.apply(&d.work_id, t.clone(), now).unwrap();
                 r.apply(&d.work_id, t, now).unwrap();
             }
@@ -351,13 +484,30 @@ fn rebuild_after_restart_resumes_only_from_safe_checkpoints() {
     s.admit(&WorkOffer::new("without", "g"), at(1));
     s.admit(&WorkOffer::new("queued", "g"), at(2));
     s.schedule(at(3));
-    s.apply("with-ckpt", Transition::CheckpointSaved { generation: 1, checkpoint: ckpt("k") }, at(4)).unwrap();
+    s.apply(
+        "with-ckpt",
+        Transition::CheckpointSaved {
+            generation: 1,
+            checkpoint: ckpt("k"),
+        },
+        at(4),
+    )
+    .unwrap();
     let snap = s.snapshot();
     let mut r = Scheduler::rebuild_after_restart(s.policy().clone(), &snap, at(100)).unwrap();
     assert_eq!(r.used_slots(), 0);
     assert_eq!(r.state("with-ckpt"), Some(WorkState::Ready));
     assert_eq!(r.state("without"), Some(WorkState::Blocked));
-    assert_eq!(r.snapshot().records.iter().find(|q| q.offer.work_id == "without").unwrap().blocked_reason.as_deref(), Some(RUNTIME_SESSION_LOST));
+    assert_eq!(
+        r.snapshot()
+            .records
+            .iter()
+            .find(|q| q.offer.work_id == "without")
+            .unwrap()
+            .blocked_reason
+            .as_deref(),
+        Some(RUNTIME_SESSION_LOST)
+    );
     let ids = dispatched(&r.schedule(at(101)));
     assert_eq!(ids, ["queued", "with-ckpt"]);
 }
@@ -380,11 +530,18 @@ fn corrupt_snapshots_are_rejected() {
     assert!(Scheduler::restore(p.clone(), &future).is_err());
     let mut version = good.clone();
     version.version = 2;
-    assert_eq!(Scheduler::restore(p.clone(), &version).unwrap_err().code(), "INTERNAL_ERROR");
+    assert_eq!(
+        Scheduler::restore(p.clone(), &version).unwrap_err().code(),
+        "INTERNAL_ERROR"
+    );
     let mut group = good.clone();
     group.groups.clear();
     assert!(Scheduler::restore(p.clone(), &group).is_err());
     let mut unsafe_ck = good;
-    unsafe_ck.records[0].checkpoint = Some(CheckpointRef { checkpoint_id: "c".into(), durable: false, safe: true });
+    unsafe_ck.records[0].checkpoint = Some(CheckpointRef {
+        checkpoint_id: "c".into(),
+        durable: false,
+        safe: true,
+    });
     assert!(Scheduler::restore(p, &unsafe_ck).is_err());
 }
