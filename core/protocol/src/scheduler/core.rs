@@ -896,3 +896,14 @@ pub(crate) fn validate_policy(policy: &SchedulerPolicy) -> Result<(), SchedulerE
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn entry_is_compact() {
+        // Part of the ≤ 300 bytes per queued item budget (see examples/bench_scheduling.rs).
+        let size = std::mem::size_of::<Option<super::Entry>>();
+        eprintln!("Option<Entry> = {size} bytes");
+        assert!(size <= 112, "{size}");
+    }
+}
