@@ -111,7 +111,7 @@ fn main() {
             Ok(stage) => stages[stage] += 1,
             Err(_) => panic!("panic on input {:?}", String::from_utf8_lossy(&input)),
         }
-        if runs % 8 == 0 {
+        if runs.is_multiple_of(8) {
             let pick = rng.below(registries.len());
             let registry = mutate(&mut rng, registries[pick]);
             let resolver = AgentRegistryKeyResolver::new(&registry);
