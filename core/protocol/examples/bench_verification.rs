@@ -149,7 +149,14 @@ fn main() {
         verify7,
         ratio("ratio_to_raw", verify7, raw),
     );
-    let verify200 = verify_with("verify.command.registry200", &registry200);
+    let verify200 = selected("verify.command.registry200")
+        .then(|| {
+            let registry200: Arc<KeyRegistrySnapshot> =
+                Arc::new(KeyRegistrySnapshot::from_bytes(&large_registry(200)).unwrap());
+            assert_eq!(registry200.len(), 200);
+            verify_with("verify.command.registry200", &registry200)
+        })
+        .flatten();
     report(
         "verify.command.registry200",
         verify200,
