@@ -10,6 +10,9 @@ if ! command -v cargo >/dev/null 2>&1; then
   fi
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 protocol=${MWP_PROTOCOL_ROOT:-$root/../shared/protocol}
 if [ ! -d "$protocol" ]; then

@@ -8,5 +8,7 @@ source scripts/setup-rust.sh
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace
+# The sans-IO core builds for browsers and edge runtimes (no threads there).
+cargo check --locked -p missionweaveprotocol --target wasm32-unknown-unknown --no-default-features --features conformance-bundle
 cargo build --release --locked -p missionweaveprotocol --examples
 target/release/examples/fuzz_verify 10
