@@ -102,6 +102,27 @@ impl AuthenticatedRecord {
     }
 }
 
+fn record_arg(
+    py: Python<'_>,
+    record: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<AuthenticatedRecord>> {
+    match record.filter(|r| !r.is_none()) {
+        None => Ok(None),
+        Some(record) => record
+            .cast::<AuthenticatedRecord>()
+            .map(|r| Some(r.get().clone()))
+            .map_err(|_| {
+                errors::invalid_input(
+                    py,
+                    format!(
+                        "record must be an AuthenticatedRecord, not {}",
+                        convert::type_name(record)
+                    ),
+                )
+            }),
+    }
+}
+
 fn outcome_new(
     py: Python<'_>,
     status: &Bound<'_, PyAny>,
@@ -149,8 +170,9 @@ impl LookupOutcome {
     fn py_new(
         py: Python<'_>,
         status: &Bound<'_, PyAny>,
-        record: Option<AuthenticatedRecord>,
+        record: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let record = record_arg(py, record)?;
         let (status, record) = outcome_new(py, status, record, &LOOKUP_STATUSES, &["found"])?;
         Ok(Self { status, record })
     }
@@ -207,8 +229,9 @@ impl AppendOutcome {
     fn py_new(
         py: Python<'_>,
         status: &Bound<'_, PyAny>,
-        record: Option<AuthenticatedRecord>,
+        record: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let record = record_arg(py, record)?;
         let (status, record) = outcome_new(
             py,
             status,
@@ -420,8 +443,17 @@ impl InMemoryAdmissionLog {
         self.inner.len()
     }
 
-    fn lookup(&self, organization_id: &str, signing_hash: &str) -> LookupOutcome {
-        LookupOutcome::from_core(&self.inner.lookup(organization_id, signing_hash))
+    fn lookup(
+        &self,
+        py: Python<'_>,
+        organization_id: &Bound<'_, PyAny>,
+        signing_hash: &Bound<'_, PyAny>,
+    ) -> PyResult<LookupOutcome> {
+        let organization_id = convert::str_arg(py, organization_id, "organization_id")?;
+        let signing_hash = convert::str_arg(py, signing_hash, "signing_hash")?;
+        Ok(LookupOutcome::from_core(
+            &self.inner.lookup(&organization_id, &signing_hash),
+        ))
     }
 
     fn append(

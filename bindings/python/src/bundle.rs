@@ -221,9 +221,10 @@ impl ConformanceReport {
 #[pyo3(signature = (bundles, root = None))]
 pub fn run_conformance(
     py: Python<'_>,
-    bundles: Vec<String>,
+    bundles: &Bound<'_, PyAny>,
     root: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ConformanceReport> {
+    let bundles = convert::str_list_arg(py, bundles, "bundles")?;
     let kinds = bundles
         .iter()
         .map(|name| {

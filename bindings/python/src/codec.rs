@@ -302,14 +302,18 @@ impl SignedDocumentCodec {
     /// Verifies many `(kind, bytes)` items in one call on up to `threads` OS threads (0: one
     /// per CPU). Results are in input order: a `VerifiedSignedDocument` or the
     /// `SignedDocumentVerificationError` for that item (not raised).
-    #[pyo3(signature = (items, key_resolver, threads = 0))]
+    #[pyo3(signature = (items, key_resolver, threads = None))]
     fn verify_many<'py>(
         &self,
         py: Python<'py>,
         items: &Bound<'py, PyAny>,
         key_resolver: &Bound<'py, PyAny>,
-        threads: usize,
+        threads: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let threads = match threads {
+            Some(threads) => convert::count_arg(py, threads, "threads")?,
+            None => 0,
+        };
         let resolver = Resolver::extract(py, key_resolver)?;
         let mut objects = Vec::new();
         for item in items.try_iter().map_err(|e| errors::retype(py, e))? {
@@ -412,8 +416,9 @@ pub fn bench_verify_native(
     kind: &Bound<'_, PyAny>,
     raw_utf8_json_bytes: &Bound<'_, PyAny>,
     key_resolver: &Bound<'_, PyAny>,
-    iterations: usize,
+    iterations: &Bound<'_, PyAny>,
 ) -> PyResult<f64> {
+    let iterations = convert::count_arg(py, iterations, "iterations")?;
     let kind = kind_arg(py, kind)?;
     let resolver = Resolver::extract(py, key_resolver)?;
     let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;

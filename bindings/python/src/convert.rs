@@ -221,3 +221,39 @@ pub fn str_arg<'a>(
         )),
     }
 }
+
+/// A non-negative `int` argument, or `InvalidInputError`.
+pub fn count_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
+    if value.is_instance_of::<PyInt>()
+        && !value.is_instance_of::<PyBool>()
+        && let Ok(count) = value.extract::<usize>()
+    {
+        return Ok(count);
+    }
+    Err(errors::invalid_input(
+        py,
+        format!(
+            "{what} must be a non-negative int, not {}",
+            type_name(value)
+        ),
+    ))
+}
+
+/// A sequence of `str`, or `InvalidInputError`.
+pub fn str_list_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    if value.is_instance_of::<PyString>() {
+        return Err(errors::invalid_input(
+            py,
+            format!("{what} must be a sequence of str, not str"),
+        ));
+    }
+    let items = value.try_iter().map_err(|_| {
+        errors::invalid_input(
+            py,
+            format!("{what} must be a sequence of str, not {}", type_name(value)),
+        )
+    })?;
+    items
+        .map(|item| str_arg(py, &item?, what).map(Cow::into_owned))
+        .collect()
+}

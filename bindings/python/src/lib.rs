@@ -73,14 +73,20 @@ fn sha256_prefixed_hex(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Stri
 
 /// Whether `text` is a protocol identifier (absolute URI under the protocol's profile).
 #[pyfunction]
-fn is_protocol_uri(text: &str) -> bool {
-    schema_formats::is_protocol_uri(text)
+fn is_protocol_uri(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(schema_formats::is_protocol_uri(&convert::str_arg(
+        py, text, "text",
+    )?))
 }
 
 /// Canonical unpadded base64url decoding; `None` if `text` is not canonical.
 #[pyfunction]
-fn decode_base64url<'py>(py: Python<'py>, text: &str) -> Option<Bound<'py, PyBytes>> {
-    schema_formats::decode_base64url(text).map(|bytes| PyBytes::new(py, &bytes))
+fn decode_base64url<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let text = convert::str_arg(py, text, "text")?;
+    Ok(schema_formats::decode_base64url(&text).map(|bytes| PyBytes::new(py, &bytes)))
 }
 
 /// Unpadded base64url encoding.
@@ -102,16 +108,18 @@ fn parse_timestamp(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<values::
 
 /// The wire code of a failure at a verification stage (§6.4).
 #[pyfunction]
-fn stage_wire_code(py: Python<'_>, stage: &str) -> PyResult<&'static str> {
-    Stage::parse(stage)
+fn stage_wire_code(py: Python<'_>, stage: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    let stage = convert::str_arg(py, stage, "stage")?;
+    Stage::parse(&stage)
         .map(|s| s.wire_code().as_str())
         .ok_or_else(|| errors::invalid_input(py, format!("{stage:?} is not a verification stage")))
 }
 
 /// Whether an unchanged retry can succeed for this wire code (§19).
 #[pyfunction]
-fn wire_code_retryable(py: Python<'_>, code: &str) -> PyResult<bool> {
-    WireCode::parse(code)
+fn wire_code_retryable(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let code = convert::str_arg(py, code, "code")?;
+    WireCode::parse(&code)
         .map(WireCode::retryable)
         .ok_or_else(|| errors::invalid_input(py, format!("{code:?} is not a wire code")))
 }

@@ -121,15 +121,29 @@ pub fn encode_frame(py: Python<'_>, frame: &Bound<'_, PyAny>) -> PyResult<String
 #[pyo3(signature = (frame_id, code, message, occurred_at, related_frame_id = None))]
 pub fn error_frame(
     py: Python<'_>,
-    frame_id: &str,
-    code: &str,
-    message: &str,
-    occurred_at: &str,
-    related_frame_id: Option<&str>,
+    frame_id: &Bound<'_, PyAny>,
+    code: &Bound<'_, PyAny>,
+    message: &Bound<'_, PyAny>,
+    occurred_at: &Bound<'_, PyAny>,
+    related_frame_id: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    let code = WireCode::parse(code)
+    let text = |value: &Bound<'_, PyAny>, what: &str| {
+        convert::str_arg(py, value, what).map(std::borrow::Cow::into_owned)
+    };
+    let code = text(code, "code")?;
+    let code = WireCode::parse(&code)
         .ok_or_else(|| errors::invalid_input(py, format!("{code:?} is not a wire code")))?;
-    let bytes = core_wire::error_frame(frame_id, code, message, occurred_at, related_frame_id)
-        .map_err(|e| errors::frame_error(py, &e))?;
+    let related = match related_frame_id.filter(|r| !r.is_none()) {
+        Some(related) => Some(text(related, "related_frame_id")?),
+        None => None,
+    };
+    let bytes = core_wire::error_frame(
+        &text(frame_id, "frame_id")?,
+        code,
+        &text(message, "message")?,
+        &text(occurred_at, "occurred_at")?,
+        related.as_deref(),
+    )
+    .map_err(|e| errors::frame_error(py, &e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

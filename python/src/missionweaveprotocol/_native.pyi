@@ -252,7 +252,7 @@ class SignedDocumentCodec:
         self,
         items: Iterable[tuple[_Kind, _Buffer]],
         key_resolver: Any,
-        threads: int = 0,
+        threads: Optional[int] = None,
     ) -> list[Union[VerifiedSignedDocument, SignedDocumentVerificationError]]: ...
     def sign(self, kind: _Kind, unsigned_json_object: dict[str, Any], signing_key: SigningKey) -> SignedDocument: ...
 

@@ -3,8 +3,8 @@ signing and batch verification, all in the Rust core with the GIL released.
 
 ``SignedDocumentCodec().verify(kind, raw_bytes, key_resolver)`` returns a
 :class:`VerifiedSignedDocument` (cryptographically verified; not admitted, not authorized) or
-raises :class:`SignedDocumentVerificationError`. ``verify_many(items, key_resolver, threads=0)``
-verifies a batch in one call on several threads.
+raises :class:`SignedDocumentVerificationError`. ``verify_many(items, key_resolver, threads=None)``
+verifies a batch in one call on up to ``threads`` OS threads (default: one per CPU).
 """
 
 from __future__ import annotations
