@@ -37,7 +37,7 @@ def test_encode_round_trip() -> None:
 
 
 def test_received_command_keeps_exact_bytes(golden: Dict[str, Any]) -> None:
-    command = golden["document"]
+    command = golden["document"].strip()
     payload = (
         b'{ "protocolVersion": "0.1", "frameId": "urn:uuid:00000000-0000-4000-8000-000000000009",'
         b' "frameType": "COMMAND", "command": ' + command + b" }"
