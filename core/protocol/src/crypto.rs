@@ -185,6 +185,7 @@ pub fn check_r(r: &[u8; 32]) -> Result<(), SignatureEncodingError> {
 pub struct SigningKey {
     key_id: String,
     inner: ed25519_dalek::SigningKey,
+    public_key: PublicKey,
 }
 
 impl fmt::Debug for SigningKey {
@@ -202,10 +203,23 @@ impl fmt::Debug for SigningKey {
 impl SigningKey {
     /// A key from its 32-byte seed.
     pub fn from_seed(key_id: impl Into<String>, seed: &[u8; 32]) -> Self {
+        let inner = ed25519_dalek::SigningKey::from_bytes(seed);
+        // A = [a]B with a clamped nonzero scalar multiple of 8 below 2^255: always a canonical,
+        // non-identity point of the prime-order subgroup, so the strict decoding succeeds.
+        let point = inner.verifying_key().to_edwards();
         Self {
             key_id: key_id.into(),
-            inner: ed25519_dalek::SigningKey::from_bytes(seed),
+            public_key: PublicKey {
+                bytes: inner.verifying_key().to_bytes(),
+                negated: -point,
+            },
+            inner,
         }
+    }
+
+    /// The strictly valid public key.
+    pub fn public_key(&self) -> &PublicKey {
+        &self.public_key
     }
 
     /// The Registry key ID the signature envelope names.

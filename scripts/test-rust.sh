@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Rust checks and tests: format, lints, every crate's tests, a short fuzz run, the benchmarks
+# built (not timed).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/setup-rust.sh
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo test --locked --workspace
+cargo build --release --locked -p missionweaveprotocol --examples
+target/release/examples/fuzz_verify 10
