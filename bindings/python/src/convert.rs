@@ -257,3 +257,132 @@ pub fn str_list_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyR
         .map(|item| str_arg(py, &item?, what).map(Cow::into_owned))
         .collect()
 }
+
+fn plain_int(value: &Bound<'_, PyAny>) -> bool {
+    value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>()
+}
+
+/// An `int` in `min..=max` (never `bool`), or `InvalidInputError`.
+pub fn int_arg(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    what: &str,
+    min: i64,
+    max: i64,
+) -> PyResult<i64> {
+    if plain_int(value) {
+        if let Ok(v) = value.extract::<i64>()
+            && (min..=max).contains(&v)
+        {
+            return Ok(v);
+        }
+        return Err(errors::invalid_input(
+            py,
+            format!("{what} must be an int in {min}..={max}"),
+        ));
+    }
+    Err(errors::invalid_input(
+        py,
+        format!("{what} must be an int, not {}", type_name(value)),
+    ))
+}
+
+/// An `int` in `0..=max` (never `bool`), or `InvalidInputError`.
+pub fn uint_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str, max: u64) -> PyResult<u64> {
+    if plain_int(value) {
+        if let Ok(v) = value.extract::<u64>()
+            && v <= max
+        {
+            return Ok(v);
+        }
+        return Err(errors::invalid_input(
+            py,
+            format!("{what} must be an int in 0..={max}"),
+        ));
+    }
+    Err(errors::invalid_input(
+        py,
+        format!("{what} must be an int, not {}", type_name(value)),
+    ))
+}
+
+/// A `bool`, or `InvalidInputError`.
+pub fn bool_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<bool> {
+    value.cast::<PyBool>().map(|b| b.is_true()).map_err(|_| {
+        errors::invalid_input(
+            py,
+            format!("{what} must be a bool, not {}", type_name(value)),
+        )
+    })
+}
+
+/// `None` (or an omitted argument) as `None`.
+pub fn present<'a, 'py>(value: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    value.filter(|v| !v.is_none())
+}
+
+/// An optional `str` argument.
+pub fn opt_str_arg(
+    py: Python<'_>,
+    value: Option<&Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<String>> {
+    present(value)
+        .map(|v| str_arg(py, v, what).map(Cow::into_owned))
+        .transpose()
+}
+
+/// Items of an iterable that is not a `str`, or `InvalidInputError`.
+pub fn iter_arg<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyIterator>> {
+    if value.is_instance_of::<PyString>() {
+        return Err(errors::invalid_input(
+            py,
+            format!("{what} must be an iterable, not str"),
+        ));
+    }
+    value.try_iter().map_err(|_| {
+        errors::invalid_input(
+            py,
+            format!("{what} must be an iterable, not {}", type_name(value)),
+        )
+    })
+}
+
+/// A `Mapping` argument's `(key, value)` pairs (via `.items()`), or `InvalidInputError`.
+pub fn mapping_items<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let items = value
+        .call_method0("items")
+        .and_then(|items| items.try_iter())
+        .map_err(|_| {
+            errors::invalid_input(
+                py,
+                format!("{what} must be a mapping, not {}", type_name(value)),
+            )
+        })?;
+    items
+        .map(|pair| pair.and_then(|p| p.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()))
+        .collect()
+}
+
+/// An instance of the native class `T` (named `class` in messages), or `InvalidInputError`.
+pub fn typed<'a, 'py, T: pyo3::PyTypeCheck>(
+    py: Python<'py>,
+    value: &'a Bound<'py, PyAny>,
+    what: &str,
+    class: &str,
+) -> PyResult<&'a Bound<'py, T>> {
+    value.cast::<T>().map_err(|_| {
+        errors::invalid_input(
+            py,
+            format!("{what} must be a {class}, not {}", type_name(value)),
+        )
+    })
+}

@@ -4,11 +4,18 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::admission::AdmissionError;
+use missionweaveprotocol::budget::{AccountId, AccountKind, BudgetError};
 use missionweaveprotocol::bundle::BundleVerificationError;
+use missionweaveprotocol::delegation::DelegationViolation;
+use missionweaveprotocol::execution::RetryError;
 use missionweaveprotocol::json::{CanonicalError, ParseError};
+use missionweaveprotocol::lease::LeaseError;
+use missionweaveprotocol::resources::Dimension;
+use missionweaveprotocol::scheduler::SchedulerError;
 use missionweaveprotocol::schema::SchemaIssue;
 use missionweaveprotocol::schema_formats::TimestampError;
 use missionweaveprotocol::signed_documents::{SigningError, VerificationError};
+use missionweaveprotocol::snapshot_json::SnapshotFormatError;
 use missionweaveprotocol::wire::FrameError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -30,6 +37,13 @@ enum Class {
     Bundle,
     Frame,
     Timestamp,
+    Lease,
+    BudgetLedger,
+    Delegation,
+    Policy,
+    RetryExhausted,
+    Scheduler,
+    SchedulerState,
 }
 
 impl Class {
@@ -45,11 +59,18 @@ impl Class {
             Self::Bundle => "BundleVerificationError",
             Self::Frame => "FrameError",
             Self::Timestamp => "TimestampError",
+            Self::Lease => "LeaseError",
+            Self::BudgetLedger => "BudgetLedgerError",
+            Self::Delegation => "DelegationViolation",
+            Self::Policy => "PolicyError",
+            Self::RetryExhausted => "RetryExhausted",
+            Self::Scheduler => "SchedulerError",
+            Self::SchedulerState => "SchedulerStateError",
         }
     }
 }
 
-static CLASSES: [PyOnceLock<Py<PyType>>; 10] = [const { PyOnceLock::new() }; 10];
+static CLASSES: [PyOnceLock<Py<PyType>>; 17] = [const { PyOnceLock::new() }; 17];
 
 /// Instantiates `class(*args, **kwargs)` as a `PyErr`. If the class itself cannot be loaded, the
 /// failure to load it is returned instead (never a panic).
@@ -287,4 +308,324 @@ pub fn retype(py: Python<'_>, error: PyErr) -> PyErr {
     } else {
         error
     }
+}
+
+/// The bounded-authority and scheduling errors: `kind` names the rule, `code` is the core's
+/// §19 code, `reason` repeats `kind`, `detail` is the message; `extra` adds class-specific fields.
+fn authority_error<'py>(
+    py: Python<'py>,
+    class: Class,
+    code: &str,
+    kind: &str,
+    text: &str,
+    extra: Vec<(&'static str, Bound<'py, PyAny>)>,
+) -> PyErr {
+    let code = WireCode::parse(code).unwrap_or(WireCode::InternalError);
+    let mut kwargs = common(py, code, None, Some(kind), Some(text), code.retryable());
+    kwargs.push(("kind", PyString::new(py, kind).into_any()));
+    kwargs.extend(extra);
+    let full = format!("{}: {text}", code.as_str());
+    raise(py, class, message(py, &full), &kwargs)
+}
+
+fn dimension_extra(py: Python<'_>, d: Option<Dimension>) -> Vec<(&'static str, Bound<'_, PyAny>)> {
+    d.map(|d| {
+        vec![(
+            "dimension",
+            PyString::new(py, crate::resources::dimension_name(d)).into_any(),
+        )]
+    })
+    .unwrap_or_default()
+}
+
+/// A lease operation or lease-bound Command refused: `LeaseError`.
+pub fn lease_error(py: Python<'_>, error: &LeaseError) -> PyErr {
+    let (kind, text) = match error {
+        LeaseError::InvalidField(f) => ("invalid_field", format!("invalid {f}")),
+        LeaseError::InvalidWindow => (
+            "invalid_window",
+            "the instants do not satisfy issuedAt ≤ startsAt < expiresAt (or a deadline lies outside the window, or the time is before the lease starts)".to_owned(),
+        ),
+        LeaseError::Expired => ("expired", "the lease has expired".to_owned()),
+        LeaseError::Closed(state) => (
+            "closed",
+            format!("the lease is already {}", state.as_str()),
+        ),
+        LeaseError::ClosureConflict => (
+            "closure_conflict",
+            "the lease is already closed differently; closure is immutable".to_owned(),
+        ),
+        LeaseError::NonMonotonicRenewal => (
+            "non_monotonic_renewal",
+            "a renewal must be strictly after the previous one and not before the start".to_owned(),
+        ),
+        LeaseError::NotExtending => (
+            "not_extending",
+            "a renewal must strictly extend expiresAt and stay within the grace bound".to_owned(),
+        ),
+        LeaseError::StaleLease => ("stale_lease", "the Command cites another Lease ID".to_owned()),
+        LeaseError::StaleOwnership => (
+            "stale_ownership",
+            "the Command's Ownership Epoch is fenced".to_owned(),
+        ),
+        LeaseError::StaleSession => (
+            "stale_session",
+            "the Command's Session Epoch is fenced".to_owned(),
+        ),
+        LeaseError::StaleCoordinator => (
+            "stale_coordinator",
+            "the Command's Coordinator Epoch is fenced".to_owned(),
+        ),
+        LeaseError::WrongHolder => (
+            "wrong_holder",
+            "the acting Agent does not hold the lease".to_owned(),
+        ),
+        LeaseError::UnrenderableTimestamp => (
+            "unrenderable_timestamp",
+            "a timestamp lies outside years 0001-9999".to_owned(),
+        ),
+    };
+    authority_error(py, Class::Lease, error.code(), kind, &text, Vec::new())
+}
+
+fn account_tuple<'py>(py: Python<'py>, account: &AccountId) -> Bound<'py, PyAny> {
+    let kind = match account.kind {
+        AccountKind::Mission => "mission",
+        AccountKind::WorkItem => "work_item",
+    };
+    PyTuple::new(py, [kind, account.id.as_str()])
+        .map(Bound::into_any)
+        .unwrap_or_else(|_| py.None().into_bound(py))
+}
+
+/// A ledger failure: `BudgetLedgerError` with `dimension` and `account` where they apply.
+pub fn budget_error(py: Python<'_>, error: &BudgetError) -> PyErr {
+    let (kind, text, account, dimension) = match error {
+        BudgetError::Exceeded { account, dimension } => (
+            "exceeded",
+            format!(
+                "charging would exceed the {} limit of {} {:?}",
+                crate::resources::dimension_name(*dimension),
+                account_kind(account),
+                account.id
+            ),
+            Some(account),
+            Some(*dimension),
+        ),
+        BudgetError::AllocationExceeded { parent, dimension } => (
+            "allocation_exceeded",
+            format!(
+                "the {} limit does not fit in what {} {:?} has left unreserved",
+                crate::resources::dimension_name(*dimension),
+                account_kind(parent),
+                parent.id
+            ),
+            Some(parent),
+            Some(*dimension),
+        ),
+        BudgetError::UnknownAccount(a) => (
+            "unknown_account",
+            format!("no {} {:?}", account_kind(a), a.id),
+            Some(a),
+            None,
+        ),
+        BudgetError::Duplicate(a) => (
+            "duplicate",
+            format!("{} {:?} is already registered", account_kind(a), a.id),
+            Some(a),
+            None,
+        ),
+        BudgetError::CrossMissionParent(a) => (
+            "cross_mission_parent",
+            format!(
+                "the parent WorkItem of {:?} belongs to another Mission",
+                a.id
+            ),
+            Some(a),
+            None,
+        ),
+        BudgetError::Currency(a) => (
+            "currency",
+            format!(
+                "{} {:?}: a financial limit needs a currency, and a child Mission must use its parent's",
+                account_kind(a),
+                a.id
+            ),
+            Some(a),
+            None,
+        ),
+        BudgetError::UnsafeInteger(d) => (
+            "unsafe_integer",
+            format!("{} exceeds 2^53 - 1", crate::resources::dimension_name(*d)),
+            None,
+            Some(*d),
+        ),
+        BudgetError::ZeroDelta => (
+            "zero_delta",
+            "a usage record must carry a nonzero delta".to_owned(),
+            None,
+            None,
+        ),
+        BudgetError::Cycle(a) => (
+            "cycle",
+            format!(
+                "the snapshot's parent links form a cycle through {:?}",
+                a.id
+            ),
+            Some(a),
+            None,
+        ),
+        BudgetError::CorruptTotals(a) => (
+            "corrupt_totals",
+            format!("the snapshot's totals are inconsistent at {:?}", a.id),
+            Some(a),
+            None,
+        ),
+    };
+    let mut extra = dimension_extra(py, dimension);
+    if let Some(a) = account {
+        extra.push(("account", account_tuple(py, a)));
+    }
+    authority_error(py, Class::BudgetLedger, error.code(), kind, &text, extra)
+}
+
+fn account_kind(a: &AccountId) -> &'static str {
+    match a.kind {
+        AccountKind::Mission => "Mission",
+        AccountKind::WorkItem => "WorkItem",
+    }
+}
+
+/// A snapshot document of the wrong shape, raised as `class` (`BudgetLedgerError` or
+/// `SchedulerError`) with kind `malformed_snapshot` and the JSON Pointer in `path`.
+fn snapshot_error(py: Python<'_>, class: Class, error: &SnapshotFormatError) -> PyErr {
+    let extra = vec![("path", PyString::new(py, &error.path).into_any())];
+    authority_error(
+        py,
+        class,
+        error.code(),
+        "malformed_snapshot",
+        &error.to_string(),
+        extra,
+    )
+}
+
+/// A malformed budget snapshot document.
+pub fn budget_snapshot_error(py: Python<'_>, error: &SnapshotFormatError) -> PyErr {
+    snapshot_error(py, Class::BudgetLedger, error)
+}
+
+/// A malformed scheduler snapshot document.
+pub fn scheduler_snapshot_error(py: Python<'_>, error: &SnapshotFormatError) -> PyErr {
+    snapshot_error(py, Class::Scheduler, error)
+}
+
+/// A refused Grant use: `DelegationViolation` with `kind` and (for budgets) `dimension`.
+pub fn delegation_violation(py: Python<'_>, v: &DelegationViolation) -> PyErr {
+    let mut extra = dimension_extra(py, v.dimension);
+    extra.push(("message", PyString::new(py, &v.message).into_any()));
+    authority_error(
+        py,
+        Class::Delegation,
+        v.code(),
+        v.kind.as_str(),
+        &v.message,
+        extra,
+    )
+}
+
+/// A retry-controller refusal: `RetryExhausted` when the loop is over for good, otherwise
+/// `PolicyError`.
+pub fn retry_error(py: Python<'_>, error: &RetryError) -> PyErr {
+    let (class, kind, text, dimension) = match error {
+        RetryError::InvalidArgument(f) => (
+            Class::Policy,
+            "invalid_argument",
+            format!("invalid {f}"),
+            None,
+        ),
+        RetryError::AttemptInFlight => (
+            Class::Policy,
+            "attempt_in_flight",
+            "an attempt is already running".to_owned(),
+            None,
+        ),
+        RetryError::NoAttemptInFlight => (
+            Class::Policy,
+            "no_attempt_in_flight",
+            "no attempt is running".to_owned(),
+            None,
+        ),
+        RetryError::Finished(reason) if reason.is_failure() => (
+            Class::RetryExhausted,
+            reason.as_str(),
+            format!("the retry loop ended: {}", reason.as_str()),
+            None,
+        ),
+        RetryError::Finished(reason) => (
+            Class::Policy,
+            reason.as_str(),
+            format!("the retry loop ended: {}", reason.as_str()),
+            None,
+        ),
+        RetryError::BackoffPending(at) => (
+            Class::Policy,
+            "backoff_pending",
+            format!("the next attempt may start at {at}"),
+            None,
+        ),
+        RetryError::DeadlineExhausted => (
+            Class::RetryExhausted,
+            "deadline_exhausted",
+            "the contract deadline has passed".to_owned(),
+            None,
+        ),
+        RetryError::BudgetExceeded(d) => (
+            Class::Policy,
+            "budget_exceeded",
+            format!(
+                "charging would exceed the {} cost budget",
+                crate::resources::dimension_name(*d)
+            ),
+            Some(*d),
+        ),
+    };
+    let extra = dimension_extra(py, dimension);
+    authority_error(py, class, error.code(), kind, &text, extra)
+}
+
+/// A Scheduler refusal: `SchedulerStateError` for state and run problems, `SchedulerError` for
+/// bad arguments, unsafe checkpoints and corrupt snapshots.
+pub fn scheduler_error(py: Python<'_>, error: &SchedulerError) -> PyErr {
+    let (class, kind, text) = match error {
+        SchedulerError::UnknownWork(id) => (
+            Class::SchedulerState,
+            "unknown_work",
+            format!("no non-terminal WorkItem {id:?} in this Scheduler"),
+        ),
+        SchedulerError::StaleRun { current, reported } => (
+            Class::SchedulerState,
+            "stale_run",
+            format!("the report names run {reported}, the current run is {current}"),
+        ),
+        SchedulerError::InvalidTransition(state) => (
+            Class::SchedulerState,
+            "invalid_transition",
+            format!("not allowed while the WorkItem is {}", state.as_str()),
+        ),
+        SchedulerError::UnsafeCheckpoint => (
+            Class::Scheduler,
+            "unsafe_checkpoint",
+            "a checkpoint must be durable and safe to release a slot or resume from".to_owned(),
+        ),
+        SchedulerError::InvalidArgument(f) => {
+            (Class::Scheduler, "invalid_argument", format!("invalid {f}"))
+        }
+        SchedulerError::CorruptSnapshot(t) => (
+            Class::Scheduler,
+            "corrupt_snapshot",
+            format!("the snapshot cannot be restored: {t}"),
+        ),
+    };
+    authority_error(py, class, error.code(), kind, &text, Vec::new())
 }

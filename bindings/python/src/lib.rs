@@ -3,11 +3,18 @@
 //! `python/src/missionweaveprotocol/`.
 
 mod admission;
+mod budget;
 mod bundle;
 mod codec;
 mod convert;
+mod delegation;
 mod errors;
+mod execution;
+mod instant;
+mod lease;
 mod registry;
+mod resources;
+mod scheduler;
 mod values;
 mod wire;
 
@@ -19,12 +26,17 @@ use pyo3::types::PyBytes;
 
 use convert::ToJsonError;
 
-fn canonical_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    let value = convert::to_value(value).map_err(|e| match e {
+/// A JSON-domain Python value as a core value (non-JSON values: `CanonicalizationError`).
+pub(crate) fn canonical_value(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<json::Value> {
+    convert::to_value(value).map_err(|e| match e {
         ToJsonError::Python(error) => error,
         ToJsonError::Unsupported(text) => errors::canonical_text(py, &text),
         ToJsonError::Parse(error) => errors::canonical_text(py, &error.to_string()),
-    })?;
+    })
+}
+
+fn canonical_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let value = canonical_value(py, value)?;
     core_canonical_bytes(&value).map_err(|e| errors::canonical_error(py, &e))
 }
 
@@ -202,5 +214,37 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wire::parse_received_frame, m)?)?;
     m.add_function(wrap_pyfunction!(wire::encode_frame, m)?)?;
     m.add_function(wrap_pyfunction!(wire::error_frame, m)?)?;
+    // bounded authority: resources, lease, budget, delegation, execution
+    m.add_class::<resources::ResourceUsage>()?;
+    m.add_class::<resources::DelegationBudget>()?;
+    m.add_class::<resources::CapabilityRef>()?;
+    m.add_class::<lease::ExecutionLease>()?;
+    m.add_class::<budget::BudgetLedger>()?;
+    m.add_class::<budget::BudgetLedgerSnapshot>()?;
+    m.add_class::<delegation::DelegationGrant>()?;
+    m.add_class::<delegation::MembershipView>()?;
+    m.add_class::<delegation::DelegationContext>()?;
+    m.add_class::<delegation::WorkItemTree>()?;
+    m.add_class::<delegation::DelegatedWork>()?;
+    m.add_class::<delegation::DelegationAuthority>()?;
+    m.add_class::<execution::RetryPolicy>()?;
+    m.add_class::<execution::Attempt>()?;
+    m.add_class::<execution::RetrySchedule>()?;
+    m.add_class::<execution::RetryController>()?;
+    m.add_function(wrap_pyfunction!(execution::idempotency_key, m)?)?;
+    m.add_function(wrap_pyfunction!(execution::derived_attempt_key, m)?)?;
+    m.add_function(wrap_pyfunction!(execution::parse_duration_ms, m)?)?;
+    // scheduler
+    m.add_class::<scheduler::GroupSchedulingPolicy>()?;
+    m.add_class::<scheduler::SchedulerPolicy>()?;
+    m.add_class::<scheduler::WorkOffer>()?;
+    m.add_class::<scheduler::CheckpointRef>()?;
+    m.add_class::<scheduler::AdmissionDecision>()?;
+    m.add_class::<scheduler::Dispatch>()?;
+    m.add_class::<scheduler::Preempt>()?;
+    m.add_class::<scheduler::WorkTransition>()?;
+    m.add_class::<scheduler::ScheduleDisclosure>()?;
+    m.add_class::<scheduler::SchedulerSnapshot>()?;
+    m.add_class::<scheduler::Scheduler>()?;
     Ok(())
 }

@@ -16,9 +16,17 @@ pub enum PyEnum {
     SignedDocumentKind,
     ExpectedSignerRule,
     KeyRegistryCompleteness,
+    LeaseState,
+    LeaseType,
+    Backoff,
+    RetryReason,
+    AdmissionReason,
+    WorkState,
+    Confidence,
+    CapacityStatus,
 }
 
-static ENUMS: [PyOnceLock<Py<PyType>>; 3] = [const { PyOnceLock::new() }; 3];
+static ENUMS: [PyOnceLock<Py<PyType>>; 11] = [const { PyOnceLock::new() }; 11];
 
 impl PyEnum {
     const fn name(self) -> &'static str {
@@ -26,6 +34,14 @@ impl PyEnum {
             Self::SignedDocumentKind => "SignedDocumentKind",
             Self::ExpectedSignerRule => "ExpectedSignerRule",
             Self::KeyRegistryCompleteness => "KeyRegistryCompleteness",
+            Self::LeaseState => "LeaseState",
+            Self::LeaseType => "LeaseType",
+            Self::Backoff => "Backoff",
+            Self::RetryReason => "RetryReason",
+            Self::AdmissionReason => "AdmissionReason",
+            Self::WorkState => "WorkState",
+            Self::Confidence => "Confidence",
+            Self::CapacityStatus => "CapacityStatus",
         }
     }
 

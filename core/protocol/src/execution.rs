@@ -451,3 +451,48 @@ impl RetryController {
         })
     }
 }
+
+impl RetryPolicy {
+    /// Reads a Work Contract's `retryPolicy` object (`work-contract.schema.json`: exactly
+    /// `maxAttempts` ≥ 1, `backoff`, `maxDelay` duration, unique `retryableFailures`). The
+    /// contract has no initial delay, so exponential backoff starts at `min(1 s, maxDelay)`.
+    /// `None` when the object does not have that shape.
+    pub fn from_contract(value: &Value) -> Option<RetryPolicy> {
+        let object = value.as_object()?;
+        const MEMBERS: [&str; 4] = ["maxAttempts", "backoff", "maxDelay", "retryableFailures"];
+        if object.len() != MEMBERS.len() || !MEMBERS.iter().all(|m| object.contains(m)) {
+            return None;
+        }
+        let max_attempts = u32::try_from(object.get("maxAttempts")?.as_number()?.as_u64()?)
+            .ok()
+            .filter(|n| *n >= 1)?;
+        let backoff = match object.get("backoff")?.as_str()? {
+            "none" => Backoff::None,
+            "fixed" => Backoff::Fixed,
+            "exponential" => Backoff::Exponential,
+            _ => return None,
+        };
+        let max_delay_ms = parse_duration_ms(object.get("maxDelay")?.as_str()?)?;
+        let mut retryable_failures: Vec<String> = Vec::new();
+        for item in object.get("retryableFailures")?.as_array()? {
+            let code = item.as_str()?;
+            let b = code.as_bytes();
+            let shaped = (2..=128).contains(&b.len())
+                && b[0].is_ascii_uppercase()
+                && b[1..]
+                    .iter()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+            if !shaped || retryable_failures.iter().any(|r| r == code) {
+                return None;
+            }
+            retryable_failures.push(code.to_owned());
+        }
+        Some(RetryPolicy {
+            max_attempts,
+            backoff,
+            initial_delay_ms: max_delay_ms.min(1_000),
+            max_delay_ms,
+            retryable_failures,
+        })
+    }
+}
