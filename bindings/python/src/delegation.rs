@@ -198,7 +198,10 @@ impl MembershipView {
     fn __repr__(&self) -> String {
         format!(
             "MembershipView(group_id={:?}, epoch={}, active={}, work_delegate={})",
-            self.group_id, self.epoch, self.active, self.work_delegate
+            self.group_id,
+            self.epoch,
+            if self.active { "True" } else { "False" },
+            if self.work_delegate { "True" } else { "False" }
         )
     }
 }
@@ -592,7 +595,11 @@ impl DelegationAuthority {
         format!(
             "DelegationAuthority(grant_id={:?}, invalidated={})",
             self.inner.grant().grant_id,
-            self.inner.invalidated().is_some()
+            if self.inner.invalidated().is_some() {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }

@@ -469,7 +469,9 @@ impl CheckpointRef {
     fn __repr__(&self) -> String {
         format!(
             "CheckpointRef({:?}, durable={}, safe={})",
-            self.inner.checkpoint_id, self.inner.durable, self.inner.safe
+            self.inner.checkpoint_id,
+            if self.inner.durable { "True" } else { "False" },
+            if self.inner.safe { "True" } else { "False" }
         )
     }
 }
@@ -505,7 +507,7 @@ impl AdmissionDecision {
     fn __repr__(&self) -> String {
         format!(
             "AdmissionDecision(accepted={}, reason={:?}, work_id={:?})",
-            self.inner.accepted,
+            if self.inner.accepted { "True" } else { "False" },
             self.inner.reason.as_str(),
             self.work_id
         )

@@ -1,7 +1,9 @@
 """MissionWeaveProtocol 0.1 for Python: the verification surface of the Rust core.
 
 Module map (as the reference runtime): ``canonical``, ``crypto``, ``schema_formats``,
-``signed_documents``, ``registry``, ``admission``, ``bundle``, ``conformance``, ``wire``;
+``signed_documents``, ``registry``, ``admission``, ``bundle``, ``conformance``, ``wire``, and the
+sans-IO bounded-authority and scheduling modules ``lease``, ``budget``, ``delegation``,
+``execution``, ``scheduler``;
 ``errors`` holds the exception hierarchy (base :class:`MissionWeaveError`).
 
 Importing the package is cheap: the native module and the submodules load on first use.
@@ -17,6 +19,16 @@ __version__ = "0.1.0"
 # Root names of the reference runtime that this surface covers, and where each lives.
 _EXPORTS = {
     "AgentRegistryKeyResolver": "registry",
+    "BudgetLedger": "budget",
+    "BudgetLedgerSnapshot": "budget",
+    "DelegationAuthority": "delegation",
+    "DelegationBudget": "delegation",
+    "DelegationGrant": "delegation",
+    "DelegationViolation": "delegation",
+    "DelegationViolationKind": "delegation",
+    "ExecutionLease": "lease",
+    "LeaseState": "lease",
+    "ResourceUsage": "budget",
     "BundleVerificationError": "errors",
     "CryptographyBundleSummary": "bundle",
     "ExpectedSignerEvidence": "registry",
@@ -69,12 +81,20 @@ if TYPE_CHECKING:
         SignedDocumentKind,
         VerificationStage,
     )
+    from .budget import BudgetLedger, BudgetLedgerSnapshot, ResourceUsage
     from .bundle import (
         CryptographyBundleSummary,
         verify_admission_bundle,
         verify_cryptography_bundle,
     )
     from .crypto import SigningKey
+    from .delegation import (
+        DelegationAuthority,
+        DelegationBudget,
+        DelegationGrant,
+        DelegationViolation,
+        DelegationViolationKind,
+    )
     from .errors import (
         BundleVerificationError,
         MissionWeaveError,
@@ -83,6 +103,7 @@ if TYPE_CHECKING:
         SignedDocumentVerificationError,
         WireVerificationError,
     )
+    from .lease import ExecutionLease, LeaseState
     from .registry import (
         AgentRegistryKeyResolver,
         ExpectedSignerEvidence,

@@ -1,41 +1,80 @@
 """Type stubs for the PyO3 module ``missionweaveprotocol._native`` (checked by mypy stubtest)."""
 
 import os
-from typing import Any, Callable, Iterable, Optional, Sequence, Union, final
+from datetime import datetime
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Tuple, Union, final
 
-from ._types import ExpectedSignerRule, KeyRegistryCompleteness, SignedDocumentKind
-from .errors import SignedDocumentVerificationError
+from ._types import (
+    AdmissionReason,
+    Backoff,
+    CapacityStatus,
+    Confidence,
+    ExpectedSignerRule,
+    KeyRegistryCompleteness,
+    LeaseState,
+    LeaseType,
+    RetryReason,
+    SignedDocumentKind,
+    WorkState,
+)
+from .errors import DelegationViolation, SignedDocumentVerificationError
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _Text = Union[str, bytes, bytearray, memoryview]
 _Kind = Union[SignedDocumentKind, str]
 _Path = Union[str, "os.PathLike[str]"]
+_Capability = Union["CapabilityRef", Tuple[str, str]]
+_AccountRef = Tuple[str, str]
 
 __all__ = [
     "AdmissionBundleSummary",
+    "AdmissionDecision",
     "AdmittedDocument",
     "AgentRegistryKeyResolver",
     "AppendOutcome",
+    "Attempt",
     "AuthenticatedRecord",
+    "BudgetLedger",
+    "BudgetLedgerSnapshot",
     "BundleReport",
+    "CapabilityRef",
+    "CheckpointRef",
     "ConformanceReport",
     "CryptographyBundleSummary",
+    "DelegatedWork",
+    "DelegationAuthority",
+    "DelegationBudget",
+    "DelegationContext",
+    "DelegationGrant",
+    "Dispatch",
+    "ExecutionLease",
     "ExpectedSignerEvidence",
     "FirstAdmissionRecord",
     "Frame",
+    "GroupSchedulingPolicy",
     "InMemoryAdmissionLog",
     "KeyRegistrySnapshot",
     "KeyResolutionRequest",
     "KeyValidityEvidence",
     "LookupOutcome",
+    "MembershipView",
     "PROTOCOL_VERSION",
+    "Preempt",
     "PrincipalEvidence",
     "ProtectedInstant",
     "ProtectedTime",
     "ReceivedCommandFrame",
     "ResolvedKeyEvidence",
+    "ResourceUsage",
+    "RetryController",
+    "RetryPolicy",
+    "RetrySchedule",
     "SIGNED_DOCUMENT_KINDS",
     "SOURCE_COMMIT",
+    "ScheduleDisclosure",
+    "Scheduler",
+    "SchedulerPolicy",
+    "SchedulerSnapshot",
     "SchemaCatalog",
     "SignatureMaterial",
     "SignedDocument",
@@ -45,18 +84,24 @@ __all__ = [
     "VerifiedSignedDocument",
     "WIRE_CODES",
     "WIRE_MESSAGE",
+    "WorkItemTree",
+    "WorkOffer",
+    "WorkTransition",
     "admit_first",
     "bench_verify_native",
     "canonical_bytes",
     "canonical_hash",
     "canonicalize_json",
     "decode_base64url",
+    "derived_attempt_key",
     "embedded_file",
     "embedded_paths",
     "encode_base64url",
     "encode_frame",
     "error_frame",
+    "idempotency_key",
     "is_protocol_uri",
+    "parse_duration_ms",
     "parse_frame",
     "parse_json",
     "parse_received_frame",
@@ -447,3 +492,693 @@ def encode_frame(frame: Union[Frame, dict[str, Any]]) -> str: ...
 def error_frame(
     frame_id: str, code: str, message: str, occurred_at: str, related_frame_id: Optional[str] = None
 ) -> str: ...
+
+# bounded authority: resources, lease, budget, delegation, execution
+
+@final
+class ResourceUsage:
+    def __new__(
+        cls,
+        financial_microunits: Optional[int] = None,
+        model_tokens: Optional[int] = None,
+        tool_calls: Optional[int] = None,
+        compute_seconds: Optional[int] = None,
+        wall_clock_seconds: Optional[int] = None,
+        external_actions: Optional[int] = None,
+    ) -> ResourceUsage: ...
+    @staticmethod
+    def splat(value: int) -> ResourceUsage: ...
+    @property
+    def financial_microunits(self) -> int: ...
+    @property
+    def model_tokens(self) -> int: ...
+    @property
+    def tool_calls(self) -> int: ...
+    @property
+    def compute_seconds(self) -> int: ...
+    @property
+    def wall_clock_seconds(self) -> int: ...
+    @property
+    def external_actions(self) -> int: ...
+    def is_zero(self) -> bool: ...
+    def to_dict(self) -> dict[str, int]: ...
+
+@final
+class DelegationBudget:
+    def __new__(
+        cls,
+        *,
+        currency: str,
+        financial_microunits: int,
+        model_tokens: int,
+        tool_calls: int,
+        compute_seconds: int,
+        wall_clock_seconds: int,
+        external_actions: int,
+    ) -> DelegationBudget: ...
+    @property
+    def currency(self) -> str: ...
+    @property
+    def financial_microunits(self) -> int: ...
+    @property
+    def model_tokens(self) -> int: ...
+    @property
+    def tool_calls(self) -> int: ...
+    @property
+    def compute_seconds(self) -> int: ...
+    @property
+    def wall_clock_seconds(self) -> int: ...
+    @property
+    def external_actions(self) -> int: ...
+    def ceilings(self) -> ResourceUsage: ...
+
+@final
+class CapabilityRef:
+    def __new__(cls, id: str, version: str) -> CapabilityRef: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+
+@final
+class ExecutionLease:
+    def __new__(
+        cls,
+        *,
+        lease_id: str,
+        mission_id: str,
+        group_id: str,
+        work_item_id: str,
+        holder_agent_id: str,
+        session_epoch: int,
+        ownership_epoch: int,
+        issued_at: datetime,
+        starts_at: datetime,
+        expires_at: datetime,
+    ) -> ExecutionLease: ...
+    @staticmethod
+    def ownership(
+        *,
+        lease_id: str,
+        mission_id: str,
+        group_id: str,
+        work_item_id: str,
+        holder_agent_id: str,
+        session_epoch: int,
+        ownership_epoch: int,
+        issued_at: datetime,
+        starts_at: datetime,
+        expires_at: datetime,
+        start_by: datetime,
+    ) -> ExecutionLease: ...
+    @staticmethod
+    def blocked(
+        *,
+        lease_id: str,
+        mission_id: str,
+        group_id: str,
+        work_item_id: str,
+        holder_agent_id: str,
+        session_epoch: int,
+        ownership_epoch: int,
+        issued_at: datetime,
+        starts_at: datetime,
+        expires_at: datetime,
+        grace_expires_at: Optional[datetime] = None,
+    ) -> ExecutionLease: ...
+    @staticmethod
+    def coordinator(
+        *,
+        lease_id: str,
+        mission_id: str,
+        group_id: str,
+        holder_agent_id: str,
+        session_epoch: int,
+        coordinator_epoch: int,
+        issued_at: datetime,
+        starts_at: datetime,
+        expires_at: datetime,
+    ) -> ExecutionLease: ...
+    @property
+    def lease_id(self) -> str: ...
+    @property
+    def lease_type(self) -> LeaseType: ...
+    @property
+    def mission_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def holder_agent_id(self) -> str: ...
+    @property
+    def session_epoch(self) -> int: ...
+    @property
+    def work_item_id(self) -> Optional[str]: ...
+    @property
+    def ownership_epoch(self) -> Optional[int]: ...
+    @property
+    def coordinator_epoch(self) -> Optional[int]: ...
+    @property
+    def issued_at(self) -> datetime: ...
+    @property
+    def starts_at(self) -> datetime: ...
+    @property
+    def expires_at(self) -> datetime: ...
+    @property
+    def start_by(self) -> Optional[datetime]: ...
+    @property
+    def grace_expires_at(self) -> Optional[datetime]: ...
+    @property
+    def state(self) -> LeaseState: ...
+    @property
+    def renewal_count(self) -> int: ...
+    @property
+    def last_renewed_at(self) -> Optional[datetime]: ...
+    @property
+    def closed_at(self) -> Optional[datetime]: ...
+    @property
+    def closure_reason(self) -> Optional[str]: ...
+    def state_at(self, now: datetime) -> LeaseState: ...
+    def is_live(self, now: datetime) -> bool: ...
+    def renew(self, *, at: datetime, expires_at: datetime) -> ExecutionLease: ...
+    def close(self, state: Union[LeaseState, str], *, at: datetime, reason: str) -> ExecutionLease: ...
+    def check_claim(
+        self,
+        *,
+        agent_id: str,
+        lease_id: str,
+        session_epoch: int,
+        now: datetime,
+        ownership_epoch: Optional[int] = None,
+        coordinator_epoch: Optional[int] = None,
+    ) -> None: ...
+    def check_start_by(self, now: datetime) -> None: ...
+    def to_json(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class BudgetLedgerSnapshot:
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> BudgetLedgerSnapshot: ...
+    @staticmethod
+    def from_json(text: _Text) -> BudgetLedgerSnapshot: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    @property
+    def mission_ids(self) -> list[str]: ...
+    @property
+    def work_item_ids(self) -> list[str]: ...
+
+@final
+class BudgetLedger:
+    def __new__(cls) -> BudgetLedger: ...
+    def register_mission(
+        self,
+        mission_id: str,
+        limit: ResourceUsage,
+        *,
+        currency: Optional[str] = None,
+        parent_work_item_id: Optional[str] = None,
+    ) -> None: ...
+    def register_work_item(
+        self,
+        work_item_id: str,
+        mission_id: str,
+        limit: ResourceUsage,
+        *,
+        parent_work_item_id: Optional[str] = None,
+    ) -> None: ...
+    def consume(self, work_item_id: str, delta: ResourceUsage) -> ResourceUsage: ...
+    def remaining(self, account: _AccountRef) -> ResourceUsage: ...
+    def usage(self, account: _AccountRef) -> ResourceUsage: ...
+    def limit(self, account: _AccountRef) -> ResourceUsage: ...
+    def reserved(self, account: _AccountRef) -> ResourceUsage: ...
+    def currency(self, account: _AccountRef) -> Optional[str]: ...
+    def depth(self, account: _AccountRef) -> int: ...
+    def snapshot(self) -> BudgetLedgerSnapshot: ...
+    @staticmethod
+    def rebuild(snapshot: Union[BudgetLedgerSnapshot, Mapping[str, Any]]) -> BudgetLedger: ...
+    def __len__(self) -> int: ...
+
+@final
+class DelegationGrant:
+    def __new__(
+        cls,
+        *,
+        grant_id: str,
+        grantee_agent_id: str,
+        mission_id: str,
+        group_id: str,
+        target_work_item_id: str,
+        allowed_capabilities: Iterable[_Capability],
+        budget: DelegationBudget,
+        max_descendant_depth: int,
+        grantee_membership_epoch: int,
+        coordinator_epoch: int,
+        granted_by: str,
+        granted_at: datetime,
+        expires_at: datetime,
+    ) -> DelegationGrant: ...
+    @property
+    def grant_id(self) -> str: ...
+    @property
+    def grantee_agent_id(self) -> str: ...
+    @property
+    def mission_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def target_work_item_id(self) -> str: ...
+    @property
+    def allowed_capabilities(self) -> tuple[CapabilityRef, ...]: ...
+    @property
+    def budget(self) -> DelegationBudget: ...
+    @property
+    def max_descendant_depth(self) -> int: ...
+    @property
+    def grantee_membership_epoch(self) -> int: ...
+    @property
+    def coordinator_epoch(self) -> int: ...
+    @property
+    def granted_by(self) -> str: ...
+    @property
+    def granted_at(self) -> datetime: ...
+    @property
+    def expires_at(self) -> datetime: ...
+
+@final
+class MembershipView:
+    def __new__(
+        cls,
+        group_id: str,
+        *,
+        epoch: int,
+        active: Optional[bool] = None,
+        work_delegate: Optional[bool] = None,
+    ) -> MembershipView: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def active(self) -> bool: ...
+    @property
+    def work_delegate(self) -> bool: ...
+
+@final
+class DelegationContext:
+    def __new__(
+        cls,
+        *,
+        actor_agent_id: str,
+        mission_id: str,
+        group_id: str,
+        coordinator_epoch: int,
+        coordinator_agent_id: str,
+        now: datetime,
+        membership: Optional[MembershipView] = None,
+        organization_max_depth: Optional[int] = None,
+    ) -> DelegationContext: ...
+    @property
+    def actor_agent_id(self) -> str: ...
+    @property
+    def mission_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def coordinator_epoch(self) -> int: ...
+    @property
+    def coordinator_agent_id(self) -> str: ...
+    @property
+    def now(self) -> datetime: ...
+    @property
+    def membership(self) -> Optional[MembershipView]: ...
+    @property
+    def organization_max_depth(self) -> int: ...
+
+@final
+class WorkItemTree:
+    def __new__(cls) -> WorkItemTree: ...
+    def add(
+        self,
+        work_item_id: str,
+        *,
+        mission_id: str,
+        parent_work_item_id: Optional[str] = None,
+        closed: Optional[bool] = None,
+    ) -> None: ...
+    def set_closed(self, work_item_id: str, closed: Optional[bool] = None) -> None: ...
+    def remove(self, work_item_id: str) -> bool: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
+
+@final
+class DelegatedWork:
+    def __new__(
+        cls,
+        *,
+        required_capabilities: Optional[Iterable[_Capability]] = None,
+        budget: Optional[ResourceUsage] = None,
+        currency: Optional[str] = None,
+    ) -> DelegatedWork: ...
+    @property
+    def required_capabilities(self) -> tuple[CapabilityRef, ...]: ...
+    @property
+    def budget(self) -> ResourceUsage: ...
+    @property
+    def currency(self) -> Optional[str]: ...
+
+@final
+class DelegationAuthority:
+    def __new__(cls, grant: DelegationGrant) -> DelegationAuthority: ...
+    @property
+    def grant(self) -> DelegationGrant: ...
+    @property
+    def charged(self) -> ResourceUsage: ...
+    @property
+    def remaining(self) -> ResourceUsage: ...
+    @property
+    def invalidated(self) -> Optional[DelegationViolation]: ...
+    def check_use(self, context: DelegationContext, tree: WorkItemTree) -> None: ...
+    def authorize_existing(
+        self, context: DelegationContext, tree: WorkItemTree, work_item_id: str, work: DelegatedWork
+    ) -> int: ...
+    def authorize_descendant(
+        self,
+        context: DelegationContext,
+        tree: WorkItemTree,
+        new_work_item_id: str,
+        parent_work_item_id: str,
+        work: DelegatedWork,
+    ) -> int: ...
+    def restore_attribution(self, work_item_id: str, budget: ResourceUsage) -> None: ...
+
+@final
+class RetryPolicy:
+    def __new__(
+        cls,
+        *,
+        max_attempts: int,
+        backoff: Union[Backoff, str],
+        max_delay_ms: int,
+        initial_delay_ms: Optional[int] = None,
+        retryable_failures: Optional[Sequence[str]] = None,
+    ) -> RetryPolicy: ...
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> RetryPolicy: ...
+    @property
+    def max_attempts(self) -> int: ...
+    @property
+    def backoff(self) -> Backoff: ...
+    @property
+    def initial_delay_ms(self) -> int: ...
+    @property
+    def max_delay_ms(self) -> int: ...
+    @property
+    def retryable_failures(self) -> tuple[str, ...]: ...
+    def delay_after(self, failures: int) -> int: ...
+
+@final
+class Attempt:
+    @property
+    def attempt_number(self) -> int: ...
+    @property
+    def idempotency_key(self) -> str: ...
+    @property
+    def attempt_key(self) -> str: ...
+    @property
+    def started_at(self) -> datetime: ...
+
+@final
+class RetrySchedule:
+    @property
+    def retry(self) -> bool: ...
+    @property
+    def retry_at(self) -> Optional[datetime]: ...
+    @property
+    def reason(self) -> RetryReason: ...
+
+@final
+class RetryController:
+    def __new__(
+        cls,
+        policy: RetryPolicy,
+        *,
+        mission_id: str,
+        work_item_id: str,
+        ownership_epoch: int,
+        cost_budget: ResourceUsage,
+        deadline: Optional[datetime] = None,
+    ) -> RetryController: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def usage(self) -> ResourceUsage: ...
+    @property
+    def finished(self) -> Optional[RetryReason]: ...
+    def idempotency_key(self, logical_operation_id: str) -> str: ...
+    def begin(self, logical_operation_id: str, *, now: datetime) -> Attempt: ...
+    def consume(self, usage: ResourceUsage) -> ResourceUsage: ...
+    def finish(
+        self,
+        *,
+        success: bool,
+        now: datetime,
+        retryable: Optional[bool] = None,
+        code: Optional[str] = None,
+    ) -> RetrySchedule: ...
+
+def idempotency_key(
+    mission_id: str, work_item_id: str, ownership_epoch: int, logical_operation_id: str
+) -> str: ...
+def derived_attempt_key(idempotency_key: str, attempt: int) -> str: ...
+def parse_duration_ms(text: str) -> Optional[int]: ...
+
+# scheduler
+
+@final
+class GroupSchedulingPolicy:
+    def __new__(
+        cls, weight: Optional[int] = None, slot_quota: Optional[int] = None
+    ) -> GroupSchedulingPolicy: ...
+    @property
+    def weight(self) -> int: ...
+    @property
+    def slot_quota(self) -> Optional[int]: ...
+
+@final
+class SchedulerPolicy:
+    def __new__(
+        cls,
+        *,
+        capacity_slots: Optional[int] = None,
+        groups: Optional[Mapping[str, GroupSchedulingPolicy]] = None,
+        default_group: Optional[GroupSchedulingPolicy] = None,
+        supported_capabilities: Optional[Iterable[_Capability]] = None,
+        allowed_groups: Optional[Iterable[str]] = None,
+        max_work_items: Optional[int] = None,
+        max_work_items_per_group: Optional[int] = None,
+        decline_infeasible_deadlines: Optional[bool] = None,
+        priority_step_ms: Optional[int] = None,
+        deadline_horizon_ms: Optional[int] = None,
+        fairness_lag_slots: Optional[int] = None,
+        preemption_margin: Optional[int] = None,
+        default_estimate_ms: Optional[int] = None,
+    ) -> SchedulerPolicy: ...
+    @property
+    def capacity_slots(self) -> int: ...
+    @property
+    def groups(self) -> dict[str, GroupSchedulingPolicy]: ...
+    @property
+    def default_group(self) -> GroupSchedulingPolicy: ...
+    @property
+    def supported_capabilities(self) -> Optional[tuple[CapabilityRef, ...]]: ...
+    @property
+    def allowed_groups(self) -> Optional[list[str]]: ...
+    @property
+    def max_work_items(self) -> int: ...
+    @property
+    def max_work_items_per_group(self) -> int: ...
+    @property
+    def decline_infeasible_deadlines(self) -> bool: ...
+    @property
+    def priority_step_ms(self) -> int: ...
+    @property
+    def deadline_horizon_ms(self) -> int: ...
+    @property
+    def fairness_lag_slots(self) -> int: ...
+    @property
+    def preemption_margin(self) -> int: ...
+    @property
+    def default_estimate_ms(self) -> int: ...
+    def horizon_ms(self) -> int: ...
+
+@final
+class WorkOffer:
+    def __new__(
+        cls,
+        work_id: str,
+        group_id: str,
+        *,
+        organizational_priority: Optional[int] = None,
+        deadline: Optional[datetime] = None,
+        estimated_duration_ms: Optional[int] = None,
+        slots: Optional[int] = None,
+        required_capabilities: Optional[Iterable[_Capability]] = None,
+        preemptible: Optional[bool] = None,
+        authorized: Optional[bool] = None,
+        dependencies_ready: Optional[bool] = None,
+        budget_available: Optional[bool] = None,
+    ) -> WorkOffer: ...
+    @property
+    def work_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def organizational_priority(self) -> int: ...
+    @property
+    def deadline(self) -> Optional[datetime]: ...
+    @property
+    def estimated_duration_ms(self) -> int: ...
+    @property
+    def slots(self) -> int: ...
+    @property
+    def required_capabilities(self) -> tuple[CapabilityRef, ...]: ...
+    @property
+    def preemptible(self) -> bool: ...
+    @property
+    def authorized(self) -> bool: ...
+    @property
+    def dependencies_ready(self) -> bool: ...
+    @property
+    def budget_available(self) -> bool: ...
+
+@final
+class CheckpointRef:
+    def __new__(
+        cls, checkpoint_id: str, *, durable: Optional[bool] = None, safe: Optional[bool] = None
+    ) -> CheckpointRef: ...
+    @property
+    def checkpoint_id(self) -> str: ...
+    @property
+    def durable(self) -> bool: ...
+    @property
+    def safe(self) -> bool: ...
+
+@final
+class AdmissionDecision:
+    @property
+    def accepted(self) -> bool: ...
+    @property
+    def reason(self) -> AdmissionReason: ...
+    @property
+    def work_id(self) -> str: ...
+    @property
+    def decline_category(self) -> Optional[str]: ...
+
+@final
+class Dispatch:
+    @property
+    def work_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def slots(self) -> int: ...
+    @property
+    def resume_from(self) -> Optional[CheckpointRef]: ...
+    @property
+    def run_id(self) -> str: ...
+
+@final
+class Preempt:
+    @property
+    def work_id(self) -> str: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def run_id(self) -> str: ...
+
+@final
+class WorkTransition:
+    def __new__(
+        cls,
+        work_id: str,
+        kind: str,
+        *,
+        generation: int,
+        checkpoint: Optional[CheckpointRef] = None,
+        retry_at: Optional[datetime] = None,
+        reason: Optional[str] = None,
+    ) -> WorkTransition: ...
+    @property
+    def work_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+
+@final
+class ScheduleDisclosure:
+    @property
+    def state(self) -> WorkState: ...
+    @property
+    def earliest_start(self) -> Optional[datetime]: ...
+    @property
+    def latest_start(self) -> Optional[datetime]: ...
+    @property
+    def estimated_completion(self) -> Optional[datetime]: ...
+    @property
+    def confidence(self) -> Confidence: ...
+    @property
+    def capacity_status(self) -> CapacityStatus: ...
+    @property
+    def calculated_at(self) -> datetime: ...
+
+@final
+class SchedulerSnapshot:
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> SchedulerSnapshot: ...
+    @staticmethod
+    def from_json(text: _Text) -> SchedulerSnapshot: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    def __len__(self) -> int: ...
+
+@final
+class Scheduler:
+    def __new__(cls, policy: Optional[SchedulerPolicy] = None) -> Scheduler: ...
+    @staticmethod
+    def rebuild(
+        snapshot: Union[SchedulerSnapshot, Mapping[str, Any]],
+        policy: Optional[SchedulerPolicy] = None,
+        *,
+        now: Optional[datetime] = None,
+    ) -> Scheduler: ...
+    @property
+    def policy(self) -> SchedulerPolicy: ...
+    @property
+    def used_slots(self) -> int: ...
+    @property
+    def capacity_slots(self) -> int: ...
+    def admit(self, offer: WorkOffer, *, now: datetime) -> AdmissionDecision: ...
+    def admit_many(self, offers: Iterable[WorkOffer], *, now: datetime) -> list[AdmissionDecision]: ...
+    def schedule(self, *, now: datetime) -> tuple[Union[Dispatch, Preempt], ...]: ...
+    def apply(self, transition: WorkTransition, *, now: datetime) -> None: ...
+    def apply_many(self, transitions: Iterable[WorkTransition], *, now: datetime) -> None: ...
+    def unblock(self, work_id: str, *, now: datetime) -> None: ...
+    def cancel(self, work_id: str) -> None: ...
+    def reprioritize(self, work_id: str, organizational_priority: int) -> None: ...
+    def set_capacity(self, capacity_slots: int) -> None: ...
+    def set_group_policy(self, group_id: str, policy: GroupSchedulingPolicy) -> None: ...
+    def state(self, work_id: str) -> Optional[WorkState]: ...
+    def generation(self, work_id: str) -> Optional[int]: ...
+    def is_terminal(self, work_id: str) -> bool: ...
+    def forget(self, work_id: str) -> bool: ...
+    def disclose(self, work_id: str, *, now: datetime) -> Optional[ScheduleDisclosure]: ...
+    def snapshot(self) -> SchedulerSnapshot: ...
+    def __len__(self) -> int: ...

@@ -82,3 +82,114 @@ class KeyRegistryCompleteness(_StrEnum):
     """The only Registry evidence the verifier accepts is organization-wide."""
 
     ORGANIZATION_WIDE = "organization-wide"
+
+
+class LeaseState(_StrEnum):
+    """``lease.schema.json`` ``state``; every state but ``active`` is terminal."""
+
+    ACTIVE = "active"
+    EXPIRED = "expired"
+    REVOKED = "revoked"
+    RELEASED = "released"
+
+
+class LeaseType(_StrEnum):
+    """``lease.schema.json`` ``leaseType``."""
+
+    COORDINATOR = "coordinator"
+    OWNERSHIP = "ownership"
+    EXECUTION = "execution"
+    BLOCKED = "blocked"
+
+
+class DelegationViolationKind(_StrEnum):
+    """Why a Delegation Grant use was refused (the reference's nine kinds, then five more)."""
+
+    IDENTITY = "identity"
+    MEMBERSHIP = "membership"
+    MEMBERSHIP_EPOCH = "membership_epoch"
+    SCOPE = "scope"
+    CAPABILITY = "capability"
+    BUDGET = "budget"
+    DEPTH = "depth"
+    COORDINATOR_EPOCH = "coordinator_epoch"
+    EXPIRED = "expired"
+    ISSUER = "issuer"
+    NOT_YET_VALID = "not_yet_valid"
+    TARGET_MISSING = "target_missing"
+    TARGET_CLOSED = "target_closed"
+    MALFORMED = "malformed"
+
+
+class Backoff(_StrEnum):
+    """``retryPolicy.backoff``."""
+
+    NONE = "none"
+    FIXED = "fixed"
+    EXPONENTIAL = "exponential"
+
+
+class RetryReason(_StrEnum):
+    """Why retrying stopped or continues (reference names plus ``budget_exhausted``)."""
+
+    COMPLETED = "completed"
+    PERMANENT_FAILURE = "permanent_failure"
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
+    DEADLINE_EXHAUSTED = "deadline_exhausted"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    RETRYABLE_FAILURE = "retryable_failure"
+
+
+class AdmissionReason(_StrEnum):
+    """Scheduler admission reasons (reference names plus the three §10.3 facts it lacked)."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    IDENTIFIER_COLLISION = "identifier_collision"
+    ALREADY_TERMINAL = "already_terminal"
+    WORKER_FULL = "worker_full"
+    GROUP_FULL = "group_full"
+    GROUP_NOT_ALLOWED = "group_not_allowed"
+    GROUP_QUOTA_DISABLED = "group_quota_disabled"
+    UNSUPPORTED_CAPABILITY = "unsupported_capability"
+    EXCEEDS_CAPACITY = "exceeds_capacity"
+    DEADLINE_EXPIRED = "deadline_expired"
+    NOT_AUTHORIZED = "not_authorized"
+    DEPENDENCY_UNSATISFIED = "dependency_unsatisfied"
+    BUDGET_UNAVAILABLE = "budget_unavailable"
+
+
+class WorkState(_StrEnum):
+    """Scheduler-local state of a non-terminal item."""
+
+    READY = "ready"
+    RUNNING = "running"
+    PREEMPTING = "preempting"
+    BLOCKED = "blocked"
+
+
+class TransitionKind(_StrEnum):
+    """Worker reports about a running item (``WorkTransition.kind``)."""
+
+    CHECKPOINT_SAVED = "checkpoint_saved"
+    PREEMPTION_DECLINED = "preemption_declined"
+    BLOCKED = "blocked"
+    RELEASED = "released"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class Confidence(_StrEnum):
+    """How much to trust a scheduling disclosure."""
+
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class CapacityStatus(_StrEnum):
+    """Worker capacity as disclosed."""
+
+    AVAILABLE = "available"
+    CONSTRAINED = "constrained"
+    SATURATED = "saturated"

@@ -7,9 +7,9 @@ one place, ``bindings/python/src/errors.rs``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Tuple
 
-from ._types import ErrorCode, VerificationStage
+from ._types import DelegationViolationKind, ErrorCode, VerificationStage
 
 WIRE_MESSAGE = "signed document rejected"
 
@@ -165,8 +165,133 @@ class FrameError(MissionWeaveError, ValueError):
     """
 
 
+class LeaseError(MissionWeaveError, ValueError):
+    """A lease operation or lease-bound Command refused. ``kind`` names the rule (``expired``,
+    ``closed``, ``closure_conflict``, ``stale_lease``, ``stale_ownership``, ``stale_session``,
+    ``stale_coordinator``, ``wrong_holder``, ``non_monotonic_renewal``, ``not_extending``,
+    ``invalid_window``, ``invalid_field``, ``unrenderable_timestamp``); ``code`` is the wire code
+    (``WORK_LEASE_EXPIRED``, ``WORK_STALE_OWNERSHIP``, ``AUTH_FORBIDDEN``, …).
+    """
+
+    kind: str
+
+    def __init__(self, message: str, *, kind: str = "", **fields: object) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.kind = kind
+
+
+class BudgetLedgerError(MissionWeaveError, ValueError):
+    """A budget ledger refusal. ``dimension`` (a :class:`ResourceUsage` field name) and
+    ``account`` (``("mission" | "work_item", id)``) are set where they apply; over-limit
+    charges and allocations carry ``BUDGET_EXCEEDED``.
+    """
+
+    kind: str
+    dimension: Optional[str]
+    account: Optional[Tuple[str, str]]
+    path: Optional[str]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "",
+        dimension: Optional[str] = None,
+        account: Optional[Tuple[str, str]] = None,
+        path: Optional[str] = None,
+        **fields: object,
+    ) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.kind = kind
+        self.dimension = dimension
+        self.account = account
+        self.path = path
+
+
+class DelegationViolation(MissionWeaveError, ValueError):
+    """A refused Delegation Grant use; ``kind`` is a :class:`DelegationViolationKind`,
+    ``dimension`` names the budget dimension for ``budget`` violations.
+    """
+
+    kind: DelegationViolationKind
+    dimension: Optional[str]
+    message: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "malformed",
+        dimension: Optional[str] = None,
+        **fields: object,
+    ) -> None:
+        detail = fields.pop("message", None)
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.kind = DelegationViolationKind(kind)
+        self.dimension = dimension
+        self.message = str(detail) if detail is not None else message
+
+
+class PolicyError(MissionWeaveError, ValueError):
+    """A retry-policy refusal (attempt running, backoff pending, cost budget exceeded with
+    ``BUDGET_EXCEEDED`` and ``dimension``, bad arguments).
+    """
+
+    kind: str
+    dimension: Optional[str]
+
+    def __init__(
+        self, message: str, *, kind: str = "", dimension: Optional[str] = None, **fields: object
+    ) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.kind = kind
+        self.dimension = dimension
+
+
+class RetryExhausted(PolicyError):
+    """The retry loop is over for good: ``kind`` is ``attempts_exhausted``,
+    ``deadline_exhausted``, ``budget_exhausted`` or ``permanent_failure``.
+    """
+
+
+class SchedulerError(MissionWeaveError, ValueError):
+    """A Scheduler refusal caused by its input: ``invalid_argument``, ``unsafe_checkpoint``,
+    ``corrupt_snapshot`` or ``malformed_snapshot`` (``kind``; ``path`` points into a malformed
+    snapshot document).
+    """
+
+    kind: str
+    path: Optional[str]
+
+    def __init__(
+        self, message: str, *, kind: str = "", path: Optional[str] = None, **fields: object
+    ) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.kind = kind
+        self.path = path
+
+
+class SchedulerStateError(MissionWeaveError, RuntimeError):
+    """A report that does not fit the item's state: ``unknown_work``, ``stale_run``
+    (``WORK_LEASE_EXPIRED``) or ``invalid_transition`` (``INVALID_STATE_TRANSITION``).
+    """
+
+    kind: str
+
+    def __init__(self, message: str, *, kind: str = "", **fields: object) -> None:
+        super().__init__(message, **fields)  # type: ignore[arg-type]
+        self.kind = kind
+
+
 __all__ = [
     "AdmissionError",
+    "BudgetLedgerError",
+    "DelegationViolation",
+    "LeaseError",
+    "PolicyError",
+    "RetryExhausted",
+    "SchedulerError",
+    "SchedulerStateError",
     "BundleVerificationError",
     "CanonicalizationError",
     "FrameError",
