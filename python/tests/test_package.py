@@ -17,6 +17,9 @@ REFERENCE_ROOT_NAMES_COVERED = {
     "SignedDocument", "SignedDocumentCodec", "SignedDocumentKind", "SignedDocumentSigningError",
     "SignedDocumentVerificationError", "SigningKey", "VerificationStage", "VerifiedSignedDocument",
     "WireVerificationError", "verify_cryptography_bundle",
+    "BudgetLedger", "BudgetLedgerSnapshot", "DelegationAuthority", "DelegationBudget",
+    "DelegationGrant", "DelegationViolation", "DelegationViolationKind", "ExecutionLease",
+    "LeaseState", "ResourceUsage",
 }
 
 
@@ -48,7 +51,8 @@ def test_module_map() -> None:
     import importlib
 
     for name in ("canonical", "crypto", "schema_formats", "signed_documents", "registry",
-                 "admission", "bundle", "conformance", "wire", "errors"):
+                 "admission", "bundle", "conformance", "wire", "errors",
+                 "lease", "budget", "delegation", "execution", "scheduler"):
         module = importlib.import_module(f"missionweaveprotocol.{name}")
         for exported in module.__all__:
             assert hasattr(module, exported), f"{name}.{exported}"

@@ -219,17 +219,18 @@ class DelegationViolation(MissionWeaveError, ValueError):
 
     def __init__(
         self,
-        message: str,
+        text: str,
+        /,
         *,
         kind: str = "malformed",
         dimension: Optional[str] = None,
+        message: Optional[str] = None,
         **fields: object,
     ) -> None:
-        detail = fields.pop("message", None)
-        super().__init__(message, **fields)  # type: ignore[arg-type]
+        super().__init__(text, **fields)  # type: ignore[arg-type]
         self.kind = DelegationViolationKind(kind)
         self.dimension = dimension
-        self.message = str(detail) if detail is not None else message
+        self.message = message if message is not None else text
 
 
 class PolicyError(MissionWeaveError, ValueError):
