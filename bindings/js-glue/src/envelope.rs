@@ -1,0 +1,239 @@
+//! The one shape every raw call returns: `{"ok": value}` or `{"error": {...}}`, as RFC 8785 text.
+//! Both bindings hand this string to the same JavaScript wrapper (`js/src/api.mjs`), which turns
+//! it into typed objects and `Error` subclasses. Nothing is thrown across the boundary.
+
+use missionweaveprotocol::admission::AdmissionError;
+use missionweaveprotocol::bundle::BundleVerificationError;
+use missionweaveprotocol::json::{
+    CanonicalError, Number, Object, ParseError, Value, canonical_bytes,
+};
+use missionweaveprotocol::registry::RegistryError;
+use missionweaveprotocol::schema::SchemaIssue;
+use missionweaveprotocol::signed_documents::{SigningError, VerificationError};
+use missionweaveprotocol::wire::FrameError;
+use missionweaveprotocol::{Stage, WireCode};
+
+/// A raw-call failure, already in its JavaScript form.
+#[derive(Debug, Clone)]
+pub struct Failure(Object);
+
+/// The raw-call result.
+pub type Outcome = Result<Value, Failure>;
+
+/// Small object builder.
+#[derive(Debug, Default)]
+pub struct Obj(Object);
+
+impl Obj {
+    pub fn new() -> Self {
+        Self(Object::new())
+    }
+
+    pub fn str(mut self, name: &str, text: impl Into<String>) -> Self {
+        self.0.insert(name, Value::string(text));
+        self
+    }
+
+    pub fn opt_str(mut self, name: &str, text: Option<impl Into<String>>) -> Self {
+        self.0
+            .insert(name, text.map_or(Value::Null, |t| Value::string(t)));
+        self
+    }
+
+    pub fn num(mut self, name: &str, number: u64) -> Self {
+        self.0.insert(name, Value::Number(Number::from_u64(number)));
+        self
+    }
+
+    pub fn int(mut self, name: &str, number: i64) -> Self {
+        self.0.insert(name, Value::Number(Number::from_i64(number)));
+        self
+    }
+
+    pub fn bool(mut self, name: &str, flag: bool) -> Self {
+        self.0.insert(name, Value::Bool(flag));
+        self
+    }
+
+    pub fn value(mut self, name: &str, value: Value) -> Self {
+        self.0.insert(name, value);
+        self
+    }
+
+    pub fn strings<'a>(self, name: &str, items: impl IntoIterator<Item = &'a str>) -> Self {
+        let array = items.into_iter().map(Value::string).collect();
+        self.value(name, Value::Array(array))
+    }
+
+    pub fn build(self) -> Value {
+        Value::Object(self.0)
+    }
+}
+
+/// Serializes an outcome. The envelope holds only strings, booleans, small integers and values
+/// that were already canonicalized, so serialization cannot fail; if it ever did, the caller
+/// still gets a well-formed `INTERNAL_ERROR` envelope.
+pub fn finish(outcome: Outcome) -> String {
+    let envelope = match outcome {
+        Ok(value) => Obj::new().value("ok", value).build(),
+        Err(Failure(error)) => Obj::new().value("error", Value::Object(error)).build(),
+    };
+    match canonical_bytes(&envelope) {
+        Ok(bytes) => String::from_utf8(bytes).unwrap_or_else(|_| internal_envelope()),
+        Err(_) => internal_envelope(),
+    }
+}
+
+fn internal_envelope() -> String {
+    r#"{"error":{"class":"MwpError","code":"INTERNAL_ERROR","detail":"the binding could not encode its result","stage":null}}"#.to_owned()
+}
+
+fn failure(class: &str, code: WireCode, stage: Option<Stage>, detail: impl Into<String>) -> Obj {
+    Obj::new()
+        .str("class", class)
+        .str("code", code.as_str())
+        .opt_str("stage", stage.map(Stage::as_str))
+        .str("detail", detail)
+}
+
+impl Failure {
+    /// API misuse: unknown kind, wrong seed length, unknown schema name. Not a wire event.
+    pub fn argument(detail: impl Into<String>) -> Self {
+        Self(
+            Obj::new()
+                .str("class", "ArgumentError")
+                .str("code", "INVALID_ARGUMENT")
+                .value("stage", Value::Null)
+                .str("detail", detail)
+                .into_object(),
+        )
+    }
+
+    pub fn parse(error: &ParseError) -> Self {
+        Self(
+            failure(
+                "ParseError",
+                WireCode::ProtocolViolation,
+                Some(Stage::Parse),
+                error.to_string(),
+            )
+            .num("offset", error.offset as u64)
+            .into_object(),
+        )
+    }
+
+    pub fn canonical(error: &CanonicalError) -> Self {
+        Self(
+            failure(
+                "CanonicalizationError",
+                WireCode::ProtocolViolation,
+                Some(Stage::Canonicalization),
+                error.to_string(),
+            )
+            .into_object(),
+        )
+    }
+
+    pub fn schema(issue: &SchemaIssue) -> Self {
+        Self(
+            failure(
+                "SchemaValidationError",
+                WireCode::SchemaValidationFailed,
+                Some(Stage::Schema),
+                issue.to_string(),
+            )
+            .str("instancePath", issue.instance_path.clone())
+            .str("schemaLocation", issue.schema_location.clone())
+            .str("keyword", issue.keyword)
+            .into_object(),
+        )
+    }
+
+    /// Six-stage failure: the wire view (code, fixed message) and the protected view.
+    pub fn verification(error: &VerificationError) -> Self {
+        Self(
+            failure(
+                "VerificationError",
+                error.wire_code(),
+                Some(error.stage),
+                error.detail.clone(),
+            )
+            .num("stageNumber", u64::from(error.stage.number()))
+            .str("reason", error.reason)
+            .str("wireMessage", error.wire_message())
+            .into_object(),
+        )
+    }
+
+    pub fn signing(error: &SigningError) -> Self {
+        Self(
+            failure(
+                "SigningError",
+                error.stage.wire_code(),
+                Some(error.stage),
+                error.detail.clone(),
+            )
+            .into_object(),
+        )
+    }
+
+    pub fn registry(error: &RegistryError) -> Self {
+        Self(
+            failure(
+                "RegistryError",
+                Stage::KeyResolution.wire_code(),
+                Some(Stage::KeyResolution),
+                error.detail.clone(),
+            )
+            .str("reason", error.reason.as_str())
+            .into_object(),
+        )
+    }
+
+    pub fn admission(error: &AdmissionError) -> Self {
+        Self(
+            failure(
+                "AdmissionError",
+                error.wire_code(),
+                Some(error.stage()),
+                error.detail.clone(),
+            )
+            .str("reason", error.reason.as_str())
+            .str(
+                "wireMessage",
+                missionweaveprotocol::signed_documents::WIRE_MESSAGE,
+            )
+            .into_object(),
+        )
+    }
+
+    pub fn frame(error: &FrameError) -> Self {
+        Self(failure("FrameError", error.code, None, error.detail.clone()).into_object())
+    }
+
+    pub fn bundle(error: &BundleVerificationError) -> Self {
+        Self(
+            failure(
+                "BundleError",
+                WireCode::InternalError,
+                None,
+                error.problems.join("; "),
+            )
+            .strings("problems", error.problems.iter().map(String::as_str))
+            .into_object(),
+        )
+    }
+}
+
+impl Failure {
+    /// The error object alone (for per-item batch results).
+    pub fn into_value(self) -> Value {
+        Value::Object(self.0)
+    }
+}
+
+impl Obj {
+    fn into_object(self) -> Object {
+        self.0
+    }
+}
