@@ -329,7 +329,8 @@ function makeHost(log, context, state) {
         };
       } catch (error) {
         state.failure ??= error;
-        return undefined;
+        // Never an empty reply: the core rejects this context before anything is appended.
+        return { admissionRecordId: '', trustedAcceptedAt: '', acceptedByType: '', acceptedById: '' };
       }
     },
   };
