@@ -188,11 +188,17 @@ function checkString(value, what) {
 
 /** A document that passed all six stages: cryptographically verified, not admitted, not authorized. */
 export class VerifiedDocument {
-  constructor(raw) {
+  #text;
+  #bytes;
+  #hash;
+  #hashDocument;
+
+  // `hashDocument` computes the whole-document hash on first use (one RFC 8785 pass).
+  constructor(raw, hashDocument) {
+    this.#text = raw.signingBytes;
+    this.#hashDocument = hashDocument;
     this.kind = raw.kind;
-    this.signingBytes = encoder.encode(raw.signingBytes);
     this.signingHash = raw.signingHash;
-    this.signedDocumentHash = raw.signedDocumentHash;
     this.organizationId = raw.organizationId;
     this.keyId = raw.keyId;
     this.publicKey = raw.publicKey;
@@ -205,8 +211,20 @@ export class VerifiedDocument {
     Object.freeze(this);
   }
 
+  /** RFC 8785 bytes of the document without its top-level `signature` (stage 5); a fresh copy. */
+  get signingBytes() {
+    this.#bytes ??= encoder.encode(this.#text);
+    return this.#bytes.slice();
+  }
+
   /** The canonical signing bytes as text (RFC 8785 output is UTF-8). */
-  get signingText() { return decoder.decode(this.signingBytes); }
+  get signingText() { return this.#text; }
+
+  /** `sha256:` of the RFC 8785 form of the whole document, `signature` included. */
+  get signedDocumentHash() {
+    this.#hash ??= this.#hashDocument();
+    return this.#hash;
+  }
 }
 
 /** A freshly signed document; `bytes` are the RFC 8785 bytes to send. */
@@ -417,10 +435,30 @@ export function createApi(raw, backend) {
     return new SignedDocument(open(envelope));
   }
 
+  // The document's bytes are copied so that later changes by the caller cannot alter the hash.
+  function documentHasher(bytes) {
+    const copy = new Uint8Array(bytes);
+    return () => open(raw.canonicalHash(copy));
+  }
+
+  // A verification envelope: `{"ok":{…}}` + line feed + signing bytes, or `{"error":{…}}`
+  // (thrown, or returned for batch items).
+  function verifiedFrom(envelope, bytes, throwError) {
+    const split = envelope.indexOf('\n');
+    if (split < 0) {
+      const error = toError(JSON.parse(envelope).error);
+      if (throwError) throw error;
+      return error;
+    }
+    const fields = JSON.parse(envelope.slice(0, split)).ok;
+    fields.signingBytes = envelope.slice(split + 1);
+    return new VerifiedDocument(fields, documentHasher(bytes));
+  }
+
   function verifySignedDocument(kind, document, registry) {
     checkKind(kind);
     const bytes = toBytes(document, 'document');
-    return new VerifiedDocument(open(withRegistry(registry, (handle) => raw.verify(kind, bytes, handle))));
+    return verifiedFrom(withRegistry(registry, (handle) => raw.verify(kind, bytes, handle)), bytes, true);
   }
 
   function verifySignedDocuments(items, registry, { threads = 1 } = {}) {
@@ -431,8 +469,10 @@ export function createApi(raw, backend) {
     let offset = 0;
     for (const part of parts) { data.set(part.bytes, offset); offset += part.bytes.length; }
     const kinds = parts.map((p) => p.kind).join(',');
-    const results = open(withRegistry(registry, (handle) => raw.verifyMany(kinds, lengths, data, handle, threads >>> 0)));
-    return results.map((r) => ('ok' in r ? new VerifiedDocument(r.ok) : toError(r.error)));
+    const [head, ...records] = withRegistry(registry, (handle) => raw.verifyMany(kinds, lengths, data, handle, threads >>> 0))
+      .split('\u001e');
+    if (open(head) !== records.length) throw new MwpError('batch result count mismatch', { code: 'INTERNAL_ERROR' });
+    return records.map((record, i) => verifiedFrom(record, parts[i].bytes, false));
   }
 
   function signingPreview(document) {

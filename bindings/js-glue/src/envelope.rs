@@ -84,6 +84,86 @@ pub fn finish(outcome: Outcome) -> String {
     }
 }
 
+/// A direct writer for hot-path `ok` envelopes made of string members only (no tree, no key
+/// sorting): `{"ok":{"name":"value",…}}`. JavaScript parses it; it need not be canonical.
+#[derive(Debug)]
+pub struct FlatOk(String);
+
+impl FlatOk {
+    pub fn new(capacity: usize) -> Self {
+        let mut out = String::with_capacity(capacity);
+        out.push_str(r#"{"ok":{"#);
+        Self(out)
+    }
+
+    fn name(&mut self, name: &str) {
+        if !self.0.ends_with('{') {
+            self.0.push(',');
+        }
+        self.0.push('"');
+        self.0.push_str(name);
+        self.0.push_str("\":");
+    }
+
+    pub fn str(mut self, name: &str, value: &str) -> Self {
+        self.name(name);
+        escape_into(&mut self.0, value);
+        self
+    }
+
+    pub fn opt_str(mut self, name: &str, value: Option<&str>) -> Self {
+        match value {
+            Some(value) => self.str(name, value),
+            None => {
+                self.name(name);
+                self.0.push_str("null");
+                self
+            }
+        }
+    }
+
+    /// A nested object of string members.
+    pub fn object(mut self, name: &str, members: &[(&str, &str)]) -> Self {
+        self.name(name);
+        self.0.push('{');
+        for (index, (member, value)) in members.iter().enumerate() {
+            if index > 0 {
+                self.0.push(',');
+            }
+            escape_into(&mut self.0, member);
+            self.0.push(':');
+            escape_into(&mut self.0, value);
+        }
+        self.0.push('}');
+        self
+    }
+
+    pub fn finish(mut self) -> String {
+        self.0.push_str("}}");
+        self.0
+    }
+}
+
+/// Appends `text` as a JSON string.
+fn escape_into(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => {
+                let code = u32::from(c);
+                let hex = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(char::from(hex[(code >> 4) as usize]));
+                out.push(char::from(hex[(code & 15) as usize]));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
 fn internal_envelope() -> String {
     r#"{"error":{"class":"MwpError","code":"INTERNAL_ERROR","detail":"the binding could not encode its result","stage":null}}"#.to_owned()
 }
@@ -222,13 +302,6 @@ impl Failure {
             .strings("problems", error.problems.iter().map(String::as_str))
             .into_object(),
         )
-    }
-}
-
-impl Failure {
-    /// The error object alone (for per-item batch results).
-    pub fn into_value(self) -> Value {
-        Value::Object(self.0)
     }
 }
 

@@ -147,22 +147,37 @@ impl RegistryHandle {
     }
 }
 
-pub fn verified_value(verified: &VerifiedSignedDocument, registry: &RegistryHandle) -> Value {
+/// The result of one verification: an error envelope, or an `ok` envelope with every field but
+/// `signingBytes`, which follow it after a line feed. JSON text never holds a raw line feed, so
+/// the first one separates the two and the bytes cross without JSON escaping.
+fn verified_envelope(
+    result: Result<VerifiedSignedDocument, Failure>,
+    registry: &RegistryHandle,
+) -> String {
+    let verified = match result {
+        Ok(verified) => verified,
+        Err(failure) => return finish(Err(failure)),
+    };
     let public_key = registry
         .snapshot()
         .and_then(|s| s.binding(&verified.key_id))
-        .map(|b| b.public_key_text.clone());
-    Obj::new()
+        .map(|b| b.public_key_text.as_str());
+    let signing = String::from_utf8_lossy(&verified.signing_bytes);
+    let mut out = envelope::FlatOk::new(640 + signing.len())
         .str("kind", verified.kind.as_str())
-        .str("signingBytes", text(&verified.signing_bytes))
-        .str("signingHash", verified.signing_hash.clone())
-        .str("signedDocumentHash", verified.signed_document_hash())
-        .str("organizationId", verified.organization_id.clone())
-        .str("keyId", verified.key_id.clone())
+        .str("signingHash", &verified.signing_hash)
+        .str("organizationId", &verified.organization_id)
+        .str("keyId", &verified.key_id)
         .opt_str("publicKey", public_key)
-        .value("principal", principal(&verified.principal))
+        .object(
+            "principal",
+            &[
+                ("type", verified.principal.kind.as_str()),
+                ("id", &verified.principal.id),
+            ],
+        )
         .str("protectedTime", verified.protected_time.as_str())
-        .str("signature", verified.signature.clone())
+        .str("signature", &verified.signature)
         .str("validFrom", verified.valid_from.as_str())
         .opt_str(
             "validUntil",
@@ -172,18 +187,20 @@ pub fn verified_value(verified: &VerifiedSignedDocument, registry: &RegistryHand
             "revokedAt",
             verified.revoked_at.as_ref().map(|t| t.as_str()),
         )
-        .build()
+        .finish();
+    out.push('\n');
+    out.push_str(&signing);
+    out
 }
 
-/// Six-stage verification of the exact received bytes.
+/// Six-stage verification of the exact received bytes (see [`verified_envelope`]).
 pub fn verify(kind_name: &str, bytes: &[u8], registry: &RegistryHandle) -> String {
-    finish((|| {
-        let kind = kind(kind_name)?;
-        let verified = SignedDocumentCodec::new()
+    let result = kind(kind_name).and_then(|kind| {
+        SignedDocumentCodec::new()
             .verify(kind, bytes, registry.resolver())
-            .map_err(|e| Failure::verification(&e))?;
-        Ok(verified_value(&verified, registry))
-    })())
+            .map_err(|e| Failure::verification(&e))
+    });
+    verified_envelope(result, registry)
 }
 
 /// Splits a batch given as comma-separated kinds, byte lengths and the concatenated bytes.
@@ -216,7 +233,12 @@ fn batch<'b>(
     Ok(items)
 }
 
-/// Verifies a batch in one call; one envelope per item, in input order.
+/// Separates the records of a batch: a control character, which neither JSON text nor RFC 8785
+/// output ever holds raw.
+const RECORD_SEPARATOR: char = '\u{1e}';
+
+/// Verifies a batch in one call: `{"ok":count}`, then one [`verified_envelope`] per item in
+/// input order, each preceded by U+001E. A malformed batch is one error envelope.
 pub fn verify_many(
     kinds: &str,
     lengths: &[u32],
@@ -224,24 +246,23 @@ pub fn verify_many(
     registry: &RegistryHandle,
     threads: u32,
 ) -> String {
-    finish((|| {
-        let items = batch(kinds, lengths, data)?;
-        let results =
-            SignedDocumentCodec::new().verify_many(&items, registry.resolver(), threads as usize);
-        Ok(Value::Array(
-            results
-                .iter()
-                .map(|result| match result {
-                    Ok(verified) => Obj::new()
-                        .value("ok", verified_value(verified, registry))
-                        .build(),
-                    Err(error) => Obj::new()
-                        .value("error", Failure::verification(error).into_value())
-                        .build(),
-                })
-                .collect(),
-        ))
-    })())
+    let items = match batch(kinds, lengths, data) {
+        Ok(items) => items,
+        Err(failure) => return finish(Err(failure)),
+    };
+    let results =
+        SignedDocumentCodec::new().verify_many(&items, registry.resolver(), threads as usize);
+    let mut out = finish(Ok(Value::Number(
+        missionweaveprotocol::json::Number::from_u64(results.len() as u64),
+    )));
+    for result in results {
+        out.push(RECORD_SEPARATOR);
+        out.push_str(&verified_envelope(
+            result.map_err(|e| Failure::verification(&e)),
+            registry,
+        ));
+    }
+    out
 }
 
 fn signed_value(signed: &SignedDocument) -> Value {
