@@ -67,3 +67,32 @@ test('require, one verification each backend, errors are Error subclasses', () =
     }`);
   assert.equal(out, `napi ${HASH} true PROTOCOL_VIOLATION\nwasm ${HASH} true PROTOCOL_VIOLATION`);
 });
+
+test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext, strict)', () => {
+  const use = (from) => `
+    import { verifySignedDocument, Registry, VerificationError, admitFirst, InMemoryAdmissionLog,
+      type VerifiedDocument, type DocumentKind, type AdmissionLog } from '${from}';
+    declare const readFileSync: (path: string) => Uint8Array;
+    const kind: DocumentKind = 'command';
+    const registry = new Registry(readFileSync('r.json'));
+    const verified: VerifiedDocument = verifySignedDocument(kind, readFileSync('d.json'), registry);
+    const hash: string = verified.signingHash;
+    const log: AdmissionLog = { lookup: () => ({ status: 'authoritative-absence' }), append: (_c, bytes) => ({ status: 'committed', record: bytes, authenticatedService: { type: 'service', id: 'x' } }) };
+    admitFirst(kind, 'doc', registry, new InMemoryAdmissionLog({ type: 'service', id: 'x' }), () => ({ admissionRecordId: 'a', trustedAcceptedAt: 't', acceptedBy: { type: 'service', id: 's' } }));
+    try { verifySignedDocument('command', '{}', registry); } catch (e) { if (e instanceof VerificationError) { const s: string = e.toWire().code + e.stage + hash; void s; } }
+    void log;`;
+  writeFileSync(join(project, 'esm.mts'), `${use('missionweaveprotocol')}\nimport { nativeVerifyLoop } from 'missionweaveprotocol';\nvoid nativeVerifyLoop;\n`);
+  writeFileSync(join(project, 'wasm.mts'), use('missionweaveprotocol/wasm'));
+  writeFileSync(join(project, 'cjs.cts'), use('missionweaveprotocol'));
+  // A name the WebAssembly entry does not export must not type-check.
+  writeFileSync(join(project, 'wrong.mts'), `import { nativeVerifyLoop } from 'missionweaveprotocol/wasm';\nvoid nativeVerifyLoop;\n`);
+  const tsc = join(JS, 'node_modules', 'typescript', 'bin', 'tsc');
+  const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', '--skipLibCheck', 'false'];
+  const check = (files) => execFileSync(process.execPath, [tsc, ...flags, ...files], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+  try {
+    check(['esm.mts', 'wasm.mts', 'cjs.cts']);
+  } catch (error) {
+    assert.fail(`tsc: ${error.stdout}${error.stderr}`);
+  }
+  assert.throws(() => check(['wrong.mts']), (e) => /has no exported member 'nativeVerifyLoop'/.test(e.stdout));
+});
