@@ -310,3 +310,43 @@ impl Obj {
         self.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used)]
+
+    use super::*;
+    use missionweaveprotocol::json::parse;
+
+    #[test]
+    fn flat_ok_round_trips_every_escape() {
+        let tricky = "quote \" backslash \\ newline \n tab \t nul \u{0} unit \u{1f} é 😀 \u{2028}";
+        let text = FlatOk::new(16)
+            .str("a", tricky)
+            .opt_str("b", None)
+            .object("c", &[("type", "agent"), ("id", tricky)])
+            .finish();
+        assert!(
+            !text.contains('\n'),
+            "no raw line feed: the signing bytes follow one"
+        );
+        let value = parse(text.as_bytes()).expect("strict JSON");
+        assert_eq!(value.pointer("/ok/a").and_then(Value::as_str), Some(tricky));
+        assert_eq!(value.pointer("/ok/b"), Some(&Value::Null));
+        assert_eq!(
+            value.pointer("/ok/c/id").and_then(Value::as_str),
+            Some(tricky)
+        );
+    }
+
+    #[test]
+    fn failures_carry_class_code_and_stage() {
+        let text = finish(Err(Failure::argument("bad")));
+        let value = parse(text.as_bytes()).expect("strict JSON");
+        assert_eq!(
+            value.pointer("/error/code").and_then(Value::as_str),
+            Some("INVALID_ARGUMENT")
+        );
+        assert_eq!(value.pointer("/error/stage"), Some(&Value::Null));
+    }
+}
