@@ -84,7 +84,7 @@ export declare class VerifiedDocument {
   readonly signedDocumentHash: string;
   readonly organizationId: string;
   readonly keyId: string;
-  readonly publicKey: string | null;
+  readonly publicKey: string;
   readonly principal: Principal;
   readonly protectedTime: string;
   readonly signature: string;

@@ -150,25 +150,18 @@ impl RegistryHandle {
 /// The result of one verification: an error envelope, or an `ok` envelope with every field but
 /// `signingBytes`, which follow it after a line feed. JSON text never holds a raw line feed, so
 /// the first one separates the two and the bytes cross without JSON escaping.
-fn verified_envelope(
-    result: Result<VerifiedSignedDocument, Failure>,
-    registry: &RegistryHandle,
-) -> String {
+fn verified_envelope(result: Result<VerifiedSignedDocument, Failure>) -> String {
     let verified = match result {
         Ok(verified) => verified,
         Err(failure) => return finish(Err(failure)),
     };
-    let public_key = registry
-        .snapshot()
-        .and_then(|s| s.binding(&verified.key_id))
-        .map(|b| b.public_key_text.as_str());
     let signing = String::from_utf8_lossy(&verified.signing_bytes);
     let mut out = envelope::FlatOk::new(640 + signing.len())
         .str("kind", verified.kind.as_str())
         .str("signingHash", &verified.signing_hash)
         .str("organizationId", &verified.organization_id)
         .str("keyId", &verified.key_id)
-        .opt_str("publicKey", public_key)
+        .str("publicKey", &verified.public_key_text)
         .object(
             "principal",
             &[
@@ -200,7 +193,7 @@ pub fn verify(kind_name: &str, bytes: &[u8], registry: &RegistryHandle) -> Strin
             .verify(kind, bytes, registry.resolver())
             .map_err(|e| Failure::verification(&e))
     });
-    verified_envelope(result, registry)
+    verified_envelope(result)
 }
 
 /// Splits a batch given as comma-separated kinds, byte lengths and the concatenated bytes.
@@ -259,7 +252,6 @@ pub fn verify_many(
         out.push(RECORD_SEPARATOR);
         out.push_str(&verified_envelope(
             result.map_err(|e| Failure::verification(&e)),
-            registry,
         ));
     }
     out

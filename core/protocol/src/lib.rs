@@ -16,18 +16,31 @@
 //! | [`bundle`] | §22 | the pinned, embedded protocol bundle |
 //! | [`conformance`] | §22 | the three bundle runners |
 //! | [`wire`] | §17 | frames |
+//! | [`lease`] | §11.3 | Execution, ownership and coordinator leases |
+//! | [`budget`] | §12 | the six-dimensional hierarchical budget ledger |
+//! | [`delegation`] | §9.1 | Delegation Grants |
+//! | [`execution`] | §11.4 | retries and idempotency keys |
+//! | [`scheduler`] | §11.1–11.4 | the Worker's weighted-fair scheduler |
 
 pub mod admission;
+pub mod budget;
 pub mod bundle;
+pub mod capability_version;
 pub mod conformance;
 pub mod crypto;
+pub mod delegation;
 pub mod error;
+pub mod execution;
 pub mod json;
+pub mod lease;
 pub mod principal;
 pub mod registry;
+pub mod resources;
+pub mod scheduler;
 pub mod schema;
 pub mod schema_formats;
 pub mod signed_documents;
+pub mod unix_millis;
 pub mod wire;
 
 pub use error::{Stage, WireCode};

@@ -144,6 +144,30 @@ fn not_established(outcome: &LookupOutcome) -> AdmissionError {
     }
 }
 
+/// The admission reason for an append that neither committed nor returned a record.
+fn append_failure(outcome: &AppendOutcome) -> AdmissionError {
+    let (reason, detail) = match outcome {
+        AppendOutcome::Conflict => (
+            R::RecordConflict,
+            "a conflicting record exists for this signing hash",
+        ),
+        AppendOutcome::Unauthenticated => (
+            R::LogAuthenticationFailed,
+            "the append was not authenticated",
+        ),
+        AppendOutcome::IntegrityFailed => (
+            R::AppendIntegrityNotEstablished,
+            "append integrity was not established",
+        ),
+        AppendOutcome::Unavailable => (R::LogUnavailable, "the Admission Log is unavailable"),
+        AppendOutcome::CommitFailed => (R::CommitFailed, "the append did not commit"),
+        AppendOutcome::Indeterminate | AppendOutcome::Committed(_) | AppendOutcome::Existing(_) => {
+            (R::LogIndeterminate, "the append outcome is indeterminate")
+        }
+    };
+    AdmissionError::new(reason, detail)
+}
+
 /// First admission of a newly presented, verified document (verified with *current* Registry
 /// evidence). `context` is asked only on authoritative absence.
 pub fn admit_first(
@@ -183,42 +207,7 @@ pub fn admit_first(
     let (record, existing) = match log.append(&candidate, &candidate_bytes) {
         AppendOutcome::Committed(record) => (record, false),
         AppendOutcome::Existing(record) => (record, true),
-        AppendOutcome::Conflict => {
-            return Err(AdmissionError::new(
-                R::RecordConflict,
-                "a conflicting record exists for this signing hash",
-            ));
-        }
-        AppendOutcome::Unauthenticated => {
-            return Err(AdmissionError::new(
-                R::LogAuthenticationFailed,
-                "the append was not authenticated",
-            ));
-        }
-        AppendOutcome::IntegrityFailed => {
-            return Err(AdmissionError::new(
-                R::AppendIntegrityNotEstablished,
-                "append integrity was not established",
-            ));
-        }
-        AppendOutcome::Unavailable => {
-            return Err(AdmissionError::new(
-                R::LogUnavailable,
-                "the Admission Log is unavailable",
-            ));
-        }
-        AppendOutcome::Indeterminate => {
-            return Err(AdmissionError::new(
-                R::LogIndeterminate,
-                "the append outcome is indeterminate",
-            ));
-        }
-        AppendOutcome::CommitFailed => {
-            return Err(AdmissionError::new(
-                R::CommitFailed,
-                "the append did not commit",
-            ));
-        }
+        failure => return Err(append_failure(&failure)),
     };
     // Validate what the log returned, not the candidate: a concurrent winner may differ.
     let validated = validate_record(&record, verified)?;

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::collections::BTreeSet;
 
 use super::cryptography::{self, MANIFEST as CRYPTO_MANIFEST};
-use super::integrity::{check_artifact_digest, check_artifacts, read_json};
+use super::integrity::{check_artifact_digest, check_artifacts, evaluation_inputs, read_json};
 use super::report::{BundleKind, BundleReport};
 use super::source::BundleSource;
 use crate::admission::{
@@ -18,7 +18,7 @@ use crate::json::{Value, parse};
 use crate::principal::{Principal, PrincipalType};
 use crate::registry::AgentRegistryKeyResolver;
 use crate::schema_formats::Timestamp;
-use crate::signed_documents::{SignedDocumentCodec, SignedDocumentKind};
+use crate::signed_documents::SignedDocumentCodec;
 
 pub(crate) const MANIFEST: &str = "admission/manifest.json";
 const MANIFEST_SCHEMA_ID: &str =
@@ -257,17 +257,9 @@ fn evaluate(
     codec: &SignedDocumentCodec<'_>,
     evaluation: &Value,
 ) -> (String, Result<(), String>) {
-    let Some(kind) = str_at(evaluation, "/profileId").and_then(SignedDocumentKind::parse) else {
-        return ("error".into(), Err("unknown profileId".into()));
-    };
-    let (Some(document), Some(registry)) = (
-        str_at(evaluation, "/document").and_then(|p| source.read(p)),
-        str_at(evaluation, "/registry").and_then(|p| source.read(p)),
-    ) else {
-        return (
-            "error".into(),
-            Err("document or registry is missing".into()),
-        );
+    let (kind, document, registry) = match evaluation_inputs(source, evaluation) {
+        Ok(inputs) => inputs,
+        Err(message) => return ("error".into(), Err(message)),
     };
     let verified = match codec.verify(kind, &document, &AgentRegistryKeyResolver::new(&registry)) {
         Ok(verified) => verified,

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::integrity::{catalog, check_artifact_digest, check_artifacts, read_json};
+use super::integrity::{
+    catalog, check_artifact_digest, check_artifacts, evaluation_inputs, read_json,
+};
 use super::report::{BundleKind, BundleReport};
 use super::source::BundleSource;
 use crate::crypto::SigningKey;
@@ -486,17 +488,9 @@ fn evaluate(
         })();
         return ("complete".into(), result);
     }
-    let Some(kind) = str_at(evaluation, "/profileId").and_then(SignedDocumentKind::parse) else {
-        return ("error".into(), Err("unknown profileId".into()));
-    };
-    let (Some(document), Some(registry)) = (
-        str_at(evaluation, "/document").and_then(|p| source.read(p)),
-        str_at(evaluation, "/registry").and_then(|p| source.read(p)),
-    ) else {
-        return (
-            "error".into(),
-            Err("document or registry is missing".into()),
-        );
+    let (kind, document, registry) = match evaluation_inputs(source, evaluation) {
+        Ok(inputs) => inputs,
+        Err(message) => return ("error".into(), Err(message)),
     };
     let resolver = AgentRegistryKeyResolver::new(&registry);
     let expected_stage = str_at(evaluation, "/expect/stage").unwrap_or_default();

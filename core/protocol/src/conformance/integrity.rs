@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use super::source::BundleSource;
 use crate::json::{Value, canonical_bytes, parse, sha256_prefixed};
 use crate::schema::{SCHEMA_ID_PREFIX, SchemaCatalog};
+use crate::signed_documents::SignedDocumentKind;
 
 /// Reads and strictly parses a JSON file.
 pub(crate) fn read_json(source: &dyn BundleSource, path: &str) -> Result<Value, String> {
@@ -176,5 +177,25 @@ pub(crate) fn catalog(
             problems.push(error.to_string());
             None
         }
+    }
+}
+
+/// The kind, document bytes and Registry bytes a signed-document evaluation names.
+pub(crate) fn evaluation_inputs(
+    source: &dyn BundleSource,
+    evaluation: &Value,
+) -> Result<(SignedDocumentKind, Vec<u8>, Vec<u8>), String> {
+    let text = |pointer: &str| evaluation.pointer(pointer).and_then(Value::as_str);
+    let kind = text("/profileId")
+        .and_then(SignedDocumentKind::parse)
+        .ok_or("unknown profileId")?;
+    let read = |pointer: &str| {
+        text(pointer)
+            .and_then(|path| source.read(path))
+            .map(|bytes| bytes.into_owned())
+    };
+    match (read("/document"), read("/registry")) {
+        (Some(document), Some(registry)) => Ok((kind, document, registry)),
+        _ => Err("document or registry is missing".into()),
     }
 }

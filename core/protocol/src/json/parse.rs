@@ -10,8 +10,22 @@ use super::value::{JsonString, Number, Object, Value};
 /// Maximum nesting of arrays and objects. Deeper input is a clean error, never a stack overflow.
 pub const MAX_DEPTH: usize = 128;
 
-/// Objects with more members than this switch from a linear scan to a hash set for duplicates.
-const LINEAR_DUPLICATE_SCAN: usize = 16;
+/// Objects with more members than this switch from a linear scan to a (DoS-resistant) hash set
+/// for duplicate detection; protocol documents have fewer, and short-name compares are cheap.
+const LINEAR_DUPLICATE_SCAN: usize = 32;
+
+/// Bytes that end the unescaped run of a string: `"`, `\` and the controls below 0x20.
+const STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 /// Why strict parsing failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,7 +198,7 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let top_level = self.depth == 1 && self.record_spans;
         self.pos += 1;
-        let mut members: Vec<(JsonString, Value)> = Vec::new();
+        let mut members: Vec<(JsonString, Value)> = Vec::with_capacity(8);
         let mut seen: Option<HashSet<JsonString>> = None;
         self.skip_whitespace();
         if self.bytes.get(self.pos) == Some(&b'}') {
@@ -331,19 +345,22 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let start = self.pos;
         // Fast path: no escapes.
-        loop {
-            match self.bytes.get(self.pos) {
-                None => return self.error(ParseErrorKind::UnexpectedEnd),
-                Some(b'"') => {
-                    let text = &self.text[start..self.pos];
-                    self.pos += 1;
-                    return Ok(JsonString::Text(text.into()));
-                }
-                Some(b'\\') => break,
-                Some(&byte) if byte < 0x20 => {
-                    return self.error(ParseErrorKind::ControlCharacterInString);
-                }
-                Some(_) => self.pos += 1,
+        let rest = &self.bytes[self.pos..];
+        let stop = rest.iter().position(|&b| STRING_STOP[usize::from(b)]);
+        match stop.map(|offset| (offset, rest[offset])) {
+            None => {
+                self.pos = self.bytes.len();
+                return self.error(ParseErrorKind::UnexpectedEnd);
+            }
+            Some((offset, b'"')) => {
+                let text = &self.text[start..start + offset];
+                self.pos = start + offset + 1;
+                return Ok(JsonString::Text(text.into()));
+            }
+            Some((offset, b'\\')) => self.pos = start + offset,
+            Some((offset, _)) => {
+                self.pos = start + offset;
+                return self.error(ParseErrorKind::ControlCharacterInString);
             }
         }
         let mut units: Vec<u16> = self.text[start..self.pos].encode_utf16().collect();
@@ -389,7 +406,7 @@ impl<'a> Parser<'a> {
                     // Copy one run of unescaped characters.
                     let run_start = self.pos;
                     while let Some(&byte) = self.bytes.get(self.pos) {
-                        if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                        if STRING_STOP[usize::from(byte)] {
                             break;
                         }
                         self.pos += 1;

@@ -5,7 +5,7 @@ use super::SignedDocumentCodec;
 use super::error::SigningError;
 use super::kind::SignedDocumentKind;
 use super::verify::VerifiedSignedDocument;
-use crate::crypto::{PublicKey, SigningKey, check_r, split_signature};
+use crate::crypto::{Signer, split_signature};
 use crate::error::Stage;
 use crate::json::{Object, Value, canonical_bytes, sha256_prefixed, write_object};
 use crate::registry::KeyResolver;
@@ -34,7 +34,7 @@ impl SignedDocumentCodec<'_> {
         &self,
         kind: SignedDocumentKind,
         unsigned: &Value,
-        key: &SigningKey,
+        key: &dyn Signer,
     ) -> Result<SignedDocument, SigningError> {
         let Value::Object(object) = unsigned else {
             return Err(SigningError::new(
@@ -65,7 +65,8 @@ impl SignedDocumentCodec<'_> {
                 "the protected time must end in an uppercase Z",
             ));
         }
-        let public_key = PublicKey::from_bytes(&key.public_key_bytes())
+        let public_key = key
+            .public_key()
             .map_err(|e| SigningError::new(Stage::KeyResolution, format!("signing key: {e}")))?;
         let mut signing_bytes = Vec::with_capacity(2048);
         write_object(object, None, &mut signing_bytes)
@@ -73,8 +74,8 @@ impl SignedDocumentCodec<'_> {
         let signature_bytes = key.sign(&signing_bytes);
         let parts = split_signature(&signature_bytes)
             .map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
-        check_r(&parts.r)
-            .map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
+        // The equation holding proves R canonical and in the prime-order subgroup (§6.4 allows
+        // detecting stage-3 facts through it), so R needs no separate decoding here.
         if !public_key.verify_equation(&parts.r, &parts.s, &signing_bytes) {
             return Err(SigningError::new(
                 Stage::Signature,
@@ -113,7 +114,7 @@ impl SignedDocumentCodec<'_> {
         &self,
         kind: SignedDocumentKind,
         unsigned: &Value,
-        key: &SigningKey,
+        key: &dyn Signer,
         resolver: &dyn KeyResolver,
     ) -> Result<(SignedDocument, VerifiedSignedDocument), SigningError> {
         let signed = self.sign(kind, unsigned, key)?;

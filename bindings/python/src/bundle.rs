@@ -1,0 +1,314 @@
+//! The embedded bundle, its integrity checks, the conformance runners and the schema catalog.
+
+use missionweaveprotocol::bundle as core_bundle;
+use missionweaveprotocol::conformance::{self, BundleKind, BundleSource, EmbeddedBundle};
+use missionweaveprotocol::schema::SchemaCatalog as CoreCatalog;
+use missionweaveprotocol_cli::DirectoryBundle;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::convert::{self, ToJsonError};
+use crate::errors;
+
+/// The bundle root argument: `None` for the embedded bundle, or a directory.
+enum Source {
+    Embedded(EmbeddedBundle),
+    Directory(DirectoryBundle),
+}
+
+impl Source {
+    fn open(py: Python<'_>, root: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let Some(root) = root.filter(|r| !r.is_none()) else {
+            return Ok(Self::Embedded(EmbeddedBundle));
+        };
+        let path: std::path::PathBuf = root.extract().map_err(|_| {
+            errors::invalid_input(
+                py,
+                format!(
+                    "root must be a path (str or os.PathLike), not {}",
+                    convert::type_name(root)
+                ),
+            )
+        })?;
+        DirectoryBundle::open(&path)
+            .map(Self::Directory)
+            .map_err(|message| errors::bundle_text(py, &message))
+    }
+
+    fn as_dyn(&self) -> &(dyn BundleSource + Sync) {
+        match self {
+            Self::Embedded(embedded) => embedded,
+            Self::Directory(directory) => directory,
+        }
+    }
+}
+
+/// What `verify_cryptography_bundle` established.
+#[pyclass(module = "missionweaveprotocol._native", frozen, get_all)]
+#[derive(Debug)]
+pub struct CryptographyBundleSummary {
+    source_commit: String,
+    profile_id: String,
+    manifest_version: i64,
+    artifact_digest: String,
+    artifact_count: usize,
+    case_count: usize,
+    evaluation_count: usize,
+}
+
+/// What `verify_admission_bundle` established.
+#[pyclass(module = "missionweaveprotocol._native", frozen, get_all)]
+#[derive(Debug)]
+pub struct AdmissionBundleSummary {
+    source_commit: String,
+    profile_id: String,
+    manifest_version: i64,
+    artifact_digest: String,
+    cryptography_artifact_digest: String,
+    artifact_count: usize,
+    case_count: usize,
+    evaluation_count: usize,
+}
+
+/// Re-verifies the cryptography bundle (embedded, or the directory `root`).
+#[pyfunction]
+#[pyo3(signature = (root = None))]
+pub fn verify_cryptography_bundle(
+    py: Python<'_>,
+    root: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CryptographyBundleSummary> {
+    let source = Source::open(py, root)?;
+    let summary = py
+        .detach(|| core_bundle::verify_cryptography_bundle_from(source.as_dyn()))
+        .map_err(|e| errors::bundle_error(py, &e))?;
+    Ok(CryptographyBundleSummary {
+        source_commit: summary.source_commit,
+        profile_id: summary.profile_id,
+        manifest_version: summary.manifest_version,
+        artifact_digest: summary.artifact_digest,
+        artifact_count: summary.artifact_count,
+        case_count: summary.case_count,
+        evaluation_count: summary.evaluation_count,
+    })
+}
+
+/// Re-verifies the admission bundle, including the cryptography bundle it pins.
+#[pyfunction]
+#[pyo3(signature = (root = None))]
+pub fn verify_admission_bundle(
+    py: Python<'_>,
+    root: Option<&Bound<'_, PyAny>>,
+) -> PyResult<AdmissionBundleSummary> {
+    let source = Source::open(py, root)?;
+    let summary = py
+        .detach(|| core_bundle::verify_admission_bundle_from(source.as_dyn()))
+        .map_err(|e| errors::bundle_error(py, &e))?;
+    Ok(AdmissionBundleSummary {
+        source_commit: summary.source_commit,
+        profile_id: summary.profile_id,
+        manifest_version: summary.manifest_version,
+        artifact_digest: summary.artifact_digest,
+        cryptography_artifact_digest: summary.cryptography_artifact_digest,
+        artifact_count: summary.artifact_count,
+        case_count: summary.case_count,
+        evaluation_count: summary.evaluation_count,
+    })
+}
+
+/// The bytes of one embedded bundle file, or `None`.
+#[pyfunction]
+pub fn embedded_file<'py>(
+    py: Python<'py>,
+    path: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let path = convert::str_arg(py, path, "path")?;
+    Ok(core_bundle::embedded_file(&path).map(|bytes| PyBytes::new(py, bytes)))
+}
+
+/// Every embedded file path (schemas first).
+#[pyfunction]
+pub fn embedded_paths() -> Vec<&'static str> {
+    core_bundle::embedded_files()
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// One bundle's result.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct BundleReport {
+    inner: conformance::BundleReport,
+}
+
+#[pymethods]
+impl BundleReport {
+    /// `structural`, `cryptography` or `admission`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.inner.kind.as_str()
+    }
+    #[getter]
+    fn total(&self) -> usize {
+        self.inner.total
+    }
+    #[getter]
+    fn passed(&self) -> usize {
+        self.inner.passed
+    }
+    #[getter]
+    fn ok(&self) -> bool {
+        self.inner.ok()
+    }
+    /// `(id, message)` per failed evaluation or integrity problem.
+    #[getter]
+    fn failures(&self) -> Vec<(String, String)> {
+        self.inner
+            .failures
+            .iter()
+            .map(|f| (f.id.clone(), f.message.clone()))
+            .collect()
+    }
+    /// `(id, actual, passed)` per evaluation; `actual` is the stage reached (`complete`, a
+    /// stage name, `admission/<reason>`) or `valid`/`invalid` for structural vectors.
+    #[getter]
+    fn outcomes(&self) -> Vec<(String, String, bool)> {
+        self.inner.outcomes.clone()
+    }
+    #[getter]
+    fn facts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (name, value) in &self.inner.facts {
+            dict.set_item(name, value)?;
+        }
+        Ok(dict)
+    }
+    /// `58/58 structural vectors passed`.
+    fn summary(&self) -> String {
+        self.inner.summary()
+    }
+}
+
+/// The results of the selected bundles.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct ConformanceReport {
+    reports: Vec<Py<BundleReport>>,
+    json: String,
+    ok: bool,
+    #[pyo3(get)]
+    source: String,
+}
+
+#[pymethods]
+impl ConformanceReport {
+    #[getter]
+    fn ok(&self) -> bool {
+        self.ok
+    }
+    #[getter]
+    fn reports(&self, py: Python<'_>) -> Vec<Py<BundleReport>> {
+        self.reports.iter().map(|r| r.clone_ref(py)).collect()
+    }
+    /// The report as one line of RFC 8785 JSON (the CLI's `--json` output).
+    fn to_json(&self) -> &str {
+        &self.json
+    }
+}
+
+/// Runs the named bundles (`structural`, `cryptography`, `admission`) from the embedded bundle
+/// or the directory `root`, with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (bundles, root = None))]
+pub fn run_conformance(
+    py: Python<'_>,
+    bundles: &Bound<'_, PyAny>,
+    root: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ConformanceReport> {
+    let bundles = convert::str_list_arg(py, bundles, "bundles")?;
+    let kinds = bundles
+        .iter()
+        .map(|name| {
+            BundleKind::parse(name)
+                .ok_or_else(|| errors::invalid_input(py, format!("unknown bundle {name:?}")))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let source = Source::open(py, root)?;
+    let (report, description) = py.detach(|| {
+        (
+            conformance::run(source.as_dyn(), &kinds),
+            source.as_dyn().describe(),
+        )
+    });
+    let json = missionweaveprotocol_cli::to_json_line(&report.to_value());
+    let ok = report.ok();
+    let reports = report
+        .reports
+        .into_iter()
+        .map(|inner| Py::new(py, BundleReport { inner }))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(ConformanceReport {
+        reports,
+        json,
+        ok,
+        source: description,
+    })
+}
+
+/// The protocol's schemas, compiled once per process on first use.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug, Default)]
+pub struct SchemaCatalog;
+
+#[pymethods]
+impl SchemaCatalog {
+    #[new]
+    fn py_new() -> Self {
+        Self
+    }
+
+    /// Short schema names (`agent-card`, `command`, …), sorted.
+    fn names(&self, py: Python<'_>) -> Vec<String> {
+        py.detach(|| CoreCatalog::embedded().names().to_vec())
+    }
+
+    /// Validates a JSON-domain value against a schema (short name, file name or `$id`).
+    fn validate(
+        &self,
+        py: Python<'_>,
+        schema_name: &Bound<'_, PyAny>,
+        instance: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let name = convert::str_arg(py, schema_name, "schema_name")?;
+        let value = convert::to_value(instance).map_err(|e| match e {
+            ToJsonError::Python(error) => error,
+            ToJsonError::Unsupported(text) => errors::canonical_text(py, &text),
+            ToJsonError::Parse(error) => errors::parse_error(py, &error),
+        })?;
+        py.detach(|| CoreCatalog::embedded().validate(&name, &value))
+            .map_err(|issue| errors::schema_issue(py, &issue))
+    }
+
+    /// Strictly parses `raw` and validates it; returns the parsed value.
+    fn validate_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        schema_name: &Bound<'py, PyAny>,
+        raw: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let name = convert::str_arg(py, schema_name, "schema_name")?;
+        let bytes = convert::bytes_arg(py, raw, "raw", true)?;
+        let value = py
+            .detach(|| {
+                let value = missionweaveprotocol::json::parse(&bytes).map_err(Err)?;
+                CoreCatalog::embedded()
+                    .validate(&name, &value)
+                    .map_err(Ok)?;
+                Ok(value)
+            })
+            .map_err(|e: Result<_, _>| match e {
+                Err(parse) => errors::parse_error(py, &parse),
+                Ok(issue) => errors::schema_issue(py, &issue),
+            })?;
+        convert::to_python(py, &value)
+    }
+}

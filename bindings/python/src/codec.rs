@@ -1,0 +1,440 @@
+//! `SignedDocumentCodec` (six-stage verification, strict signing, batches), its results and
+//! `SigningKey`. The GIL is released while the core verifies or signs.
+
+use missionweaveprotocol::crypto;
+use missionweaveprotocol::json::canonical_bytes;
+use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
+use missionweaveprotocol::signed_documents::{self as core_sd, SignedDocumentKind};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use crate::convert::{self, ToJsonError};
+use crate::errors;
+use crate::registry::Resolver;
+use crate::values::{
+    KeyValidityEvidence, PrincipalEvidence, ProtectedTime, PyEnum, ResolvedKeyEvidence,
+    SignatureMaterial,
+};
+
+/// A `SignedDocumentKind` (or its profile ID as `str`).
+pub fn kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocumentKind> {
+    let text = convert::str_arg(py, kind, "kind")?;
+    SignedDocumentKind::parse(&text)
+        .ok_or_else(|| errors::invalid_input(py, format!("{text:?} is not a SignedDocumentKind")))
+}
+
+fn signature_material(key_id: &str, protected: &ProtectedTime, value: &str) -> SignatureMaterial {
+    SignatureMaterial {
+        algorithm: "Ed25519".to_owned(),
+        key_id: key_id.to_owned(),
+        created_at: protected.clone(),
+        value: value.to_owned(),
+        raw: decode_base64url(value).unwrap_or_default(),
+    }
+}
+
+/// A document that passed all six stages: cryptographically verified, not admitted, not
+/// authorized.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct VerifiedSignedDocument {
+    pub inner: core_sd::VerifiedSignedDocument,
+    received: Py<PyAny>,
+}
+
+#[pymethods]
+impl VerifiedSignedDocument {
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
+    }
+
+    /// The document as plain Python values (a new dict on each access).
+    #[getter]
+    fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_python(py, &self.inner.document)
+    }
+
+    /// The exact bytes that were verified.
+    #[getter]
+    fn received_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.received.bind(py).clone()
+    }
+
+    /// The JCS signing bytes (stage 5).
+    #[getter]
+    fn canonical_signing_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.signing_bytes)
+    }
+
+    #[getter]
+    fn signing_hash(&self) -> &str {
+        &self.inner.signing_hash
+    }
+
+    /// The JCS of the whole document including `signature`.
+    #[getter]
+    fn canonical_document_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes =
+            canonical_bytes(&self.inner.document).map_err(|e| errors::canonical_error(py, &e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    #[getter]
+    fn document_hash(&self) -> String {
+        self.inner.signed_document_hash()
+    }
+
+    #[getter]
+    fn protected_time(&self) -> ProtectedTime {
+        ProtectedTime::from_core(&self.inner.protected_time)
+    }
+
+    #[getter]
+    fn signature(&self) -> SignatureMaterial {
+        signature_material(
+            &self.inner.key_id,
+            &self.protected_time(),
+            &self.inner.signature,
+        )
+    }
+
+    #[getter]
+    fn resolved_key(&self) -> ResolvedKeyEvidence {
+        ResolvedKeyEvidence {
+            organization_id: self.inner.organization_id.clone(),
+            key_id: self.inner.key_id.clone(),
+            principal: PrincipalEvidence::from_core(&self.inner.principal),
+            algorithm: "Ed25519".to_owned(),
+            validity: KeyValidityEvidence {
+                valid_from: ProtectedTime::from_core(&self.inner.valid_from),
+                valid_until: self
+                    .inner
+                    .valid_until
+                    .as_ref()
+                    .map(ProtectedTime::from_core),
+                revoked_at: self.inner.revoked_at.as_ref().map(ProtectedTime::from_core),
+            },
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "VerifiedSignedDocument(kind={:?}, key_id={:?}, signing_hash={:?})",
+            self.inner.kind.as_str(),
+            self.inner.key_id,
+            self.inner.signing_hash
+        )
+    }
+}
+
+/// A freshly signed document; `canonical_document_bytes` are the bytes to send.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct SignedDocument {
+    inner: core_sd::SignedDocument,
+    key_id: String,
+}
+
+#[pymethods]
+impl SignedDocument {
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
+    }
+
+    #[getter]
+    fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_python(py, &self.inner.document)
+    }
+
+    #[getter]
+    fn canonical_signing_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.signing_bytes)
+    }
+
+    #[getter]
+    fn signing_hash(&self) -> &str {
+        &self.inner.signing_hash
+    }
+
+    #[getter]
+    fn canonical_document_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.bytes)
+    }
+
+    #[getter]
+    fn document_hash(&self) -> &str {
+        &self.inner.document_hash
+    }
+
+    #[getter]
+    fn protected_time(&self) -> ProtectedTime {
+        ProtectedTime::from_core(&self.inner.protected_time)
+    }
+
+    #[getter]
+    fn signature(&self) -> SignatureMaterial {
+        signature_material(&self.key_id, &self.protected_time(), &self.inner.signature)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SignedDocument(kind={:?}, key_id={:?}, signing_hash={:?})",
+            self.inner.kind.as_str(),
+            self.key_id,
+            self.inner.signing_hash
+        )
+    }
+}
+
+/// An Ed25519 signing key (RFC 8032, deterministic) from its 32-byte seed, with its Registry
+/// key ID. The seed is never exposed.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct SigningKey {
+    pub inner: crypto::SigningKey,
+}
+
+#[pymethods]
+impl SigningKey {
+    #[new]
+    fn py_new(
+        py: Python<'_>,
+        key_id: &Bound<'_, PyAny>,
+        seed: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let key_id = convert::str_arg(py, key_id, "key_id")?;
+        let seed = convert::bytes_arg(py, seed, "seed", false)?;
+        let seed: [u8; 32] = seed.as_ref().try_into().map_err(|_| {
+            errors::invalid_input(py, format!("seed must be 32 bytes, not {}", seed.len()))
+        })?;
+        Ok(Self {
+            inner: crypto::SigningKey::from_seed(key_id.as_ref(), &seed),
+        })
+    }
+
+    /// The same as the constructor.
+    #[staticmethod]
+    fn from_seed(
+        py: Python<'_>,
+        key_id: &Bound<'_, PyAny>,
+        seed: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        Self::py_new(py, key_id, seed)
+    }
+
+    #[getter]
+    fn algorithm(&self) -> &'static str {
+        self.inner.algorithm()
+    }
+
+    #[getter]
+    fn key_id(&self) -> &str {
+        self.inner.key_id()
+    }
+
+    #[getter]
+    fn public_key_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.public_key_bytes())
+    }
+
+    /// The public key as unpadded base64url (the Registry's `publicKey` text).
+    #[getter]
+    fn public_key(&self) -> String {
+        encode_base64url(&self.inner.public_key_bytes())
+    }
+
+    /// The 64-byte Ed25519 signature of `message`.
+    fn sign<'py>(
+        &self,
+        py: Python<'py>,
+        message: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let message = convert::bytes_arg(py, message, "message", false)?;
+        let signature = py.detach(|| self.inner.sign(&message));
+        Ok(PyBytes::new(py, &signature))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SigningKey(key_id={:?}, public_key={:?})",
+            self.inner.key_id(),
+            self.public_key()
+        )
+    }
+}
+
+/// Six-stage verification and strict signing over the embedded, pinned schemas.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug, Default)]
+pub struct SignedDocumentCodec;
+
+#[pymethods]
+impl SignedDocumentCodec {
+    #[new]
+    fn py_new() -> Self {
+        Self
+    }
+
+    /// Verifies the exact received bytes as a document of `kind`.
+    fn verify(
+        &self,
+        py: Python<'_>,
+        kind: &Bound<'_, PyAny>,
+        raw_utf8_json_bytes: &Bound<'_, PyAny>,
+        key_resolver: &Bound<'_, PyAny>,
+    ) -> PyResult<VerifiedSignedDocument> {
+        let kind = kind_arg(py, kind)?;
+        let resolver = Resolver::extract(py, key_resolver)?;
+        let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
+        let result = py
+            .detach(|| core_sd::SignedDocumentCodec::new().verify(kind, &bytes, resolver.as_dyn()));
+        match result {
+            Ok(inner) => Ok(VerifiedSignedDocument {
+                inner,
+                received: received(py, raw_utf8_json_bytes, &bytes),
+            }),
+            Err(error) => Err(errors::verification_error(py, &error)),
+        }
+    }
+
+    /// Verifies many `(kind, bytes)` items in one call on up to `threads` OS threads (0: one
+    /// per CPU). Results are in input order: a `VerifiedSignedDocument` or the
+    /// `SignedDocumentVerificationError` for that item (not raised).
+    #[pyo3(signature = (items, key_resolver, threads = None))]
+    fn verify_many<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+        key_resolver: &Bound<'py, PyAny>,
+        threads: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let threads = match threads {
+            Some(threads) => convert::count_arg(py, threads, "threads")?,
+            None => 0,
+        };
+        let resolver = Resolver::extract(py, key_resolver)?;
+        let mut objects = Vec::new();
+        for item in items.try_iter().map_err(|e| errors::retype(py, e))? {
+            let item = item?;
+            let (kind, bytes): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item
+                .extract()
+                .map_err(|_| errors::invalid_input(py, "each item must be a (kind, bytes) pair"))?;
+            objects.push((kind_arg(py, &kind)?, bytes));
+        }
+        let mut owned = Vec::with_capacity(objects.len());
+        for (kind, bytes) in &objects {
+            owned.push((*kind, convert::bytes_arg(py, bytes, "item bytes", false)?));
+        }
+        let batch: Vec<core_sd::BatchItem<'_>> = owned
+            .iter()
+            .map(|(kind, bytes)| (*kind, bytes.as_ref()))
+            .collect();
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        } else {
+            threads
+        };
+        let results = py.detach(|| {
+            core_sd::SignedDocumentCodec::new().verify_many(&batch, resolver.as_dyn(), threads)
+        });
+        let list = PyList::empty(py);
+        for (result, ((_, object), (_, bytes))) in
+            results.into_iter().zip(objects.iter().zip(&owned))
+        {
+            match result {
+                Ok(inner) => list.append(VerifiedSignedDocument {
+                    inner,
+                    received: received(py, object, bytes),
+                })?,
+                Err(error) => list.append(errors::verification_exception(py, &error)?)?,
+            }
+        }
+        Ok(list)
+    }
+
+    /// Signs a JSON object (no top-level `signature`) as a document of `kind`.
+    fn sign(
+        &self,
+        py: Python<'_>,
+        kind: &Bound<'_, PyAny>,
+        unsigned_json_object: &Bound<'_, PyAny>,
+        signing_key: &Bound<'_, PyAny>,
+    ) -> PyResult<SignedDocument> {
+        let kind = kind_arg(py, kind)?;
+        let key = signing_key.cast::<SigningKey>().map_err(|_| {
+            errors::invalid_input(
+                py,
+                format!(
+                    "signing_key must be a SigningKey, not {}",
+                    convert::type_name(signing_key)
+                ),
+            )
+        })?;
+        if !unsigned_json_object.is_instance_of::<pyo3::types::PyDict>() {
+            return Err(errors::signing_text(
+                py,
+                &format!(
+                    "the unsigned document must be a dict, not {}",
+                    convert::type_name(unsigned_json_object)
+                ),
+            ));
+        }
+        let value = convert::to_value(unsigned_json_object).map_err(|e| match e {
+            ToJsonError::Python(error) => error,
+            ToJsonError::Unsupported(text) => errors::signing_text(py, &text),
+            ToJsonError::Parse(error) => errors::signing_text(py, &error.to_string()),
+        })?;
+        let key = &key.get().inner;
+        let signed = py
+            .detach(|| core_sd::SignedDocumentCodec::new().sign(kind, &value, key))
+            .map_err(|e| errors::signing_error(py, &e))?;
+        Ok(SignedDocument {
+            inner: signed,
+            key_id: key.key_id().to_owned(),
+        })
+    }
+}
+
+/// Keeps the caller's `bytes` object as `received_bytes` without copying; other buffers are
+/// frozen into a new `bytes`.
+fn received(py: Python<'_>, object: &Bound<'_, PyAny>, bytes: &[u8]) -> Py<PyAny> {
+    if object.is_instance_of::<PyBytes>() {
+        object.clone().unbind()
+    } else {
+        PyBytes::new(py, bytes).into_any().unbind()
+    }
+}
+
+/// Benchmark support: verifies the same document `iterations` times in a Rust loop with the GIL
+/// released and returns the elapsed seconds, so native and Python throughput are measured in
+/// one process.
+#[pyfunction]
+pub fn bench_verify_native(
+    py: Python<'_>,
+    kind: &Bound<'_, PyAny>,
+    raw_utf8_json_bytes: &Bound<'_, PyAny>,
+    key_resolver: &Bound<'_, PyAny>,
+    iterations: &Bound<'_, PyAny>,
+) -> PyResult<f64> {
+    let iterations = convert::count_arg(py, iterations, "iterations")?;
+    let kind = kind_arg(py, kind)?;
+    let resolver = Resolver::extract(py, key_resolver)?;
+    let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
+    let (elapsed, failures) = py.detach(|| {
+        let codec = core_sd::SignedDocumentCodec::new();
+        let start = std::time::Instant::now();
+        let failures = (0..iterations)
+            .filter(|_| codec.verify(kind, &bytes, resolver.as_dyn()).is_err())
+            .count();
+        (start.elapsed().as_secs_f64(), failures)
+    });
+    if failures > 0 {
+        return Err(errors::invalid_input(
+            py,
+            "the benchmark document does not verify",
+        ));
+    }
+    Ok(elapsed)
+}

@@ -1,0 +1,259 @@
+//! Conversions between Python objects and the core's lossless JSON values and byte inputs.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use missionweaveprotocol::json::{self, Value};
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
+};
+
+use crate::errors;
+
+/// Deeper than any value the core parser accepts (`json::MAX_DEPTH`); also stops cycles.
+const MAX_DEPTH: usize = 160;
+
+/// Why a Python object has no JSON form.
+#[derive(Debug)]
+pub enum ToJsonError {
+    /// Not a JSON-domain value (with a description), or too deep / cyclic.
+    Unsupported(String),
+    /// The JSON text was rejected by the strict parser (e.g. nesting beyond the core's limit).
+    Parse(json::ParseError),
+    /// A Python exception while reading the object.
+    Python(PyErr),
+}
+
+impl From<PyErr> for ToJsonError {
+    fn from(error: PyErr) -> Self {
+        Self::Python(error)
+    }
+}
+
+fn write_string(text: &str, out: &mut String) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn py_str<'a>(value: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, ToJsonError> {
+    value
+        .to_cow()
+        .map_err(|_| ToJsonError::Unsupported("a string holds an unpaired UTF-16 surrogate".into()))
+}
+
+fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> Result<(), ToJsonError> {
+    if depth > MAX_DEPTH {
+        return Err(ToJsonError::Unsupported(
+            "the value is nested too deeply (or contains itself)".into(),
+        ));
+    }
+    if value.is_none() {
+        out.push_str("null");
+    } else if let Ok(flag) = value.cast::<PyBool>() {
+        out.push_str(if flag.is_true() { "true" } else { "false" });
+    } else if let Ok(int) = value.cast::<PyInt>() {
+        match int.extract::<i64>() {
+            Ok(small) => {
+                let _ = write!(out, "{small}");
+            }
+            Err(_) => out.push_str(&int.str()?.to_cow()?),
+        }
+    } else if let Ok(float) = value.cast::<PyFloat>() {
+        let number = float.value();
+        if !number.is_finite() {
+            return Err(ToJsonError::Unsupported(format!(
+                "{number} is not a finite number"
+            )));
+        }
+        let _ = write!(out, "{number:?}");
+    } else if let Ok(text) = value.cast::<PyString>() {
+        write_string(&py_str(text)?, out);
+    } else if let Ok(dict) = value.cast::<PyDict>() {
+        out.push('{');
+        for (index, (key, member)) in dict.iter().enumerate() {
+            let Ok(key) = key.cast::<PyString>() else {
+                return Err(ToJsonError::Unsupported(format!(
+                    "object member names must be str, not {}",
+                    type_name(&key)
+                )));
+            };
+            if index > 0 {
+                out.push(',');
+            }
+            write_string(&py_str(key)?, out);
+            out.push(':');
+            write_json(&member, depth + 1, out)?;
+        }
+        out.push('}');
+    } else if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        out.push('[');
+        for (index, item) in value.try_iter()?.enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            write_json(&item?, depth + 1, out)?;
+        }
+        out.push(']');
+    } else {
+        return Err(ToJsonError::Unsupported(format!(
+            "{} is not a JSON value (use dict, list, tuple, str, int, float, bool or None)",
+            type_name(value)
+        )));
+    }
+    Ok(())
+}
+
+/// The Python type name of `value`, for messages.
+pub fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map_or_else(|_| "object".to_owned(), |name| name.to_string())
+}
+
+/// A JSON-domain Python value as a core value.
+pub fn to_value(value: &Bound<'_, PyAny>) -> Result<Value, ToJsonError> {
+    let mut text = String::with_capacity(256);
+    write_json(value, 0, &mut text)?;
+    json::parse(text.as_bytes()).map_err(ToJsonError::Parse)
+}
+
+/// A core value as plain Python objects: dict, list, str, int, float, bool, None. Integers stay
+/// exact; other numbers become the nearest float.
+pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+        Value::Number(number) => {
+            let text = number.as_text();
+            if text.contains(['.', 'e', 'E']) {
+                PyFloat::new(py, number.as_f64()).into_any()
+            } else if let Ok(small) = text.parse::<i64>() {
+                small.into_pyobject(py)?.into_any()
+            } else {
+                py.get_type::<PyInt>().call1((text,))?
+            }
+        }
+        Value::String(text) => PyString::new(py, &text.to_lossy()).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(object) => {
+            let dict = PyDict::new(py);
+            for (key, member) in object.iter() {
+                dict.set_item(key.to_lossy(), to_python(py, member)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// Exact bytes from `bytes`, `bytearray` or `memoryview`; `str` only when `allow_str` (UTF-8).
+/// Anything else is `InvalidInputError`.
+pub fn bytes_arg<'a>(
+    py: Python<'_>,
+    value: &'a Bound<'_, PyAny>,
+    what: &str,
+    allow_str: bool,
+) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(bytes.as_bytes()));
+    }
+    if let Ok(array) = value.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(array.to_vec()));
+    }
+    if value.is_instance_of::<PyMemoryView>() {
+        let copy = py.get_type::<PyBytes>().call1((value,))?;
+        let copy = copy.cast::<PyBytes>().map_err(PyErr::from)?;
+        return Ok(Cow::Owned(copy.as_bytes().to_vec()));
+    }
+    if allow_str && let Ok(text) = value.cast::<PyString>() {
+        return match text.to_cow() {
+            Ok(text) => Ok(Cow::Owned(text.as_bytes().to_vec())),
+            Err(_) => Err(errors::invalid_input(
+                py,
+                format!("{what}: the str holds an unpaired surrogate and has no UTF-8 form"),
+            )),
+        };
+    }
+    let accepted = if allow_str {
+        "bytes, bytearray, memoryview or str"
+    } else {
+        "bytes, bytearray or memoryview"
+    };
+    Err(errors::invalid_input(
+        py,
+        format!("{what} must be {accepted}, not {}", type_name(value)),
+    ))
+}
+
+/// A `str` argument, or `InvalidInputError`.
+pub fn str_arg<'a>(
+    py: Python<'_>,
+    value: &'a Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<Cow<'a, str>> {
+    match value.cast::<PyString>() {
+        Ok(text) => text
+            .to_cow()
+            .map_err(|_| errors::invalid_input(py, format!("{what} holds an unpaired surrogate"))),
+        Err(_) => Err(errors::invalid_input(
+            py,
+            format!("{what} must be str, not {}", type_name(value)),
+        )),
+    }
+}
+
+/// A non-negative `int` argument, or `InvalidInputError`.
+pub fn count_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
+    if value.is_instance_of::<PyInt>()
+        && !value.is_instance_of::<PyBool>()
+        && let Ok(count) = value.extract::<usize>()
+    {
+        return Ok(count);
+    }
+    Err(errors::invalid_input(
+        py,
+        format!(
+            "{what} must be a non-negative int, not {}",
+            type_name(value)
+        ),
+    ))
+}
+
+/// A sequence of `str`, or `InvalidInputError`.
+pub fn str_list_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
+    if value.is_instance_of::<PyString>() {
+        return Err(errors::invalid_input(
+            py,
+            format!("{what} must be a sequence of str, not str"),
+        ));
+    }
+    let items = value.try_iter().map_err(|_| {
+        errors::invalid_input(
+            py,
+            format!("{what} must be a sequence of str, not {}", type_name(value)),
+        )
+    })?;
+    items
+        .map(|item| str_arg(py, &item?, what).map(Cow::into_owned))
+        .collect()
+}

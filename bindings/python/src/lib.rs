@@ -1,0 +1,206 @@
+//! `missionweaveprotocol._native`: the PyO3 binding of the MissionWeaveProtocol core.
+//! Conversions, error mapping (`errors`) and registration only; the Python API lives in
+//! `python/src/missionweaveprotocol/`.
+
+mod admission;
+mod bundle;
+mod codec;
+mod convert;
+mod errors;
+mod registry;
+mod values;
+mod wire;
+
+use missionweaveprotocol::json::{self, canonical_bytes as core_canonical_bytes, sha256_prefixed};
+use missionweaveprotocol::schema_formats::{self, Timestamp};
+use missionweaveprotocol::{Stage, WireCode};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use convert::ToJsonError;
+
+fn canonical_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let value = convert::to_value(value).map_err(|e| match e {
+        ToJsonError::Python(error) => error,
+        ToJsonError::Unsupported(text) => errors::canonical_text(py, &text),
+        ToJsonError::Parse(error) => errors::canonical_text(py, &error.to_string()),
+    })?;
+    core_canonical_bytes(&value).map_err(|e| errors::canonical_error(py, &e))
+}
+
+/// RFC 8785 canonical bytes of a JSON-domain Python value.
+#[pyfunction]
+fn canonical_bytes<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    Ok(PyBytes::new(py, &canonical_of(py, value)?))
+}
+
+/// `sha256:` + hex SHA-256 of the canonical bytes.
+#[pyfunction]
+fn canonical_hash(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(sha256_prefixed(&canonical_of(py, value)?))
+}
+
+/// Strictly parses raw JSON bytes (lossless numbers) and returns their canonical bytes.
+#[pyfunction]
+fn canonicalize_json<'py>(
+    py: Python<'py>,
+    raw: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes = convert::bytes_arg(py, raw, "raw", true)?;
+    let value = json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
+    let canonical = core_canonical_bytes(&value).map_err(|e| errors::canonical_error(py, &e))?;
+    Ok(PyBytes::new(py, &canonical))
+}
+
+/// Strictly parses raw JSON bytes into plain Python values.
+#[pyfunction]
+fn parse_json<'py>(py: Python<'py>, raw: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = convert::bytes_arg(py, raw, "raw", true)?;
+    let value = json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
+    convert::to_python(py, &value)
+}
+
+/// `sha256:` + hex SHA-256 of bytes.
+#[pyfunction]
+fn sha256_prefixed_hex(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(sha256_prefixed(&convert::bytes_arg(
+        py, data, "data", false,
+    )?))
+}
+
+/// Whether `text` is a protocol identifier (absolute URI under the protocol's profile).
+#[pyfunction]
+fn is_protocol_uri(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(schema_formats::is_protocol_uri(&convert::str_arg(
+        py, text, "text",
+    )?))
+}
+
+/// Canonical unpadded base64url decoding; `None` if `text` is not canonical.
+#[pyfunction]
+fn decode_base64url<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let text = convert::str_arg(py, text, "text")?;
+    Ok(schema_formats::decode_base64url(&text).map(|bytes| PyBytes::new(py, &bytes)))
+}
+
+/// Unpadded base64url encoding.
+#[pyfunction]
+fn encode_base64url(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(schema_formats::encode_base64url(&convert::bytes_arg(
+        py, data, "data", false,
+    )?))
+}
+
+/// Parses an RFC 3339 timestamp under the protocol's profile.
+#[pyfunction]
+fn parse_timestamp(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<values::ProtectedTime> {
+    let text = convert::str_arg(py, text, "text")?;
+    Timestamp::parse(&text)
+        .map(|t| values::ProtectedTime::from_core(&t))
+        .map_err(|e| errors::timestamp_error(py, &e))
+}
+
+/// The wire code of a failure at a verification stage (§6.4).
+#[pyfunction]
+fn stage_wire_code(py: Python<'_>, stage: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    let stage = convert::str_arg(py, stage, "stage")?;
+    Stage::parse(&stage)
+        .map(|s| s.wire_code().as_str())
+        .ok_or_else(|| errors::invalid_input(py, format!("{stage:?} is not a verification stage")))
+}
+
+/// Whether an unchanged retry can succeed for this wire code (§19).
+#[pyfunction]
+fn wire_code_retryable(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let code = convert::str_arg(py, code, "code")?;
+    WireCode::parse(&code)
+        .map(WireCode::retryable)
+        .ok_or_else(|| errors::invalid_input(py, format!("{code:?} is not a wire code")))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SOURCE_COMMIT", missionweaveprotocol::bundle::SOURCE_COMMIT)?;
+    m.add("PROTOCOL_VERSION", missionweaveprotocol::PROTOCOL_VERSION)?;
+    m.add(
+        "WIRE_CODES",
+        WireCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "SIGNED_DOCUMENT_KINDS",
+        missionweaveprotocol::SignedDocumentKind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "WIRE_MESSAGE",
+        missionweaveprotocol::signed_documents::WIRE_MESSAGE,
+    )?;
+    // canonical / schema_formats / errors
+    m.add_function(wrap_pyfunction!(canonical_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(canonicalize_json, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sha256_prefixed_hex, m)?)?;
+    m.add_function(wrap_pyfunction!(is_protocol_uri, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_base64url, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_base64url, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_timestamp, m)?)?;
+    m.add_function(wrap_pyfunction!(stage_wire_code, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_code_retryable, m)?)?;
+    // evidence values
+    m.add_class::<values::PrincipalEvidence>()?;
+    m.add_class::<values::ProtectedInstant>()?;
+    m.add_class::<values::ProtectedTime>()?;
+    m.add_class::<values::SignatureMaterial>()?;
+    m.add_class::<values::KeyValidityEvidence>()?;
+    m.add_class::<values::ResolvedKeyEvidence>()?;
+    // registry
+    m.add_class::<registry::KeyRegistrySnapshot>()?;
+    m.add_class::<registry::AgentRegistryKeyResolver>()?;
+    m.add_class::<registry::ExpectedSignerEvidence>()?;
+    m.add_class::<registry::KeyResolutionRequest>()?;
+    // signed documents / crypto
+    m.add_class::<codec::SignedDocumentCodec>()?;
+    m.add_class::<codec::VerifiedSignedDocument>()?;
+    m.add_class::<codec::SignedDocument>()?;
+    m.add_class::<codec::SigningKey>()?;
+    m.add_function(wrap_pyfunction!(codec::bench_verify_native, m)?)?;
+    // admission
+    m.add_class::<admission::AuthenticatedRecord>()?;
+    m.add_class::<admission::LookupOutcome>()?;
+    m.add_class::<admission::AppendOutcome>()?;
+    m.add_class::<admission::TrustedAcceptanceContext>()?;
+    m.add_class::<admission::FirstAdmissionRecord>()?;
+    m.add_class::<admission::AdmittedDocument>()?;
+    m.add_class::<admission::InMemoryAdmissionLog>()?;
+    m.add_function(wrap_pyfunction!(admission::admit_first, m)?)?;
+    m.add_function(wrap_pyfunction!(admission::replay_historical, m)?)?;
+    m.add_function(wrap_pyfunction!(admission::validate_record, m)?)?;
+    // bundle / conformance
+    m.add_class::<bundle::CryptographyBundleSummary>()?;
+    m.add_class::<bundle::AdmissionBundleSummary>()?;
+    m.add_class::<bundle::BundleReport>()?;
+    m.add_class::<bundle::ConformanceReport>()?;
+    m.add_class::<bundle::SchemaCatalog>()?;
+    m.add_function(wrap_pyfunction!(bundle::verify_cryptography_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle::verify_admission_bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle::embedded_file, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle::embedded_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle::run_conformance, m)?)?;
+    // wire
+    m.add_class::<wire::Frame>()?;
+    m.add_class::<wire::ReceivedCommandFrame>()?;
+    m.add_function(wrap_pyfunction!(wire::parse_frame, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::parse_received_frame, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::encode_frame, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::error_frame, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,276 @@
+//! Key resolution: the native `AgentRegistryKeyResolver`, the `KeyRegistrySnapshot` value, and an
+//! adapter that lets any Python object with `resolve(request)` serve stage 4.
+
+use std::sync::Arc;
+
+use missionweaveprotocol::registry::{
+    self as core_registry, ExpectedSigner, KeyResolutionRequest as CoreRequest, KeyResolver,
+    RegistryError, RegistryErrorReason,
+};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::convert;
+use crate::errors;
+use crate::values::{PrincipalEvidence, ProtectedTime, PyEnum};
+
+/// The only completeness the verifier accepts.
+pub const ORGANIZATION_WIDE: &str = "organization-wide";
+
+/// `KeyRegistrySnapshot(completeness, registry_bytes)`: Registry evidence as a resolver returns
+/// it. Validated by stage 4, not here.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct KeyRegistrySnapshot {
+    completeness: String,
+    bytes: Py<PyBytes>,
+}
+
+#[pymethods]
+impl KeyRegistrySnapshot {
+    #[new]
+    fn py_new(
+        py: Python<'_>,
+        completeness: &Bound<'_, PyAny>,
+        registry_bytes: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let completeness = convert::str_arg(py, completeness, "completeness")?.into_owned();
+        let bytes = convert::bytes_arg(py, registry_bytes, "registry_bytes", false)?;
+        Ok(Self {
+            completeness,
+            bytes: PyBytes::new(py, &bytes).unbind(),
+        })
+    }
+
+    #[getter]
+    fn completeness<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyEnum::KeyRegistryCompleteness
+            .member(py, &self.completeness)
+            .or_else(|_| Ok(self.completeness.clone().into_pyobject(py)?.into_any()))
+    }
+
+    #[getter]
+    fn registry_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        self.bytes.bind(py).clone()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "KeyRegistrySnapshot(completeness={:?}, registry_bytes=<{} bytes>)",
+            self.completeness,
+            self.bytes.bind(py).as_bytes().len()
+        )
+    }
+}
+
+/// `AgentRegistryKeyResolver(registry_bytes)`: complete Organization-wide evidence given as
+/// bytes, validated once per distinct content (any problem is reported at stage 4).
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct AgentRegistryKeyResolver {
+    pub inner: core_registry::AgentRegistryKeyResolver,
+    bytes: Py<PyBytes>,
+}
+
+#[pymethods]
+impl AgentRegistryKeyResolver {
+    #[new]
+    fn py_new(py: Python<'_>, registry_bytes: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let bytes = convert::bytes_arg(py, registry_bytes, "registry_bytes", false)?;
+        let inner = py.detach(|| core_registry::AgentRegistryKeyResolver::new(&bytes));
+        Ok(Self {
+            inner,
+            bytes: PyBytes::new(py, &bytes).unbind(),
+        })
+    }
+
+    #[getter]
+    fn registry_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        self.bytes.bind(py).clone()
+    }
+
+    /// The reference's call shape: the evidence for any request.
+    fn resolve(&self, py: Python<'_>, request: &Bound<'_, PyAny>) -> PyResult<KeyRegistrySnapshot> {
+        if !request.is_instance_of::<KeyResolutionRequest>() {
+            return Err(errors::invalid_input(
+                py,
+                format!(
+                    "request must be a KeyResolutionRequest, not {}",
+                    convert::type_name(request)
+                ),
+            ));
+        }
+        Ok(KeyRegistrySnapshot {
+            completeness: ORGANIZATION_WIDE.to_owned(),
+            bytes: self.bytes.clone_ref(py),
+        })
+    }
+
+    /// The Organization the evidence covers, or `None` when the evidence is invalid.
+    #[getter]
+    fn organization_id(&self) -> Option<String> {
+        self.inner
+            .snapshot()
+            .ok()
+            .map(|snapshot| snapshot.organization_id().to_owned())
+    }
+
+    /// Why the evidence is unusable (the protected stage-4 reason), or `None` when it is valid.
+    #[getter]
+    fn evidence_error(&self) -> Option<String> {
+        self.inner.snapshot().err().map(ToString::to_string)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "AgentRegistryKeyResolver(organization_id={:?})",
+            self.organization_id()
+        )
+    }
+}
+
+/// `ExpectedSignerEvidence(rule, principal)`.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct ExpectedSignerEvidence {
+    rule: &'static str,
+    #[pyo3(get)]
+    principal: Option<PrincipalEvidence>,
+}
+
+#[pymethods]
+impl ExpectedSignerEvidence {
+    #[getter]
+    fn rule<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyEnum::ExpectedSignerRule.member(py, self.rule)
+    }
+}
+
+/// `KeyResolutionRequest(kind, key_id, expected_signer, protected_time)`: what stage 4 asks a
+/// Python resolver. The key ID is routing context only.
+#[pyclass(module = "missionweaveprotocol._native", frozen)]
+#[derive(Debug)]
+pub struct KeyResolutionRequest {
+    kind: &'static str,
+    #[pyo3(get)]
+    key_id: String,
+    #[pyo3(get)]
+    expected_signer: Py<ExpectedSignerEvidence>,
+    #[pyo3(get)]
+    protected_time: ProtectedTime,
+}
+
+#[pymethods]
+impl KeyResolutionRequest {
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyEnum::SignedDocumentKind.member(py, self.kind)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "KeyResolutionRequest(kind={:?}, key_id={:?})",
+            self.kind, self.key_id
+        )
+    }
+}
+
+fn unavailable(detail: String) -> RegistryError {
+    RegistryError {
+        reason: RegistryErrorReason::EvidenceUnavailable,
+        detail,
+    }
+}
+
+/// A Python object with `resolve(request) -> KeyRegistrySnapshot`, as a core resolver. Anything
+/// but an organization-wide `KeyRegistrySnapshot` fails closed at stage 4.
+#[derive(Debug)]
+pub struct PythonKeyResolver {
+    object: Py<PyAny>,
+}
+
+impl PythonKeyResolver {
+    fn request(py: Python<'_>, request: &CoreRequest<'_>) -> PyResult<KeyResolutionRequest> {
+        let (rule, principal) = match request.expected_signer {
+            ExpectedSigner::ServicePrincipal => ("service-principal", None),
+            ExpectedSigner::Principal(p) => {
+                ("exact-principal", Some(PrincipalEvidence::from_core(p)))
+            }
+        };
+        Ok(KeyResolutionRequest {
+            kind: request.kind.as_str(),
+            key_id: request.key_id.to_owned(),
+            expected_signer: Py::new(py, ExpectedSignerEvidence { rule, principal })?,
+            protected_time: ProtectedTime::from_core(request.protected_time),
+        })
+    }
+}
+
+impl KeyResolver for PythonKeyResolver {
+    fn registry_evidence(
+        &self,
+        request: &CoreRequest<'_>,
+    ) -> Result<Arc<core_registry::KeyRegistrySnapshot>, RegistryError> {
+        let bytes = Python::attach(|py| -> Result<Vec<u8>, RegistryError> {
+            let py_request = Self::request(py, request).map_err(|e| unavailable(e.to_string()))?;
+            let result = self
+                .object
+                .bind(py)
+                .call_method1("resolve", (py_request,))
+                .map_err(|e| unavailable(format!("the resolver raised {e}")))?;
+            let snapshot = result.cast::<KeyRegistrySnapshot>().map_err(|_| {
+                unavailable(format!(
+                    "the resolver returned {}, not a KeyRegistrySnapshot",
+                    convert::type_name(&result)
+                ))
+            })?;
+            let snapshot = snapshot.get();
+            if snapshot.completeness != ORGANIZATION_WIDE {
+                return Err(RegistryError {
+                    reason: RegistryErrorReason::EvidenceIncomplete,
+                    detail: format!(
+                        "registry evidence completeness is {:?}, not organization-wide",
+                        snapshot.completeness
+                    ),
+                });
+            }
+            Ok(snapshot.bytes.bind(py).as_bytes().to_vec())
+        })?;
+        core_registry::KeyRegistrySnapshot::from_bytes_cached(&bytes)
+    }
+}
+
+/// The resolver argument of `verify`: the native resolver (no Python calls during verification)
+/// or any object with a `resolve` method.
+#[derive(Debug)]
+pub enum Resolver {
+    Native(core_registry::AgentRegistryKeyResolver),
+    Python(PythonKeyResolver),
+}
+
+impl Resolver {
+    pub fn extract(py: Python<'_>, object: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(native) = object.cast::<AgentRegistryKeyResolver>() {
+            return Ok(Self::Native(native.get().inner.clone()));
+        }
+        if object.hasattr("resolve")? {
+            return Ok(Self::Python(PythonKeyResolver {
+                object: object.clone().unbind(),
+            }));
+        }
+        Err(errors::invalid_input(
+            py,
+            format!(
+                "key_resolver must be a KeyResolver (an object with resolve(request)), not {}",
+                convert::type_name(object)
+            ),
+        ))
+    }
+
+    pub fn as_dyn(&self) -> &(dyn KeyResolver + Sync) {
+        match self {
+            Self::Native(native) => native,
+            Self::Python(python) => python,
+        }
+    }
+}

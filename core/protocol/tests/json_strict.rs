@@ -1,0 +1,191 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! §6.4 stage 1 and §17.4: strict parsing, positive and negative, plus properties.
+
+use missionweaveprotocol::json::{
+    JsonString, MAX_DEPTH, ParseErrorKind, Value, canonical_bytes, parse, parse_with_member_spans,
+    write_indented,
+};
+use proptest::prelude::*;
+
+fn kind(bytes: &[u8]) -> ParseErrorKind {
+    parse(bytes).unwrap_err().kind
+}
+
+#[test]
+fn accepts_one_value_with_json_whitespace() {
+    for text in [
+        "{}",
+        " \t\r\n[1, 2.5e-3, -0, \"x\", true, false, null]\n",
+        "\"\\u00e9\\n\"",
+        "0",
+        "-1.0E+2",
+    ] {
+        assert!(parse(text.as_bytes()).is_ok(), "{text}");
+    }
+}
+
+#[test]
+fn rejects_byte_order_mark_invalid_utf8_and_trailing_data() {
+    assert_eq!(kind(b"\xEF\xBB\xBF{}"), ParseErrorKind::ByteOrderMark);
+    let error = parse(b"{\"a\":\"\x80\"}").unwrap_err();
+    assert_eq!((error.kind, error.offset), (ParseErrorKind::InvalidUtf8, 6));
+    assert_eq!(
+        kind(b"{\"a\":\"\xED\xA0\x80\"}"),
+        ParseErrorKind::InvalidUtf8,
+        "a raw surrogate is not UTF-8"
+    );
+    assert_eq!(kind(b"{}{}"), ParseErrorKind::TrailingData);
+    assert_eq!(kind(b"{} x"), ParseErrorKind::TrailingData);
+    assert_eq!(kind(b""), ParseErrorKind::UnexpectedEnd);
+    assert_eq!(kind(b"   "), ParseErrorKind::UnexpectedEnd);
+}
+
+#[test]
+fn rejects_duplicate_decoded_member_names() {
+    assert_eq!(
+        kind(br#"{"a":1,"a":2}"#),
+        ParseErrorKind::DuplicateMember("a".into())
+    );
+    assert_eq!(
+        kind(br#"{"payload":1,"pay\u006coad":2}"#),
+        ParseErrorKind::DuplicateMember("payload".into())
+    );
+    assert_eq!(
+        kind(br#"{"x":{"\ud800":1,"\ud800":2}}"#),
+        ParseErrorKind::DuplicateMember("\u{FFFD}".into())
+    );
+    // Many members take the hash-set path.
+    let mut text = String::from("{");
+    for i in 0..40 {
+        text.push_str(&format!("\"k{i}\":{i},"));
+    }
+    text.push_str("\"k7\":0}");
+    assert_eq!(
+        kind(text.as_bytes()),
+        ParseErrorKind::DuplicateMember("k7".into())
+    );
+    // Same names in different objects are fine.
+    assert!(parse(br#"{"a":{"a":1},"b":{"a":2}}"#).is_ok());
+}
+
+#[test]
+fn rejects_non_json_tokens() {
+    for text in [
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "01",
+        "1.",
+        ".5",
+        "+1",
+        "1e",
+        "-",
+        "tru",
+        "nul",
+        "'a'",
+        "[1,]",
+        "{\"a\":1,}",
+        "{a:1}",
+        "[1 2]",
+        "\"\\x\"",
+        "\"\\u12G4\"",
+        "\u{a0}1",
+        "\x0c1",
+    ] {
+        assert!(parse(text.as_bytes()).is_err(), "{text:?} must be rejected");
+    }
+    assert_eq!(kind(b"\"a\tb\""), ParseErrorKind::ControlCharacterInString);
+    assert_eq!(kind(b"\"a\\qb\""), ParseErrorKind::InvalidEscape);
+}
+
+#[test]
+fn keeps_out_of_model_values_for_stage_five() {
+    let value = parse(br#"{"large":1e400,"s":"\ud800","pair":"\ud83d\ude00"}"#).unwrap();
+    assert_eq!(
+        value.get("large").unwrap().as_number().unwrap().as_text(),
+        "1e400"
+    );
+    assert!(matches!(
+        value.get("s"),
+        Some(Value::String(JsonString::Wtf16(_)))
+    ));
+    assert_eq!(value.get("pair").unwrap().as_str(), Some("😀"));
+    assert!(canonical_bytes(&value).is_err());
+}
+
+#[test]
+fn bounds_nesting_depth() {
+    let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+    assert!(parse(ok.as_bytes()).is_ok());
+    let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+    assert_eq!(kind(deep.as_bytes()), ParseErrorKind::TooDeep);
+    let hostile = "[{\"a\":".repeat(200_000);
+    assert_eq!(kind(hostile.as_bytes()), ParseErrorKind::TooDeep);
+}
+
+#[test]
+fn keeps_member_order_and_spans() {
+    let bytes = br#" {"b": [1, 2] ,"a":{"x":"y"}} "#;
+    let (value, spans) = parse_with_member_spans(bytes).unwrap();
+    let names: Vec<_> = value
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, _)| k.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["b", "a"]);
+    assert_eq!(&bytes[spans[0].0..spans[0].1], b"[1, 2]");
+    assert_eq!(&bytes[spans[1].0..spans[1].1], br#"{"x":"y"}"#);
+}
+
+fn arbitrary_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| Value::Number(missionweaveprotocol::json::Number::from_i64(n))),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| parse(format!("{f:e}").as_bytes()).unwrap()),
+        "\\PC{0,12}".prop_map(Value::string),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map("\\PC{0,6}", inner, 0..6).prop_map(|members| {
+                let mut object = missionweaveprotocol::json::Object::new();
+                for (key, value) in members {
+                    object.insert(&key, value);
+                }
+                Value::Object(object)
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        let _ = parse(&bytes);
+    }
+
+    #[test]
+    fn never_panics_on_json_like_bytes(text in "[\\[\\]{}\",:0-9eE.+\\-a-z\\\\ ]{0,64}") {
+        let _ = parse(text.as_bytes());
+    }
+
+    #[test]
+    fn indented_output_parses_back_equal(value in arbitrary_value()) {
+        let mut out = Vec::new();
+        write_indented(&value, 2, &mut out);
+        prop_assert_eq!(parse(&out).unwrap(), value);
+    }
+
+    #[test]
+    fn canonical_form_is_a_fixed_point(value in arbitrary_value()) {
+        let once = canonical_bytes(&value).unwrap();
+        let twice = canonical_bytes(&parse(&once).unwrap()).unwrap();
+        prop_assert_eq!(once, twice);
+    }
+}

@@ -1,0 +1,120 @@
+"""Conformance runners for the three embedded bundles (58 structural vectors, 62 cryptography
+evaluations, 30 admission evaluations), the schema catalog, and the
+``missionweaveprotocol-conformance`` console script (same flags and output as the Rust binary).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterable, List, Optional, Sequence, Union
+
+from ._native import BundleReport, ConformanceReport, SchemaCatalog, run_conformance
+from .errors import BundleVerificationError, SchemaValidationError
+
+BUNDLES = ("structural", "cryptography", "admission")
+USAGE = (
+    "usage: missionweaveprotocol-conformance [--root DIR] "
+    "[--bundle structural|cryptography|admission|all] [--json]"
+)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def run(bundles: Iterable[str] = BUNDLES, root: Optional[PathLike] = None) -> ConformanceReport:
+    """Runs the selected bundles from the embedded bundle, or from the bundle directory ``root``."""
+    return run_conformance(list(bundles), root)
+
+
+def run_manifest(root: Optional[PathLike] = None) -> ConformanceReport:
+    """Runs the structural (schema) conformance vectors, as the reference's ``run_manifest``."""
+    return run_conformance(["structural"], root)
+
+
+def _debug(text: str) -> str:
+    # The Rust binary quotes values with `{:?}`.
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+class _Usage(Exception):
+    pass
+
+
+def _parse_args(args: Sequence[str]) -> "tuple[Optional[str], List[str], bool]":
+    root: Optional[str] = None
+    bundles = list(BUNDLES)
+    as_json = False
+    queue = list(args)
+    while queue:
+        arg = queue.pop(0)
+        flag, inline = arg, None
+        if "=" in arg:
+            head, tail = arg.split("=", 1)
+            if head.startswith("--"):
+                flag, inline = head, tail
+
+        def value(name: str) -> str:
+            if inline is not None:
+                return inline
+            if not queue:
+                raise _Usage(f"{name} needs a value")
+            return queue.pop(0)
+
+        if flag == "--root":
+            root = value("--root")
+        elif flag == "--bundle":
+            name = value("--bundle")
+            if name == "all":
+                bundles = list(BUNDLES)
+            elif name in BUNDLES:
+                bundles = [name]
+            else:
+                raise _Usage(f"unknown bundle {_debug(name)}")
+        elif flag == "--json":
+            as_json = True
+        elif flag in ("-h", "--help"):
+            raise _Usage("")
+        else:
+            raise _Usage(f"unknown argument {_debug(flag)}")
+    return root, bundles, as_json
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``missionweaveprotocol-conformance [--root DIR] [--bundle NAME|all] [--json]``."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        root, bundles, as_json = _parse_args(args)
+    except _Usage as usage:
+        if not str(usage):
+            print(USAGE)
+            return 0
+        print(f"error: {usage}\n{USAGE}", file=sys.stderr)
+        return 2
+    try:
+        report = run_conformance(bundles, root)
+    except BundleVerificationError as error:
+        print(f"error: {error.detail}", file=sys.stderr)
+        return 2
+    if as_json:
+        print(report.to_json())
+    else:
+        print(f"bundle: {report.source}")
+        for bundle in report.reports:
+            for identifier, message in bundle.failures:
+                print(f"FAIL [{bundle.kind}] {identifier}: {message}")
+        for bundle in report.reports:
+            print(bundle.summary())
+    return 0 if report.ok else 1
+
+
+__all__ = [
+    "BUNDLES",
+    "BundleReport",
+    "ConformanceReport",
+    "SchemaCatalog",
+    "SchemaValidationError",
+    "main",
+    "run",
+    "run_manifest",
+]

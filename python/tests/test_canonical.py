@@ -1,0 +1,93 @@
+"""RFC 8785 through the Python API: the bundle's canonicalization evaluations, host values,
+and typed errors for everything outside the I-JSON data model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict
+
+import pytest
+from conftest import crypto_evaluations, read, rust_outcomes
+
+from missionweaveprotocol import canonical
+from missionweaveprotocol.errors import CanonicalizationError, InvalidInputError, JsonParseError
+
+CANONICALIZATION = [(i, e) for i, e in crypto_evaluations() if "input" in e]
+
+
+def test_there_are_canonicalization_evaluations() -> None:
+    assert CANONICALIZATION
+
+
+@pytest.mark.parametrize("identifier,evaluation", CANONICALIZATION, ids=[i for i, _ in CANONICALIZATION])
+def test_canonicalization_evaluation(identifier: str, evaluation: Dict[str, Any]) -> None:
+    assert rust_outcomes("cryptography")[identifier] == ("complete", True)
+    raw = read(evaluation["input"])
+    expected = read(evaluation["expectedJcs"])
+    # Lossless: straight from the bytes.
+    assert canonical.canonicalize_json(raw) == expected
+    # Through Python values (the strict parser's view, and the stdlib's view).
+    for value in (canonical.parse_json(raw), json.loads(raw)):
+        assert canonical.canonical_bytes(value) == expected
+        assert canonical.canonical_json(value) == expected.decode()
+        assert canonical.canonical_hash(value) == evaluation["sha256"]
+        assert canonical.verify_canonical_hash(value, evaluation["sha256"])
+    assert canonical.sha256_hex(expected) == evaluation["sha256"][len("sha256:") :]
+
+
+def test_sorting_and_numbers() -> None:
+    value = {"b": False, "c": 120.0, "a": "Hello!", "d": [1, 2.5, None, True], "é": 1e21}
+    assert canonical.canonical_json(value) == '{"a":"Hello!","b":false,"c":120,"d":[1,2.5,null,true],"é":1e+21}'
+    assert canonical.canonical_bytes((1, 2)) == b"[1,2]"
+    assert canonical.canonical_bytes(-0.0) == b"0"
+    assert not canonical.verify_canonical_hash({}, "sha256:00")
+    assert not canonical.verify_canonical_hash({}, None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("inf"),
+        {1: "non-str key"},
+        {"a": {1, 2}},
+        b"bytes",
+        object(),
+        "\ud800",
+        {"\udc00": 1},
+        10**400,
+    ],
+)
+def test_outside_the_data_model(value: Any) -> None:
+    with pytest.raises(CanonicalizationError) as caught:
+        canonical.canonical_bytes(value)
+    assert caught.value.code == "PROTOCOL_VIOLATION"
+    assert caught.value.stage == "canonicalization"
+    assert isinstance(caught.value, ValueError)
+
+
+def test_cycles_and_depth_do_not_crash() -> None:
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(CanonicalizationError):
+        canonical.canonical_bytes(cyclic)
+    deep: Any = 0
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(CanonicalizationError):
+        canonical.canonical_bytes(deep)
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a":1,"a":2}', b"NaN", b"\xef\xbb\xbf1", b"1 2", "\ud800"])
+def test_strict_parse(raw: Any) -> None:
+    with pytest.raises((JsonParseError, InvalidInputError)) as caught:
+        canonical.canonicalize_json(raw)
+    assert caught.value.code == "PROTOCOL_VIOLATION"
+
+
+def test_parse_json_types() -> None:
+    value = canonical.parse_json(b'{"i":12345678901234567890,"f":1.5,"s":"x","n":null,"l":[true]}')
+    assert value == {"i": 12345678901234567890, "f": 1.5, "s": "x", "n": None, "l": [True]}
+    assert type(value["i"]) is int
+    with pytest.raises(CanonicalizationError):
+        canonical.canonicalize_json(b"[1e400]")

@@ -1,0 +1,145 @@
+"""The three bundles through Python (150 evaluations), the structural vectors through the
+Python SchemaCatalog against the Rust runner, and the console script against the Rust binary."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+from conftest import read, rust_outcomes, structural_vectors
+
+from missionweaveprotocol import conformance
+from missionweaveprotocol.errors import InvalidInputError, JsonParseError, SchemaValidationError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_all_bundles_pass() -> None:
+    report = conformance.run()
+    assert isinstance(report, conformance.ConformanceReport) and report.ok
+    assert [(r.kind, r.passed, r.total, r.ok) for r in report.reports] == [
+        ("structural", 58, 58, True),
+        ("cryptography", 62, 62, True),
+        ("admission", 30, 30, True),
+    ]
+    assert sum(len(r.outcomes) for r in report.reports) == 150
+    assert all(passed for r in report.reports for _, _, passed in r.outcomes)
+    assert [r.summary() for r in report.reports] == [
+        "58/58 structural vectors passed",
+        "62/62 cryptography evaluations passed",
+        "30/30 admission evaluations passed",
+    ]
+    parsed = json.loads(report.to_json())
+    assert parsed["ok"] is True and set(parsed["bundles"]) == {"structural", "cryptography", "admission"}
+    structural = conformance.run_manifest()
+    assert [r.kind for r in structural.reports] == ["structural"]
+
+
+VECTORS = structural_vectors()
+CATALOG = conformance.SchemaCatalog()
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
+def test_structural_vector(vector: Dict[str, Any]) -> None:
+    rust_actual, rust_passed = rust_outcomes("structural")[vector["name"]]
+    assert rust_passed
+    schema = vector["schema"][len("schemas/") :]
+    raw = read(vector["instance"])
+    try:
+        CATALOG.validate_bytes(schema, raw)
+        actual = "valid"
+    except (SchemaValidationError, JsonParseError) as error:
+        actual = "invalid"
+        assert error.code in ("SCHEMA_VALIDATION_FAILED", "PROTOCOL_VIOLATION")
+    assert actual == rust_actual == ("valid" if vector["valid"] else "invalid")
+    if actual == "valid":
+        CATALOG.validate(schema, json.loads(raw))
+
+
+def test_schema_catalog_errors() -> None:
+    assert "command" in CATALOG.names() and len(CATALOG.names()) == 22
+    with pytest.raises(SchemaValidationError) as caught:
+        CATALOG.validate("command", {"protocolVersion": "0.1"})
+    assert caught.value.code == "SCHEMA_VALIDATION_FAILED" and caught.value.keyword
+    with pytest.raises(SchemaValidationError):
+        CATALOG.validate("no-such-schema", {})
+    with pytest.raises(InvalidInputError):
+        CATALOG.validate(None, {})  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        conformance.run(["structural", "nope"])
+    with pytest.raises(InvalidInputError):
+        conformance.run("structural")
+
+
+def _rust_binary() -> str:
+    candidates = [os.environ.get("MWP_CONFORMANCE_BIN", "")] + [
+        str(REPO / "target" / profile / "missionweaveprotocol-conformance") for profile in ("release", "debug")
+    ]
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    pytest.fail("the Rust conformance binary is not built: set MWP_CONFORMANCE_BIN or run scripts/test-python.sh")
+
+
+def _console_script() -> str:
+    script = Path(sys.executable).with_name("missionweaveprotocol-conformance")
+    found = str(script) if script.exists() else shutil.which("missionweaveprotocol-conformance")
+    assert found, "the console script is not installed"
+    return found
+
+
+ARGUMENTS: List[List[str]] = [
+    [],
+    ["--json"],
+    ["--bundle", "cryptography"],
+    ["--bundle=admission", "--json"],
+    ["--bundle", "all"],
+    ["--help"],
+    ["--bundle", "nope"],
+    ["--bundle"],
+    ["--frobnicate"],
+    ["--root", "/nonexistent/mwp-root"],
+]
+
+
+@pytest.mark.parametrize("args", ARGUMENTS, ids=[" ".join(a) or "(none)" for a in ARGUMENTS])
+def test_console_script_matches_rust_binary(args: List[str], tmp_path: Path) -> None:
+    def run(program: str) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([program, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    python, rust = run(_console_script()), run(_rust_binary())
+    assert (python.returncode, python.stdout, python.stderr) == (rust.returncode, rust.stdout, rust.stderr)
+
+
+def test_console_script_with_root(tmp_path: Path) -> None:
+    from missionweaveprotocol import bundle
+
+    for path in bundle.embedded_paths():
+        target = tmp_path / "root" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = bundle.embedded_file(path)
+        assert data is not None
+        target.write_bytes(data)
+    args = ["--root", str(tmp_path / "root")]
+    python = subprocess.run([_console_script(), *args], capture_output=True, text=True, cwd=tmp_path)
+    rust = subprocess.run([_rust_binary(), *args], capture_output=True, text=True, cwd=tmp_path)
+    assert python.returncode == 0 == rust.returncode
+    assert python.stdout == rust.stdout
+    assert python.stdout.splitlines()[-1] == "30/30 admission evaluations passed"
+    (tmp_path / "root/conformance/manifest.json").write_text("[]")
+    python = subprocess.run([_console_script(), *args], capture_output=True, text=True, cwd=tmp_path)
+    rust = subprocess.run([_rust_binary(), *args], capture_output=True, text=True, cwd=tmp_path)
+    assert python.returncode == 1 == rust.returncode
+    assert python.stdout == rust.stdout and "FAIL [structural]" in python.stdout
+
+
+def test_main_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+    assert conformance.main(["--bundle", "structural"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("bundle: embedded bundle at ") and out[-1] == "58/58 structural vectors passed"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds and tests the Python package `missionweaveprotocol` (python/, bindings/python/).
+#
+#   scripts/test-python.sh [extra pytest arguments]
+#
+# Idempotent; needs python3 (>= 3.9, with venv) and cargo. Environment:
+#   MWP_PY_VENV  the venv to create/reuse (default: <repo>/.venv-ci)
+#   PYTHON       the interpreter that creates the venv (default: python3)
+# Steps: venv + pinned tools; the Rust conformance binary (reference for the console script);
+# the release wheel (`maturin build --release`, CARGO_TARGET_DIR=<repo>/target); install it;
+# run the installed console script from an empty directory; stubtest + mypy --strict; pytest.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export CARGO_TARGET_DIR="$ROOT/target"
+VENV="${MWP_PY_VENV:-$ROOT/.venv-ci}"
+WHEELS="$CARGO_TARGET_DIR/wheels-python"
+step() { printf '\n=== python: %s (%ss)\n' "$1" "$SECONDS"; }
+
+step "venv and tools"
+[ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1"
+
+step "Rust conformance binary (reference output for the console script)"
+cargo build --release --locked -q -p missionweaveprotocol-cli
+RUST_BIN="$CARGO_TARGET_DIR/release/missionweaveprotocol-conformance"
+
+step "release wheel"
+rm -rf "$WHEELS"
+( cd python && "$VENV/bin/maturin" build --release --locked -q --out "$WHEELS" )
+WHEEL="$(ls "$WHEELS"/missionweaveprotocol-*.whl)"
+echo "$WHEEL"
+
+step "install the wheel"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEEL"
+
+EMPTY="$(mktemp -d)"
+trap 'rm -rf "$EMPTY"' EXIT
+
+step "console script from an empty directory"
+( cd "$EMPTY" && "$VENV/bin/missionweaveprotocol-conformance" )
+
+step "typing: stubtest (_native.pyi against the built module) and mypy --strict"
+( cd "$EMPTY" && "$VENV/bin/python" -m mypy.stubtest missionweaveprotocol._native \
+    && "$VENV/bin/python" -m mypy --strict --no-incremental -p missionweaveprotocol )
+
+step "pytest"
+( cd python && MWP_CONFORMANCE_BIN="$RUST_BIN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests "$@" )
+
+step "done"
