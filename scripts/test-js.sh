@@ -29,6 +29,8 @@ step() { printf '\n== %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 step "tools"
+# cargo on PATH (with ~/.cargo/bin, where wasm-bindgen is installed), rustfmt/clippy, wasm32.
+source "$ROOT/scripts/setup-rust.sh"
 command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm (Node >= 20) are required" >&2; exit 1; }
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
