@@ -2,13 +2,14 @@
 // Node vs WebAssembly in Chromium, plus the .wasm size. One JSON line per figure:
 //   {"name": ..., "ops_per_sec": ...}   throughput
 //   {"name": ..., "ratio": ..., "target": ...}   relative to native
-//   {"name": "wasm_size", "bytes": ...}
+//   {"name": "wasm_size", "bytes": ..., "gzip_bytes": ...}
 //
 //   node js/bench/bench.mjs [--seconds S] [--no-browser]
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const JS = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BUNDLE = resolve(process.env.MWP_PROTOCOL_ROOT ?? join(JS, '..', '..', 'shared', 'protocol'));
@@ -110,4 +111,5 @@ if (!args.includes('--no-browser')) {
   }
 }
 
-emit({ name: 'wasm_size', bytes: statSync(join(JS, 'dist', 'wasm-web', 'missionweaveprotocol_wasm_bg.wasm')).size });
+const wasmFile = readFileSync(join(JS, 'dist', 'wasm-web', 'missionweaveprotocol_wasm_bg.wasm'));
+emit({ name: 'wasm_size', bytes: wasmFile.length, gzip_bytes: gzipSync(wasmFile, { level: 9 }).length });

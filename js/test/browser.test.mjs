@@ -2,7 +2,7 @@
 // served on 127.0.0.1 with the protocol bundle mounted at /bundle/. Screenshots go to
 // target/js-artifacts/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -112,4 +112,28 @@ test('pasted input, chosen kind, and no request leaves the origin', async () => 
   assert.deepEqual([last.kind, last.stage, last.code], ['event', 'schema', 'SCHEMA_VALIDATION_FAILED']);
   assert.deepEqual(offOrigin, []);
   assert.ok(!consoleLines.some((line) => /^(error|pageerror)/.test(line)), consoleLines.join('\n'));
+});
+
+test('dropped files keep their exact bytes (invalid UTF-8 fails stage 1)', async () => {
+  const drop = async (selector, path) => {
+    const bytes = [...readFileSync(join(BUNDLE, path))];
+    const dataTransfer = await page.evaluateHandle(({ data, name }) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(data)], name));
+      return transfer;
+    }, { data: bytes, name: path.split('/').pop() });
+    await page.dispatchEvent(selector, 'drop', { dataTransfer });
+    const origin = `dropped: ${path.split('/').pop()}`;
+    await page.waitForFunction(([s, o]) => document.getElementById(`${s.slice(1)}-origin`).textContent === o, [selector, origin]);
+  };
+  await drop('#registry', 'cryptography/keys/registry-valid.json');
+  await drop('#document', 'cryptography/vectors/signed-documents/invalid/command-invalid-utf8.bin');
+  await page.selectOption('#kind', 'command');
+  await page.click('#verify');
+  const last = await page.evaluate(() => window.__verifier.last);
+  assert.deepEqual([last.stage, last.code], ['parse', 'PROTOCOL_VIOLATION']);
+  await drop('#document', 'cryptography/vectors/signed-documents/valid/command.json');
+  await page.selectOption('#kind', 'auto');
+  await page.click('#verify');
+  assert.equal((await page.evaluate(() => window.__verifier.last)).ok, true);
 });
