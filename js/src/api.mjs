@@ -354,11 +354,36 @@ function makeHost(log, context, state) {
   };
 }
 
+/** A backend failure that is not an answer (a panic in the core, a trap): INTERNAL_ERROR. */
+function internal(cause) {
+  return new MwpError(`internal error in the ${cause?.name ?? 'backend'}: ${cause?.message ?? cause}`, { code: 'INTERNAL_ERROR', cause });
+}
+
+// The backend's functions and classes, with anything thrown turned into INTERNAL_ERROR. Answers,
+// including every protocol failure, come back as envelopes and never throw.
+function guarded(backendModule) {
+  const out = {};
+  for (const [name, value] of Object.entries(backendModule)) {
+    if (typeof value !== 'function') continue;
+    if (/^[A-Z]/.test(name)) {
+      out[name] = function Guarded(...args) {
+        try { return new value(...args); } catch (error) { throw internal(error); }
+      };
+    } else {
+      out[name] = (...args) => {
+        try { return value(...args); } catch (error) { throw internal(error); }
+      };
+    }
+  }
+  return out;
+}
+
 /**
  * Binds the API to one backend. `raw` is the napi addon or the wasm-bindgen module; both expose
  * the same functions and the classes `Registry` and `InMemoryAdmissionLog`.
  */
-export function createApi(raw, backend) {
+export function createApi(backendModule, backend) {
+  const raw = guarded(backendModule);
   const rawRegistries = new WeakMap();
   const rawLogs = new WeakMap();
 

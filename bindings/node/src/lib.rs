@@ -1,6 +1,7 @@
 //! The Node.js addon: registers the shared conversions of `mwp-js-glue` with napi-rs.
 //! Every function returns an envelope string (`{"ok":…}` / `{"error":…}`) that the package's
 //! JavaScript wrapper turns into typed objects and `Error` subclasses; nothing throws here.
+//! `catch_unwind` turns a panic (a core bug) into a JavaScript exception instead of an abort.
 
 use std::time::Instant;
 
@@ -20,12 +21,12 @@ impl Registry {
         Self(mwp_js_glue::RegistryHandle::new(&bytes))
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn info(&self) -> String {
         self.0.info()
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn binding(&self, key_id: String) -> String {
         self.0.binding(&key_id)
     }
@@ -45,44 +46,44 @@ impl InMemoryAdmissionLog {
             .ok_or_else(|| napi::Error::from_reason("unknown Principal type"))
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn size(&self) -> u32 {
         u32::try_from(self.0.len()).unwrap_or(u32::MAX)
     }
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn canonicalize(bytes: Uint8Array) -> String {
     mwp_js_glue::canonicalize(&bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn canonical_hash(bytes: Uint8Array) -> String {
     mwp_js_glue::canonical_hash_of(&bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn check_json(bytes: Uint8Array) -> String {
     mwp_js_glue::check_json(&bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn validate_schema(name: String, bytes: Uint8Array) -> String {
     mwp_js_glue::validate_schema(&name, &bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn schema_names() -> String {
     mwp_js_glue::schema_names()
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn sign(kind: String, unsigned: Uint8Array, key_id: String, seed: Uint8Array) -> String {
     mwp_js_glue::sign(&kind, &unsigned, &key_id, &seed, None)
 }
 
 /// Signs, then verifies the produced bytes through all six stages against `registry`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn sign_and_verify(
     kind: String,
     unsigned: Uint8Array,
@@ -93,12 +94,12 @@ pub fn sign_and_verify(
     mwp_js_glue::sign(&kind, &unsigned, &key_id, &seed, Some(&registry.0))
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn verify(kind: String, bytes: Uint8Array, registry: &Registry) -> String {
     mwp_js_glue::verify(&kind, &bytes, &registry.0)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn verify_many(
     kinds: String,
     lengths: Uint32Array,
@@ -109,7 +110,7 @@ pub fn verify_many(
     mwp_js_glue::verify_many(&kinds, &lengths, &data, &registry.0, threads)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn signing_preview(bytes: Uint8Array) -> String {
     mwp_js_glue::signing_preview(&bytes)
 }
@@ -192,7 +193,7 @@ fn mode(replay: bool) -> Mode {
 }
 
 /// Verifies and admits with a JavaScript Admission Log (`host.lookup`, `host.append`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn admit_with_host(
     replay: bool,
     kind: String,
@@ -211,7 +212,7 @@ pub fn admit_with_host(
 }
 
 /// Verifies and admits with the in-memory log; `host.context()` supplies the trusted context.
-#[napi]
+#[napi(catch_unwind)]
 pub fn admit_with_memory_log(
     replay: bool,
     kind: String,
@@ -229,52 +230,52 @@ pub fn admit_with_memory_log(
     }
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn source_commit() -> String {
     mwp_js_glue::source_commit()
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn bundle_file(path: String) -> Option<Buffer> {
     mwp_js_glue::bundle_file(&path).map(Buffer::from)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn bundle_paths() -> String {
     mwp_js_glue::bundle_paths()
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn verify_cryptography_bundle() -> String {
     mwp_js_glue::verify_cryptography_bundle()
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn verify_admission_bundle() -> String {
     mwp_js_glue::verify_admission_bundle()
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn run_conformance(bundles: String) -> String {
     mwp_js_glue::run_conformance(&bundles)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn parse_frame(bytes: Uint8Array) -> String {
     mwp_js_glue::parse_frame(&bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn parse_received_frame(bytes: Uint8Array) -> String {
     mwp_js_glue::parse_received_frame(&bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn encode_frame(bytes: Uint8Array) -> String {
     mwp_js_glue::encode_frame(&bytes)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn error_frame(
     frame_id: String,
     code: String,
@@ -293,7 +294,7 @@ pub fn error_frame(
 
 /// Benchmark baseline: `iterations` native verifications of one document in this process, no
 /// boundary crossing. Returns the elapsed seconds, or -1 if any verification failed.
-#[napi]
+#[napi(catch_unwind)]
 pub fn native_verify_loop(
     kind: String,
     bytes: Uint8Array,
