@@ -339,3 +339,46 @@ fn outcomes_fed_out_of_order_fail_closed() {
     let unfinished = AdmissionFlow::new(&document, AdmissionMode::FirstAdmission);
     assert!(unfinished.result().is_none());
 }
+
+#[test]
+fn outcome_status_names_round_trip() {
+    let record = missionweaveprotocol::admission::AuthenticatedRecord {
+        bytes: b"{}".to_vec(),
+        authenticated_service: service(),
+    };
+    for status in [
+        "found",
+        "authoritative-absence",
+        "unauthenticated",
+        "integrity-failed",
+        "unavailable",
+        "indeterminate",
+    ] {
+        let outcome = LookupOutcome::from_status(status, Some(record.clone())).unwrap();
+        assert_eq!(outcome.status(), status);
+    }
+    for status in [
+        "committed",
+        "existing",
+        "conflict",
+        "unauthenticated",
+        "integrity-failed",
+        "unavailable",
+        "indeterminate",
+        "commit-failed",
+    ] {
+        assert_eq!(
+            AppendOutcome::from_status(status, Some(record.clone()))
+                .unwrap()
+                .status(),
+            status
+        );
+    }
+    assert_eq!(
+        LookupOutcome::from_status("found", None),
+        None,
+        "found needs a record"
+    );
+    assert_eq!(AppendOutcome::from_status("existing", None), None);
+    assert_eq!(LookupOutcome::from_status("trusted", None), None);
+}
