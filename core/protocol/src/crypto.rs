@@ -180,6 +180,40 @@ pub fn check_r(r: &[u8; 32]) -> Result<(), SignatureEncodingError> {
         .map_err(SignatureEncodingError::R)
 }
 
+/// Anything that can produce pure Ed25519 signatures for a Registry key: an in-process
+/// [`SigningKey`], or an adapter over an HSM or a host-language signer.
+pub trait Signer {
+    /// The Registry key ID the signature envelope names.
+    fn key_id(&self) -> &str;
+    /// The 32-byte public key.
+    fn public_key_bytes(&self) -> [u8; 32];
+    /// Signs `message` (pure Ed25519, RFC 8032).
+    fn sign(&self, message: &[u8]) -> [u8; 64];
+    /// The strictly decoded public key. The default decodes (and rejects weak keys) on every
+    /// call; signers that hold a decoded key return it.
+    fn public_key(&self) -> Result<PublicKey, PointError> {
+        PublicKey::from_bytes(&self.public_key_bytes())
+    }
+}
+
+impl Signer for SigningKey {
+    fn key_id(&self) -> &str {
+        SigningKey::key_id(self)
+    }
+
+    fn public_key_bytes(&self) -> [u8; 32] {
+        SigningKey::public_key_bytes(self)
+    }
+
+    fn sign(&self, message: &[u8]) -> [u8; 64] {
+        SigningKey::sign(self, message)
+    }
+
+    fn public_key(&self) -> Result<PublicKey, PointError> {
+        Ok(self.public_key)
+    }
+}
+
 /// An Ed25519 signing key (RFC 8032 pure Ed25519, deterministic) with its Registry key ID.
 #[derive(Clone)]
 pub struct SigningKey {

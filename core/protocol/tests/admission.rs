@@ -278,3 +278,107 @@ fn an_event_never_anchors_itself() {
     let error = replay_historical(&event, &Fixed(found, AppendOutcome::Conflict)).unwrap_err();
     assert_eq!(error.reason, R::EventSelfAnchoring);
 }
+
+#[test]
+fn the_step_wise_flow_serves_asynchronous_logs() {
+    use missionweaveprotocol::admission::{AdmissionFlow, AdmissionMode, AdmissionStep};
+    let document = verified(SignedDocumentKind::Command);
+    let log = InMemoryAdmissionLog::new(service());
+    let mut flow = AdmissionFlow::new(&document, AdmissionMode::FirstAdmission);
+    let AdmissionStep::Lookup {
+        organization_id,
+        signing_hash,
+    } = flow.step().clone()
+    else {
+        panic!("lookup first")
+    };
+    assert_eq!(
+        (organization_id.as_str(), signing_hash.as_str()),
+        (
+            document.organization_id.as_str(),
+            document.signing_hash.as_str()
+        )
+    );
+    flow.on_lookup(log.lookup(&organization_id, &signing_hash));
+    assert_eq!(flow.step(), &AdmissionStep::TrustedContext);
+    flow.on_trusted_context(context("urn:uuid:async", "2026-07-15T00:05:00Z")());
+    let AdmissionStep::Append {
+        candidate,
+        candidate_bytes,
+    } = flow.step().clone()
+    else {
+        panic!("append next")
+    };
+    flow.on_append(log.append(&candidate, &candidate_bytes));
+    assert_eq!(flow.step(), &AdmissionStep::Done);
+    let admitted = flow.result().unwrap().unwrap();
+    assert_eq!(admitted.record.admission_record_id, "urn:uuid:async");
+    // Replay: one lookup, then done.
+    let mut replay = AdmissionFlow::new(&document, AdmissionMode::HistoricalReplay);
+    replay.on_lookup(LookupOutcome::AuthoritativeAbsence);
+    assert_eq!(replay.step(), &AdmissionStep::Done);
+    assert_eq!(
+        replay.result().unwrap().unwrap_err().reason,
+        R::RecordMissing
+    );
+}
+
+#[test]
+fn outcomes_fed_out_of_order_fail_closed() {
+    use missionweaveprotocol::admission::{AdmissionFlow, AdmissionMode};
+    let document = verified(SignedDocumentKind::Command);
+    let mut flow = AdmissionFlow::new(&document, AdmissionMode::FirstAdmission);
+    flow.on_append(AppendOutcome::Conflict);
+    assert_eq!(
+        flow.result().unwrap().unwrap_err().reason,
+        R::LogIndeterminate
+    );
+    let mut flow = AdmissionFlow::new(&document, AdmissionMode::HistoricalReplay);
+    flow.on_trusted_context(context("urn:uuid:x", "2026-07-15T00:05:00Z")());
+    assert!(flow.result().unwrap().is_err());
+    let unfinished = AdmissionFlow::new(&document, AdmissionMode::FirstAdmission);
+    assert!(unfinished.result().is_none());
+}
+
+#[test]
+fn outcome_status_names_round_trip() {
+    let record = missionweaveprotocol::admission::AuthenticatedRecord {
+        bytes: b"{}".to_vec(),
+        authenticated_service: service(),
+    };
+    for status in [
+        "found",
+        "authoritative-absence",
+        "unauthenticated",
+        "integrity-failed",
+        "unavailable",
+        "indeterminate",
+    ] {
+        let outcome = LookupOutcome::from_status(status, Some(record.clone())).unwrap();
+        assert_eq!(outcome.status(), status);
+    }
+    for status in [
+        "committed",
+        "existing",
+        "conflict",
+        "unauthenticated",
+        "integrity-failed",
+        "unavailable",
+        "indeterminate",
+        "commit-failed",
+    ] {
+        assert_eq!(
+            AppendOutcome::from_status(status, Some(record.clone()))
+                .unwrap()
+                .status(),
+            status
+        );
+    }
+    assert_eq!(
+        LookupOutcome::from_status("found", None),
+        None,
+        "found needs a record"
+    );
+    assert_eq!(AppendOutcome::from_status("existing", None), None);
+    assert_eq!(LookupOutcome::from_status("trusted", None), None);
+}

@@ -368,3 +368,96 @@ fn verify_many_matches_one_by_one() {
     }
     assert!(codec.verify_many(&[], &resolver, 2).is_empty());
 }
+
+/// A host-side signer: a real key, or one that misbehaves.
+struct External {
+    inner: missionweaveprotocol::crypto::SigningKey,
+    public_key: Option<[u8; 32]>,
+    corrupt: bool,
+}
+
+impl missionweaveprotocol::crypto::Signer for External {
+    fn key_id(&self) -> &str {
+        self.inner.key_id()
+    }
+    fn public_key_bytes(&self) -> [u8; 32] {
+        self.public_key
+            .unwrap_or_else(|| self.inner.public_key_bytes())
+    }
+    fn sign(&self, message: &[u8]) -> [u8; 64] {
+        let mut signature = self.inner.sign(message);
+        if self.corrupt {
+            signature[40] ^= 1;
+        }
+        signature
+    }
+}
+
+#[test]
+fn external_signers_are_checked_like_local_keys() {
+    let codec = SignedDocumentCodec::new();
+    let document = json("cryptography/vectors/signed-documents/valid/command.json");
+    let inner = signing_key(
+        document
+            .pointer("/signature/keyId")
+            .unwrap()
+            .as_str()
+            .unwrap(),
+    );
+    let honest = External {
+        inner: inner.clone(),
+        public_key: None,
+        corrupt: false,
+    };
+    let (signed, _) = codec
+        .sign_and_verify(
+            SignedDocumentKind::Command,
+            &unsigned(&document),
+            &honest,
+            &registry(),
+        )
+        .unwrap();
+    assert_eq!(
+        Some(signed.signature.as_str()),
+        document.pointer("/signature/value").and_then(Value::as_str)
+    );
+    let mut identity = [0u8; 32];
+    identity[0] = 1;
+    let weak = External {
+        inner: inner.clone(),
+        public_key: Some(identity),
+        corrupt: false,
+    };
+    assert_eq!(
+        codec
+            .sign(SignedDocumentKind::Command, &unsigned(&document), &weak)
+            .unwrap_err()
+            .stage,
+        Stage::KeyResolution
+    );
+    let broken = External {
+        inner,
+        public_key: None,
+        corrupt: true,
+    };
+    assert_eq!(
+        codec
+            .sign(SignedDocumentKind::Command, &unsigned(&document), &broken)
+            .unwrap_err()
+            .stage,
+        Stage::Signature
+    );
+}
+
+#[test]
+fn verified_documents_carry_the_resolved_public_key() {
+    let verified = verify(SignedDocumentKind::Command, valid_document("command")).unwrap();
+    assert_eq!(
+        verified.public_key_text,
+        "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+    );
+    assert_eq!(
+        missionweaveprotocol::schema_formats::encode_base64url(&verified.public_key),
+        verified.public_key_text
+    );
+}

@@ -168,6 +168,193 @@ fn append_failure(outcome: &AppendOutcome) -> AdmissionError {
     AdmissionError::new(reason, detail)
 }
 
+/// What the admission flow needs next from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdmissionStep {
+    /// Look up `(organization_id, signing_hash)` in the Admission Log, then call
+    /// [`AdmissionFlow::on_lookup`].
+    Lookup {
+        organization_id: String,
+        signing_hash: String,
+    },
+    /// Obtain trusted acceptance context from the trusted seam, then call
+    /// [`AdmissionFlow::on_trusted_context`].
+    TrustedContext,
+    /// Append-or-return-existing `candidate` (stored as exactly `candidate_bytes`), then call
+    /// [`AdmissionFlow::on_append`].
+    Append {
+        candidate: Box<FirstAdmissionRecord>,
+        candidate_bytes: Vec<u8>,
+    },
+    /// Finished: call [`AdmissionFlow::result`].
+    Done,
+}
+
+/// Which of the two flows of §6.4 runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdmissionMode {
+    FirstAdmission,
+    HistoricalReplay,
+}
+
+/// The admission flows of §6.4 as a sans-IO state machine: the caller performs each
+/// [`AdmissionStep`] (synchronously or asynchronously, against any log) and feeds the typed
+/// outcome back. [`admit_first`] and [`replay_historical`] drive it over an [`AdmissionLog`].
+#[derive(Debug)]
+pub struct AdmissionFlow<'v> {
+    verified: &'v VerifiedSignedDocument,
+    mode: AdmissionMode,
+    step: AdmissionStep,
+    result: Option<Result<AdmittedDocument, AdmissionError>>,
+}
+
+impl<'v> AdmissionFlow<'v> {
+    /// Starts a flow for a document that passed all six stages.
+    pub fn new(verified: &'v VerifiedSignedDocument, mode: AdmissionMode) -> Self {
+        Self {
+            step: AdmissionStep::Lookup {
+                organization_id: verified.organization_id.clone(),
+                signing_hash: verified.signing_hash.clone(),
+            },
+            verified,
+            mode,
+            result: None,
+        }
+    }
+
+    /// The next thing to do.
+    pub fn step(&self) -> &AdmissionStep {
+        &self.step
+    }
+
+    fn finish(&mut self, result: Result<AdmittedDocument, AdmissionError>) {
+        self.step = AdmissionStep::Done;
+        self.result = Some(result);
+    }
+
+    fn unexpected(&mut self, what: &str) {
+        // Feeding an outcome out of order never succeeds: fail closed.
+        let detail = format!("{what} outcome delivered out of order");
+        self.finish(Err(AdmissionError::new(R::LogIndeterminate, detail)));
+    }
+
+    fn finish_with_record(&mut self, record: &AuthenticatedRecord, existing: bool) {
+        let result = validate_record(record, self.verified).map(|validated| AdmittedDocument {
+            record: validated,
+            record_bytes: record.bytes.clone(),
+            existing,
+        });
+        self.finish(result);
+    }
+
+    /// Feeds the lookup outcome.
+    pub fn on_lookup(&mut self, outcome: LookupOutcome) {
+        if !matches!(self.step, AdmissionStep::Lookup { .. }) {
+            return self.unexpected("lookup");
+        }
+        match (&outcome, self.mode) {
+            (LookupOutcome::Found(record), _) => self.finish_with_record(record, true),
+            (LookupOutcome::AuthoritativeAbsence, AdmissionMode::FirstAdmission) => {
+                self.step = AdmissionStep::TrustedContext;
+            }
+            (LookupOutcome::AuthoritativeAbsence, AdmissionMode::HistoricalReplay) => {
+                self.finish(Err(AdmissionError::new(
+                    R::RecordMissing,
+                    "no First-Admission Record exists for this document",
+                )));
+            }
+            (other, _) => self.finish(Err(not_established(other))),
+        }
+    }
+
+    /// Feeds the trusted acceptance context (first admission after authoritative absence).
+    pub fn on_trusted_context(&mut self, context: TrustedAcceptanceContext) {
+        if self.step != AdmissionStep::TrustedContext {
+            return self.unexpected("trusted context");
+        }
+        let verified = self.verified;
+        let trusted = match Timestamp::parse(&context.trusted_accepted_at) {
+            Ok(trusted) => trusted,
+            Err(e) => {
+                let detail = format!("trustedAcceptedAt: {e}");
+                return self.finish(Err(AdmissionError::new(R::MalformedTrustedTime, detail)));
+            }
+        };
+        if let Err(error) = interval(verified, trusted.instant()) {
+            return self.finish(Err(error));
+        }
+        // Preparing the candidate appends nothing and implies no success (§6.4).
+        let candidate = FirstAdmissionRecord {
+            admission_record_id: context.admission_record_id,
+            organization_id: verified.organization_id.clone(),
+            document_kind: verified.kind,
+            signing_hash: verified.signing_hash.clone(),
+            key_id: verified.key_id.clone(),
+            principal: verified.principal.clone(),
+            trusted_accepted_at: trusted,
+            accepted_by: context.accepted_by,
+        };
+        let candidate_bytes = candidate.to_bytes();
+        self.step = AdmissionStep::Append {
+            candidate: Box::new(candidate),
+            candidate_bytes,
+        };
+    }
+
+    /// Feeds the append-or-return-existing outcome. The record the log returned is validated,
+    /// not the candidate: a concurrent winner's ID and trusted time may differ.
+    pub fn on_append(&mut self, outcome: AppendOutcome) {
+        if !matches!(self.step, AdmissionStep::Append { .. }) {
+            return self.unexpected("append");
+        }
+        match &outcome {
+            AppendOutcome::Committed(record) => self.finish_with_record(record, false),
+            AppendOutcome::Existing(record) => self.finish_with_record(record, true),
+            failure => self.finish(Err(append_failure(failure))),
+        }
+    }
+
+    /// The result once [`AdmissionStep::Done`]; before that, `None`.
+    pub fn result(self) -> Option<Result<AdmittedDocument, AdmissionError>> {
+        self.result
+    }
+}
+
+/// Drives a flow against a synchronous log.
+fn drive(
+    mut flow: AdmissionFlow<'_>,
+    log: &dyn AdmissionLog,
+    context: &mut dyn FnMut() -> TrustedAcceptanceContext,
+) -> Result<AdmittedDocument, AdmissionError> {
+    loop {
+        match flow.step() {
+            AdmissionStep::Lookup {
+                organization_id,
+                signing_hash,
+            } => {
+                let outcome = log.lookup(organization_id, signing_hash);
+                flow.on_lookup(outcome);
+            }
+            AdmissionStep::TrustedContext => flow.on_trusted_context(context()),
+            AdmissionStep::Append {
+                candidate,
+                candidate_bytes,
+            } => {
+                let outcome = log.append(candidate, candidate_bytes);
+                flow.on_append(outcome);
+            }
+            AdmissionStep::Done => {
+                return flow.result().unwrap_or_else(|| {
+                    Err(AdmissionError::new(
+                        R::LogIndeterminate,
+                        "the flow ended without a result",
+                    ))
+                });
+            }
+        }
+    }
+}
+
 /// First admission of a newly presented, verified document (verified with *current* Registry
 /// evidence). `context` is asked only on authoritative absence.
 pub fn admit_first(
@@ -175,47 +362,11 @@ pub fn admit_first(
     log: &dyn AdmissionLog,
     context: &mut dyn FnMut() -> TrustedAcceptanceContext,
 ) -> Result<AdmittedDocument, AdmissionError> {
-    let outcome = log.lookup(&verified.organization_id, &verified.signing_hash);
-    match &outcome {
-        LookupOutcome::Found(record) => {
-            let validated = validate_record(record, verified)?;
-            return Ok(AdmittedDocument {
-                record: validated,
-                record_bytes: record.bytes.clone(),
-                existing: true,
-            });
-        }
-        LookupOutcome::AuthoritativeAbsence => {}
-        other => return Err(not_established(other)),
-    }
-    let context = context();
-    let trusted = Timestamp::parse(&context.trusted_accepted_at).map_err(|e| {
-        AdmissionError::new(R::MalformedTrustedTime, format!("trustedAcceptedAt: {e}"))
-    })?;
-    interval(verified, trusted.instant())?;
-    let candidate = FirstAdmissionRecord {
-        admission_record_id: context.admission_record_id,
-        organization_id: verified.organization_id.clone(),
-        document_kind: verified.kind,
-        signing_hash: verified.signing_hash.clone(),
-        key_id: verified.key_id.clone(),
-        principal: verified.principal.clone(),
-        trusted_accepted_at: trusted,
-        accepted_by: context.accepted_by,
-    };
-    let candidate_bytes = candidate.to_bytes();
-    let (record, existing) = match log.append(&candidate, &candidate_bytes) {
-        AppendOutcome::Committed(record) => (record, false),
-        AppendOutcome::Existing(record) => (record, true),
-        failure => return Err(append_failure(&failure)),
-    };
-    // Validate what the log returned, not the candidate: a concurrent winner may differ.
-    let validated = validate_record(&record, verified)?;
-    Ok(AdmittedDocument {
-        record: validated,
-        record_bytes: record.bytes,
-        existing,
-    })
+    drive(
+        AdmissionFlow::new(verified, AdmissionMode::FirstAdmission),
+        log,
+        context,
+    )
 }
 
 /// Historical replay of a document verified with authoritative *historical* Registry evidence:
@@ -224,19 +375,14 @@ pub fn replay_historical(
     verified: &VerifiedSignedDocument,
     log: &dyn AdmissionLog,
 ) -> Result<AdmittedDocument, AdmissionError> {
-    match log.lookup(&verified.organization_id, &verified.signing_hash) {
-        LookupOutcome::Found(record) => {
-            let validated = validate_record(&record, verified)?;
-            Ok(AdmittedDocument {
-                record: validated,
-                record_bytes: record.bytes,
-                existing: true,
-            })
-        }
-        LookupOutcome::AuthoritativeAbsence => Err(AdmissionError::new(
-            R::RecordMissing,
-            "no First-Admission Record exists for this document",
-        )),
-        other => Err(not_established(&other)),
-    }
+    let mut no_context = || TrustedAcceptanceContext {
+        admission_record_id: String::new(),
+        trusted_accepted_at: String::new(),
+        accepted_by: Principal::new(crate::principal::PrincipalType::Service, ""),
+    };
+    drive(
+        AdmissionFlow::new(verified, AdmissionMode::HistoricalReplay),
+        log,
+        &mut no_context,
+    )
 }

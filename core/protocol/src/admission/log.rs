@@ -40,6 +40,65 @@ pub enum AppendOutcome {
     CommitFailed,
 }
 
+impl LookupOutcome {
+    /// The status name used by the admission bundle (`found`, `authoritative-absence`, …).
+    pub fn status(&self) -> &'static str {
+        match self {
+            Self::Found(_) => "found",
+            Self::AuthoritativeAbsence => "authoritative-absence",
+            Self::Unauthenticated => "unauthenticated",
+            Self::IntegrityFailed => "integrity-failed",
+            Self::Unavailable => "unavailable",
+            Self::Indeterminate => "indeterminate",
+        }
+    }
+
+    /// Builds an outcome from a status name; `found` needs the record. `None` for an unknown
+    /// status or a missing record — callers fail closed on it.
+    pub fn from_status(status: &str, record: Option<AuthenticatedRecord>) -> Option<Self> {
+        Some(match status {
+            "found" => Self::Found(record?),
+            "authoritative-absence" => Self::AuthoritativeAbsence,
+            "unauthenticated" => Self::Unauthenticated,
+            "integrity-failed" => Self::IntegrityFailed,
+            "unavailable" => Self::Unavailable,
+            "indeterminate" => Self::Indeterminate,
+            _ => return None,
+        })
+    }
+}
+
+impl AppendOutcome {
+    /// The status name used by the admission bundle (`committed`, `existing`, `conflict`, …).
+    pub fn status(&self) -> &'static str {
+        match self {
+            Self::Committed(_) => "committed",
+            Self::Existing(_) => "existing",
+            Self::Conflict => "conflict",
+            Self::Unauthenticated => "unauthenticated",
+            Self::IntegrityFailed => "integrity-failed",
+            Self::Unavailable => "unavailable",
+            Self::Indeterminate => "indeterminate",
+            Self::CommitFailed => "commit-failed",
+        }
+    }
+
+    /// Builds an outcome from a status name; `committed` and `existing` need the record.
+    pub fn from_status(status: &str, record: Option<AuthenticatedRecord>) -> Option<Self> {
+        Some(match status {
+            "committed" => Self::Committed(record?),
+            "existing" => Self::Existing(record?),
+            "conflict" => Self::Conflict,
+            "unauthenticated" => Self::Unauthenticated,
+            "integrity-failed" => Self::IntegrityFailed,
+            "unavailable" => Self::Unavailable,
+            "indeterminate" => Self::Indeterminate,
+            "commit-failed" => Self::CommitFailed,
+            _ => return None,
+        })
+    }
+}
+
 /// An Admission Log adapter.
 pub trait AdmissionLog {
     /// Authoritative lookup of the record for `(organization_id, signing_hash)`.

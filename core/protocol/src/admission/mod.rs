@@ -8,7 +8,10 @@ mod log;
 mod record;
 
 pub use error::{AdmissionError, AdmissionReason};
-pub use flow::{AdmittedDocument, admit_first, replay_historical, validate_record};
+pub use flow::{
+    AdmissionFlow, AdmissionMode, AdmissionStep, AdmittedDocument, admit_first, replay_historical,
+    validate_record,
+};
 pub use log::{
     AdmissionLog, AppendOutcome, AuthenticatedRecord, InMemoryAdmissionLog, LookupOutcome,
 };

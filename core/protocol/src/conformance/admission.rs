@@ -75,56 +75,39 @@ impl FixtureLog<'_> {
 impl AdmissionLog for FixtureLog<'_> {
     fn lookup(&self, _: &str, _: &str) -> LookupOutcome {
         self.lookups.set(self.lookups.get() + 1);
-        match str_at(self.lookup, "/status") {
-            Some("found") => match self.record(self.lookup) {
-                Some(record) => LookupOutcome::Found(record),
-                None => {
-                    self.harness_error
-                        .set(Some("found lookup without a readable record"));
-                    LookupOutcome::Indeterminate
-                }
-            },
-            Some("authoritative-absence") => LookupOutcome::AuthoritativeAbsence,
-            Some("unauthenticated") => LookupOutcome::Unauthenticated,
-            Some("integrity-failed") => LookupOutcome::IntegrityFailed,
-            Some("unavailable") => LookupOutcome::Unavailable,
-            _ => LookupOutcome::Indeterminate,
-        }
+        let status = str_at(self.lookup, "/status").unwrap_or_default();
+        let record = (status == "found")
+            .then(|| self.record(self.lookup))
+            .flatten();
+        LookupOutcome::from_status(status, record).unwrap_or_else(|| {
+            self.harness_error.set(Some(
+                "lookup outcome without a known status or a readable record",
+            ));
+            LookupOutcome::Indeterminate
+        })
     }
 
     fn append(&self, _: &FirstAdmissionRecord, candidate_bytes: &[u8]) -> AppendOutcome {
         self.appends.set(self.appends.get() + 1);
-        let status = str_at(self.append, "/status");
-        match status {
-            Some("committed" | "existing") => match self.record(self.append) {
-                Some(record) => {
-                    if status == Some("committed") && record.bytes != candidate_bytes {
-                        self.harness_error
-                            .set(Some("committed record bytes differ from the candidate"));
-                    }
-                    if status == Some("committed") {
-                        AppendOutcome::Committed(record)
-                    } else {
-                        AppendOutcome::Existing(record)
-                    }
-                }
-                None => {
-                    self.harness_error
-                        .set(Some("append outcome without a readable record"));
-                    AppendOutcome::Indeterminate
-                }
-            },
-            Some("conflict") => AppendOutcome::Conflict,
-            Some("unauthenticated") => AppendOutcome::Unauthenticated,
-            Some("integrity-failed") => AppendOutcome::IntegrityFailed,
-            Some("unavailable") => AppendOutcome::Unavailable,
-            None if matches!(self.append, Value::Null) => {
-                self.harness_error
-                    .set(Some("append called although the evaluation declares none"));
-                AppendOutcome::Indeterminate
-            }
-            _ => AppendOutcome::Indeterminate,
+        if matches!(self.append, Value::Null) {
+            self.harness_error
+                .set(Some("append called although the evaluation declares none"));
+            return AppendOutcome::Indeterminate;
         }
+        let status = str_at(self.append, "/status").unwrap_or_default();
+        let record = matches!(status, "committed" | "existing")
+            .then(|| self.record(self.append))
+            .flatten();
+        if status == "committed" && record.as_ref().is_some_and(|r| r.bytes != candidate_bytes) {
+            self.harness_error
+                .set(Some("committed record bytes differ from the candidate"));
+        }
+        AppendOutcome::from_status(status, record).unwrap_or_else(|| {
+            self.harness_error.set(Some(
+                "append outcome without a known status or a readable record",
+            ));
+            AppendOutcome::Indeterminate
+        })
     }
 }
 

@@ -5,7 +5,7 @@ use super::SignedDocumentCodec;
 use super::error::SigningError;
 use super::kind::SignedDocumentKind;
 use super::verify::VerifiedSignedDocument;
-use crate::crypto::{SigningKey, split_signature};
+use crate::crypto::{Signer, split_signature};
 use crate::error::Stage;
 use crate::json::{Object, Value, canonical_bytes, sha256_prefixed, write_object};
 use crate::registry::KeyResolver;
@@ -34,7 +34,7 @@ impl SignedDocumentCodec<'_> {
         &self,
         kind: SignedDocumentKind,
         unsigned: &Value,
-        key: &SigningKey,
+        key: &dyn Signer,
     ) -> Result<SignedDocument, SigningError> {
         let Value::Object(object) = unsigned else {
             return Err(SigningError::new(
@@ -65,7 +65,9 @@ impl SignedDocumentCodec<'_> {
                 "the protected time must end in an uppercase Z",
             ));
         }
-        let public_key = key.public_key();
+        let public_key = key
+            .public_key()
+            .map_err(|e| SigningError::new(Stage::KeyResolution, format!("signing key: {e}")))?;
         let mut signing_bytes = Vec::with_capacity(2048);
         write_object(object, None, &mut signing_bytes)
             .map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
@@ -112,7 +114,7 @@ impl SignedDocumentCodec<'_> {
         &self,
         kind: SignedDocumentKind,
         unsigned: &Value,
-        key: &SigningKey,
+        key: &dyn Signer,
         resolver: &dyn KeyResolver,
     ) -> Result<(SignedDocument, VerifiedSignedDocument), SigningError> {
         let signed = self.sign(kind, unsigned, key)?;

@@ -34,6 +34,9 @@ pub struct VerifiedSignedDocument {
     pub valid_from: Timestamp,
     pub valid_until: Option<Timestamp>,
     pub revoked_at: Option<Timestamp>,
+    /// The resolved key's 32 bytes and its `publicKey` text as registered.
+    pub public_key: [u8; 32],
+    pub public_key_text: String,
 }
 
 impl VerifiedSignedDocument {
@@ -52,6 +55,8 @@ fn stage3(reason: &'static str, detail: impl Into<String>) -> VerificationError 
 /// What stages 4–6 establish.
 struct KeyFacts {
     signing_bytes: Vec<u8>,
+    public_key: [u8; 32],
+    public_key_text: String,
     organization_id: String,
     key_id: String,
     principal: Principal,
@@ -213,6 +218,8 @@ impl SignedDocumentCodec<'_> {
             valid_from: facts.valid_from,
             valid_until: facts.valid_until,
             revoked_at: facts.revoked_at,
+            public_key: facts.public_key,
+            public_key_text: facts.public_key_text,
             document,
         })
     }
@@ -267,6 +274,8 @@ impl SignedDocumentCodec<'_> {
         }
         Ok(KeyFacts {
             signing_bytes,
+            public_key: *binding.public_key.as_bytes(),
+            public_key_text: binding.public_key_text.clone(),
             organization_id: snapshot.organization_id().to_owned(),
             key_id: binding.key_id.clone(),
             principal: binding.principal.clone(),

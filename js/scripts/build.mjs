@@ -1,0 +1,87 @@
+// Assembles js/dist from js/src, the napi addon and the two wasm-bindgen outputs.
+//
+//   node js/scripts/build.mjs [--target-dir DIR]
+//
+// Expects (built by scripts/test-js.sh):
+//   DIR/release/libmissionweaveprotocol_node.so     cargo build --release -p missionweaveprotocol-node
+//   DIR/wasm-bindgen/web/ and DIR/wasm-bindgen/node/ wasm-bindgen --target web|nodejs
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const js = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const flag = args.indexOf('--target-dir');
+const targetDir = resolve(flag >= 0 ? args[flag + 1] : process.env.CARGO_TARGET_DIR ?? join(js, '..', 'target'));
+const src = join(js, 'src');
+const dist = join(js, 'dist');
+
+function need(path, hint) {
+  if (!existsSync(path)) {
+    console.error(`build.mjs: ${path} is missing (${hint})`);
+    process.exit(1);
+  }
+  return path;
+}
+
+const addonExt = { darwin: 'dylib', win32: 'dll' }[process.platform] ?? 'so';
+const addonPrefix = process.platform === 'win32' ? '' : 'lib';
+const addon = need(join(targetDir, 'release', `${addonPrefix}missionweaveprotocol_node.${addonExt}`),
+  'cargo build --release -p missionweaveprotocol-node');
+const wasmWeb = need(join(targetDir, 'wasm-bindgen', 'web'), 'wasm-bindgen --target web');
+const wasmNode = need(join(targetDir, 'wasm-bindgen', 'node'), 'wasm-bindgen --target nodejs');
+
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist, { recursive: true });
+
+// 1. api.mjs as is, and its CommonJS twin: drop `export ` and collect the names.
+const apiSource = readFileSync(join(src, 'api.mjs'), 'utf8');
+if (/^\s*import\s/m.test(apiSource)) throw new Error('api.mjs must not import anything');
+const names = [];
+const cjs = apiSource.replace(/^export (class|function|const) ([A-Za-z_$][\w$]*)/gm, (_, keyword, name) => {
+  names.push(name);
+  return `${keyword} ${name}`;
+});
+if (/^export /m.test(cjs)) throw new Error('api.mjs has an export form build.mjs does not translate');
+writeFileSync(join(dist, 'api.mjs'), apiSource);
+writeFileSync(join(dist, 'api.cjs'), `'use strict';\n${cjs}\nmodule.exports = { ${names.join(', ')} };\n`);
+
+// 2. Backends.
+copyFileSync(addon, join(dist, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
+for (const [from, to] of [[wasmWeb, 'wasm-web'], [wasmNode, 'wasm-node']]) {
+  mkdirSync(join(dist, to));
+  for (const file of ['missionweaveprotocol_wasm.js', 'missionweaveprotocol_wasm_bg.wasm']) {
+    cpSync(join(from, file), join(dist, to, file));
+  }
+}
+// wasm-bindgen's nodejs output is CommonJS; in a "type": "module" package it needs a marker.
+writeFileSync(join(dist, 'wasm-node', 'package.json'), '{ "type": "commonjs" }\n');
+
+// 3. CommonJS entries, then ES module entries that export exactly what they export.
+copyFileSync(join(src, 'node.cjs'), join(dist, 'node.cjs'));
+copyFileSync(join(src, 'wasm.cjs'), join(dist, 'wasm.cjs'));
+const require = createRequire(join(dist, 'x.cjs'));
+const shared = names.filter((n) => n !== 'createApi');
+const exportsOf = (entry) => Object.keys(require(entry)).sort();
+const nodeNames = exportsOf('./node.cjs');
+const wasmNames = exportsOf('./wasm.cjs');
+writeFileSync(join(dist, 'node.mjs'),
+  `// Node entry (ES module): the napi-rs addon, through the CommonJS entry (one instance).\n` +
+  `import api from './node.cjs';\n\nexport const { ${nodeNames.join(', ')} } = api;\n`);
+const factoryNames = wasmNames.filter((n) => !shared.includes(n));
+writeFileSync(join(dist, 'wasm.mjs'), readFileSync(join(src, 'wasm.mjs.in'), 'utf8')
+  .replace('@NAMES@', factoryNames.join(', '))
+  .replace('@SHARED@', shared.join(', ')));
+
+// 4. Declarations: one .d.mts and one .d.cts per entry.
+const declarations = readFileSync(join(src, 'api.d.ts'), 'utf8');
+const nodeExtra = `
+/** napi only: \`iterations\` verifications inside the addon (no boundary crossing); elapsed seconds. */
+export declare function nativeVerifyLoop(kind: DocumentKind, document: Bytes, registry: Registry, iterations: number): number;
+`;
+for (const ext of ['d.mts', 'd.cts']) {
+  writeFileSync(join(dist, `node.${ext}`), declarations + nodeExtra);
+  writeFileSync(join(dist, `wasm.${ext}`), declarations);
+}
+console.log(`dist: node exports ${nodeNames.length}, wasm exports ${wasmNames.length}`);

@@ -1,0 +1,51 @@
+// Each entry point exports exactly what its TypeScript declarations declare, and the package's
+// `exports` conditions pick the napi addon under Node and the WebAssembly build elsewhere.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { DIST } from './support.mjs';
+
+const require = createRequire(import.meta.url);
+
+function declaredValues(file) {
+  const text = readFileSync(join(DIST, file), 'utf8');
+  return [...text.matchAll(/^export declare (?:const|function|class) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]).sort();
+}
+
+const entries = [
+  ['node.mjs', 'node.d.mts'], ['node.cjs', 'node.d.cts'],
+  ['wasm.mjs', 'wasm.d.mts'], ['wasm.cjs', 'wasm.d.cts'],
+];
+
+for (const [entry, types] of entries) {
+  test(`${entry} exports exactly what ${types} declares`, async () => {
+    const loaded = entry.endsWith('.mjs') ? await import(join(DIST, entry)) : require(join(DIST, entry));
+    const runtime = Object.keys(loaded).filter((k) => k !== 'default').sort();
+    assert.deepEqual(runtime, declaredValues(types));
+    for (const name of runtime) {
+      const isClass = new RegExp(`^export declare class ${name}\\b`, 'm').test(readFileSync(join(DIST, types), 'utf8'));
+      if (isClass) assert.equal(typeof loaded[name], 'function', `${name} is a class`);
+    }
+  });
+}
+
+test('ESM and CommonJS node entries share one instance', async () => {
+  const esm = await import(join(DIST, 'node.mjs'));
+  const cjs = require(join(DIST, 'node.cjs'));
+  assert.equal(esm.VerificationError, cjs.VerificationError);
+  assert.equal(esm.verifySignedDocument, cjs.verifySignedDocument);
+});
+
+test('package exports: node → napi, ./wasm → WebAssembly (ESM and require)', async () => {
+  // Self-reference by package name resolves through package.json "exports".
+  assert.equal((await import('missionweaveprotocol')).backend, 'napi');
+  assert.equal(require('missionweaveprotocol').backend, 'napi');
+  assert.equal((await import('missionweaveprotocol/wasm')).backend, 'wasm');
+  assert.equal(require('missionweaveprotocol/wasm').backend, 'wasm');
+  const pkg = JSON.parse(readFileSync(join(DIST, '..', 'package.json'), 'utf8'));
+  assert.equal(pkg.exports['.'].browser.default, './dist/wasm.mjs');
+  assert.equal(pkg.exports['.'].default.import.default, './dist/wasm.mjs');
+});

@@ -1,0 +1,98 @@
+// Packaging: `npm pack`, install the tarball into a fresh project, then import it with ESM and
+// with require and run one verification each (napi by default, WebAssembly via ./wasm).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { BUNDLE, JS } from './support.mjs';
+
+let work;
+let project;
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'mwp-pack-'));
+  execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: JS, stdio: ['ignore', 'pipe', 'inherit'] });
+  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  assert.ok(tarball, 'npm pack wrote a tarball');
+  project = join(work, 'consumer');
+  execFileSync('mkdir', ['-p', project]);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', join(work, tarball)], { cwd: project, stdio: 'inherit' });
+});
+
+after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+
+const DOC = JSON.stringify(join(BUNDLE, 'cryptography/vectors/signed-documents/valid/command.json'));
+const REG = JSON.stringify(join(BUNDLE, 'cryptography/keys/registry-valid.json'));
+const HASH = 'sha256:6655c5d67ae3ecc19a4ed04bda7f1372aeaafc7adf939a77715de96ef2100695';
+
+function run(file, source) {
+  writeFileSync(join(project, file), source);
+  return execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' }).trim();
+}
+
+test('the tarball holds the built entries, both backends and the declarations', () => {
+  const listing = execFileSync('tar', ['tzf', join(work, readdirSync(work).find((f) => f.endsWith('.tgz')))], { encoding: 'utf8' });
+  for (const file of ['dist/node.mjs', 'dist/node.cjs', 'dist/wasm.mjs', 'dist/wasm.cjs', 'dist/api.mjs', 'dist/api.cjs',
+    'dist/node.d.mts', 'dist/node.d.cts', 'dist/wasm.d.mts', 'dist/wasm.d.cts',
+    'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm_bg.wasm']) {
+    assert.ok(listing.includes(`package/${file}`), file);
+  }
+  assert.ok(!listing.includes('package/test/') && !listing.includes('package/src/'), 'sources and tests stay out');
+});
+
+test('ESM import, one verification each backend', () => {
+  const out = run('esm.mjs', `
+    import { readFileSync } from 'node:fs';
+    import * as mwp from 'missionweaveprotocol';
+    import * as wasm from 'missionweaveprotocol/wasm';
+    for (const api of [mwp, wasm]) {
+      const v = api.verifySignedDocument('command', readFileSync(${DOC}), new api.Registry(readFileSync(${REG})));
+      console.log(api.backend, v.signingHash);
+    }`);
+  assert.equal(out, `napi ${HASH}\nwasm ${HASH}`);
+});
+
+test('require, one verification each backend, errors are Error subclasses', () => {
+  const out = run('cjs.cjs', `
+    const { readFileSync } = require('node:fs');
+    for (const api of [require('missionweaveprotocol'), require('missionweaveprotocol/wasm')]) {
+      const v = api.verifySignedDocument('command', readFileSync(${DOC}), readFileSync(${REG}));
+      let rejected;
+      try { api.verifySignedDocument('command', '{"a":1,"a":2}', readFileSync(${REG})); } catch (e) { rejected = e; }
+      console.log(api.backend, v.signingHash, rejected instanceof Error && rejected instanceof api.VerificationError, rejected.code);
+    }`);
+  assert.equal(out, `napi ${HASH} true PROTOCOL_VIOLATION\nwasm ${HASH} true PROTOCOL_VIOLATION`);
+});
+
+test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext, strict)', () => {
+  const use = (from) => `
+    import { verifySignedDocument, Registry, VerificationError, admitFirst, InMemoryAdmissionLog,
+      type VerifiedDocument, type DocumentKind, type AdmissionLog } from '${from}';
+    declare const readFileSync: (path: string) => Uint8Array;
+    const kind: DocumentKind = 'command';
+    const registry = new Registry(readFileSync('r.json'));
+    const verified: VerifiedDocument = verifySignedDocument(kind, readFileSync('d.json'), registry);
+    const hash: string = verified.signingHash;
+    const log: AdmissionLog = { lookup: () => ({ status: 'authoritative-absence' }), append: (_c, bytes) => ({ status: 'committed', record: bytes, authenticatedService: { type: 'service', id: 'x' } }) };
+    admitFirst(kind, 'doc', registry, new InMemoryAdmissionLog({ type: 'service', id: 'x' }), () => ({ admissionRecordId: 'a', trustedAcceptedAt: 't', acceptedBy: { type: 'service', id: 's' } }));
+    try { verifySignedDocument('command', '{}', registry); } catch (e) { if (e instanceof VerificationError) { const s: string = e.toWire().code + e.stage + hash; void s; } }
+    void log;`;
+  writeFileSync(join(project, 'esm.mts'), `${use('missionweaveprotocol')}\nimport { nativeVerifyLoop } from 'missionweaveprotocol';\nvoid nativeVerifyLoop;\n`);
+  writeFileSync(join(project, 'wasm.mts'), use('missionweaveprotocol/wasm'));
+  writeFileSync(join(project, 'cjs.cts'), use('missionweaveprotocol'));
+  // A name the WebAssembly entry does not export must not type-check.
+  writeFileSync(join(project, 'wrong.mts'), `import { nativeVerifyLoop } from 'missionweaveprotocol/wasm';\nvoid nativeVerifyLoop;\n`);
+  const tsc = join(JS, 'node_modules', 'typescript', 'bin', 'tsc');
+  const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', '--skipLibCheck', 'false'];
+  const check = (files) => execFileSync(process.execPath, [tsc, ...flags, ...files], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+  try {
+    check(['esm.mts', 'wasm.mts', 'cjs.cts']);
+  } catch (error) {
+    assert.fail(`tsc: ${error.stdout}${error.stderr}`);
+  }
+  assert.throws(() => check(['wrong.mts']), (e) => /has no exported member 'nativeVerifyLoop'/.test(e.stdout));
+});

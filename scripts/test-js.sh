@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds and tests the JavaScript package (js/): the napi addon, the WebAssembly build, the
+# node --test suites (150 bundle evaluations on every backend against the native core, API and
+# errors, exports, npm pack + install), and the verifier page in headless Chromium.
+#
+#   scripts/test-js.sh            install what is missing, build, lint, test
+#   scripts/test-js.sh --bench    ... then run js/bench/bench.mjs (JSON lines)
+#
+# Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
+# chromium, the npm packages of js/package-lock.json). One target dir: $CARGO_TARGET_DIR, by
+# default <repo>/target. The protocol bundle: $MWP_PROTOCOL_ROOT, default <repo>/../shared/protocol.
+# Chromium runs with --no-sandbox (CI runs as root).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+export MWP_PROTOCOL_ROOT="${MWP_PROTOCOL_ROOT:-$ROOT/../shared/protocol}"
+WASM_BINDGEN_VERSION=0.2.129
+BENCH=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) BENCH=1 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '\n== %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+step "tools"
+# cargo on PATH (with ~/.cargo/bin, where wasm-bindgen is installed), rustfmt/clippy, wasm32.
+source "$ROOT/scripts/setup-rust.sh"
+command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm (Node >= 20) are required" >&2; exit 1; }
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  rustup target add wasm32-unknown-unknown
+fi
+if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+  # About 6 minutes; --locked resolves with this version's own lockfile.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked
+fi
+CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
+if [ ! -x "$CHROMIUM_PATH" ]; then
+  # apt-get update only when the package lists cannot provide chromium.
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium \
+    || { as_root apt-get update && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+fi
+export CHROMIUM_PATH
+if [ ! -f "$ROOT/js/node_modules/.package-lock.json" ] || [ "$ROOT/js/package-lock.json" -nt "$ROOT/js/node_modules/.package-lock.json" ]; then
+  (cd "$ROOT/js" && npm ci --no-audit --no-fund)
+fi
+
+step "build: napi addon and native reference (release)"
+cargo build --release --locked -p missionweaveprotocol-node -p missionweaveprotocol-js-glue
+step "build: WebAssembly (release, wasm32-unknown-unknown)"
+cargo build --release --locked -p missionweaveprotocol-wasm --target wasm32-unknown-unknown
+WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm.wasm"
+rm -rf "$CARGO_TARGET_DIR/wasm-bindgen"
+wasm-bindgen --target web --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/web" "$WASM"
+wasm-bindgen --target nodejs --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/node" "$WASM"
+node "$ROOT/js/scripts/build.mjs" --target-dir "$CARGO_TARGET_DIR"
+
+step "lint"
+node "$ROOT/js/scripts/lint.mjs"
+
+step "test: node --test (conformance, api, exports, package, browser)"
+(cd "$ROOT/js" && node --test test/*.test.mjs)
+echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
+
+if [ "$BENCH" = 1 ]; then
+  step "bench"
+  node "$ROOT/js/bench/bench.mjs"
+fi
