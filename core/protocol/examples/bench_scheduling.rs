@@ -39,7 +39,7 @@ fn offers(n: usize) -> Vec<WorkOffer> {
                 &format!("urn:uuid:00000000-0000-4000-8000-{i:012x}"),
                 &format!("urn:uuid:6a1f0000-0000-4000-8000-{:012x}", i % GROUPS),
             );
-            o.priority = ((i * 37) % 201) as i8 - 100;
+            o.priority = (((i * 37) % 201) as i64 - 100) as i8;
             o
         })
         .collect()
