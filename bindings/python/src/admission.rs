@@ -184,31 +184,24 @@ impl LookupOutcome {
 
 impl LookupOutcome {
     fn from_core(outcome: &CoreLookup) -> Self {
-        let (status, record) = match outcome {
-            CoreLookup::Found(record) => ("found", Some(AuthenticatedRecord::from_core(record))),
-            CoreLookup::AuthoritativeAbsence => ("authoritative-absence", None),
-            CoreLookup::Unauthenticated => ("unauthenticated", None),
-            CoreLookup::IntegrityFailed => ("integrity-failed", None),
-            CoreLookup::Unavailable => ("unavailable", None),
-            CoreLookup::Indeterminate => ("indeterminate", None),
+        let record = match outcome {
+            CoreLookup::Found(record) => Some(AuthenticatedRecord::from_core(record)),
+            _ => None,
         };
         Self {
-            status: status.to_owned(),
+            status: outcome.status().to_owned(),
             record,
         }
     }
 
+    /// A `found` without a usable record is not authenticated; anything unknown is
+    /// indeterminate. Both fail closed in the core.
     fn to_core(&self) -> CoreLookup {
-        match (self.status.as_str(), &self.record) {
-            ("found", Some(record)) => record
-                .to_core()
-                .map_or(CoreLookup::Unauthenticated, CoreLookup::Found),
-            ("authoritative-absence", _) => CoreLookup::AuthoritativeAbsence,
-            ("unauthenticated", _) => CoreLookup::Unauthenticated,
-            ("integrity-failed", _) => CoreLookup::IntegrityFailed,
-            ("unavailable", _) => CoreLookup::Unavailable,
+        let record = self.record.as_ref().and_then(AuthenticatedRecord::to_core);
+        CoreLookup::from_status(&self.status, record).unwrap_or(match self.status.as_str() {
+            "found" => CoreLookup::Unauthenticated,
             _ => CoreLookup::Indeterminate,
-        }
+        })
     }
 }
 
@@ -249,39 +242,26 @@ impl AppendOutcome {
 
 impl AppendOutcome {
     fn from_core(outcome: &CoreAppend) -> Self {
-        let (status, record) = match outcome {
-            CoreAppend::Committed(record) => {
-                ("committed", Some(AuthenticatedRecord::from_core(record)))
+        let record = match outcome {
+            CoreAppend::Committed(record) | CoreAppend::Existing(record) => {
+                Some(AuthenticatedRecord::from_core(record))
             }
-            CoreAppend::Existing(record) => {
-                ("existing", Some(AuthenticatedRecord::from_core(record)))
-            }
-            CoreAppend::Conflict => ("conflict", None),
-            CoreAppend::Unauthenticated => ("unauthenticated", None),
-            CoreAppend::IntegrityFailed => ("integrity-failed", None),
-            CoreAppend::Unavailable => ("unavailable", None),
-            CoreAppend::Indeterminate => ("indeterminate", None),
-            CoreAppend::CommitFailed => ("commit-failed", None),
+            _ => None,
         };
         Self {
-            status: status.to_owned(),
+            status: outcome.status().to_owned(),
             record,
         }
     }
 
+    /// A `committed`/`existing` without a usable record is not authenticated; anything
+    /// unknown is indeterminate. Both fail closed in the core.
     fn to_core(&self) -> CoreAppend {
         let record = self.record.as_ref().and_then(AuthenticatedRecord::to_core);
-        match (self.status.as_str(), record) {
-            ("committed", Some(record)) => CoreAppend::Committed(record),
-            ("existing", Some(record)) => CoreAppend::Existing(record),
-            ("committed" | "existing", None) => CoreAppend::Unauthenticated,
-            ("conflict", _) => CoreAppend::Conflict,
-            ("unauthenticated", _) => CoreAppend::Unauthenticated,
-            ("integrity-failed", _) => CoreAppend::IntegrityFailed,
-            ("unavailable", _) => CoreAppend::Unavailable,
-            ("commit-failed", _) => CoreAppend::CommitFailed,
+        CoreAppend::from_status(&self.status, record).unwrap_or(match self.status.as_str() {
+            "committed" | "existing" => CoreAppend::Unauthenticated,
             _ => CoreAppend::Indeterminate,
-        }
+        })
     }
 }
 
