@@ -21,6 +21,7 @@
 //! | [`delegation`] | §9.1 | Delegation Grants |
 //! | [`execution`] | §11.4 | retries and idempotency keys |
 //! | [`scheduler`] | §11.1–11.4 | the Worker's weighted-fair scheduler |
+//! | [`snapshot_json`] | §11.1, §12 | JSON forms of the budget and scheduler snapshots |
 
 pub mod admission;
 pub mod budget;
@@ -40,6 +41,7 @@ pub mod scheduler;
 pub mod schema;
 pub mod schema_formats;
 pub mod signed_documents;
+pub mod snapshot_json;
 pub mod unix_millis;
 pub mod wire;
 
