@@ -311,6 +311,19 @@ impl Obj {
     }
 }
 
+impl Failure {
+    /// A typed failure of the stateful objects (leases, ledger, grants, retries, scheduler):
+    /// `{class, code, stage: null, detail, …}` built by the caller.
+    pub fn typed(class: &str, code: &str, detail: impl Into<String>, extra: Obj) -> Self {
+        let mut object = extra.into_object();
+        object.insert("class", Value::string(class));
+        object.insert("code", Value::string(code));
+        object.insert("stage", Value::Null);
+        object.insert("detail", Value::string(detail));
+        Self(object)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::expect_used)]
