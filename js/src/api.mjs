@@ -280,7 +280,7 @@ export class ResourceUsage {
       if (!Number.isSafeInteger(v) || v < 0) throw new ArgumentError(`ResourceUsage.${name}: expected a safe non-negative integer`);
       this[name] = v;
     }
-    Object.freeze(this);
+    if (new.target === ResourceUsage) Object.freeze(this);
   }
 }
 
@@ -289,7 +289,8 @@ export class DelegationBudget extends ResourceUsage {
   constructor({ currency, ...values } = {}) {
     if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) throw new ArgumentError('DelegationBudget.currency: three upper-case letters');
     super(values);
-    Object.defineProperty(this, 'currency', { value: currency, enumerable: true });
+    this.currency = currency;
+    Object.freeze(this);
   }
 }
 
