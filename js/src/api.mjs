@@ -629,6 +629,16 @@ function jsonArgs(args) {
   }
 }
 
+const OK_NULL = '{"ok":null}';
+
+function plainJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new ArgumentError(`arguments cannot be serialized as JSON: ${error.message}`, { cause: error });
+  }
+}
+
 function toMillis(value, what) {
   if (value instanceof Date) return value.getTime();
   if (typeof value === 'number') return value;
@@ -886,11 +896,12 @@ function authorityApi(raw, backendModule) {
     /** A Worker report about the current run: `{kind, generation, checkpoint?, retryAt?, reason?}`. */
     apply(workId, transition, now) {
       if (typeof workId !== 'string') throw new ArgumentError('workId must be a string');
-      const text = jsonArgs(transition);
+      // Hot path: only `retryAt` can be a Date, so the replacer is needed only then.
+      const text = transition?.retryAt instanceof Date ? jsonArgs(transition) : plainJson(transition);
       const at = toMillis(now, 'now');
       let envelope;
       try { envelope = handleOf(this).apply(workId, text, at); } catch (error) { throw internal(error); }
-      open(envelope);
+      if (envelope !== OK_NULL) open(envelope);
     }
 
     unblock(workId, now) { call(this, 'unblock', [workId, toMillis(now, 'now')]); }

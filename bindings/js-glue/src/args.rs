@@ -167,7 +167,10 @@ impl<'a> Reader<'a> {
             Some(v) => {
                 let i = integer(v, &self.at(name))?;
                 if !(min..=max).contains(&i) {
-                    return bad(&self.at(name), &format!("expected an integer in {min}..={max}"));
+                    return bad(
+                        &self.at(name),
+                        &format!("expected an integer in {min}..={max}"),
+                    );
                 }
                 Ok(i)
             }

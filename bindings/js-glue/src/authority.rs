@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use missionweaveprotocol::budget::BudgetLedgerSnapshot;
 use missionweaveprotocol::budget::{AccountId, AccountKind, BudgetError, BudgetLedger};
 use missionweaveprotocol::delegation::{
     DelegatedWork, DelegationAuthority, DelegationContext, DelegationGrant, DelegationViolation,
@@ -20,7 +21,6 @@ use missionweaveprotocol::lease::{
 };
 use missionweaveprotocol::resources::{MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol::snapshot_json::{SnapshotFormatError, resources_to_value};
-use missionweaveprotocol::budget::BudgetLedgerSnapshot;
 use missionweaveprotocol::unix_millis::UnixMillis;
 
 use crate::args::{Args, Reader, Res, resources};
@@ -77,7 +77,12 @@ fn lease_failure(e: &LeaseError) -> Failure {
         LeaseError::WrongHolder => ("wrong_holder", extra),
         LeaseError::UnrenderableTimestamp => ("unrenderable_timestamp", extra),
     };
-    Failure::typed("LeaseError", e.code(), e.to_string(), extra.str("reason", reason))
+    Failure::typed(
+        "LeaseError",
+        e.code(),
+        e.to_string(),
+        extra.str("reason", reason),
+    )
 }
 
 fn lease_state(name: &str) -> Res<LeaseState> {
@@ -261,7 +266,10 @@ pub(crate) fn budget_failure(e: &BudgetError) -> Failure {
             .value("account", account_value(a))
     };
     let (class, extra) = match e {
-        BudgetError::Exceeded { account: a, dimension } => (
+        BudgetError::Exceeded {
+            account: a,
+            dimension,
+        } => (
             "BudgetExceededError",
             account("exceeded", a).str("dimension", dimension.as_str()),
         ),
@@ -332,7 +340,10 @@ impl LedgerHandle {
             }
         };
         let account = || -> Res<(AccountKind, &str)> {
-            Ok((account_kind(a.str(0, "account kind")?)?, a.str(1, "account id")?))
+            Ok((
+                account_kind(a.str(0, "account kind")?)?,
+                a.str(1, "account id")?,
+            ))
         };
         Ok(match method {
             "registerMission" => {
@@ -367,7 +378,11 @@ impl LedgerHandle {
             }
             "consume" => {
                 let delta = resources(a.get(1), "delta")?;
-                resources_to_value(&ledger.consume(a.str(0, "workItemId")?, &delta).map_err(fail)?)
+                resources_to_value(
+                    &ledger
+                        .consume(a.str(0, "workItemId")?, &delta)
+                        .map_err(fail)?,
+                )
             }
             "remaining" | "usage" | "limit" | "reserved" => {
                 let (kind, id) = account()?;
@@ -689,16 +704,16 @@ fn retry_failure(e: &RetryError) -> Failure {
             base.str("reason", "invalid_argument").str("field", *f),
         ),
         RetryError::AttemptInFlight => ("RetryError", base.str("reason", "attempt_in_flight")),
-        RetryError::NoAttemptInFlight => {
-            ("RetryError", base.str("reason", "no_attempt_in_flight"))
-        }
+        RetryError::NoAttemptInFlight => ("RetryError", base.str("reason", "no_attempt_in_flight")),
         RetryError::Finished(r) => (
             "RetryExhausted",
-            base.str("reason", "finished").str("finishedReason", r.as_str()),
+            base.str("reason", "finished")
+                .str("finishedReason", r.as_str()),
         ),
         RetryError::BackoffPending(at) => (
             "RetryError",
-            base.str("reason", "backoff_pending").value("retryAt", ms(*at)),
+            base.str("reason", "backoff_pending")
+                .value("retryAt", ms(*at)),
         ),
         RetryError::DeadlineExhausted => (
             "RetryExhausted",
@@ -840,7 +855,9 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
                 epoch,
                 a.str(3, "logicalOperationId")?,
             )
-            .ok_or_else(|| Failure::argument("ownershipEpoch: expected an integer in 1..=2^53-1"))?;
+            .ok_or_else(|| {
+                Failure::argument("ownershipEpoch: expected an integer in 1..=2^53-1")
+            })?;
             Value::string(key)
         }
         "derivedAttemptKey" => Value::string(derived_attempt_key(

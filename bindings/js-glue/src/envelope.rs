@@ -145,7 +145,7 @@ impl FlatOk {
 }
 
 /// Appends `text` as a JSON string.
-fn escape_into(out: &mut String, text: &str) {
+pub(crate) fn escape_into(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {

@@ -489,11 +489,11 @@ pub fn error_frame(
 /// boundary: a rejected construction is kept and reported by [`Handle::status`].
 #[derive(Debug, Clone)]
 pub enum Handle {
-    Lease(authority::LeaseHandle),
-    Ledger(authority::LedgerHandle),
-    Authority(authority::AuthorityHandle),
-    Retry(authority::RetryHandle),
-    Scheduler(scheduling::SchedulerHandle),
+    Lease(Box<authority::LeaseHandle>),
+    Ledger(Box<authority::LedgerHandle>),
+    Authority(Box<authority::AuthorityHandle>),
+    Retry(Box<authority::RetryHandle>),
+    Scheduler(Box<scheduling::SchedulerHandle>),
     Rejected(String),
 }
 
@@ -502,11 +502,15 @@ impl Handle {
     /// scheduler (new, restore, rebuild); `args` is a JSON array.
     pub fn new(class: &str, mode: &str, args: &str) -> Self {
         let made = match class {
-            "lease" => authority::LeaseHandle::new(mode, args).map(Self::Lease),
-            "ledger" => authority::LedgerHandle::new(mode, args).map(Self::Ledger),
-            "delegation" => authority::AuthorityHandle::new(args).map(Self::Authority),
-            "retry" => authority::RetryHandle::new(args).map(Self::Retry),
-            "scheduler" => scheduling::SchedulerHandle::new(mode, args).map(Self::Scheduler),
+            "lease" => authority::LeaseHandle::new(mode, args).map(|h| Self::Lease(Box::new(h))),
+            "ledger" => authority::LedgerHandle::new(mode, args).map(|h| Self::Ledger(Box::new(h))),
+            "delegation" => {
+                authority::AuthorityHandle::new(args).map(|h| Self::Authority(Box::new(h)))
+            }
+            "retry" => authority::RetryHandle::new(args).map(|h| Self::Retry(Box::new(h))),
+            "scheduler" => {
+                scheduling::SchedulerHandle::new(mode, args).map(|h| Self::Scheduler(Box::new(h)))
+            }
             other => Err(Failure::argument(format!("unknown class {other:?}"))),
         };
         made.unwrap_or_else(|failure| Self::Rejected(finish(Err(failure))))
@@ -527,6 +531,13 @@ impl Handle {
             Self::Ledger(h) => h.call(method, args),
             Self::Authority(h) => h.call(method, args),
             Self::Retry(h) => h.call(method, args),
+            Self::Scheduler(h) if method == "admitMany" => return h.admit_many(args),
+            Self::Scheduler(h) if method == "schedule" => {
+                return match args::Args::parse(args).and_then(|a| a.millis(0, "now")) {
+                    Ok(now) => h.schedule(now.0 as f64),
+                    Err(failure) => finish(Err(failure)),
+                };
+            }
             Self::Scheduler(h) => h.call(method, args),
             Self::Rejected(envelope) => return envelope.clone(),
         };

@@ -16,10 +16,8 @@ use missionweaveprotocol::scheduler::{
 use missionweaveprotocol::unix_millis::UnixMillis;
 
 use crate::args::{Args, Reader, Res};
-use crate::authority::{
-    ms, num, opt_ms, snapshot_failure, snapshot_text, unknown_method,
-};
-use crate::envelope::{Failure, Obj, finish};
+use crate::authority::{ms, num, opt_ms, snapshot_failure, snapshot_text, unknown_method};
+use crate::envelope::{Failure, Obj, escape_into, finish};
 
 fn scheduler_failure(e: &SchedulerError) -> Failure {
     let base = Obj::new();
@@ -191,14 +189,6 @@ fn checkpoint(value: &Value, path: &str) -> Res<CheckpointRef> {
     Ok(c)
 }
 
-fn checkpoint_value(c: &CheckpointRef) -> Value {
-    Obj::new()
-        .str("checkpointId", c.checkpoint_id.clone())
-        .bool("durable", c.durable)
-        .bool("safe", c.safe)
-        .build()
-}
-
 /// `{kind, generation, checkpoint?, retryAt?, reason?}` with the core's snake_case kinds.
 fn transition(value: &Value) -> Res<Transition> {
     let mut r = Reader::new(value, "transition")?;
@@ -238,28 +228,68 @@ fn decision_value(work_id: &str, d: AdmissionDecision) -> Value {
         .build()
 }
 
-fn action_value(action: &ScheduleAction) -> Value {
-    match action {
-        ScheduleAction::Dispatch(d) => Obj::new()
-            .str("type", "dispatch")
-            .str("workId", &*d.work_id)
-            .str("groupId", &*d.group_id)
-            .num("generation", u64::from(d.generation))
-            .str("runId", d.run_id())
-            .num("slots", u64::from(d.slots))
-            .value(
-                "resumeFrom",
-                d.resume_from.as_ref().map_or(Value::Null, checkpoint_value),
-            )
-            .build(),
-        ScheduleAction::Preempt(p) => Obj::new()
-            .str("type", "preempt")
-            .str("workId", &*p.work_id)
-            .str("groupId", &*p.group_id)
-            .num("generation", u64::from(p.generation))
-            .str("runId", format!("{}:{}", p.work_id, p.generation))
-            .build(),
+/// Hot-path results are written directly as `{"ok":[…]}` (no value tree, no key sorting); the
+/// wrapper parses them with `JSON.parse`, so they need not be canonical.
+fn write_str(out: &mut String, name: &str, value: &str) {
+    out.push('"');
+    out.push_str(name);
+    out.push_str("\":");
+    escape_into(out, value);
+}
+
+fn write_action(out: &mut String, action: &ScheduleAction) {
+    let (kind, work_id, group_id, generation) = match action {
+        ScheduleAction::Dispatch(d) => ("dispatch", &d.work_id, &d.group_id, d.generation),
+        ScheduleAction::Preempt(p) => ("preempt", &p.work_id, &p.group_id, p.generation),
+    };
+    out.push('{');
+    write_str(out, "type", kind);
+    out.push(',');
+    write_str(out, "workId", work_id);
+    out.push(',');
+    write_str(out, "groupId", group_id);
+    out.push_str(&format!(",\"generation\":{generation},"));
+    write_str(out, "runId", &format!("{work_id}:{generation}"));
+    if let ScheduleAction::Dispatch(d) = action {
+        out.push_str(&format!(",\"slots\":{},\"resumeFrom\":", d.slots));
+        match &d.resume_from {
+            None => out.push_str("null"),
+            Some(c) => {
+                out.push('{');
+                write_str(out, "checkpointId", &c.checkpoint_id);
+                out.push_str(&format!(",\"durable\":{},\"safe\":{}}}", c.durable, c.safe));
+            }
+        }
     }
+    out.push('}');
+}
+
+fn write_decision(out: &mut String, work_id: &str, d: AdmissionDecision) {
+    out.push('{');
+    write_str(out, "workId", work_id);
+    out.push_str(&format!(",\"accepted\":{},", d.accepted));
+    write_str(out, "reason", d.reason.as_str());
+    match d.reason.category() {
+        Some(c) => {
+            out.push(',');
+            write_str(out, "declineReason", c.as_str());
+        }
+        None => out.push_str(",\"declineReason\":null"),
+    }
+    out.push('}');
+}
+
+fn ok_array<T>(items: &[T], mut write: impl FnMut(&mut String, &T)) -> String {
+    let mut out = String::with_capacity(16 + items.len() * 160);
+    out.push_str("{\"ok\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write(&mut out, item);
+    }
+    out.push_str("]}");
+    out
 }
 
 /// A time from the hot-path entry points (a JavaScript number).
@@ -301,15 +331,44 @@ impl SchedulerHandle {
                     .map(Self)
                     .map_err(fail)
             }
-            other => Err(Failure::argument(format!("unknown scheduler mode {other:?}"))),
+            other => Err(Failure::argument(format!(
+                "unknown scheduler mode {other:?}"
+            ))),
         }
     }
 
     /// `schedule(now)`: the actions due at `now`, as an envelope.
     pub fn schedule(&mut self, now: f64) -> String {
-        finish(now_of(now).map(|now| {
-            Value::Array(self.0.schedule(now).iter().map(action_value).collect())
-        }))
+        match now_of(now) {
+            Ok(now) => ok_array(&self.0.schedule(now), write_action),
+            Err(failure) => finish(Err(failure)),
+        }
+    }
+
+    /// `admitMany(offers, now)`: every offer is read first, so a malformed batch admits nothing.
+    pub fn admit_many(&mut self, args: &str) -> String {
+        let read = (|| {
+            let a = Args::parse(args)?;
+            let now = a.millis(1, "now")?;
+            let items = crate::args::array(a.get(0), "offers")?;
+            let offers = items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| offer(v, &format!("offers[{i}]")))
+                .collect::<Res<Vec<_>>>()?;
+            Ok((offers, now))
+        })();
+        match read {
+            Ok((offers, now)) => {
+                let s = &mut self.0;
+                let decided: Vec<(&str, AdmissionDecision)> = offers
+                    .iter()
+                    .map(|o| (o.work_id.as_str(), s.admit(o, now)))
+                    .collect();
+                ok_array(&decided, |out, (id, d)| write_decision(out, id, *d))
+            }
+            Err(failure) => finish(Err(failure)),
+        }
     }
 
     /// `apply(workId, transitionJson, now)`.
@@ -333,26 +392,6 @@ impl SchedulerHandle {
                 let o = offer(a.get(0), "offer")?;
                 decision_value(&o.work_id, s.admit(&o, a.millis(1, "now")?))
             }
-            "admitMany" => {
-                let now = a.millis(1, "now")?;
-                let items = crate::args::array(a.get(0), "offers")?;
-                // Read every offer first: a malformed batch admits nothing.
-                let offers = items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| offer(v, &format!("offers[{i}]")))
-                    .collect::<Res<Vec<_>>>()?;
-                Value::Array(
-                    offers
-                        .iter()
-                        .map(|o| decision_value(&o.work_id, s.admit(o, now)))
-                        .collect(),
-                )
-            }
-            "schedule" => {
-                let now = a.millis(0, "now")?;
-                Value::Array(s.schedule(now).iter().map(action_value).collect())
-            }
             "apply" => {
                 let t = transition(a.get(1))?;
                 s.apply(a.str(0, "workId")?, t, a.millis(2, "now")?)
@@ -371,7 +410,9 @@ impl SchedulerHandle {
             "reprioritize" => {
                 let priority = a_int(&a, 1)?;
                 if !(i64::from(MIN_PRIORITY)..=i64::from(MAX_PRIORITY)).contains(&priority) {
-                    return Err(Failure::argument("priority: expected an integer in -100..=100"));
+                    return Err(Failure::argument(
+                        "priority: expected an integer in -100..=100",
+                    ));
                 }
                 s.reprioritize(a.str(0, "workId")?, priority as i8)
                     .map_err(fail)?;
@@ -420,12 +461,11 @@ impl SchedulerHandle {
 }
 
 fn a_int(a: &Args, index: usize) -> Res<i64> {
-    match a.get(index).as_number().and_then(|n| {
-        n.decimal()
-            .is_integer()
-            .then(|| n.as_i64())
-            .flatten()
-    }) {
+    match a
+        .get(index)
+        .as_number()
+        .and_then(|n| n.decimal().is_integer().then(|| n.as_i64()).flatten())
+    {
         Some(v) => Ok(v),
         None => Err(Failure::argument("priority: expected an integer")),
     }

@@ -212,7 +212,10 @@ fn mixed() -> Value {
                         "t={t} dispatch {} {} gen={} slots={} resume={resume}",
                         d.work_id, d.group_id, d.generation, d.slots
                     ));
-                    running.insert(d.work_id.to_string(), (d.generation, t + duration(&d.work_id)));
+                    running.insert(
+                        d.work_id.to_string(),
+                        (d.generation, t + duration(&d.work_id)),
+                    );
                 }
                 ScheduleAction::Preempt(p) => {
                     trace.push(format!("t={t} preempt {} gen={}", p.work_id, p.generation));
