@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds and tests the JavaScript package (js/): the napi addon, the WebAssembly build, the
 # node --test suites (150 bundle evaluations on every backend against the native core, API and
-# errors, exports, npm pack + install), and the verifier page in headless Chromium.
+# errors, exports, npm pack + install, leases/budget/delegation/retries/Scheduler against the
+# native scheduling reference), and the verifier page in headless Chromium.
 #
 #   scripts/test-js.sh            install what is missing, build, lint, test
-#   scripts/test-js.sh --bench    ... then run js/bench/bench.mjs (JSON lines)
+#   scripts/test-js.sh --bench    ... then js/bench/bench.mjs and js/bench/scheduling.mjs
 #
 # Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
 # chromium, the npm packages of js/package-lock.json). One target dir: $CARGO_TARGET_DIR, by
@@ -63,11 +64,12 @@ node "$ROOT/js/scripts/build.mjs" --target-dir "$CARGO_TARGET_DIR"
 step "lint"
 node "$ROOT/js/scripts/lint.mjs"
 
-step "test: node --test (conformance, api, exports, package, browser)"
+step "test: node --test (conformance, api, authority, scheduling, exports, package, browser)"
 (cd "$ROOT/js" && node --test test/*.test.mjs)
 echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
 
 if [ "$BENCH" = 1 ]; then
   step "bench"
   node "$ROOT/js/bench/bench.mjs"
+  node "$ROOT/js/bench/scheduling.mjs"
 fi

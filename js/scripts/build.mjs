@@ -79,6 +79,8 @@ const declarations = readFileSync(join(src, 'api.d.ts'), 'utf8');
 const nodeExtra = `
 /** napi only: \`iterations\` verifications inside the addon (no boundary crossing); elapsed seconds. */
 export declare function nativeVerifyLoop(kind: DocumentKind, document: Bytes, registry: Registry, iterations: number): number;
+/** napi only: the scheduling benchmark (admit + dispatch \`count\` WorkItems over 8 Groups) inside the addon; elapsed seconds. */
+export declare function nativeScheduleLoop(count: number): number;
 `;
 for (const ext of ['d.mts', 'd.cts']) {
   writeFileSync(join(dist, `node.${ext}`), declarations + nodeExtra);

@@ -237,3 +237,311 @@ export declare function encodeFrame(frame: object | Bytes): string;
 export declare function errorFrame(frame: {
   frameId: string; code: WireCode; message: string; occurredAt: string; relatedFrameId?: string;
 }): string;
+
+// ---- bounded authority and scheduling ------------------------------------------------------
+// Times: a Date or integer milliseconds since the Unix epoch (UTC) in; numbers (ms) out.
+// Money: integer micro-units of the currency; every amount is a safe non-negative integer.
+
+export type Millis = number;
+export type TimeInput = Date | Millis;
+
+export type Dimension =
+  | 'financial' | 'model_tokens' | 'tool_calls' | 'compute_seconds' | 'wall_clock_seconds' | 'external_side_effects';
+export type ResourceMember =
+  | 'financialMicrounits' | 'modelTokens' | 'toolCalls' | 'computeSeconds' | 'wallClockSeconds' | 'externalActions';
+export type ResourceInput = Partial<Record<ResourceMember, number>>;
+export declare const RESOURCE_DIMENSIONS: readonly ResourceMember[];
+
+export type LeaseStateName = 'active' | 'expired' | 'revoked' | 'released';
+export declare const LeaseState: Readonly<{ ACTIVE: 'active'; EXPIRED: 'expired'; REVOKED: 'revoked'; RELEASED: 'released' }>;
+export type DelegationViolationKindName =
+  | 'identity' | 'membership' | 'membership_epoch' | 'scope' | 'capability' | 'budget' | 'depth'
+  | 'coordinator_epoch' | 'issuer' | 'expired' | 'not_yet_valid' | 'target_missing' | 'target_closed' | 'malformed';
+export declare const DelegationViolationKind: Readonly<Record<string, DelegationViolationKindName>>;
+export type WorkStateName = 'ready' | 'running' | 'preempting' | 'blocked';
+export declare const WorkState: Readonly<{ READY: 'ready'; RUNNING: 'running'; PREEMPTING: 'preempting'; BLOCKED: 'blocked' }>;
+export type AdmissionReasonName =
+  | 'accepted' | 'duplicate' | 'identifier_collision' | 'already_terminal' | 'worker_full' | 'group_full'
+  | 'group_not_allowed' | 'group_quota_disabled' | 'unsupported_capability' | 'exceeds_capacity'
+  | 'deadline_expired' | 'not_authorized' | 'dependency_unsatisfied' | 'budget_unavailable';
+export declare const AdmissionReason: Readonly<Record<string, AdmissionReasonName>>;
+export type TransitionKindName =
+  | 'checkpoint_saved' | 'preemption_declined' | 'blocked' | 'released' | 'completed' | 'failed';
+export declare const TransitionKind: Readonly<Record<string, TransitionKindName>>;
+
+export declare class LeaseError extends MwpError {
+  readonly reason: 'invalid_field' | 'invalid_window' | 'expired' | 'closed' | 'closure_conflict'
+    | 'non_monotonic_renewal' | 'not_extending' | 'stale_lease' | 'stale_ownership' | 'stale_session'
+    | 'stale_coordinator' | 'wrong_holder' | 'unrenderable_timestamp';
+  readonly field: string | null;
+  readonly state: LeaseStateName | null;
+}
+export interface AccountRef { readonly kind: 'mission' | 'work_item'; readonly id: string; }
+export declare class BudgetLedgerError extends MwpError {
+  readonly reason: string;
+  readonly account: AccountRef | null;
+  readonly dimension: Dimension | null;
+}
+export declare class BudgetExceededError extends BudgetLedgerError {
+  readonly code: 'BUDGET_EXCEEDED';
+  readonly dimension: Dimension;
+}
+export declare class DelegationViolation extends MwpError {
+  readonly kind: DelegationViolationKindName;
+  readonly dimension: Dimension | null;
+  /** True when the condition ends the Grant for good. */
+  readonly invalidates: boolean;
+}
+export declare const DelegationViolationError: typeof DelegationViolation;
+export declare class RetryError extends MwpError {
+  readonly reason: 'invalid_argument' | 'attempt_in_flight' | 'no_attempt_in_flight' | 'finished'
+    | 'backoff_pending' | 'deadline_exhausted';
+  readonly field: string | null;
+  readonly retryAt: Millis | null;
+  readonly finishedReason: string | null;
+}
+export declare class RetryExhausted extends RetryError {}
+export declare class SchedulerStateError extends MwpError {
+  readonly reason: 'unknown_work' | 'stale_run' | 'invalid_transition' | 'unsafe_checkpoint' | 'invalid_argument';
+  readonly workId: string | null;
+  readonly state: WorkStateName | null;
+  readonly field: string | null;
+  readonly currentGeneration: number | null;
+  readonly reportedGeneration: number | null;
+}
+export declare class SnapshotError extends MwpError {
+  readonly code: 'INTERNAL_ERROR';
+  readonly reason: 'malformed_snapshot' | 'corrupt_snapshot';
+  readonly path: string;
+}
+
+export declare class ResourceUsage {
+  constructor(values?: ResourceInput);
+  readonly financialMicrounits: number;
+  readonly modelTokens: number;
+  readonly toolCalls: number;
+  readonly computeSeconds: number;
+  readonly wallClockSeconds: number;
+  readonly externalActions: number;
+}
+export declare class DelegationBudget extends ResourceUsage {
+  constructor(values: ResourceInput & { currency: string });
+  readonly currency: string;
+}
+export interface CapabilityInput { id: string; version: string; }
+export interface DelegationGrantFields {
+  grantId: string; granteeAgentId: string; missionId: string; groupId: string; targetWorkItemId: string;
+  allowedCapabilities: CapabilityInput[]; budget: DelegationBudget | (ResourceInput & { currency: string });
+  maxDescendantDepth: number; granteeMembershipEpoch: number; coordinatorEpoch: number;
+  grantedBy: string; grantedAt: TimeInput; expiresAt: TimeInput;
+}
+export declare class DelegationGrant {
+  constructor(fields: DelegationGrantFields);
+  readonly grantId: string; readonly granteeAgentId: string; readonly missionId: string; readonly groupId: string;
+  readonly targetWorkItemId: string; readonly allowedCapabilities: readonly CapabilityInput[];
+  readonly budget: DelegationBudget; readonly maxDescendantDepth: number; readonly granteeMembershipEpoch: number;
+  readonly coordinatorEpoch: number; readonly grantedBy: string; readonly grantedAt: TimeInput; readonly expiresAt: TimeInput;
+}
+export declare class AdmissionDecision {
+  readonly workId: string;
+  readonly accepted: boolean;
+  readonly reason: AdmissionReasonName;
+  readonly declineReason: 'capacity' | 'deadline' | 'capability' | 'authorization' | 'dependency' | 'budget' | 'other' | null;
+}
+export interface CheckpointRef { checkpointId: string; durable?: boolean; safe?: boolean; }
+export declare class Dispatch {
+  readonly workId: string; readonly groupId: string; readonly runId: string; readonly generation: number;
+  readonly slots: number; readonly resumeFrom: Readonly<Required<CheckpointRef>> | null;
+}
+export declare class Preempt {
+  readonly workId: string; readonly groupId: string; readonly runId: string; readonly generation: number;
+}
+export type ScheduleAction = Dispatch | Preempt;
+export declare class ScheduleDisclosure {
+  readonly state: WorkStateName;
+  readonly earliestStart: Millis | null;
+  readonly latestStart: Millis | null;
+  readonly estimatedCompletion: Millis | null;
+  readonly confidence: 'high' | 'medium' | 'low';
+  readonly capacityStatus: 'available' | 'constrained' | 'saturated';
+  readonly calculatedAt: Millis;
+}
+export declare class Attempt {
+  readonly attemptNumber: number; readonly idempotencyKey: string; readonly attemptKey: string; readonly startedAt: Millis;
+}
+export declare class RetrySchedule {
+  readonly retry: boolean; readonly retryAt: Millis | null;
+  readonly reason: 'completed' | 'permanent_failure' | 'attempts_exhausted' | 'deadline_exhausted' | 'budget_exhausted' | 'retryable_failure';
+}
+export declare class SchedulerSnapshot {
+  constructor(document: object | string);
+  readonly version: number;
+  readonly groups: readonly { readonly groupId: string; readonly pass: string }[];
+  readonly records: readonly object[];
+  readonly terminal: readonly string[];
+  readonly virtualTime: string;
+  readonly nextTicket: number;
+}
+export declare class BudgetLedgerSnapshot {
+  constructor(document: object | string);
+  readonly version: number;
+  readonly missions: readonly object[];
+  readonly workItems: readonly object[];
+}
+
+interface LeaseCommon {
+  leaseId: string; missionId: string; groupId: string; holderAgentId: string; sessionEpoch: number;
+  issuedAt: TimeInput; startsAt: TimeInput; expiresAt: TimeInput;
+}
+export interface WorkLeaseFields extends LeaseCommon { workItemId: string; ownershipEpoch: number; }
+export interface LeaseClaim {
+  agentId: string; leaseId: string; sessionEpoch: number; ownershipEpoch?: number; coordinatorEpoch?: number;
+}
+export declare class ExecutionLease {
+  constructor(fields: WorkLeaseFields);
+  static ownership(fields: WorkLeaseFields & { startBy: TimeInput }): ExecutionLease;
+  static blocked(fields: WorkLeaseFields & { graceExpiresAt?: TimeInput }): ExecutionLease;
+  static coordinator(fields: LeaseCommon & { coordinatorEpoch: number }): ExecutionLease;
+  readonly leaseId: string; readonly leaseType: 'coordinator' | 'ownership' | 'execution' | 'blocked';
+  readonly missionId: string; readonly groupId: string; readonly holderAgentId: string; readonly sessionEpoch: number;
+  readonly workItemId: string | null; readonly ownershipEpoch: number | null; readonly coordinatorEpoch: number | null;
+  readonly issuedAt: Millis; readonly startsAt: Millis; readonly expiresAt: Millis; readonly startBy: Millis | null;
+  readonly graceExpiresAt: Millis | null; readonly state: LeaseStateName; readonly renewalCount: number;
+  readonly lastRenewedAt: Millis | null; readonly closedAt: Millis | null; readonly closureReason: string | null;
+  stateAt(now: TimeInput): LeaseStateName;
+  isLive(now: TimeInput): boolean;
+  renew(at: TimeInput, expiresAt: TimeInput): this;
+  close(state: 'released' | 'revoked' | 'expired', at: TimeInput, reason: string): boolean;
+  release(at: TimeInput, reason: string): boolean;
+  revoke(at: TimeInput, reason: string): boolean;
+  expire(at: TimeInput, reason: string): boolean;
+  checkClaim(claim: LeaseClaim, now: TimeInput): void;
+  checkStartBy(now: TimeInput): void;
+  /** The `lease.schema.json` document (RFC 3339 timestamps). */
+  toJSON(): Record<string, string | number>;
+  toCanonicalJSON(): string;
+}
+
+export type AccountInput = readonly ['mission' | 'work_item', string] | AccountRef;
+export declare class BudgetLedger {
+  constructor();
+  static rebuild(snapshot: BudgetLedgerSnapshot | object | string): BudgetLedger;
+  registerMission(missionId: string, limit: ResourceInput, options?: { currency?: string | null; parentWorkItemId?: string | null }): void;
+  registerWorkItem(workItemId: string, missionId: string, limit: ResourceInput, options?: { parentWorkItemId?: string | null }): void;
+  consume(workItemId: string, delta: ResourceInput): ResourceUsage;
+  remaining(account: AccountInput): ResourceUsage;
+  usage(account: AccountInput): ResourceUsage;
+  limit(account: AccountInput): ResourceUsage;
+  reserved(account: AccountInput): ResourceUsage;
+  currency(account: AccountInput): string | null;
+  depth(account: AccountInput): number;
+  readonly size: number;
+  snapshot(): BudgetLedgerSnapshot;
+}
+
+export interface DelegationContextInput {
+  actorAgentId: string;
+  membership: { groupId: string; active?: boolean; workDelegate?: boolean; epoch: number } | null;
+  missionId: string; groupId: string; coordinatorEpoch: number; coordinatorAgentId: string;
+  /** Organization cooperation policy's maximum delegation depth (default 3). */
+  organizationMaxDepth?: number;
+  now: TimeInput;
+}
+export interface WorkItemNodeInput { missionId: string; parentWorkItemId?: string | null; closed?: boolean; }
+export type WorkItemsInput = Record<string, WorkItemNodeInput> | Map<string, WorkItemNodeInput>;
+export interface DelegatedWorkInput { requiredCapabilities?: CapabilityInput[]; budget?: ResourceInput; currency?: string | null; }
+export declare class DelegationAuthority {
+  constructor(grant: DelegationGrant | DelegationGrantFields);
+  readonly grant: DelegationGrant;
+  readonly charged: ResourceUsage;
+  readonly remaining: ResourceUsage;
+  readonly invalidated: { readonly kind: DelegationViolationKindName; readonly code: WireCode; readonly message: string; readonly dimension: Dimension | null } | null;
+  checkUse(context: DelegationContextInput, workItems: WorkItemsInput): void;
+  authorizeExisting(context: DelegationContextInput, workItems: WorkItemsInput, workItemId: string, work: DelegatedWorkInput): number;
+  authorizeDescendant(context: DelegationContextInput, workItems: WorkItemsInput, newWorkItemId: string, parentWorkItemId: string, work: DelegatedWorkInput): number;
+  restoreAttribution(workItemId: string, budget: ResourceInput): void;
+}
+
+export interface RetryPolicyInput {
+  maxAttempts: number;
+  backoff?: 'none' | 'fixed' | 'exponential';
+  /** Default min(1000, maxDelayMs). */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  /** The contract's `maxDelay` duration instead of `maxDelayMs`. */
+  maxDelay?: string;
+  retryableFailures?: string[];
+}
+export declare class RetryController {
+  constructor(options: {
+    policy: RetryPolicyInput; deadline?: TimeInput | null; costBudget?: ResourceInput;
+    missionId: string; workItemId: string; ownershipEpoch: number;
+  });
+  readonly attempts: number;
+  readonly usage: ResourceUsage;
+  readonly finished: RetrySchedule['reason'] | null;
+  idempotencyKey(logicalOperationId: string): string;
+  begin(logicalOperationId: string, now: TimeInput): Attempt;
+  finish(outcome: { success: true } | { success: false; code?: string | null; retryable?: boolean }, now: TimeInput): RetrySchedule;
+  consume(delta: ResourceInput): ResourceUsage;
+}
+
+export interface GroupPolicyInput { weight?: number; slotQuota?: number | null; }
+export interface SchedulerPolicyInput {
+  capacitySlots?: number;
+  groups?: Record<string, GroupPolicyInput>;
+  defaultGroup?: GroupPolicyInput;
+  supportedCapabilities?: CapabilityInput[] | null;
+  allowedGroups?: string[] | null;
+  maxWorkItems?: number;
+  maxWorkItemsPerGroup?: number;
+  declineInfeasibleDeadlines?: boolean;
+  priorityStepMs?: number;
+  deadlineHorizonMs?: number;
+  fairnessLagSlots?: number;
+  preemptionMargin?: number;
+  defaultEstimateMs?: number;
+}
+export interface WorkOfferInput {
+  workId: string; groupId: string;
+  /** Organization priority class, -100..100 (default 0). */
+  priority?: number;
+  deadline?: TimeInput | null;
+  estimatedDurationMs?: number;
+  slots?: number;
+  requiredCapabilities?: CapabilityInput[];
+  preemptible?: boolean;
+  eligibility?: { authorized?: boolean; dependenciesReady?: boolean; budgetAvailable?: boolean };
+}
+export type TransitionInput =
+  | { kind: 'checkpoint_saved'; generation: number; checkpoint: CheckpointRef }
+  | { kind: 'preemption_declined' | 'released' | 'completed' | 'failed'; generation: number }
+  | { kind: 'blocked'; generation: number; checkpoint: CheckpointRef; retryAt?: TimeInput | null; reason: string };
+export declare class Scheduler {
+  constructor(policy?: SchedulerPolicyInput);
+  static restore(snapshot: SchedulerSnapshot | object | string, policy?: SchedulerPolicyInput): Scheduler;
+  static rebuild(source: SchedulerSnapshot | object | string | WorkOfferInput[], policy: SchedulerPolicyInput | undefined, now: TimeInput): Scheduler;
+  admit(offer: WorkOfferInput, now: TimeInput): AdmissionDecision;
+  admitMany(offers: WorkOfferInput[], now: TimeInput): AdmissionDecision[];
+  schedule(now: TimeInput): ScheduleAction[];
+  apply(workId: string, transition: TransitionInput, now: TimeInput): void;
+  unblock(workId: string, now: TimeInput): void;
+  cancel(workId: string): void;
+  reprioritize(workId: string, priority: number): void;
+  setCapacity(capacitySlots: number): void;
+  setGroupPolicy(groupId: string, policy: GroupPolicyInput): void;
+  state(workId: string): WorkStateName | null;
+  generation(workId: string): number | null;
+  isTerminal(workId: string): boolean;
+  forget(workId: string): boolean;
+  disclose(workId: string, now: TimeInput): ScheduleDisclosure | null;
+  readonly size: number;
+  readonly usedSlots: number;
+  readonly capacitySlots: number;
+  readonly horizonMs: number;
+  snapshot(): SchedulerSnapshot;
+}
+
+export declare function idempotencyKey(missionId: string, workItemId: string, ownershipEpoch: number, logicalOperationId: string): string;
+export declare function derivedAttemptKey(idempotencyKey: string, attempt: number): string;
+export declare function parseDurationMs(duration: string): number;

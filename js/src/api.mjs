@@ -142,6 +142,232 @@ export class BundleError extends MwpError {
   }
 }
 
+// ---- bounded authority and scheduling: shared data, enums and errors ------------------------
+//
+// Time: every time argument is a Date or a number of integer milliseconds since the Unix epoch
+// (UTC); every time returned is such a number. Money: integer micro-units of the currency
+// (10^-6), as in the core; every budget amount is a safe non-negative integer.
+
+/** The six budget dimensions as `ResourceUsage` members (financial in micro-units). */
+export const RESOURCE_DIMENSIONS = Object.freeze([
+  'financialMicrounits', 'modelTokens', 'toolCalls', 'computeSeconds', 'wallClockSeconds', 'externalActions',
+]);
+
+/** `state` of a lease (§11.3); non-active states are terminal. */
+export const LeaseState = Object.freeze({ ACTIVE: 'active', EXPIRED: 'expired', REVOKED: 'revoked', RELEASED: 'released' });
+
+/** Why a Delegation Grant use was refused (§9.1). */
+export const DelegationViolationKind = Object.freeze({
+  IDENTITY: 'identity', MEMBERSHIP: 'membership', MEMBERSHIP_EPOCH: 'membership_epoch', SCOPE: 'scope',
+  CAPABILITY: 'capability', BUDGET: 'budget', DEPTH: 'depth', COORDINATOR_EPOCH: 'coordinator_epoch',
+  ISSUER: 'issuer', EXPIRED: 'expired', NOT_YET_VALID: 'not_yet_valid', TARGET_MISSING: 'target_missing',
+  TARGET_CLOSED: 'target_closed', MALFORMED: 'malformed',
+});
+
+/** Scheduler-local state of a non-terminal item. */
+export const WorkState = Object.freeze({ READY: 'ready', RUNNING: 'running', PREEMPTING: 'preempting', BLOCKED: 'blocked' });
+
+/** Fine admission reasons (§10.3). */
+export const AdmissionReason = Object.freeze({
+  ACCEPTED: 'accepted', DUPLICATE: 'duplicate', IDENTIFIER_COLLISION: 'identifier_collision',
+  ALREADY_TERMINAL: 'already_terminal', WORKER_FULL: 'worker_full', GROUP_FULL: 'group_full',
+  GROUP_NOT_ALLOWED: 'group_not_allowed', GROUP_QUOTA_DISABLED: 'group_quota_disabled',
+  UNSUPPORTED_CAPABILITY: 'unsupported_capability', EXCEEDS_CAPACITY: 'exceeds_capacity',
+  DEADLINE_EXPIRED: 'deadline_expired', NOT_AUTHORIZED: 'not_authorized',
+  DEPENDENCY_UNSATISFIED: 'dependency_unsatisfied', BUDGET_UNAVAILABLE: 'budget_unavailable',
+});
+
+/** Worker reports about a running item (`Scheduler.apply`). */
+export const TransitionKind = Object.freeze({
+  CHECKPOINT_SAVED: 'checkpoint_saved', PREEMPTION_DECLINED: 'preemption_declined', BLOCKED: 'blocked',
+  RELEASED: 'released', COMPLETED: 'completed', FAILED: 'failed',
+});
+
+/** A lease operation or lease-bound claim was refused; `reason` says why (e.g. `expired`, `stale_ownership`). */
+export class LeaseError extends MwpError {
+  constructor(raw) {
+    super(`${raw.code}: lease ${raw.reason}${raw.field ? ` (${raw.field})` : ''}`, { code: raw.code, detail: raw.detail });
+    this.reason = raw.reason;
+    this.field = raw.field ?? null;
+    this.state = raw.state ?? null;
+  }
+}
+
+/** A budget ledger operation was refused; `account` is `{kind: 'mission'|'work_item', id}` when known. */
+export class BudgetLedgerError extends MwpError {
+  constructor(raw) {
+    super(`${raw.code}: budget ${raw.reason}${raw.account ? ` at ${raw.account.kind} ${raw.account.id}` : ''}`, { code: raw.code, detail: raw.detail });
+    this.reason = raw.reason;
+    this.account = raw.account ? Object.freeze({ ...raw.account }) : null;
+    this.dimension = raw.dimension ?? null;
+  }
+}
+
+/** BUDGET_EXCEEDED: charging or reserving would pass a limit in `dimension` (e.g. `tool_calls`); nothing was charged. */
+export class BudgetExceededError extends BudgetLedgerError {
+  constructor(raw) {
+    super(raw);
+    this.message = `BUDGET_EXCEEDED: ${raw.dimension} limit${raw.account ? ` of ${raw.account.kind} ${raw.account.id}` : ''} would be exceeded`;
+  }
+}
+
+/** A Delegation Grant use was refused; `kind` is a DelegationViolationKind, `code` its wire code. */
+export class DelegationViolation extends MwpError {
+  constructor(raw) {
+    super(`${raw.code}: delegation ${raw.kind}: ${raw.detail}`, { code: raw.code, detail: raw.detail });
+    this.kind = raw.kind;
+    this.dimension = raw.dimension ?? null;
+    this.invalidates = raw.invalidates === true;
+  }
+}
+
+/** The same class under its Error-suffixed name. */
+export const DelegationViolationError = DelegationViolation;
+
+/** A retry-controller call was refused (`reason`: attempt_in_flight, backoff_pending, …). */
+export class RetryError extends MwpError {
+  constructor(raw) {
+    super(`${raw.code}: retry ${raw.reason}`, { code: raw.code, detail: raw.detail });
+    this.reason = raw.reason;
+    this.field = raw.field ?? null;
+    this.retryAt = raw.retryAt ?? null;
+    this.finishedReason = raw.finishedReason ?? null;
+  }
+}
+
+/** The retry loop is over (`finishedReason`) or the deadline passed: no further attempt. */
+export class RetryExhausted extends RetryError {}
+
+/** A Scheduler call does not fit the item's state (`reason`: unknown_work, stale_run, invalid_transition, …). */
+export class SchedulerStateError extends MwpError {
+  constructor(raw) {
+    super(`${raw.code}: scheduler ${raw.reason}${raw.workId ?? raw.field ? ` (${raw.workId ?? raw.field})` : ''}${raw.state ? ` in state ${raw.state}` : ''}`, { code: raw.code, detail: raw.detail });
+    this.reason = raw.reason;
+    this.workId = raw.workId ?? null;
+    this.state = raw.state ?? null;
+    this.field = raw.field ?? null;
+    this.currentGeneration = raw.currentGeneration ?? null;
+    this.reportedGeneration = raw.reportedGeneration ?? null;
+  }
+}
+
+/** A persisted snapshot is malformed or inconsistent: INTERNAL_ERROR (`path` says where). */
+export class SnapshotError extends MwpError {
+  constructor(raw) {
+    super(`${raw.code}: snapshot ${raw.reason} at ${raw.path}`, { code: raw.code, detail: raw.detail });
+    this.reason = raw.reason;
+    this.path = raw.path;
+  }
+}
+
+function deepFreeze(value) {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/** Six non-negative safe integers (financial in micro-units); missing members are 0. */
+export class ResourceUsage {
+  constructor(values = {}) {
+    if (!values || typeof values !== 'object') throw new ArgumentError('ResourceUsage: expected an object');
+    for (const name of Object.keys(values)) {
+      if (!RESOURCE_DIMENSIONS.includes(name)) throw new ArgumentError(`ResourceUsage: unknown member ${JSON.stringify(name)}`);
+    }
+    for (const name of RESOURCE_DIMENSIONS) {
+      const v = values[name] ?? 0;
+      if (!Number.isSafeInteger(v) || v < 0) throw new ArgumentError(`ResourceUsage.${name}: expected a safe non-negative integer`);
+      this[name] = v;
+    }
+    if (new.target === ResourceUsage) Object.freeze(this);
+  }
+}
+
+/** A Delegation Grant's explicit ceilings for all six dimensions, with the currency of the financial one. */
+export class DelegationBudget extends ResourceUsage {
+  constructor({ currency, ...values } = {}) {
+    if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) throw new ArgumentError('DelegationBudget.currency: three upper-case letters');
+    super(values);
+    this.currency = currency;
+    Object.freeze(this);
+  }
+}
+
+/** The persisted Grant (`membership.delegationGrants[]`); validated by `new DelegationAuthority(grant)`. */
+export class DelegationGrant {
+  constructor(fields) {
+    if (!fields || typeof fields !== 'object') throw new ArgumentError('DelegationGrant: expected an object');
+    Object.assign(this, fields);
+    if (!(this.budget instanceof DelegationBudget)) this.budget = new DelegationBudget(this.budget);
+    deepFreeze(this);
+  }
+}
+
+/** The result of `Scheduler.admit`: `declineReason` is the coarse §10.3 category (null when accepted). */
+export class AdmissionDecision {
+  constructor(raw) { Object.assign(this, raw); Object.freeze(this); }
+}
+
+/** Start `workId` in `slots` slots (run `runId` = `workId:generation`), resuming from `resumeFrom` if set. */
+export class Dispatch {
+  constructor(raw) {
+    this.workId = raw.workId;
+    this.groupId = raw.groupId;
+    this.runId = raw.runId;
+    this.generation = raw.generation;
+    this.slots = raw.slots;
+    this.resumeFrom = raw.resumeFrom ? Object.freeze(raw.resumeFrom) : null;
+    Object.freeze(this);
+  }
+}
+
+/** Ask the run `runId` to reach a durable, safe checkpoint and yield (§11.3). */
+export class Preempt {
+  constructor(raw) {
+    this.workId = raw.workId;
+    this.groupId = raw.groupId;
+    this.runId = raw.runId;
+    this.generation = raw.generation;
+    Object.freeze(this);
+  }
+}
+
+/** A §11.2 disclosure (times in ms; null while blocked without a retry time). */
+export class ScheduleDisclosure {
+  constructor(raw) { Object.assign(this, raw); Object.freeze(this); }
+}
+
+/** One started attempt: the stable idempotency key of the logical operation and a per-attempt key. */
+export class Attempt {
+  constructor(raw) { Object.assign(this, raw); Object.freeze(this); }
+}
+
+/** The decision after an attempt (`reason`: completed, permanent_failure, attempts_exhausted, …). */
+export class RetrySchedule {
+  constructor(raw) { Object.assign(this, raw); Object.freeze(this); }
+}
+
+/** The Scheduler's persisted state (JSON form of the core's snapshot; `JSON.stringify` it to store). */
+export class SchedulerSnapshot {
+  constructor(document) {
+    const doc = typeof document === 'string' ? JSON.parse(document) : document;
+    if (!doc || typeof doc !== 'object') throw new ArgumentError('SchedulerSnapshot: expected an object or JSON text');
+    Object.assign(this, structuredClone(doc));
+    deepFreeze(this);
+  }
+}
+
+/** The budget ledger's persisted state (JSON form of the core's snapshot). */
+export class BudgetLedgerSnapshot {
+  constructor(document) {
+    const doc = typeof document === 'string' ? JSON.parse(document) : document;
+    if (!doc || typeof doc !== 'object') throw new ArgumentError('BudgetLedgerSnapshot: expected an object or JSON text');
+    Object.assign(this, structuredClone(doc));
+    deepFreeze(this);
+  }
+}
+
 const ERROR_CLASSES = {
   ArgumentError: (raw) => new ArgumentError(raw.detail),
   ParseError: (raw) => new ParseError(raw),
@@ -153,6 +379,14 @@ const ERROR_CLASSES = {
   RegistryError: (raw) => new RegistryError(raw),
   FrameError: (raw) => new FrameError(raw),
   BundleError: (raw) => new BundleError(raw),
+  LeaseError: (raw) => new LeaseError(raw),
+  BudgetLedgerError: (raw) => new BudgetLedgerError(raw),
+  BudgetExceededError: (raw) => new BudgetExceededError(raw),
+  DelegationViolation: (raw) => new DelegationViolation(raw),
+  RetryError: (raw) => new RetryError(raw),
+  RetryExhausted: (raw) => new RetryExhausted(raw),
+  SchedulerStateError: (raw) => new SchedulerStateError(raw),
+  SnapshotError: (raw) => new SnapshotError(raw),
 };
 
 function toError(raw) {
@@ -378,6 +612,375 @@ function guarded(backendModule) {
   return out;
 }
 
+// JSON arguments for the stateful objects: Dates become integer milliseconds, a Map becomes an
+// object; anything JSON cannot carry is an ArgumentError (the core checks types and ranges).
+function jsonReplacer(key, value) {
+  const original = this[key];
+  if (original instanceof Date) return original.getTime();
+  if (original instanceof Map) return Object.fromEntries(original);
+  return value;
+}
+
+function jsonArgs(args) {
+  try {
+    return JSON.stringify(args, jsonReplacer);
+  } catch (error) {
+    throw new ArgumentError(`arguments cannot be serialized as JSON: ${error.message}`, { cause: error });
+  }
+}
+
+const OK_NULL = '{"ok":null}';
+
+function plainJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw new ArgumentError(`arguments cannot be serialized as JSON: ${error.message}`, { cause: error });
+  }
+}
+
+function toMillis(value, what) {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value === 'number') return value;
+  throw new ArgumentError(`${what} must be a Date or integer milliseconds since the epoch`);
+}
+
+function snapshotText(snapshot, what) {
+  if (typeof snapshot === 'string') return snapshot;
+  if (snapshot && typeof snapshot === 'object') return JSON.stringify(snapshot);
+  throw new ArgumentError(`${what} must be a snapshot object or its JSON text`);
+}
+
+function accountArgs(account) {
+  if (Array.isArray(account) && account.length === 2) return account;
+  if (account && typeof account === 'object' && 'kind' in account) return [account.kind, account.id];
+  throw new ArgumentError("account must be ['mission'|'work_item', id] or {kind, id}");
+}
+
+function freezeUsage(raw) { return new ResourceUsage(raw); }
+
+// The leases, ledger, grants, retries and Scheduler of one backend. Each object holds one core
+// object through a backend `Handle`; calls pass a JSON argument array and get an envelope back.
+function authorityApi(raw, backendModule) {
+  const handles = new WeakMap();
+
+  function handleOf(self) {
+    const handle = handles.get(self);
+    if (!handle) throw new ArgumentError('not constructed by this backend');
+    return handle;
+  }
+
+  function make(self, kind, mode, args) {
+    const text = jsonArgs(args);
+    const handle = new raw.Handle(kind, mode, text);
+    try {
+      open(handle.status());
+    } catch (error) {
+      handle.free?.();
+      throw error;
+    }
+    handles.set(self, handle);
+    return self;
+  }
+
+  function call(self, method, args = []) {
+    const text = jsonArgs(args);
+    const handle = handleOf(self);
+    let envelope;
+    try {
+      envelope = handle.call(method, text);
+    } catch (error) {
+      throw internal(error);
+    }
+    return open(envelope);
+  }
+
+  const leaseState = new WeakMap();
+  const updateLease = (self, state) => { leaseState.set(self, state); return self; };
+
+  /**
+   * A fenced lease (§11.3): execution by default; `ExecutionLease.ownership`, `.blocked` and
+   * `.coordinator` make the other types. Mutations happen in place and are checked by the core.
+   */
+  class ExecutionLease {
+    constructor(fields) { ExecutionLease.#init(this, 'execution', fields); }
+
+    static #init(self, type, fields) {
+      make(self, 'lease', type, [fields]);
+      leaseState.set(self, call(self, 'state'));
+      return self;
+    }
+
+    /** Queued ownership with a start-by deadline (`startBy`). */
+    static ownership(fields) { return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'ownership', fields); }
+
+    /** Ownership retained while blocked, optionally bounded by `graceExpiresAt`. */
+    static blocked(fields) { return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'blocked', fields); }
+
+    /** The Coordinator's lease (`coordinatorEpoch`, no WorkItem). */
+    static coordinator(fields) { return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'coordinator', fields); }
+
+    /** The observed state at `now` (an active lease past its expiry is `expired`). */
+    stateAt(now) { return call(this, 'stateAt', [toMillis(now, 'now')]); }
+
+    isLive(now) { return call(this, 'isLive', [toMillis(now, 'now')]); }
+
+    /** Renews at `at` to `expiresAt`: before expiry, strictly after the last renewal, strictly extending. */
+    renew(at, expiresAt) { return updateLease(this, call(this, 'renew', [toMillis(at, 'at'), toMillis(expiresAt, 'expiresAt')])); }
+
+    /** Closes with `state` (released, revoked, expired). False when the identical closure was already recorded. */
+    close(state, at, reason) {
+      const out = call(this, 'close', [state, toMillis(at, 'at'), reason]);
+      updateLease(this, out.lease);
+      return out.changed;
+    }
+
+    release(at, reason) { return this.close('released', at, reason); }
+
+    revoke(at, reason) { return this.close('revoked', at, reason); }
+
+    expire(at, reason) { return this.close('expired', at, reason); }
+
+    /** Fencing check for a lease-bound Command: `{agentId, leaseId, sessionEpoch, ownershipEpoch?, coordinatorEpoch?}`. Throws LeaseError. */
+    checkClaim(claim, now) { call(this, 'checkClaim', [claim, toMillis(now, 'now')]); }
+
+    /** For ownership leases: may work start at `now`? Throws LeaseError. */
+    checkStartBy(now) { call(this, 'checkStartBy', [toMillis(now, 'now')]); }
+
+    /** The schema-shaped document (`lease.schema.json`: camelCase, RFC 3339 UTC timestamps). */
+    toJSON() { return JSON.parse(this.toCanonicalJSON()); }
+
+    /** The same document in RFC 8785 canonical form. */
+    toCanonicalJSON() { return call(this, 'toJSON'); }
+  }
+  for (const name of ['leaseId', 'leaseType', 'missionId', 'groupId', 'holderAgentId', 'sessionEpoch', 'workItemId',
+    'ownershipEpoch', 'coordinatorEpoch', 'issuedAt', 'startsAt', 'expiresAt', 'startBy', 'graceExpiresAt', 'state',
+    'renewalCount', 'lastRenewedAt', 'closedAt', 'closureReason']) {
+    Object.defineProperty(ExecutionLease.prototype, name, {
+      get() { return leaseState.get(this)?.[name]; }, enumerable: false, configurable: true,
+    });
+  }
+
+  /** The hierarchical six-dimensional budget ledger (§12, §14); amounts are ResourceUsage objects. */
+  class BudgetLedger {
+    constructor() { make(this, 'ledger', 'new', []); }
+
+    /** Rebuilds from a snapshot (object or JSON text), checking every invariant. */
+    static rebuild(snapshot) {
+      return make(Object.create(BudgetLedger.prototype), 'ledger', 'rebuild', [snapshotText(snapshot, 'snapshot')]);
+    }
+
+    /** A root Mission, or with `parentWorkItemId` a child Mission reserved against that WorkItem. */
+    registerMission(missionId, limit, { currency = null, parentWorkItemId = null } = {}) {
+      call(this, 'registerMission', [missionId, limit, currency, parentWorkItemId]);
+    }
+
+    /** A WorkItem under its Mission or a parent WorkItem; its limit is reserved against the parent. */
+    registerWorkItem(workItemId, missionId, limit, { parentWorkItemId = null } = {}) {
+      call(this, 'registerWorkItem', [workItemId, missionId, limit, parentWorkItemId]);
+    }
+
+    /** Charges a nonzero delta to the WorkItem and all its ancestors, all or nothing; returns its usage. */
+    consume(workItemId, delta) { return freezeUsage(call(this, 'consume', [workItemId, delta])); }
+
+    /** What can still be consumed through the account (minimum over its ancestry). */
+    remaining(account) { return freezeUsage(call(this, 'remaining', accountArgs(account))); }
+
+    usage(account) { return freezeUsage(call(this, 'usage', accountArgs(account))); }
+
+    limit(account) { return freezeUsage(call(this, 'limit', accountArgs(account))); }
+
+    reserved(account) { return freezeUsage(call(this, 'reserved', accountArgs(account))); }
+
+    currency(account) { return call(this, 'currency', accountArgs(account)); }
+
+    depth(account) { return call(this, 'depth', accountArgs(account)); }
+
+    get size() { return call(this, 'size'); }
+
+    snapshot() { return new BudgetLedgerSnapshot(call(this, 'snapshot')); }
+  }
+
+  /** Checks and accounts the uses of one Delegation Grant (§9.1); invalidating conditions latch. */
+  class DelegationAuthority {
+    constructor(grant) { make(this, 'delegation', 'new', [grant]); }
+
+    get grant() { return new DelegationGrant(call(this, 'grant')); }
+
+    get charged() { return freezeUsage(call(this, 'charged')); }
+
+    get remaining() { return freezeUsage(call(this, 'remaining')); }
+
+    /** The latched invalidation `{kind, code, message, dimension}`, or null. */
+    get invalidated() { return deepFreeze(call(this, 'invalidated')); }
+
+    /** Every use-time check independent of the WorkItem. `workItems`: `{id: {missionId, parentWorkItemId, closed}}` or a Map. */
+    checkUse(context, workItems) { call(this, 'checkUse', [context, workItems]); }
+
+    /** `work.offer` of the target or an existing descendant; charges its budget once. Returns its depth. */
+    authorizeExisting(context, workItems, workItemId, work) {
+      return call(this, 'authorizeExisting', [context, workItems, workItemId, work]);
+    }
+
+    /** `work.authorize` of a new WorkItem under `parentWorkItemId`. Returns the new item's depth. */
+    authorizeDescendant(context, workItems, newWorkItemId, parentWorkItemId, work) {
+      return call(this, 'authorizeDescendant', [context, workItems, newWorkItemId, parentWorkItemId, work]);
+    }
+
+    /** Re-attributes a WorkItem when rebuilding from the log. */
+    restoreAttribution(workItemId, budget) { call(this, 'restoreAttribution', [workItemId, budget]); }
+  }
+
+  /** Enforces one WorkItem's retry budgets under one Ownership Epoch (§11.4). */
+  class RetryController {
+    constructor(options) { make(this, 'retry', 'new', [options]); }
+
+    get attempts() { return call(this, 'state').attempts; }
+
+    get usage() { return freezeUsage(call(this, 'state').usage); }
+
+    /** The final reason once the loop ended, else null. */
+    get finished() { return call(this, 'state').finished; }
+
+    idempotencyKey(logicalOperationId) { return call(this, 'idempotencyKey', [logicalOperationId]); }
+
+    begin(logicalOperationId, now) { return new Attempt(call(this, 'begin', [logicalOperationId, toMillis(now, 'now')])); }
+
+    /** Ends the running attempt: `{success: true}` or `{success: false, code?, retryable?}`. */
+    finish(outcome, now) { return new RetrySchedule(call(this, 'finish', [outcome, toMillis(now, 'now')])); }
+
+    consume(delta) { return freezeUsage(call(this, 'consume', [delta])); }
+  }
+
+  function actionOf(action) { return action.type === 'dispatch' ? new Dispatch(action) : new Preempt(action); }
+
+  /** The Worker-local weighted-fair Scheduler (§10.3, §11.1–§11.4); time is always an argument. */
+  class Scheduler {
+    constructor(policy = {}) { make(this, 'scheduler', 'new', [policy]); }
+
+    /** Exact restore: the same inputs give the same decisions. */
+    static restore(snapshot, policy = {}) {
+      return make(Object.create(Scheduler.prototype), 'scheduler', 'restore', [snapshotText(snapshot, 'snapshot'), policy]);
+    }
+
+    /**
+     * Rebuild after a restart at `now`: from a snapshot, running work resumes from a durable safe
+     * checkpoint or blocks (`runtime_session_lost`); from an array of offers, they are admitted.
+     */
+    static rebuild(source, policy = {}, now) {
+      const at = toMillis(now, 'now');
+      if (Array.isArray(source)) {
+        const scheduler = new Scheduler(policy);
+        scheduler.admitMany(source, at);
+        return scheduler;
+      }
+      return make(Object.create(Scheduler.prototype), 'scheduler', 'rebuild', [snapshotText(source, 'snapshot'), policy, at]);
+    }
+
+    admit(offer, now) { return new AdmissionDecision(call(this, 'admit', [offer, toMillis(now, 'now')])); }
+
+    /** Admits offers in order in one crossing; a malformed offer rejects the whole batch. */
+    admitMany(offers, now) {
+      if (!Array.isArray(offers)) throw new ArgumentError('offers must be an array');
+      return call(this, 'admitMany', [offers, toMillis(now, 'now')]).map((d) => new AdmissionDecision(d));
+    }
+
+    /** Every decision due at `now`: Dispatch actions, then at most one Preempt. */
+    schedule(now) {
+      const at = toMillis(now, 'now');
+      let envelope;
+      try { envelope = handleOf(this).schedule(at); } catch (error) { throw internal(error); }
+      return open(envelope).map(actionOf);
+    }
+
+    /** A Worker report about the current run: `{kind, generation, checkpoint?, retryAt?, reason?}`. */
+    apply(workId, transition, now) {
+      if (typeof workId !== 'string') throw new ArgumentError('workId must be a string');
+      // Hot path: only `retryAt` can be a Date, so the replacer is needed only then.
+      const text = transition?.retryAt instanceof Date ? jsonArgs(transition) : plainJson(transition);
+      const at = toMillis(now, 'now');
+      let envelope;
+      try { envelope = handleOf(this).apply(workId, text, at); } catch (error) { throw internal(error); }
+      if (envelope !== OK_NULL) open(envelope);
+    }
+
+    unblock(workId, now) { call(this, 'unblock', [workId, toMillis(now, 'now')]); }
+
+    cancel(workId) { call(this, 'cancel', [workId]); }
+
+    reprioritize(workId, priority) { call(this, 'reprioritize', [workId, priority]); }
+
+    setCapacity(capacitySlots) { call(this, 'setCapacity', [capacitySlots]); }
+
+    setGroupPolicy(groupId, policy) { call(this, 'setGroupPolicy', [groupId, policy]); }
+
+    /** The WorkState of a non-terminal item, else null. */
+    state(workId) { return call(this, 'state', [workId]); }
+
+    generation(workId) { return call(this, 'generation', [workId]); }
+
+    isTerminal(workId) { return call(this, 'isTerminal', [workId]); }
+
+    forget(workId) { return call(this, 'forget', [workId]); }
+
+    /** The §11.2 disclosure at `now` (own Group and Worker aggregates only), or null. */
+    disclose(workId, now) {
+      const out = call(this, 'disclose', [workId, toMillis(now, 'now')]);
+      return out && new ScheduleDisclosure(out);
+    }
+
+    get size() { return call(this, 'stats').size; }
+
+    get usedSlots() { return call(this, 'stats').usedSlots; }
+
+    get capacitySlots() { return call(this, 'stats').capacitySlots; }
+
+    /** H: the largest head start priority or deadline can give an item (starvation bound). */
+    get horizonMs() { return call(this, 'stats').horizonMs; }
+
+    snapshot() { return new SchedulerSnapshot(call(this, 'snapshot')); }
+  }
+
+  function callFunction(method, args) {
+    const text = jsonArgs(args);
+    let envelope;
+    try { envelope = raw.callFunction(method, text); } catch (error) { throw internal(error); }
+    return open(envelope);
+  }
+
+  /** `sha256:` of the RFC 8785 form of `{missionId, workItemId, ownershipEpoch, logicalOperationId}` (§11.4). */
+  function idempotencyKey(missionId, workItemId, ownershipEpoch, logicalOperationId) {
+    return callFunction('idempotencyKey', [missionId, workItemId, ownershipEpoch, logicalOperationId]);
+  }
+
+  /** The deterministic per-attempt key: `sha256:` of `{attempt, idempotencyKey}`. */
+  function derivedAttemptKey(key, attempt) { return callFunction('derivedAttemptKey', [key, attempt]); }
+
+  /** A schema `duration` (`P[nD][T[nH][nM][n[.f]S]]`) in milliseconds, rounded up. */
+  function parseDurationMs(duration) { return callFunction('parseDurationMs', [duration]); }
+
+  // napi only: the scheduling benchmark's native baseline, inside the addon.
+  const native = typeof backendModule.nativeScheduleLoop !== 'function' ? {} : {
+    nativeScheduleLoop(count) {
+      const seconds = raw.nativeScheduleLoop(count >>> 0);
+      if (seconds < 0) throw new MwpError('the native scheduling workload did not complete', { code: 'INTERNAL_ERROR' });
+      return seconds;
+    },
+  };
+
+  return {
+    ...native,
+    ExecutionLease,
+    BudgetLedger,
+    DelegationAuthority,
+    RetryController,
+    Scheduler,
+    idempotencyKey,
+    derivedAttemptKey,
+    parseDurationMs,
+  };
+}
+
 /**
  * Binds the API to one backend. `raw` is the napi addon or the wasm-bindgen module; both expose
  * the same functions and the classes `Registry` and `InMemoryAdmissionLog`.
@@ -595,6 +1198,7 @@ export function createApi(backendModule, backend) {
 
   return {
     ...native,
+    ...authorityApi(raw, backendModule),
     backend,
     sourceCommit: raw.sourceCommit(),
     Registry,

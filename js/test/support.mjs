@@ -166,3 +166,12 @@ export function runEvaluations(api) {
   }
   return { records, problems };
 }
+
+/** The native scheduling scenarios of `mwp-js-scheduling-reference`, by scenario name. */
+export function schedulingReference() {
+  const binary = process.env.MWP_JS_SCHEDULING_REFERENCE ?? join(TARGET, 'release', 'mwp-js-scheduling-reference');
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-js-glue`);
+  const run = spawnSync(binary, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (run.status !== 0) throw new Error(`mwp-js-scheduling-reference failed: ${run.stderr}`);
+  return new Map(run.stdout.trim().split('\n').map((line) => JSON.parse(line)).map((r) => [r.scenario, r]));
+}

@@ -145,7 +145,7 @@ impl FlatOk {
 }
 
 /// Appends `text` as a JSON string.
-fn escape_into(out: &mut String, text: &str) {
+pub(crate) fn escape_into(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -308,6 +308,19 @@ impl Failure {
 impl Obj {
     fn into_object(self) -> Object {
         self.0
+    }
+}
+
+impl Failure {
+    /// A typed failure of the stateful objects (leases, ledger, grants, retries, scheduler):
+    /// `{class, code, stage: null, detail, …}` built by the caller.
+    pub fn typed(class: &str, code: &str, detail: impl Into<String>, extra: Obj) -> Self {
+        let mut object = extra.into_object();
+        object.insert("class", Value::string(class));
+        object.insert("code", Value::string(code));
+        object.insert("stage", Value::Null);
+        object.insert("detail", Value::string(detail));
+        Self(object)
     }
 }
 

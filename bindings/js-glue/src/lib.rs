@@ -6,7 +6,10 @@
 //! converts its result or error.
 
 pub mod admission;
+pub mod args;
+pub mod authority;
 pub mod envelope;
+pub mod scheduling;
 
 use std::sync::Arc;
 
@@ -477,4 +480,96 @@ pub fn error_frame(
             .map(|out| Value::string(text(&out)))
             .map_err(|e| Failure::frame(&e))
     })())
+}
+
+// ---- leases, budget ledger, Delegation Grants, retries, scheduler ---------------------------
+
+/// One stateful core object held by a JavaScript object (`ExecutionLease`, `BudgetLedger`,
+/// `DelegationAuthority`, `RetryController`, `Scheduler`). Construction never fails across the
+/// boundary: a rejected construction is kept and reported by [`Handle::status`].
+#[derive(Debug, Clone)]
+pub enum Handle {
+    Lease(Box<authority::LeaseHandle>),
+    Ledger(Box<authority::LedgerHandle>),
+    Authority(Box<authority::AuthorityHandle>),
+    Retry(Box<authority::RetryHandle>),
+    Scheduler(Box<scheduling::SchedulerHandle>),
+    Rejected(String),
+}
+
+impl Handle {
+    /// `class`: lease (mode = lease type), ledger (new, rebuild), delegation (new), retry (new),
+    /// scheduler (new, restore, rebuild); `args` is a JSON array.
+    pub fn new(class: &str, mode: &str, args: &str) -> Self {
+        let made = match class {
+            "lease" => authority::LeaseHandle::new(mode, args).map(|h| Self::Lease(Box::new(h))),
+            "ledger" => authority::LedgerHandle::new(mode, args).map(|h| Self::Ledger(Box::new(h))),
+            "delegation" => {
+                authority::AuthorityHandle::new(args).map(|h| Self::Authority(Box::new(h)))
+            }
+            "retry" => authority::RetryHandle::new(args).map(|h| Self::Retry(Box::new(h))),
+            "scheduler" => {
+                scheduling::SchedulerHandle::new(mode, args).map(|h| Self::Scheduler(Box::new(h)))
+            }
+            other => Err(Failure::argument(format!("unknown class {other:?}"))),
+        };
+        made.unwrap_or_else(|failure| Self::Rejected(finish(Err(failure))))
+    }
+
+    /// `{"ok":null}`, or the error that rejected the construction.
+    pub fn status(&self) -> String {
+        match self {
+            Self::Rejected(envelope) => envelope.clone(),
+            _ => finish(Ok(Value::Null)),
+        }
+    }
+
+    /// One method call with a JSON argument array.
+    pub fn call(&mut self, method: &str, args: &str) -> String {
+        let result = match self {
+            Self::Lease(h) => h.call(method, args),
+            Self::Ledger(h) => h.call(method, args),
+            Self::Authority(h) => h.call(method, args),
+            Self::Retry(h) => h.call(method, args),
+            Self::Scheduler(h) if method == "admitMany" => return h.admit_many(args),
+            Self::Scheduler(h) if method == "schedule" => {
+                return match args::Args::parse(args).and_then(|a| a.millis(0, "now")) {
+                    Ok(now) => h.schedule(now.0 as f64),
+                    Err(failure) => finish(Err(failure)),
+                };
+            }
+            Self::Scheduler(h) => h.call(method, args),
+            Self::Rejected(envelope) => return envelope.clone(),
+        };
+        finish(result)
+    }
+
+    /// Scheduler hot path: `schedule(now)`.
+    pub fn schedule(&mut self, now: f64) -> String {
+        match self {
+            Self::Scheduler(h) => h.schedule(now),
+            _ => self.call("schedule", "[]"),
+        }
+    }
+
+    /// Scheduler hot path: `apply(workId, transitionJson, now)`.
+    pub fn apply(&mut self, work_id: &str, transition: &str, now: f64) -> String {
+        match self {
+            Self::Scheduler(h) => h.apply(work_id, transition, now),
+            _ => self.call("apply", "[]"),
+        }
+    }
+}
+
+/// Stateless functions of the authority modules (`idempotencyKey`, `derivedAttemptKey`,
+/// `parseDurationMs`) with a JSON argument array.
+pub fn call_function(method: &str, args: &str) -> String {
+    finish(authority::call_function(method, args))
+}
+
+/// Benchmark baseline: the scheduling workload run natively in this process (no boundary
+/// crossing). Seconds, or -1 if the workload did not complete.
+pub fn native_schedule_loop(count: u32) -> f64 {
+    let offers = scheduling::bench_offers(count as usize);
+    scheduling::run_bench(&offers).map_or(-1.0, |(_, seconds)| seconds)
 }

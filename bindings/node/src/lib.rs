@@ -313,3 +313,50 @@ pub fn native_verify_loop(
     }
     start.elapsed().as_secs_f64()
 }
+
+/// A stateful core object: a lease, the budget ledger, a Delegation Grant's authority, a retry
+/// controller or a Scheduler (see `mwp_js_glue::Handle`). Arguments are JSON arrays; results
+/// are envelopes.
+#[napi]
+#[derive(Debug)]
+pub struct Handle(mwp_js_glue::Handle);
+
+#[napi]
+impl Handle {
+    #[napi(constructor)]
+    pub fn new(class: String, mode: String, args: String) -> Self {
+        Self(mwp_js_glue::Handle::new(&class, &mode, &args))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn status(&self) -> String {
+        self.0.status()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn call(&mut self, method: String, args: String) -> String {
+        self.0.call(&method, &args)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn schedule(&mut self, now: f64) -> String {
+        self.0.schedule(now)
+    }
+
+    #[napi(catch_unwind)]
+    pub fn apply(&mut self, work_id: String, transition: String, now: f64) -> String {
+        self.0.apply(&work_id, &transition, now)
+    }
+}
+
+#[napi(catch_unwind)]
+pub fn call_function(method: String, args: String) -> String {
+    mwp_js_glue::call_function(&method, &args)
+}
+
+/// Benchmark baseline: admit and dispatch `count` WorkItems over 8 Groups natively in this
+/// process. Elapsed seconds, or -1 if the workload did not complete.
+#[napi(catch_unwind)]
+pub fn native_schedule_loop(count: u32) -> f64 {
+    mwp_js_glue::native_schedule_loop(count)
+}
