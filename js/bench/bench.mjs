@@ -60,6 +60,7 @@ const figures = measureAll({
   'verify.command.native': (n) => { napi.nativeVerifyLoop('command', document, napiRegistry, n); return n; },
   'verify.command.napi': loop(napi, napiRegistry),
   'verify_many.command.napi': () => napi.verifySignedDocuments(items, napiRegistry, { threads: 1 }).length,
+  'verify_many.command.napi.threads2': () => napi.verifySignedDocuments(items, napiRegistry, { threads: 2 }).length,
   'verify.command.wasm_node': loop(wasm, wasmRegistry),
 });
 const native = figures['verify.command.native'];
