@@ -251,6 +251,11 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       assert.ok(api.bundlePaths().includes('admission/manifest.json'));
       assert.deepEqual(api.detectKinds(bundleBytes(`${VALID}event.json`)), ['event']);
       assert.deepEqual(api.detectKinds('{}'), []);
+      for (const kind of api.DOCUMENT_KINDS) {
+        assert.deepEqual(api.detectKinds(bundleBytes(`${VALID}${kind}.json`)), [kind]);
+      }
+      assert.equal(caught(() => api.detectKinds('{"a":1,"a":2}')).code, 'PROTOCOL_VIOLATION');
+      assert.equal(caught(() => api.signingPreview('{"n":1e400}')).stage, 'canonicalization');
       const preview = api.signingPreview(bundleBytes(`${INVALID}command-payload-tamper.json`));
       assert.match(preview.signingHash, /^sha256:[0-9a-f]{64}$/);
       assert.notEqual(preview.signingHash, 'sha256:6655c5d67ae3ecc19a4ed04bda7f1372aeaafc7adf939a77715de96ef2100695');

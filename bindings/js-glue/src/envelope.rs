@@ -214,6 +214,20 @@ impl Failure {
         )
     }
 
+    /// A stage-5 failure reported by the core's signing-bytes function, shaped like
+    /// [`Failure::canonical`].
+    pub fn canonical_stage(error: &VerificationError) -> Self {
+        Self(
+            failure(
+                "CanonicalizationError",
+                WireCode::ProtocolViolation,
+                Some(Stage::Canonicalization),
+                error.detail.clone(),
+            )
+            .into_object(),
+        )
+    }
+
     pub fn schema(issue: &SchemaIssue) -> Self {
         Self(
             failure(

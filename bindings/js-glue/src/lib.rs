@@ -20,7 +20,7 @@ use missionweaveprotocol::json::{Value, canonical_bytes, canonical_hash, parse, 
 use missionweaveprotocol::registry::{AgentRegistryKeyResolver, KeyRegistrySnapshot};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::signed_documents::{
-    SignedDocument, SignedDocumentCodec, SignedDocumentKind, VerifiedSignedDocument,
+    self, SignedDocument, SignedDocumentCodec, SignedDocumentKind, VerifiedSignedDocument,
 };
 use missionweaveprotocol::wire::{self, ReceivedFrame};
 use missionweaveprotocol::{Principal, WireCode};
@@ -305,15 +305,29 @@ pub fn sign(
 pub fn signing_preview(bytes: &[u8]) -> String {
     finish((|| {
         let value = strict(bytes)?;
-        let Value::Object(mut object) = value else {
+        if value.as_object().is_none() {
             return Err(Failure::argument("a signed document is a JSON object"));
-        };
-        object.remove("signature");
-        let out = canonical_bytes(&Value::Object(object)).map_err(|e| Failure::canonical(&e))?;
+        }
+        let out =
+            signed_documents::signing_bytes(&value).map_err(|e| Failure::canonical_stage(&e))?;
         Ok(Obj::new()
             .str("signingHash", sha256_prefixed(&out))
             .str("signingBytes", text(&out))
             .build())
+    })())
+}
+
+/// The kinds whose schema the document satisfies (`SignedDocumentCodec::detect_kinds`).
+pub fn detect_kinds(bytes: &[u8]) -> String {
+    finish((|| {
+        let value = strict(bytes)?;
+        let kinds = SignedDocumentCodec::new().detect_kinds(&value);
+        Ok(Value::Array(
+            kinds
+                .into_iter()
+                .map(|kind| Value::string(kind.as_str()))
+                .collect(),
+        ))
     })())
 }
 

@@ -115,6 +115,11 @@ pub fn signing_preview(bytes: Uint8Array) -> String {
     mwp_js_glue::signing_preview(&bytes)
 }
 
+#[napi(catch_unwind)]
+pub fn detect_kinds(bytes: Uint8Array) -> String {
+    mwp_js_glue::detect_kinds(&bytes)
+}
+
 /// One Admission Log reply, as the JavaScript host returns it.
 #[napi(object, object_to_js = false)]
 pub struct LogReply {

@@ -108,6 +108,11 @@ pub fn signing_preview(bytes: &[u8]) -> String {
     mwp_js_glue::signing_preview(bytes)
 }
 
+#[wasm_bindgen(js_name = detectKinds)]
+pub fn detect_kinds(bytes: &[u8]) -> String {
+    mwp_js_glue::detect_kinds(bytes)
+}
+
 #[wasm_bindgen]
 extern "C" {
     /// The wrapper's host object: `lookup(org, hash)`, `append(candidateJson, bytes)`,

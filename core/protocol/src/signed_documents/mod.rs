@@ -11,7 +11,7 @@ pub use batch::BatchItem;
 pub use error::{SigningError, VerificationError, WIRE_MESSAGE};
 pub use kind::{ExpectedSignerRule, SignedDocumentKind};
 pub use sign::SignedDocument;
-pub use verify::VerifiedSignedDocument;
+pub use verify::{VerifiedSignedDocument, signing_bytes};
 
 use crate::schema::SchemaCatalog;
 
@@ -37,6 +37,15 @@ impl SignedDocumentCodec<'static> {
 }
 
 impl<'c> SignedDocumentCodec<'c> {
+    /// The kinds whose schema `document` satisfies (usually one; none for a document that is
+    /// no Signed Document). Useful for tools that accept a document of unknown kind.
+    pub fn detect_kinds(&self, document: &crate::json::Value) -> Vec<SignedDocumentKind> {
+        SignedDocumentKind::ALL
+            .into_iter()
+            .filter(|kind| self.catalog.is_valid(kind.schema_file(), document))
+            .collect()
+    }
+
     /// A codec over another catalog (e.g. a bundle given with `--root`).
     pub fn with_catalog(catalog: &'c SchemaCatalog) -> Self {
         Self { catalog }

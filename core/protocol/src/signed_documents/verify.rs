@@ -52,6 +52,23 @@ fn stage3(reason: &'static str, detail: impl Into<String>) -> VerificationError 
     VerificationError::new(Stage::SignatureEnvelope, reason, detail)
 }
 
+/// The stage-5 signing input of §6.4: the RFC 8785 form of the document with exactly its
+/// top-level `signature` member omitted. Fails at stage 5 for values outside I-JSON.
+pub fn signing_bytes(document: &Value) -> Result<Vec<u8>, VerificationError> {
+    let Value::Object(object) = document else {
+        return Err(VerificationError::new(
+            Stage::Canonicalization,
+            "not-an-object",
+            "document is not an object",
+        ));
+    };
+    let mut out = Vec::with_capacity(2048);
+    crate::json::write_object(object, Some("signature"), &mut out).map_err(|e| {
+        VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string())
+    })?;
+    Ok(out)
+}
+
 /// What stages 4–6 establish.
 struct KeyFacts {
     signing_bytes: Vec<u8>,
@@ -250,17 +267,7 @@ impl SignedDocumentCodec<'_> {
             )
             .map_err(stage4)?;
         // Stage 5: JCS of the document without its top-level `signature`.
-        let mut signing_bytes = Vec::with_capacity(2048);
-        let Value::Object(object) = document else {
-            return Err(VerificationError::new(
-                Stage::Canonicalization,
-                "not-an-object",
-                "document is not an object",
-            ));
-        };
-        crate::json::write_object(object, Some("signature"), &mut signing_bytes).map_err(|e| {
-            VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string())
-        })?;
+        let signing_bytes = signing_bytes(document)?;
         // Stage 6: the cofactorless equation.
         if !binding
             .public_key
