@@ -469,11 +469,20 @@ fn kinds_are_detected_by_schema_and_signing_bytes_exposed() {
         let value = parse(valid_document(kind.as_str())).unwrap();
         assert_eq!(codec.detect_kinds(&value), [kind]);
         let bytes = missionweaveprotocol::signed_documents::signing_bytes(&value).unwrap();
-        assert_eq!(bytes, file(&format!("cryptography/vectors/canonicalization/{}.signing.jcs", kind.as_str())));
+        assert_eq!(
+            bytes,
+            file(&format!(
+                "cryptography/vectors/canonicalization/{}.signing.jcs",
+                kind.as_str()
+            ))
+        );
     }
     assert!(codec.detect_kinds(&parse(b"{\"a\":1}").unwrap()).is_empty());
-    let error = missionweaveprotocol::signed_documents::signing_bytes(&parse(b"[1e400]").unwrap()).unwrap_err();
+    let error = missionweaveprotocol::signed_documents::signing_bytes(&parse(b"[1e400]").unwrap())
+        .unwrap_err();
     assert_eq!(error.stage, Stage::Canonicalization);
-    let error = missionweaveprotocol::signed_documents::signing_bytes(&parse(b"{\"n\":1e400}").unwrap()).unwrap_err();
+    let error =
+        missionweaveprotocol::signed_documents::signing_bytes(&parse(b"{\"n\":1e400}").unwrap())
+            .unwrap_err();
     assert_eq!(error.stage, Stage::Canonicalization);
 }
