@@ -271,3 +271,19 @@ def test_verify_many_bad_items(golden: Dict[str, Any]) -> None:
         with pytest.raises(InvalidInputError):
             CODEC.verify_many(items, resolver)  # type: ignore[arg-type]
     assert CODEC.verify_many([], resolver) == []
+
+
+def test_kind_detection_and_signing_bytes_come_from_the_core() -> None:
+    codec = sd.SignedDocumentCodec()
+    for kind in sd.SignedDocumentKind:
+        document = read(f"cryptography/vectors/signed-documents/valid/{kind.value}.json")
+        assert codec.detect_kinds(document) == [kind]
+        expected = read(f"cryptography/vectors/canonicalization/{kind.value}.signing.jcs")
+        assert codec.signing_bytes(document) == expected
+    assert codec.detect_kinds(b"{}") == []
+    with pytest.raises(MissionWeaveError) as parse_failure:
+        codec.detect_kinds(b'{"a":1,"a":2}')
+    assert parse_failure.value.code == "PROTOCOL_VIOLATION"
+    with pytest.raises(MissionWeaveError) as outside:
+        codec.signing_bytes(b'{"n":1e400}')
+    assert (outside.value.code, outside.value.stage) == ("PROTOCOL_VIOLATION", "canonicalization")

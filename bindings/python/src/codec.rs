@@ -299,6 +299,37 @@ impl SignedDocumentCodec {
         }
     }
 
+    /// The kinds whose schema the (strictly parsed) document satisfies.
+    fn detect_kinds<'py>(
+        &self,
+        py: Python<'py>,
+        raw_utf8_json_bytes: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
+        let value =
+            missionweaveprotocol::json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
+        core_sd::SignedDocumentCodec::new()
+            .detect_kinds(&value)
+            .into_iter()
+            .map(|kind| PyEnum::SignedDocumentKind.member(py, kind.as_str()))
+            .collect()
+    }
+
+    /// The stage-5 signing bytes of a document (RFC 8785 without the top-level `signature`),
+    /// whether or not its signature verifies.
+    fn signing_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        raw_utf8_json_bytes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
+        let value =
+            missionweaveprotocol::json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
+        let signing =
+            core_sd::signing_bytes(&value).map_err(|e| errors::verification_error(py, &e))?;
+        Ok(PyBytes::new(py, &signing))
+    }
+
     /// Verifies many `(kind, bytes)` items in one call on up to `threads` OS threads (0: one
     /// per CPU). Results are in input order: a `VerifiedSignedDocument` or the
     /// `SignedDocumentVerificationError` for that item (not raised).
