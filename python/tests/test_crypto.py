@@ -55,3 +55,15 @@ def test_bad_message() -> None:
     key = crypto.SigningKey("k", bytes(32))
     with pytest.raises(InvalidInputError):
         key.sign("text")  # type: ignore[arg-type]
+
+
+def test_generated_keys_are_fresh_and_consistent() -> None:
+    seed_a, public_a = crypto.generate_keypair()
+    seed_b, public_b = crypto.generate_keypair()
+    assert seed_a != seed_b and public_a != public_b
+    seed = decode_base64url(seed_a)
+    assert seed is not None and len(seed) == 32
+    assert crypto.SigningKey.from_seed("k", seed).public_key == public_a
+    key = crypto.generate_signing_key("urn:example:key:1")
+    assert key.key_id == "urn:example:key:1"
+    assert len(key.sign(b"m")) == 64
