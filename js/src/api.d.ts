@@ -226,6 +226,20 @@ export declare function admitFirst(
 export declare function replayHistorical(
   kind: DocumentKind, document: Bytes, registry: RegistryInput, log: InMemoryAdmissionLog | AdmissionLog,
 ): AdmittedDocument;
+/** An Admission Log whose calls may return Promises (a database, a network service). */
+export interface AsyncAdmissionLog {
+  lookup(organizationId: string, signingHash: string): LookupReply | Promise<LookupReply>;
+  append?(candidate: FirstAdmissionRecord, candidateBytes: Uint8Array): AppendReply | Promise<AppendReply>;
+}
+/** `admitFirst` through the core's step-wise flow, awaiting each log and context call. */
+export declare function admitFirstAsync(
+  kind: DocumentKind, document: Bytes, registry: RegistryInput, log: AsyncAdmissionLog,
+  trustedContext: TrustedAcceptanceContext | (() => TrustedAcceptanceContext | Promise<TrustedAcceptanceContext>),
+): Promise<AdmittedDocument>;
+/** `replayHistorical` through the core's step-wise flow, awaiting the lookup. */
+export declare function replayHistoricalAsync(
+  kind: DocumentKind, document: Bytes, registry: RegistryInput, log: AsyncAdmissionLog,
+): Promise<AdmittedDocument>;
 export declare function bundleFile(path: string): Uint8Array | undefined;
 export declare function bundlePaths(): string[];
 export declare function verifyCryptographyBundle(): BundleSummary;

@@ -570,15 +570,7 @@ function makeHost(log, context, state) {
     context() {
       state.calls.context += 1;
       try {
-        const value = typeof context === 'function' ? context() : context;
-        if (!value || typeof value !== 'object') throw new ArgumentError('the trusted acceptance context is missing');
-        const acceptedBy = principalOf(value.acceptedBy, 'trustedContext.acceptedBy');
-        return {
-          admissionRecordId: checkString(value.admissionRecordId, 'trustedContext.admissionRecordId'),
-          trustedAcceptedAt: checkString(value.trustedAcceptedAt, 'trustedContext.trustedAcceptedAt'),
-          acceptedByType: acceptedBy.type,
-          acceptedById: acceptedBy.id,
-        };
+        return contextReply(typeof context === 'function' ? context() : context);
       } catch (error) {
         state.failure ??= error;
         // Never an empty reply: the core rejects this context before anything is appended.
@@ -586,6 +578,27 @@ function makeHost(log, context, state) {
       }
     },
   };
+}
+
+function contextReply(value) {
+  if (!value || typeof value !== 'object') throw new ArgumentError('the trusted acceptance context is missing');
+  const acceptedBy = principalOf(value.acceptedBy, 'trustedContext.acceptedBy');
+  return {
+    admissionRecordId: checkString(value.admissionRecordId, 'trustedContext.admissionRecordId'),
+    trustedAcceptedAt: checkString(value.trustedAcceptedAt, 'trustedContext.trustedAcceptedAt'),
+    acceptedByType: acceptedBy.type,
+    acceptedById: acceptedBy.id,
+  };
+}
+
+/** Awaits one asynchronous log or context call; a throw or rejection is recorded and fails closed. */
+async function awaited(call, state, convert) {
+  try {
+    return convert(await call());
+  } catch (error) {
+    state.failure ??= error;
+    return undefined;
+  }
 }
 
 /** A backend failure that is not an answer (a panic in the core, a trap): INTERNAL_ERROR. */
@@ -1120,6 +1133,10 @@ export function createApi(backendModule, backend) {
     } else {
       throw new ArgumentError('log must be an InMemoryAdmissionLog or an object with lookup() and append()');
     }
+    return admitted(envelope, state);
+  }
+
+  function admitted(envelope, state) {
     const parsed = JSON.parse(envelope);
     if ('error' in parsed) {
       const error = parsed.error.class === 'AdmissionError'
@@ -1133,6 +1150,39 @@ export function createApi(backendModule, backend) {
     return new AdmittedDocument(parsed.ok);
   }
 
+  // The core's step-wise admission flow, awaiting each log call: for logs backed by a database
+  // or a network service. Same rules and results as the synchronous path.
+  async function admitStepwise(replay, kind, document, registry, log, trustedContext) {
+    checkKind(kind);
+    const bytes = toBytes(document, 'document');
+    if (!log || typeof log.lookup !== 'function' || (!replay && typeof log.append !== 'function')) {
+      throw new ArgumentError('log must be an object with lookup() and append()');
+    }
+    const state = { failure: undefined, calls: { lookup: 0, context: 0, append: 0 } };
+    const session = withRegistry(registry, (handle) => new raw.AdmissionSession(replay, kind, bytes, handle));
+    const reply = (method) => (value) => hostReply(value, state, method);
+    try {
+      for (;;) {
+        const step = JSON.parse(session.step());
+        if (step.step === 'lookup') {
+          state.calls.lookup += 1;
+          session.onLookup(await awaited(() => log.lookup(step.organizationId, step.signingHash), state, reply('lookup')));
+        } else if (step.step === 'trustedContext') {
+          state.calls.context += 1;
+          session.onContext(await awaited(() => (typeof trustedContext === 'function' ? trustedContext() : trustedContext), state, contextReply));
+        } else if (step.step === 'append') {
+          state.calls.append += 1;
+          const candidate = JSON.parse(step.candidate);
+          session.onAppend(await awaited(() => log.append(candidate, encoder.encode(step.candidateBytes)), state, reply('append')));
+        } else {
+          return admitted(session.result(), state);
+        }
+      }
+    } finally {
+      session.free?.();
+    }
+  }
+
   /** First Admission of a newly presented document (six stages, then the Admission Log). */
   function admitFirst(kind, document, registry, log, trustedContext) {
     return admit(false, kind, document, registry, log, trustedContext);
@@ -1141,6 +1191,16 @@ export function createApi(backendModule, backend) {
   /** Historical replay: a First-Admission Record must already exist; nothing is appended. */
   function replayHistorical(kind, document, registry, log) {
     return admit(true, kind, document, registry, log, undefined);
+  }
+
+  /** `admitFirst` for an Admission Log (and trusted context) whose calls may return Promises. */
+  function admitFirstAsync(kind, document, registry, log, trustedContext) {
+    return admitStepwise(false, kind, document, registry, log, trustedContext);
+  }
+
+  /** `replayHistorical` for an Admission Log whose `lookup` may return a Promise. */
+  function replayHistoricalAsync(kind, document, registry, log) {
+    return admitStepwise(true, kind, document, registry, log, undefined);
   }
 
   function bundleFile(path) {
@@ -1214,6 +1274,8 @@ export function createApi(backendModule, backend) {
     signingPreview,
     admitFirst,
     replayHistorical,
+    admitFirstAsync,
+    replayHistoricalAsync,
     bundleFile,
     bundlePaths,
     verifyCryptographyBundle,

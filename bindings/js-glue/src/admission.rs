@@ -7,11 +7,13 @@
 use std::cell::Cell;
 
 use missionweaveprotocol::admission::{
-    AdmissionLog, AdmittedDocument, AppendOutcome, AuthenticatedRecord, FirstAdmissionRecord,
-    InMemoryAdmissionLog, LookupOutcome, TrustedAcceptanceContext, admit_first, replay_historical,
+    AdmissionFlow, AdmissionLog, AdmissionMode, AdmissionStep, AdmittedDocument, AppendOutcome,
+    AuthenticatedRecord, FirstAdmissionRecord, InMemoryAdmissionLog, LookupOutcome,
+    TrustedAcceptanceContext, admit_first, replay_historical,
 };
 use missionweaveprotocol::json::{Value, canonical_bytes};
 use missionweaveprotocol::signed_documents::SignedDocumentCodec;
+use missionweaveprotocol::signed_documents::VerifiedSignedDocument;
 use missionweaveprotocol::{Principal, PrincipalType};
 
 use crate::envelope::{Failure, Obj, finish};
@@ -51,47 +53,64 @@ fn authenticated(reply: Reply) -> Option<AuthenticatedRecord> {
     })
 }
 
+/// A lookup reply as a core outcome; a failed call or an unknown answer is `indeterminate`.
+fn lookup_outcome(reply: Option<Reply>) -> LookupOutcome {
+    let Some(reply) = reply else {
+        return LookupOutcome::Indeterminate;
+    };
+    let status = reply.status.clone();
+    LookupOutcome::from_status(&status, authenticated(reply))
+        .unwrap_or(LookupOutcome::Indeterminate)
+}
+
+/// An append reply as a core outcome; a failed call or an unknown answer is `indeterminate`.
+fn append_outcome(reply: Option<Reply>) -> AppendOutcome {
+    let Some(reply) = reply else {
+        return AppendOutcome::Indeterminate;
+    };
+    let status = reply.status.clone();
+    AppendOutcome::from_status(&status, authenticated(reply))
+        .unwrap_or(AppendOutcome::Indeterminate)
+}
+
+/// The candidate record as RFC 8785 text (what JavaScript logs receive).
+fn candidate_text(candidate: &FirstAdmissionRecord) -> String {
+    canonical_bytes(&candidate.to_value())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// A trusted-context reply as the core's context; `None` when missing or malformed.
+fn trusted_context(reply: Option<ContextReply>) -> Option<TrustedAcceptanceContext> {
+    let reply = reply?;
+    let kind = PrincipalType::parse(&reply.accepted_by_type)?;
+    Some(TrustedAcceptanceContext {
+        admission_record_id: reply.admission_record_id,
+        trusted_accepted_at: reply.trusted_accepted_at,
+        accepted_by: Principal::new(kind, reply.accepted_by_id),
+    })
+}
+
+/// The stand-in for a missing context: its empty trusted time is rejected before anything is
+/// appended, so admission fails closed.
+fn no_context() -> TrustedAcceptanceContext {
+    TrustedAcceptanceContext {
+        admission_record_id: String::new(),
+        trusted_accepted_at: String::new(),
+        accepted_by: Principal::new(PrincipalType::Service, ""),
+    }
+}
+
 /// The core's `AdmissionLog` over a JavaScript host.
 struct HostLog<'h, H: Host + ?Sized>(&'h H);
 
 impl<H: Host + ?Sized> AdmissionLog for HostLog<'_, H> {
     fn lookup(&self, organization_id: &str, signing_hash: &str) -> LookupOutcome {
-        let Some(reply) = self.0.lookup(organization_id, signing_hash) else {
-            return LookupOutcome::Indeterminate;
-        };
-        match reply.status.as_str() {
-            "found" => {
-                authenticated(reply).map_or(LookupOutcome::Indeterminate, LookupOutcome::Found)
-            }
-            "authoritative-absence" => LookupOutcome::AuthoritativeAbsence,
-            "unauthenticated" => LookupOutcome::Unauthenticated,
-            "integrity-failed" => LookupOutcome::IntegrityFailed,
-            "unavailable" => LookupOutcome::Unavailable,
-            _ => LookupOutcome::Indeterminate,
-        }
+        lookup_outcome(self.0.lookup(organization_id, signing_hash))
     }
 
     fn append(&self, candidate: &FirstAdmissionRecord, candidate_bytes: &[u8]) -> AppendOutcome {
-        let text = canonical_bytes(&candidate.to_value())
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        let Some(reply) = self.0.append(&text, candidate_bytes) else {
-            return AppendOutcome::Indeterminate;
-        };
-        match reply.status.as_str() {
-            "committed" => {
-                authenticated(reply).map_or(AppendOutcome::Indeterminate, AppendOutcome::Committed)
-            }
-            "existing" => {
-                authenticated(reply).map_or(AppendOutcome::Indeterminate, AppendOutcome::Existing)
-            }
-            "conflict" => AppendOutcome::Conflict,
-            "unauthenticated" => AppendOutcome::Unauthenticated,
-            "integrity-failed" => AppendOutcome::IntegrityFailed,
-            "unavailable" => AppendOutcome::Unavailable,
-            "commit-failed" => AppendOutcome::CommitFailed,
-            _ => AppendOutcome::Indeterminate,
-        }
+        append_outcome(self.0.append(&candidate_text(candidate), candidate_bytes))
     }
 }
 
@@ -163,24 +182,11 @@ pub fn admit<H: Host + ?Sized>(
             Log::Host => &host_log,
         };
         let bad_context = Cell::new(false);
-        let mut context = || match host.context().and_then(|c| {
-            let kind = PrincipalType::parse(&c.accepted_by_type)?;
-            Some(TrustedAcceptanceContext {
-                admission_record_id: c.admission_record_id,
-                trusted_accepted_at: c.trusted_accepted_at,
-                accepted_by: Principal::new(kind, c.accepted_by_id),
-            })
-        }) {
-            Some(context) => context,
-            None => {
-                // Fail closed: an empty trusted time is rejected before anything is appended.
+        let mut context = || {
+            trusted_context(host.context()).unwrap_or_else(|| {
                 bad_context.set(true);
-                TrustedAcceptanceContext {
-                    admission_record_id: String::new(),
-                    trusted_accepted_at: String::new(),
-                    accepted_by: Principal::new(PrincipalType::Service, ""),
-                }
-            }
+                no_context()
+            })
         };
         let outcome = match mode {
             Mode::FirstAdmission => admit_first(&verified, log, &mut context),
@@ -212,5 +218,121 @@ impl Host for NoHost {
 
     fn context(&self) -> Option<ContextReply> {
         None
+    }
+}
+
+/// An admission that lives across calls, for hosts whose log answers asynchronously: the host
+/// reads [`Session::step`], performs it (awaiting as it likes) and feeds the reply back. Built on
+/// the core's sans-IO `AdmissionFlow`, so the rules are the core's.
+#[derive(Debug)]
+pub struct Session {
+    flow: Result<AdmissionFlow<VerifiedSignedDocument>, String>,
+    bad_context: bool,
+}
+
+impl Session {
+    /// Verifies the document (six stages) and starts the flow. A verification failure makes a
+    /// session that is already done, with that failure as its result.
+    pub fn start(mode: Mode, kind_name: &str, bytes: &[u8], registry: &RegistryHandle) -> Self {
+        let flow = kind(kind_name)
+            .and_then(|kind| {
+                SignedDocumentCodec::new()
+                    .verify(kind, bytes, registry.resolver())
+                    .map_err(|e| Failure::verification(&e))
+            })
+            .map(|verified| {
+                let mode = match mode {
+                    Mode::FirstAdmission => AdmissionMode::FirstAdmission,
+                    Mode::HistoricalReplay => AdmissionMode::HistoricalReplay,
+                };
+                AdmissionFlow::new(verified, mode)
+            })
+            .map_err(|failure| finish(Err(failure)));
+        Self {
+            flow,
+            bad_context: false,
+        }
+    }
+
+    /// The next step as JSON: `{"step":"lookup","organizationId","signingHash"}`,
+    /// `{"step":"trustedContext"}`, `{"step":"append","candidate","candidateBytes"}` or
+    /// `{"step":"done"}`.
+    pub fn step(&self) -> String {
+        let value = match self.flow.as_ref().map(AdmissionFlow::step) {
+            Ok(AdmissionStep::Lookup {
+                organization_id,
+                signing_hash,
+            }) => Obj::new()
+                .str("step", "lookup")
+                .str("organizationId", organization_id.clone())
+                .str("signingHash", signing_hash.clone())
+                .build(),
+            Ok(AdmissionStep::TrustedContext) => Obj::new().str("step", "trustedContext").build(),
+            Ok(AdmissionStep::Append {
+                candidate,
+                candidate_bytes,
+            }) => Obj::new()
+                .str("step", "append")
+                .str("candidate", candidate_text(candidate))
+                .str(
+                    "candidateBytes",
+                    String::from_utf8_lossy(candidate_bytes).into_owned(),
+                )
+                .build(),
+            Ok(AdmissionStep::Done) | Err(_) => Obj::new().str("step", "done").build(),
+        };
+        canonical_bytes(&value).map_or_else(
+            |_| "{\"step\":\"done\"}".into(),
+            |b| String::from_utf8_lossy(&b).into_owned(),
+        )
+    }
+
+    pub fn on_lookup(&mut self, reply: Option<Reply>) {
+        if let Ok(flow) = &mut self.flow {
+            flow.on_lookup(lookup_outcome(reply));
+        }
+    }
+
+    pub fn on_context(&mut self, reply: Option<ContextReply>) {
+        if let Ok(flow) = &mut self.flow {
+            let context = trusted_context(reply).unwrap_or_else(|| {
+                self.bad_context = true;
+                no_context()
+            });
+            flow.on_trusted_context(context);
+        }
+    }
+
+    pub fn on_append(&mut self, reply: Option<Reply>) {
+        if let Ok(flow) = &mut self.flow {
+            flow.on_append(append_outcome(reply));
+        }
+    }
+
+    /// The result envelope once done (an admitted document or the failure); before that, an
+    /// `indeterminate` admission failure (fail closed).
+    pub fn result(&mut self) -> String {
+        let flow = match std::mem::replace(&mut self.flow, Err(String::new())) {
+            Ok(flow) => flow,
+            Err(envelope) if !envelope.is_empty() => return envelope,
+            Err(_) => {
+                return finish(Err(Failure::argument(
+                    "the admission session was already finished",
+                )));
+            }
+        };
+        if self.bad_context {
+            return finish(Err(Failure::argument(
+                "the trusted acceptance context is missing or malformed",
+            )));
+        }
+        finish(match flow.result() {
+            Some(outcome) => outcome
+                .map(|admitted| admitted_value(&admitted))
+                .map_err(|e| Failure::admission(&e)),
+            None => Err(Failure::admission(
+                &missionweaveprotocol::admission::AdmissionError::unfinished(),
+            )),
+        })
     }
 }

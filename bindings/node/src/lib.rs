@@ -154,13 +154,29 @@ struct JsHost<'a>(&'a Object<'a>);
 
 impl JsHost<'_> {
     fn reply(reply: napi::Result<LogReply>) -> Option<Reply> {
-        let reply = reply.ok()?;
-        Some(Reply {
-            status: reply.status,
-            record: reply.record.map(|bytes| bytes.to_vec()),
-            service_type: reply.service_type,
-            service_id: reply.service_id,
-        })
+        reply.ok().map(LogReply::into_glue)
+    }
+}
+
+impl LogReply {
+    fn into_glue(self) -> Reply {
+        Reply {
+            status: self.status,
+            record: self.record.map(|bytes| bytes.to_vec()),
+            service_type: self.service_type,
+            service_id: self.service_id,
+        }
+    }
+}
+
+impl TrustedContext {
+    fn into_glue(self) -> ContextReply {
+        ContextReply {
+            admission_record_id: self.admission_record_id,
+            trusted_accepted_at: self.trusted_accepted_at,
+            accepted_by_type: self.accepted_by_type,
+            accepted_by_id: self.accepted_by_id,
+        }
     }
 }
 
@@ -179,13 +195,7 @@ impl Host for JsHost<'_> {
 
     fn context(&self) -> Option<ContextReply> {
         let context: Function<(), TrustedContext> = self.0.get("context").ok().flatten()?;
-        let reply = context.call(()).ok()?;
-        Some(ContextReply {
-            admission_record_id: reply.admission_record_id,
-            trusted_accepted_at: reply.trusted_accepted_at,
-            accepted_by_type: reply.accepted_by_type,
-            accepted_by_id: reply.accepted_by_id,
-        })
+        context.call(()).ok().map(TrustedContext::into_glue)
     }
 }
 
@@ -364,4 +374,49 @@ pub fn call_function(method: String, args: String) -> String {
 #[napi(catch_unwind)]
 pub fn native_schedule_loop(count: u32) -> f64 {
     mwp_js_glue::native_schedule_loop(count)
+}
+
+/// An admission driven step by step from JavaScript, for Admission Logs that answer
+/// asynchronously (`step()`, then `onLookup`/`onContext`/`onAppend`, then `result()`).
+/// `None` replies mean the host call failed: admission fails closed.
+#[napi]
+#[derive(Debug)]
+pub struct AdmissionSession(admission::Session);
+
+#[napi]
+impl AdmissionSession {
+    #[napi(constructor, catch_unwind)]
+    pub fn new(replay: bool, kind: String, bytes: Uint8Array, registry: &Registry) -> Self {
+        Self(admission::Session::start(
+            mode(replay),
+            &kind,
+            &bytes,
+            &registry.0,
+        ))
+    }
+
+    #[napi(catch_unwind)]
+    pub fn step(&self) -> String {
+        self.0.step()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn on_lookup(&mut self, reply: Option<LogReply>) {
+        self.0.on_lookup(reply.map(LogReply::into_glue));
+    }
+
+    #[napi(catch_unwind)]
+    pub fn on_context(&mut self, context: Option<TrustedContext>) {
+        self.0.on_context(context.map(TrustedContext::into_glue));
+    }
+
+    #[napi(catch_unwind)]
+    pub fn on_append(&mut self, reply: Option<LogReply>) {
+        self.0.on_append(reply.map(LogReply::into_glue));
+    }
+
+    #[napi(catch_unwind)]
+    pub fn result(&mut self) -> String {
+        self.0.result()
+    }
 }

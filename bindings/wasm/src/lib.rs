@@ -175,14 +175,17 @@ impl Host for JsHost<'_> {
     }
 
     fn context(&self) -> Option<ContextReply> {
-        let context = self.0.context().ok()?;
-        Some(ContextReply {
-            admission_record_id: context.admission_record_id().ok()??,
-            trusted_accepted_at: context.trusted_accepted_at().ok()??,
-            accepted_by_type: context.accepted_by_type().ok()??,
-            accepted_by_id: context.accepted_by_id().ok()??,
-        })
+        context_reply(&self.0.context().ok()?)
     }
+}
+
+fn context_reply(context: &TrustedContext) -> Option<ContextReply> {
+    Some(ContextReply {
+        admission_record_id: context.admission_record_id().ok()??,
+        trusted_accepted_at: context.trusted_accepted_at().ok()??,
+        accepted_by_type: context.accepted_by_type().ok()??,
+        accepted_by_id: context.accepted_by_id().ok()??,
+    })
 }
 
 fn mode(replay: bool) -> Mode {
@@ -325,4 +328,47 @@ impl Handle {
 #[wasm_bindgen(js_name = callFunction)]
 pub fn call_function(method: &str, args: &str) -> String {
     mwp_js_glue::call_function(method, args)
+}
+
+/// An admission driven step by step from JavaScript, for Admission Logs that answer
+/// asynchronously (`step()`, then `onLookup`/`onContext`/`onAppend`, then `result()`).
+/// A missing or malformed reply means the host call failed: admission fails closed.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct AdmissionSession(admission::Session);
+
+#[wasm_bindgen]
+impl AdmissionSession {
+    #[wasm_bindgen(constructor)]
+    pub fn new(replay: bool, kind: &str, bytes: &[u8], registry: &Registry) -> Self {
+        Self(admission::Session::start(
+            mode(replay),
+            kind,
+            bytes,
+            &registry.0,
+        ))
+    }
+
+    pub fn step(&self) -> String {
+        self.0.step()
+    }
+
+    #[wasm_bindgen(js_name = onLookup)]
+    pub fn on_lookup(&mut self, reply: Option<LogReply>) {
+        self.0.on_lookup(reply.and_then(|r| self::reply(Ok(r))));
+    }
+
+    #[wasm_bindgen(js_name = onContext)]
+    pub fn on_context(&mut self, context: Option<TrustedContext>) {
+        self.0.on_context(context.as_ref().and_then(context_reply));
+    }
+
+    #[wasm_bindgen(js_name = onAppend)]
+    pub fn on_append(&mut self, reply: Option<LogReply>) {
+        self.0.on_append(reply.and_then(|r| self::reply(Ok(r))));
+    }
+
+    pub fn result(&mut self) -> String {
+        self.0.result()
+    }
 }

@@ -77,6 +77,14 @@ impl AdmissionError {
         }
     }
 
+    /// The failure of a step-wise flow whose result was taken before it finished: fail closed.
+    pub fn unfinished() -> Self {
+        Self::new(
+            AdmissionReason::LogIndeterminate,
+            "the admission flow did not finish",
+        )
+    }
+
     /// Always `admission`.
     pub fn stage(&self) -> Stage {
         Stage::Admission

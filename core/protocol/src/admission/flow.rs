@@ -1,5 +1,7 @@
 //! The two admission flows of §6.4 and the validation of a returned record.
 
+use std::borrow::Borrow;
+
 use super::error::{AdmissionError, AdmissionReason as R};
 use super::log::{AdmissionLog, AppendOutcome, AuthenticatedRecord, LookupOutcome};
 use super::record::{FirstAdmissionRecord, TrustedAcceptanceContext};
@@ -200,21 +202,25 @@ pub enum AdmissionMode {
 /// The admission flows of §6.4 as a sans-IO state machine: the caller performs each
 /// [`AdmissionStep`] (synchronously or asynchronously, against any log) and feeds the typed
 /// outcome back. [`admit_first`] and [`replay_historical`] drive it over an [`AdmissionLog`].
+///
+/// `V` is how the flow holds the verified document: a reference for a flow driven in one call,
+/// or the document itself for a flow that lives across calls (an asynchronous host).
 #[derive(Debug)]
-pub struct AdmissionFlow<'v> {
-    verified: &'v VerifiedSignedDocument,
+pub struct AdmissionFlow<V: Borrow<VerifiedSignedDocument>> {
+    verified: V,
     mode: AdmissionMode,
     step: AdmissionStep,
     result: Option<Result<AdmittedDocument, AdmissionError>>,
 }
 
-impl<'v> AdmissionFlow<'v> {
+impl<V: Borrow<VerifiedSignedDocument>> AdmissionFlow<V> {
     /// Starts a flow for a document that passed all six stages.
-    pub fn new(verified: &'v VerifiedSignedDocument, mode: AdmissionMode) -> Self {
+    pub fn new(verified: V, mode: AdmissionMode) -> Self {
+        let document = verified.borrow();
         Self {
             step: AdmissionStep::Lookup {
-                organization_id: verified.organization_id.clone(),
-                signing_hash: verified.signing_hash.clone(),
+                organization_id: document.organization_id.clone(),
+                signing_hash: document.signing_hash.clone(),
             },
             verified,
             mode,
@@ -239,11 +245,12 @@ impl<'v> AdmissionFlow<'v> {
     }
 
     fn finish_with_record(&mut self, record: &AuthenticatedRecord, existing: bool) {
-        let result = validate_record(record, self.verified).map(|validated| AdmittedDocument {
-            record: validated,
-            record_bytes: record.bytes.clone(),
-            existing,
-        });
+        let result =
+            validate_record(record, self.verified.borrow()).map(|validated| AdmittedDocument {
+                record: validated,
+                record_bytes: record.bytes.clone(),
+                existing,
+            });
         self.finish(result);
     }
 
@@ -272,7 +279,6 @@ impl<'v> AdmissionFlow<'v> {
         if self.step != AdmissionStep::TrustedContext {
             return self.unexpected("trusted context");
         }
-        let verified = self.verified;
         let trusted = match Timestamp::parse(&context.trusted_accepted_at) {
             Ok(trusted) => trusted,
             Err(e) => {
@@ -280,9 +286,10 @@ impl<'v> AdmissionFlow<'v> {
                 return self.finish(Err(AdmissionError::new(R::MalformedTrustedTime, detail)));
             }
         };
-        if let Err(error) = interval(verified, trusted.instant()) {
+        if let Err(error) = interval(self.verified.borrow(), trusted.instant()) {
             return self.finish(Err(error));
         }
+        let verified = self.verified.borrow();
         // Preparing the candidate appends nothing and implies no success (§6.4).
         let candidate = FirstAdmissionRecord {
             admission_record_id: context.admission_record_id,
@@ -322,7 +329,7 @@ impl<'v> AdmissionFlow<'v> {
 
 /// Drives a flow against a synchronous log.
 fn drive(
-    mut flow: AdmissionFlow<'_>,
+    mut flow: AdmissionFlow<&VerifiedSignedDocument>,
     log: &dyn AdmissionLog,
     context: &mut dyn FnMut() -> TrustedAcceptanceContext,
 ) -> Result<AdmittedDocument, AdmissionError> {
@@ -344,12 +351,9 @@ fn drive(
                 flow.on_append(outcome);
             }
             AdmissionStep::Done => {
-                return flow.result().unwrap_or_else(|| {
-                    Err(AdmissionError::new(
-                        R::LogIndeterminate,
-                        "the flow ended without a result",
-                    ))
-                });
+                return flow
+                    .result()
+                    .unwrap_or_else(|| Err(AdmissionError::unfinished()));
             }
         }
     }
