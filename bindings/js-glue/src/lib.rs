@@ -352,17 +352,7 @@ pub fn bundle_paths() -> String {
 pub fn verify_cryptography_bundle() -> String {
     finish(
         bundle::verify_cryptography_bundle()
-            .map(|s| {
-                Obj::new()
-                    .str("sourceCommit", s.source_commit)
-                    .str("profileId", s.profile_id)
-                    .int("manifestVersion", s.manifest_version)
-                    .str("artifactDigest", s.artifact_digest)
-                    .num("artifactCount", s.artifact_count as u64)
-                    .num("caseCount", s.case_count as u64)
-                    .num("evaluationCount", s.evaluation_count as u64)
-                    .build()
-            })
+            .map(|summary| summary.to_value())
             .map_err(|e| Failure::bundle(&e)),
     )
 }
@@ -370,18 +360,7 @@ pub fn verify_cryptography_bundle() -> String {
 pub fn verify_admission_bundle() -> String {
     finish(
         bundle::verify_admission_bundle()
-            .map(|s| {
-                Obj::new()
-                    .str("sourceCommit", s.source_commit)
-                    .str("profileId", s.profile_id)
-                    .int("manifestVersion", s.manifest_version)
-                    .str("artifactDigest", s.artifact_digest)
-                    .str("cryptographyArtifactDigest", s.cryptography_artifact_digest)
-                    .num("artifactCount", s.artifact_count as u64)
-                    .num("caseCount", s.case_count as u64)
-                    .num("evaluationCount", s.evaluation_count as u64)
-                    .build()
-            })
+            .map(|summary| summary.to_value())
             .map_err(|e| Failure::bundle(&e)),
     )
 }

@@ -75,6 +75,64 @@ pub struct AdmissionBundleSummary {
     pub evaluation_count: usize,
 }
 
+fn summary_value(members: &[(&str, Value)]) -> Value {
+    let mut object = crate::json::Object::new();
+    for (name, value) in members {
+        object.insert(name, value.clone());
+    }
+    Value::Object(object)
+}
+
+fn count(n: usize) -> Value {
+    Value::Number(crate::json::Number::from_u64(n as u64))
+}
+
+impl CryptographyBundleSummary {
+    /// The summary as a JSON object with camelCase members.
+    pub fn to_value(&self) -> Value {
+        summary_value(&[
+            ("sourceCommit", Value::string(self.source_commit.clone())),
+            ("profileId", Value::string(self.profile_id.clone())),
+            (
+                "manifestVersion",
+                Value::Number(crate::json::Number::from_i64(self.manifest_version)),
+            ),
+            (
+                "artifactDigest",
+                Value::string(self.artifact_digest.clone()),
+            ),
+            ("artifactCount", count(self.artifact_count)),
+            ("caseCount", count(self.case_count)),
+            ("evaluationCount", count(self.evaluation_count)),
+        ])
+    }
+}
+
+impl AdmissionBundleSummary {
+    /// The summary as a JSON object with camelCase members.
+    pub fn to_value(&self) -> Value {
+        summary_value(&[
+            ("sourceCommit", Value::string(self.source_commit.clone())),
+            ("profileId", Value::string(self.profile_id.clone())),
+            (
+                "manifestVersion",
+                Value::Number(crate::json::Number::from_i64(self.manifest_version)),
+            ),
+            (
+                "artifactDigest",
+                Value::string(self.artifact_digest.clone()),
+            ),
+            (
+                "cryptographyArtifactDigest",
+                Value::string(self.cryptography_artifact_digest.clone()),
+            ),
+            ("artifactCount", count(self.artifact_count)),
+            ("caseCount", count(self.case_count)),
+            ("evaluationCount", count(self.evaluation_count)),
+        ])
+    }
+}
+
 fn count_evaluations(manifest: &Value) -> (usize, usize) {
     let cases = manifest
         .get("cases")

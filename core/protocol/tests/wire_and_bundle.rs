@@ -202,3 +202,26 @@ fn tampered_bundles_are_detected() {
         "{error}"
     );
 }
+
+#[test]
+fn bundle_summaries_have_a_json_form() {
+    let value = verify_cryptography_bundle().unwrap().to_value();
+    assert_eq!(
+        value
+            .get("evaluationCount")
+            .and_then(|v| v.as_number())
+            .and_then(|n| n.as_i64()),
+        Some(62)
+    );
+    assert_eq!(
+        value.get("sourceCommit").and_then(|v| v.as_str()),
+        Some(SOURCE_COMMIT)
+    );
+    let value = verify_admission_bundle().unwrap().to_value();
+    assert_eq!(
+        value
+            .get("cryptographyArtifactDigest")
+            .and_then(|v| v.as_str()),
+        Some("sha256:5eade516e4bc5dcf04477727ebcccd11f33348b2d9135fb6fe0365c6e6cc2ea3")
+    );
+}
