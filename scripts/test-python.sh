@@ -38,8 +38,11 @@ step "install the wheel"
 EMPTY="$(mktemp -d)"
 trap 'rm -rf "$EMPTY"' EXIT
 
-step "console script from an empty directory"
-( cd "$EMPTY" && "$VENV/bin/missionweaveprotocol-conformance" )
+step "the wheel alone in a fresh venv: console script from an empty directory"
+"${PYTHON:-python3}" -m venv "$EMPTY/fresh"
+"$EMPTY/fresh/bin/python" -m pip install -q --disable-pip-version-check --no-index "$WHEEL"
+( cd "$EMPTY" && "$EMPTY/fresh/bin/missionweaveprotocol-conformance" \
+    && "$EMPTY/fresh/bin/python" -c "import missionweaveprotocol as m; print(m.verify_cryptography_bundle().evaluation_count, 'cryptography evaluations pinned')" )
 
 step "typing: stubtest (_native.pyi against the built module) and mypy --strict"
 ( cd "$EMPTY" && "$VENV/bin/python" -m mypy.stubtest missionweaveprotocol._native \
