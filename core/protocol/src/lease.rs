@@ -429,6 +429,27 @@ impl Lease {
         Ok(())
     }
 
+    /// Restores recorded renewals when reading a lease back from its document: the count and
+    /// the last renewal instant (which must lie in `[startsAt, expiresAt)`), with no renewal
+    /// exactly when the count is zero.
+    pub(crate) fn restore_history(
+        &mut self,
+        renewal_count: u64,
+        last_renewed_at: Option<UnixMillis>,
+    ) -> Result<(), LeaseError> {
+        match (renewal_count, last_renewed_at) {
+            (0, None) => Ok(()),
+            (1..=MAX_SAFE_INTEGER, Some(at))
+                if at >= self.window.starts_at && at < self.window.expires_at =>
+            {
+                self.renewal_count = renewal_count;
+                self.last_renewed_at = Some(at);
+                Ok(())
+            }
+            _ => Err(LeaseError::InvalidField("lastRenewedAt")),
+        }
+    }
+
     /// Checkpoint, block or submission (§11.3). Must happen before expiry.
     pub fn release(&mut self, at: UnixMillis, reason: &str) -> Result<bool, LeaseError> {
         self.close(LeaseState::Released, at, reason)

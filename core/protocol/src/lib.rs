@@ -34,6 +34,7 @@ pub mod error;
 pub mod execution;
 pub mod json;
 pub mod lease;
+pub mod lease_document;
 pub mod principal;
 pub mod registry;
 pub mod resources;

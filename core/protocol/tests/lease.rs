@@ -336,3 +336,100 @@ fn every_lease_type_and_state_is_schema_valid() {
         "renewed without lastRenewedAt"
     );
 }
+
+#[test]
+fn documents_read_back_to_the_same_lease() {
+    use missionweaveprotocol::lease_document::LeaseDocumentError;
+    let mut renewed = execution();
+    renewed.renew(at(10), at(90)).unwrap();
+    let mut released = execution();
+    released.renew(at(5), at(80)).unwrap();
+    released.release(at(20), "checkpointed").unwrap();
+    let mut revoked = execution();
+    revoked.revoke(at(20), "session replaced").unwrap();
+    let mut expired = execution();
+    expired.expire(at(61), "lease expired").unwrap();
+    for lease in [
+        execution(),
+        renewed,
+        released,
+        revoked,
+        expired,
+        Lease::ownership(binding(), "urn:uuid:w1", 1, at(30), window(60)).unwrap(),
+        Lease::coordinator(binding(), 7, window(60)).unwrap(),
+        Lease::blocked(binding(), "urn:uuid:w1", 1, window(60), Some(at(100))).unwrap(),
+        Lease::blocked(binding(), "urn:uuid:w1", 1, window(60), None).unwrap(),
+    ] {
+        let text = lease.to_json_string().unwrap();
+        assert_eq!(Lease::from_json(text.as_bytes()), Ok(lease), "{text}");
+    }
+    // Negative: what the record type could not have produced is refused.
+    let base = execution().to_json_string().unwrap();
+    let refuse = |text: String| Lease::from_json(text.as_bytes()).unwrap_err();
+    assert!(matches!(refuse("{".into()), LeaseDocumentError::Parse(_)));
+    assert!(matches!(
+        refuse(base.replace("\"state\":\"active\"", "\"state\":\"paused\"")),
+        LeaseDocumentError::Schema(_)
+    ));
+    assert!(matches!(
+        refuse(base.replace(
+            "\"startsAt\":\"2026-01-01T00:00:00.000Z\"",
+            "\"startsAt\":\"2026-01-01T00:00:00.0001Z\""
+        )),
+        LeaseDocumentError::Precision("startsAt")
+    ));
+    assert!(matches!(
+        refuse(base.replace(
+            "\"state\":\"active\"",
+            "\"closedAt\":\"2026-01-01T00:00:20.000Z\",\"closureReason\":\"x\",\"state\":\"active\""
+        )),
+        LeaseDocumentError::Inconsistent(_) | LeaseDocumentError::Schema(_)
+    ));
+    assert!(matches!(
+        refuse(base.replace("\"state\":\"active\"", "\"closedAt\":\"2026-01-01T00:00:20.000Z\",\"closureReason\":\"x\",\"state\":\"expired\"")),
+        LeaseDocumentError::Inconsistent(LeaseError::InvalidWindow)
+    ));
+    assert!(matches!(
+        refuse(base.replace(
+            "\"renewalCount\":0",
+            "\"lastRenewedAt\":\"2026-01-01T00:05:00.000Z\",\"renewalCount\":1"
+        )),
+        LeaseDocumentError::Inconsistent(LeaseError::InvalidField("lastRenewedAt"))
+    ));
+    assert!(matches!(
+        refuse(base.replace(
+            "\"leaseType\":\"execution\"",
+            "\"coordinatorEpoch\":3,\"leaseType\":\"execution\""
+        )),
+        LeaseDocumentError::Inconsistent(LeaseError::InvalidField("leaseType"))
+            | LeaseDocumentError::Schema(_)
+    ));
+    assert!(matches!(
+        refuse(base.replace(
+            "\"expiresAt\":\"2026-01-01T00:01:00.000Z\"",
+            "\"expiresAt\":\"2025-01-01T00:01:00.000Z\""
+        )),
+        LeaseDocumentError::Inconsistent(LeaseError::InvalidWindow)
+    ));
+    assert_eq!(refuse("{".into()).code(), "PROTOCOL_VIOLATION");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Whatever sequence of operations a lease went through, its document reads back equal.
+    #[test]
+    fn any_history_round_trips(ops in proptest::collection::vec((0u8..5, 0i64..120, 0i64..200), 0..8)) {
+        let mut lease = execution();
+        for (op, a, b) in ops {
+            let _ = match op {
+                0 | 1 => lease.renew(at(a), at(a + b)).map(|_| true),
+                2 => lease.release(at(a), "released"),
+                3 => lease.revoke(at(a), "revoked"),
+                _ => lease.expire(at(a), "expired"),
+            };
+        }
+        let text = lease.to_json_string().unwrap();
+        proptest::prop_assert_eq!(Lease::from_json(text.as_bytes()), Ok(lease));
+    }
+}
