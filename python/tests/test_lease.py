@@ -176,3 +176,24 @@ def test_other_lease_types() -> None:
         coord.check_claim(agent_id="a", lease_id="urn:lease:o", session_epoch=1,
                           coordinator_epoch=6, now=at(1))
     assert info.value.code == "AUTH_STALE_COORDINATOR"
+
+
+def test_documents_read_back() -> None:
+    renewed = lease().renew(at=at(10), expires_at=at(400))
+    closed = renewed.close(LeaseState.RELEASED, at=at(20), reason="checkpointed")
+    for original in [lease(), renewed, closed]:
+        assert ExecutionLease.from_json(original.to_json()).to_json() == original.to_json()
+        assert ExecutionLease.from_dict(original.to_dict()).to_dict() == original.to_dict()
+    back = ExecutionLease.from_dict(closed.to_dict())
+    assert back.state is LeaseState.RELEASED and back.renewal_count == 1 and back.closed_at == at(20)
+    doc = lease().to_dict()
+    with pytest.raises(MissionWeaveError) as not_json:
+        ExecutionLease.from_json("{")
+    assert not_json.value.code == "PROTOCOL_VIOLATION"
+    with pytest.raises(MissionWeaveError) as schema:
+        ExecutionLease.from_dict({**doc, "state": "paused"})
+    assert schema.value.code == "SCHEMA_VALIDATION_FAILED"
+    with pytest.raises(LeaseError):
+        ExecutionLease.from_dict({**doc, "state": "expired", "closedAt": doc["issuedAt"], "closureReason": "x"})
+    with pytest.raises(LeaseError):
+        ExecutionLease.from_dict({**doc, "startsAt": "2026-01-02T03:04:05.0061Z"})

@@ -338,6 +338,21 @@ fn dimension_extra(py: Python<'_>, d: Option<Dimension>) -> Vec<(&'static str, B
     .unwrap_or_default()
 }
 
+/// A lease document that cannot be read back: a parse error, a schema error, or the
+/// `LeaseError` of the rule it breaks.
+pub fn lease_document_error(
+    py: Python<'_>,
+    error: &missionweaveprotocol::lease_document::LeaseDocumentError,
+) -> PyErr {
+    use missionweaveprotocol::lease_document::LeaseDocumentError as E;
+    match error {
+        E::Parse(parse) => parse_error(py, parse),
+        E::Schema(issue) => schema_issue(py, issue),
+        E::Precision(field) => lease_error(py, &LeaseError::InvalidField(field)),
+        E::Inconsistent(inner) => lease_error(py, inner),
+    }
+}
+
 /// A lease operation or lease-bound Command refused: `LeaseError`.
 pub fn lease_error(py: Python<'_>, error: &LeaseError) -> PyErr {
     let (kind, text) = match error {

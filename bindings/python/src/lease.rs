@@ -378,6 +378,25 @@ impl ExecutionLease {
             .map_err(|e| errors::lease_error(py, &e))
     }
 
+    /// Reads a lease back from its `lease.schema.json` document text (strict JSON, the schema,
+    /// then the lease rules; sub-millisecond times are refused).
+    #[staticmethod]
+    fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let bytes = convert::bytes_arg(py, text, "text", true)?;
+        CoreLease::from_json(&bytes)
+            .map(|inner| Self { inner })
+            .map_err(|e| errors::lease_document_error(py, &e))
+    }
+
+    /// Reads a lease back from its document as plain Python values (as `to_dict` gives).
+    #[staticmethod]
+    fn from_dict(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let value = crate::canonical_value(py, data)?;
+        CoreLease::from_value(&value)
+            .map(|inner| Self { inner })
+            .map_err(|e| errors::lease_document_error(py, &e))
+    }
+
     /// The `lease.schema.json` document in RFC 8785 canonical form.
     fn to_json(&self, py: Python<'_>) -> PyResult<String> {
         self.inner

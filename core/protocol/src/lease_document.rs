@@ -3,9 +3,9 @@
 //! against the schema, then rebuilt through the same constructors and consistency rules that
 //! created it: a document the record type could not have produced is refused.
 
-use crate::json::{Value, parse};
+use crate::json::{ParseError, Value, parse};
 use crate::lease::{Lease, LeaseBinding, LeaseError, LeaseState, LeaseType, LeaseWindow};
-use crate::schema::SchemaCatalog;
+use crate::schema::{SchemaCatalog, SchemaIssue};
 use crate::schema_formats::Timestamp;
 use crate::unix_millis::UnixMillis;
 
@@ -13,9 +13,9 @@ use crate::unix_millis::UnixMillis;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LeaseDocumentError {
     /// Not strict JSON.
-    Parse(String),
+    Parse(ParseError),
     /// Not valid against `lease.schema.json`.
-    Schema(String),
+    Schema(SchemaIssue),
     /// Schema-valid, but a timestamp has finer than millisecond precision.
     Precision(&'static str),
     /// Schema-valid, but inconsistent with the lease rules (the error says which).
@@ -37,8 +37,8 @@ impl LeaseDocumentError {
 impl core::fmt::Display for LeaseDocumentError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::Parse(detail) => write!(f, "lease document is not strict JSON: {detail}"),
-            Self::Schema(detail) => write!(f, "lease document does not match its schema: {detail}"),
+            Self::Parse(error) => write!(f, "lease document is not strict JSON: {error}"),
+            Self::Schema(issue) => write!(f, "lease document does not match its schema: {issue}"),
             Self::Precision(field) => {
                 write!(f, "lease {field} has finer than millisecond precision")
             }
@@ -65,8 +65,10 @@ fn millis(document: &Value, name: &'static str) -> Result<Option<UnixMillis>, Le
     let Some(raw) = text(document, name) else {
         return Ok(None);
     };
-    let timestamp =
-        Timestamp::parse(raw).map_err(|e| LeaseDocumentError::Schema(format!("{name}: {e}")))?;
+    // The schema already asserted the timestamp profile, so this parse cannot fail.
+    let Ok(timestamp) = Timestamp::parse(raw) else {
+        return Err(LeaseDocumentError::Precision(name));
+    };
     if timestamp.instant().fraction_digits().len() > 3 {
         return Err(LeaseDocumentError::Precision(name));
     }
@@ -85,7 +87,7 @@ fn required(
 impl Lease {
     /// Reads a lease from its document bytes (strict JSON).
     pub fn from_json(bytes: &[u8]) -> Result<Lease, LeaseDocumentError> {
-        let value = parse(bytes).map_err(|e| LeaseDocumentError::Parse(e.to_string()))?;
+        let value = parse(bytes).map_err(LeaseDocumentError::Parse)?;
         Lease::from_value(&value)
     }
 
@@ -94,7 +96,7 @@ impl Lease {
     pub fn from_value(document: &Value) -> Result<Lease, LeaseDocumentError> {
         SchemaCatalog::embedded()
             .validate("lease", document)
-            .map_err(|issue| LeaseDocumentError::Schema(issue.to_string()))?;
+            .map_err(LeaseDocumentError::Schema)?;
         let inconsistent = LeaseDocumentError::Inconsistent;
         let binding = LeaseBinding {
             lease_id: text(document, "leaseId").unwrap_or_default().to_owned(),
