@@ -416,6 +416,8 @@ export declare class ExecutionLease {
   static ownership(fields: WorkLeaseFields & { startBy: TimeInput }): ExecutionLease;
   static blocked(fields: WorkLeaseFields & { graceExpiresAt?: TimeInput }): ExecutionLease;
   static coordinator(fields: LeaseCommon & { coordinatorEpoch: number }): ExecutionLease;
+  /** Reads a lease back from its `lease.schema.json` document (as `toJSON()` gives). */
+  static fromJSON(document: string | object): ExecutionLease;
   readonly leaseId: string; readonly leaseType: 'coordinator' | 'ownership' | 'execution' | 'blocked';
   readonly missionId: string; readonly groupId: string; readonly holderAgentId: string; readonly sessionEpoch: number;
   readonly workItemId: string | null; readonly ownershipEpoch: number | null; readonly coordinatorEpoch: number | null;

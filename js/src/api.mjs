@@ -733,6 +733,12 @@ function authorityApi(raw, backendModule) {
     /** The Coordinator's lease (`coordinatorEpoch`, no WorkItem). */
     static coordinator(fields) { return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'coordinator', fields); }
 
+    /** Reads a lease back from its `lease.schema.json` document (text or object, as `toJSON()` gives). */
+    static fromJSON(document) {
+      const text = typeof document === 'string' ? document : JSON.stringify(document);
+      return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'document', text);
+    }
+
     /** The observed state at `now` (an active lease past its expiry is `expired`). */
     stateAt(now) { return call(this, 'stateAt', [toMillis(now, 'now')]); }
 

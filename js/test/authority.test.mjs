@@ -104,6 +104,17 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       assert.equal(lease.toJSON().closedAt, new Date(T0 + 45_000).toISOString());
       assert.equal(api.canonicalize(JSON.stringify(lease)), reference.get('lease').document);
       api.validateSchema('lease', JSON.stringify(lease));
+      // The document reads back to the same lease, as text or as an object.
+      const back = api.ExecutionLease.fromJSON(lease.toJSON());
+      assert.equal(back.toCanonicalJSON(), lease.toCanonicalJSON());
+      assert.equal(back.state, 'released');
+      assert.equal(back.renewalCount, 1);
+      assert.equal(api.ExecutionLease.fromJSON(lease.toCanonicalJSON()).closedAt, T0 + 45_000);
+      assert.throws(() => api.ExecutionLease.fromJSON('{'), (e) => e instanceof api.ParseError && e.code === 'PROTOCOL_VIOLATION');
+      assert.throws(() => api.ExecutionLease.fromJSON({ ...lease.toJSON(), state: 'paused' }),
+        (e) => e instanceof api.SchemaValidationError && e.code === 'SCHEMA_VALIDATION_FAILED');
+      assert.throws(() => api.ExecutionLease.fromJSON({ ...lease.toJSON(), state: 'expired' }),
+        (e) => e instanceof api.LeaseError && e.code === 'INVALID_COMMAND');
     });
 
     test('lease rules, each refused with its wire code', () => {

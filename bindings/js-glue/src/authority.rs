@@ -19,6 +19,7 @@ use missionweaveprotocol::json::{Number, Value, parse};
 use missionweaveprotocol::lease::{
     Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseState, LeaseWindow,
 };
+use missionweaveprotocol::lease_document::LeaseDocumentError;
 use missionweaveprotocol::resources::{MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol::snapshot_json::{SnapshotFormatError, resources_to_value};
 use missionweaveprotocol::unix_millis::UnixMillis;
@@ -108,6 +109,19 @@ impl LeaseHandle {
     /// expiresAt, …type-specific}]`; `lease_type`: execution, ownership, blocked, coordinator.
     pub fn new(lease_type: &str, args: &str) -> Res<Self> {
         let args = Args::parse(args)?;
+        if lease_type == "document" {
+            // `[documentText]`: a `lease.schema.json` document read back through the core.
+            return Lease::from_json(args.str(0, "document")?.as_bytes())
+                .map(Self)
+                .map_err(|e| match e {
+                    LeaseDocumentError::Parse(error) => Failure::parse(&error),
+                    LeaseDocumentError::Schema(issue) => Failure::schema(&issue),
+                    LeaseDocumentError::Precision(field) => {
+                        lease_failure(&LeaseError::InvalidField(field))
+                    }
+                    LeaseDocumentError::Inconsistent(error) => lease_failure(&error),
+                });
+        }
         let mut r = args.reader(0, "lease")?;
         let binding = LeaseBinding {
             lease_id: r.string("leaseId")?.to_owned(),
