@@ -1,17 +1,90 @@
 """RFC 8785 (JCS) canonical JSON and content hashes, computed by the Rust core.
 
-Values are the JSON domain: ``dict`` (``str`` keys), ``list``/``tuple``, ``str``, ``int``,
-``float`` (finite), ``bool`` and ``None``. Anything else raises :class:`CanonicalizationError`.
+JSON-domain values (``dict`` with ``str`` keys, ``list``/``tuple``, ``str``, ``int``, finite
+``float``, ``bool``, ``None``) go straight to the core. Like the reference runtime, common host
+types are normalised first when present: ``Enum`` → its value; timezone-aware ``datetime`` →
+UTC RFC 3339 with microseconds (``.000000Z`` written ``Z``; naive datetimes are refused);
+``date`` → ISO date; ``UUID`` → text; ``bytes`` → unpadded base64url; finite ``Decimal`` →
+positional decimal text; sets → lists sorted by canonical bytes; other sequences → lists;
+mappings → dicts; models with ``model_dump`` → their aliased dump. Anything else raises
+:class:`CanonicalizationError`.
 """
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping, Sequence, Set
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from enum import Enum
 from typing import Any
+from uuid import UUID
 
 from . import _native
-from ._native import canonical_bytes, canonical_hash, canonicalize_json, parse_json
+from ._native import canonicalize_json, encode_base64url, parse_json
 from .errors import CanonicalizationError, JsonParseError
+
+_MAX_DEPTH = 128
+
+
+def _refuse(message: str) -> CanonicalizationError:
+    return CanonicalizationError(message, code="PROTOCOL_VIOLATION", stage="canonicalization", detail=message)
+
+
+def _normalise(value: Any, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        raise _refuse("the value is nested too deeply (or contains itself)")
+    if value is None or isinstance(value, (bool, int, str)):
+        return value.value if isinstance(value, Enum) else value
+    if isinstance(value, Enum):
+        return _normalise(value.value, depth + 1)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise _refuse("naive datetimes have no instant; give a timezone")
+        text = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return text.replace(".000000Z", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return encode_base64url(bytes(value))
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise _refuse(f"{value} is not a finite number")
+        return format(value, "f")
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _normalise(dump(by_alias=True, mode="python"), depth + 1)
+    if isinstance(value, Mapping):
+        out = {}
+        for key, member in value.items():
+            if not isinstance(key, str):
+                raise _refuse(f"object member names must be str, not {type(key).__name__}")
+            out[key] = _normalise(member, depth + 1)
+        return out
+    if isinstance(value, Set):
+        items = [_normalise(item, depth + 1) for item in value]
+        return sorted(items, key=_native.canonical_bytes)
+    if isinstance(value, Sequence):
+        return [_normalise(item, depth + 1) for item in value]
+    raise _refuse(f"{type(value).__name__} is not a JSON value")
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The RFC 8785 bytes of ``value`` (host types normalised as the module explains)."""
+    try:
+        return _native.canonical_bytes(value)
+    except CanonicalizationError:
+        # Only host types need the slower path; JSON-domain failures fail again identically.
+        return _native.canonical_bytes(_normalise(value))
+
+
+def canonical_hash(value: Any) -> str:
+    """``sha256:`` + lowercase hex SHA-256 of :func:`canonical_bytes`."""
+    return _native.sha256_prefixed_hex(canonical_bytes(value))
 
 
 def canonical_json(value: Any) -> str:
