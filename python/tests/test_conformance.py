@@ -143,3 +143,30 @@ def test_main_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert conformance.main(["--bundle", "structural"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("bundle: embedded bundle at ") and out[-1] == "58/58 structural vectors passed"
+
+
+def test_run_manifest_with_another_manifest(tmp_path: Path) -> None:
+    import json
+
+    from missionweaveprotocol import bundle, conformance
+
+    assert conformance.run_manifest().ok
+    for path in bundle.embedded_paths():
+        if path.startswith(("schemas/", "conformance/")):
+            target = tmp_path / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = bundle.embedded_file(path)
+            assert data is not None
+            target.write_bytes(data)
+    entries = [
+        {"name": "a", "schema": "schemas/command.schema.json", "instance": "conformance/vectors/valid/command.json", "valid": True},
+        {"name": "b", "schema": "schemas/command.schema.json", "instance": "conformance/vectors/invalid/command-missing-signature.json", "valid": False},
+    ]
+    (tmp_path / "conformance/two.json").write_text(json.dumps(entries))
+    report = conformance.run_manifest(tmp_path, manifest_path="conformance/two.json")
+    assert report.ok
+    assert report.reports[0].summary() == "2/2 structural vectors passed"
+    entries[1]["valid"] = True
+    (tmp_path / "conformance/two.json").write_text(json.dumps(entries))
+    report = conformance.run_manifest(tmp_path, manifest_path="conformance/two.json")
+    assert not report.ok and report.reports[0].summary() == "1/2 structural vectors passed"

@@ -239,6 +239,37 @@ pub fn run_conformance(
             source.as_dyn().describe(),
         )
     });
+    conformance_report(py, report, description)
+}
+
+/// Runs one structural manifest (a path relative to the bundle root) from the embedded bundle
+/// or the directory `root`: the reference's `run_manifest(root, manifest_path)`.
+#[pyfunction]
+#[pyo3(signature = (manifest_path, root = None))]
+pub fn run_structural_manifest(
+    py: Python<'_>,
+    manifest_path: &Bound<'_, PyAny>,
+    root: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ConformanceReport> {
+    let manifest_path = convert::str_arg(py, manifest_path, "manifest_path")?;
+    let source = Source::open(py, root)?;
+    let (report, description) = py.detach(|| {
+        let report = conformance::run_structural_manifest(source.as_dyn(), &manifest_path);
+        (
+            conformance::ConformanceReport {
+                reports: vec![report],
+            },
+            source.as_dyn().describe(),
+        )
+    });
+    conformance_report(py, report, description)
+}
+
+fn conformance_report(
+    py: Python<'_>,
+    report: conformance::ConformanceReport,
+    description: String,
+) -> PyResult<ConformanceReport> {
     let json = missionweaveprotocol_cli::to_json_line(&report.to_value());
     let ok = report.ok();
     let reports = report

@@ -207,6 +207,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundle::embedded_file, m)?)?;
     m.add_function(wrap_pyfunction!(bundle::embedded_paths, m)?)?;
     m.add_function(wrap_pyfunction!(bundle::run_conformance, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle::run_structural_manifest, m)?)?;
     // wire
     m.add_class::<wire::Frame>()?;
     m.add_class::<wire::ReceivedCommandFrame>()?;

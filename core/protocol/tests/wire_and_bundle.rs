@@ -225,3 +225,39 @@ fn bundle_summaries_have_a_json_form() {
         Some("sha256:5eade516e4bc5dcf04477727ebcccd11f33348b2d9135fb6fe0365c6e6cc2ea3")
     );
 }
+
+/// The embedded bundle plus one extra manifest file.
+struct WithManifest(Vec<u8>);
+
+impl BundleSource for WithManifest {
+    fn read(&self, path: &str) -> Option<Cow<'_, [u8]>> {
+        if path == "conformance/custom.json" {
+            return Some(Cow::Borrowed(&self.0));
+        }
+        EmbeddedBundle.read(path)
+    }
+    fn list(&self, prefix: &str) -> Vec<String> {
+        EmbeddedBundle.list(prefix)
+    }
+    fn describe(&self) -> String {
+        "custom manifest".into()
+    }
+}
+
+#[test]
+fn another_structural_manifest_can_be_run() {
+    use missionweaveprotocol::conformance::run_structural_manifest;
+    let two = br#"[{"name":"a","schema":"schemas/command.schema.json","instance":"conformance/vectors/valid/command.json","valid":true},
+                   {"name":"b","schema":"schemas/command.schema.json","instance":"conformance/vectors/invalid/command-missing-signature.json","valid":false}]"#;
+    let report = run_structural_manifest(&WithManifest(two.to_vec()), "conformance/custom.json");
+    assert!(report.ok(), "{:?}", report.failures);
+    assert_eq!((report.passed, report.total), (2, 2));
+    let wrong = String::from_utf8(two.to_vec())
+        .unwrap()
+        .replace("\"valid\":false", "\"valid\":true");
+    let report =
+        run_structural_manifest(&WithManifest(wrong.into_bytes()), "conformance/custom.json");
+    assert_eq!((report.passed, report.total), (1, 2));
+    let pinned = run_structural_manifest(&EmbeddedBundle, "conformance/manifest.json");
+    assert_eq!((pinned.passed, pinned.total), (58, 58));
+}

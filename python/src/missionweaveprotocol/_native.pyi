@@ -108,6 +108,7 @@ __all__ = [
     "parse_timestamp",
     "replay_historical",
     "run_conformance",
+    "run_structural_manifest",
     "sha256_prefixed_hex",
     "stage_wire_code",
     "validate_record",
@@ -459,6 +460,7 @@ class ConformanceReport:
     def to_json(self) -> str: ...
 
 def run_conformance(bundles: Sequence[str], root: Optional[_Path] = None) -> ConformanceReport: ...
+def run_structural_manifest(manifest_path: str, root: Optional[_Path] = None) -> ConformanceReport: ...
 
 @final
 class SchemaCatalog:

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Iterable, List, Optional, Sequence, Union
 
-from ._native import BundleReport, ConformanceReport, SchemaCatalog, run_conformance
+from ._native import BundleReport, ConformanceReport, SchemaCatalog, run_conformance, run_structural_manifest
 from .errors import BundleVerificationError, SchemaValidationError
 
 BUNDLES = ("structural", "cryptography", "admission")
@@ -26,9 +26,15 @@ def run(bundles: Iterable[str] = BUNDLES, root: Optional[PathLike] = None) -> Co
     return run_conformance(list(bundles), root)
 
 
-def run_manifest(root: Optional[PathLike] = None) -> ConformanceReport:
-    """Runs the structural (schema) conformance vectors, as the reference's ``run_manifest``."""
-    return run_conformance(["structural"], root)
+def run_manifest(root: Optional[PathLike] = None, manifest_path: Optional[str] = None) -> ConformanceReport:
+    """Runs the structural (schema) conformance vectors, as the reference's ``run_manifest``.
+
+    ``manifest_path`` names another manifest of the same shape, relative to the bundle root;
+    the pinned count and closure checks apply only to the pinned ``conformance/manifest.json``.
+    """
+    if manifest_path is None:
+        return run_conformance(["structural"], root)
+    return run_structural_manifest(manifest_path, root)
 
 
 def _debug(text: str) -> str:

@@ -12,7 +12,7 @@ pub use admission::run_admission_bundle;
 pub use cryptography::run_cryptography_bundle;
 pub use report::{BundleKind, BundleReport, ConformanceReport, EvaluationFailure};
 pub use source::{BundleSource, EmbeddedBundle};
-pub use structural::run_structural_bundle;
+pub use structural::{STRUCTURAL_MANIFEST, run_structural_bundle, run_structural_manifest};
 
 pub use crate::schema::SchemaCatalog;
 
