@@ -52,7 +52,7 @@ if [ ! -f "$ROOT/js/node_modules/.package-lock.json" ] || [ "$ROOT/js/package-lo
 fi
 
 step "build: napi addon and native reference (release)"
-cargo build --release --locked -p missionweaveprotocol-node -p missionweaveprotocol-js-glue
+cargo build --release --locked -p missionweaveprotocol-node -p missionweaveprotocol-testkit
 step "build: WebAssembly (release, wasm32-unknown-unknown)"
 cargo build --release --locked -p missionweaveprotocol-wasm --target wasm32-unknown-unknown
 WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm.wasm"

@@ -5,10 +5,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/setup-rust.sh
+bash scripts/check-tracked-binaries.sh
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace
-# The sans-IO core builds for browsers and edge runtimes (no threads there).
-cargo check --locked -p missionweaveprotocol --target wasm32-unknown-unknown --no-default-features --features conformance-bundle
-cargo build --release --locked -p missionweaveprotocol --examples
+# The sans-IO crates build for browsers and edge runtimes (no threads there); never the whole
+# workspace (pyo3 does not build for wasm32).
+cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-authority -p missionweaveprotocol-ffi \
+  --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
+cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-authority --examples
 target/release/examples/fuzz_verify 10

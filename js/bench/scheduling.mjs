@@ -1,9 +1,10 @@
 // Scheduling benchmark: admit + dispatch + complete 10,000 WorkItems over 8 Groups (8 slots,
-// priorities (37·i mod 201) − 100) natively inside the napi addon, through the napi API and
+// priorities (37·i mod 201) − 100) natively (a Rust process: `mwp-native-baselines` of the dev-only testkit), through the napi API and
 // through the WebAssembly build in Node. One JSON line per figure (best of ROUNDS runs, ms):
 //   {"name": "schedule_10k.napi", "ms": ..., "items": 10000}
 //
 //   node js/bench/scheduling.mjs [--rounds N] [--items N]
+import { execFileSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,10 +42,11 @@ function workload(api) {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+const BASELINES = process.env.MWP_NATIVE_BASELINES ?? join(JS, '..', 'target', 'release', 'mwp-native-baselines');
 const napi = await import(join(JS, 'dist', 'node.mjs'));
 const wasm = await import(join(JS, 'dist', 'wasm.mjs'));
 const candidates = {
-  [`schedule_${N / 1000}k.native`]: () => napi.nativeScheduleLoop(N) * 1e3,
+  [`schedule_${N / 1000}k.native`]: () => Number(execFileSync(BASELINES, ['schedule', String(N)], { encoding: 'utf8' })) * 1e3,
   [`schedule_${N / 1000}k.napi`]: () => workload(napi),
   [`schedule_${N / 1000}k.wasm_node`]: () => workload(wasm),
 };

@@ -76,14 +76,8 @@ writeFileSync(join(dist, 'wasm.mjs'), readFileSync(join(src, 'wasm.mjs.in'), 'ut
 
 // 4. Declarations: one .d.mts and one .d.cts per entry.
 const declarations = readFileSync(join(src, 'api.d.ts'), 'utf8');
-const nodeExtra = `
-/** napi only: \`iterations\` verifications inside the addon (no boundary crossing); elapsed seconds. */
-export declare function nativeVerifyLoop(kind: DocumentKind, document: Bytes, registry: Registry, iterations: number): number;
-/** napi only: the scheduling benchmark (admit + dispatch \`count\` WorkItems over 8 Groups) inside the addon; elapsed seconds. */
-export declare function nativeScheduleLoop(count: number): number;
-`;
 for (const ext of ['d.mts', 'd.cts']) {
-  writeFileSync(join(dist, `node.${ext}`), declarations + nodeExtra);
+  writeFileSync(join(dist, `node.${ext}`), declarations);
   writeFileSync(join(dist, `wasm.${ext}`), declarations);
 }
 console.log(`dist: node exports ${nodeNames.length}, wasm exports ${wasmNames.length}`);

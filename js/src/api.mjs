@@ -978,17 +978,7 @@ function authorityApi(raw, backendModule) {
   /** A schema `duration` (`P[nD][T[nH][nM][n[.f]S]]`) in milliseconds, rounded up. */
   function parseDurationMs(duration) { return callFunction('parseDurationMs', [duration]); }
 
-  // napi only: the scheduling benchmark's native baseline, inside the addon.
-  const native = typeof backendModule.nativeScheduleLoop !== 'function' ? {} : {
-    nativeScheduleLoop(count) {
-      const seconds = raw.nativeScheduleLoop(count >>> 0);
-      if (seconds < 0) throw new MwpError('the native scheduling workload did not complete', { code: 'INTERNAL_ERROR' });
-      return seconds;
-    },
-  };
-
   return {
-    ...native,
     ExecutionLease,
     BudgetLedger,
     DelegationAuthority,
@@ -1249,19 +1239,7 @@ export function createApi(backendModule, backend) {
     ));
   }
 
-  // napi only: the benchmark's native baseline, measured inside the addon in this process.
-  const native = typeof raw.nativeVerifyLoop !== 'function' ? {} : {
-    nativeVerifyLoop(kind, document, registry, iterations) {
-      checkKind(kind);
-      if (!(registry instanceof Registry)) throw new ArgumentError('registry must be a Registry');
-      const seconds = raw.nativeVerifyLoop(kind, toBytes(document, 'document'), rawRegistries.get(registry), iterations >>> 0);
-      if (seconds < 0) throw new ArgumentError('the document does not verify natively');
-      return seconds;
-    },
-  };
-
   return {
-    ...native,
     ...authorityApi(raw, backendModule),
     backend,
     sourceCommit: raw.sourceCommit(),

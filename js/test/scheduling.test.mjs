@@ -40,7 +40,7 @@ function drain(api, s, now) {
   }
 }
 
-// The mixed scenario of bindings/js-glue/src/bin/scheduling_reference.rs, step for step.
+// The mixed scenario of core/testkit/src/bin/scheduling_reference.rs, step for step.
 function mixedScenario(api) {
   const policy = { capacitySlots: 3, groups: { 'g-heavy': { weight: 2 }, 'g-quota': { slotQuota: 1 } } };
   let s = new api.Scheduler(policy);

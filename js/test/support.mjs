@@ -37,7 +37,7 @@ export function bundleJson(path) {
 /** Every evaluation, run natively by `mwp-js-reference` (the Rust core, no binding). */
 export function referenceRecords() {
   const binary = process.env.MWP_JS_REFERENCE ?? join(TARGET, 'release', 'mwp-js-reference');
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-js-glue`);
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-testkit`);
   const run = spawnSync(binary, { encoding: 'utf8', maxBuffer: 64 << 20 });
   if (run.status !== 0) throw new Error(`mwp-js-reference failed: ${run.stderr}`);
   return run.stdout.trim().split('\n').map((line) => JSON.parse(line));
@@ -170,7 +170,7 @@ export function runEvaluations(api) {
 /** The native scheduling scenarios of `mwp-js-scheduling-reference`, by scenario name. */
 export function schedulingReference() {
   const binary = process.env.MWP_JS_SCHEDULING_REFERENCE ?? join(TARGET, 'release', 'mwp-js-scheduling-reference');
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-js-glue`);
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-testkit`);
   const run = spawnSync(binary, { encoding: 'utf8', maxBuffer: 64 << 20 });
   if (run.status !== 0) throw new Error(`mwp-js-scheduling-reference failed: ${run.stderr}`);
   return new Map(run.stdout.trim().split('\n').map((line) => JSON.parse(line)).map((r) => [r.scenario, r]));

@@ -1,24 +1,22 @@
-//! The Node.js addon: registers the shared conversions of `mwp-js-glue` with napi-rs.
+//! The Node.js addon: registers the shared conversions of `missionweaveprotocol-ffi` (core/ffi) with napi-rs.
 //! Every function returns an envelope string (`{"ok":…}` / `{"error":…}`) that the package's
 //! JavaScript wrapper turns into typed objects and `Error` subclasses; nothing throws here.
 //! `catch_unwind` turns a panic (a core bug) into a JavaScript exception instead of an abort.
 
-use std::time::Instant;
-
-use mwp_js_glue::admission::{self, ContextReply, Host, Log, Mode, NoHost, Reply};
+use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, NoHost, Reply};
 use napi::bindgen_prelude::{Buffer, FnArgs, Function, Object, Uint8Array, Uint32Array};
 use napi_derive::napi;
 
 /// A Registry snapshot, validated once; a rejected snapshot fails verification at stage 4.
 #[napi]
 #[derive(Debug)]
-pub struct Registry(mwp_js_glue::RegistryHandle);
+pub struct Registry(missionweaveprotocol_ffi::RegistryHandle);
 
 #[napi]
 impl Registry {
     #[napi(constructor)]
     pub fn new(bytes: Uint8Array) -> Self {
-        Self(mwp_js_glue::RegistryHandle::new(&bytes))
+        Self(missionweaveprotocol_ffi::RegistryHandle::new(&bytes))
     }
 
     #[napi(catch_unwind)]
@@ -54,32 +52,32 @@ impl InMemoryAdmissionLog {
 
 #[napi(catch_unwind)]
 pub fn canonicalize(bytes: Uint8Array) -> String {
-    mwp_js_glue::canonicalize(&bytes)
+    missionweaveprotocol_ffi::canonicalize(&bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn canonical_hash(bytes: Uint8Array) -> String {
-    mwp_js_glue::canonical_hash_of(&bytes)
+    missionweaveprotocol_ffi::canonical_hash_of(&bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn check_json(bytes: Uint8Array) -> String {
-    mwp_js_glue::check_json(&bytes)
+    missionweaveprotocol_ffi::check_json(&bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn validate_schema(name: String, bytes: Uint8Array) -> String {
-    mwp_js_glue::validate_schema(&name, &bytes)
+    missionweaveprotocol_ffi::validate_schema(&name, &bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn schema_names() -> String {
-    mwp_js_glue::schema_names()
+    missionweaveprotocol_ffi::schema_names()
 }
 
 #[napi(catch_unwind)]
 pub fn sign(kind: String, unsigned: Uint8Array, key_id: String, seed: Uint8Array) -> String {
-    mwp_js_glue::sign(&kind, &unsigned, &key_id, &seed, None)
+    missionweaveprotocol_ffi::sign(&kind, &unsigned, &key_id, &seed, None)
 }
 
 /// Signs, then verifies the produced bytes through all six stages against `registry`.
@@ -91,12 +89,12 @@ pub fn sign_and_verify(
     seed: Uint8Array,
     registry: &Registry,
 ) -> String {
-    mwp_js_glue::sign(&kind, &unsigned, &key_id, &seed, Some(&registry.0))
+    missionweaveprotocol_ffi::sign(&kind, &unsigned, &key_id, &seed, Some(&registry.0))
 }
 
 #[napi(catch_unwind)]
 pub fn verify(kind: String, bytes: Uint8Array, registry: &Registry) -> String {
-    mwp_js_glue::verify(&kind, &bytes, &registry.0)
+    missionweaveprotocol_ffi::verify(&kind, &bytes, &registry.0)
 }
 
 #[napi(catch_unwind)]
@@ -107,17 +105,17 @@ pub fn verify_many(
     registry: &Registry,
     threads: u32,
 ) -> String {
-    mwp_js_glue::verify_many(&kinds, &lengths, &data, &registry.0, threads)
+    missionweaveprotocol_ffi::verify_many(&kinds, &lengths, &data, &registry.0, threads)
 }
 
 #[napi(catch_unwind)]
 pub fn signing_preview(bytes: Uint8Array) -> String {
-    mwp_js_glue::signing_preview(&bytes)
+    missionweaveprotocol_ffi::signing_preview(&bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn detect_kinds(bytes: Uint8Array) -> String {
-    mwp_js_glue::detect_kinds(&bytes)
+    missionweaveprotocol_ffi::detect_kinds(&bytes)
 }
 
 /// One Admission Log reply, as the JavaScript host returns it.
@@ -247,47 +245,47 @@ pub fn admit_with_memory_log(
 
 #[napi(catch_unwind)]
 pub fn source_commit() -> String {
-    mwp_js_glue::source_commit()
+    missionweaveprotocol_ffi::source_commit()
 }
 
 #[napi(catch_unwind)]
 pub fn bundle_file(path: String) -> Option<Buffer> {
-    mwp_js_glue::bundle_file(&path).map(Buffer::from)
+    missionweaveprotocol_ffi::bundle_file(&path).map(Buffer::from)
 }
 
 #[napi(catch_unwind)]
 pub fn bundle_paths() -> String {
-    mwp_js_glue::bundle_paths()
+    missionweaveprotocol_ffi::bundle_paths()
 }
 
 #[napi(catch_unwind)]
 pub fn verify_cryptography_bundle() -> String {
-    mwp_js_glue::verify_cryptography_bundle()
+    missionweaveprotocol_ffi::verify_cryptography_bundle()
 }
 
 #[napi(catch_unwind)]
 pub fn verify_admission_bundle() -> String {
-    mwp_js_glue::verify_admission_bundle()
+    missionweaveprotocol_ffi::verify_admission_bundle()
 }
 
 #[napi(catch_unwind)]
 pub fn run_conformance(bundles: String) -> String {
-    mwp_js_glue::run_conformance(&bundles)
+    missionweaveprotocol_ffi::run_conformance(&bundles)
 }
 
 #[napi(catch_unwind)]
 pub fn parse_frame(bytes: Uint8Array) -> String {
-    mwp_js_glue::parse_frame(&bytes)
+    missionweaveprotocol_ffi::parse_frame(&bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn parse_received_frame(bytes: Uint8Array) -> String {
-    mwp_js_glue::parse_received_frame(&bytes)
+    missionweaveprotocol_ffi::parse_received_frame(&bytes)
 }
 
 #[napi(catch_unwind)]
 pub fn encode_frame(bytes: Uint8Array) -> String {
-    mwp_js_glue::encode_frame(&bytes)
+    missionweaveprotocol_ffi::encode_frame(&bytes)
 }
 
 #[napi(catch_unwind)]
@@ -298,7 +296,7 @@ pub fn error_frame(
     occurred_at: String,
     related_frame_id: Option<String>,
 ) -> String {
-    mwp_js_glue::error_frame(
+    missionweaveprotocol_ffi::error_frame(
         &frame_id,
         &code,
         &message,
@@ -307,40 +305,18 @@ pub fn error_frame(
     )
 }
 
-/// Benchmark baseline: `iterations` native verifications of one document in this process, no
-/// boundary crossing. Returns the elapsed seconds, or -1 if any verification failed.
-#[napi(catch_unwind)]
-pub fn native_verify_loop(
-    kind: String,
-    bytes: Uint8Array,
-    registry: &Registry,
-    iterations: u32,
-) -> f64 {
-    let Ok(kind) = mwp_js_glue::kind(&kind) else {
-        return -1.0;
-    };
-    let codec = missionweaveprotocol::SignedDocumentCodec::new();
-    let start = Instant::now();
-    for _ in 0..iterations {
-        if codec.verify(kind, &bytes, registry.0.resolver()).is_err() {
-            return -1.0;
-        }
-    }
-    start.elapsed().as_secs_f64()
-}
-
 /// A stateful core object: a lease, the budget ledger, a Delegation Grant's authority, a retry
-/// controller or a Scheduler (see `mwp_js_glue::Handle`). Arguments are JSON arrays; results
+/// controller or a Scheduler (see `missionweaveprotocol_ffi::Handle`). Arguments are JSON arrays; results
 /// are envelopes.
 #[napi]
 #[derive(Debug)]
-pub struct Handle(mwp_js_glue::Handle);
+pub struct Handle(missionweaveprotocol_ffi::Handle);
 
 #[napi]
 impl Handle {
     #[napi(constructor)]
     pub fn new(class: String, mode: String, args: String) -> Self {
-        Self(mwp_js_glue::Handle::new(&class, &mode, &args))
+        Self(missionweaveprotocol_ffi::Handle::new(&class, &mode, &args))
     }
 
     #[napi(catch_unwind)]
@@ -366,14 +342,7 @@ impl Handle {
 
 #[napi(catch_unwind)]
 pub fn call_function(method: String, args: String) -> String {
-    mwp_js_glue::call_function(&method, &args)
-}
-
-/// Benchmark baseline: admit and dispatch `count` WorkItems over 8 Groups natively in this
-/// process. Elapsed seconds, or -1 if the workload did not complete.
-#[napi(catch_unwind)]
-pub fn native_schedule_loop(count: u32) -> f64 {
-    mwp_js_glue::native_schedule_loop(count)
+    missionweaveprotocol_ffi::call_function(&method, &args)
 }
 
 /// An admission driven step by step from JavaScript, for Admission Logs that answer

@@ -1,9 +1,9 @@
 //! The hierarchical six-dimensional budget ledger (§12, §14) and its snapshot.
 
-use missionweaveprotocol::budget::{
+use missionweaveprotocol::json::{self, canonical_bytes};
+use missionweaveprotocol_authority::budget::{
     AccountKind, BudgetLedger as CoreLedger, BudgetLedgerSnapshot as CoreSnapshot,
 };
-use missionweaveprotocol::json::{self, canonical_bytes};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 

@@ -4,19 +4,19 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::admission::AdmissionError;
-use missionweaveprotocol::budget::{AccountId, AccountKind, BudgetError};
 use missionweaveprotocol::bundle::BundleVerificationError;
-use missionweaveprotocol::delegation::DelegationViolation;
-use missionweaveprotocol::execution::RetryError;
 use missionweaveprotocol::json::{CanonicalError, ParseError};
-use missionweaveprotocol::lease::LeaseError;
-use missionweaveprotocol::resources::Dimension;
-use missionweaveprotocol::scheduler::SchedulerError;
 use missionweaveprotocol::schema::SchemaIssue;
 use missionweaveprotocol::schema_formats::TimestampError;
 use missionweaveprotocol::signed_documents::{SigningError, VerificationError};
-use missionweaveprotocol::snapshot_json::SnapshotFormatError;
 use missionweaveprotocol::wire::FrameError;
+use missionweaveprotocol_authority::budget::{AccountId, AccountKind, BudgetError};
+use missionweaveprotocol_authority::delegation::DelegationViolation;
+use missionweaveprotocol_authority::execution::RetryError;
+use missionweaveprotocol_authority::lease::LeaseError;
+use missionweaveprotocol_authority::resources::Dimension;
+use missionweaveprotocol_authority::scheduler::SchedulerError;
+use missionweaveprotocol_authority::snapshot_json::SnapshotFormatError;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -342,9 +342,9 @@ fn dimension_extra(py: Python<'_>, d: Option<Dimension>) -> Vec<(&'static str, B
 /// `LeaseError` of the rule it breaks.
 pub fn lease_document_error(
     py: Python<'_>,
-    error: &missionweaveprotocol::lease_document::LeaseDocumentError,
+    error: &missionweaveprotocol_authority::lease::LeaseDocumentError,
 ) -> PyErr {
-    use missionweaveprotocol::lease_document::LeaseDocumentError as E;
+    use missionweaveprotocol_authority::lease::LeaseDocumentError as E;
     match error {
         E::Parse(parse) => parse_error(py, parse),
         E::Schema(issue) => schema_issue(py, issue),

@@ -1,11 +1,11 @@
 //! Bounded retries and side-effect idempotency keys (§11.4).
 
-use missionweaveprotocol::execution::{
+use missionweaveprotocol_authority::execution::{
     self as core_exec, AttemptOutcome, Backoff, RetryController as CoreController,
     RetryPolicy as CorePolicy, RetrySchedule as CoreSchedule,
 };
-use missionweaveprotocol::resources::MAX_SAFE_INTEGER;
-use missionweaveprotocol::unix_millis::UnixMillis;
+use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 

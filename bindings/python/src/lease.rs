@@ -2,10 +2,10 @@
 //! closures return a new lease, like the reference).
 
 use missionweaveprotocol::json;
-use missionweaveprotocol::lease::{
+use missionweaveprotocol_authority::lease::{
     Lease as CoreLease, LeaseBinding, LeaseClaim, LeaseState, LeaseWindow,
 };
-use missionweaveprotocol::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
 use pyo3::prelude::*;
 
 use crate::convert;

@@ -1,7 +1,7 @@
 //! The six budget dimensions (`ResourceUsage`, `DelegationBudget`) and capability references.
 
-use missionweaveprotocol::capability_version::CapabilityRef as CoreCapabilityRef;
-use missionweaveprotocol::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
+use missionweaveprotocol_authority::capability_version::CapabilityRef as CoreCapabilityRef;
+use missionweaveprotocol_authority::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 

@@ -5,13 +5,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use missionweaveprotocol::json::{self, canonical_bytes};
-use missionweaveprotocol::scheduler::{
+use missionweaveprotocol_authority::scheduler::{
     AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility, GroupPolicy,
     MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, ScheduleAction, ScheduleDisclosure as CoreDisclosure,
     Scheduler as CoreScheduler, SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot,
     Transition, WorkOffer as CoreOffer, WorkState,
 };
-use missionweaveprotocol::unix_millis::UnixMillis;
+use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 

@@ -1,20 +1,20 @@
-//! The WebAssembly build: registers the shared conversions of `mwp-js-glue` with wasm-bindgen.
+//! The WebAssembly build: registers the shared conversions of `missionweaveprotocol-ffi` (core/ffi) with wasm-bindgen.
 //! Every function returns an envelope string (`{"ok":…}` / `{"error":…}`) that the package's
 //! JavaScript wrapper turns into typed objects and `Error` subclasses; nothing throws here.
 
-use mwp_js_glue::admission::{self, ContextReply, Host, Log, Mode, NoHost, Reply};
+use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, NoHost, Reply};
 use wasm_bindgen::prelude::*;
 
 /// A Registry snapshot, validated once; a rejected snapshot fails verification at stage 4.
 #[wasm_bindgen]
 #[derive(Debug)]
-pub struct Registry(mwp_js_glue::RegistryHandle);
+pub struct Registry(missionweaveprotocol_ffi::RegistryHandle);
 
 #[wasm_bindgen]
 impl Registry {
     #[wasm_bindgen(constructor)]
     pub fn new(bytes: &[u8]) -> Self {
-        Self(mwp_js_glue::RegistryHandle::new(bytes))
+        Self(missionweaveprotocol_ffi::RegistryHandle::new(bytes))
     }
 
     pub fn info(&self) -> String {
@@ -47,32 +47,32 @@ impl InMemoryAdmissionLog {
 
 #[wasm_bindgen]
 pub fn canonicalize(bytes: &[u8]) -> String {
-    mwp_js_glue::canonicalize(bytes)
+    missionweaveprotocol_ffi::canonicalize(bytes)
 }
 
 #[wasm_bindgen(js_name = canonicalHash)]
 pub fn canonical_hash(bytes: &[u8]) -> String {
-    mwp_js_glue::canonical_hash_of(bytes)
+    missionweaveprotocol_ffi::canonical_hash_of(bytes)
 }
 
 #[wasm_bindgen(js_name = checkJson)]
 pub fn check_json(bytes: &[u8]) -> String {
-    mwp_js_glue::check_json(bytes)
+    missionweaveprotocol_ffi::check_json(bytes)
 }
 
 #[wasm_bindgen(js_name = validateSchema)]
 pub fn validate_schema(name: &str, bytes: &[u8]) -> String {
-    mwp_js_glue::validate_schema(name, bytes)
+    missionweaveprotocol_ffi::validate_schema(name, bytes)
 }
 
 #[wasm_bindgen(js_name = schemaNames)]
 pub fn schema_names() -> String {
-    mwp_js_glue::schema_names()
+    missionweaveprotocol_ffi::schema_names()
 }
 
 #[wasm_bindgen]
 pub fn sign(kind: &str, unsigned: &[u8], key_id: &str, seed: &[u8]) -> String {
-    mwp_js_glue::sign(kind, unsigned, key_id, seed, None)
+    missionweaveprotocol_ffi::sign(kind, unsigned, key_id, seed, None)
 }
 
 /// Signs, then verifies the produced bytes through all six stages against `registry`.
@@ -84,12 +84,12 @@ pub fn sign_and_verify(
     seed: &[u8],
     registry: &Registry,
 ) -> String {
-    mwp_js_glue::sign(kind, unsigned, key_id, seed, Some(&registry.0))
+    missionweaveprotocol_ffi::sign(kind, unsigned, key_id, seed, Some(&registry.0))
 }
 
 #[wasm_bindgen]
 pub fn verify(kind: &str, bytes: &[u8], registry: &Registry) -> String {
-    mwp_js_glue::verify(kind, bytes, &registry.0)
+    missionweaveprotocol_ffi::verify(kind, bytes, &registry.0)
 }
 
 #[wasm_bindgen(js_name = verifyMany)]
@@ -100,17 +100,17 @@ pub fn verify_many(
     registry: &Registry,
     threads: u32,
 ) -> String {
-    mwp_js_glue::verify_many(kinds, lengths, data, &registry.0, threads)
+    missionweaveprotocol_ffi::verify_many(kinds, lengths, data, &registry.0, threads)
 }
 
 #[wasm_bindgen(js_name = signingPreview)]
 pub fn signing_preview(bytes: &[u8]) -> String {
-    mwp_js_glue::signing_preview(bytes)
+    missionweaveprotocol_ffi::signing_preview(bytes)
 }
 
 #[wasm_bindgen(js_name = detectKinds)]
 pub fn detect_kinds(bytes: &[u8]) -> String {
-    mwp_js_glue::detect_kinds(bytes)
+    missionweaveprotocol_ffi::detect_kinds(bytes)
 }
 
 #[wasm_bindgen]
@@ -234,47 +234,47 @@ pub fn admit_with_memory_log(
 
 #[wasm_bindgen(js_name = sourceCommit)]
 pub fn source_commit() -> String {
-    mwp_js_glue::source_commit()
+    missionweaveprotocol_ffi::source_commit()
 }
 
 #[wasm_bindgen(js_name = bundleFile)]
 pub fn bundle_file(path: &str) -> Option<Vec<u8>> {
-    mwp_js_glue::bundle_file(path)
+    missionweaveprotocol_ffi::bundle_file(path)
 }
 
 #[wasm_bindgen(js_name = bundlePaths)]
 pub fn bundle_paths() -> String {
-    mwp_js_glue::bundle_paths()
+    missionweaveprotocol_ffi::bundle_paths()
 }
 
 #[wasm_bindgen(js_name = verifyCryptographyBundle)]
 pub fn verify_cryptography_bundle() -> String {
-    mwp_js_glue::verify_cryptography_bundle()
+    missionweaveprotocol_ffi::verify_cryptography_bundle()
 }
 
 #[wasm_bindgen(js_name = verifyAdmissionBundle)]
 pub fn verify_admission_bundle() -> String {
-    mwp_js_glue::verify_admission_bundle()
+    missionweaveprotocol_ffi::verify_admission_bundle()
 }
 
 #[wasm_bindgen(js_name = runConformance)]
 pub fn run_conformance(bundles: &str) -> String {
-    mwp_js_glue::run_conformance(bundles)
+    missionweaveprotocol_ffi::run_conformance(bundles)
 }
 
 #[wasm_bindgen(js_name = parseFrame)]
 pub fn parse_frame(bytes: &[u8]) -> String {
-    mwp_js_glue::parse_frame(bytes)
+    missionweaveprotocol_ffi::parse_frame(bytes)
 }
 
 #[wasm_bindgen(js_name = parseReceivedFrame)]
 pub fn parse_received_frame(bytes: &[u8]) -> String {
-    mwp_js_glue::parse_received_frame(bytes)
+    missionweaveprotocol_ffi::parse_received_frame(bytes)
 }
 
 #[wasm_bindgen(js_name = encodeFrame)]
 pub fn encode_frame(bytes: &[u8]) -> String {
-    mwp_js_glue::encode_frame(bytes)
+    missionweaveprotocol_ffi::encode_frame(bytes)
 }
 
 #[wasm_bindgen(js_name = errorFrame)]
@@ -285,7 +285,7 @@ pub fn error_frame(
     occurred_at: &str,
     related_frame_id: Option<String>,
 ) -> String {
-    mwp_js_glue::error_frame(
+    missionweaveprotocol_ffi::error_frame(
         frame_id,
         code,
         message,
@@ -295,17 +295,17 @@ pub fn error_frame(
 }
 
 /// A stateful core object: a lease, the budget ledger, a Delegation Grant's authority, a retry
-/// controller or a Scheduler (see `mwp_js_glue::Handle`). Arguments are JSON arrays; results
+/// controller or a Scheduler (see `missionweaveprotocol_ffi::Handle`). Arguments are JSON arrays; results
 /// are envelopes.
 #[wasm_bindgen]
 #[derive(Debug)]
-pub struct Handle(mwp_js_glue::Handle);
+pub struct Handle(missionweaveprotocol_ffi::Handle);
 
 #[wasm_bindgen]
 impl Handle {
     #[wasm_bindgen(constructor)]
     pub fn new(class: &str, mode: &str, args: &str) -> Self {
-        Self(mwp_js_glue::Handle::new(class, mode, args))
+        Self(missionweaveprotocol_ffi::Handle::new(class, mode, args))
     }
 
     pub fn status(&self) -> String {
@@ -327,7 +327,7 @@ impl Handle {
 
 #[wasm_bindgen(js_name = callFunction)]
 pub fn call_function(method: &str, args: &str) -> String {
-    mwp_js_glue::call_function(method, args)
+    missionweaveprotocol_ffi::call_function(method, args)
 }
 
 /// An admission driven step by step from JavaScript, for Admission Logs that answer

@@ -1,4 +1,7 @@
-//! MissionWeaveProtocol 0.1 — the sans-IO core.
+//! MissionWeaveProtocol 0.1 — the sans-IO verification core.
+//!
+//! Bounded authority and scheduling (leases, budgets, delegation, the scheduler) live in the
+//! crate `missionweaveprotocol-authority`, which depends on this one.
 //!
 //! No sockets, no clocks, no filesystem: time is always an argument and bytes come in from the
 //! caller. Module names follow the Python reference runtime's module map, so a reader can go
@@ -16,34 +19,18 @@
 //! | [`bundle`] | §22 | the pinned, embedded protocol bundle |
 //! | [`conformance`] | §22 | the three bundle runners |
 //! | [`wire`] | §17 | frames |
-//! | [`lease`] | §11.3 | Execution, ownership and coordinator leases |
-//! | [`budget`] | §12 | the six-dimensional hierarchical budget ledger |
-//! | [`delegation`] | §9.1 | Delegation Grants |
-//! | [`execution`] | §11.4 | retries and idempotency keys |
-//! | [`scheduler`] | §11.1–11.4 | the Worker's weighted-fair scheduler |
-//! | [`snapshot_json`] | §11.1, §12 | JSON forms of the budget and scheduler snapshots |
 
 pub mod admission;
-pub mod budget;
 pub mod bundle;
-pub mod capability_version;
 pub mod conformance;
 pub mod crypto;
-pub mod delegation;
 pub mod error;
-pub mod execution;
 pub mod json;
-pub mod lease;
-pub mod lease_document;
 pub mod principal;
 pub mod registry;
-pub mod resources;
-pub mod scheduler;
 pub mod schema;
 pub mod schema_formats;
 pub mod signed_documents;
-pub mod snapshot_json;
-pub mod unix_millis;
 pub mod wire;
 
 pub use error::{Stage, WireCode};

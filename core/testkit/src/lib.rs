@@ -1,0 +1,6 @@
+//! Dev-only support for the project's tests and benchmarks; never published, never a dependency
+//! of anything a user installs.
+//!
+//! - [`scheduling_workload`]: the scheduling benchmark workload (admit, dispatch, complete).
+
+pub mod scheduling_workload;
