@@ -2,10 +2,12 @@
 //! snapshot is validated once (immutable bindings, no key reuse or aliasing, append-only validity
 //! history) and then resolves keys in O(1), so verification cost does not grow with the Registry.
 
+mod builder;
 mod cache;
 mod error;
 mod snapshot;
 
+pub use builder::{RegistryBuilder, ValidityRecord};
 pub use cache::AgentRegistryKeyResolver;
 pub use error::{RegistryError, RegistryErrorReason};
 pub use snapshot::{KeyBinding, KeyRegistrySnapshot};
