@@ -194,14 +194,10 @@ impl LookupOutcome {
         }
     }
 
-    /// A `found` without a usable record is not authenticated; anything unknown is
-    /// indeterminate. Both fail closed in the core.
+    /// Read fail-closed by the core ([`CoreLookup::from_reply`]).
     fn to_core(&self) -> CoreLookup {
         let record = self.record.as_ref().and_then(AuthenticatedRecord::to_core);
-        CoreLookup::from_status(&self.status, record).unwrap_or(match self.status.as_str() {
-            "found" => CoreLookup::Unauthenticated,
-            _ => CoreLookup::Indeterminate,
-        })
+        CoreLookup::from_reply(Some(&self.status), record)
     }
 }
 
@@ -254,14 +250,10 @@ impl AppendOutcome {
         }
     }
 
-    /// A `committed`/`existing` without a usable record is not authenticated; anything
-    /// unknown is indeterminate. Both fail closed in the core.
+    /// Read fail-closed by the core ([`CoreAppend::from_reply`]).
     fn to_core(&self) -> CoreAppend {
         let record = self.record.as_ref().and_then(AuthenticatedRecord::to_core);
-        CoreAppend::from_status(&self.status, record).unwrap_or(match self.status.as_str() {
-            "committed" | "existing" => CoreAppend::Unauthenticated,
-            _ => CoreAppend::Indeterminate,
-        })
+        CoreAppend::from_reply(Some(&self.status), record)
     }
 }
 
@@ -470,7 +462,7 @@ impl AdmissionLog for PythonLog<'_, '_> {
             .call_method1("lookup", (organization_id, signing_hash))
             .ok()
             .and_then(|r| r.cast::<LookupOutcome>().ok().map(|o| o.get().to_core()))
-            .unwrap_or(CoreLookup::Indeterminate)
+            .unwrap_or_else(|| CoreLookup::from_reply(None, None))
     }
 
     fn append(
@@ -491,7 +483,7 @@ impl AdmissionLog for PythonLog<'_, '_> {
             .call_method1("append", (record, PyBytes::new(py, candidate_bytes)))
             .ok()
             .and_then(|r| r.cast::<AppendOutcome>().ok().map(|o| o.get().to_core()))
-            .unwrap_or(CoreAppend::Indeterminate)
+            .unwrap_or_else(|| CoreAppend::from_reply(None, None))
     }
 }
 

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use missionweaveprotocol::json::{self, canonical_bytes};
 use missionweaveprotocol_authority::scheduler::{
-    AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility, GroupPolicy,
-    MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, ScheduleAction, ScheduleDisclosure as CoreDisclosure,
-    Scheduler as CoreScheduler, SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot,
-    Transition, WorkOffer as CoreOffer, WorkState,
+    self, AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility,
+    GroupPolicy, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, ScheduleAction,
+    ScheduleDisclosure as CoreDisclosure, Scheduler as CoreScheduler,
+    SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot, Transition,
+    WorkOffer as CoreOffer, WorkState,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use pyo3::prelude::*;
@@ -49,14 +50,10 @@ fn opt_bool(
     }
 }
 
+/// Any integer crosses; the range is the core's rule ([`scheduler::priority`]).
 fn priority_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<i8> {
-    Ok(convert::int_arg(
-        py,
-        value,
-        what,
-        i64::from(MIN_PRIORITY),
-        i64::from(MAX_PRIORITY),
-    )? as i8)
+    let value = convert::int_arg(py, value, what, i64::MIN, i64::MAX)?;
+    scheduler::priority(value).map_err(|e| errors::scheduler_error(py, &e))
 }
 
 /// `GroupSchedulingPolicy(weight=1, slot_quota=None)`: a Group's fair-share weight

@@ -10,7 +10,8 @@
 //! "immediately invalidates further use") latch: once seen, the Grant stays unusable.
 
 use std::collections::HashSet;
-use std::fmt;
+
+use missionweaveprotocol::WireCode;
 
 use crate::capability_version::CapabilityRef;
 use crate::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
@@ -71,14 +72,14 @@ impl DelegationViolationKind {
     }
 
     /// The §19 wire code.
-    pub const fn code(self) -> &'static str {
+    pub const fn code(self) -> WireCode {
         match self {
-            Self::Membership => "MEMBERSHIP_REQUIRED",
-            Self::MembershipEpoch => "MEMBERSHIP_STALE",
-            Self::CoordinatorEpoch | Self::Issuer => "AUTH_STALE_COORDINATOR",
-            Self::Budget => "BUDGET_EXCEEDED",
-            Self::Malformed => "INVALID_COMMAND",
-            _ => "AUTH_FORBIDDEN",
+            Self::Membership => WireCode::MembershipRequired,
+            Self::MembershipEpoch => WireCode::MembershipStale,
+            Self::CoordinatorEpoch | Self::Issuer => WireCode::AuthStaleCoordinator,
+            Self::Budget => WireCode::BudgetExceeded,
+            Self::Malformed => WireCode::InvalidCommand,
+            _ => WireCode::AuthForbidden,
         }
     }
 
@@ -118,24 +119,10 @@ impl DelegationViolation {
     }
 
     /// The §19 wire code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> WireCode {
         self.kind.code()
     }
 }
-
-impl fmt::Display for DelegationViolation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ({}): {}",
-            self.code(),
-            self.kind.as_str(),
-            self.message
-        )
-    }
-}
-
-impl std::error::Error for DelegationViolation {}
 
 /// The persisted Grant (`membership.delegationGrants[]`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,10 +5,9 @@
 //! idempotency key derived from Mission ID, WorkItem ID, Ownership Epoch and a logical
 //! operation ID, so every retry of the same logical operation presents the same key (§11.4).
 
-use core::fmt;
-
 use crate::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
 use crate::unix_millis::UnixMillis;
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, sha256_prefixed};
 
 /// `retryPolicy.backoff` (`work-contract.schema.json`).
@@ -217,22 +216,16 @@ pub enum RetryError {
 
 impl RetryError {
     /// The §19 wire code.
-    pub const fn code(&self) -> &'static str {
+    pub const fn code(&self) -> WireCode {
         match self {
-            RetryError::InvalidArgument(_) | RetryError::BackoffPending(_) => "INVALID_COMMAND",
-            RetryError::BudgetExceeded(_) => "BUDGET_EXCEEDED",
-            _ => "INVALID_STATE_TRANSITION",
+            RetryError::InvalidArgument(_) | RetryError::BackoffPending(_) => {
+                WireCode::InvalidCommand
+            }
+            RetryError::BudgetExceeded(_) => WireCode::BudgetExceeded,
+            _ => WireCode::InvalidStateTransition,
         }
     }
 }
-
-impl fmt::Display for RetryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {self:?}", self.code())
-    }
-}
-
-impl std::error::Error for RetryError {}
 
 /// One started attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -22,4 +22,6 @@ pub mod lease;
 pub mod resources;
 pub mod scheduler;
 pub mod snapshot_json;
+
+mod error_descriptions;
 pub mod unix_millis;

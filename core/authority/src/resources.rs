@@ -54,16 +54,22 @@ impl Dimension {
         }
     }
 
-    /// A short snake_case name used in error details.
+    /// The snake_case name: the reference's `ResourceUsage` field and the `dimension` field of
+    /// every error that names a dimension (one spelling in every binding).
     pub const fn as_str(self) -> &'static str {
         match self {
-            Dimension::Financial => "financial",
+            Dimension::Financial => "financial_microunits",
             Dimension::ModelTokens => "model_tokens",
             Dimension::ToolCalls => "tool_calls",
             Dimension::ComputeSeconds => "compute_seconds",
             Dimension::WallClockSeconds => "wall_clock_seconds",
-            Dimension::ExternalSideEffects => "external_side_effects",
+            Dimension::ExternalSideEffects => "external_actions",
         }
+    }
+
+    /// Parses [`as_str`](Self::as_str).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == text)
     }
 }
 

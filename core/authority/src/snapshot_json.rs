@@ -14,8 +14,7 @@
 //! [`BudgetLedger::rebuild`]: crate::budget::BudgetLedger::rebuild
 //! [`Scheduler::restore`]: crate::scheduler::Scheduler::restore
 
-use core::fmt;
-
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Number, Object, Value};
 
 use crate::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
@@ -31,18 +30,10 @@ pub struct SnapshotFormatError {
 
 impl SnapshotFormatError {
     /// The §19 wire code: a snapshot is local persisted state, so a bad one is an internal fault.
-    pub const fn code(&self) -> &'static str {
-        "INTERNAL_ERROR"
+    pub const fn code(&self) -> WireCode {
+        WireCode::InternalError
     }
 }
-
-impl fmt::Display for SnapshotFormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "malformed snapshot at {:?}: {}", self.path, self.message)
-    }
-}
-
-impl std::error::Error for SnapshotFormatError {}
 
 pub(crate) type Result<T> = core::result::Result<T, SnapshotFormatError>;
 
@@ -273,7 +264,7 @@ mod tests {
             br#"{"version":1,"missions":[{"missionId":"m","limit":{},"usage":{}}],"workItems":[]}"#;
         let err = BudgetLedgerSnapshot::from_value(&parse(doc).unwrap()).unwrap_err();
         assert_eq!(err.path, "/missions/0/limit/financialMicrounits");
-        assert_eq!(err.code(), "INTERNAL_ERROR");
+        assert_eq!(err.code(), WireCode::InternalError);
         let doc = br#"{"version":2,"missions":[],"workItems":[]}"#;
         assert_eq!(
             BudgetLedgerSnapshot::from_value(&parse(doc).unwrap())

@@ -1,6 +1,7 @@
 //! Budget ledger (§12, §14): reservation, atomic ancestry charging, remaining, snapshots.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol_authority::budget::{AccountKind, BudgetError, BudgetLedger};
 use missionweaveprotocol_authority::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
 
@@ -46,7 +47,7 @@ fn children_reserve_against_parents() {
             dimension: Dimension::Financial
         }
     );
-    assert_eq!(err.code(), "BUDGET_EXCEEDED");
+    assert_eq!(err.code(), WireCode::BudgetExceeded);
     let one_dim = Resources::splat(10).with(Dimension::ToolCalls, 11);
     match l.register_work_item("w5", "m", None, one_dim).unwrap_err() {
         BudgetError::AllocationExceeded { dimension, .. } => {
@@ -91,7 +92,7 @@ fn consumption_charges_the_whole_ancestry_or_nothing() {
     let before = l.snapshot();
     let over = Resources::splat(1).with(Dimension::ExternalSideEffects, 16);
     let err = l.consume("w3", &over).unwrap_err();
-    assert_eq!(err.code(), "BUDGET_EXCEEDED");
+    assert_eq!(err.code(), WireCode::BudgetExceeded);
     match err {
         BudgetError::Exceeded { account, dimension } => {
             assert_eq!(dimension, Dimension::ExternalSideEffects);
@@ -245,7 +246,7 @@ fn snapshot_round_trip_and_corruption() {
         .parent_work_item_id = Some("w2".into());
     let err = BudgetLedger::rebuild(&cycle).unwrap_err();
     assert!(matches!(err, BudgetError::Cycle(_)), "{err:?}");
-    assert_eq!(err.code(), "INTERNAL_ERROR");
+    assert_eq!(err.code(), WireCode::InternalError);
     let mut over_reserved = snap;
     over_reserved
         .work_items

@@ -1,6 +1,7 @@
 //! Retries and idempotency keys (§11.4).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol_authority::execution::{
     AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, RetryReason,
     derived_attempt_key, idempotency_key, parse_duration_ms,
@@ -179,7 +180,7 @@ fn deadline_and_cost_budgets_bound_retries() {
     let err = c
         .consume(&Resources::ZERO.with(Dimension::Financial, 41))
         .unwrap_err();
-    assert_eq!(err.code(), "BUDGET_EXCEEDED");
+    assert_eq!(err.code(), WireCode::BudgetExceeded);
     assert_eq!(
         c.usage().get(Dimension::Financial),
         60,

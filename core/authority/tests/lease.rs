@@ -1,6 +1,7 @@
 //! Fenced leases (§11.3, `lease.schema.json`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol_authority::lease::{
     Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseState, LeaseType, LeaseWindow,
 };
@@ -68,7 +69,7 @@ fn renewal_is_monotonic_extending_and_before_expiry() {
     assert_eq!(l.renew(at(20), at(80)), Err(LeaseError::NotExtending));
     assert_eq!(
         l.renew(at(90), at(200)).unwrap_err().code(),
-        "WORK_LEASE_EXPIRED"
+        WireCode::WorkLeaseExpired
     );
     assert_eq!(l.renewal_count(), 1, "failed renewals change nothing");
 }
@@ -88,7 +89,7 @@ fn closure_is_immutable_and_idempotent() {
     );
     assert_eq!(
         l.revoke(at(10), "work checkpointed").unwrap_err().code(),
-        "INVALID_STATE_TRANSITION"
+        WireCode::InvalidStateTransition
     );
     assert_eq!(
         l.renew(at(12), at(100)),
@@ -142,20 +143,20 @@ fn commands_must_cite_the_current_lease_and_epochs() {
         l.check_claim(&claim("urn:uuid:lease-0", 2, 3), at(5))
             .unwrap_err()
             .code(),
-        "WORK_LEASE_EXPIRED",
+        WireCode::WorkLeaseExpired,
         "older Lease ID, same epoch"
     );
     assert_eq!(
         l.check_claim(&claim("urn:uuid:lease-1", 2, 2), at(5))
             .unwrap_err()
             .code(),
-        "WORK_STALE_OWNERSHIP"
+        WireCode::WorkStaleOwnership
     );
     assert_eq!(
         l.check_claim(&claim("urn:uuid:lease-1", 1, 3), at(5))
             .unwrap_err()
             .code(),
-        "AUTH_STALE_SESSION"
+        WireCode::AuthStaleSession
     );
     assert_eq!(
         l.check_claim(&claim("urn:uuid:lease-1", 2, 3), at(60)),
@@ -167,7 +168,7 @@ fn commands_must_cite_the_current_lease_and_epochs() {
     };
     assert_eq!(
         l.check_claim(&other, at(5)).unwrap_err().code(),
-        "AUTH_FORBIDDEN"
+        WireCode::AuthForbidden
     );
     let mut closed = execution();
     closed.release(at(1), "submitted").unwrap();
@@ -186,7 +187,7 @@ fn commands_must_cite_the_current_lease_and_epochs() {
     assert_eq!(c.check_claim(&coord(4), at(1)), Ok(()));
     assert_eq!(
         c.check_claim(&coord(3), at(1)).unwrap_err().code(),
-        "AUTH_STALE_COORDINATOR"
+        WireCode::AuthStaleCoordinator
     );
 }
 
@@ -411,7 +412,7 @@ fn documents_read_back_to_the_same_lease() {
         )),
         LeaseDocumentError::Inconsistent(LeaseError::InvalidWindow)
     ));
-    assert_eq!(refuse("{".into()).code(), "PROTOCOL_VIOLATION");
+    assert_eq!(refuse("{".into()).code(), WireCode::ProtocolViolation);
 }
 
 proptest::proptest! {

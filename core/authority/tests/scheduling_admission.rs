@@ -1,6 +1,7 @@
 //! Admission control (§10.3): every fine reason, its coarse category, and idempotency.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use missionweaveprotocol::WireCode;
 use std::collections::HashSet;
 
 use missionweaveprotocol_authority::capability_version::CapabilityRef;
@@ -252,5 +253,5 @@ fn invalid_policies_are_rejected() {
             },
         )
         .unwrap_err();
-    assert_eq!(err.code(), "INVALID_COMMAND");
+    assert_eq!(err.code(), WireCode::InvalidCommand);
 }

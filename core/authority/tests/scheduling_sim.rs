@@ -1,6 +1,7 @@
 //! Deterministic simulations of the Scheduler with time passed in (§11.1–§11.4).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol_authority::scheduler::{
     CheckpointRef, Confidence, GroupPolicy, RUNTIME_SESSION_LOST, ScheduleAction, Scheduler,
     SchedulerPolicy, Transition, WorkOffer, WorkState,
@@ -213,7 +214,7 @@ fn blocked_work_releases_its_slot_and_returns_when_due() {
             at(3),
         )
         .unwrap_err();
-    assert_eq!(err.code(), "INVALID_COMMAND");
+    assert_eq!(err.code(), WireCode::InvalidCommand);
     s.apply(
         "w",
         Transition::Blocked {
@@ -264,7 +265,7 @@ fn unblock_requeues_and_stale_runs_are_rejected() {
     assert_eq!(s.unblock("w", at(2)).map_err(|e| e.code()), Ok(()));
     assert_eq!(
         s.unblock("w", at(2)).unwrap_err().code(),
-        "INVALID_STATE_TRANSITION"
+        WireCode::InvalidStateTransition
     );
     s.schedule(at(3));
     let err = s
@@ -272,7 +273,7 @@ fn unblock_requeues_and_stale_runs_are_rejected() {
         .unwrap_err();
     assert_eq!(
         err.code(),
-        "WORK_LEASE_EXPIRED",
+        WireCode::WorkLeaseExpired,
         "an older run is fenced like an older lease"
     );
     s.apply("w", Transition::Completed { generation: 2 }, at(4))
@@ -282,7 +283,7 @@ fn unblock_requeues_and_stale_runs_are_rejected() {
         s.apply("w", Transition::Completed { generation: 2 }, at(5))
             .unwrap_err()
             .code(),
-        "INVALID_COMMAND"
+        WireCode::InvalidCommand
     );
 }
 
@@ -404,7 +405,10 @@ fn cancel_frees_slots_and_queue_entries() {
     s.cancel("b").unwrap();
     assert_eq!(s.used_slots(), 0);
     assert_eq!(dispatched(&s.schedule(at(1))), ["c"]);
-    assert_eq!(s.cancel("zzz").unwrap_err().code(), "INVALID_COMMAND");
+    assert_eq!(
+        s.cancel("zzz").unwrap_err().code(),
+        WireCode::InvalidCommand
+    );
 }
 
 #[test]
@@ -532,7 +536,7 @@ fn corrupt_snapshots_are_rejected() {
     version.version = 2;
     assert_eq!(
         Scheduler::restore(p.clone(), &version).unwrap_err().code(),
-        "INTERNAL_ERROR"
+        WireCode::InternalError
     );
     let mut group = good.clone();
     group.groups.clear();

@@ -2,6 +2,7 @@
 //! identical decisions after restoring from text, and rejection of malformed documents.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{canonical_bytes, parse};
 use missionweaveprotocol_authority::budget::{AccountKind, BudgetLedger, BudgetLedgerSnapshot};
 use missionweaveprotocol_authority::resources::{Currency, Dimension, Resources};
@@ -49,7 +50,7 @@ fn budget_snapshot_round_trips_through_json_text() {
     let err = r
         .consume("w3", &Resources::ZERO.with(Dimension::ToolCalls, 18))
         .unwrap_err();
-    assert_eq!(err.code(), "BUDGET_EXCEEDED");
+    assert_eq!(err.code(), WireCode::BudgetExceeded);
     assert_eq!(
         r.usage(AccountKind::Mission, "m").unwrap(),
         l.usage(AccountKind::Mission, "m").unwrap()

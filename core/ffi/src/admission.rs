@@ -53,24 +53,24 @@ fn authenticated(reply: Reply) -> Option<AuthenticatedRecord> {
     })
 }
 
-/// A lookup reply as a core outcome; a failed call or an unknown answer is `indeterminate`.
+/// A lookup reply as a core outcome, read fail-closed by the core
+/// ([`LookupOutcome::from_reply`]).
 fn lookup_outcome(reply: Option<Reply>) -> LookupOutcome {
     let Some(reply) = reply else {
-        return LookupOutcome::Indeterminate;
+        return LookupOutcome::from_reply(None, None);
     };
     let status = reply.status.clone();
-    LookupOutcome::from_status(&status, authenticated(reply))
-        .unwrap_or(LookupOutcome::Indeterminate)
+    LookupOutcome::from_reply(Some(&status), authenticated(reply))
 }
 
-/// An append reply as a core outcome; a failed call or an unknown answer is `indeterminate`.
+/// An append reply as a core outcome, read fail-closed by the core
+/// ([`AppendOutcome::from_reply`]).
 fn append_outcome(reply: Option<Reply>) -> AppendOutcome {
     let Some(reply) = reply else {
-        return AppendOutcome::Indeterminate;
+        return AppendOutcome::from_reply(None, None);
     };
     let status = reply.status.clone();
-    AppendOutcome::from_status(&status, authenticated(reply))
-        .unwrap_or(AppendOutcome::Indeterminate)
+    AppendOutcome::from_reply(Some(&status), authenticated(reply))
 }
 
 /// The candidate record as RFC 8785 text (what JavaScript logs receive).
@@ -175,7 +175,7 @@ pub fn admit<H: Host + ?Sized>(
         let kind = kind(kind_name)?;
         let verified = SignedDocumentCodec::new()
             .verify(kind, bytes, registry.resolver())
-            .map_err(|e| Failure::verification(&e))?;
+            .map_err(|e| Failure::error(&e))?;
         let host_log = HostLog(host);
         let log: &dyn AdmissionLog = match log {
             Log::Memory(memory) => &memory.0,
@@ -199,7 +199,7 @@ pub fn admit<H: Host + ?Sized>(
         }
         outcome
             .map(|admitted| admitted_value(&admitted))
-            .map_err(|e| Failure::admission(&e))
+            .map_err(|e| Failure::error(&e))
     })())
 }
 
@@ -238,7 +238,7 @@ impl Session {
             .and_then(|kind| {
                 SignedDocumentCodec::new()
                     .verify(kind, bytes, registry.resolver())
-                    .map_err(|e| Failure::verification(&e))
+                    .map_err(|e| Failure::error(&e))
             })
             .map(|verified| {
                 let mode = match mode {
@@ -329,8 +329,8 @@ impl Session {
         finish(match flow.result() {
             Some(outcome) => outcome
                 .map(|admitted| admitted_value(&admitted))
-                .map_err(|e| Failure::admission(&e)),
-            None => Err(Failure::admission(
+                .map_err(|e| Failure::error(&e)),
+            None => Err(Failure::error(
                 &missionweaveprotocol::admission::AdmissionError::unfinished(),
             )),
         })

@@ -69,7 +69,7 @@ pub struct Args {
 
 impl Args {
     pub fn parse(text: &str) -> Res<Self> {
-        let value = parse(text.as_bytes()).map_err(|e| Failure::parse(&e))?;
+        let value = parse(text.as_bytes()).map_err(|e| Failure::error(&e))?;
         match value {
             Value::Array(items) => Ok(Self { items }),
             _ => bad("arguments", "expected an array"),
@@ -158,6 +158,14 @@ impl<'a> Reader<'a> {
     pub fn uint_or(&mut self, name: &'static str, max: u64, default: u64) -> Res<u64> {
         match self.opt(name) {
             Some(v) => uint(v, &self.at(name), max),
+            None => Ok(default),
+        }
+    }
+
+    /// Any 64-bit integer (the range is the caller's core rule), or `default` when absent.
+    pub fn int_or(&mut self, name: &'static str, default: i64) -> Res<i64> {
+        match self.opt(name) {
+            Some(v) => integer(v, &self.at(name)),
             None => Ok(default),
         }
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use missionweaveprotocol::json::{Number, Value, parse};
 use missionweaveprotocol_authority::budget::BudgetLedgerSnapshot;
-use missionweaveprotocol_authority::budget::{AccountId, AccountKind, BudgetError, BudgetLedger};
+use missionweaveprotocol_authority::budget::{AccountKind, BudgetError, BudgetLedger};
 use missionweaveprotocol_authority::delegation::{
     DelegatedWork, DelegationAuthority, DelegationContext, DelegationGrant, DelegationViolation,
     MembershipView, WorkItemNode, WorkItemTree,
@@ -44,46 +44,18 @@ fn opt_num(v: Option<u64>) -> Value {
 }
 
 pub(crate) fn snapshot_failure(e: &SnapshotFormatError) -> Failure {
-    Failure::typed(
-        "SnapshotError",
-        e.code(),
-        e.to_string(),
-        Obj::new()
-            .str("reason", "malformed_snapshot")
-            .str("path", e.path.clone()),
-    )
+    Failure::error(e)
 }
 
 /// Parses a snapshot document given as JSON text (the wrapper passes it unchanged).
 pub(crate) fn snapshot_text(text: &str) -> Res<Value> {
-    parse(text.as_bytes()).map_err(|e| Failure::parse(&e))
+    parse(text.as_bytes()).map_err(|e| Failure::error(&e))
 }
 
 // ---- leases --------------------------------------------------------------------------------
 
 fn lease_failure(e: &LeaseError) -> Failure {
-    let extra = Obj::new();
-    let (reason, extra) = match e {
-        LeaseError::InvalidField(f) => ("invalid_field", extra.str("field", *f)),
-        LeaseError::InvalidWindow => ("invalid_window", extra),
-        LeaseError::Expired => ("expired", extra),
-        LeaseError::Closed(s) => ("closed", extra.str("state", s.as_str())),
-        LeaseError::ClosureConflict => ("closure_conflict", extra),
-        LeaseError::NonMonotonicRenewal => ("non_monotonic_renewal", extra),
-        LeaseError::NotExtending => ("not_extending", extra),
-        LeaseError::StaleLease => ("stale_lease", extra),
-        LeaseError::StaleOwnership => ("stale_ownership", extra),
-        LeaseError::StaleSession => ("stale_session", extra),
-        LeaseError::StaleCoordinator => ("stale_coordinator", extra),
-        LeaseError::WrongHolder => ("wrong_holder", extra),
-        LeaseError::UnrenderableTimestamp => ("unrenderable_timestamp", extra),
-    };
-    Failure::typed(
-        "LeaseError",
-        e.code(),
-        e.to_string(),
-        extra.str("reason", reason),
-    )
+    Failure::error(e)
 }
 
 fn lease_state(name: &str) -> Res<LeaseState> {
@@ -114,8 +86,8 @@ impl LeaseHandle {
             return Lease::from_json(args.str(0, "document")?.as_bytes())
                 .map(Self)
                 .map_err(|e| match e {
-                    LeaseDocumentError::Parse(error) => Failure::parse(&error),
-                    LeaseDocumentError::Schema(issue) => Failure::schema(&issue),
+                    LeaseDocumentError::Parse(error) => Failure::error(&error),
+                    LeaseDocumentError::Schema(issue) => Failure::error(&issue),
                     LeaseDocumentError::Precision(field) => {
                         lease_failure(&LeaseError::InvalidField(field))
                     }
@@ -259,65 +231,16 @@ pub(crate) fn unknown_method(class: &str, method: &str) -> Failure {
 
 // ---- budget ledger -------------------------------------------------------------------------
 
-fn account_kind_name(kind: AccountKind) -> &'static str {
-    match kind {
-        AccountKind::Mission => "mission",
-        AccountKind::WorkItem => "work_item",
-    }
-}
-
-fn account_value(a: &AccountId) -> Value {
-    Obj::new()
-        .str("kind", account_kind_name(a.kind))
-        .str("id", a.id.clone())
-        .build()
-}
-
 pub(crate) fn budget_failure(e: &BudgetError) -> Failure {
-    let account = |reason: &str, a: &AccountId| {
-        Obj::new()
-            .str("reason", reason)
-            .value("account", account_value(a))
-    };
-    let (class, extra) = match e {
-        BudgetError::Exceeded {
-            account: a,
-            dimension,
-        } => (
-            "BudgetExceededError",
-            account("exceeded", a).str("dimension", dimension.as_str()),
-        ),
-        BudgetError::AllocationExceeded { parent, dimension } => (
-            "BudgetExceededError",
-            account("allocation_exceeded", parent).str("dimension", dimension.as_str()),
-        ),
-        BudgetError::UnknownAccount(a) => ("BudgetLedgerError", account("unknown_account", a)),
-        BudgetError::Duplicate(a) => ("BudgetLedgerError", account("duplicate", a)),
-        BudgetError::CrossMissionParent(a) => {
-            ("BudgetLedgerError", account("cross_mission_parent", a))
-        }
-        BudgetError::Currency(a) => ("BudgetLedgerError", account("currency", a)),
-        BudgetError::UnsafeInteger(d) => (
-            "BudgetLedgerError",
-            Obj::new()
-                .str("reason", "unsafe_integer")
-                .str("dimension", d.as_str()),
-        ),
-        BudgetError::ZeroDelta => ("BudgetLedgerError", Obj::new().str("reason", "zero_delta")),
-        BudgetError::Cycle(a) => ("BudgetLedgerError", account("cycle", a)),
-        BudgetError::CorruptTotals(a) => ("BudgetLedgerError", account("corrupt_totals", a)),
-    };
-    Failure::typed(class, e.code(), e.to_string(), extra)
+    Failure::error(e)
 }
 
 fn account_kind(name: &str) -> Res<AccountKind> {
-    match name {
-        "mission" => Ok(AccountKind::Mission),
-        "work_item" => Ok(AccountKind::WorkItem),
-        other => Err(Failure::argument(format!(
-            "account kind {other:?} (expected mission or work_item)"
-        ))),
-    }
+    AccountKind::parse(name).ok_or_else(|| {
+        Failure::argument(format!(
+            "account kind {name:?} (expected mission or work_item)"
+        ))
+    })
 }
 
 /// The hierarchical six-dimensional ledger.
@@ -430,21 +353,13 @@ impl LedgerHandle {
 // ---- delegation ----------------------------------------------------------------------------
 
 fn violation_failure(v: &DelegationViolation) -> Failure {
-    Failure::typed(
-        "DelegationViolation",
-        v.code(),
-        v.message.clone(),
-        Obj::new()
-            .str("kind", v.kind.as_str())
-            .opt_str("dimension", v.dimension.map(|d| d.as_str()))
-            .bool("invalidates", v.kind.invalidates()),
-    )
+    Failure::error(v)
 }
 
 fn violation_value(v: &DelegationViolation) -> Value {
     Obj::new()
         .str("kind", v.kind.as_str())
-        .str("code", v.code())
+        .str("code", v.code().as_str())
         .str("message", v.message.clone())
         .opt_str("dimension", v.dimension.map(|d| d.as_str()))
         .build()
@@ -711,37 +626,7 @@ impl AuthorityHandle {
 // ---- retries -------------------------------------------------------------------------------
 
 fn retry_failure(e: &RetryError) -> Failure {
-    let base = Obj::new();
-    let (class, extra) = match e {
-        RetryError::InvalidArgument(f) => (
-            "RetryError",
-            base.str("reason", "invalid_argument").str("field", *f),
-        ),
-        RetryError::AttemptInFlight => ("RetryError", base.str("reason", "attempt_in_flight")),
-        RetryError::NoAttemptInFlight => ("RetryError", base.str("reason", "no_attempt_in_flight")),
-        RetryError::Finished(r) => (
-            "RetryExhausted",
-            base.str("reason", "finished")
-                .str("finishedReason", r.as_str()),
-        ),
-        RetryError::BackoffPending(at) => (
-            "RetryError",
-            base.str("reason", "backoff_pending")
-                .value("retryAt", ms(*at)),
-        ),
-        RetryError::DeadlineExhausted => (
-            "RetryExhausted",
-            base.str("reason", "deadline_exhausted")
-                .str("finishedReason", "deadline_exhausted"),
-        ),
-        RetryError::BudgetExceeded(d) => (
-            "BudgetExceededError",
-            base.str("reason", "retry_budget_exceeded")
-                .str("dimension", d.as_str())
-                .value("account", Value::Null),
-        ),
-    };
-    Failure::typed(class, e.code(), e.to_string(), extra)
+    Failure::error(e)
 }
 
 /// One WorkItem's retry budgets under one Ownership Epoch.

@@ -2,16 +2,8 @@
 //! Both bindings hand this string to the same JavaScript wrapper (`js/src/api.mjs`), which turns
 //! it into typed objects and `Error` subclasses. Nothing is thrown across the boundary.
 
-use missionweaveprotocol::admission::AdmissionError;
-use missionweaveprotocol::bundle::BundleVerificationError;
-use missionweaveprotocol::json::{
-    CanonicalError, Number, Object, ParseError, Value, canonical_bytes,
-};
-use missionweaveprotocol::registry::RegistryError;
-use missionweaveprotocol::schema::SchemaIssue;
-use missionweaveprotocol::signed_documents::{SigningError, VerificationError};
-use missionweaveprotocol::wire::FrameError;
-use missionweaveprotocol::{Stage, WireCode};
+use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes};
+use missionweaveprotocol::{ArgumentError, DescribeError, FieldValue, Stage};
 
 /// A raw-call failure, already in its JavaScript form.
 #[derive(Debug, Clone)]
@@ -165,176 +157,74 @@ pub(crate) fn escape_into(out: &mut String, text: &str) {
 }
 
 fn internal_envelope() -> String {
-    r#"{"error":{"class":"MwpError","code":"INTERNAL_ERROR","detail":"the binding could not encode its result","stage":null}}"#.to_owned()
+    r#"{"error":{"class":"MwpError","code":"INTERNAL_ERROR","detail":"the binding could not encode its result","fields":{},"message":"the binding could not encode its result","reason":"encoding-failed","retryable":true,"stage":null}}"#.to_owned()
 }
 
-fn failure(class: &str, code: WireCode, stage: Option<Stage>, detail: impl Into<String>) -> Obj {
-    Obj::new()
-        .str("class", class)
-        .str("code", code.as_str())
-        .opt_str("stage", stage.map(Stage::as_str))
-        .str("detail", detail)
+/// `snake_case` → `camelCase`: JavaScript shows the core's field names in its own style.
+fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn field_value(value: &FieldValue) -> Value {
+    match value {
+        FieldValue::Text(text) => Value::string(text.clone()),
+        FieldValue::Integer(n) => Value::Number(Number::from_i64(*n)),
+        FieldValue::Bool(flag) => Value::Bool(*flag),
+        FieldValue::Texts(items) => {
+            Value::Array(items.iter().map(|t| Value::string(t.clone())).collect())
+        }
+        FieldValue::Account { kind, id } => {
+            Obj::new().str("kind", *kind).str("id", id.clone()).build()
+        }
+    }
 }
 
 impl Failure {
-    /// API misuse: unknown kind, wrong seed length, unknown schema name. Not a wire event.
-    pub fn argument(detail: impl Into<String>) -> Self {
+    /// Any core error, described by the core itself ([`DescribeError`]): `{class, code,
+    /// stage, reason, message, detail, retryable, fields}`. The JavaScript wrapper builds the
+    /// `Error` subclass named by `class` from this one shape; nothing here depends on the
+    /// error's type.
+    pub fn error(error: &dyn DescribeError) -> Self {
+        let mut fields = Object::new();
+        for (name, value) in error.fields().iter() {
+            fields.insert(&camel(name), field_value(value));
+        }
         Self(
             Obj::new()
-                .str("class", "ArgumentError")
-                .str("code", "INVALID_ARGUMENT")
-                .value("stage", Value::Null)
-                .str("detail", detail)
+                .str("class", error.class().js_name())
+                .str("code", error.wire_code().as_str())
+                .opt_str("stage", error.stage().map(Stage::as_str))
+                .str("reason", error.reason())
+                .str("message", error.to_string())
+                .str("detail", error.detail())
+                .bool("retryable", error.retryable())
+                .value("fields", Value::Object(fields))
                 .into_object(),
         )
     }
 
-    pub fn parse(error: &ParseError) -> Self {
-        Self(
-            failure(
-                "ParseError",
-                WireCode::ProtocolViolation,
-                Some(Stage::Parse),
-                error.to_string(),
-            )
-            .num("offset", error.offset as u64)
-            .into_object(),
-        )
-    }
-
-    pub fn canonical(error: &CanonicalError) -> Self {
-        Self(
-            failure(
-                "CanonicalizationError",
-                WireCode::ProtocolViolation,
-                Some(Stage::Canonicalization),
-                error.to_string(),
-            )
-            .into_object(),
-        )
-    }
-
-    /// A stage-5 failure reported by the core's signing-bytes function, shaped like
-    /// [`Failure::canonical`].
-    pub fn canonical_stage(error: &VerificationError) -> Self {
-        Self(
-            failure(
-                "CanonicalizationError",
-                WireCode::ProtocolViolation,
-                Some(Stage::Canonicalization),
-                error.detail.clone(),
-            )
-            .into_object(),
-        )
-    }
-
-    pub fn schema(issue: &SchemaIssue) -> Self {
-        Self(
-            failure(
-                "SchemaValidationError",
-                WireCode::SchemaValidationFailed,
-                Some(Stage::Schema),
-                issue.to_string(),
-            )
-            .str("instancePath", issue.instance_path.clone())
-            .str("schemaLocation", issue.schema_location.clone())
-            .str("keyword", issue.keyword)
-            .into_object(),
-        )
-    }
-
-    /// Six-stage failure: the wire view (code, fixed message) and the protected view.
-    pub fn verification(error: &VerificationError) -> Self {
-        Self(
-            failure(
-                "VerificationError",
-                error.wire_code(),
-                Some(error.stage),
-                error.detail.clone(),
-            )
-            .num("stageNumber", u64::from(error.stage.number()))
-            .str("reason", error.reason)
-            .str("wireMessage", error.wire_message())
-            .into_object(),
-        )
-    }
-
-    pub fn signing(error: &SigningError) -> Self {
-        Self(
-            failure(
-                "SigningError",
-                error.stage.wire_code(),
-                Some(error.stage),
-                error.detail.clone(),
-            )
-            .into_object(),
-        )
-    }
-
-    pub fn registry(error: &RegistryError) -> Self {
-        Self(
-            failure(
-                "RegistryError",
-                Stage::KeyResolution.wire_code(),
-                Some(Stage::KeyResolution),
-                error.detail.clone(),
-            )
-            .str("reason", error.reason.as_str())
-            .into_object(),
-        )
-    }
-
-    pub fn admission(error: &AdmissionError) -> Self {
-        Self(
-            failure(
-                "AdmissionError",
-                error.wire_code(),
-                Some(error.stage()),
-                error.detail.clone(),
-            )
-            .str("reason", error.reason.as_str())
-            .str(
-                "wireMessage",
-                missionweaveprotocol::signed_documents::WIRE_MESSAGE,
-            )
-            .into_object(),
-        )
-    }
-
-    pub fn frame(error: &FrameError) -> Self {
-        Self(failure("FrameError", error.code, None, error.detail.clone()).into_object())
-    }
-
-    pub fn bundle(error: &BundleVerificationError) -> Self {
-        Self(
-            failure(
-                "BundleError",
-                WireCode::InternalError,
-                None,
-                error.problems.join("; "),
-            )
-            .strings("problems", error.problems.iter().map(String::as_str))
-            .into_object(),
-        )
+    /// API misuse: unknown kind, wrong seed length, unknown schema name (`PROTOCOL_VIOLATION`,
+    /// reason `invalid-argument`: see [`ArgumentError`]).
+    pub fn argument(detail: impl Into<String>) -> Self {
+        Self::error(&ArgumentError::general(detail))
     }
 }
 
 impl Obj {
     fn into_object(self) -> Object {
         self.0
-    }
-}
-
-impl Failure {
-    /// A typed failure of the stateful objects (leases, ledger, grants, retries, scheduler):
-    /// `{class, code, stage: null, detail, …}` built by the caller.
-    pub fn typed(class: &str, code: &str, detail: impl Into<String>, extra: Obj) -> Self {
-        let mut object = extra.into_object();
-        object.insert("class", Value::string(class));
-        object.insert("code", Value::string(code));
-        object.insert("stage", Value::Null);
-        object.insert("detail", Value::string(detail));
-        Self(object)
     }
 }
 
@@ -372,8 +262,23 @@ mod tests {
         let value = parse(text.as_bytes()).expect("strict JSON");
         assert_eq!(
             value.pointer("/error/code").and_then(Value::as_str),
-            Some("INVALID_ARGUMENT")
+            Some("PROTOCOL_VIOLATION")
+        );
+        assert_eq!(
+            value.pointer("/error/reason").and_then(Value::as_str),
+            Some("invalid-argument")
+        );
+        assert_eq!(
+            value.pointer("/error/class").and_then(Value::as_str),
+            Some("ArgumentError")
         );
         assert_eq!(value.pointer("/error/stage"), Some(&Value::Null));
+    }
+
+    #[test]
+    fn field_names_become_camel_case() {
+        assert_eq!(camel("instance_path"), "instancePath");
+        assert_eq!(camel("current_generation"), "currentGeneration");
+        assert_eq!(camel("dimension"), "dimension");
     }
 }

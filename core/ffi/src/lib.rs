@@ -44,7 +44,7 @@ pub fn kind(name: &str) -> Result<SignedDocumentKind, Failure> {
 }
 
 fn strict(bytes: &[u8]) -> Result<Value, Failure> {
-    parse(bytes).map_err(|e| Failure::parse(&e))
+    parse(bytes).map_err(|e| Failure::error(&e))
 }
 
 fn principal(principal: &Principal) -> Value {
@@ -55,7 +55,7 @@ fn principal(principal: &Principal) -> Value {
 pub fn canonicalize(bytes: &[u8]) -> String {
     finish((|| {
         let value = strict(bytes)?;
-        let out = canonical_bytes(&value).map_err(|e| Failure::canonical(&e))?;
+        let out = canonical_bytes(&value).map_err(|e| Failure::error(&e))?;
         Ok(Value::string(text(&out)))
     })())
 }
@@ -66,7 +66,7 @@ pub fn canonical_hash_of(bytes: &[u8]) -> String {
         let value = strict(bytes)?;
         canonical_hash(&value)
             .map(Value::string)
-            .map_err(|e| Failure::canonical(&e))
+            .map_err(|e| Failure::error(&e))
     })())
 }
 
@@ -85,7 +85,7 @@ pub fn validate_schema(name: &str, bytes: &[u8]) -> String {
         let value = strict(bytes)?;
         catalog
             .validate(name, &value)
-            .map_err(|issue| Failure::schema(&issue))?;
+            .map_err(|issue| Failure::error(&issue))?;
         Ok(Value::Null)
     })())
 }
@@ -128,7 +128,7 @@ impl RegistryHandle {
                 .str("digest", snapshot.digest())
                 .num("size", snapshot.len() as u64)
                 .build()),
-            Err(error) => Err(Failure::registry(error)),
+            Err(error) => Err(Failure::error(error)),
         })
     }
 
@@ -194,7 +194,7 @@ pub fn verify(kind_name: &str, bytes: &[u8], registry: &RegistryHandle) -> Strin
     let result = kind(kind_name).and_then(|kind| {
         SignedDocumentCodec::new()
             .verify(kind, bytes, registry.resolver())
-            .map_err(|e| Failure::verification(&e))
+            .map_err(|e| Failure::error(&e))
     });
     verified_envelope(result)
 }
@@ -253,9 +253,7 @@ pub fn verify_many(
     )));
     for result in results {
         out.push(RECORD_SEPARATOR);
-        out.push_str(&verified_envelope(
-            result.map_err(|e| Failure::verification(&e)),
-        ));
+        out.push_str(&verified_envelope(result.map_err(|e| Failure::error(&e))));
     }
     out
 }
@@ -295,7 +293,7 @@ pub fn sign(
                 .map(|(signed, _)| signed),
             None => codec.sign(kind, &value, &key),
         }
-        .map_err(|e| Failure::signing(&e))?;
+        .map_err(|e| Failure::error(&e))?;
         Ok(signed_value(&signed))
     })())
 }
@@ -308,8 +306,7 @@ pub fn signing_preview(bytes: &[u8]) -> String {
         if value.as_object().is_none() {
             return Err(Failure::argument("a signed document is a JSON object"));
         }
-        let out =
-            signed_documents::signing_bytes(&value).map_err(|e| Failure::canonical_stage(&e))?;
+        let out = signed_documents::signing_bytes(&value).map_err(|e| Failure::error(&e))?;
         Ok(Obj::new()
             .str("signingHash", sha256_prefixed(&out))
             .str("signingBytes", text(&out))
@@ -353,7 +350,7 @@ pub fn verify_cryptography_bundle() -> String {
     finish(
         bundle::verify_cryptography_bundle()
             .map(|summary| summary.to_value())
-            .map_err(|e| Failure::bundle(&e)),
+            .map_err(|e| Failure::error(&e)),
     )
 }
 
@@ -361,7 +358,7 @@ pub fn verify_admission_bundle() -> String {
     finish(
         bundle::verify_admission_bundle()
             .map(|summary| summary.to_value())
-            .map_err(|e| Failure::bundle(&e)),
+            .map_err(|e| Failure::error(&e)),
     )
 }
 
@@ -418,7 +415,7 @@ pub fn run_conformance(bundles: &str) -> String {
 // ---- frames ------------------------------------------------------------------------------
 
 fn frame_value(frame: &wire::Frame) -> Result<Value, Failure> {
-    let json = canonical_bytes(&frame.value).map_err(|e| Failure::canonical(&e))?;
+    let json = canonical_bytes(&frame.value).map_err(|e| Failure::error(&e))?;
     Ok(Obj::new()
         .str("frameType", frame.frame_type.as_str())
         .str("frameId", frame.frame_id())
@@ -430,14 +427,14 @@ fn frame_value(frame: &wire::Frame) -> Result<Value, Failure> {
 pub fn parse_frame(bytes: &[u8]) -> String {
     finish(
         wire::parse_frame(bytes)
-            .map_err(|e| Failure::frame(&e))
+            .map_err(|e| Failure::error(&e))
             .and_then(|frame| frame_value(&frame)),
     )
 }
 
 pub fn parse_received_frame(bytes: &[u8]) -> String {
     finish(
-        match wire::parse_received_frame(bytes).map_err(|e| Failure::frame(&e)) {
+        match wire::parse_received_frame(bytes).map_err(|e| Failure::error(&e)) {
             Ok(ReceivedFrame::Command(command)) => Ok(Obj::new()
                 .str("frameType", "COMMAND")
                 .str("frameId", command.frame_id)
@@ -455,7 +452,7 @@ pub fn encode_frame(bytes: &[u8]) -> String {
         let value = strict(bytes)?;
         wire::encode_frame(&value)
             .map(|out| Value::string(text(&out)))
-            .map_err(|e| Failure::frame(&e))
+            .map_err(|e| Failure::error(&e))
     })())
 }
 
@@ -471,7 +468,7 @@ pub fn error_frame(
             .ok_or_else(|| Failure::argument(format!("unknown wire code {code:?}")))?;
         wire::error_frame(frame_id, code, message, occurred_at, related_frame_id)
             .map(|out| Value::string(text(&out)))
-            .map_err(|e| Failure::frame(&e))
+            .map_err(|e| Failure::error(&e))
     })())
 }
 

@@ -8,9 +8,8 @@ use std::collections::{HashMap, HashSet};
 
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol_authority::scheduler::{
-    AdmissionDecision, CheckpointRef, Eligibility, GroupPolicy, MAX_PRIORITY, MAX_WEIGHT,
-    MIN_PRIORITY, ScheduleAction, Scheduler, SchedulerError, SchedulerPolicy, SchedulerSnapshot,
-    Transition, WorkOffer,
+    self, AdmissionDecision, CheckpointRef, Eligibility, GroupPolicy, MAX_WEIGHT, ScheduleAction,
+    Scheduler, SchedulerError, SchedulerPolicy, SchedulerSnapshot, Transition, WorkOffer,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 
@@ -19,37 +18,7 @@ use crate::authority::{ms, num, opt_ms, snapshot_failure, snapshot_text, unknown
 use crate::envelope::{Failure, Obj, escape_into, finish};
 
 fn scheduler_failure(e: &SchedulerError) -> Failure {
-    let base = Obj::new();
-    let (class, extra) = match e {
-        SchedulerError::UnknownWork(id) => (
-            "SchedulerStateError",
-            base.str("reason", "unknown_work").str("workId", id.clone()),
-        ),
-        SchedulerError::StaleRun { current, reported } => (
-            "SchedulerStateError",
-            base.str("reason", "stale_run")
-                .num("currentGeneration", u64::from(*current))
-                .num("reportedGeneration", u64::from(*reported)),
-        ),
-        SchedulerError::InvalidTransition(state) => (
-            "SchedulerStateError",
-            base.str("reason", "invalid_transition")
-                .str("state", state.as_str()),
-        ),
-        SchedulerError::UnsafeCheckpoint => (
-            "SchedulerStateError",
-            base.str("reason", "unsafe_checkpoint"),
-        ),
-        SchedulerError::InvalidArgument(field) => (
-            "SchedulerStateError",
-            base.str("reason", "invalid_argument").str("field", *field),
-        ),
-        SchedulerError::CorruptSnapshot(why) => (
-            "SnapshotError",
-            base.str("reason", "corrupt_snapshot").str("path", *why),
-        ),
-    };
-    Failure::typed(class, e.code(), e.to_string(), extra)
+    Failure::error(e)
 }
 
 fn group_policy(value: &Value, path: &str) -> Res<GroupPolicy> {
@@ -160,12 +129,7 @@ fn offer(value: &Value, path: &str) -> Res<WorkOffer> {
     let o = WorkOffer {
         work_id: r.string("workId")?.to_owned(),
         group_id: r.string("groupId")?.to_owned(),
-        priority: r.int_in(
-            "priority",
-            i64::from(MIN_PRIORITY),
-            i64::from(MAX_PRIORITY),
-            0,
-        )? as i8,
+        priority: scheduler::priority(r.int_or("priority", 0)?).map_err(|e| Failure::error(&e))?,
         deadline: r.opt_millis("deadline")?,
         estimated_duration_ms: r.uint_or("estimatedDurationMs", u64::from(u32::MAX), 0)? as u32,
         slots: r.uint_or("slots", u64::from(u16::MAX), 1)? as u16,
@@ -407,13 +371,8 @@ impl SchedulerHandle {
                 Value::Null
             }
             "reprioritize" => {
-                let priority = a_int(&a, 1)?;
-                if !(i64::from(MIN_PRIORITY)..=i64::from(MAX_PRIORITY)).contains(&priority) {
-                    return Err(Failure::argument(
-                        "priority: expected an integer in -100..=100",
-                    ));
-                }
-                s.reprioritize(a.str(0, "workId")?, priority as i8)
+                let priority = scheduler::priority(a_int(&a, 1)?).map_err(fail)?;
+                s.reprioritize(a.str(0, "workId")?, priority)
                     .map_err(fail)?;
                 Value::Null
             }

@@ -33,7 +33,7 @@ pub mod schema_formats;
 pub mod signed_documents;
 pub mod wire;
 
-pub use error::{Stage, WireCode};
+pub use error::{ArgumentError, DescribeError, ErrorClass, FieldValue, Fields, Stage, WireCode};
 pub use principal::{Principal, PrincipalType};
 pub use registry::{AgentRegistryKeyResolver, KeyRegistrySnapshot, KeyResolver};
 pub use signed_documents::{

@@ -12,11 +12,12 @@
 //! [`BudgetLedger::rebuild`].
 
 use std::collections::HashMap;
-use std::fmt;
 
 mod json;
 
 pub use self::json::BUDGET_SNAPSHOT_VERSION;
+
+use missionweaveprotocol::WireCode;
 
 use crate::resources::{Currency, Dimension, Resources};
 
@@ -91,24 +92,16 @@ pub enum BudgetError {
 
 impl BudgetError {
     /// The §19 wire code.
-    pub const fn code(&self) -> &'static str {
+    pub const fn code(&self) -> WireCode {
         match self {
             BudgetError::Exceeded { .. } | BudgetError::AllocationExceeded { .. } => {
-                "BUDGET_EXCEEDED"
+                WireCode::BudgetExceeded
             }
-            BudgetError::Cycle(_) | BudgetError::CorruptTotals(_) => "INTERNAL_ERROR",
-            _ => "INVALID_COMMAND",
+            BudgetError::Cycle(_) | BudgetError::CorruptTotals(_) => WireCode::InternalError,
+            _ => WireCode::InvalidCommand,
         }
     }
 }
-
-impl fmt::Display for BudgetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {self:?}", self.code())
-    }
-}
-
-impl std::error::Error for BudgetError {}
 
 /// A Mission's persisted state (snapshot form).
 #[derive(Clone, Debug, PartialEq, Eq)]

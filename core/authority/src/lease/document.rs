@@ -5,6 +5,7 @@
 
 use super::{Lease, LeaseBinding, LeaseError, LeaseState, LeaseType, LeaseWindow};
 use crate::unix_millis::UnixMillis;
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{ParseError, Value, parse};
 use missionweaveprotocol::schema::{SchemaCatalog, SchemaIssue};
 use missionweaveprotocol::schema_formats::Timestamp;
@@ -25,11 +26,11 @@ pub enum LeaseDocumentError {
 impl LeaseDocumentError {
     /// The §19 wire code: `PROTOCOL_VIOLATION` for bytes, `SCHEMA_VALIDATION_FAILED` for the
     /// schema, `INVALID_COMMAND` for a lease the rules forbid.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> WireCode {
         match self {
-            Self::Parse(_) => "PROTOCOL_VIOLATION",
-            Self::Schema(_) => "SCHEMA_VALIDATION_FAILED",
-            Self::Precision(_) | Self::Inconsistent(_) => "INVALID_COMMAND",
+            Self::Parse(_) => WireCode::ProtocolViolation,
+            Self::Schema(_) => WireCode::SchemaValidationFailed,
+            Self::Precision(_) | Self::Inconsistent(_) => WireCode::InvalidCommand,
         }
     }
 }

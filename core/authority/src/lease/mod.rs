@@ -6,10 +6,9 @@
 //! (`released`, `revoked`, `expired`) is immutable: repeating the identical closure is a no-op,
 //! any other closure attempt is an error. Time is always an argument ([`UnixMillis`]).
 
-use core::fmt;
-
 use crate::resources::MAX_SAFE_INTEGER;
 use crate::unix_millis::UnixMillis;
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes};
 
 mod document;
@@ -105,32 +104,24 @@ impl LeaseError {
     ///
     /// A delayed Command with an older Lease ID maps to `WORK_LEASE_EXPIRED` ("required lease is
     /// no longer valid"); the spec leaves this choice open (digest §8 item 9).
-    pub const fn code(&self) -> &'static str {
+    pub const fn code(&self) -> WireCode {
         match self {
             LeaseError::InvalidField(_)
             | LeaseError::InvalidWindow
             | LeaseError::NonMonotonicRenewal
             | LeaseError::NotExtending
-            | LeaseError::UnrenderableTimestamp => "INVALID_COMMAND",
+            | LeaseError::UnrenderableTimestamp => WireCode::InvalidCommand,
             LeaseError::Expired | LeaseError::StaleLease | LeaseError::Closed(_) => {
-                "WORK_LEASE_EXPIRED"
+                WireCode::WorkLeaseExpired
             }
-            LeaseError::ClosureConflict => "INVALID_STATE_TRANSITION",
-            LeaseError::StaleOwnership => "WORK_STALE_OWNERSHIP",
-            LeaseError::StaleSession => "AUTH_STALE_SESSION",
-            LeaseError::StaleCoordinator => "AUTH_STALE_COORDINATOR",
-            LeaseError::WrongHolder => "AUTH_FORBIDDEN",
+            LeaseError::ClosureConflict => WireCode::InvalidStateTransition,
+            LeaseError::StaleOwnership => WireCode::WorkStaleOwnership,
+            LeaseError::StaleSession => WireCode::AuthStaleSession,
+            LeaseError::StaleCoordinator => WireCode::AuthStaleCoordinator,
+            LeaseError::WrongHolder => WireCode::AuthForbidden,
         }
     }
 }
-
-impl fmt::Display for LeaseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {self:?}", self.code())
-    }
-}
-
-impl std::error::Error for LeaseError {}
 
 /// The identity part common to every lease type.
 #[derive(Clone, Debug, PartialEq, Eq)]

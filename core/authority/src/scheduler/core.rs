@@ -830,9 +830,7 @@ impl Scheduler {
     /// Priority change (policy or MissionOwner escalation): reorders a queued item at once,
     /// keeping its age (§11.3 "Priority changes immediately reorder queued WorkItems").
     pub fn reprioritize(&mut self, work_id: &str, priority: i8) -> Result<(), SchedulerError> {
-        if !(MIN_PRIORITY..=MAX_PRIORITY).contains(&priority) {
-            return Err(SchedulerError::InvalidArgument("priority"));
-        }
+        let priority = super::types::priority(i64::from(priority))?;
         let idx = self
             .entry_idx(work_id)
             .ok_or_else(|| SchedulerError::UnknownWork(work_id.to_owned()))?;

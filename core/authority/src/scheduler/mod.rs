@@ -55,5 +55,5 @@ pub use self::snapshot::{
 pub use self::types::{
     AdmissionDecision, AdmissionReason, CheckpointRef, DeclineCategory, Dispatch, Eligibility,
     GroupPolicy, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, PreemptRequest, ScheduleAction,
-    SchedulerError, SchedulerPolicy, Transition, WorkOffer, WorkState,
+    SchedulerError, SchedulerPolicy, Transition, WorkOffer, WorkState, priority,
 };

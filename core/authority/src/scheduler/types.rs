@@ -1,8 +1,9 @@
 //! Inputs, outputs, policy and errors of the Worker-local Scheduler (§10.3, §11.1–§11.4).
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::sync::Arc;
+
+use missionweaveprotocol::WireCode;
 
 use crate::capability_version::CapabilityRef;
 use crate::unix_millis::UnixMillis;
@@ -11,6 +12,16 @@ use crate::unix_millis::UnixMillis;
 pub const MIN_PRIORITY: i8 = -100;
 /// Upper bound of the priority class.
 pub const MAX_PRIORITY: i8 = 100;
+/// The priority rule every binding applies to every priority it is given (offers,
+/// re-prioritization): an integer in `MIN_PRIORITY..=MAX_PRIORITY`, else
+/// [`SchedulerError::InvalidArgument`]`("priority")`.
+pub fn priority(value: i64) -> Result<i8, SchedulerError> {
+    i8::try_from(value)
+        .ok()
+        .filter(|p| (MIN_PRIORITY..=MAX_PRIORITY).contains(p))
+        .ok_or(SchedulerError::InvalidArgument("priority"))
+}
+
 /// Largest Group weight accepted.
 pub const MAX_WEIGHT: u32 = 1_000_000;
 
@@ -454,22 +465,14 @@ pub enum SchedulerError {
 
 impl SchedulerError {
     /// The §19 wire code.
-    pub const fn code(&self) -> &'static str {
+    pub const fn code(&self) -> WireCode {
         match self {
             Self::UnknownWork(_) | Self::InvalidArgument(_) | Self::UnsafeCheckpoint => {
-                "INVALID_COMMAND"
+                WireCode::InvalidCommand
             }
-            Self::StaleRun { .. } => "WORK_LEASE_EXPIRED",
-            Self::InvalidTransition(_) => "INVALID_STATE_TRANSITION",
-            Self::CorruptSnapshot(_) => "INTERNAL_ERROR",
+            Self::StaleRun { .. } => WireCode::WorkLeaseExpired,
+            Self::InvalidTransition(_) => WireCode::InvalidStateTransition,
+            Self::CorruptSnapshot(_) => WireCode::InternalError,
         }
     }
 }
-
-impl fmt::Display for SchedulerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {self:?}", self.code())
-    }
-}
-
-impl std::error::Error for SchedulerError {}

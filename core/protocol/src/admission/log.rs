@@ -66,6 +66,18 @@ impl LookupOutcome {
             _ => return None,
         })
     }
+
+    /// The fail-closed reading of a log's reply, shared by every binding: `found` whose record
+    /// is missing or unusable is `unauthenticated` (the log answered, but nothing proves who
+    /// wrote the record); an unknown status, or a failed call (`status` `None`), is
+    /// `indeterminate`. Both make admission fail (§6.4, the Admission Log contract).
+    pub fn from_reply(status: Option<&str>, record: Option<AuthenticatedRecord>) -> Self {
+        match status {
+            Some("found") if record.is_none() => Self::Unauthenticated,
+            Some(status) => Self::from_status(status, record).unwrap_or(Self::Indeterminate),
+            None => Self::Indeterminate,
+        }
+    }
 }
 
 impl AppendOutcome {
@@ -96,6 +108,17 @@ impl AppendOutcome {
             "commit-failed" => Self::CommitFailed,
             _ => return None,
         })
+    }
+
+    /// The fail-closed reading of a log's reply, shared by every binding: `committed` or
+    /// `existing` whose record is missing or unusable is `unauthenticated`; an unknown status,
+    /// or a failed call (`status` `None`), is `indeterminate`.
+    pub fn from_reply(status: Option<&str>, record: Option<AuthenticatedRecord>) -> Self {
+        match status {
+            Some("committed" | "existing") if record.is_none() => Self::Unauthenticated,
+            Some(status) => Self::from_status(status, record).unwrap_or(Self::Indeterminate),
+            None => Self::Indeterminate,
+        }
     }
 }
 

@@ -2,6 +2,11 @@
 
 use core::fmt;
 
+mod describe;
+mod impls;
+
+pub use describe::{ArgumentError, DescribeError, ErrorClass, FieldValue, Fields};
+
 /// The 27 stable wire codes of spec §19 (`error.schema.json` `code` enum, closed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum WireCode {
