@@ -31,17 +31,42 @@ export declare const backend: 'napi' | 'wasm';
 /** The protocol commit of the embedded, pinned bundle. */
 export declare const sourceCommit: string;
 
+/** A structured field of an error, as the core describes it. */
+export type ErrorFieldValue = string | number | boolean | readonly string[] | AccountRef;
+
+/**
+ * Base class of every error this package throws: the Rust core's own description of the error,
+ * shown unchanged (the Python package shows the same code, reason and fields).
+ */
 export declare class MwpError extends Error {
-  /** A §19 wire code, or `INVALID_ARGUMENT` for API misuse. */
-  readonly code: WireCode | 'INVALID_ARGUMENT';
+  constructor(message: string, options?: {
+    code?: WireCode; stage?: Stage | 'admission' | null; reason?: string | null; detail?: string;
+    retryable?: boolean; fields?: Readonly<Record<string, ErrorFieldValue>>; cause?: unknown;
+  });
+  /** The §19 wire code (API misuse is `PROTOCOL_VIOLATION`, reason `invalid-argument`). */
+  readonly code: WireCode;
+  /** A stable slug to match on (the message may be reworded). */
+  readonly reason: string | null;
   /** The semantic stage (protected diagnostic), or null. */
   readonly stage: Stage | 'admission' | null;
   /** The protected diagnostic detail; never send it to a peer. */
   readonly detail: string;
+  /** Whether an unchanged retry can succeed (§19). */
+  readonly retryable: boolean;
+  /** The structured fields (camelCase), each also a property of the error. */
+  readonly fields: Readonly<Record<string, ErrorFieldValue>>;
 }
-export declare class ArgumentError extends MwpError { readonly code: 'INVALID_ARGUMENT'; }
+/** API misuse: `PROTOCOL_VIOLATION`, reason `invalid-argument`; `argument` names it when known. */
+export declare class ArgumentError extends MwpError {
+  constructor(detail: string, options?: { cause?: unknown });
+  readonly code: 'PROTOCOL_VIOLATION';
+  readonly reason: 'invalid-argument';
+  readonly argument?: string;
+}
 export declare class ParseError extends MwpError { readonly stage: 'parse'; readonly offset: number; }
 export declare class CanonicalizationError extends MwpError { readonly stage: 'canonicalization'; }
+/** A timestamp outside the protocol's RFC 3339 profile. */
+export declare class TimestampError extends MwpError { readonly code: 'SCHEMA_VALIDATION_FAILED'; }
 export declare class SchemaValidationError extends MwpError {
   readonly code: 'SCHEMA_VALIDATION_FAILED';
   readonly instancePath: string;
@@ -260,7 +285,7 @@ export type Millis = number;
 export type TimeInput = Date | Millis;
 
 export type Dimension =
-  | 'financial' | 'model_tokens' | 'tool_calls' | 'compute_seconds' | 'wall_clock_seconds' | 'external_side_effects';
+  | 'financial_microunits' | 'model_tokens' | 'tool_calls' | 'compute_seconds' | 'wall_clock_seconds' | 'external_actions';
 export type ResourceMember =
   | 'financialMicrounits' | 'modelTokens' | 'toolCalls' | 'computeSeconds' | 'wallClockSeconds' | 'externalActions';
 export type ResourceInput = Partial<Record<ResourceMember, number>>;
@@ -287,14 +312,16 @@ export declare class LeaseError extends MwpError {
   readonly reason: 'invalid_field' | 'invalid_window' | 'expired' | 'closed' | 'closure_conflict'
     | 'non_monotonic_renewal' | 'not_extending' | 'stale_lease' | 'stale_ownership' | 'stale_session'
     | 'stale_coordinator' | 'wrong_holder' | 'unrenderable_timestamp';
-  readonly field: string | null;
-  readonly state: LeaseStateName | null;
+  /** For `invalid_field`: which field. */
+  readonly field?: string;
+  /** For `closed`: the state the lease closed with. */
+  readonly state?: LeaseStateName;
 }
 export interface AccountRef { readonly kind: 'mission' | 'work_item'; readonly id: string; }
 export declare class BudgetLedgerError extends MwpError {
   readonly reason: string;
-  readonly account: AccountRef | null;
-  readonly dimension: Dimension | null;
+  readonly account?: AccountRef;
+  readonly dimension?: Dimension;
 }
 export declare class BudgetExceededError extends BudgetLedgerError {
   readonly code: 'BUDGET_EXCEEDED';
@@ -302,30 +329,35 @@ export declare class BudgetExceededError extends BudgetLedgerError {
 }
 export declare class DelegationViolation extends MwpError {
   readonly kind: DelegationViolationKindName;
-  readonly dimension: Dimension | null;
+  readonly dimension?: Dimension;
   /** True when the condition ends the Grant for good. */
   readonly invalidates: boolean;
 }
 export declare const DelegationViolationError: typeof DelegationViolation;
 export declare class RetryError extends MwpError {
-  readonly reason: 'invalid_argument' | 'attempt_in_flight' | 'no_attempt_in_flight' | 'finished'
-    | 'backoff_pending' | 'deadline_exhausted';
-  readonly field: string | null;
-  readonly retryAt: Millis | null;
-  readonly finishedReason: string | null;
+  /** `invalid_argument`, `attempt_in_flight`, `no_attempt_in_flight`, `backoff_pending`,
+   * `deadline_exhausted`, `budget_exceeded`, or the reason a finished loop ended. */
+  readonly reason: string;
+  readonly field?: string;
+  readonly retryAt?: Millis;
+  readonly finishedReason?: string;
+  readonly dimension?: Dimension;
 }
 export declare class RetryExhausted extends RetryError {}
+export declare class SchedulerError extends MwpError {
+  readonly reason: 'unsafe_checkpoint' | 'invalid_argument' | 'corrupt_snapshot';
+  readonly field?: string;
+}
 export declare class SchedulerStateError extends MwpError {
-  readonly reason: 'unknown_work' | 'stale_run' | 'invalid_transition' | 'unsafe_checkpoint' | 'invalid_argument';
-  readonly workId: string | null;
-  readonly state: WorkStateName | null;
-  readonly field: string | null;
-  readonly currentGeneration: number | null;
-  readonly reportedGeneration: number | null;
+  readonly reason: 'unknown_work' | 'stale_run' | 'invalid_transition';
+  readonly workId?: string;
+  readonly state?: WorkStateName;
+  readonly currentGeneration?: number;
+  readonly reportedGeneration?: number;
 }
 export declare class SnapshotError extends MwpError {
   readonly code: 'INTERNAL_ERROR';
-  readonly reason: 'malformed_snapshot' | 'corrupt_snapshot';
+  readonly reason: 'malformed_snapshot';
   readonly path: string;
 }
 

@@ -31,48 +31,52 @@ function hidden(target, values) {
 }
 
 /**
- * Base class of every error this package throws. `code` is a §19 wire code (or
- * `INVALID_ARGUMENT` for API misuse); `stage` names the semantic stage, `detail` the protected
- * diagnostic. Only `code` (and, for rejected documents, `wireMessage`/`retryable`) are
- * enumerable, so serializing an error by accident yields its wire view.
+ * Base class of every error this package throws. Every error the Rust core reports describes
+ * itself, and this package shows that description unchanged: `code` (a §19 wire code),
+ * `reason` (a stable slug to match on), `stage` (where it applies), `retryable`, the protected
+ * `detail` (audit only: never send it to a peer) and the structured fields (`dimension`,
+ * `account`, `path`, …, camelCase) as properties, also listed in `fields`. Only `code`,
+ * `retryable` and, for rejected documents, `wireMessage` are enumerable, so serializing an error
+ * by accident yields its wire view. The same error has the same code, reason and fields in the
+ * Python package.
  */
 export class MwpError extends Error {
-  constructor(message, { code, stage = null, detail = message, cause } = {}) {
+  constructor(message, { code = 'INTERNAL_ERROR', stage = null, reason = null, detail = message, retryable, fields = {}, cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
-    hidden(this, { name: new.target.name, stage, detail });
+    hidden(this, { name: new.target.name, stage, reason, detail, fields: Object.freeze({ ...fields }) });
+    for (const [name, value] of Object.entries(fields)) {
+      if (name === 'wireMessage') this.wireMessage = value;
+      else hidden(this, { [name]: value && typeof value === 'object' ? Object.freeze(Array.isArray(value) ? [...value] : { ...value }) : value });
+    }
     this.code = code;
+    this.retryable = retryable ?? RETRYABLE_CODES.has(code);
   }
 }
 
-/** API misuse: wrong argument type, unknown kind or schema, bad seed. Not a wire event. */
+/** The §19 codes an unchanged retry can succeed on. */
+const RETRYABLE_CODES = new Set(['RATE_LIMITED', 'BACKPRESSURE', 'INTERNAL_ERROR']);
+
+/**
+ * API misuse: wrong argument type, unknown kind or schema, bad seed. `PROTOCOL_VIOLATION` with
+ * reason `invalid-argument`, as in every binding (§19 has no code for local API misuse).
+ */
 export class ArgumentError extends MwpError {
   constructor(detail, options = {}) {
-    super(detail, { code: 'INVALID_ARGUMENT', ...options });
+    super(detail, { code: 'PROTOCOL_VIOLATION', reason: 'invalid-argument', ...options });
   }
 }
 
-/** Strict JSON parsing failed (§6.4 stage 1): PROTOCOL_VIOLATION. */
-export class ParseError extends MwpError {
-  constructor(raw) {
-    super(raw.detail, { code: raw.code, stage: 'parse' });
-    hidden(this, { offset: raw.offset });
-  }
-}
+/** Strict JSON parsing failed (§6.4 stage 1): PROTOCOL_VIOLATION; `offset` is the byte offset. */
+export class ParseError extends MwpError {}
 
 /** The value is outside the I-JSON data model (RFC 8785 fails): PROTOCOL_VIOLATION. */
-export class CanonicalizationError extends MwpError {
-  constructor(raw) {
-    super(raw.detail, { code: raw.code, stage: 'canonicalization' });
-  }
-}
+export class CanonicalizationError extends MwpError {}
 
-/** Schema validation failed: SCHEMA_VALIDATION_FAILED. */
-export class SchemaValidationError extends MwpError {
-  constructor(raw) {
-    super(raw.detail, { code: raw.code, stage: 'schema' });
-    hidden(this, { instancePath: raw.instancePath, schemaLocation: raw.schemaLocation, keyword: raw.keyword });
-  }
-}
+/** Schema validation failed: SCHEMA_VALIDATION_FAILED (`instancePath`, `schemaLocation`, `keyword`). */
+export class SchemaValidationError extends MwpError {}
+
+/** A timestamp outside the protocol's RFC 3339 profile: SCHEMA_VALIDATION_FAILED. */
+export class TimestampError extends MwpError {}
 
 function wireView(error) {
   return { code: error.code, message: error.wireMessage, retryable: false };
@@ -84,13 +88,6 @@ function wireView(error) {
  * protected diagnostic and must not be sent to the peer.
  */
 export class VerificationError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: ${raw.wireMessage}`, { code: raw.code, stage: raw.stage, detail: raw.detail });
-    hidden(this, { stageNumber: raw.stageNumber, reason: raw.reason });
-    this.wireMessage = raw.wireMessage;
-    this.retryable = false;
-  }
-
   /** What a server sends: `{code, message, retryable}`. */
   toWire() { return wireView(this); }
 
@@ -98,49 +95,29 @@ export class VerificationError extends MwpError {
   protectedDiagnostic() { return `${this.stage}/${this.reason}: ${this.detail}`; }
 }
 
-/** First Admission or historical replay failed (stage `admission`): AUTH_INVALID_SIGNATURE. */
+/**
+ * First Admission or historical replay failed (stage `admission`): AUTH_INVALID_SIGNATURE. Same
+ * wire surface as {@link VerificationError}: `String(e)`, `toWire()`, `protectedDiagnostic()`.
+ */
 export class AdmissionError extends MwpError {
-  constructor(raw, cause) {
-    super(`${raw.code}: ${raw.wireMessage}`, { code: raw.code, stage: 'admission', detail: raw.detail, cause });
-    hidden(this, { reason: raw.reason });
-    this.wireMessage = raw.wireMessage;
-    this.retryable = false;
-  }
-
+  /** What a server sends: `{code, message, retryable}`. */
   toWire() { return wireView(this); }
 
-  protectedDiagnostic() { return `admission/${this.reason}: ${this.detail}`; }
+  /** The protected diagnostic: `admission/reason: detail`. */
+  protectedDiagnostic() { return `${this.stage}/${this.reason}: ${this.detail}`; }
 }
 
 /** The document cannot be signed: it would fail at `stage`. */
-export class SigningError extends MwpError {
-  constructor(raw) {
-    super(`cannot sign: would fail at ${raw.stage}: ${raw.detail}`, { code: raw.code, stage: raw.stage, detail: raw.detail });
-  }
-}
+export class SigningError extends MwpError {}
 
 /** The Registry snapshot is not usable evidence (fails stage 4 when verifying). */
-export class RegistryError extends MwpError {
-  constructor(raw) {
-    super(`Registry evidence rejected: ${raw.reason}`, { code: raw.code, stage: 'key-resolution', detail: raw.detail });
-    hidden(this, { reason: raw.reason });
-  }
-}
+export class RegistryError extends MwpError {}
 
 /** A frame failed strict parsing (PROTOCOL_VIOLATION) or the frame schema (SCHEMA_VALIDATION_FAILED). */
-export class FrameError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: ${raw.detail}`, { code: raw.code, detail: raw.detail });
-  }
-}
+export class FrameError extends MwpError {}
 
-/** The embedded protocol bundle failed its integrity checks. */
-export class BundleError extends MwpError {
-  constructor(raw) {
-    super(`bundle verification failed: ${raw.detail}`, { code: raw.code, detail: raw.detail });
-    hidden(this, { problems: Object.freeze([...raw.problems]) });
-  }
-}
+/** The embedded protocol bundle failed its integrity checks (`problems`). */
+export class BundleError extends MwpError {}
 
 // ---- bounded authority and scheduling: shared data, enums and errors ------------------------
 //
@@ -184,81 +161,34 @@ export const TransitionKind = Object.freeze({
 });
 
 /** A lease operation or lease-bound claim was refused; `reason` says why (e.g. `expired`, `stale_ownership`). */
-export class LeaseError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: lease ${raw.reason}${raw.field ? ` (${raw.field})` : ''}`, { code: raw.code, detail: raw.detail });
-    this.reason = raw.reason;
-    this.field = raw.field ?? null;
-    this.state = raw.state ?? null;
-  }
-}
+export class LeaseError extends MwpError {}
 
 /** A budget ledger operation was refused; `account` is `{kind: 'mission'|'work_item', id}` when known. */
-export class BudgetLedgerError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: budget ${raw.reason}${raw.account ? ` at ${raw.account.kind} ${raw.account.id}` : ''}`, { code: raw.code, detail: raw.detail });
-    this.reason = raw.reason;
-    this.account = raw.account ? Object.freeze({ ...raw.account }) : null;
-    this.dimension = raw.dimension ?? null;
-  }
-}
+export class BudgetLedgerError extends MwpError {}
 
 /** BUDGET_EXCEEDED: charging or reserving would pass a limit in `dimension` (e.g. `tool_calls`); nothing was charged. */
-export class BudgetExceededError extends BudgetLedgerError {
-  constructor(raw) {
-    super(raw);
-    this.message = `BUDGET_EXCEEDED: ${raw.dimension} limit${raw.account ? ` of ${raw.account.kind} ${raw.account.id}` : ''} would be exceeded`;
-  }
-}
+export class BudgetExceededError extends BudgetLedgerError {}
 
 /** A Delegation Grant use was refused; `kind` is a DelegationViolationKind, `code` its wire code. */
-export class DelegationViolation extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: delegation ${raw.kind}: ${raw.detail}`, { code: raw.code, detail: raw.detail });
-    this.kind = raw.kind;
-    this.dimension = raw.dimension ?? null;
-    this.invalidates = raw.invalidates === true;
-  }
-}
+export class DelegationViolation extends MwpError {}
 
 /** The same class under its Error-suffixed name. */
 export const DelegationViolationError = DelegationViolation;
 
 /** A retry-controller call was refused (`reason`: attempt_in_flight, backoff_pending, …). */
-export class RetryError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: retry ${raw.reason}`, { code: raw.code, detail: raw.detail });
-    this.reason = raw.reason;
-    this.field = raw.field ?? null;
-    this.retryAt = raw.retryAt ?? null;
-    this.finishedReason = raw.finishedReason ?? null;
-  }
-}
+export class RetryError extends MwpError {}
 
 /** The retry loop is over (`finishedReason`) or the deadline passed: no further attempt. */
 export class RetryExhausted extends RetryError {}
 
-/** A Scheduler call does not fit the item's state (`reason`: unknown_work, stale_run, invalid_transition, …). */
-export class SchedulerStateError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: scheduler ${raw.reason}${raw.workId ?? raw.field ? ` (${raw.workId ?? raw.field})` : ''}${raw.state ? ` in state ${raw.state}` : ''}`, { code: raw.code, detail: raw.detail });
-    this.reason = raw.reason;
-    this.workId = raw.workId ?? null;
-    this.state = raw.state ?? null;
-    this.field = raw.field ?? null;
-    this.currentGeneration = raw.currentGeneration ?? null;
-    this.reportedGeneration = raw.reportedGeneration ?? null;
-  }
-}
+/** A Scheduler argument, checkpoint or snapshot was refused (`reason`: invalid_argument, unsafe_checkpoint, …; `field`). */
+export class SchedulerError extends MwpError {}
+
+/** A Scheduler call does not fit the item's state (`reason`: unknown_work, stale_run, invalid_transition; `workId`, `state`, …). */
+export class SchedulerStateError extends MwpError {}
 
 /** A persisted snapshot is malformed or inconsistent: INTERNAL_ERROR (`path` says where). */
-export class SnapshotError extends MwpError {
-  constructor(raw) {
-    super(`${raw.code}: snapshot ${raw.reason} at ${raw.path}`, { code: raw.code, detail: raw.detail });
-    this.reason = raw.reason;
-    this.path = raw.path;
-  }
-}
+export class SnapshotError extends MwpError {}
 
 function deepFreeze(value) {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -368,30 +298,20 @@ export class BudgetLedgerSnapshot {
   }
 }
 
+// The class the core names for each error (`ErrorClass::js_name`): one generic construction.
 const ERROR_CLASSES = {
-  ArgumentError: (raw) => new ArgumentError(raw.detail),
-  ParseError: (raw) => new ParseError(raw),
-  CanonicalizationError: (raw) => new CanonicalizationError(raw),
-  SchemaValidationError: (raw) => new SchemaValidationError(raw),
-  VerificationError: (raw) => new VerificationError(raw),
-  AdmissionError: (raw) => new AdmissionError(raw),
-  SigningError: (raw) => new SigningError(raw),
-  RegistryError: (raw) => new RegistryError(raw),
-  FrameError: (raw) => new FrameError(raw),
-  BundleError: (raw) => new BundleError(raw),
-  LeaseError: (raw) => new LeaseError(raw),
-  BudgetLedgerError: (raw) => new BudgetLedgerError(raw),
-  BudgetExceededError: (raw) => new BudgetExceededError(raw),
-  DelegationViolation: (raw) => new DelegationViolation(raw),
-  RetryError: (raw) => new RetryError(raw),
-  RetryExhausted: (raw) => new RetryExhausted(raw),
-  SchedulerStateError: (raw) => new SchedulerStateError(raw),
-  SnapshotError: (raw) => new SnapshotError(raw),
+  ArgumentError, ParseError, CanonicalizationError, SchemaValidationError, TimestampError,
+  VerificationError, AdmissionError, SigningError, RegistryError, FrameError, BundleError,
+  LeaseError, BudgetLedgerError, BudgetExceededError, DelegationViolation, RetryError,
+  RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError,
 };
 
-function toError(raw) {
-  const make = ERROR_CLASSES[raw.class];
-  return make ? make(raw) : new MwpError(raw.detail ?? 'internal error', { code: raw.code ?? 'INTERNAL_ERROR', stage: raw.stage ?? null });
+function toError(raw, cause) {
+  const Class = ERROR_CLASSES[raw.class] ?? MwpError;
+  return new Class(raw.message ?? raw.detail ?? 'internal error', {
+    code: raw.code ?? 'INTERNAL_ERROR', stage: raw.stage ?? null, reason: raw.reason ?? null,
+    detail: raw.detail, retryable: raw.retryable, fields: raw.fields ?? {}, cause,
+  });
 }
 
 function open(envelope) {
@@ -1135,9 +1055,7 @@ export function createApi(backendModule, backend) {
   function admitted(envelope, state) {
     const parsed = JSON.parse(envelope);
     if ('error' in parsed) {
-      const error = parsed.error.class === 'AdmissionError'
-        ? new AdmissionError(parsed.error, state.failure)
-        : toError(parsed.error);
+      const error = toError(parsed.error, parsed.error.class === 'AdmissionError' ? state.failure : undefined);
       if (error instanceof ArgumentError && state.failure !== undefined) {
         throw state.failure instanceof MwpError ? state.failure : new ArgumentError(error.message, { cause: state.failure });
       }

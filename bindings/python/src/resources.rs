@@ -8,25 +8,10 @@ use pyo3::types::{PyDict, PyTuple};
 use crate::convert::{self, type_name};
 use crate::errors;
 
-/// The Python field name of a dimension (the reference's `ResourceUsage` fields).
-pub const fn dimension_name(d: Dimension) -> &'static str {
-    match d {
-        Dimension::Financial => "financial_microunits",
-        Dimension::ModelTokens => "model_tokens",
-        Dimension::ToolCalls => "tool_calls",
-        Dimension::ComputeSeconds => "compute_seconds",
-        Dimension::WallClockSeconds => "wall_clock_seconds",
-        Dimension::ExternalSideEffects => "external_actions",
-    }
-}
-
 fn amounts(py: Python<'_>, values: [&Bound<'_, PyAny>; 6]) -> PyResult<Resources> {
     let mut out = Resources::ZERO;
     for (d, v) in Dimension::ALL.into_iter().zip(values) {
-        out.set(
-            d,
-            convert::uint_arg(py, v, dimension_name(d), MAX_SAFE_INTEGER)?,
-        );
+        out.set(d, convert::uint_arg(py, v, d.as_str(), MAX_SAFE_INTEGER)?);
     }
     Ok(out)
 }
@@ -34,7 +19,7 @@ fn amounts(py: Python<'_>, values: [&Bound<'_, PyAny>; 6]) -> PyResult<Resources
 fn repr_amounts(name: &str, r: &Resources, extra: &str) -> String {
     let fields: Vec<String> = Dimension::ALL
         .into_iter()
-        .map(|d| format!("{}={}", dimension_name(d), r.get(d)))
+        .map(|d| format!("{}={}", d.as_str(), r.get(d)))
         .collect();
     format!("{name}({}{extra})", fields.join(", "))
 }
@@ -42,7 +27,7 @@ fn repr_amounts(name: &str, r: &Resources, extra: &str) -> String {
 fn amounts_dict<'py>(py: Python<'py>, r: &Resources) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for d in Dimension::ALL {
-        dict.set_item(dimension_name(d), r.get(d))?;
+        dict.set_item(d.as_str(), r.get(d))?;
     }
     Ok(dict)
 }

@@ -7,10 +7,9 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{self, canonical_bytes};
 use missionweaveprotocol_authority::scheduler::{
     self, AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility,
-    GroupPolicy, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, ScheduleAction,
-    ScheduleDisclosure as CoreDisclosure, Scheduler as CoreScheduler,
-    SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot, Transition,
-    WorkOffer as CoreOffer, WorkState,
+    GroupPolicy, MAX_WEIGHT, ScheduleAction, ScheduleDisclosure as CoreDisclosure,
+    Scheduler as CoreScheduler, SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot,
+    Transition, WorkOffer as CoreOffer, WorkState,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use pyo3::prelude::*;

@@ -7,7 +7,8 @@ one place, ``bindings/python/src/errors.rs``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Mapping, Optional, Tuple
 
 from ._types import DelegationViolationKind, ErrorCode, VerificationStage
 
@@ -38,13 +39,22 @@ def _retryable(code: str) -> bool:
 
 
 class MissionWeaveError(Exception):
-    """Base of every error this package raises."""
+    """Base of every error this package raises.
+
+    Every error the Rust core reports describes itself: ``code`` (the §19 wire code),
+    ``reason`` (a stable slug to match on), ``stage`` (where it applies), ``retryable``, the
+    protected ``detail`` (audit only: never send it to a peer) and structured ``fields``
+    (``dimension``, ``account``, ``path``, …), each also available as an attribute. The class
+    is the one the core names; the same error has the same code, reason and fields in the
+    JavaScript package.
+    """
 
     code: ErrorCode
     stage: Optional[VerificationStage]
     reason: Optional[str]
     detail: Optional[str]
     retryable: bool
+    fields: Mapping[str, Any]
 
     def __init__(
         self,
@@ -55,6 +65,7 @@ class MissionWeaveError(Exception):
         reason: Optional[str] = None,
         detail: Optional[str] = None,
         retryable: Optional[bool] = None,
+        **fields: Any,
     ) -> None:
         super().__init__(message)
         self.code = ErrorCode(code)
@@ -62,14 +73,45 @@ class MissionWeaveError(Exception):
         self.reason = reason
         self.detail = detail
         self.retryable = _retryable(code) if retryable is None else bool(retryable)
+        self.fields = MappingProxyType(dict(fields))
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def _from_core(
+        cls,
+        message: str,
+        *,
+        code: str,
+        stage: Optional[str],
+        reason: str,
+        detail: str,
+        retryable: bool,
+        fields: Mapping[str, Any],
+    ) -> "MissionWeaveError":
+        """Builds the exception from the core's description (used by the native module)."""
+        return cls(
+            message,
+            code=code,
+            stage=stage,
+            reason=reason,
+            detail=detail,
+            retryable=retryable,
+            **fields,
+        )
 
 
 class InvalidInputError(MissionWeaveError, TypeError, ValueError):
-    """An argument of the wrong type or shape (``PROTOCOL_VIOLATION``)."""
+    """API misuse: an argument of the wrong type, shape or range (``PROTOCOL_VIOLATION``,
+    reason ``invalid-argument``; the same code in every binding).
+    """
 
 
 class JsonParseError(MissionWeaveError, ValueError):
-    """Bytes that are not strict JSON (stage ``parse``, ``PROTOCOL_VIOLATION``)."""
+    """Bytes that are not strict JSON (stage ``parse``, ``PROTOCOL_VIOLATION``); ``offset`` is
+    the byte offset."""
+
+    offset: Optional[int] = None
 
 
 class CanonicalizationError(MissionWeaveError, ValueError):
@@ -83,20 +125,8 @@ class TimestampError(MissionWeaveError, ValueError):
 class SchemaValidationError(MissionWeaveError, ValueError):
     """An instance that does not match its schema (``SCHEMA_VALIDATION_FAILED``)."""
 
-    instance_path: str
-    schema_location: str
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        instance_path: str = "",
-        schema_location: str = "",
-        **fields: object,
-    ) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.instance_path = instance_path
-        self.schema_location = schema_location
+    instance_path: str = ""
+    schema_location: str = ""
 
     @property
     def keyword(self) -> Optional[str]:
@@ -120,6 +150,7 @@ class SignedDocumentVerificationError(MissionWeaveError, ValueError):
         *,
         code: Optional[str] = None,
         retryable: bool = False,
+        **fields: Any,
     ) -> None:
         verification_stage = VerificationStage(stage)
         if code is None:
@@ -134,9 +165,31 @@ class SignedDocumentVerificationError(MissionWeaveError, ValueError):
             reason=reason,
             detail=detail,
             retryable=retryable,
+            **fields,
         )
         self.wire_error = WireVerificationError(wire_code, WIRE_MESSAGE, retryable)
         self.protected_error = ProtectedVerificationError(verification_stage, reason)
+
+    @classmethod
+    def _from_core(
+        cls,
+        message: str,
+        *,
+        code: str,
+        stage: Optional[str],
+        reason: str,
+        detail: str,
+        retryable: bool,
+        fields: Mapping[str, Any],
+    ) -> "MissionWeaveError":
+        return cls(
+            stage or "key-resolution",
+            reason,
+            detail,
+            code=code,
+            retryable=retryable,
+            **fields,
+        )
 
 
 class SignedDocumentSigningError(MissionWeaveError, ValueError):
@@ -146,17 +199,19 @@ class SignedDocumentSigningError(MissionWeaveError, ValueError):
 class AdmissionError(MissionWeaveError, ValueError):
     """First admission or historical replay failed (stage ``admission``,
     ``AUTH_INVALID_SIGNATURE``); ``reason`` is the admission manifest's reason name.
+    ``str()`` and ``wire_error`` are the wire view, as for verification failures.
     """
+
+    @property
+    def wire_error(self) -> WireVerificationError:
+        """What may be sent to the peer: code and the fixed message."""
+        return WireVerificationError(self.code, WIRE_MESSAGE, self.retryable)
 
 
 class BundleVerificationError(MissionWeaveError, ValueError):
     """The protocol bundle failed its integrity checks; ``problems`` lists them."""
 
-    problems: tuple[str, ...]
-
-    def __init__(self, message: str, *, problems: Sequence[str] = (), **fields: object) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.problems = tuple(problems)
+    problems: Tuple[str, ...] = ()
 
 
 class FrameError(MissionWeaveError, ValueError):
@@ -165,56 +220,46 @@ class FrameError(MissionWeaveError, ValueError):
     """
 
 
-class LeaseError(MissionWeaveError, ValueError):
-    """A lease operation or lease-bound Command refused. ``kind`` names the rule (``expired``,
-    ``closed``, ``closure_conflict``, ``stale_lease``, ``stale_ownership``, ``stale_session``,
-    ``stale_coordinator``, ``wrong_holder``, ``non_monotonic_renewal``, ``not_extending``,
-    ``invalid_window``, ``invalid_field``, ``unrenderable_timestamp``); ``code`` is the wire code
-    (``WORK_LEASE_EXPIRED``, ``WORK_STALE_OWNERSHIP``, ``AUTH_FORBIDDEN``, …).
+class _KindFromReason(MissionWeaveError):
+    """The authority layer's errors also expose their reason slug as ``kind``."""
+
+    @property
+    def kind(self) -> str:
+        return self.reason or ""
+
+
+class LeaseError(_KindFromReason, ValueError):
+    """A lease operation or lease-bound Command refused. ``kind`` (= ``reason``) names the rule
+    (``expired``, ``closed``, ``closure_conflict``, ``stale_lease``, ``stale_ownership``,
+    ``stale_session``, ``stale_coordinator``, ``wrong_holder``, ``non_monotonic_renewal``,
+    ``not_extending``, ``invalid_window``, ``invalid_field``, ``unrenderable_timestamp``);
+    ``code`` is the wire code (``WORK_LEASE_EXPIRED``, ``WORK_STALE_OWNERSHIP``, …).
     """
 
-    kind: str
-
-    def __init__(self, message: str, *, kind: str = "", **fields: object) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.kind = kind
+    field: Optional[str] = None
+    state: Optional[str] = None
 
 
-class BudgetLedgerError(MissionWeaveError, ValueError):
+class BudgetLedgerError(_KindFromReason, ValueError):
     """A budget ledger refusal. ``dimension`` (a :class:`ResourceUsage` field name) and
     ``account`` (``("mission" | "work_item", id)``) are set where they apply; over-limit
     charges and allocations carry ``BUDGET_EXCEEDED``.
     """
 
-    kind: str
-    dimension: Optional[str]
-    account: Optional[Tuple[str, str]]
-    path: Optional[str]
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        kind: str = "",
-        dimension: Optional[str] = None,
-        account: Optional[Tuple[str, str]] = None,
-        path: Optional[str] = None,
-        **fields: object,
-    ) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.kind = kind
-        self.dimension = dimension
-        self.account = account
-        self.path = path
+    dimension: Optional[str] = None
+    account: Optional[Tuple[str, str]] = None
+    path: Optional[str] = None
 
 
 class DelegationViolation(MissionWeaveError, ValueError):
     """A refused Delegation Grant use; ``kind`` is a :class:`DelegationViolationKind`,
-    ``dimension`` names the budget dimension for ``budget`` violations.
+    ``dimension`` names the budget dimension for ``budget`` violations, ``invalidates`` says
+    whether the Grant is unusable for good.
     """
 
     kind: DelegationViolationKind
-    dimension: Optional[str]
+    dimension: Optional[str] = None
+    invalidates: bool = False
     message: str
 
     def __init__(
@@ -223,30 +268,21 @@ class DelegationViolation(MissionWeaveError, ValueError):
         /,
         *,
         kind: str = "malformed",
-        dimension: Optional[str] = None,
-        message: Optional[str] = None,
-        **fields: object,
+        **fields: Any,
     ) -> None:
-        super().__init__(text, **fields)  # type: ignore[arg-type]
+        fields.setdefault("reason", kind)
+        super().__init__(text, **fields)
         self.kind = DelegationViolationKind(kind)
-        self.dimension = dimension
-        self.message = message if message is not None else text
+        self.fields = MappingProxyType({**self.fields, "kind": self.kind.value})
+        self.message = text
 
 
-class PolicyError(MissionWeaveError, ValueError):
+class PolicyError(_KindFromReason, ValueError):
     """A retry-policy refusal (attempt running, backoff pending, cost budget exceeded with
     ``BUDGET_EXCEEDED`` and ``dimension``, bad arguments).
     """
 
-    kind: str
-    dimension: Optional[str]
-
-    def __init__(
-        self, message: str, *, kind: str = "", dimension: Optional[str] = None, **fields: object
-    ) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.kind = kind
-        self.dimension = dimension
+    dimension: Optional[str] = None
 
 
 class RetryExhausted(PolicyError):
@@ -255,33 +291,33 @@ class RetryExhausted(PolicyError):
     """
 
 
-class SchedulerError(MissionWeaveError, ValueError):
+class SchedulerError(_KindFromReason, ValueError):
     """A Scheduler refusal caused by its input: ``invalid_argument``, ``unsafe_checkpoint``,
-    ``corrupt_snapshot`` or ``malformed_snapshot`` (``kind``; ``path`` points into a malformed
-    snapshot document).
+    ``corrupt_snapshot`` (``kind``; ``field`` names the bad argument).
     """
 
-    kind: str
-    path: Optional[str]
-
-    def __init__(
-        self, message: str, *, kind: str = "", path: Optional[str] = None, **fields: object
-    ) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.kind = kind
-        self.path = path
+    field: Optional[str] = None
+    path: Optional[str] = None
 
 
-class SchedulerStateError(MissionWeaveError, RuntimeError):
+class SchedulerStateError(_KindFromReason, RuntimeError):
     """A report that does not fit the item's state: ``unknown_work``, ``stale_run``
     (``WORK_LEASE_EXPIRED``) or ``invalid_transition`` (``INVALID_STATE_TRANSITION``).
     """
 
-    kind: str
+    work_id: Optional[str] = None
+    state: Optional[str] = None
+    current_generation: Optional[int] = None
+    reported_generation: Optional[int] = None
 
-    def __init__(self, message: str, *, kind: str = "", **fields: object) -> None:
-        super().__init__(message, **fields)  # type: ignore[arg-type]
-        self.kind = kind
+
+class SnapshotError(BudgetLedgerError, SchedulerError):
+    """A persisted snapshot document (budget ledger or Scheduler) is malformed
+    (``INTERNAL_ERROR``, kind ``malformed_snapshot``); ``path`` is a JSON Pointer into it.
+    It is both a :class:`BudgetLedgerError` and a :class:`SchedulerError`.
+    """
+
+    path: Optional[str] = None
 
 
 __all__ = [
@@ -293,6 +329,7 @@ __all__ = [
     "RetryExhausted",
     "SchedulerError",
     "SchedulerStateError",
+    "SnapshotError",
     "BundleVerificationError",
     "CanonicalizationError",
     "FrameError",

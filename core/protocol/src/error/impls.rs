@@ -51,6 +51,7 @@ impl DescribeError for CanonicalError {
         match self {
             Self::NonFiniteNumber(_) => "non-finite-number",
             Self::UnpairedSurrogate => "unpaired-surrogate",
+            Self::NotJson(_) => "not-json",
         }
     }
     fn stage(&self) -> Option<Stage> {

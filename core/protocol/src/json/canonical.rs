@@ -15,6 +15,9 @@ pub enum CanonicalError {
     NonFiniteNumber(String),
     /// A string or member name holding an unpaired UTF-16 surrogate.
     UnpairedSurrogate,
+    /// A host-language value with no JSON form (a binding's input: a naive datetime, a
+    /// non-finite float, a non-string key, …); the text says which.
+    NotJson(String),
 }
 
 impl fmt::Display for CanonicalError {
@@ -24,6 +27,7 @@ impl fmt::Display for CanonicalError {
                 write!(f, "number {text} is outside finite IEEE 754 binary64")
             }
             Self::UnpairedSurrogate => f.write_str("string holds an unpaired UTF-16 surrogate"),
+            Self::NotJson(text) => write!(f, "value has no JSON form: {text}"),
         }
     }
 }
