@@ -62,7 +62,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       assert.throws(() => api.validateSchema('command', '{"protocolVersion":"0.1"}'), api.SchemaValidationError);
       assert.throws(() => api.validateSchema('command', '{"protocolVersion":"0.1"}'), (e) =>
         e instanceof Error && e.code === 'SCHEMA_VALIDATION_FAILED' && e.stage === 'schema' && typeof e.keyword === 'string');
-      assert.throws(() => api.validateSchema('no-such-schema', '{}'), (e) => e instanceof api.ArgumentError && e.code === 'INVALID_ARGUMENT');
+      assert.throws(() => api.validateSchema('no-such-schema', '{}'), (e) => e instanceof api.ArgumentError && e.code === 'PROTOCOL_VIOLATION');
     });
 
     test('sign and verify all nine kinds with a Registry snapshot', () => {
@@ -264,7 +264,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
     test('bad input gives typed errors, never a crash', () => {
       const api = apis[name];
       const registry = bundleBytes(REGISTRY);
-      const isArg = (e) => e instanceof api.ArgumentError && e instanceof Error && e.code === 'INVALID_ARGUMENT';
+      const isArg = (e) => e instanceof api.ArgumentError && e instanceof Error && e.code === 'PROTOCOL_VIOLATION';
       for (const input of [null, undefined, 42, {}, [], true]) {
         assert.throws(() => api.canonicalize(input), isArg);
         assert.throws(() => api.verifySignedDocument('command', input, registry), isArg);

@@ -1,0 +1,142 @@
+//! The cross-language corpus of failing calls (`tests/errors/failing-calls.json`) run through
+//! the Rust core: the expected class, code, reason and fields are the core's own. The Python
+//! and JavaScript suites run the same corpus through their public APIs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use missionweaveprotocol::bundle::embedded_file;
+use missionweaveprotocol::json::{Value, canonical_bytes, parse};
+use missionweaveprotocol::registry::AgentRegistryKeyResolver;
+use missionweaveprotocol::wire::parse_frame;
+use missionweaveprotocol::{
+    ArgumentError, DescribeError, FieldValue, SignedDocumentCodec, SignedDocumentKind,
+};
+use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot};
+use missionweaveprotocol_authority::resources::{Currency, Dimension, Resources};
+use missionweaveprotocol_authority::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
+use missionweaveprotocol_authority::unix_millis::UnixMillis;
+
+fn corpus() -> Value {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/errors/failing-calls.json");
+    parse(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn text<'v>(args: &'v Value, name: &str) -> &'v str {
+    args.get(name).and_then(Value::as_str).unwrap()
+}
+
+fn resources(value: &Value) -> Resources {
+    let mut out = Resources::ZERO;
+    for (name, amount) in value.as_object().unwrap().iter() {
+        let d = Dimension::parse(name.as_str().unwrap()).unwrap();
+        out.set(d, amount.as_number().unwrap().as_u64().unwrap());
+    }
+    out
+}
+
+/// Runs one failing call; returns the core's error.
+fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
+    match op {
+        "canonicalize" => match parse(text(args, "text").as_bytes()) {
+            Err(e) => Box::new(e),
+            Ok(v) => Box::new(canonical_bytes(&v).unwrap_err()),
+        },
+        "verify" => {
+            let Some(kind) = SignedDocumentKind::parse(text(args, "kind")) else {
+                return Box::new(ArgumentError::new("kind", "unknown signed document kind"));
+            };
+            let registry = embedded_file(text(args, "registry")).unwrap();
+            let resolver = AgentRegistryKeyResolver::new(registry);
+            Box::new(
+                SignedDocumentCodec::new()
+                    .verify(kind, text(args, "text").as_bytes(), &resolver)
+                    .unwrap_err(),
+            )
+        }
+        "parse_frame" => Box::new(parse_frame(text(args, "text").as_bytes()).unwrap_err()),
+        "budget_consume" => {
+            let limit = resources(args.get("limit").unwrap());
+            let mut ledger = BudgetLedger::new();
+            ledger
+                .register_mission("m", Currency::parse("USD"), limit)
+                .unwrap();
+            ledger.register_work_item("w", "m", None, limit).unwrap();
+            let delta = resources(args.get("delta").unwrap());
+            Box::new(ledger.consume(text(args, "work_item"), &delta).unwrap_err())
+        }
+        "budget_rebuild" => {
+            let value = parse(text(args, "text").as_bytes()).unwrap();
+            Box::new(BudgetLedgerSnapshot::from_value(&value).unwrap_err())
+        }
+        "scheduler_reprioritize" | "scheduler_cancel" => {
+            let mut s = Scheduler::new(SchedulerPolicy::default()).unwrap();
+            assert!(s.admit(&WorkOffer::new("a", "g"), UnixMillis(0)).accepted);
+            let work_id = text(args, "work_id");
+            if op == "scheduler_cancel" {
+                return Box::new(s.cancel(work_id).unwrap_err());
+            }
+            let priority = args
+                .get("priority")
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_i64())
+                .unwrap();
+            // The binding passes any integer; the range is the core's rule.
+            Box::new(
+                scheduler::priority(priority)
+                    .and_then(|p| s.reprioritize(work_id, p))
+                    .unwrap_err(),
+            )
+        }
+        other => panic!("unknown op {other}"),
+    }
+}
+
+fn field_json(value: &FieldValue) -> Value {
+    match value {
+        FieldValue::Text(t) => Value::string(t.clone()),
+        FieldValue::Integer(n) => parse(n.to_string().as_bytes()).unwrap(),
+        FieldValue::Bool(b) => Value::Bool(*b),
+        FieldValue::Texts(items) => {
+            Value::Array(items.iter().map(|t| Value::string(t.clone())).collect())
+        }
+        FieldValue::Account { kind, id } => {
+            Value::Array(vec![Value::string(*kind), Value::string(id.clone())])
+        }
+    }
+}
+
+#[test]
+fn every_failing_call_fails_as_the_corpus_says() {
+    let corpus = corpus();
+    let cases = corpus.get("cases").and_then(Value::as_array).unwrap();
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let name = text(case, "name");
+        let expect = case.get("expect").unwrap();
+        let e = run(text(case, "op"), case.get("args").unwrap());
+        assert_eq!(e.class().as_str(), text(expect, "class"), "{name}");
+        assert_eq!(e.wire_code().as_str(), text(expect, "code"), "{name}");
+        assert_eq!(e.reason(), text(expect, "reason"), "{name}");
+        assert_eq!(
+            e.stage().map(|s| s.as_str()),
+            expect.get("stage").and_then(Value::as_str),
+            "{name}"
+        );
+        if let Some(fields) = expect.get("fields").and_then(Value::as_object) {
+            let actual = e.fields();
+            assert_eq!(actual.iter().len(), fields.len(), "{name}: {actual:?}");
+            for (field, value) in fields.iter() {
+                let got = actual.get(field.as_str().unwrap()).map(field_json);
+                assert!(
+                    got.as_ref().is_some_and(|g| g.json_eq(value)),
+                    "{name}: field {:?} is {got:?}",
+                    field.as_str()
+                );
+            }
+        }
+        // Messages are readable, never Debug dumps.
+        assert!(!e.to_string().contains("{ "), "{name}: {e}");
+    }
+}

@@ -1,0 +1,84 @@
+// The cross-language corpus of failing calls (tests/errors/failing-calls.json): on every backend
+// each call fails with the same error class, wire code, reason and structured fields as the Rust
+// core (core/testkit/tests/error_corpus.rs) and the Python package.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, test } from 'node:test';
+
+import { REPO, backends, bundleBytes } from './support.mjs';
+
+const CORPUS = JSON.parse(readFileSync(join(REPO, 'tests', 'errors', 'failing-calls.json'), 'utf8'));
+const T0 = 1_767_225_600_000;
+
+// The core's class names (`ErrorClass::as_str`) → this package's Error subclasses.
+const CLASSES = {
+  argument: 'ArgumentError', parse: 'ParseError', canonicalization: 'CanonicalizationError',
+  verification: 'VerificationError', frame: 'FrameError', budget: 'BudgetLedgerError',
+  'budget-exceeded': 'BudgetExceededError', snapshot: 'SnapshotError', scheduler: 'SchedulerError',
+  'scheduler-state': 'SchedulerStateError',
+};
+
+const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+const usage = (values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [camel(k), v]));
+const jsValue = (value) => (Array.isArray(value) && value.length === 2 ? { kind: value[0], id: value[1] } : value);
+
+const OPS = {
+  canonicalize: (api, a) => api.canonicalize(a.text),
+  verify: (api, a) => api.verifySignedDocument(a.kind, a.text, new api.Registry(bundleBytes(a.registry))),
+  parse_frame: (api, a) => api.parseFrame(a.text),
+  budget_consume: (api, a) => {
+    const ledger = new api.BudgetLedger();
+    ledger.registerMission('m', usage(a.limit), { currency: 'USD' });
+    ledger.registerWorkItem('w', 'm', usage(a.limit));
+    ledger.consume(a.work_item, usage(a.delta));
+  },
+  budget_rebuild: (api, a) => api.BudgetLedger.rebuild(a.text),
+  scheduler_reprioritize: (api, a) => {
+    const s = new api.Scheduler({});
+    assert.ok(s.admit({ workId: 'a', groupId: 'g' }, T0).accepted);
+    s.reprioritize(a.work_id, a.priority);
+  },
+  scheduler_cancel: (api, a) => {
+    const s = new api.Scheduler({});
+    assert.ok(s.admit({ workId: 'a', groupId: 'g' }, T0).accepted);
+    s.cancel(a.work_id);
+  },
+};
+
+let apis;
+before(async () => { apis = await backends(); });
+
+test('the corpus covers every op', () => {
+  assert.deepEqual(new Set(CORPUS.cases.map((c) => c.op)), new Set(Object.keys(OPS)));
+});
+
+for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
+  describe(name, () => {
+    for (const c of CORPUS.cases) {
+      test(c.name, () => {
+        const api = apis[name];
+        let error;
+        try {
+          OPS[c.op](api, c.args);
+        } catch (e) {
+          error = e;
+        }
+        assert.ok(error, 'the call must fail');
+        const { expect } = c;
+        assert.equal(error.constructor.name, CLASSES[expect.class], String(error));
+        assert.ok(error instanceof api[CLASSES[expect.class]]);
+        assert.ok(error instanceof api.MwpError);
+        assert.equal(error.code, expect.code);
+        assert.equal(error.reason, expect.reason);
+        assert.equal(error.stage, expect.stage);
+        if (expect.fields !== null) {
+          const want = Object.fromEntries(Object.entries(expect.fields).map(([k, v]) => [camel(k), jsValue(v)]));
+          assert.deepEqual({ ...error.fields }, want);
+          for (const [k, v] of Object.entries(want)) assert.deepEqual(error[k], v, k);
+        }
+        assert.ok(!error.message.includes('{ '), error.message);
+      });
+    }
+  });
+}

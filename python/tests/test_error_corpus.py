@@ -1,0 +1,98 @@
+"""The cross-language corpus of failing calls (``tests/errors/failing-calls.json``): every
+binding fails each call with the same error class, wire code, reason and structured fields as
+the Rust core (``core/testkit/tests/error_corpus.rs``) and the JavaScript package."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict
+
+import pytest
+
+from missionweaveprotocol import errors
+from missionweaveprotocol.budget import BudgetLedger, ResourceUsage
+from missionweaveprotocol.canonical import canonicalize_json
+from missionweaveprotocol.registry import AgentRegistryKeyResolver
+from missionweaveprotocol.scheduler import Scheduler, WorkOffer
+from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.wire import parse_frame
+
+from conftest import read
+
+CORPUS = json.loads(
+    (Path(__file__).resolve().parents[2] / "tests" / "errors" / "failing-calls.json").read_text()
+)
+
+# The core's class names (`ErrorClass::as_str`) → this package's exception classes.
+CLASSES: Dict[str, type] = {
+    "argument": errors.InvalidInputError,
+    "parse": errors.JsonParseError,
+    "canonicalization": errors.CanonicalizationError,
+    "verification": errors.SignedDocumentVerificationError,
+    "frame": errors.FrameError,
+    "budget": errors.BudgetLedgerError,
+    "budget-exceeded": errors.BudgetLedgerError,
+    "snapshot": errors.SnapshotError,
+    "scheduler": errors.SchedulerError,
+    "scheduler-state": errors.SchedulerStateError,
+}
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _budget(args: Dict[str, Any]) -> None:
+    ledger = BudgetLedger()
+    limit = ResourceUsage(**args["limit"])
+    ledger.register_mission("m", limit, currency="USD")
+    ledger.register_work_item("w", "m", limit)
+    ledger.consume(args["work_item"], ResourceUsage(**args["delta"]))
+
+
+def _scheduler(args: Dict[str, Any], reprioritize: bool) -> None:
+    s = Scheduler()
+    assert s.admit(WorkOffer("a", "g"), now=T0).accepted
+    if reprioritize:
+        s.reprioritize(args["work_id"], args["priority"])
+    else:
+        s.cancel(args["work_id"])
+
+
+OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
+    "canonicalize": lambda a: canonicalize_json(a["text"].encode()),
+    "verify": lambda a: SignedDocumentCodec().verify(
+        a["kind"], a["text"].encode(), AgentRegistryKeyResolver(read(a["registry"]))
+    ),
+    "parse_frame": lambda a: parse_frame(a["text"]),
+    "budget_consume": _budget,
+    "budget_rebuild": lambda a: BudgetLedger.rebuild(json.loads(a["text"])),
+    "scheduler_reprioritize": lambda a: _scheduler(a, True),
+    "scheduler_cancel": lambda a: _scheduler(a, False),
+}
+
+
+def _python_value(value: Any) -> Any:
+    # An account is the reference's AccountRef tuple.
+    return tuple(value) if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("case", CORPUS["cases"], ids=lambda c: c["name"])
+def test_failing_call(case: Dict[str, Any]) -> None:
+    expect = case["expect"]
+    with pytest.raises(errors.MissionWeaveError) as caught:
+        OPS[case["op"]](case["args"])
+    error = caught.value
+    assert isinstance(error, CLASSES[expect["class"]]), type(error)
+    assert error.code == expect["code"]
+    assert error.reason == expect["reason"]
+    assert (error.stage.value if error.stage is not None else None) == expect["stage"]
+    if expect["fields"] is not None:
+        assert dict(error.fields) == {k: _python_value(v) for k, v in expect["fields"].items()}
+        for name, value in expect["fields"].items():
+            assert getattr(error, name) == _python_value(value)
+    assert "{ " not in str(error)
+
+
+def test_the_corpus_covers_every_op() -> None:
+    assert {case["op"] for case in CORPUS["cases"]} == set(OPS)
