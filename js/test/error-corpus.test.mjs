@@ -13,6 +13,7 @@ const T0 = 1_767_225_600_000;
 
 // The core's class names (`ErrorClass::as_str`) → this package's Error subclasses.
 const CLASSES = {
+  admission: 'AdmissionError',
   argument: 'ArgumentError', parse: 'ParseError', canonicalization: 'CanonicalizationError',
   verification: 'VerificationError', frame: 'FrameError', budget: 'BudgetLedgerError',
   'budget-exceeded': 'BudgetExceededError', snapshot: 'SnapshotError', scheduler: 'SchedulerError',
@@ -38,6 +39,10 @@ const OPS = {
     const s = new api.Scheduler({});
     assert.ok(s.admit({ workId: 'a', groupId: 'g' }, T0).accepted);
     s.reprioritize(a.work_id, a.priority);
+  },
+  replay_found_without_record: (api, a) => {
+    const log = { lookup: () => ({ status: 'found' }), append: () => assert.fail('replay never appends') };
+    api.replayHistorical(a.kind, bundleBytes(a.document), new api.Registry(bundleBytes(a.registry)), log);
   },
   scheduler_cancel: (api, a) => {
     const s = new api.Scheduler({});
@@ -77,6 +82,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
           assert.deepEqual({ ...error.fields }, want);
           for (const [k, v] of Object.entries(want)) assert.deepEqual(error[k], v, k);
         }
+        if (expect.message !== null) assert.equal(error.message, expect.message);
         assert.ok(!error.message.includes('{ '), error.message);
       });
     }

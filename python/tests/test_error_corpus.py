@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, Dict
 
 import pytest
 
 from missionweaveprotocol import errors
+from missionweaveprotocol.admission import replay_historical
 from missionweaveprotocol.budget import BudgetLedger, ResourceUsage
 from missionweaveprotocol.canonical import canonicalize_json
 from missionweaveprotocol.registry import AgentRegistryKeyResolver
@@ -27,6 +29,7 @@ CORPUS = json.loads(
 
 # The core's class names (`ErrorClass::as_str`) → this package's exception classes.
 CLASSES: Dict[str, type] = {
+    "admission": errors.AdmissionError,
     "argument": errors.InvalidInputError,
     "parse": errors.JsonParseError,
     "canonicalization": errors.CanonicalizationError,
@@ -59,6 +62,22 @@ def _scheduler(args: Dict[str, Any], reprioritize: bool) -> None:
         s.cancel(args["work_id"])
 
 
+class _FoundWithoutRecord:
+    """A duck-typed Admission Log whose lookup answers ``found`` with no usable record."""
+
+    def lookup(self, organization_id: str, signing_hash: str) -> object:
+        return SimpleNamespace(status="found", record=None)
+
+    def append(self, candidate: object, candidate_bytes: bytes) -> object:
+        raise AssertionError("replay never appends")
+
+
+def _replay(args: Dict[str, Any]) -> None:
+    resolver = AgentRegistryKeyResolver(read(args["registry"]))
+    verified = SignedDocumentCodec().verify(args["kind"], read(args["document"]), resolver)
+    replay_historical(verified, _FoundWithoutRecord())
+
+
 OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "canonicalize": lambda a: canonicalize_json(a["text"].encode()),
     "verify": lambda a: SignedDocumentCodec().verify(
@@ -69,6 +88,7 @@ OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "budget_rebuild": lambda a: BudgetLedger.rebuild(json.loads(a["text"])),
     "scheduler_reprioritize": lambda a: _scheduler(a, True),
     "scheduler_cancel": lambda a: _scheduler(a, False),
+    "replay_found_without_record": _replay,
 }
 
 
@@ -91,6 +111,8 @@ def test_failing_call(case: Dict[str, Any]) -> None:
         assert dict(error.fields) == {k: _python_value(v) for k, v in expect["fields"].items()}
         for name, value in expect["fields"].items():
             assert getattr(error, name) == _python_value(value)
+    if expect["message"] is not None:
+        assert str(error) == expect["message"]
     assert "{ " not in str(error)
 
 

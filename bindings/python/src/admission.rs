@@ -450,8 +450,24 @@ enum Log<'a, 'py> {
     Python(PythonLog<'a, 'py>),
 }
 
-/// A Python Admission Log. Anything but a well-formed outcome object fails closed
-/// (`indeterminate`), and so does an exception raised by the log.
+/// A duck-typed reply (any object with a `status` string and an optional `record`): read by the
+/// core like a JavaScript log's plain-object reply, so both bindings agree. A record that is
+/// not an `AuthenticatedRecord` with a usable service cannot be authenticated.
+fn duck_reply(reply: &Bound<'_, PyAny>) -> (Option<String>, Option<core_adm::AuthenticatedRecord>) {
+    let status = reply
+        .getattr("status")
+        .ok()
+        .and_then(|s| s.extract::<String>().ok());
+    let record = reply.getattr("record").ok().and_then(|r| {
+        r.cast::<AuthenticatedRecord>()
+            .ok()
+            .and_then(|r| r.get().to_core())
+    });
+    (status, record)
+}
+
+/// A Python Admission Log. Outcome objects (or duck-typed replies) are read fail-closed by the
+/// core; an exception raised by the log is `indeterminate`.
 struct PythonLog<'a, 'py> {
     object: &'a Bound<'py, PyAny>,
 }
@@ -461,7 +477,13 @@ impl AdmissionLog for PythonLog<'_, '_> {
         self.object
             .call_method1("lookup", (organization_id, signing_hash))
             .ok()
-            .and_then(|r| r.cast::<LookupOutcome>().ok().map(|o| o.get().to_core()))
+            .map(|r| match r.cast::<LookupOutcome>() {
+                Ok(outcome) => outcome.get().to_core(),
+                Err(_) => {
+                    let (status, record) = duck_reply(&r);
+                    CoreLookup::from_reply(status.as_deref(), record)
+                }
+            })
             .unwrap_or_else(|| CoreLookup::from_reply(None, None))
     }
 
@@ -482,7 +504,13 @@ impl AdmissionLog for PythonLog<'_, '_> {
         self.object
             .call_method1("append", (record, PyBytes::new(py, candidate_bytes)))
             .ok()
-            .and_then(|r| r.cast::<AppendOutcome>().ok().map(|o| o.get().to_core()))
+            .map(|r| match r.cast::<AppendOutcome>() {
+                Ok(outcome) => outcome.get().to_core(),
+                Err(_) => {
+                    let (status, record) = duck_reply(&r);
+                    CoreAppend::from_reply(status.as_deref(), record)
+                }
+            })
             .unwrap_or_else(|| CoreAppend::from_reply(None, None))
     }
 }

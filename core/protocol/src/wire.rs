@@ -63,7 +63,8 @@ pub struct FrameError {
 
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.detail)
+        // The code is a separate member of every binding's error, not part of the message.
+        f.write_str(&self.detail)
     }
 }
 

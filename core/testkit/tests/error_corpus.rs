@@ -5,6 +5,9 @@
 
 use std::path::PathBuf;
 
+use missionweaveprotocol::admission::{
+    AdmissionLog, AppendOutcome, FirstAdmissionRecord, LookupOutcome, replay_historical,
+};
 use missionweaveprotocol::bundle::embedded_file;
 use missionweaveprotocol::json::{Value, canonical_bytes, parse};
 use missionweaveprotocol::registry::AgentRegistryKeyResolver;
@@ -16,6 +19,19 @@ use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot}
 use missionweaveprotocol_authority::resources::{Currency, Dimension, Resources};
 use missionweaveprotocol_authority::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
+
+/// A log that answers `found` without a usable record (what a JavaScript log's
+/// `{status: "found"}` and a Python log's duck-typed reply are read as).
+struct FoundWithoutRecord;
+
+impl AdmissionLog for FoundWithoutRecord {
+    fn lookup(&self, _: &str, _: &str) -> LookupOutcome {
+        LookupOutcome::from_reply(Some("found"), None)
+    }
+    fn append(&self, _: &FirstAdmissionRecord, _: &[u8]) -> AppendOutcome {
+        AppendOutcome::from_reply(None, None)
+    }
+}
 
 fn corpus() -> Value {
     let path =
@@ -89,6 +105,19 @@ fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
                     .unwrap_err(),
             )
         }
+        "replay_found_without_record" => {
+            let kind = SignedDocumentKind::parse(text(args, "kind")).unwrap();
+            let resolver =
+                AgentRegistryKeyResolver::new(embedded_file(text(args, "registry")).unwrap());
+            let verified = SignedDocumentCodec::new()
+                .verify(
+                    kind,
+                    embedded_file(text(args, "document")).unwrap(),
+                    &resolver,
+                )
+                .unwrap();
+            Box::new(replay_historical(&verified, &FoundWithoutRecord).unwrap_err())
+        }
         other => panic!("unknown op {other}"),
     }
 }
@@ -135,6 +164,12 @@ fn every_failing_call_fails_as_the_corpus_says() {
                     field.as_str()
                 );
             }
+        }
+        if std::env::var_os("MWP_PRINT_MESSAGES").is_some() {
+            println!("MESSAGE\t{name}\t{e}");
+        }
+        if let Some(message) = expect.get("message").and_then(Value::as_str) {
+            assert_eq!(e.to_string(), message, "{name}");
         }
         // Messages are readable, never Debug dumps.
         assert!(!e.to_string().contains("{ "), "{name}: {e}");
