@@ -367,7 +367,9 @@ class BudgetLedger:
 
     def consume(self, work_item_id: str, delta: Any) -> ResourceUsage:
         """Charges the WorkItem and every ancestor atomically; returns the delta."""
-        return self._core.consume(work_item_id, _usage(delta, "delta"))
+        if type(delta) is not ResourceUsage:  # the hot path skips the conversion
+            delta = _usage(delta, "delta")
+        return self._core.consume(work_item_id, delta)
 
     def remaining(self, account: AccountRef) -> ResourceUsage:
         """What the account may still spend (the minimum over its ancestry)."""
