@@ -6,6 +6,7 @@ mapping of the reference's float weights onto the Rust core (exact, or refused).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, List
 
@@ -276,3 +277,43 @@ def test_replace_revalidates() -> None:
     assert dataclasses.replace(offer, organizational_priority=100).organizational_priority == 100
     with pytest.raises(Exception):
         dataclasses.replace(offer, organizational_priority=101)
+
+
+@dataclass
+class ReferenceCheckpoint:  # the reference's CheckpointRef fields
+    checkpoint_id: str
+    work_id: str
+    group_id: str
+    run_id: str
+    created_at: datetime
+    durable: bool = True
+    safe: bool = True
+
+
+def test_transitions_in_the_reference_shape() -> None:
+    s = Scheduler(SchedulerPolicy(capacity_slots=1, preemption_margin_points=1), clock=lambda: at(0))
+    s.admit(WorkOffer("urn:w:low", "urn:g:1"))
+    (run,) = s.schedule(now=at(1))
+    assert isinstance(run, Dispatch)
+    # run_id names the run, as in the reference.
+    saved = ReferenceCheckpoint("urn:c:1", run.work_id, run.group_id, run.run_id, at(2))
+    s.apply(WorkTransition(run.work_id, TransitionKind.CHECKPOINT_SAVED, run.run_id, saved), now=at(2))
+    with pytest.raises(Exception) as early:  # not asked to yield yet
+        s.apply(WorkTransition(run.work_id, TransitionKind.PREEMPTED, run.run_id, saved), now=at(2))
+    assert getattr(early.value, "kind", None) == "invalid_transition"
+    s.admit(WorkOffer("urn:w:high", "urn:g:1", organizational_priority=5), now=at(3))
+    (preempt,) = [a for a in s.schedule(now=at(3)) if isinstance(a, Preempt)]
+    assert preempt.run_id == run.run_id
+    s.apply(WorkTransition(run.work_id, "preemption_failed", run.run_id), now=at(4))
+    assert s.state("urn:w:low") is WorkState.RUNNING
+    (preempt,) = [a for a in s.schedule(now=at(5)) if isinstance(a, Preempt)]
+    s.apply_many([WorkTransition(run.work_id, "preempted", run_id=run.run_id, checkpoint=saved)], now=at(6))
+    assert s.state("urn:w:low") is WorkState.READY
+    (high,) = [a for a in s.schedule(now=at(7)) if isinstance(a, Dispatch)]
+    assert high.work_id == "urn:w:high"
+    s.apply(WorkTransition(high.work_id, TransitionKind.CANCELLED), now=at(8))
+    assert s.state("urn:w:high") is None and s.used_slots == 0
+    for bad in [dict(run_id="urn:w:other:1"), dict(run_id=f"{run.work_id}:x"),
+                dict(run_id=run.run_id, generation=run.generation + 1), dict()]:
+        with pytest.raises(SchedulerError):
+            WorkTransition(run.work_id, "completed", **bad)  # type: ignore[arg-type]

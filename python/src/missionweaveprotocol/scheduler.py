@@ -57,7 +57,6 @@ from ._native import (
     Preempt,
     ScheduleDisclosure,
     SchedulerSnapshot,
-    WorkTransition,
 )
 from ._types import (
     AdmissionReason,
@@ -452,6 +451,72 @@ def _offer(offer: Any) -> Any:
     return offer._core if isinstance(offer, WorkOffer) else offer
 
 
+# The reference's report kinds that this package names differently.
+_KIND_ALIASES = {"preemption_failed": "preemption_declined", "preempted": "checkpoint_saved"}
+
+
+def _checkpoint(value: Any) -> Any:
+    """A ``CheckpointRef``, or the reference's checkpoint record (any object or mapping with
+    ``checkpoint_id`` and optional ``durable``/``safe``, default ``True``)."""
+    if value is None or isinstance(value, CheckpointRef):
+        return value
+
+    def read(name: str, default: Any) -> Any:
+        if isinstance(value, Mapping):
+            return value.get(name, value.get("checkpointId" if name == "checkpoint_id" else name, default))
+        return getattr(value, name, default)
+
+    return CheckpointRef(read("checkpoint_id", None), durable=read("durable", True), safe=read("safe", True))
+
+
+@dataclass(frozen=True)
+class WorkTransition:
+    """A Worker's report about a running item. The reference's fields first —
+    ``WorkTransition(work_id, kind, run_id=None, checkpoint=None, retry_at=None, reason=None)``
+    — then ``generation`` (this package's; either it or ``run_id`` names the run:
+    ``run_id`` is ``"<work_id>:<generation>"`` as :attr:`Dispatch.run_id` gives).
+
+    Kinds: this package's :class:`TransitionKind` (``checkpoint_saved``,
+    ``preemption_declined``, ``blocked``, ``released``, ``completed``, ``failed``) and the
+    reference's ``preempted`` (a ``checkpoint_saved`` report while preemption was requested;
+    refused in any other state), ``preemption_failed`` (= ``preemption_declined``) and
+    ``cancelled`` (the item leaves the Scheduler, as :meth:`Scheduler.cancel`). ``checkpoint``
+    is a :class:`CheckpointRef` or the reference's checkpoint record."""
+
+    work_id: str
+    kind: Union[TransitionKind, str]
+    run_id: Optional[str] = None
+    checkpoint: Optional[Any] = None
+    retry_at: Optional[datetime] = None
+    reason: Optional[str] = None
+    generation: Optional[int] = None
+    _core: Any = field(init=False, repr=False, compare=False, hash=False, default=None)
+
+    def __post_init__(self) -> None:
+        kind = str(getattr(self.kind, "value", self.kind))
+        generation = self.generation
+        if self.run_id is not None:
+            prefix, _, number = str(self.run_id).rpartition(":")
+            if prefix != self.work_id or not number.isdigit():
+                raise _bad(f"run_id {self.run_id!r} is not '<work_id>:<generation>' of {self.work_id!r}")
+            if generation is not None and generation != int(number):
+                raise _bad("run_id and generation name different runs")
+            generation = int(number)
+        if kind == "cancelled":
+            return
+        if generation is None:
+            raise _bad("a transition names its run: give run_id or generation")
+        core = _native.WorkTransition(
+            self.work_id,
+            _KIND_ALIASES.get(kind, kind),
+            generation=generation,
+            checkpoint=_checkpoint(self.checkpoint),
+            retry_at=self.retry_at,
+            reason=self.reason,
+        )
+        object.__setattr__(self, "_core", core)
+
+
 class Scheduler:
     """``Scheduler(policy=None, *, clock=utc_now)``. Every time-dependent call takes
     ``now``; ``now=None`` reads ``clock()`` (a timezone-aware datetime; naive ones raise
@@ -526,12 +591,34 @@ class Scheduler:
         return self._core.schedule(now=self._now(now))
 
     def apply(self, transition: WorkTransition, *, now: Optional[datetime] = None) -> None:
-        self._core.apply(transition, now=self._now(now))
+        """Applies a Worker report (see :class:`WorkTransition` for the kinds)."""
+        if not isinstance(transition, WorkTransition):
+            self._core.apply(transition, now=self._now(now))
+            return
+        kind = str(getattr(transition.kind, "value", transition.kind))
+        if kind == "cancelled":
+            self._core.cancel(transition.work_id)
+            return
+        if kind == "preempted" and self._core.state(transition.work_id) is not WorkState.PREEMPTING:
+            raise SchedulerStateError(
+                f"{transition.work_id!r} was not asked to yield",
+                code="INVALID_STATE_TRANSITION",
+                kind="invalid_transition",
+            )
+        self._core.apply(transition._core, now=self._now(now))
 
     def apply_many(
         self, transitions: Iterable[WorkTransition], *, now: Optional[datetime] = None
     ) -> None:
-        self._core.apply_many(transitions, now=self._now(now))
+        """Applies a batch in order; plain reports cross into the core in one call."""
+        batch = list(transitions)
+        when = self._now(now)
+        if all(isinstance(t, WorkTransition) and t._core is not None
+               and str(getattr(t.kind, "value", t.kind)) != "preempted" for t in batch):
+            self._core.apply_many([t._core for t in batch], now=when)
+            return
+        for transition in batch:
+            self.apply(transition, now=when)
 
     def unblock(self, work_id: str, *, now: Optional[datetime] = None) -> None:
         self._core.unblock(work_id, now=self._now(now))
