@@ -86,7 +86,7 @@ def reference_grant(**kw: Any) -> Dict[str, Any]:
     grant: Dict[str, Any] = dict(
         id="urn:grant:1", grantee_agent_id="urn:agent:d", mission_id="urn:m:1", group_id="urn:g:1",
         target_work_item_id="urn:w:root",
-        allowed_capabilities=[{"id": "code.review", "minimum_version": 2}, {"id": "test.run"}],
+        allowed_capabilities=[{"id": "code.review", "minimum_version": 2}, {"id": "test.run"}, "lint"],
         budget={"currency": "USD", "financial_microunits": 1000, "model_tokens": 100,
                 "tool_calls": 10, "compute_seconds": 10, "wall_clock_seconds": 10,
                 "external_actions": 1},
@@ -127,6 +127,8 @@ def test_reference_call_shape_authorizes_within_scope() -> None:
     assert auth.authorize_existing(work) == 1
     assert auth.authorize_descendant(WorkItem("urn:w:a", "urn:w:root"), Contract((), Budget(tool_calls=4))) == 2
     assert auth.charged.tool_calls == 7
+    assert auth.authorize_existing(WorkItem("urn:w:b", "urn:w:a", contract=Contract(
+        (Requirement("lint", 7),), Budget()))) == 2, "a bare id grants any version"
     v = violation(lambda: auth.authorize_descendant(WorkItem("urn:w:b", "urn:w:a"), Contract(())))
     assert (v.kind, v.code) == (K.DEPTH, "AUTH_FORBIDDEN")
     v = violation(lambda: auth.authorize_existing(WorkItem("urn:w:outside")))

@@ -169,6 +169,9 @@ def test_float_weights_map_exactly_onto_the_core() -> None:
     assert mapped.priority_step_ms == 12_000  # 3 s × 100 / 25: one priority point = 12 s waiting
     assert mapped.deadline_horizon_ms == 1_800_000
     assert mapped.preemption_margin == 2  # ceil(150 / 100) priority points
+    decimal = SchedulerPolicy(aging_interval=timedelta(seconds=1), priority_weight=0.3,
+                              aging_weight=0.1).core_policy
+    assert decimal.priority_step_ms == 3_000, "0.3 / 0.1 is 3 as written, not as binary floats"
     ours = SchedulerPolicy(priority_step_ms=500, preemption_margin_points=7).core_policy
     assert (ours.priority_step_ms, ours.preemption_margin) == (500, 7)
     assert GroupSchedulingPolicy(2.0).weight == 2.0
@@ -192,6 +195,8 @@ def test_float_weights_map_exactly_onto_the_core() -> None:
         ({"preemption_margin": -1.0}, "invalid_argument"),
         ({"aging_weight": 0.0}, "invalid_argument"),
         ({"preemption_margin": 1e9}, "invalid_argument"),
+        ({"preemption_margin": float("nan")}, "invalid_argument"),
+        ({"priority_weight": float("inf")}, "invalid_argument"),
     ],
 )
 def test_weights_the_core_cannot_honour_are_refused(kwargs: dict[str, Any], kind: str) -> None:

@@ -30,7 +30,7 @@ Two call shapes:
   - ``work`` (``authorize_existing``): a WorkItem as above with ``id`` and ``contract``;
     ``contract`` (``authorize_descendant``): ``required_capabilities`` (entries with ``id``
     and an integer ``minimum_version`` n, read as SemVer ``n.0.0``, or ``(id, version)``
-    pairs) and ``budget`` (the six dimensions, ``None`` = 0, optional ``currency``; a budget
+    pairs, or bare ids meaning any version) and ``budget`` (the six dimensions, ``None`` = 0, optional ``currency``; a budget
     without a currency is in the Grant's currency, since the reference's ``ResourceBudget``
     has none).
   - ``grant``: a :class:`DelegationGrant`, or an object/mapping with the reference's fields
@@ -127,6 +127,9 @@ def _capabilities(values: Iterable[Any]) -> List[Any]:
     for value in values:
         if isinstance(value, (CapabilityRef, tuple)):
             caps.append(value)
+            continue
+        if isinstance(value, str):  # a bare capability id: any version
+            caps.append((value, "0.0.0"))
             continue
         ident = _read(value, "id")
         version = _read(value, "minimum_version", None)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from datetime import datetime, timedelta, timezone
 from enum import IntEnum
 from typing import (
@@ -265,6 +266,13 @@ def _whole(value: Any, what: str, low: int, high: int) -> int:
     return number
 
 
+def _decimal(value: Any, what: str) -> Fraction:
+    """A number as the decimal the user wrote (``0.1`` is one tenth, not its binary value)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _bad(f"{what} must be a finite number, not {value!r}")
+    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
+
+
 def _exact_ms(value: timedelta, what: str) -> int:
     if not isinstance(value, timedelta):
         raise _bad(f"{what} must be a timedelta, not {value!r}")
@@ -378,12 +386,18 @@ class SchedulerPolicy:
         if any(getattr(self, n) != defaults[n] for n in ("priority_weight", "aging_weight", "aging_interval")):
             if step is not None:
                 raise _bad("give priority_step_ms or the reference's aging weights, not both")
-            for name in ("priority_weight", "aging_weight"):
-                value = getattr(self, name)
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                    raise _bad(f"{name} must be a positive number, not {value!r}")
-            exact = _exact_ms(self.aging_interval, "aging_interval") * self.priority_weight / self.aging_weight
-            step = _whole(exact, "aging_interval × priority_weight / aging_weight", 1, _U32)
+            weights = {n: _decimal(getattr(self, n), n) for n in ("priority_weight", "aging_weight")}
+            for name, weight in weights.items():
+                if weight <= 0:
+                    raise _bad(f"{name} must be positive, not {getattr(self, name)!r}")
+            exact = (_exact_ms(self.aging_interval, "aging_interval") * weights["priority_weight"]
+                     / weights["aging_weight"])
+            if exact.denominator != 1:
+                raise _unsupported(
+                    f"aging_interval × priority_weight / aging_weight = {float(exact)} ms is not "
+                    "a whole number of milliseconds"
+                )
+            step = _whole(int(exact), "aging_interval × priority_weight / aging_weight", 1, _U32)
         horizon = self.deadline_horizon_ms
         if self.deadline_horizon != defaults["deadline_horizon"]:
             if horizon is not None:
@@ -393,10 +407,11 @@ class SchedulerPolicy:
         if self.preemption_margin != defaults["preemption_margin"]:
             if margin is not None:
                 raise _bad("give preemption_margin_points or preemption_margin, not both")
-            value = self.preemption_margin
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise _bad(f"preemption_margin must be a non-negative number, not {value!r}")
-            margin = _whole(math.ceil(value / self.priority_weight), "preemption_margin", 0, 255)
+            value = _decimal(self.preemption_margin, "preemption_margin")
+            weight = _decimal(self.priority_weight, "priority_weight")
+            if value < 0 or weight <= 0:
+                raise _bad("preemption_margin must be ≥ 0 and priority_weight > 0")
+            margin = _whole(math.ceil(value / weight), "preemption_margin", 0, 255)
         groups = {}
         for group_id, group in dict(self.groups).items():
             if not isinstance(group, GroupSchedulingPolicy):
