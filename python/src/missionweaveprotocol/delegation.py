@@ -55,8 +55,7 @@ Refusals raise :class:`DelegationViolation` (a ``ValueError``) with ``kind``
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, overload
+from typing import Any, Iterable, List, Mapping, Optional, Tuple, overload
 
 from . import _native
 from ._native import (
