@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any, Dict, Optional, Tuple
 
+import pydantic
 import pytest
 
 from missionweaveprotocol import DelegationAuthority, DelegationViolation, DelegationViolationKind as K
@@ -195,12 +196,17 @@ def test_items_already_under_the_grant_count_against_its_budget() -> None:
         ({"now": T0 - timedelta(seconds=1)}, K.NOT_YET_VALID, "AUTH_FORBIDDEN"),
         ({"work_items": {**items(), "urn:w:root": WorkItem("urn:w:root", status=Status.VERIFIED)}},
          K.TARGET_CLOSED, "AUTH_FORBIDDEN"),
-        ({"grant": reference_grant(budget={"currency": "USD"})}, K.MALFORMED, "INVALID_COMMAND"),
     ],
 )
 def test_the_constructor_checks_the_use(overrides: Dict[str, Any], kind: K, code: str) -> None:
     v = violation(lambda: authority(**overrides))
     assert (v.kind, v.code) == (kind, code)
+
+
+def test_a_malformed_reference_grant_is_a_validation_error() -> None:
+    with pytest.raises(pydantic.ValidationError) as info:
+        authority(grant=reference_grant(budget={"currency": "USD"}))
+    assert info.value.errors()[0]["ctx"]["kind"] == "malformed"
 
 
 def test_shapes_are_not_mixed() -> None:

@@ -33,9 +33,12 @@ Two call shapes:
     pairs, or bare ids meaning any version) and ``budget`` (the six dimensions, ``None`` = 0, optional ``currency``; a budget
     without a currency is in the Grant's currency, since the reference's ``ResourceBudget``
     has none).
-  - ``grant``: a :class:`DelegationGrant`, or an object/mapping with the reference's fields
-    (``id``, ``granted_by`` as a principal or id, ``budget`` with ``currency`` and the six
-    ceilings, ``allowed_capabilities`` as for contracts, the rest by the same names).
+  - ``grant``: a :class:`DelegationGrant`, or any object/mapping it validates from.
+
+:class:`DelegationGrant`, :class:`DelegationBudget` and :class:`CapabilityRequirement` are
+pydantic v2 models (camelCase aliases, ``model_validate``, ``model_dump(by_alias=True)``) as
+the reference's; a Grant's well-formedness rules run in the core when it is validated, and a
+malformed Grant is a :class:`pydantic.ValidationError` carrying the core's code and reason.
 
 - **This package's**: ``DelegationAuthority(grant)`` then ``check_use(context, tree)``,
   ``authorize_existing(context, tree, work_item_id, work)`` and
@@ -55,21 +58,24 @@ Refusals raise :class:`DelegationViolation` (a ``ValueError``) with ``kind``
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Mapping, Optional, Tuple, overload
+from datetime import datetime
+from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union, overload
+
+from pydantic import AliasChoices, AwareDatetime, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from . import _native
 from ._native import (
     CapabilityRef,
     DelegatedWork,
-    DelegationBudget,
     DelegationContext,
-    DelegationGrant,
     MembershipView,
     ResourceUsage,
     WorkItemTree,
 )
+from ._protocol_model import ProtocolModel, core_refusal, floor_millis, reject_bool
 from ._types import DelegationViolationKind
-from .errors import DelegationViolation
+from .errors import DelegationViolation, MissionWeaveError
 
 _DIMENSIONS = (
     "financial_microunits",
@@ -146,38 +152,204 @@ def _usage(budget: Any) -> ResourceUsage:
     return ResourceUsage(**{name: _read(budget, name, None) or 0 for name in _DIMENSIONS})
 
 
+class CapabilityRequirement(ProtocolModel):
+    """One allowed capability: ``id`` and ``minimum_version`` (the reference's integer version
+    n, read as SemVer ``n.0.0``, or a SemVer string)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    minimum_version: Union[int, str] = 1
+
+    @property
+    def semver(self) -> str:
+        version = self.minimum_version
+        return f"{version}.0.0" if isinstance(version, int) else version
+
+
+def _requirement(value: Any) -> Any:
+    """The accepted capability forms as a ``CapabilityRequirement`` input."""
+    if isinstance(value, (CapabilityRequirement, Mapping)):
+        return value
+    if isinstance(value, CapabilityRef):
+        return {"id": value.id, "minimum_version": value.version}
+    if isinstance(value, tuple) and len(value) == 2:
+        return {"id": value[0], "minimum_version": value[1]}
+    if isinstance(value, str):  # a bare capability id: any version
+        return {"id": value, "minimum_version": "0.0.0"}
+    return {"id": _read(value, "id"), "minimum_version": _read(value, "minimum_version", 1)}
+
+
+class DelegationBudget(ProtocolModel):
+    """The Grant's cumulative ceilings: the six dimensions (``None`` = not set) and the
+    ``currency`` of the financial one (``^[A-Z]{3}$``), as the reference's
+    ``DelegationBudget(ResourceBudget)``. A Grant needs all six set."""
+
+    financial_microunits: Optional[int] = None
+    model_tokens: Optional[int] = None
+    tool_calls: Optional[int] = None
+    compute_seconds: Optional[int] = None
+    wall_clock_seconds: Optional[int] = None
+    external_actions: Optional[int] = None
+    currency: str
+
+    @field_validator(*_DIMENSIONS, mode="before")
+    @classmethod
+    def _no_bool(cls, value: Any) -> Any:
+        return reject_bool(value)
+
+    @model_validator(mode="after")
+    def _core_rules(self) -> "DelegationBudget":
+        try:
+            self._native()
+        except MissionWeaveError as error:
+            core_refusal(error)
+        return self
+
+    def _native(self) -> Any:
+        return _native.DelegationBudget(
+            currency=self.currency,
+            **{name: getattr(self, name) or 0 for name in _DIMENSIONS},
+        )
+
+    def ceilings(self) -> ResourceUsage:
+        """The six ceilings (unset = 0: nothing allowed)."""
+        return ResourceUsage(**{name: getattr(self, name) or 0 for name in _DIMENSIONS})
+
+    def contains(self, child: Any) -> bool:
+        """The reference's ``ResourceBudget.contains``: every dimension the child sets is set
+        here and at least as large (an unset child dimension always fits)."""
+        if child is None:
+            return True
+        for name in _DIMENSIONS:
+            wanted = _read(child, name, None)
+            have = getattr(self, name)
+            if wanted is not None and (have is None or wanted > have):
+                return False
+        return True
+
+
+def _agent_id(value: Any) -> Any:
+    """``granted_by``: an Agent id, or a Principal-like value whose type must be ``agent``."""
+    if isinstance(value, str) or value is None:
+        return value
+    kind, ident = _principal(value)
+    if kind != "agent":
+        raise PydanticCustomError(
+            "INVALID_COMMAND",
+            "{code}: {detail}",
+            {"code": "INVALID_COMMAND", "reason": "malformed",
+             "detail": "a Delegation Grant is granted by an Agent", "kind": "malformed"},
+        )
+    return ident
+
+
+class DelegationGrant(ProtocolModel):
+    """A persisted Delegation Grant, the reference's pydantic model; its well-formedness rules
+    (non-empty unique capabilities with valid versions, all six ceilings, a valid currency,
+    ``expires_at > granted_at``, …) run in the core, and a refusal is a
+    :class:`pydantic.ValidationError` with the wire code (``ctx["kind"]`` is ``malformed``).
+
+    Differences from the reference: ``grant_id`` is accepted for ``id`` (and is a property);
+    ``granted_by`` holds the granting Agent's id (a Principal-like value is read, and must be
+    an Agent); capabilities are :class:`CapabilityRequirement` with integer or SemVer
+    minimum versions."""
+
+    id: str = Field(validation_alias=AliasChoices("id", "grant_id", "grantId"))
+    grantee_agent_id: str
+    mission_id: str
+    group_id: str
+    target_work_item_id: str
+    allowed_capabilities: Tuple[CapabilityRequirement, ...]
+    budget: DelegationBudget
+    max_descendant_depth: int
+    grantee_membership_epoch: int
+    coordinator_epoch: int
+    granted_by: str
+    granted_at: AwareDatetime
+    expires_at: AwareDatetime
+
+    @field_validator("allowed_capabilities", mode="before")
+    @classmethod
+    def _capability_forms(cls, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            return value
+        return tuple(_requirement(v) for v in value)
+
+    @field_validator("budget", mode="before")
+    @classmethod
+    def _budget_forms(cls, value: Any) -> Any:
+        if isinstance(value, (DelegationBudget, Mapping)) or value is None:
+            return value
+        return {name: _read(value, name, None) for name in (*_DIMENSIONS, "currency")}
+
+    @field_validator("granted_by", mode="before")
+    @classmethod
+    def _granted_by(cls, value: Any) -> Any:
+        return _agent_id(value)
+
+    @field_validator(
+        "max_descendant_depth", "grantee_membership_epoch", "coordinator_epoch", mode="before"
+    )
+    @classmethod
+    def _no_bool(cls, value: Any) -> Any:
+        return reject_bool(value)
+
+    @field_validator("granted_at", "expires_at", mode="after")
+    @classmethod
+    def _millis(cls, value: datetime) -> datetime:
+        return floor_millis(value)
+
+    @model_validator(mode="after")
+    def _core_rules(self) -> "DelegationGrant":
+        unset = [name for name in _DIMENSIONS if getattr(self.budget, name) is None]
+        try:
+            if unset:
+                raise DelegationViolation(
+                    f"a Delegation Grant sets all six ceilings; unset: {', '.join(unset)}",
+                    kind="malformed",
+                    code="INVALID_COMMAND",
+                )
+            _native.DelegationAuthority(self._native())
+        except MissionWeaveError as error:
+            core_refusal(error)
+        return self
+
+    @property
+    def grant_id(self) -> str:
+        return self.id
+
+    def _native(self) -> Any:
+        return _native.DelegationGrant(
+            grant_id=self.id,
+            grantee_agent_id=self.grantee_agent_id,
+            mission_id=self.mission_id,
+            group_id=self.group_id,
+            target_work_item_id=self.target_work_item_id,
+            allowed_capabilities=[(c.id, c.semver) for c in self.allowed_capabilities],
+            budget=self.budget._native(),
+            max_descendant_depth=self.max_descendant_depth,
+            grantee_membership_epoch=self.grantee_membership_epoch,
+            coordinator_epoch=self.coordinator_epoch,
+            granted_by=self.granted_by,
+            granted_at=self.granted_at,
+            expires_at=self.expires_at,
+        )
+
+
 def _grant(value: Any) -> DelegationGrant:
     if isinstance(value, DelegationGrant):
         return value
-    budget = _read(value, "budget")
-    if not isinstance(budget, DelegationBudget):
-        budget = DelegationBudget(
-            currency=_read(budget, "currency"),
-            **{name: _read(budget, name) for name in _DIMENSIONS},
-        )
-    grant_id = _read(value, "grant_id", None)
-    return DelegationGrant(
-        grant_id=_read(value, "id") if grant_id is None else grant_id,
-        grantee_agent_id=_read(value, "grantee_agent_id"),
-        mission_id=_read(value, "mission_id"),
-        group_id=_read(value, "group_id"),
-        target_work_item_id=_read(value, "target_work_item_id"),
-        allowed_capabilities=_capabilities(_read(value, "allowed_capabilities")),
-        budget=budget,
-        max_descendant_depth=_read(value, "max_descendant_depth"),
-        grantee_membership_epoch=_read(value, "grantee_membership_epoch"),
-        coordinator_epoch=_read(value, "coordinator_epoch"),
-        granted_by=_principal(_read(value, "granted_by"))[1],
-        granted_at=_read(value, "granted_at"),
-        expires_at=_read(value, "expires_at"),
-    )
+    if isinstance(value, Mapping):
+        return DelegationGrant.model_validate(value)
+    return DelegationGrant.model_validate(value, from_attributes=True)
 
 
 class DelegationAuthority:
     """Checks and accounts every use of one Grant; see the module documentation for both call
     shapes."""
 
-    __slots__ = ("_core", "_context", "_tree", "_pending")
+    __slots__ = ("_grant", "_core", "_context", "_tree", "_pending")
 
     def __init__(
         self,
@@ -190,7 +362,8 @@ class DelegationAuthority:
         now: Any = _MISSING,
         organization_max_depth: Optional[int] = None,
     ) -> None:
-        core_grant = _grant(grant)
+        self._grant = _grant(grant)
+        core_grant = self._grant._native()
         self._core = _native.DelegationAuthority(core_grant)
         self._context: Optional[DelegationContext] = None
         self._tree: Optional[WorkItemTree] = None
@@ -255,7 +428,7 @@ class DelegationAuthority:
 
     @property
     def grant(self) -> DelegationGrant:
-        return self._core.grant
+        return self._grant
 
     @property
     def charged(self) -> ResourceUsage:
@@ -297,7 +470,7 @@ class DelegationAuthority:
         usage = _usage(budget)
         currency = None if budget is None else _read(budget, "currency", None)
         if currency is None and usage.financial_microunits:
-            currency = self._core.grant.budget.currency
+            currency = self._grant.budget.currency
         return DelegatedWork(
             required_capabilities=_capabilities(_read(contract, "required_capabilities", ())),
             budget=usage,
@@ -360,11 +533,12 @@ class DelegationAuthority:
         return self._core.authorize_descendant(*args)
 
     def __repr__(self) -> str:
-        return f"DelegationAuthority(grant={self._core.grant.grant_id!r}, bound={self._context is not None})"
+        return f"DelegationAuthority(grant={self._grant.id!r}, bound={self._context is not None})"
 
 
 __all__ = [
     "CapabilityRef",
+    "CapabilityRequirement",
     "DelegatedWork",
     "DelegationAuthority",
     "DelegationBudget",
