@@ -20,7 +20,7 @@ step() { printf '\n=== python: %s (%ss)\n' "$1" "$SECONDS"; }
 step "venv and tools"
 [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1"
+  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1" "pydantic==2.14.4"
 
 step "Rust conformance binary (reference output for the console script)"
 cargo build --release --locked -q -p missionweaveprotocol-cli
@@ -40,7 +40,8 @@ trap 'rm -rf "$EMPTY"' EXIT
 
 step "the wheel alone in a fresh venv: console script from an empty directory"
 "${PYTHON:-python3}" -m venv "$EMPTY/fresh"
-"$EMPTY/fresh/bin/python" -m pip install -q --disable-pip-version-check --no-index "$WHEEL"
+# pydantic (the one runtime dependency) comes from the index; the package itself from the wheel.
+"$EMPTY/fresh/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL"
 ( cd "$EMPTY" && "$EMPTY/fresh/bin/missionweaveprotocol-conformance" \
     && "$EMPTY/fresh/bin/python" -c "import missionweaveprotocol as m; print(m.verify_cryptography_bundle().evaluation_count, 'cryptography evaluations pinned')" )
 

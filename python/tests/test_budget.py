@@ -110,11 +110,15 @@ def test_snapshot_round_trips_through_json() -> None:
     ledger.consume("w3", ResourceUsage(1, 2, 3, 4, 5, 6))
     snap = ledger.snapshot()
     data = json.loads(json.dumps(snap.to_dict()))
-    assert data["version"] == 1 and data["missions"][0]["currency"] == "USD"
+    assert data["schemaVersion"] == 2 and data["missions"][0]["currency"] == "USD"
     assert data["workItems"][2]["directUsage"]["externalActions"] == 6
     rebuilt = BudgetLedger.rebuild(data)
     assert rebuilt.snapshot() == snap
     assert BudgetLedgerSnapshot.from_json(snap.to_json()) == snap
+    core = json.loads(json.dumps(snap.to_core_dict()))
+    assert core["version"] == 1 and "parentMissionId" not in core["missions"][1]
+    assert BudgetLedger.rebuild(core).snapshot() == snap
+    assert BudgetLedgerSnapshot.from_dict(core) == snap == BudgetLedgerSnapshot.from_dict(data)
     assert BudgetLedger.rebuild(snap).remaining(("work_item", "w3")) == ledger.remaining(
         ("work_item", "w3"))
     # The rebuilt ledger enforces the same limits.
@@ -123,7 +127,7 @@ def test_snapshot_round_trips_through_json() -> None:
 
 
 def test_rebuild_rejects_corruption() -> None:
-    data = tree().snapshot().to_dict()
+    data = tree().snapshot().to_core_dict()
     bad_usage = json.loads(json.dumps(data))
     bad_usage["missions"][0]["usage"]["toolCalls"] = 1
     with pytest.raises(BudgetLedgerError) as info:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pydantic
 import pytest
 
 import missionweaveprotocol as mwp
@@ -154,15 +155,50 @@ def test_target_closed_or_missing_invalidates() -> None:
     assert violation(lambda: auth.check_use(ctx(), tree())).kind is K.TARGET_MISSING
 
 
-def test_malformed_grants_and_bad_input() -> None:
-    v = violation(lambda: DelegationAuthority(grant(allowed_capabilities=[])))
-    assert (v.kind, v.code) == (K.MALFORMED, "INVALID_COMMAND")
-    v = violation(lambda: DelegationAuthority(grant(expires_at=T0)))
-    assert v.kind is K.MALFORMED
-    with pytest.raises(InvalidInputError):
-        grant(allowed_capabilities=[("x.y", "1.0")])
-    with pytest.raises(InvalidInputError):
-        grant(granted_at=datetime(2026, 1, 1))
+@pytest.mark.parametrize(
+    ("overrides", "code", "kind"),
+    [
+        ({"allowed_capabilities": []}, "INVALID_COMMAND", "malformed"),
+        ({"expires_at": T0}, "INVALID_COMMAND", "malformed"),
+        ({"allowed_capabilities": [("x.y", "1.0")]}, "PROTOCOL_VIOLATION", None),  # not SemVer
+        ({"granted_at": datetime(2026, 1, 1)}, "timezone_aware", None),
+        ({"budget": {"currency": "usd", "financial_microunits": 1, "model_tokens": 1,
+                     "tool_calls": 1, "compute_seconds": 1, "wall_clock_seconds": 1,
+                     "external_actions": 1}}, "PROTOCOL_VIOLATION", None),
+        ({"budget": {"currency": "USD", "tool_calls": 1}}, "INVALID_COMMAND", "malformed"),
+        ({"granted_by": {"type": "human", "id": "urn:human:h"}}, "INVALID_COMMAND", "malformed"),
+    ],
+)
+def test_malformed_grants_are_validation_errors(
+    overrides: dict[str, Any], code: str, kind: Any
+) -> None:
+    # The reference's DelegationGrant is a pydantic model: a malformed one is refused when it
+    # is made, as pydantic.ValidationError (a ValueError), with the core's code.
+    with pytest.raises(pydantic.ValidationError) as info:
+        grant(**overrides)
+    (error,) = info.value.errors()
+    assert error["type"] == code
+    if kind is not None:
+        assert error["ctx"]["kind"] == kind
+
+
+def test_the_grant_is_the_reference_model() -> None:
+    g = grant()
+    assert isinstance(g, pydantic.BaseModel) and g.id == g.grant_id == "urn:grant:1"
+    dumped = g.model_dump(by_alias=True, mode="json")
+    assert dumped["id"] == "urn:grant:1" and dumped["grantedBy"] == "urn:agent:c"
+    assert dumped["allowedCapabilities"][0] == {"id": "code.review", "minimumVersion": "1.2.0"}
+    assert dumped["budget"]["currency"] == "USD" and dumped["budget"]["toolCalls"] == 10
+    assert DelegationGrant.model_validate(dumped) == g
+    assert DelegationGrant.model_validate_json(g.model_dump_json()) == g
+    assert g.budget.ceilings() == ResourceUsage(1000, 100, 10, 10, 10, 1)
+    assert g.budget.contains(ResourceUsage(tool_calls=10)) and not g.budget.contains({"tool_calls": 11})
+    with pytest.raises(pydantic.ValidationError):  # assignment is validated by the core too
+        g.expires_at = T0
+    assert g.expires_at == T0 + timedelta(hours=1)
+
+
+def test_bad_input() -> None:
     with pytest.raises(InvalidInputError):
         DelegationAuthority(grant()).check_use(ctx(), {"root": None})  # type: ignore[arg-type]
 

@@ -169,7 +169,8 @@ class WorkState(_StrEnum):
 
 
 class TransitionKind(_StrEnum):
-    """Worker reports about a running item (``WorkTransition.kind``)."""
+    """Worker reports about a running item (``WorkTransition.kind``); the last three are the
+    reference's names (``scheduler.WorkTransition`` says how they map)."""
 
     CHECKPOINT_SAVED = "checkpoint_saved"
     PREEMPTION_DECLINED = "preemption_declined"
@@ -177,6 +178,9 @@ class TransitionKind(_StrEnum):
     RELEASED = "released"
     COMPLETED = "completed"
     FAILED = "failed"
+    CANCELLED = "cancelled"
+    PREEMPTED = "preempted"
+    PREEMPTION_FAILED = "preemption_failed"
 
 
 class Confidence(_StrEnum):
