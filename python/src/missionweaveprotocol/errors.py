@@ -75,7 +75,9 @@ class MissionWeaveError(Exception):
         self.retryable = _retryable(code) if retryable is None else bool(retryable)
         self.fields = MappingProxyType(dict(fields))
         for name, value in fields.items():
-            setattr(self, name, value)
+            # A field the class already derives (e.g. `keyword` from `reason`) is not shadowed.
+            if not isinstance(getattr(type(self), name, None), property):
+                setattr(self, name, value)
 
     @classmethod
     def _from_core(
