@@ -68,6 +68,9 @@ class MissionWeaveError(Exception):
         **fields: Any,
     ) -> None:
         super().__init__(message)
+        if reason is None and isinstance(fields.get("kind"), str):
+            # Errors raised by Python code name their rule as `kind`, like the reference's.
+            reason = fields["kind"]
         self.code = ErrorCode(code)
         self.stage = VerificationStage(stage) if stage is not None else None
         self.reason = reason
