@@ -28,11 +28,7 @@ fn account_arg(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<(AccountKin
     }
     let first = pair.get_item(0)?;
     let kind = convert::str_arg(py, &first, "account kind")?;
-    let kind = match kind.as_ref() {
-        "mission" => AccountKind::Mission,
-        "work_item" => AccountKind::WorkItem,
-        _ => return Err(bad()),
-    };
+    let kind = AccountKind::parse(kind.as_ref()).ok_or_else(bad)?;
     let id = convert::str_arg(py, &pair.get_item(1)?, "account id")?.into_owned();
     Ok((kind, id))
 }

@@ -49,17 +49,8 @@ fn window(
 
 fn state_arg(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<LeaseState> {
     let text = convert::str_arg(py, value, "state")?;
-    Ok(match text.as_ref() {
-        "active" => LeaseState::Active,
-        "expired" => LeaseState::Expired,
-        "revoked" => LeaseState::Revoked,
-        "released" => LeaseState::Released,
-        other => {
-            return Err(errors::invalid_input(
-                py,
-                format!("state must be a LeaseState, not {other:?}"),
-            ));
-        }
+    LeaseState::parse(text.as_ref()).ok_or_else(|| {
+        errors::invalid_input(py, format!("state must be a LeaseState, not {text:?}"))
     })
 }
 

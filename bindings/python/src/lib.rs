@@ -136,6 +136,17 @@ fn wire_code_retryable(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<bool
         .ok_or_else(|| errors::invalid_input(py, format!("{code:?} is not a wire code")))
 }
 
+/// Every wire vocabulary of the core, by name: the spelling lists this package's enums are
+/// tested against.
+#[pyfunction]
+fn vocabularies(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let out = pyo3::types::PyDict::new(py);
+    for (name, values) in missionweaveprotocol_authority::vocabularies() {
+        out.set_item(name, pyo3::types::PyTuple::new(py, values)?)?;
+    }
+    Ok(out)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SOURCE_COMMIT", missionweaveprotocol::bundle::SOURCE_COMMIT)?;
@@ -167,6 +178,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_timestamp, m)?)?;
     m.add_function(wrap_pyfunction!(stage_wire_code, m)?)?;
     m.add_function(wrap_pyfunction!(wire_code_retryable, m)?)?;
+    m.add_function(wrap_pyfunction!(vocabularies, m)?)?;
     // evidence values
     m.add_class::<values::PrincipalEvidence>()?;
     m.add_class::<values::ProtectedInstant>()?;

@@ -51,26 +51,6 @@ pub enum DelegationViolationKind {
 }
 
 impl DelegationViolationKind {
-    /// snake_case name (the reference's names for the first nine).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Identity => "identity",
-            Self::Membership => "membership",
-            Self::MembershipEpoch => "membership_epoch",
-            Self::Scope => "scope",
-            Self::Capability => "capability",
-            Self::Budget => "budget",
-            Self::Depth => "depth",
-            Self::CoordinatorEpoch => "coordinator_epoch",
-            Self::Issuer => "issuer",
-            Self::Expired => "expired",
-            Self::NotYetValid => "not_yet_valid",
-            Self::TargetMissing => "target_missing",
-            Self::TargetClosed => "target_closed",
-            Self::Malformed => "malformed",
-        }
-    }
-
     /// The §19 wire code.
     pub const fn code(self) -> WireCode {
         match self {
@@ -97,6 +77,23 @@ impl DelegationViolationKind {
         )
     }
 }
+
+missionweaveprotocol::spelling!(DelegationViolationKind {
+    Identity => "identity",
+    Membership => "membership",
+    MembershipEpoch => "membership_epoch",
+    Scope => "scope",
+    Capability => "capability",
+    Budget => "budget",
+    Depth => "depth",
+    CoordinatorEpoch => "coordinator_epoch",
+    Issuer => "issuer",
+    Expired => "expired",
+    NotYetValid => "not_yet_valid",
+    TargetMissing => "target_missing",
+    TargetClosed => "target_closed",
+    Malformed => "malformed",
+});
 
 /// A refused Grant use.
 #[derive(Clone, Debug, PartialEq, Eq)]

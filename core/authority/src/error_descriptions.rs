@@ -130,23 +130,6 @@ impl DescribeError for LeaseDocumentError {
 // ---- the budget ledger (§12) --------------------------------------------------------------
 
 impl AccountKind {
-    /// `mission` or `work_item` (the reference's `AccountRef` kinds).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Mission => "mission",
-            Self::WorkItem => "work_item",
-        }
-    }
-
-    /// Parses [`as_str`](Self::as_str).
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "mission" => Some(Self::Mission),
-            "work_item" => Some(Self::WorkItem),
-            _ => None,
-        }
-    }
-
     const fn title(self) -> &'static str {
         match self {
             Self::Mission => "Mission",
@@ -154,6 +137,11 @@ impl AccountKind {
         }
     }
 }
+
+missionweaveprotocol::spelling!(AccountKind {
+    Mission => "mission",
+    WorkItem => "work_item",
+});
 
 impl BudgetError {
     /// The stable reason slug.

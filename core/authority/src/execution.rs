@@ -177,23 +177,20 @@ pub enum RetryReason {
 }
 
 impl RetryReason {
-    /// snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            RetryReason::Completed => "completed",
-            RetryReason::PermanentFailure => "permanent_failure",
-            RetryReason::AttemptsExhausted => "attempts_exhausted",
-            RetryReason::DeadlineExhausted => "deadline_exhausted",
-            RetryReason::BudgetExhausted => "budget_exhausted",
-            RetryReason::RetryableFailure => "retryable_failure",
-        }
-    }
-
     /// True when this ends the retry loop with `work.failed` (§11.4).
     pub const fn is_failure(self) -> bool {
         !matches!(self, RetryReason::Completed | RetryReason::RetryableFailure)
     }
 }
+
+missionweaveprotocol::spelling!(RetryReason {
+    Completed => "completed",
+    PermanentFailure => "permanent_failure",
+    AttemptsExhausted => "attempts_exhausted",
+    DeadlineExhausted => "deadline_exhausted",
+    BudgetExhausted => "budget_exhausted",
+    RetryableFailure => "retryable_failure",
+});
 
 /// Retry-controller errors.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -25,3 +25,69 @@ pub mod snapshot_json;
 
 mod error_descriptions;
 pub mod unix_millis;
+
+/// Every wire vocabulary of the verification and authority layers, by name: the one spelling
+/// list each binding's host enums are tested against (no binding re-spells an enum).
+pub fn vocabularies() -> Vec<(&'static str, Vec<&'static str>)> {
+    use missionweaveprotocol::{ErrorClass, Stage, WireCode};
+    fn names<T: Copy, const N: usize>(all: [T; N], f: fn(T) -> &'static str) -> Vec<&'static str> {
+        all.into_iter().map(f).collect()
+    }
+    vec![
+        ("wire_code", names(WireCode::ALL, WireCode::as_str)),
+        ("error_class", names(ErrorClass::ALL, ErrorClass::as_str)),
+        ("stage", names(Stage::ALL, Stage::as_str)),
+        (
+            "signed_document_kind",
+            names(
+                missionweaveprotocol::SignedDocumentKind::ALL,
+                missionweaveprotocol::SignedDocumentKind::as_str,
+            ),
+        ),
+        (
+            "admission_reason",
+            names(
+                missionweaveprotocol::admission::AdmissionReason::ALL,
+                missionweaveprotocol::admission::AdmissionReason::as_str,
+            ),
+        ),
+        (
+            "dimension",
+            names(resources::Dimension::ALL, resources::Dimension::as_str),
+        ),
+        (
+            "lease_state",
+            names(lease::LeaseState::ALL, lease::LeaseState::as_str),
+        ),
+        (
+            "lease_type",
+            names(lease::LeaseType::ALL, lease::LeaseType::as_str),
+        ),
+        (
+            "account_kind",
+            names(budget::AccountKind::ALL, budget::AccountKind::as_str),
+        ),
+        (
+            "delegation_violation_kind",
+            names(
+                delegation::DelegationViolationKind::ALL,
+                delegation::DelegationViolationKind::as_str,
+            ),
+        ),
+        (
+            "retry_reason",
+            names(execution::RetryReason::ALL, execution::RetryReason::as_str),
+        ),
+        (
+            "work_state",
+            names(scheduler::WorkState::ALL, scheduler::WorkState::as_str),
+        ),
+        (
+            "scheduler_admission_reason",
+            names(
+                scheduler::AdmissionReason::ALL,
+                scheduler::AdmissionReason::as_str,
+            ),
+        ),
+    ]
+}

@@ -59,17 +59,8 @@ fn lease_failure(e: &LeaseError) -> Failure {
 }
 
 fn lease_state(name: &str) -> Res<LeaseState> {
-    Ok(match name {
-        "active" => LeaseState::Active,
-        "expired" => LeaseState::Expired,
-        "revoked" => LeaseState::Revoked,
-        "released" => LeaseState::Released,
-        other => {
-            return Err(Failure::argument(format!(
-                "state: unknown lease state {other:?}"
-            )));
-        }
-    })
+    LeaseState::parse(name)
+        .ok_or_else(|| Failure::argument(format!("state: unknown lease state {name:?}")))
 }
 
 /// One fenced lease (any of the four types).

@@ -31,6 +31,7 @@ pub mod registry;
 pub mod schema;
 pub mod schema_formats;
 pub mod signed_documents;
+pub mod spelling;
 pub mod wire;
 
 pub use error::{ArgumentError, DescribeError, ErrorClass, FieldValue, Fields, Stage, WireCode};

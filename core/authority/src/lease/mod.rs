@@ -31,17 +31,12 @@ pub enum LeaseType {
     Blocked,
 }
 
-impl LeaseType {
-    /// Wire spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            LeaseType::Coordinator => "coordinator",
-            LeaseType::Ownership => "ownership",
-            LeaseType::Execution => "execution",
-            LeaseType::Blocked => "blocked",
-        }
-    }
-}
+missionweaveprotocol::spelling!(LeaseType {
+    Coordinator => "coordinator",
+    Ownership => "ownership",
+    Execution => "execution",
+    Blocked => "blocked",
+});
 
 /// `state` (`lease.schema.json`). Non-active states are terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,17 +51,12 @@ pub enum LeaseState {
     Released,
 }
 
-impl LeaseState {
-    /// Wire spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            LeaseState::Active => "active",
-            LeaseState::Expired => "expired",
-            LeaseState::Revoked => "revoked",
-            LeaseState::Released => "released",
-        }
-    }
-}
+missionweaveprotocol::spelling!(LeaseState {
+    Active => "active",
+    Expired => "expired",
+    Revoked => "revoked",
+    Released => "released",
+});
 
 /// Why a lease operation or a lease-bound Command was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]

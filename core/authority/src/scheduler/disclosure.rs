@@ -21,16 +21,11 @@ pub enum Confidence {
     Low,
 }
 
-impl Confidence {
-    /// snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::High => "high",
-            Self::Medium => "medium",
-            Self::Low => "low",
-        }
-    }
-}
+missionweaveprotocol::spelling!(Confidence {
+    High => "high",
+    Medium => "medium",
+    Low => "low",
+});
 
 /// Worker capacity as disclosed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,16 +38,11 @@ pub enum CapacityStatus {
     Saturated,
 }
 
-impl CapacityStatus {
-    /// snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Available => "available",
-            Self::Constrained => "constrained",
-            Self::Saturated => "saturated",
-        }
-    }
-}
+missionweaveprotocol::spelling!(CapacityStatus {
+    Available => "available",
+    Constrained => "constrained",
+    Saturated => "saturated",
+});
 
 /// A §11.2 disclosure for one item.
 #[derive(Clone, Debug, PartialEq, Eq)]

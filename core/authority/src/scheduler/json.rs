@@ -10,13 +10,7 @@ use crate::snapshot_json::{Reader, Result, as_string, fail, num_i, num_u};
 use crate::unix_millis::UnixMillis;
 
 fn state_from_str(text: &str) -> Option<WorkState> {
-    Some(match text {
-        "ready" => WorkState::Ready,
-        "running" => WorkState::Running,
-        "preempting" => WorkState::Preempting,
-        "blocked" => WorkState::Blocked,
-        _ => return None,
-    })
+    WorkState::parse(text)
 }
 
 fn offer_to_value(offer: &WorkOffer) -> Value {

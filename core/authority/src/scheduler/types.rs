@@ -244,27 +244,24 @@ impl DeclineCategory {
     }
 }
 
-impl AdmissionReason {
-    /// snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Accepted => "accepted",
-            Self::Duplicate => "duplicate",
-            Self::IdentifierCollision => "identifier_collision",
-            Self::AlreadyTerminal => "already_terminal",
-            Self::WorkerFull => "worker_full",
-            Self::GroupFull => "group_full",
-            Self::GroupNotAllowed => "group_not_allowed",
-            Self::GroupQuotaDisabled => "group_quota_disabled",
-            Self::UnsupportedCapability => "unsupported_capability",
-            Self::ExceedsCapacity => "exceeds_capacity",
-            Self::DeadlineExpired => "deadline_expired",
-            Self::NotAuthorized => "not_authorized",
-            Self::DependencyUnsatisfied => "dependency_unsatisfied",
-            Self::BudgetUnavailable => "budget_unavailable",
-        }
-    }
+missionweaveprotocol::spelling!(AdmissionReason {
+    Accepted => "accepted",
+    Duplicate => "duplicate",
+    IdentifierCollision => "identifier_collision",
+    AlreadyTerminal => "already_terminal",
+    WorkerFull => "worker_full",
+    GroupFull => "group_full",
+    GroupNotAllowed => "group_not_allowed",
+    GroupQuotaDisabled => "group_quota_disabled",
+    UnsupportedCapability => "unsupported_capability",
+    ExceedsCapacity => "exceeds_capacity",
+    DeadlineExpired => "deadline_expired",
+    NotAuthorized => "not_authorized",
+    DependencyUnsatisfied => "dependency_unsatisfied",
+    BudgetUnavailable => "budget_unavailable",
+});
 
+impl AdmissionReason {
     /// True for `accepted` and `duplicate`.
     pub const fn is_accepted(self) -> bool {
         matches!(self, Self::Accepted | Self::Duplicate)
@@ -310,17 +307,12 @@ pub enum WorkState {
     Blocked,
 }
 
-impl WorkState {
-    /// snake_case name.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Ready => "ready",
-            Self::Running => "running",
-            Self::Preempting => "preempting",
-            Self::Blocked => "blocked",
-        }
-    }
-}
+missionweaveprotocol::spelling!(WorkState {
+    Ready => "ready",
+    Running => "running",
+    Preempting => "preempting",
+    Blocked => "blocked",
+});
 
 /// A checkpoint the Worker reports (§11.3 step 2–3, §11.4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -137,6 +137,17 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in order (the six of §6.4, then `admission`).
+    pub const ALL: [Stage; 7] = [
+        Self::Parse,
+        Self::Schema,
+        Self::SignatureEnvelope,
+        Self::KeyResolution,
+        Self::Canonicalization,
+        Self::Signature,
+        Self::Admission,
+    ];
+
     /// The stage name used by the manifests (`semanticStages`).
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -152,17 +163,7 @@ impl Stage {
 
     /// Parses a manifest stage name (not `complete`).
     pub fn parse(text: &str) -> Option<Self> {
-        [
-            Self::Parse,
-            Self::Schema,
-            Self::SignatureEnvelope,
-            Self::KeyResolution,
-            Self::Canonicalization,
-            Self::Signature,
-            Self::Admission,
-        ]
-        .into_iter()
-        .find(|stage| stage.as_str() == text)
+        Self::ALL.into_iter().find(|stage| stage.as_str() == text)
     }
 
     /// The wire code for a failure at this stage (§6.4, last paragraphs).

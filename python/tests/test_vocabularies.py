@@ -1,0 +1,55 @@
+"""Every enum this package shares with the core is spelled exactly as the core spells it: one
+spelling list per vocabulary, in Rust (``missionweaveprotocol_authority::vocabularies``)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Type
+
+import pytest
+
+from missionweaveprotocol import _native, _types
+
+VOCABULARIES = _native.vocabularies()
+
+SAME = [
+    (_types.ErrorCode, "wire_code"),
+    (_types.SignedDocumentKind, "signed_document_kind"),
+    (_types.LeaseState, "lease_state"),
+    (_types.LeaseType, "lease_type"),
+    (_types.DelegationViolationKind, "delegation_violation_kind"),
+    (_types.RetryReason, "retry_reason"),
+    (_types.WorkState, "work_state"),
+    (_types.AdmissionReason, "scheduler_admission_reason"),
+]
+
+
+@pytest.mark.parametrize("enum, name", SAME, ids=[name for _, name in SAME])
+def test_python_enum_is_the_cores_vocabulary(enum: Type[Enum], name: str) -> None:
+    assert tuple(member.value for member in enum) == VOCABULARIES[name]
+
+
+def test_verification_stages_are_the_six_of_the_profile() -> None:
+    # The core's list ends with `admission`, which is not a seventh cryptographic stage.
+    assert tuple(s.value for s in _types.VerificationStage) == VOCABULARIES["stage"][:6]
+    assert VOCABULARIES["stage"][6] == "admission"
+
+
+def test_dimensions_are_the_reference_resource_usage_fields() -> None:
+    from missionweaveprotocol.budget import ResourceUsage
+
+    assert VOCABULARIES["dimension"] == (
+        "financial_microunits",
+        "model_tokens",
+        "tool_calls",
+        "compute_seconds",
+        "wall_clock_seconds",
+        "external_actions",
+    )
+    usage = ResourceUsage(**{name: 1 for name in VOCABULARIES["dimension"]})
+    assert all(getattr(usage, name) == 1 for name in VOCABULARIES["dimension"])
+
+
+def test_every_vocabulary_is_nonempty_and_unique() -> None:
+    for name, values in VOCABULARIES.items():
+        assert values and len(set(values)) == len(values), name
