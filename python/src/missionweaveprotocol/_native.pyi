@@ -114,6 +114,7 @@ __all__ = [
     "validate_record",
     "verify_admission_bundle",
     "verify_cryptography_bundle",
+    "vocabularies",
     "wire_code_retryable",
 ]
 
