@@ -288,10 +288,7 @@ fn conformance_report(
 /// `*.json` files under `root`, recursively, sorted by path (as the reference's catalog finds
 /// them), read whole.
 fn schema_files(root: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>, String> {
-    fn walk(
-        dir: &std::path::Path,
-        out: &mut Vec<(String, Vec<u8>)>,
-    ) -> Result<(), String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), String> {
         let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut paths: Vec<_> = entries
             .filter_map(Result::ok)
@@ -314,7 +311,10 @@ fn schema_files(root: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>, String
     let mut files = Vec::new();
     walk(root, &mut files)?;
     if files.is_empty() {
-        return Err(format!("schema_root {} holds no *.json schema", root.display()));
+        return Err(format!(
+            "schema_root {} holds no *.json schema",
+            root.display()
+        ));
     }
     Ok(files)
 }

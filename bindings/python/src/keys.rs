@@ -13,9 +13,9 @@ use crate::errors;
 /// `load_private_key` accepts it). Anything else is `InvalidInputError`.
 pub fn seed_arg(py: Python<'_>, seed: &Bound<'_, PyAny>, what: &str) -> PyResult<[u8; 32]> {
     let bytes = if let Ok(text) = seed.cast::<PyString>() {
-        let text = text
-            .to_cow()
-            .map_err(|_| errors::invalid_input(py, format!("{what} holds an unpaired surrogate")))?;
+        let text = text.to_cow().map_err(|_| {
+            errors::invalid_input(py, format!("{what} holds an unpaired surrogate"))
+        })?;
         decode_key_text(&text).ok_or_else(|| {
             errors::invalid_input(py, format!("{what} is not base64url of 32 bytes"))
         })?

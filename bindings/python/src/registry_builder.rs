@@ -76,7 +76,9 @@ fn public_key_arg(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>>
     }
     if !value.is_instance_of::<PyBytes>() && value.hasattr("public_key_bytes")? {
         let bytes = value.getattr("public_key_bytes")?;
-        return Ok(convert::bytes_arg(py, &bytes, "public_key.public_key_bytes", false)?.into_owned());
+        return Ok(
+            convert::bytes_arg(py, &bytes, "public_key.public_key_bytes", false)?.into_owned(),
+        );
     }
     Ok(convert::bytes_arg(py, value, "public_key", false)?.into_owned())
 }

@@ -109,7 +109,8 @@ impl SignerArg {
         }
         let missing: Vec<&str> = ["algorithm", "key_id", "public_key_bytes", "sign"]
             .into_iter()
-            .filter(|name| !object.hasattr(*name).unwrap_or(false))
+            // A property that raises counts as present: the error is reported when it is read.
+            .filter(|name| !object.hasattr(*name).unwrap_or(true))
             .collect();
         if !missing.is_empty() {
             return Err(errors::invalid_input(

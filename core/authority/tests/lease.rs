@@ -459,7 +459,13 @@ fn lease_identifiers_follow_the_lease_schema() {
         (too_long.as_str(), false),
     ];
     let document = parse(execution().to_json_string().unwrap().as_bytes()).unwrap();
-    let fields = ["leaseId", "missionId", "groupId", "holderAgentId", "workItemId"];
+    let fields = [
+        "leaseId",
+        "missionId",
+        "groupId",
+        "holderAgentId",
+        "workItemId",
+    ];
     for (candidate, expected) in candidates {
         for field in fields {
             let mut b = binding();

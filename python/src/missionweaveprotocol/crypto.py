@@ -65,7 +65,7 @@ def load_public_key(value: PublicKeyLike) -> bytes:
     Raises :class:`~missionweaveprotocol.errors.InvalidInputError` (a ``ValueError``) otherwise.
     """
     if not isinstance(value, (str, bytes, bytearray, memoryview)):
-        value = value.public_key_bytes
+        value = getattr(value, "public_key_bytes", value)
     return key_bytes(value, "public key")
 
 

@@ -10,7 +10,9 @@ pub const MAX_ID_CHARS: usize = 512;
 /// with the URI characters of RFC 3986 (unreserved, reserved and `%`).
 pub fn is_protocol_id(text: &str) -> bool {
     text.len() <= MAX_ID_CHARS
-        && text.bytes().all(|b| is_unreserved(b) || is_gen_or_sub_delim(b) || b == b'%')
+        && text
+            .bytes()
+            .all(|b| is_unreserved(b) || is_gen_or_sub_delim(b) || b == b'%')
         && is_protocol_uri(text)
 }
 
