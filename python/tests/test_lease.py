@@ -152,19 +152,19 @@ def test_fencing(claim: dict[str, Any], code: str, kind: str) -> None:
 
 def test_other_lease_types() -> None:
     common: dict[str, Any] = dict(
-        lease_id="urn:lease:o", mission_id="m", group_id="g", holder_agent_id="a", session_epoch=1,
+        lease_id="urn:lease:o", mission_id="urn:m:o", group_id="urn:g:o", holder_agent_id="urn:agent:a", session_epoch=1,
         issued_at=at(0), starts_at=at(0), expires_at=at(60),
     )
-    own = ExecutionLease.ownership(work_item_id="w", ownership_epoch=1, start_by=at(30), **common)
+    own = ExecutionLease.ownership(work_item_id="urn:w:o", ownership_epoch=1, start_by=at(30), **common)
     assert own.lease_type is LeaseType.OWNERSHIP and own.start_by == at(30)
     own.check_start_by(at(30))
     with pytest.raises(LeaseError) as info:
         own.check_start_by(at(31))
     assert info.value.code == "WORK_LEASE_EXPIRED"
     with pytest.raises(LeaseError):
-        ExecutionLease.ownership(work_item_id="w", ownership_epoch=1, start_by=at(61), **common)
+        ExecutionLease.ownership(work_item_id="urn:w:o", ownership_epoch=1, start_by=at(61), **common)
     blocked = ExecutionLease.blocked(
-        work_item_id="w", ownership_epoch=1, grace_expires_at=at(90), **common
+        work_item_id="urn:w:o", ownership_epoch=1, grace_expires_at=at(90), **common
     )
     blocked.renew(at=at(10), expires_at=at(90))
     with pytest.raises(LeaseError) as info:
@@ -173,7 +173,7 @@ def test_other_lease_types() -> None:
     coord = ExecutionLease.coordinator(coordinator_epoch=7, **common)
     assert coord.work_item_id is None and coord.coordinator_epoch == 7
     with pytest.raises(LeaseError) as info:
-        coord.check_claim(agent_id="a", lease_id="urn:lease:o", session_epoch=1,
+        coord.check_claim(agent_id="urn:agent:a", lease_id="urn:lease:o", session_epoch=1,
                           coordinator_epoch=6, now=at(1))
     assert info.value.code == "AUTH_STALE_COORDINATOR"
 

@@ -48,7 +48,7 @@ def test_resolve_returns_organization_wide_snapshot(golden: Dict[str, Any]) -> N
         (b"", "registry-evidence-malformed"),
         (b"{}", None),
         (b"not json", "registry-evidence-malformed"),
-        (read("cryptography/keys/registry-key-alias.json"), "key-id-alias"),
+        (read("cryptography/keys/registry-key-alias.json"), "public-key-reused"),
     ],
 )
 def test_invalid_evidence_is_refused_at_construction(registry: bytes, reason: Any) -> None:

@@ -11,7 +11,7 @@ unpadded base64url; padded text is accepted on input, as in the reference.
 
 from __future__ import annotations
 
-from typing import Protocol, Tuple, Union
+from typing import Any, Protocol, Tuple, Union
 
 from ._native import SigningKey, encode_base64url, key_bytes
 
@@ -64,9 +64,11 @@ def load_public_key(value: PublicKeyLike) -> bytes:
 
     Raises :class:`~missionweaveprotocol.errors.InvalidInputError` (a ``ValueError``) otherwise.
     """
-    if not isinstance(value, (str, bytes, bytearray, memoryview)):
-        value = getattr(value, "public_key_bytes", value)
-    return key_bytes(value, "public key")
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return key_bytes(value, "public key")
+    # A key object; anything else reaches key_bytes, which raises InvalidInputError.
+    raw: Any = getattr(value, "public_key_bytes", value)
+    return key_bytes(raw, "public key")
 
 
 def encode_private_key(key: PrivateKeyLike) -> str:
