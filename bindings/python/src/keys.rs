@@ -31,7 +31,7 @@ pub fn seed_arg(py: Python<'_>, seed: &Bound<'_, PyAny>, what: &str) -> PyResult
 pub fn decode_key_text(text: &str) -> Option<Vec<u8>> {
     let unpadded = text.trim_end_matches('=');
     let padding = text.len() - unpadded.len();
-    if padding > 0 && (padding > 2 || text.len() % 4 != 0) {
+    if padding > 0 && (padding > 2 || !text.len().is_multiple_of(4)) {
         return None;
     }
     decode_base64url(unpadded)
