@@ -133,3 +133,22 @@ def test_signing_from_threads_with_a_duck_typed_key() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda _: CODEC.sign("command", command(), hsm).canonical_document_bytes, range(16)))
     assert results == [expected] * 16
+
+
+def test_the_reference_key_dataclass_signs_like_the_native_key() -> None:
+    import dataclasses
+
+    private, public = crypto.generate_keypair()
+    key = crypto.Ed25519SigningKey("urn:example:key:hsm-1", private)
+    assert dataclasses.is_dataclass(key) and isinstance(key, sd.SigningKeyProtocol)
+    assert key.algorithm == "Ed25519" and key.public_key == public
+    assert private not in repr(key)
+    native = crypto.SigningKey("urn:example:key:hsm-1", private)
+    assert crypto.Ed25519SigningKey(native.key_id, native.seed_bytes()).public_key == key.public_key
+    assert CODEC.sign("command", command(), key).canonical_document_bytes == (
+        CODEC.sign("command", command(), native).canonical_document_bytes
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        key.key_id = "other"  # type: ignore[misc]
+    with pytest.raises(InvalidInputError):
+        crypto.Ed25519SigningKey("k", "not a key")

@@ -11,6 +11,7 @@ unpadded base64url; padded text is accepted on input, as in the reference.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol, Tuple, Union
 
 from ._native import SigningKey, encode_base64url, key_bytes
@@ -31,6 +32,38 @@ class _HasPublicKeyBytes(Protocol):
 PrivateKeyLike = Union[SigningKey, bytes, str]
 #: A public key: any key object with ``public_key_bytes``, 32 bytes, or their base64url text.
 PublicKeyLike = Union[_HasPublicKeyBytes, bytes, str]
+
+
+@dataclass(frozen=True)
+class Ed25519SigningKey:
+    """The reference's key dataclass: ``Ed25519SigningKey(key_id, private_key)``, where
+    ``private_key`` is a :class:`SigningKey`, a 32-byte seed or its base64url text. It satisfies
+    the ``SigningKey`` Protocol, so ``SignedDocumentCodec.sign`` accepts it; signing runs in the
+    core."""
+
+    key_id: str
+    private_key: PrivateKeyLike = field(repr=False)
+    _key: SigningKey = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        seed = load_private_key(self.private_key).seed_bytes()
+        object.__setattr__(self, "_key", SigningKey(self.key_id, seed))
+
+    @property
+    def algorithm(self) -> str:
+        return ALGORITHM
+
+    @property
+    def public_key_bytes(self) -> bytes:
+        return self._key.public_key_bytes
+
+    @property
+    def public_key(self) -> str:
+        """The public key as unpadded base64url."""
+        return self._key.public_key
+
+    def sign(self, message: bytes) -> bytes:
+        return self._key.sign(message)
 
 
 def generate_keypair() -> Tuple[str, str]:
@@ -83,6 +116,7 @@ def encode_public_key(key: PublicKeyLike) -> str:
 
 __all__ = [
     "ALGORITHM",
+    "Ed25519SigningKey",
     "PrivateKeyLike",
     "PublicKeyLike",
     "SigningKey",
