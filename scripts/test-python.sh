@@ -8,7 +8,9 @@
 #   PYTHON       the interpreter that creates the venv (default: python3)
 # Steps: venv + pinned tools; the Rust conformance binary (reference for the console script);
 # the release wheel (`maturin build --release`, CARGO_TARGET_DIR=<repo>/target); install it;
-# run the installed console script from an empty directory; stubtest + mypy --strict; pytest.
+# run the installed console script from an empty directory; stubtest + mypy --strict (the
+# package, a user file importing every root name, the examples); the examples against the
+# installed wheel (exit status 0, stdout equal to examples/python/<name>.out); pytest.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -47,7 +49,20 @@ step "the wheel alone in a fresh venv: console script from an empty directory"
 
 step "typing: stubtest (_native.pyi against the built module) and mypy --strict"
 ( cd "$EMPTY" && "$VENV/bin/python" -m mypy.stubtest missionweaveprotocol._native \
-    && "$VENV/bin/python" -m mypy --strict --no-incremental -p missionweaveprotocol )
+    && "$VENV/bin/python" -m mypy --strict --no-incremental -p missionweaveprotocol \
+    && "$VENV/bin/python" -m mypy --strict --no-incremental \
+         "$ROOT/python/tests/typing" "$ROOT/examples/python" )
+
+step "examples/python against the installed wheel"
+for example in "$ROOT"/examples/python/*.py; do
+  name="$(basename "$example" .py)"
+  ( cd "$EMPTY" && "$VENV/bin/python" "$example" ) > "$EMPTY/$name.out"
+  if ! diff -u "$ROOT/examples/python/$name.out" "$EMPTY/$name.out"; then
+    echo "examples/python/$name.py: unexpected output" >&2
+    exit 1
+  fi
+  echo "examples/python/$name.py: ok"
+done
 
 step "pytest"
 ( cd python && MWP_CONFORMANCE_BIN="$RUST_BIN" "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests "$@" )

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_all_bundles_pass() -> None:
     report = conformance.run()
-    assert isinstance(report, conformance.ConformanceReport) and report.ok
+    assert isinstance(report, conformance.RunReport) and report.ok
     assert [(r.kind, r.passed, r.total, r.ok) for r in report.reports] == [
         ("structural", 58, 58, True),
         ("cryptography", 62, 62, True),
@@ -38,7 +38,10 @@ def test_all_bundles_pass() -> None:
     parsed = json.loads(report.to_json())
     assert parsed["ok"] is True and set(parsed["bundles"]) == {"structural", "cryptography", "admission"}
     structural = conformance.run_manifest()
-    assert [r.kind for r in structural.reports] == ["structural"]
+    assert isinstance(structural, conformance.ConformanceReport) and structural.passed
+    assert len(structural.results) == 58 and structural.summary() == "58/58 conformance vectors passed"
+    assert all(isinstance(r, conformance.VectorResult) and r.passed and r.error is None for r in structural.results)
+    assert {r.expected_valid for r in structural.results} == {True, False}
 
 
 VECTORS = structural_vectors()
@@ -150,7 +153,7 @@ def test_run_manifest_with_another_manifest(tmp_path: Path) -> None:
 
     from missionweaveprotocol import bundle, conformance
 
-    assert conformance.run_manifest().ok
+    assert conformance.run_manifest().passed
     for path in bundle.embedded_paths():
         if path.startswith(("schemas/", "conformance/")):
             target = tmp_path / path
@@ -164,9 +167,73 @@ def test_run_manifest_with_another_manifest(tmp_path: Path) -> None:
     ]
     (tmp_path / "conformance/two.json").write_text(json.dumps(entries))
     report = conformance.run_manifest(tmp_path, manifest_path="conformance/two.json")
-    assert report.ok
-    assert report.reports[0].summary() == "2/2 structural vectors passed"
+    assert report.passed and report.summary() == "2/2 conformance vectors passed"
+    assert [(r.name, r.expected_valid, r.actual_valid) for r in report.results] == [("a", True, True), ("b", False, False)]
     entries[1]["valid"] = True
     (tmp_path / "conformance/two.json").write_text(json.dumps(entries))
     report = conformance.run_manifest(tmp_path, manifest_path="conformance/two.json")
-    assert not report.ok and report.reports[0].summary() == "1/2 structural vectors passed"
+    assert not report.passed and report.summary() == "1/2 conformance vectors passed"
+    failed = report.results[1]
+    assert (failed.name, failed.expected_valid, failed.actual_valid, failed.passed) == ("b", True, False, False)
+    assert failed.error
+
+
+def test_reference_report_shapes_are_frozen_dataclasses() -> None:
+    import dataclasses
+
+    ok = conformance.VectorResult("a", True, True)
+    bad = conformance.VectorResult("b", False, True, error="x")
+    assert ok.passed and not bad.passed and ok.error is None
+    report = conformance.ConformanceReport((ok, bad))
+    assert not report.passed and report.summary() == "1/2 conformance vectors passed"
+    assert conformance.ConformanceReport(()).passed
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ok.name = "c"  # type: ignore[misc]
+
+
+def test_schema_catalog_from_a_directory(tmp_path: Path) -> None:
+    from missionweaveprotocol import bundle
+
+    for path in bundle.embedded_paths():
+        if path.startswith("schemas/"):
+            target = tmp_path / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = bundle.embedded_file(path)
+            assert data is not None
+            target.write_bytes(data)
+    catalog = conformance.SchemaCatalog(tmp_path / "schemas")
+    assert catalog.schema_root == str(tmp_path / "schemas") and CATALOG.schema_root is None
+    assert catalog.names() == CATALOG.names()
+    command = json.loads(read("conformance/vectors/valid/command.json"))
+    catalog.validate("command.schema.json", command)
+    with pytest.raises(SchemaValidationError):
+        catalog.validate("command.schema.json", {**command, "protocolVersion": "9"})
+    # A user schema in another directory compiles through the same core compiler.
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "thing.schema.json").write_text(json.dumps({
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://example.org/thing.schema.json",
+        "type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "minimum": 1}},
+    }))
+    mine = conformance.SchemaCatalog(str(own))
+    mine.validate("thing", {"n": 2})
+    with pytest.raises(SchemaValidationError):
+        mine.validate("thing", {"n": 0})
+
+
+@pytest.mark.parametrize("problem", ["missing", "empty", "unsupported-keyword", "no-id"])
+def test_schema_catalog_refuses_what_the_core_cannot_compile(tmp_path: Path, problem: str) -> None:
+    from missionweaveprotocol.errors import BundleVerificationError
+
+    root = tmp_path / "schemas"
+    if problem != "missing":
+        root.mkdir()
+    if problem == "unsupported-keyword":
+        (root / "x.schema.json").write_text('{"$id": "https://example.org/x", "dependentSchemas": {}}')
+    if problem == "no-id":
+        (root / "x.schema.json").write_text('{"type": "object"}')
+    with pytest.raises(BundleVerificationError) as caught:
+        conformance.SchemaCatalog(root)
+    assert str(root) in str(caught.value)
+    with pytest.raises(InvalidInputError):
+        conformance.SchemaCatalog(42)  # type: ignore[arg-type]

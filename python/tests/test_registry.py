@@ -42,15 +42,29 @@ def test_resolve_returns_organization_wide_snapshot(golden: Dict[str, Any]) -> N
         resolver.resolve("request")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("registry", [b"", b"{}", b"not json", read("cryptography/keys/registry-key-alias.json")])
-def test_invalid_evidence_fails_at_stage_four(golden: Dict[str, Any], registry: bytes) -> None:
-    resolver = reg.AgentRegistryKeyResolver(registry)
-    assert resolver.organization_id is None
-    assert resolver.evidence_error
-    with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        sd.SignedDocumentCodec().verify("command", golden["document"], resolver)
-    assert caught.value.stage == "key-resolution"
-    assert caught.value.code == "AUTH_INVALID_SIGNATURE"
+@pytest.mark.parametrize(
+    "registry,reason",
+    [
+        (b"", "registry-evidence-malformed"),
+        (b"{}", None),
+        (b"not json", "registry-evidence-malformed"),
+        (read("cryptography/keys/registry-key-alias.json"), "public-key-reused"),
+    ],
+)
+def test_invalid_evidence_is_refused_at_construction(registry: bytes, reason: Any) -> None:
+    # As in JavaScript: malformed evidence raises where it is made, with the stage-4 verdict.
+    for make in (
+        lambda: reg.AgentRegistryKeyResolver(registry),
+        lambda: reg.KeyRegistrySnapshot("organization-wide", registry),
+        lambda: reg.KeyRegistrySnapshot("group-only", registry),
+    ):
+        with pytest.raises(sd.SignedDocumentVerificationError) as caught:
+            make()
+        assert caught.value.stage == "key-resolution"
+        assert caught.value.code == "AUTH_INVALID_SIGNATURE"
+        assert str(caught.value) == "AUTH_INVALID_SIGNATURE: signed document rejected"
+        if reason is not None:
+            assert caught.value.reason == reason
 
 
 @pytest.mark.parametrize("args", [(None,), ("text",), (12,)])

@@ -38,7 +38,14 @@ def signing_key(path: str) -> sd.SigningKey:
 def test_cryptography_evaluation(identifier: str, evaluation: Dict[str, Any]) -> None:
     kind = sd.SignedDocumentKind(evaluation["profileId"])
     document = read(evaluation["document"])
-    resolver = reg.AgentRegistryKeyResolver(read(evaluation["registry"]))
+    resolver: Any
+    try:
+        resolver = reg.AgentRegistryKeyResolver(read(evaluation["registry"]))
+    except sd.SignedDocumentVerificationError as refused:
+        # Malformed Registry evidence is refused where it is made; a resolver that fails the same
+        # way shows that every earlier stage is still judged first.
+        assert refused.stage == "key-resolution" and refused.code == "AUTH_INVALID_SIGNATURE"
+        resolver = DictResolver(refused)
     expect = evaluation["expect"]
     rust_actual, rust_passed = rust_outcomes("cryptography")[identifier]
     assert rust_passed

@@ -285,21 +285,112 @@ fn conformance_report(
     })
 }
 
-/// The protocol's schemas, compiled once per process on first use.
+/// `*.json` files under `root`, recursively, sorted by path (as the reference's catalog finds
+/// them), read whole.
+fn schema_files(root: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut paths: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if path.extension().is_some_and(|ext| ext == "json") {
+                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                out.push((path.to_string_lossy().into_owned(), bytes));
+            }
+        }
+        Ok(())
+    }
+    if !root.is_dir() {
+        return Err(format!("schema_root {} is not a directory", root.display()));
+    }
+    let mut files = Vec::new();
+    walk(root, &mut files)?;
+    if files.is_empty() {
+        return Err(format!(
+            "schema_root {} holds no *.json schema",
+            root.display()
+        ));
+    }
+    Ok(files)
+}
+
+/// Where a catalog's schemas come from.
+#[derive(Debug)]
+enum Catalog {
+    Embedded,
+    Loaded(Box<CoreCatalog>, String),
+}
+
+impl Catalog {
+    fn get(&self) -> &CoreCatalog {
+        match self {
+            Self::Embedded => CoreCatalog::embedded(),
+            Self::Loaded(catalog, _) => catalog,
+        }
+    }
+}
+
+/// `SchemaCatalog(schema_root=None)`: the protocol's embedded schemas (compiled once per
+/// process), or every `*.json` schema under `schema_root` compiled by the core's compiler. The
+/// compiler supports exactly the keywords the protocol's schemas use; a directory it cannot
+/// compile raises `BundleVerificationError` naming the file and the reason.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
-#[derive(Debug, Default)]
-pub struct SchemaCatalog;
+#[derive(Debug)]
+pub struct SchemaCatalog {
+    catalog: Catalog,
+}
 
 #[pymethods]
 impl SchemaCatalog {
     #[new]
-    fn py_new() -> Self {
-        Self
+    #[pyo3(signature = (schema_root = None))]
+    fn py_new(py: Python<'_>, schema_root: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let Some(root) = convert::present(schema_root) else {
+            return Ok(Self {
+                catalog: Catalog::Embedded,
+            });
+        };
+        let path: std::path::PathBuf = root.extract().map_err(|_| {
+            errors::invalid_input(
+                py,
+                format!(
+                    "schema_root must be a path (str or os.PathLike), not {}",
+                    convert::type_name(root)
+                ),
+            )
+        })?;
+        let compiled = py.detach(|| {
+            let files = schema_files(&path)?;
+            CoreCatalog::compile(
+                files
+                    .iter()
+                    .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
+            )
+            .map_err(|e| format!("schema_root {}: {e}", path.display()))
+        });
+        let catalog = compiled.map_err(|message| errors::bundle_text(py, &message))?;
+        Ok(Self {
+            catalog: Catalog::Loaded(Box::new(catalog), path.to_string_lossy().into_owned()),
+        })
+    }
+
+    /// The directory the schemas were loaded from, or `None` for the embedded schemas.
+    #[getter]
+    fn schema_root(&self) -> Option<&str> {
+        match &self.catalog {
+            Catalog::Embedded => None,
+            Catalog::Loaded(_, root) => Some(root),
+        }
     }
 
     /// Short schema names (`agent-card`, `command`, …), sorted.
     fn names(&self, py: Python<'_>) -> Vec<String> {
-        py.detach(|| CoreCatalog::embedded().names().to_vec())
+        py.detach(|| self.catalog.get().names().to_vec())
     }
 
     /// Validates a JSON-domain value against a schema (short name, file name or `$id`).
@@ -315,7 +406,7 @@ impl SchemaCatalog {
             ToJsonError::Unsupported(text) => errors::canonical_text(py, &text),
             ToJsonError::Parse(error) => errors::parse_error(py, &error),
         })?;
-        py.detach(|| CoreCatalog::embedded().validate(&name, &value))
+        py.detach(|| self.catalog.get().validate(&name, &value))
             .map_err(|issue| errors::schema_issue(py, &issue))
     }
 
@@ -331,9 +422,7 @@ impl SchemaCatalog {
         let value = py
             .detach(|| {
                 let value = missionweaveprotocol::json::parse(&bytes).map_err(Err)?;
-                CoreCatalog::embedded()
-                    .validate(&name, &value)
-                    .map_err(Ok)?;
+                self.catalog.get().validate(&name, &value).map_err(Ok)?;
                 Ok(value)
             })
             .map_err(|e: Result<_, _>| match e {

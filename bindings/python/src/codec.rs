@@ -3,7 +3,7 @@
 
 use missionweaveprotocol::crypto;
 use missionweaveprotocol::json::canonical_bytes;
-use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
+use missionweaveprotocol::schema_formats::decode_base64url;
 use missionweaveprotocol::signed_documents::{self as core_sd, SignedDocumentKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyList};
 use crate::convert::{self, ToJsonError};
 use crate::errors;
 use crate::registry::Resolver;
+use crate::signer::{SignerArg, signer_failure};
 use crate::values::{
     KeyValidityEvidence, PrincipalEvidence, ProtectedTime, PyEnum, ResolvedKeyEvidence,
     SignatureMaterial,
@@ -188,83 +189,6 @@ impl SignedDocument {
     }
 }
 
-/// An Ed25519 signing key (RFC 8032, deterministic) from its 32-byte seed, with its Registry
-/// key ID. The seed is never exposed.
-#[pyclass(module = "missionweaveprotocol._native", frozen)]
-#[derive(Debug)]
-pub struct SigningKey {
-    pub inner: crypto::SigningKey,
-}
-
-#[pymethods]
-impl SigningKey {
-    #[new]
-    fn py_new(
-        py: Python<'_>,
-        key_id: &Bound<'_, PyAny>,
-        seed: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        let key_id = convert::str_arg(py, key_id, "key_id")?;
-        let seed = convert::bytes_arg(py, seed, "seed", false)?;
-        let seed: [u8; 32] = seed.as_ref().try_into().map_err(|_| {
-            errors::invalid_input(py, format!("seed must be 32 bytes, not {}", seed.len()))
-        })?;
-        Ok(Self {
-            inner: crypto::SigningKey::from_seed(key_id.as_ref(), &seed),
-        })
-    }
-
-    /// The same as the constructor.
-    #[staticmethod]
-    fn from_seed(
-        py: Python<'_>,
-        key_id: &Bound<'_, PyAny>,
-        seed: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        Self::py_new(py, key_id, seed)
-    }
-
-    #[getter]
-    fn algorithm(&self) -> &'static str {
-        self.inner.algorithm()
-    }
-
-    #[getter]
-    fn key_id(&self) -> &str {
-        self.inner.key_id()
-    }
-
-    #[getter]
-    fn public_key_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.public_key_bytes())
-    }
-
-    /// The public key as unpadded base64url (the Registry's `publicKey` text).
-    #[getter]
-    fn public_key(&self) -> String {
-        encode_base64url(&self.inner.public_key_bytes())
-    }
-
-    /// The 64-byte Ed25519 signature of `message`.
-    fn sign<'py>(
-        &self,
-        py: Python<'py>,
-        message: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let message = convert::bytes_arg(py, message, "message", false)?;
-        let signature = py.detach(|| self.inner.sign(&message));
-        Ok(PyBytes::new(py, &signature))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "SigningKey(key_id={:?}, public_key={:?})",
-            self.inner.key_id(),
-            self.public_key()
-        )
-    }
-}
-
 /// Six-stage verification and strict signing over the embedded, pinned schemas.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug, Default)]
@@ -385,7 +309,8 @@ impl SignedDocumentCodec {
         Ok(list)
     }
 
-    /// Signs a JSON object (no top-level `signature`) as a document of `kind`.
+    /// Signs a JSON object (no top-level `signature`) as a document of `kind` with a native
+    /// `SigningKey` or any object satisfying the `SigningKey` Protocol (HSM, KMS).
     fn sign(
         &self,
         py: Python<'_>,
@@ -394,15 +319,6 @@ impl SignedDocumentCodec {
         signing_key: &Bound<'_, PyAny>,
     ) -> PyResult<SignedDocument> {
         let kind = kind_arg(py, kind)?;
-        let key = signing_key.cast::<SigningKey>().map_err(|_| {
-            errors::invalid_input(
-                py,
-                format!(
-                    "signing_key must be a SigningKey, not {}",
-                    convert::type_name(signing_key)
-                ),
-            )
-        })?;
         if !unsigned_json_object.is_instance_of::<pyo3::types::PyDict>() {
             return Err(errors::signing_text(
                 py,
@@ -417,14 +333,22 @@ impl SignedDocumentCodec {
             ToJsonError::Unsupported(text) => errors::signing_text(py, &text),
             ToJsonError::Parse(error) => errors::signing_text(py, &error.to_string()),
         })?;
-        let key = &key.get().inner;
-        let signed = py
-            .detach(|| core_sd::SignedDocumentCodec::new().sign(kind, &value, key))
-            .map_err(|e| errors::signing_error(py, &e))?;
-        Ok(SignedDocument {
-            inner: signed,
-            key_id: key.key_id().to_owned(),
-        })
+        let signer = SignerArg::extract(py, signing_key)?;
+        let key: &(dyn crypto::Signer + Sync) = match &signer {
+            SignerArg::Native(native) => &native.get().inner,
+            SignerArg::Python(python) => python.as_ref(),
+        };
+        let signed = py.detach(|| core_sd::SignedDocumentCodec::new().sign(kind, &value, key));
+        match signed {
+            Ok(inner) => Ok(SignedDocument {
+                key_id: key.key_id().to_owned(),
+                inner,
+            }),
+            Err(error) => Err(match signer.take_raised() {
+                Some(raised) => signer_failure(py, error.stage, "signing_key.sign()", raised),
+                None => errors::signing_error(py, &error),
+            }),
+        }
     }
 }
 

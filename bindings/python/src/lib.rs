@@ -11,10 +11,13 @@ mod delegation;
 mod errors;
 mod execution;
 mod instant;
+mod keys;
 mod lease;
 mod registry;
+mod registry_builder;
 mod resources;
 mod scheduler;
+mod signer;
 mod values;
 mod wire;
 
@@ -191,11 +194,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::AgentRegistryKeyResolver>()?;
     m.add_class::<registry::ExpectedSignerEvidence>()?;
     m.add_class::<registry::KeyResolutionRequest>()?;
+    m.add_class::<registry_builder::RegistryBuilder>()?;
+    m.add_class::<registry_builder::ValidityRecord>()?;
     // signed documents / crypto
     m.add_class::<codec::SignedDocumentCodec>()?;
     m.add_class::<codec::VerifiedSignedDocument>()?;
     m.add_class::<codec::SignedDocument>()?;
-    m.add_class::<codec::SigningKey>()?;
+    m.add_class::<keys::SigningKey>()?;
+    m.add_function(wrap_pyfunction!(keys::key_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(codec::bench_verify_native, m)?)?;
     // admission
     m.add_class::<admission::AuthenticatedRecord>()?;

@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
+use missionweaveprotocol::Stage;
 use missionweaveprotocol::registry::{
     self as core_registry, ExpectedSigner, KeyResolutionRequest as CoreRequest, KeyResolver,
     RegistryError, RegistryErrorReason,
 };
+use missionweaveprotocol::signed_documents::VerificationError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -17,8 +19,31 @@ use crate::values::{PrincipalEvidence, ProtectedTime, PyEnum};
 /// The only completeness the verifier accepts.
 pub const ORGANIZATION_WIDE: &str = "organization-wide";
 
+/// Registry evidence that fails the stage-4 rules, raised as the verifier would report it:
+/// `SignedDocumentVerificationError`, stage `key-resolution`, `AUTH_INVALID_SIGNATURE`, with the
+/// protected reason. (Kept here until `errors.rs` maps `RegistryError` itself.)
+pub fn registry_error(py: Python<'_>, error: &RegistryError) -> PyErr {
+    errors::verification_error(
+        py,
+        &VerificationError {
+            stage: Stage::KeyResolution,
+            reason: error.reason.as_str(),
+            detail: error.detail.clone(),
+        },
+    )
+}
+
+/// Validates Registry bytes now (the result is cached by digest, so the verifier does not
+/// repeat the work): malformed evidence is refused where it is made, as in JavaScript.
+fn validated(py: Python<'_>, bytes: &[u8]) -> PyResult<()> {
+    py.detach(|| core_registry::KeyRegistrySnapshot::from_bytes_cached(bytes))
+        .map(|_| ())
+        .map_err(|e| registry_error(py, &e))
+}
+
 /// `KeyRegistrySnapshot(completeness, registry_bytes)`: Registry evidence as a resolver returns
-/// it. Validated by stage 4, not here.
+/// it. The bytes are validated by the stage-4 rules at construction; the completeness is judged
+/// at stage 4 (anything but organization-wide fails there).
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
 pub struct KeyRegistrySnapshot {
@@ -36,6 +61,7 @@ impl KeyRegistrySnapshot {
     ) -> PyResult<Self> {
         let completeness = convert::str_arg(py, completeness, "completeness")?.into_owned();
         let bytes = convert::bytes_arg(py, registry_bytes, "registry_bytes", false)?;
+        validated(py, &bytes)?;
         Ok(Self {
             completeness,
             bytes: PyBytes::new(py, &bytes).unbind(),
@@ -64,7 +90,8 @@ impl KeyRegistrySnapshot {
 }
 
 /// `AgentRegistryKeyResolver(registry_bytes)`: complete Organization-wide evidence given as
-/// bytes, validated once per distinct content (any problem is reported at stage 4).
+/// bytes, validated at construction (malformed evidence raises
+/// `SignedDocumentVerificationError`, stage `key-resolution`).
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
 pub struct AgentRegistryKeyResolver {
@@ -78,6 +105,9 @@ impl AgentRegistryKeyResolver {
     fn py_new(py: Python<'_>, registry_bytes: &Bound<'_, PyAny>) -> PyResult<Self> {
         let bytes = convert::bytes_arg(py, registry_bytes, "registry_bytes", false)?;
         let inner = py.detach(|| core_registry::AgentRegistryKeyResolver::new(&bytes));
+        if let Err(error) = inner.snapshot() {
+            return Err(registry_error(py, error));
+        }
         Ok(Self {
             inner,
             bytes: PyBytes::new(py, &bytes).unbind(),

@@ -194,7 +194,7 @@ fn commands_must_cite_the_current_lease_and_epochs() {
 #[test]
 fn construction_rules_per_type() {
     assert_eq!(
-        Lease::execution(binding(), "w", 0, window(60)).unwrap_err(),
+        Lease::execution(binding(), "urn:uuid:w", 0, window(60)).unwrap_err(),
         LeaseError::InvalidField("ownershipEpoch")
     );
     assert_eq!(
@@ -203,7 +203,7 @@ fn construction_rules_per_type() {
                 session_epoch: 0,
                 ..binding()
             },
-            "w",
+            "urn:uuid:w",
             1,
             window(60)
         )
@@ -216,7 +216,7 @@ fn construction_rules_per_type() {
                 lease_id: "".into(),
                 ..binding()
             },
-            "w",
+            "urn:uuid:w",
             1,
             window(60)
         )
@@ -224,25 +224,25 @@ fn construction_rules_per_type() {
         LeaseError::InvalidField("leaseId")
     );
     assert_eq!(
-        Lease::execution(binding(), "w", 1, window(0)).unwrap_err(),
+        Lease::execution(binding(), "urn:uuid:w", 1, window(0)).unwrap_err(),
         LeaseError::InvalidWindow
     );
     assert_eq!(
-        Lease::ownership(binding(), "w", 1, at(61), window(60)).unwrap_err(),
+        Lease::ownership(binding(), "urn:uuid:w", 1, at(61), window(60)).unwrap_err(),
         LeaseError::InvalidWindow
     );
     assert_eq!(
-        Lease::blocked(binding(), "w", 1, window(60), Some(at(59))).unwrap_err(),
+        Lease::blocked(binding(), "urn:uuid:w", 1, window(60), Some(at(59))).unwrap_err(),
         LeaseError::InvalidWindow
     );
-    let o = Lease::ownership(binding(), "w", 1, at(30), window(60)).unwrap();
+    let o = Lease::ownership(binding(), "urn:uuid:w", 1, at(30), window(60)).unwrap();
     assert_eq!(o.check_start_by(at(30)), Ok(()));
     assert_eq!(
         o.check_start_by(at(31)),
         Err(LeaseError::Expired),
         "missed start-by (§11.5)"
     );
-    let mut b = Lease::blocked(binding(), "w", 1, window(60), Some(at(100))).unwrap();
+    let mut b = Lease::blocked(binding(), "urn:uuid:w", 1, window(60), Some(at(100))).unwrap();
     assert_eq!(
         b.renew(at(1), at(101)),
         Err(LeaseError::NotExtending),
@@ -268,7 +268,7 @@ fn projects_to_the_schema_shape() {
             && json.contains(r#""renewalCount":1,"#)
             && json.contains(r#""state":"released""#)
     );
-    let o = Lease::ownership(binding(), "w", 1, at(30), window(60))
+    let o = Lease::ownership(binding(), "urn:uuid:w", 1, at(30), window(60))
         .unwrap()
         .to_json_string()
         .unwrap();
@@ -287,7 +287,7 @@ fn projects_to_the_schema_shape() {
     );
     let far = Lease::execution(
         binding(),
-        "w",
+        "urn:uuid:w",
         1,
         LeaseWindow {
             issued_at: at(0),
@@ -432,5 +432,70 @@ proptest::proptest! {
         }
         let text = lease.to_json_string().unwrap();
         proptest::prop_assert_eq!(Lease::from_json(text.as_bytes()), Ok(lease));
+    }
+}
+
+/// The identifiers a lease accepts are exactly those `lease.schema.json` accepts
+/// (`common.schema.json#/$defs/id`, §2), so every constructed lease reads back from its document.
+#[test]
+fn lease_identifiers_follow_the_lease_schema() {
+    use missionweaveprotocol::json::{Value, parse};
+    use missionweaveprotocol::schema::SchemaCatalog;
+
+    let long = format!("urn:x:{}", "a".repeat(506));
+    let too_long = format!("urn:x:{}", "a".repeat(507));
+    let candidates = [
+        ("urn:uuid:lease-2", true),
+        ("https://example.org/leases/7?x=1#f", true),
+        ("urn:x:%41", true),
+        (long.as_str(), true),
+        ("lease-1", false),
+        ("", false),
+        ("urn:x:a b", false),
+        ("urn:x:\u{e9}", false),
+        ("urn:x:a\"b", false),
+        ("urn:x:a{b}", false),
+        ("1urn:x", false),
+        ("urn:x:%4", false),
+        (too_long.as_str(), false),
+    ];
+    let document = parse(execution().to_json_string().unwrap().as_bytes()).unwrap();
+    let fields = [
+        "leaseId",
+        "missionId",
+        "groupId",
+        "holderAgentId",
+        "workItemId",
+    ];
+    for (candidate, expected) in candidates {
+        for field in fields {
+            let mut b = binding();
+            let mut work_item = "urn:uuid:w1";
+            match field {
+                "leaseId" => b.lease_id = candidate.into(),
+                "missionId" => b.mission_id = candidate.into(),
+                "groupId" => b.group_id = candidate.into(),
+                "holderAgentId" => b.holder_agent_id = candidate.into(),
+                _ => work_item = candidate,
+            }
+            let built = Lease::execution(b, work_item, 3, window(60));
+            let mut edited = document.clone();
+            if let Value::Object(object) = &mut edited {
+                object.insert(field, Value::string(candidate));
+            }
+            let schema_valid = SchemaCatalog::embedded().is_valid("lease", &edited);
+            assert_eq!(schema_valid, expected, "{field} {candidate:?} (schema)");
+            match built {
+                Ok(lease) => {
+                    assert!(expected, "{field} {candidate:?} was accepted");
+                    let text = lease.to_json_string().unwrap();
+                    assert_eq!(Lease::from_json(text.as_bytes()).unwrap(), lease);
+                }
+                Err(error) => {
+                    assert!(!expected, "{field} {candidate:?} was refused");
+                    assert!(matches!(error, LeaseError::InvalidField(f) if f == field));
+                }
+            }
+        }
     }
 }

@@ -180,15 +180,47 @@ pub fn check_r(r: &[u8; 32]) -> Result<(), SignatureEncodingError> {
         .map_err(SignatureEncodingError::R)
 }
 
+/// Why an external signer produced no signature (an HSM or KMS refused, a host-language
+/// callback raised). The codec reports it as a signing failure; it never becomes a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignerError {
+    /// What the signer reported (protected: may name devices or keys).
+    pub detail: String,
+}
+
+impl SignerError {
+    /// A failure with its description.
+    pub fn new(detail: impl Into<String>) -> Self {
+        Self {
+            detail: detail.into(),
+        }
+    }
+}
+
+impl fmt::Display for SignerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the signer failed: {}", self.detail)
+    }
+}
+
+impl std::error::Error for SignerError {}
+
 /// Anything that can produce pure Ed25519 signatures for a Registry key: an in-process
-/// [`SigningKey`], or an adapter over an HSM or a host-language signer.
+/// [`SigningKey`], or an adapter over an HSM, a KMS or a host-language signer. The codec checks
+/// what a signer hands back (length, `S < L`, the equation against its public key) exactly as a
+/// verifier would, so a misbehaving signer can never produce a document.
 pub trait Signer {
     /// The Registry key ID the signature envelope names.
     fn key_id(&self) -> &str;
+    /// The algorithm the signer implements; protocol 0.1 knows only `Ed25519` (§6.4).
+    fn algorithm(&self) -> &str {
+        "Ed25519"
+    }
     /// The 32-byte public key.
     fn public_key_bytes(&self) -> [u8; 32];
-    /// Signs `message` (pure Ed25519, RFC 8032).
-    fn sign(&self, message: &[u8]) -> [u8; 64];
+    /// Signs `message` (pure Ed25519, RFC 8032). The bytes are checked by the caller; a signer
+    /// that cannot sign returns an error instead.
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, SignerError>;
     /// The strictly decoded public key. The default decodes (and rejects weak keys) on every
     /// call; signers that hold a decoded key return it.
     fn public_key(&self) -> Result<PublicKey, PointError> {
@@ -205,8 +237,8 @@ impl Signer for SigningKey {
         SigningKey::public_key_bytes(self)
     }
 
-    fn sign(&self, message: &[u8]) -> [u8; 64] {
-        SigningKey::sign(self, message)
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, SignerError> {
+        Ok(SigningKey::sign(self, message).to_vec())
     }
 
     fn public_key(&self) -> Result<PublicKey, PointError> {
@@ -269,6 +301,12 @@ impl SigningKey {
     /// The 32-byte public key.
     pub fn public_key_bytes(&self) -> [u8; 32] {
         self.inner.verifying_key().to_bytes()
+    }
+
+    /// The 32-byte seed the key was made from (RFC 8032 private key). Secret: for storing the
+    /// key, never for logs.
+    pub fn seed_bytes(&self) -> [u8; 32] {
+        self.inner.to_bytes()
     }
 
     /// Signs `message` (deterministic).

@@ -369,11 +369,22 @@ fn verify_many_matches_one_by_one() {
     assert!(codec.verify_many(&[], &resolver, 2).is_empty());
 }
 
-/// A host-side signer: a real key, or one that misbehaves.
+/// What an external signer does wrong, if anything.
+#[derive(Clone, Copy, PartialEq)]
+enum Misbehaviour {
+    None,
+    FlipBit,
+    Truncate,
+    Fail,
+    Algorithm,
+}
+
+/// A host-side signer (an HSM, a KMS, a host-language callback): a real key, or one that
+/// misbehaves.
 struct External {
     inner: missionweaveprotocol::crypto::SigningKey,
     public_key: Option<[u8; 32]>,
-    corrupt: bool,
+    misbehaviour: Misbehaviour,
 }
 
 impl missionweaveprotocol::crypto::Signer for External {
@@ -384,12 +395,26 @@ impl missionweaveprotocol::crypto::Signer for External {
         self.public_key
             .unwrap_or_else(|| self.inner.public_key_bytes())
     }
-    fn sign(&self, message: &[u8]) -> [u8; 64] {
-        let mut signature = self.inner.sign(message);
-        if self.corrupt {
-            signature[40] ^= 1;
+    fn algorithm(&self) -> &str {
+        if self.misbehaviour == Misbehaviour::Algorithm {
+            "Ed448"
+        } else {
+            "Ed25519"
         }
-        signature
+    }
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>, missionweaveprotocol::crypto::SignerError> {
+        let mut signature = self.inner.sign(message).to_vec();
+        match self.misbehaviour {
+            Misbehaviour::FlipBit => signature[40] ^= 1,
+            Misbehaviour::Truncate => signature.truncate(63),
+            Misbehaviour::Fail => {
+                return Err(missionweaveprotocol::crypto::SignerError::new(
+                    "device unavailable",
+                ));
+            }
+            Misbehaviour::None | Misbehaviour::Algorithm => {}
+        }
+        Ok(signature)
     }
 }
 
@@ -407,7 +432,7 @@ fn external_signers_are_checked_like_local_keys() {
     let honest = External {
         inner: inner.clone(),
         public_key: None,
-        corrupt: false,
+        misbehaviour: Misbehaviour::None,
     };
     let (signed, _) = codec
         .sign_and_verify(
@@ -426,7 +451,7 @@ fn external_signers_are_checked_like_local_keys() {
     let weak = External {
         inner: inner.clone(),
         public_key: Some(identity),
-        corrupt: false,
+        misbehaviour: Misbehaviour::None,
     };
     assert_eq!(
         codec
@@ -435,18 +460,47 @@ fn external_signers_are_checked_like_local_keys() {
             .stage,
         Stage::KeyResolution
     );
-    let broken = External {
-        inner,
-        public_key: None,
-        corrupt: true,
-    };
-    assert_eq!(
-        codec
+    for (misbehaviour, stage, detail) in [
+        (
+            Misbehaviour::FlipBit,
+            Stage::Signature,
+            "the produced signature does not verify",
+        ),
+        (
+            Misbehaviour::Truncate,
+            Stage::SignatureEnvelope,
+            "signature is not 64 bytes",
+        ),
+        (
+            Misbehaviour::Fail,
+            Stage::Signature,
+            "the signer failed: device unavailable",
+        ),
+        (Misbehaviour::Algorithm, Stage::SignatureEnvelope, "Ed448"),
+    ] {
+        let broken = External {
+            inner: inner.clone(),
+            public_key: None,
+            misbehaviour,
+        };
+        let error = codec
             .sign(SignedDocumentKind::Command, &unsigned(&document), &broken)
-            .unwrap_err()
-            .stage,
-        Stage::Signature
-    );
+            .unwrap_err();
+        assert_eq!(error.stage, stage, "{error}");
+        assert!(error.detail.contains(detail), "{error}");
+    }
+}
+
+#[test]
+fn a_signing_key_round_trips_through_its_seed() {
+    let key = missionweaveprotocol::crypto::SigningKey::from_seed("urn:example:key:1", &[9; 32]);
+    assert_eq!(key.seed_bytes(), [9; 32]);
+    let again =
+        missionweaveprotocol::crypto::SigningKey::from_seed("urn:example:key:1", &key.seed_bytes());
+    assert_eq!(again.public_key_bytes(), key.public_key_bytes());
+    let other = missionweaveprotocol::crypto::SigningKey::from_seed("urn:example:key:1", &[8; 32]);
+    assert_ne!(other.seed_bytes(), key.seed_bytes());
+    assert_ne!(other.public_key_bytes(), key.public_key_bytes());
 }
 
 #[test]

@@ -74,50 +74,57 @@ def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
 
+# `X as X`: an explicit re-export, so `mypy --strict` users may import every root name.
 if TYPE_CHECKING:
     from ._types import (
-        ExpectedSignerRule,
-        KeyRegistryCompleteness,
-        SignedDocumentKind,
-        VerificationStage,
+        ExpectedSignerRule as ExpectedSignerRule,
+        KeyRegistryCompleteness as KeyRegistryCompleteness,
+        SignedDocumentKind as SignedDocumentKind,
+        VerificationStage as VerificationStage,
     )
-    from .budget import BudgetLedger, BudgetLedgerSnapshot, ResourceUsage
+    from .budget import (
+        BudgetLedger as BudgetLedger,
+        BudgetLedgerSnapshot as BudgetLedgerSnapshot,
+        ResourceUsage as ResourceUsage,
+    )
     from .bundle import (
-        CryptographyBundleSummary,
-        verify_admission_bundle,
-        verify_cryptography_bundle,
+        CryptographyBundleSummary as CryptographyBundleSummary,
+        verify_admission_bundle as verify_admission_bundle,
+        verify_cryptography_bundle as verify_cryptography_bundle,
     )
-    from .crypto import SigningKey
+    from .crypto import SigningKey as SigningKey
     from .delegation import (
-        DelegationAuthority,
-        DelegationBudget,
-        DelegationGrant,
-        DelegationViolation,
-        DelegationViolationKind,
+        DelegationAuthority as DelegationAuthority,
+        DelegationBudget as DelegationBudget,
+        DelegationGrant as DelegationGrant,
+        DelegationViolation as DelegationViolation,
+        DelegationViolationKind as DelegationViolationKind,
     )
     from .errors import (
-        BundleVerificationError,
-        MissionWeaveError,
-        ProtectedVerificationError,
-        SignedDocumentSigningError,
-        SignedDocumentVerificationError,
-        WireVerificationError,
+        BundleVerificationError as BundleVerificationError,
+        MissionWeaveError as MissionWeaveError,
+        ProtectedVerificationError as ProtectedVerificationError,
+        SignedDocumentSigningError as SignedDocumentSigningError,
+        SignedDocumentVerificationError as SignedDocumentVerificationError,
+        WireVerificationError as WireVerificationError,
     )
-    from .lease import ExecutionLease, LeaseState
+    from .lease import ExecutionLease as ExecutionLease
+    from .lease import LeaseState as LeaseState
     from .registry import (
-        AgentRegistryKeyResolver,
-        ExpectedSignerEvidence,
-        KeyRegistrySnapshot,
-        KeyResolutionRequest,
-        KeyResolver,
-        KeyValidityEvidence,
-        PrincipalEvidence,
-        ResolvedKeyEvidence,
+        AgentRegistryKeyResolver as AgentRegistryKeyResolver,
+        ExpectedSignerEvidence as ExpectedSignerEvidence,
+        KeyRegistrySnapshot as KeyRegistrySnapshot,
+        KeyResolutionRequest as KeyResolutionRequest,
+        KeyResolver as KeyResolver,
+        KeyValidityEvidence as KeyValidityEvidence,
+        PrincipalEvidence as PrincipalEvidence,
+        ResolvedKeyEvidence as ResolvedKeyEvidence,
     )
-    from .schema_formats import ProtectedInstant, ProtectedTime
+    from .schema_formats import ProtectedInstant as ProtectedInstant
+    from .schema_formats import ProtectedTime as ProtectedTime
     from .signed_documents import (
-        SignatureMaterial,
-        SignedDocument,
-        SignedDocumentCodec,
-        VerifiedSignedDocument,
+        SignatureMaterial as SignatureMaterial,
+        SignedDocument as SignedDocument,
+        SignedDocumentCodec as SignedDocumentCodec,
+        VerifiedSignedDocument as VerifiedSignedDocument,
     )

@@ -15,6 +15,7 @@ from ._types import (
     LeaseType,
     RetryReason,
     SignedDocumentKind,
+    SigningKeyProtocol,
     WorkState,
 )
 from .errors import DelegationViolation, SignedDocumentVerificationError
@@ -64,6 +65,7 @@ __all__ = [
     "ProtectedInstant",
     "ProtectedTime",
     "ReceivedCommandFrame",
+    "RegistryBuilder",
     "ResolvedKeyEvidence",
     "ResourceUsage",
     "RetryController",
@@ -81,6 +83,7 @@ __all__ = [
     "SignedDocumentCodec",
     "SigningKey",
     "TrustedAcceptanceContext",
+    "ValidityRecord",
     "VerifiedSignedDocument",
     "WIRE_CODES",
     "WIRE_MESSAGE",
@@ -101,6 +104,7 @@ __all__ = [
     "error_frame",
     "idempotency_key",
     "is_protocol_uri",
+    "key_bytes",
     "parse_duration_ms",
     "parse_frame",
     "parse_json",
@@ -225,6 +229,37 @@ class KeyResolutionRequest:
     def protected_time(self) -> ProtectedTime: ...
 
 @final
+class ValidityRecord:
+    def __new__(
+        cls,
+        recorded_at: Union[str, datetime],
+        valid_until: Union[str, datetime, None] = None,
+        revoked_at: Union[str, datetime, None] = None,
+    ) -> ValidityRecord: ...
+    @property
+    def recorded_at(self) -> str: ...
+    @property
+    def valid_until(self) -> Optional[str]: ...
+    @property
+    def revoked_at(self) -> Optional[str]: ...
+
+_Principal = Union[PrincipalEvidence, Mapping[str, str], Tuple[str, str]]
+_PublicKey = Union[_Buffer, str, SigningKeyProtocol]
+
+@final
+class RegistryBuilder:
+    def __new__(cls, organization_id: str) -> RegistryBuilder: ...
+    def add_key(
+        self,
+        key_id: str,
+        principal: _Principal,
+        public_key: _PublicKey,
+        valid_from: Union[str, datetime],
+        history: Optional[Iterable[ValidityRecord]] = None,
+    ) -> RegistryBuilder: ...
+    def build(self) -> bytes: ...
+
+@final
 class AgentRegistryKeyResolver:
     def __new__(cls, registry_bytes: _Buffer) -> AgentRegistryKeyResolver: ...
     @property
@@ -279,9 +314,15 @@ class SignedDocument:
 
 @final
 class SigningKey:
-    def __new__(cls, key_id: str, seed: _Buffer) -> SigningKey: ...
+    def __new__(cls, key_id: str, seed: Union[_Buffer, str]) -> SigningKey: ...
     @staticmethod
-    def from_seed(key_id: str, seed: _Buffer) -> SigningKey: ...
+    def from_seed(key_id: str, seed: Union[_Buffer, str]) -> SigningKey: ...
+    @staticmethod
+    def from_base64url(key_id: str, text: str) -> SigningKey: ...
+    @staticmethod
+    def generate(key_id: str) -> SigningKey: ...
+    def seed_bytes(self) -> bytes: ...
+    def to_base64url(self) -> str: ...
     @property
     def algorithm(self) -> str: ...
     @property
@@ -291,6 +332,8 @@ class SigningKey:
     @property
     def public_key(self) -> str: ...
     def sign(self, message: _Buffer) -> bytes: ...
+
+def key_bytes(value: Union[_Buffer, str], what: Optional[str] = None) -> bytes: ...
 
 @final
 class SignedDocumentCodec:
@@ -304,7 +347,9 @@ class SignedDocumentCodec:
         key_resolver: Any,
         threads: Optional[int] = None,
     ) -> list[Union[VerifiedSignedDocument, SignedDocumentVerificationError]]: ...
-    def sign(self, kind: _Kind, unsigned_json_object: dict[str, Any], signing_key: SigningKey) -> SignedDocument: ...
+    def sign(
+        self, kind: _Kind, unsigned_json_object: dict[str, Any], signing_key: SigningKeyProtocol
+    ) -> SignedDocument: ...
 
 def bench_verify_native(
     kind: _Kind, raw_utf8_json_bytes: _Buffer, key_resolver: Any, iterations: int
@@ -466,7 +511,9 @@ def run_structural_manifest(manifest_path: str, root: Optional[_Path] = None) ->
 
 @final
 class SchemaCatalog:
-    def __new__(cls) -> SchemaCatalog: ...
+    def __new__(cls, schema_root: Optional[_Path] = None) -> SchemaCatalog: ...
+    @property
+    def schema_root(self) -> Optional[str]: ...
     def names(self) -> list[str]: ...
     def validate(self, schema_name: str, instance: Any) -> None: ...
     def validate_bytes(self, schema_name: str, raw: _Text) -> Any: ...

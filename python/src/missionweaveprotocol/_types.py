@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Protocol, runtime_checkable
 
 
 class _StrEnum(str, Enum):
@@ -197,3 +198,21 @@ class CapacityStatus(_StrEnum):
     AVAILABLE = "available"
     CONSTRAINED = "constrained"
     SATURATED = "saturated"
+
+
+@runtime_checkable
+class SigningKeyProtocol(Protocol):
+    """What ``SignedDocumentCodec.sign`` needs from a signing key (the reference's ``SigningKey``
+    Protocol): the native :class:`~missionweaveprotocol.crypto.SigningKey`, or any object with
+    these members — an HSM or KMS adapter. The codec checks what it returns like a verifier."""
+
+    @property
+    def algorithm(self) -> str: ...
+
+    @property
+    def key_id(self) -> str: ...
+
+    @property
+    def public_key_bytes(self) -> bytes: ...
+
+    def sign(self, message: bytes) -> bytes: ...

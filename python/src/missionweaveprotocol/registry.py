@@ -2,7 +2,18 @@
 
 :class:`AgentRegistryKeyResolver` is the native resolver (no Python calls during verification).
 Any object with ``resolve(request) -> KeyRegistrySnapshot`` is a :class:`KeyResolver`; it must
-return organization-wide evidence, anything else fails closed at stage 4.
+return organization-wide evidence, anything else fails closed at stage 4. Registry bytes are
+validated when a :class:`KeyRegistrySnapshot` or :class:`AgentRegistryKeyResolver` is made:
+malformed evidence raises ``SignedDocumentVerificationError`` (stage ``key-resolution``) there.
+
+:class:`RegistryBuilder` writes Registry evidence for one's own Agents::
+
+    registry = (
+        RegistryBuilder("urn:example:org")
+        .add_key(key.key_id, PrincipalEvidence("agent", "urn:example:agent:a"), key.public_key,
+                 "2026-01-01T00:00:00Z")
+        .build()
+    )
 """
 
 from __future__ import annotations
@@ -16,7 +27,9 @@ from ._native import (
     KeyResolutionRequest,
     KeyValidityEvidence,
     PrincipalEvidence,
+    RegistryBuilder,
     ResolvedKeyEvidence,
+    ValidityRecord,
 )
 from ._types import ExpectedSignerRule, KeyRegistryCompleteness
 
@@ -38,5 +51,7 @@ __all__ = [
     "KeyResolver",
     "KeyValidityEvidence",
     "PrincipalEvidence",
+    "RegistryBuilder",
     "ResolvedKeyEvidence",
+    "ValidityRecord",
 ]

@@ -3,8 +3,11 @@ signing and batch verification, all in the Rust core with the GIL released.
 
 ``SignedDocumentCodec().verify(kind, raw_bytes, key_resolver)`` returns a
 :class:`VerifiedSignedDocument` (cryptographically verified; not admitted, not authorized) or
-raises :class:`SignedDocumentVerificationError`. ``verify_many(items, key_resolver, threads=None)``
-verifies a batch in one call on up to ``threads`` OS threads (default: one per CPU).
+raises :class:`SignedDocumentVerificationError`. ``sign(kind, unsigned, signing_key)`` takes a
+native :class:`SigningKey` or any object satisfying :class:`SigningKeyProtocol` (an HSM or KMS
+adapter); what such an object returns is checked like a received signature.
+``verify_many(items, key_resolver, threads=None)`` verifies a batch in one call on up to
+``threads`` OS threads (default: one per CPU).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ._types import (
     ExpectedSignerRule,
     KeyRegistryCompleteness,
     SignedDocumentKind,
+    SigningKeyProtocol,
     VerificationStage,
 )
 from .errors import (
@@ -61,6 +65,7 @@ __all__ = [
     "SignedDocumentSigningError",
     "SignedDocumentVerificationError",
     "SigningKey",
+    "SigningKeyProtocol",
     "VerificationStage",
     "VerifiedSignedDocument",
     "WIRE_MESSAGE",

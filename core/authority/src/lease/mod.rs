@@ -10,6 +10,7 @@ use crate::resources::MAX_SAFE_INTEGER;
 use crate::unix_millis::UnixMillis;
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes};
+use missionweaveprotocol::schema_formats::is_protocol_id;
 
 mod document;
 
@@ -174,11 +175,9 @@ pub struct Lease {
 }
 
 fn check_id(value: &str, field: &'static str) -> Result<(), LeaseError> {
-    // Identifier syntax is the verification core's job; here we refuse what can never be valid.
-    if value.is_empty()
-        || value.len() > MAX_REASON_CHARS
-        || value.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
+    // Every identifier of `lease.schema.json` is `common.schema.json#/$defs/id` (§2): refusing
+    // here what the schema refuses keeps `from_json(lease.to_json())` total.
+    if !is_protocol_id(value) {
         return Err(LeaseError::InvalidField(field));
     }
     Ok(())

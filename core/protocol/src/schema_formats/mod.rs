@@ -7,7 +7,7 @@ mod uri;
 
 pub use base64url::{decode_base64url, encode_base64url};
 pub use timestamp::{Instant, Timestamp, TimestampError};
-pub use uri::is_protocol_uri;
+pub use uri::{MAX_ID_CHARS, is_protocol_id, is_protocol_uri};
 
 /// The largest safe integer (2^53 − 1), the bound of every epoch, sequence and counter (§2).
 pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;

@@ -2,6 +2,24 @@
 //! compared byte for byte. Used for the schemas' `format: uri` and for Registry identifiers at
 //! stage 4 (where no 512-character limit applies).
 
+/// The longest identifier a document may carry (`common.schema.json#/$defs/id`, `maxLength`).
+pub const MAX_ID_CHARS: usize = 512;
+
+/// Whether `text` satisfies `common.schema.json#/$defs/id`, the identifier of every protocol
+/// document (§2): an absolute URI ([`is_protocol_uri`]) of at most 512 characters written only
+/// with the URI characters of RFC 3986 (unreserved, reserved and `%`).
+pub fn is_protocol_id(text: &str) -> bool {
+    text.len() <= MAX_ID_CHARS
+        && text
+            .bytes()
+            .all(|b| is_unreserved(b) || is_gen_or_sub_delim(b) || b == b'%')
+        && is_protocol_uri(text)
+}
+
+fn is_gen_or_sub_delim(b: u8) -> bool {
+    matches!(b, b':' | b'/' | b'?' | b'#' | b'[' | b']' | b'@') || is_sub_delim(b)
+}
+
 /// Whether `text` is an absolute RFC 3986 URI (`scheme ":" hier-part ["?" query] ["#" fragment]`).
 pub fn is_protocol_uri(text: &str) -> bool {
     let bytes = text.as_bytes();

@@ -65,13 +65,21 @@ impl SignedDocumentCodec<'_> {
                 "the protected time must end in an uppercase Z",
             ));
         }
+        if key.algorithm() != "Ed25519" {
+            return Err(SigningError::new(
+                Stage::SignatureEnvelope,
+                format!("signing key algorithm {:?} is not Ed25519", key.algorithm()),
+            ));
+        }
         let public_key = key
             .public_key()
             .map_err(|e| SigningError::new(Stage::KeyResolution, format!("signing key: {e}")))?;
         let mut signing_bytes = Vec::with_capacity(2048);
         write_object(object, None, &mut signing_bytes)
             .map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
-        let signature_bytes = key.sign(&signing_bytes);
+        let signature_bytes = key
+            .sign(&signing_bytes)
+            .map_err(|e| SigningError::new(Stage::Signature, e.to_string()))?;
         let parts = split_signature(&signature_bytes)
             .map_err(|e| SigningError::new(Stage::SignatureEnvelope, e.to_string()))?;
         // The equation holding proves R canonical and in the prime-order subgroup (§6.4 allows
