@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol::Stage;
 use missionweaveprotocol::registry::{
     self as core_registry, ExpectedSigner, KeyResolutionRequest as CoreRequest, KeyResolver,
     RegistryError, RegistryErrorReason,
 };
-use missionweaveprotocol::signed_documents::VerificationError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -23,14 +21,7 @@ pub const ORGANIZATION_WIDE: &str = "organization-wide";
 /// `SignedDocumentVerificationError`, stage `key-resolution`, `AUTH_INVALID_SIGNATURE`, with the
 /// protected reason. (Kept here until `errors.rs` maps `RegistryError` itself.)
 pub fn registry_error(py: Python<'_>, error: &RegistryError) -> PyErr {
-    errors::verification_error(
-        py,
-        &VerificationError {
-            stage: Stage::KeyResolution,
-            reason: error.reason.as_str(),
-            detail: error.detail.clone(),
-        },
-    )
+    errors::describe(py, error)
 }
 
 /// Validates Registry bytes now (the result is cached by digest, so the verifier does not
