@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pydantic
 import pytest
 
-from missionweaveprotocol.errors import LeaseError
 from missionweaveprotocol.lease import ExecutionLease
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -28,9 +28,12 @@ def lease(**overrides: Any) -> ExecutionLease:
 @pytest.mark.parametrize("field", FIELDS)
 @pytest.mark.parametrize("identifier", ["lease-1", "urn:x:a\"b", "urn:x:\u00e9", "1urn:x", "urn:x:" + "a" * 507])
 def test_identifiers_the_schema_refuses_are_refused_at_construction(field: str, identifier: str) -> None:
-    with pytest.raises(LeaseError) as info:
+    # ExecutionLease is a pydantic model: the core's refusal is a ValidationError carrying the
+    # core's code (the lease schema's identifier rule, §2).
+    with pytest.raises(pydantic.ValidationError) as info:
         lease(**{field: identifier})
-    assert info.value.code == "INVALID_COMMAND"
+    (error,) = info.value.errors()
+    assert error["ctx"]["code"] == "SCHEMA_VALIDATION_FAILED"
 
 
 @pytest.mark.parametrize("field", FIELDS)

@@ -188,8 +188,9 @@ def test_bad_input_is_typed() -> None:
         s.schedule(now=datetime(2026, 1, 1))
     with pytest.raises(InvalidInputError):
         s.admit("offer", now=at(0))  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(SchedulerError) as info:  # the core's range rule, as in every binding
         WorkOffer("a", "g", organizational_priority=101)
+    assert info.value.code == "INVALID_COMMAND" and info.value.reason == "invalid_argument"
     with pytest.raises(InvalidInputError):
         WorkTransition("a", "blocked", generation=1)
     with pytest.raises(InvalidInputError):

