@@ -67,6 +67,14 @@ UNEXPOSED_ERROR_FIELDS = {"offset", "field", "state", "workId", "currentGenerati
 # whether the closure changed it (the lease itself is compared).
 UNEXPOSED_RESULT_FIELDS = {("ExecutionLease", "close"): {"changed"}}
 
+# Steps where the Python API deliberately behaves otherwise, with what it does instead and why.
+# `GroupSchedulingPolicy` is a value object checked at construction, as the reference runtime's
+# frozen dataclass (`weight≥1`) is: weight 0 is refused there as invalid input, before any
+# Scheduler sees it (the core refuses it in `Scheduler(policy)` with INVALID_COMMAND).
+PYTHON_OUTCOMES = {
+    "scheduler.errors#0:new": {"error": {"code": "PROTOCOL_VIOLATION", "reason": None}},
+}
+
 # The core's dimension names (vectors) and the Python reference's.
 DIMENSIONS = {
     "financial_microunits": "financial",
@@ -127,7 +135,8 @@ def manifest() -> Dict[str, Any]:
 
 
 def lines(name: str) -> List[Dict[str, Any]]:
-    return [json.loads(line) for line in (VECTORS / name).read_text("utf-8").splitlines() if line]
+    # Split on line feeds only: str.splitlines would also split inside strings at U+2028/U+2029.
+    return [json.loads(line) for line in (VECTORS / name).read_text("utf-8").split("\n") if line]
 
 
 class Tally:
@@ -499,10 +508,12 @@ def run_step(kind: str, s: Any, step: Dict[str, Any]) -> Tuple[Any, Any]:
     if kind == "ExecutionLease":
         if key == "ExecutionLease.state":
             return s, lease_view(s, step.get("ok"))
+        # Python leases are values: renew and close return the updated lease.
         if key == "ExecutionLease.renew":
-            return s, lease_view(s.renew(at=at(a[0]), expires_at=at(a[1])), step.get("ok"))
+            s = s.renew(at=at(a[0]), expires_at=at(a[1]))
+            return s, lease_view(s, step.get("ok"))
         if key == "ExecutionLease.close":
-            s.close(a[0], at=at(a[1]), reason=a[2])
+            s = s.close(a[0], at=at(a[1]), reason=a[2])
             return s, {"lease": lease_view(s, (step.get("ok") or {}).get("lease"))}
         if key == "ExecutionLease.toJSON":
             return s, s.to_json()
@@ -588,12 +599,19 @@ def error_view(error: BaseException, expected: Dict[str, Any]) -> Dict[str, Any]
         "instancePath": lambda: getattr(error, "instance_path", None),
         "schemaLocation": lambda: getattr(error, "schema_location", None),
     }
-    return {name: names[name]() for name in expected if name not in UNEXPOSED_ERROR_FIELDS}
+    # A member without a mapping is read as the snake_case attribute; one the exception lacks
+    # reads as a marker, so a new structured field fails here until it is mapped or listed above.
+    return {
+        name: names[name]() if name in names else getattr(error, snake(name), "<not exposed>")
+        for name in expected
+        if name not in UNEXPOSED_ERROR_FIELDS
+    }
 
 
 @pytest.mark.parametrize("area", ["lease", "budget", "delegation", "scheduler"])
 def test_every_authority_vector(area: str) -> None:
     tally = Tally()
+    divergent: List[str] = []
     for record in lines("authority.jsonl"):
         if record["area"] != area:
             continue
@@ -607,6 +625,9 @@ def test_every_authority_vector(area: str) -> None:
                 ok = step["ok"]
                 hidden = UNEXPOSED_RESULT_FIELDS.get((record["subject"], step["call"]), set())
                 want = {"ok": {k: v for k, v in ok.items() if k not in hidden} if hidden else ok}
+            if ident in PYTHON_OUTCOMES:
+                divergent.append(ident)
+                want = PYTHON_OUTCOMES[ident]
             try:
                 subject, value = run_step(record["subject"], subject, step)
                 got: Dict[str, Any] = {"ok": value}
@@ -614,6 +635,7 @@ def test_every_authority_vector(area: str) -> None:
                 got = {"error": error_view(error, step.get("error") or {"code": None})}
             tally.expect(area, ident, got, want)
     tally.assert_complete(area)
+    assert sorted(divergent) == sorted(i for i in PYTHON_OUTCOMES if i.split(".")[0] == area)
 
 
 # ---- scheduling.jsonl ------------------------------------------------------------------------------
@@ -767,8 +789,8 @@ def test_every_scheduling_vector() -> None:
                 "expiresAt": T0 + 60_000,
             }
             lease = ExecutionLease(**lease_kwargs(fields))
-            lease.renew(at=at(T0 + 30_000), expires_at=at(T0 + 90_000))
-            lease.close("released", at=at(T0 + 45_000), reason="checkpoint")
+            lease = lease.renew(at=at(T0 + 30_000), expires_at=at(T0 + 90_000))
+            lease = lease.close("released", at=at(T0 + 45_000), reason="checkpoint")
             tally.expect("scheduling", name, lease.to_json(), record["document"])
         else:
             tally.problems.append(f"scheduling/{name}: unknown scenario")
