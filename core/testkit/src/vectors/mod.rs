@@ -148,9 +148,8 @@ pub fn default_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("MWP_VECTORS_DIR") {
         return PathBuf::from(dir);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(DIR)
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root).join(DIR)
 }
 
 /// Files under `dir` whose bytes differ from `files` (missing, changed), and files in `dir`
