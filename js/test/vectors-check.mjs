@@ -186,6 +186,8 @@ function runStep(api, kind, subject, step) {
         return [step.mode === 'rebuild' ? api.BudgetLedger.rebuild(a[0]) : new api.BudgetLedger(), null];
       case 'DelegationAuthority':
         return [new api.DelegationAuthority(a[0]), null];
+      case 'RetryController':
+        return [new api.RetryController(a[0]), null];
       default:
         return [step.mode === 'restore' ? api.Scheduler.restore(a[0], a[1] ?? undefined)
           : step.mode === 'rebuild' ? api.Scheduler.rebuild(a[0], a[1] ?? undefined, a[2]) : new api.Scheduler(a[0]), null];
@@ -228,6 +230,12 @@ function runStep(api, kind, subject, step) {
     case 'DelegationAuthority.authorizeExisting': return [s, s.authorizeExisting(a[0], a[1], a[2], a[3])];
     case 'DelegationAuthority.authorizeDescendant': return [s, s.authorizeDescendant(a[0], a[1], a[2], a[3], a[4])];
     case 'DelegationAuthority.restoreAttribution': return [s, s.restoreAttribution(a[0], a[1])];
+    // Retries: Attempt and RetrySchedule instances, state as getters.
+    case 'RetryController.idempotencyKey': return [s, s.idempotencyKey(a[0])];
+    case 'RetryController.begin': return [s, plain(s.begin(a[0], a[1]))];
+    case 'RetryController.finish': return [s, plain(s.finish(a[0], a[1]))];
+    case 'RetryController.consume': return [s, usage(s.consume(a[0]))];
+    case 'RetryController.state': return [s, { attempts: s.attempts, usage: usage(s.usage), finished: s.finished }];
     // The Scheduler: actions are Dispatch/Preempt instances, stats are getters.
     case 'Scheduler.admit': return [s, plain(s.admit(a[0], a[1]))];
     case 'Scheduler.schedule':

@@ -40,7 +40,7 @@ test('the manifest lists every vector file with its SHA-256 and size', async () 
   }
   assert.deepEqual(perFile, manifest.areas);
   assert.deepEqual(Object.keys(manifest.areas).sort(),
-    ['admission', 'budget', 'canonical', 'cryptography', 'delegation', 'lease', 'scheduler', 'scheduling', 'structural']);
+    ['admission', 'budget', 'canonical', 'cryptography', 'delegation', 'lease', 'retry', 'scheduler', 'scheduling', 'structural']);
 });
 
 for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {

@@ -41,7 +41,7 @@ from missionweaveprotocol.delegation import (
     WorkItemTree,
 )
 from missionweaveprotocol.errors import MissionWeaveError
-from missionweaveprotocol.execution import idempotency_key
+from missionweaveprotocol.execution import RetryController, RetryPolicy, idempotency_key
 from missionweaveprotocol.lease import ExecutionLease
 from missionweaveprotocol.scheduler import (
     CheckpointRef,
@@ -62,7 +62,18 @@ T0 = 1_700_000_000_000
 # `offset` (JsonParseError), the lease's `field` and `state`, the Scheduler's `workId`, `state`,
 # `field` and run generations, and a violation's `invalidates` (latched violations are read
 # back through `DelegationAuthority.invalidated` instead).
-UNEXPOSED_ERROR_FIELDS = {"offset", "field", "state", "workId", "currentGeneration", "reportedGeneration", "invalidates"}
+# A retry refusal's `retryAt` and `finishedReason` are likewise only in the message.
+UNEXPOSED_ERROR_FIELDS = {
+    "offset",
+    "field",
+    "state",
+    "workId",
+    "currentGeneration",
+    "reportedGeneration",
+    "invalidates",
+    "retryAt",
+    "finishedReason",
+}
 # Result members the Python API does not return: `ExecutionLease.close` returns the lease, not
 # whether the closure changed it (the lease itself is compared).
 UNEXPOSED_RESULT_FIELDS = {("ExecutionLease", "close"): {"changed"}}
@@ -71,8 +82,18 @@ UNEXPOSED_RESULT_FIELDS = {("ExecutionLease", "close"): {"changed"}}
 # `GroupSchedulingPolicy` is a value object checked at construction, as the reference runtime's
 # frozen dataclass (`weight≥1`) is: weight 0 is refused there as invalid input, before any
 # Scheduler sees it (the core refuses it in `Scheduler(policy)` with INVALID_COMMAND).
+# A retry refusal's `reason`
+# is the reference's vocabulary: the cost budget is `budget_exceeded` (the JSON surface says
+# `retry_budget_exceeded`), and a loop that already ended names how it ended (the JSON surface
+# says `finished` with the ending in `finishedReason`). The lead's self-describing error trait
+# is to give these one slug each; then these entries go.
 PYTHON_OUTCOMES = {
     "scheduler.errors#0:new": {"error": {"code": "PROTOCOL_VIOLATION", "reason": None}},
+    "retry.bounded#5:consume": {
+        "error": {"account": None, "code": "BUDGET_EXCEEDED", "dimension": "tool_calls", "reason": "budget_exceeded"}
+    },
+    "retry.bounded#13:begin": {"error": {"code": "INVALID_STATE_TRANSITION", "reason": "attempts_exhausted"}},
+    "retry.endings#7:begin": {"error": {"code": "INVALID_STATE_TRANSITION", "reason": "completed"}},
 }
 
 # The core's dimension names (vectors) and the Python reference's.
@@ -434,6 +455,25 @@ def policy(fields: Optional[Dict[str, Any]]) -> Optional[SchedulerPolicy]:
     return SchedulerPolicy(**kwargs)
 
 
+def retry_controller(fields: Dict[str, Any]) -> RetryController:
+    p = fields["policy"]
+    pol = RetryPolicy(
+        max_attempts=p["maxAttempts"],
+        backoff=p["backoff"],
+        max_delay_ms=p["maxDelayMs"],
+        initial_delay_ms=p.get("initialDelayMs"),
+        retryable_failures=p["retryableFailures"],
+    )
+    return RetryController(
+        pol,
+        mission_id=fields["missionId"],
+        work_item_id=fields["workItemId"],
+        ownership_epoch=fields["ownershipEpoch"],
+        cost_budget=usage(fields["costBudget"]),
+        deadline=at(fields["deadline"]) if "deadline" in fields else None,
+    )
+
+
 def offer(fields: Dict[str, Any]) -> WorkOffer:
     eligibility = fields.get("eligibility", {})
     return WorkOffer(
@@ -501,6 +541,8 @@ def run_step(kind: str, s: Any, step: Dict[str, Any]) -> Tuple[Any, Any]:
             return (BudgetLedger.rebuild(BudgetLedgerSnapshot.from_json(a[0])) if mode == "rebuild" else BudgetLedger()), None
         if kind == "DelegationAuthority":
             return DelegationAuthority(grant(a[0])), None
+        if kind == "RetryController":
+            return retry_controller(a[0]), None
         if mode == "restore":
             return Scheduler.rebuild(SchedulerSnapshot.from_json(a[0]), policy(a[1])), None
         return Scheduler(policy(a[0])), None
@@ -556,6 +598,21 @@ def run_step(kind: str, s: Any, step: Dict[str, Any]) -> Tuple[Any, Any]:
             return s, s.authorize_descendant(context(a[0]), tree(a[1]), a[2], a[3], work(a[4]))
         if call == "restoreAttribution":
             return s, s.restore_attribution(a[0], usage(a[1]))
+    if kind == "RetryController":
+        if call == "idempotencyKey":
+            return s, s.idempotency_key(a[0])
+        if call == "begin":
+            attempt = s.begin(a[0], now=at(a[1]))
+            names = ["attemptNumber", "idempotencyKey", "attemptKey", "startedAt"]
+            return s, {n: plain(getattr(attempt, snake(n))) for n in names}
+        if call == "finish":
+            o = a[0]
+            schedule = s.finish(success=o["success"], now=at(a[1]), retryable=o.get("retryable"), code=o.get("code"))
+            return s, {"retry": schedule.retry, "retryAt": plain(schedule.retry_at), "reason": plain(schedule.reason)}
+        if call == "consume":
+            return s, usage_view(s.consume(usage(a[0])))
+        if call == "state":
+            return s, {"attempts": s.attempts, "usage": usage_view(s.usage), "finished": plain(s.finished)}
     if kind == "Scheduler":
         if call == "admit":
             d = s.admit(offer(a[0]), now=at(a[1]))
@@ -608,7 +665,7 @@ def error_view(error: BaseException, expected: Dict[str, Any]) -> Dict[str, Any]
     }
 
 
-@pytest.mark.parametrize("area", ["lease", "budget", "delegation", "scheduler"])
+@pytest.mark.parametrize("area", ["lease", "budget", "delegation", "retry", "scheduler"])
 def test_every_authority_vector(area: str) -> None:
     tally = Tally()
     divergent: List[str] = []

@@ -14,7 +14,9 @@
 use std::collections::BTreeMap;
 
 use missionweaveprotocol::json::{Value, canonical_bytes, parse};
-use missionweaveprotocol_ffi::authority::{AuthorityHandle, LeaseHandle, LedgerHandle};
+use missionweaveprotocol_ffi::authority::{
+    AuthorityHandle, LeaseHandle, LedgerHandle, RetryHandle,
+};
 use missionweaveprotocol_ffi::finish;
 use missionweaveprotocol_ffi::scheduling::SchedulerHandle;
 
@@ -83,6 +85,7 @@ enum Handle {
     Lease(Box<LeaseHandle>),
     Ledger(Box<LedgerHandle>),
     Authority(Box<AuthorityHandle>),
+    Retry(Box<RetryHandle>),
     Scheduler(Box<SchedulerHandle>),
 }
 
@@ -145,6 +148,9 @@ impl Script {
             "DelegationAuthority" => AuthorityHandle::new(&json)
                 .map(|h| (Handle::Authority(Box::new(h)), Value::Null))
                 .map_err(|f| finish(Err(f))),
+            "RetryController" => RetryHandle::new(&json)
+                .map(|h| (Handle::Retry(Box::new(h)), Value::Null))
+                .map_err(|f| finish(Err(f))),
             _ => SchedulerHandle::new(mode, &json)
                 .map(|h| (Handle::Scheduler(Box::new(h)), Value::Null))
                 .map_err(|f| finish(Err(f))),
@@ -176,6 +182,7 @@ impl Script {
             (Handle::Lease(h), _) => finish(h.call(method, &json)),
             (Handle::Ledger(h), _) => finish(h.call(method, &json)),
             (Handle::Authority(h), _) => finish(h.call(method, &json)),
+            (Handle::Retry(h), _) => finish(h.call(method, &json)),
             (Handle::Scheduler(h), _) => finish(h.call(method, &json)),
             (Handle::None, _) => finish(Ok(Value::string("no subject"))),
         };
@@ -206,6 +213,8 @@ pub(super) fn records() -> (Vec<Value>, BTreeMap<String, usize>) {
         delegation_authorized(),
         delegation_violations(),
         delegation_invalidating(),
+        retry_bounded(),
+        retry_endings(),
         scheduler_admission(),
         scheduler_errors(),
     ];
@@ -662,6 +671,70 @@ fn delegation_invalidating() -> Script {
             .call("checkUse", j(&format!("[{},{TREE}]", ctx(""))))
             .call("invalidated", j("[]"));
     }
+    s
+}
+
+// ---- retries (§11.4) --------------------------------------------------------------------------
+
+const RETRY: &str = r#"{"policy":{"maxAttempts":3,"backoff":"exponential","initialDelayMs":100,"maxDelayMs":150,"retryableFailures":["TIMEOUT"]},"deadline":T0+10000,"costBudget":{"toolCalls":5},"missionId":"urn:mission:1","workItemId":"urn:work:1","ownershipEpoch":1}"#;
+
+fn retry(extra: &str) -> Value {
+    Value::Array(vec![merged(RETRY, extra)])
+}
+
+/// Backoff, stable idempotency keys per logical operation, cost budgets, exhaustion.
+fn retry_bounded() -> Script {
+    let mut s = Script::new("retry", "retry.bounded", "RetryController");
+    s.create("new", retry(""))
+        .call("idempotencyKey", j(r#"["charge-card"]"#))
+        .call("begin", j(r#"["charge-card",T0]"#))
+        .call("begin", j(r#"["charge-card",T0]"#))
+        .call("consume", j(r#"[{"toolCalls":2}]"#))
+        .call("consume", j(r#"[{"toolCalls":4}]"#))
+        .call("finish", j(r#"[{"success":false,"code":"TIMEOUT"},T0+10]"#))
+        .call("begin", j(r#"["charge-card",T0+109]"#))
+        .call("begin", j(r#"["charge-card",T0+110]"#))
+        .call(
+            "finish",
+            j(r#"[{"success":false,"code":"TIMEOUT"},T0+120]"#),
+        )
+        .call("begin", j(r#"["charge-card",T0+270]"#))
+        .call(
+            "finish",
+            j(r#"[{"success":false,"code":"TIMEOUT"},T0+280]"#),
+        )
+        .call("state", j("[]"))
+        .call("begin", j(r#"["charge-card",T0+300]"#))
+        .call("finish", j(r#"[{"success":true},T0+300]"#));
+    s
+}
+
+/// The other ways a retry loop ends, and a policy the core refuses.
+fn retry_endings() -> Script {
+    let mut s = Script::new("retry", "retry.endings", "RetryController");
+    s.create(
+        "new",
+        retry(r#"{"policy":{"maxAttempts":5,"backoff":"none","maxDelayMs":0,"retryableFailures":["TIMEOUT"]},"deadline":null}"#),
+    )
+    .call("begin", j(r#"["op",T0]"#))
+    .call("finish", j(r#"[{"success":false,"code":"DENIED"},T0]"#))
+    .call("state", j("[]"))
+    .create(
+        "new",
+        retry(r#"{"policy":{"maxAttempts":2,"backoff":"none","maxDelayMs":0,"retryableFailures":[]},"deadline":null}"#),
+    )
+    .call("begin", j(r#"["op",T0]"#))
+    .call("finish", j(r#"[{"success":true},T0]"#))
+    .call("begin", j(r#"["op",T0+1]"#))
+    .create(
+        "new",
+        retry(r#"{"policy":{"maxAttempts":2,"backoff":"none","maxDelayMs":0,"retryableFailures":[]},"deadline":T0}"#),
+    )
+    .call("begin", j(r#"["op",T0]"#))
+    .create(
+        "new",
+        retry(r#"{"policy":{"maxAttempts":0,"backoff":"none","maxDelayMs":0,"retryableFailures":[]}}"#),
+    );
     s
 }
 
