@@ -89,7 +89,7 @@ fn manifest_lists_every_file_with_hash_and_counts() {
     assert_eq!(area("admission"), Some(30));
     assert_eq!(area("canonical"), Some(500));
     assert_eq!(area("scheduling"), Some(4));
-    for name in ["lease", "budget", "delegation", "scheduler"] {
+    for name in ["lease", "budget", "delegation", "retry", "scheduler"] {
         assert!(area(name).is_some_and(|n| n >= 20), "{name}");
     }
 }
