@@ -54,6 +54,22 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
   });
 }
 
+test('a changed or missing vector is reported, not skipped', async () => {
+  const tamper = (file) => {
+    const text = vectorText(file);
+    if (file === 'authority.jsonl') return text.replace('"ok":"expired"', '"ok":"active"');
+    if (file === 'canonical.jsonl') return text.split('\n').slice(1).join('\n');
+    return text;
+  };
+  const result = await checkVectors(apis['napi (ESM)'], {
+    readVector: tamper,
+    readBundle: (path) => readFileSync(join(BUNDLE, path)),
+  });
+  assert.equal(result.problems.length, 1);
+  assert.match(result.problems[0], /^lease\/lease\.execution#1:stateAt: /);
+  assert.equal(result.counts.canonical, result.expected.canonical - 1);
+});
+
 describe('wasm in headless Chromium', () => {
   let server;
   let context;

@@ -15,6 +15,7 @@ import base64
 import hashlib
 import json
 import os
+import sys
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from functools import lru_cache
@@ -176,6 +177,21 @@ class Tally:
         assert self.problems[:20] == [], f"{len(self.problems)} vectors differ"
         for area in areas:
             assert self.counts.get(area, 0) == manifest()["areas"][area], area
+
+
+def test_a_changed_or_missing_vector_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (VECTORS / "canonical.jsonl").read_text("utf-8").split("\n")
+    first = json.loads(text[0])
+    first["hash"] = "sha256:" + "0" * 64
+    (tmp_path / "canonical.jsonl").write_text("\n".join([json.dumps(first)] + text[2:]), "utf-8")
+    (tmp_path / "manifest.json").write_bytes((VECTORS / "manifest.json").read_bytes())
+    monkeypatch.setattr(sys.modules[__name__], "VECTORS", tmp_path)
+    with pytest.raises(AssertionError, match="1 vectors differ"):
+        test_every_canonical_vector()
+    # With the changed line fixed, the missing one still fails the count.
+    (tmp_path / "canonical.jsonl").write_text("\n".join(text[:1] + text[2:]), "utf-8")
+    with pytest.raises(AssertionError, match="canonical"):
+        test_every_canonical_vector()
 
 
 def test_manifest_hashes_and_sizes() -> None:
