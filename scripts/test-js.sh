@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and tests the JavaScript package (js/): the napi addon, the WebAssembly build, the
-# node --test suites (150 bundle evaluations on every backend against the native core, API and
-# errors, exports, npm pack + install, leases/budget/delegation/retries/Scheduler against the
-# native scheduling reference), and the verifier page in headless Chromium.
+# node --test suites (every golden vector of tests/vectors/ on every backend: the 150 bundle
+# evaluations, the canonical-JSON corpus, the authority and scheduler scenarios; API and errors,
+# exports, npm pack + install, leases/budget/delegation/retries/Scheduler), and the verifier page
+# and the vectors in headless Chromium.
 #
 #   scripts/test-js.sh            install what is missing, build, lint, test
 #   scripts/test-js.sh --bench    ... then js/bench/bench.mjs and js/bench/scheduling.mjs
@@ -51,8 +52,8 @@ if [ ! -f "$ROOT/js/node_modules/.package-lock.json" ] || [ "$ROOT/js/package-lo
   (cd "$ROOT/js" && npm ci --no-audit --no-fund)
 fi
 
-step "build: napi addon and native reference (release)"
-cargo build --release --locked -p missionweaveprotocol-node -p missionweaveprotocol-testkit
+step "build: napi addon (release)"
+cargo build --release --locked -p missionweaveprotocol-node
 step "build: WebAssembly (release, wasm32-unknown-unknown)"
 cargo build --release --locked -p missionweaveprotocol-wasm --target wasm32-unknown-unknown
 WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm.wasm"

@@ -1,5 +1,6 @@
-// A static server for the verifier page: js/ at /, the protocol bundle at /bundle/.
-// Loopback only, no directory listings, nothing outside the two roots.
+// A static server for the verifier page: js/ at /, the protocol bundle at /bundle/, the golden
+// vectors (tests/vectors/) at /vectors/. Loopback only, no directory listings, nothing outside
+// the three roots.
 //
 //   node js/scripts/serve.mjs [--port N]     then open http://127.0.0.1:N/page/
 //   MWP_PROTOCOL_ROOT=/path/to/protocol node js/scripts/serve.mjs
@@ -13,6 +14,7 @@ const TYPES = {
   '.html': 'text/html; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.bin': 'application/octet-stream',
   '.jcs': 'application/json', '.md': 'text/plain; charset=utf-8', '.png': 'image/png',
+  '.jsonl': 'application/jsonl; charset=utf-8',
 };
 
 function inside(root, path) {
@@ -21,8 +23,13 @@ function inside(root, path) {
 }
 
 /** Starts the server; resolves to `{ url, close() }`. */
-export function startServer({ port = 0, bundle = process.env.MWP_PROTOCOL_ROOT ?? join(JS, '..', '..', 'shared', 'protocol') } = {}) {
+export function startServer({
+  port = 0,
+  bundle = process.env.MWP_PROTOCOL_ROOT ?? join(JS, '..', '..', 'shared', 'protocol'),
+  vectors = process.env.MWP_VECTORS_DIR ?? join(JS, '..', 'tests', 'vectors'),
+} = {}) {
   const bundleRoot = resolve(bundle);
+  const vectorsRoot = resolve(vectors);
   const server = createServer((request, response) => {
     let path;
     try {
@@ -35,7 +42,8 @@ export function startServer({ port = 0, bundle = process.env.MWP_PROTOCOL_ROOT ?
       response.writeHead(302, { location: '/page/' }).end();
       return;
     }
-    const [root, rest] = path.startsWith('/bundle/') ? [bundleRoot, path.slice('/bundle/'.length)] : [JS, path.slice(1)];
+    const [root, rest] = path.startsWith('/bundle/') ? [bundleRoot, path.slice('/bundle/'.length)]
+      : path.startsWith('/vectors/') ? [vectorsRoot, path.slice('/vectors/'.length)] : [JS, path.slice(1)];
     let file = inside(root, rest);
     if (file && path.endsWith('/')) file = join(file, 'index.html');
     let stat;

@@ -1,19 +1,20 @@
 // Bounded authority on every backend: fenced leases, the budget ledger, Delegation Grants and
 // retries with idempotency keys. Positive and negative cases per rule, typed errors with wire
-// codes, snapshot round trips, and agreement with the native core and with an independent
-// computation of the idempotency key (node:crypto over RFC 8785 text built here).
+// codes, snapshot round trips, and agreement with the Rust core (golden vectors,
+// tests/vectors/scheduling.jsonl) and with an independent computation of the idempotency key
+// (node:crypto over RFC 8785 text built here).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { before, describe, test } from 'node:test';
 
-import { backends, schedulingReference } from './support.mjs';
+import { backends, schedulingVectors } from './support.mjs';
 
 const T0 = 1_700_000_000_000;
 let apis;
 let reference;
 before(async () => {
   apis = await backends();
-  reference = schedulingReference();
+  reference = schedulingVectors();
 });
 
 function caught(fn) {
@@ -322,7 +323,8 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
     test('idempotency keys equal the native core and an independent node:crypto computation', () => {
       const api = apis[name];
       const keys = KEY_CASES.map((args) => api.idempotencyKey(...args));
-      assert.deepEqual(keys, reference.get('idempotency').keys);
+      assert.deepEqual(keys, reference.get('idempotency').cases.map((c) => c.key));
+      assert.deepEqual(reference.get('idempotency').cases.map((c) => [c.missionId, c.workItemId, c.ownershipEpoch, c.logicalOperationId]), KEY_CASES);
       assert.deepEqual(keys, KEY_CASES.map((args) => independentKey(...args)));
       assert.equal(api.canonicalHash(JSON.stringify({ missionId: 'm', workItemId: 'w', ownershipEpoch: 1, logicalOperationId: 'op' })),
         api.idempotencyKey('m', 'w', 1, 'op'));

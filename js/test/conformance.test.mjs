@@ -1,28 +1,31 @@
 // All 58 + 62 + 30 evaluations through the napi addon and the WebAssembly build (ES module and
-// CommonJS), each checked against the bundle manifests and against the Rust core run natively.
+// CommonJS), each checked against the bundle manifests' own expectations. The byte-exact
+// comparison with the Rust core (every record, hash, Principal, Admission Log call) is
+// vectors.test.mjs against tests/vectors/evaluations.jsonl.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 
-import { backends, referenceRecords, runEvaluations } from './support.mjs';
+import { backends, runEvaluations, vectorLines } from './support.mjs';
 
 const COUNTS = { structural: 58, cryptography: 62, admission: 30 };
 let apis;
-let reference;
 
 before(async () => {
   apis = await backends();
-  reference = new Map(referenceRecords().map((r) => [`${r.bundle}/${r.id}`, r]));
 });
 
-test('the native reference covers 58 + 62 + 30 evaluations', () => {
+test('the golden vectors cover the same 58 + 62 + 30 evaluations as the bundles', () => {
+  const vectors = vectorLines('evaluations.jsonl');
+  const { records } = runEvaluations(apis['napi (ESM)']);
+  assert.deepEqual(vectors.map((v) => `${v.area}/${v.id}`), records.map((r) => `${r.bundle}/${r.id}`));
   for (const [bundle, count] of Object.entries(COUNTS)) {
-    assert.equal([...reference.values()].filter((r) => r.bundle === bundle).length, count, bundle);
+    assert.equal(vectors.filter((r) => r.area === bundle).length, count, bundle);
   }
 });
 
 for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
   describe(name, () => {
-    test('every evaluation meets its manifest expectation and equals the Rust core', () => {
+    test('every evaluation meets its manifest expectation', () => {
       const api = apis[name];
       const { records, problems } = runEvaluations(api);
       assert.deepEqual(problems, []);
@@ -34,10 +37,8 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
         const key = `${record.bundle}/${record.id}`;
         assert.ok(!seen.has(key), `${key} twice`);
         seen.add(key);
-        // Verdict, stage, code, reason, signing bytes, hashes, key, Principal, signatures, records.
-        assert.deepEqual(record, reference.get(key), key);
       }
-      assert.equal(seen.size, reference.size);
+      assert.equal(seen.size, 150);
       const verdicts = records.reduce((n, r) => ({ ...n, [r.verdict]: (n[r.verdict] ?? 0) + 1 }), {});
       assert.deepEqual(verdicts, { valid: 27, invalid: 31, complete: 12 + 12, rejected: 50 + 18 });
     });

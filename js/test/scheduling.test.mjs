@@ -1,19 +1,21 @@
 // The Scheduler on every backend: admission reasons, weighted fairness, quotas, reservations and
 // cooperative preemption, blocking and retries, snapshot round trips, rebuild after a restart,
-// typed errors, and agreement with the native core (`mwp-js-scheduling-reference`): the mixed
-// scenario's full trace and final snapshot, and the 10,000-item benchmark's dispatch order.
+// typed errors, and agreement with the Rust core through the golden vectors
+// (tests/vectors/scheduling.jsonl): the mixed scenario's full trace and final snapshot, and the
+// 10,000-item benchmark's dispatch order.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { before, describe, test } from 'node:test';
 
-import { backends, schedulingReference } from './support.mjs';
+import { backends, schedulingVectors } from './support.mjs';
+import { benchOrder, mixedScenario } from './vectors-check.mjs';
 
 const T0 = 1_700_000_000_000;
 let apis;
 let reference;
 before(async () => {
   apis = await backends();
-  reference = schedulingReference();
+  reference = schedulingVectors();
 });
 
 function caught(fn) {
@@ -40,130 +42,9 @@ function drain(api, s, now) {
   }
 }
 
-// The mixed scenario of core/testkit/src/bin/scheduling_reference.rs, step for step.
-function mixedScenario(api) {
-  const policy = { capacitySlots: 3, groups: { 'g-heavy': { weight: 2 }, 'g-quota': { slotQuota: 1 } } };
-  let s = new api.Scheduler(policy);
-  const trace = [];
-  const known = [];
-  const admit = (offer, t) => {
-    const d = s.admit(offer, t % 2 === 0 ? T0 + t : new Date(T0 + t));
-    trace.push(`t=${t} admit ${offer.workId} ${d.reason}`);
-    if (!known.includes(offer.workId)) known.push(offer.workId);
-  };
-  const first = [];
-  for (let i = 0; i < 6; i += 1) first.push({ workId: `h${i}`, groupId: 'g-heavy' });
-  for (let i = 0; i < 4; i += 1) first.push({ workId: `l${i}`, groupId: 'g-light', priority: -20 });
-  for (let i = 0; i < 3; i += 1) first.push({ workId: `q${i}`, groupId: 'g-quota', priority: 30 });
-  first.push({ workId: 'blk0', groupId: 'g-light', priority: 10 });
-  first.push({ workId: 'rel0', groupId: 'g-heavy' });
-  first.push({ workId: 'fail0', groupId: 'g-light' });
-  for (const o of first) admit(o, 0);
-  const duration = (id) => ({ h: 3, l: 10, r: 1, f: 1 })[id[0]] ?? 2;
-  const ckpt = (id, generation) => ({ checkpointId: `ck-${id}-${generation}`, durable: true, safe: true });
-  let running = new Map();
-  let preempted = [];
-  for (let t = 0; t <= 60; t += 1) {
-    const now = T0 + t;
-    if (t === 5) {
-      admit({ workId: 'big', groupId: 'g-urgent', priority: 100, slots: 2 }, t);
-      admit({ workId: 'late', groupId: 'g-light', deadline: new Date(T0 + 3) }, t);
-      admit({ workId: 'h0', groupId: 'g-heavy' }, t);
-    }
-    if (t === 12) {
-      // Through JSON text, as a store would keep it.
-      s = api.Scheduler.restore(JSON.stringify(s.snapshot()), policy);
-      trace.push(`t=${t} restored size=${s.size}`);
-    }
-    if (t === 18) {
-      s = api.Scheduler.rebuild(s.snapshot(), policy, now);
-      running = new Map();
-      preempted = [];
-      for (const id of known) {
-        const state = s.state(id);
-        if (state !== null) trace.push(`t=${t} rebuilt ${id} ${state}`);
-      }
-    }
-    if (t === 19) {
-      for (const id of known) {
-        if (s.state(id) === 'blocked') {
-          let ok = true;
-          try { s.unblock(id, now); } catch { ok = false; }
-          trace.push(`t=${t} unblock ${id} ${ok}`);
-        }
-      }
-    }
-    for (const [id, generation] of preempted) {
-      let ok = true;
-      try { s.apply(id, { kind: 'checkpoint_saved', generation, checkpoint: ckpt(id, generation) }, now); } catch { ok = false; }
-      running.delete(id);
-      trace.push(`t=${t} apply ${id} checkpoint_saved ${ok}`);
-    }
-    preempted = [];
-    const due = [...running].filter(([, [, end]]) => end === t).map(([id, [g]]) => [id, g])
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const [id, generation] of due) {
-      running.delete(id);
-      let transition;
-      if (id === 'blk0' && generation === 1) {
-        transition = { kind: 'blocked', generation, checkpoint: ckpt(id, generation), retryAt: new Date(T0 + t + 4), reason: 'waiting' };
-      } else if (id === 'rel0' && generation === 1) {
-        transition = { kind: 'released', generation };
-      } else if (id === 'fail0') {
-        transition = { kind: 'failed', generation };
-      } else {
-        transition = { kind: 'completed', generation };
-      }
-      let ok = true;
-      try { s.apply(id, transition, now); } catch { ok = false; }
-      trace.push(`t=${t} apply ${id} ${transition.kind} ${ok}`);
-    }
-    for (const action of s.schedule(now)) {
-      if (action instanceof api.Dispatch) {
-        trace.push(`t=${t} dispatch ${action.workId} ${action.groupId} gen=${action.generation} slots=${action.slots} resume=${action.resumeFrom?.checkpointId ?? '-'}`);
-        assert.equal(action.runId, `${action.workId}:${action.generation}`);
-        running.set(action.workId, [action.generation, t + duration(action.workId)]);
-      } else {
-        assert.ok(action instanceof api.Preempt);
-        trace.push(`t=${t} preempt ${action.workId} gen=${action.generation}`);
-        preempted.push([action.workId, action.generation]);
-      }
-    }
-  }
-  return { trace, snapshot: api.canonicalize(JSON.stringify(s.snapshot())) };
-}
-
-function benchOffers(n) {
-  return Array.from({ length: n }, (_, i) => ({
-    workId: `urn:uuid:00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
-    groupId: `urn:uuid:6a1f0000-0000-4000-8000-${(i % 8).toString(16).padStart(12, '0')}`,
-    priority: ((i * 37) % 201) - 100,
-  }));
-}
-
-/** The benchmark workload through the public API: admit all at T0, then tick and complete. */
-export function benchOrder(api, n) {
-  const B0 = 1_767_225_600_000;
-  const s = new api.Scheduler({ capacitySlots: 8, maxWorkItems: n, maxWorkItemsPerGroup: n });
-  const decisions = s.admitMany(benchOffers(n), B0);
-  assert.ok(decisions.every((d) => d.accepted));
-  const order = [];
-  let t = B0;
-  while (order.length < n) {
-    t += 1;
-    const actions = s.schedule(t);
-    assert.ok(actions.length > 0, 'stalled');
-    for (const d of actions) {
-      s.apply(d.workId, { kind: 'completed', generation: d.generation }, t);
-      order.push(d.workId);
-    }
-  }
-  return order;
-}
-
 for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
   describe(`${name}: Scheduler`, () => {
-    test('mixed scenario: trace and final snapshot equal the native core', () => {
+    test('mixed scenario: trace and final snapshot equal the Rust core (vectors)', () => {
       const native = reference.get('mixed');
       const { trace, snapshot } = mixedScenario(apis[name]);
       assert.deepEqual(trace, native.trace);
@@ -175,7 +56,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       }
     });
 
-    test('benchmark workload: 10,000 dispatches in the native order (digest)', () => {
+    test('benchmark workload: 10,000 dispatches in the Rust core\'s order (digest)', () => {
       const order = benchOrder(apis[name], 10_000);
       const native = reference.get('bench');
       assert.equal(order.length, native.count);

@@ -1,6 +1,6 @@
-// Shared test support: paths, the three backends, the native reference and the evaluation
-// driver that runs every bundle evaluation through the public JavaScript API.
-import { spawnSync } from 'node:child_process';
+// Shared test support: paths, the three backends, the golden vectors (tests/vectors/, written
+// by the Rust core) and the evaluation driver that runs every bundle evaluation through the
+// public JavaScript API against the bundle manifests' own expectations.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -11,6 +11,10 @@ export const REPO = resolve(JS, '..');
 export const TARGET = resolve(process.env.CARGO_TARGET_DIR ?? join(REPO, 'target'));
 export const BUNDLE = resolve(process.env.MWP_PROTOCOL_ROOT ?? join(REPO, '..', 'shared', 'protocol'));
 export const DIST = join(JS, 'dist');
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const VECTORS = resolve(process.env.MWP_VECTORS_DIR ?? join(REPO, 'tests', 'vectors'));
 
 const require = createRequire(import.meta.url);
 
@@ -34,13 +38,19 @@ export function bundleJson(path) {
   return JSON.parse(bundleBytes(path).toString('utf8'));
 }
 
-/** Every evaluation, run natively by `mwp-js-reference` (the Rust core, no binding). */
-export function referenceRecords() {
-  const binary = process.env.MWP_JS_REFERENCE ?? join(TARGET, 'release', 'mwp-js-reference');
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-testkit`);
-  const run = spawnSync(binary, { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (run.status !== 0) throw new Error(`mwp-js-reference failed: ${run.stderr}`);
-  return run.stdout.trim().split('\n').map((line) => JSON.parse(line));
+/** The text of one golden vector file (tests/vectors/). */
+export function vectorText(name) {
+  return readFileSync(join(VECTORS, name), 'utf8');
+}
+
+/** The records of one JSON Lines vector file. */
+export function vectorLines(name) {
+  return vectorText(name).split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line));
+}
+
+/** The scheduling vectors (scheduling.jsonl), by scenario name. */
+export function schedulingVectors() {
+  return new Map(vectorLines('scheduling.jsonl').map((r) => [r.scenario, r]));
 }
 
 const decoder = new TextDecoder();
@@ -50,8 +60,9 @@ function rejected(error, extra = {}) {
 }
 
 /**
- * Runs every evaluation of the three bundles through `api` and returns records in the shape
- * `mwp-js-reference` prints, plus `problems`: where a record contradicts the bundle manifest.
+ * Runs every evaluation of the three bundles through `api` and returns records, plus
+ * `problems`: where a record contradicts the bundle manifest's own expectations. (The exact
+ * comparison with the Rust core is vectors.test.mjs, against tests/vectors/evaluations.jsonl.)
  */
 export function runEvaluations(api) {
   const records = [];
@@ -165,13 +176,4 @@ export function runEvaluations(api) {
     }
   }
   return { records, problems };
-}
-
-/** The native scheduling scenarios of `mwp-js-scheduling-reference`, by scenario name. */
-export function schedulingReference() {
-  const binary = process.env.MWP_JS_SCHEDULING_REFERENCE ?? join(TARGET, 'release', 'mwp-js-scheduling-reference');
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: cargo build --release -p missionweaveprotocol-testkit`);
-  const run = spawnSync(binary, { encoding: 'utf8', maxBuffer: 64 << 20 });
-  if (run.status !== 0) throw new Error(`mwp-js-scheduling-reference failed: ${run.stderr}`);
-  return new Map(run.stdout.trim().split('\n').map((line) => JSON.parse(line)).map((r) => [r.scenario, r]));
 }

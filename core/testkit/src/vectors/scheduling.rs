@@ -1,10 +1,12 @@
-//! `mwp-js-scheduling-reference`: runs fixed scheduling and authority scenarios natively through
-//! the Rust core (no binding, no JSON argument conversion) and prints one JSON line per scenario.
-//! `js/test/scheduling.test.mjs` runs the same scenarios through the napi addon and the
-//! WebAssembly build and requires identical traces, digests, keys and documents.
+//! `scheduling.jsonl`: scheduling scenarios whose steps are programs, not data, so every
+//! binding re-implements them through its public API (`js/test/scheduling.test.mjs`,
+//! `python/tests/test_vectors.py`) and compares with these outputs: the mixed scenario's full
+//! trace and final snapshot (weights, a quota, a multi-slot reservation with cooperative
+//! preemption, blocking with a retry time, release, failure, a decline, an exact restore from
+//! JSON text, a rebuild after a restart), the 10,000-item benchmark's dispatch order (digest),
+//! three idempotency keys (§9.1) and one lease document.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 
 use missionweaveprotocol::json::{Value, canonical_bytes, parse, sha256_prefixed};
 use missionweaveprotocol_authority::execution::idempotency_key;
@@ -14,20 +16,16 @@ use missionweaveprotocol_authority::scheduler::{
     Transition, WorkOffer, WorkState,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
-use missionweaveprotocol_ffi::Obj;
-use missionweaveprotocol_testkit::scheduling_workload::{bench_offers, run_bench};
+
+use super::Rec as Obj;
+use crate::scheduling_workload::{bench_offers, run_bench};
 
 const T0: i64 = 1_700_000_000_000;
-
-fn emit(out: &mut impl std::io::Write, record: Value) {
-    let line = canonical_bytes(&record).unwrap_or_default();
-    let _ = out.write_all(&line);
-    let _ = out.write_all(b"\n");
-}
 
 fn bench() -> Value {
     let (order, _) = run_bench(&bench_offers(10_000)).unwrap_or_default();
     Obj::new()
+        .str("area", "scheduling")
         .str("scenario", "bench")
         .num("count", order.len() as u64)
         .str("digest", sha256_prefixed(order.join("\n").as_bytes()))
@@ -226,6 +224,7 @@ fn mixed() -> Value {
     }
     let final_snapshot = canonical_bytes(&s.snapshot().to_value()).unwrap_or_default();
     Obj::new()
+        .str("area", "scheduling")
         .str("scenario", "mixed")
         .strings("trace", trace.iter().map(String::as_str))
         .str("snapshot", String::from_utf8_lossy(&final_snapshot))
@@ -238,13 +237,22 @@ fn keys() -> Value {
         ("m", "w", 9_007_199_254_740_991, "op/é \"quoted\""),
         ("urn:mission:ü", "urn:work:2", 42, ""),
     ];
-    let keys = cases
+    let cases = cases
         .iter()
-        .map(|(m, w, e, op)| Value::string(idempotency_key(m, w, *e, op).unwrap_or_default()))
+        .map(|(m, w, e, op)| {
+            Obj::new()
+                .str("missionId", *m)
+                .str("workItemId", *w)
+                .num("ownershipEpoch", *e)
+                .str("logicalOperationId", *op)
+                .str("key", idempotency_key(m, w, *e, op).unwrap_or_default())
+                .build()
+        })
         .collect();
     Obj::new()
+        .str("area", "scheduling")
         .str("scenario", "idempotency")
-        .value("keys", Value::Array(keys))
+        .value("cases", Value::Array(cases))
         .build()
 }
 
@@ -267,17 +275,13 @@ fn lease() -> Value {
         l.to_json_string()
     });
     Obj::new()
+        .str("area", "scheduling")
         .str("scenario", "lease")
         .str("document", doc.unwrap_or_default())
         .build()
 }
 
-fn main() {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    emit(&mut out, bench());
-    emit(&mut out, mixed());
-    emit(&mut out, keys());
-    emit(&mut out, lease());
-    let _ = out.flush();
+/// The four scenario records.
+pub(super) fn records() -> Vec<Value> {
+    vec![bench(), mixed(), keys(), lease()]
 }
