@@ -1,22 +1,18 @@
 """Conformance runners for the three embedded bundles (58 structural vectors, 62 cryptography
 evaluations, 30 admission evaluations), the schema catalog, and the
-``missionweaveprotocol-conformance`` console script (same flags and output as the Rust binary).
+``missionweaveprotocol-conformance`` console script (the Rust command itself, through ``run_cli``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
-from ._native import BundleReport, ConformanceReport, SchemaCatalog, run_conformance, run_structural_manifest
-from .errors import BundleVerificationError, SchemaValidationError
+from ._native import BundleReport, ConformanceReport, SchemaCatalog, run_cli, run_conformance, run_structural_manifest
+from .errors import SchemaValidationError
 
 BUNDLES = ("structural", "cryptography", "admission")
-USAGE = (
-    "usage: missionweaveprotocol-conformance [--root DIR] "
-    "[--bundle structural|cryptography|admission|all] [--json]"
-)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -37,81 +33,29 @@ def run_manifest(root: Optional[PathLike] = None, manifest_path: Optional[str] =
     return run_structural_manifest(manifest_path, root)
 
 
-def _debug(text: str) -> str:
-    # The Rust binary quotes values with `{:?}`.
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-class _Usage(Exception):
-    pass
-
-
-def _parse_args(args: Sequence[str]) -> "tuple[Optional[str], List[str], bool]":
-    root: Optional[str] = None
-    bundles = list(BUNDLES)
-    as_json = False
-    queue = list(args)
-    while queue:
-        arg = queue.pop(0)
-        flag, inline = arg, None
-        if "=" in arg:
-            head, tail = arg.split("=", 1)
-            if head.startswith("--"):
-                flag, inline = head, tail
-
-        def value(name: str) -> str:
-            if inline is not None:
-                return inline
-            if not queue:
-                raise _Usage(f"{name} needs a value")
-            return queue.pop(0)
-
-        if flag == "--root":
-            root = value("--root")
-        elif flag == "--bundle":
-            name = value("--bundle")
-            if name == "all":
-                bundles = list(BUNDLES)
-            elif name in BUNDLES:
-                bundles = [name]
-            else:
-                raise _Usage(f"unknown bundle {_debug(name)}")
-        elif flag == "--json":
-            as_json = True
-        elif flag in ("-h", "--help"):
-            raise _Usage("")
-        else:
-            raise _Usage(f"unknown argument {_debug(flag)}")
-    return root, bundles, as_json
+def _silence_broken_stdout() -> None:
+    """The reader closed the pipe (``| head -1``): the Rust command already stopped quietly, so
+    send what is still buffered to ``os.devnull`` instead of failing at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``missionweaveprotocol-conformance [--root DIR] [--bundle NAME|all] [--json]``."""
+    """``missionweaveprotocol-conformance [--root DIR] [--bundle NAME|all] [--json]``.
+
+    Runs the Rust command (the same code as the binary: options, output, exit statuses; see
+    ``--help``) on ``sys.argv[1:]`` and returns its exit status (the console script exits with it).
+    """
     args = sys.argv[1:] if argv is None else list(argv)
-    try:
-        root, bundles, as_json = _parse_args(args)
-    except _Usage as usage:
-        if not str(usage):
-            print(USAGE)
-            return 0
-        print(f"error: {usage}\n{USAGE}", file=sys.stderr)
-        return 2
-    try:
-        report = run_conformance(bundles, root)
-    except BundleVerificationError as error:
-        print(f"error: {error.detail}", file=sys.stderr)
-        return 2
-    if as_json:
-        print(report.to_json())
-    else:
-        print(f"bundle: {report.source}")
-        for bundle in report.reports:
-            for identifier, message in bundle.failures:
-                print(f"FAIL [{bundle.kind}] {identifier}: {message}")
-        for bundle in report.reports:
-            print(bundle.summary())
-    return 0 if report.ok else 1
+    code = run_cli(args, sys.stdout, sys.stderr)
+    _silence_broken_stdout()
+    return code
 
 
 __all__ = [
