@@ -21,10 +21,10 @@ cargo build --release --locked -p missionweaveprotocol-examples
 cargo run --release --locked -q -p missionweaveprotocol-examples --bin verify_many
 signing=$(cargo run --release --locked -q -p missionweaveprotocol-examples --bin sign_and_verify)
 echo "$signing"
-expected='verified: signed by urn:missionweaveprotocol:agent:planner with urn:missionweaveprotocol:key:planner-1 at 2026-07-15T09:30:00Z
-rejected on the wire: AUTH_INVALID_SIGNATURE "signed document rejected"
-protected reason: signature/signature-mismatch'
-[ "$(printf '%s\n' "$signing" | tail -n 3)" = "$expected" ] || { echo "sign_and_verify: unexpected output" >&2; exit 1; }
+expected='signed by urn:missionweaveprotocol:agent:planner at 2026-07-15T09:30:00Z
+wire: AUTH_INVALID_SIGNATURE signed document rejected
+protected: signature/signature-mismatch'
+[ "$signing" = "$expected" ] || { echo "sign_and_verify: unexpected output" >&2; exit 1; }
 authority=$(cargo run --release --locked -q -p missionweaveprotocol-examples --bin lease_budget_scheduler)
 echo "$authority"
 [ "$(printf '%s\n' "$authority" | tail -n 1)" = "mission: 8000 tokens and 16 tool calls used, 2000 tokens left" ] \
