@@ -175,7 +175,7 @@ def test_run_cli_arguments() -> None:
     assert _native.run_cli(["--bundle"], out, err) == 2
     assert err.getvalue().startswith("error: --bundle needs a value\n")
     with pytest.raises(InvalidInputError):
-        _native.run_cli("--help", out, err)  # type: ignore[arg-type]
+        _native.run_cli("--help", out, err)
     with pytest.raises(InvalidInputError):
         _native.run_cli([b"--help"], out, err)  # type: ignore[list-item]
 
