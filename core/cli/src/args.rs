@@ -44,9 +44,9 @@ pub fn help_text() -> String {
         "{version}
 
 Runs the MissionWeaveProtocol conformance bundles (§22): the structural vectors, the
-cryptography evaluations and the admission evaluations. By default the bundle embedded at
-build time (protocol commit {SOURCE_COMMIT}) is used, so the command works from any
-directory.
+cryptography evaluations and the admission evaluations. By default it uses the bundle
+embedded at build time, so it works from any directory; that bundle is protocol commit
+{SOURCE_COMMIT}.
 
 {USAGE}
        {NAME} --help | --version
@@ -57,7 +57,8 @@ Options:
                    embedded bundle.
   --bundle NAME    Run one bundle: structural, cryptography, admission, or all (default: all).
   --json           Print the report as one line of RFC 8785 JSON:
-                   {{\"bundles\":{{\"structural\":{{\"failures\":[…],\"ok\":…,\"passed\":…,\"total\":…}},…}},\"ok\":…}}
+                   {{\"bundles\":{{\"structural\":{{\"facts\":{{…}},\"failures\":[…],\"ok\":…,
+                   \"passed\":…,\"total\":…}},…}},\"ok\":…}}
   -h, --help       Print this help and exit.
   -V, --version    Print the version and the pinned protocol commit and exit.
 Options take their value as the next argument or after `=` (--bundle=admission).
