@@ -34,11 +34,12 @@ def run_manifest(root: Optional[PathLike] = None, manifest_path: Optional[str] =
 
 
 def _silence_broken_stdout() -> None:
-    """The reader closed the pipe (``| head -1``): the Rust command already stopped quietly, so
-    send what is still buffered to ``os.devnull`` instead of failing at interpreter exit."""
+    """Standard output failed (the reader closed the pipe, ``| head -1``, or the device is
+    full): the Rust command already handled it (a quiet end, or exit status 4), so send what is
+    still buffered to ``os.devnull`` instead of failing again at interpreter exit."""
     try:
         sys.stdout.flush()
-    except BrokenPipeError:
+    except OSError:
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
