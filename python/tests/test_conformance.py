@@ -164,6 +164,15 @@ def test_console_script_closed_pipe_is_quiet() -> None:
     assert error == b""
 
 
+def test_console_script_unwritable_output_is_exit_4() -> None:
+    """A full device (Linux ``/dev/full``): exit status 4 and one error line, as the binary."""
+    for program in (_console_script(), _rust_binary()):
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([program, "--bundle", "structural"], stdout=full, stderr=subprocess.PIPE, text=True)
+        assert result.returncode == 4, program
+        assert result.stderr.startswith("error: cannot write the report: ") and result.stderr.count("\n") == 1
+
+
 def test_run_cli_arguments() -> None:
     import io
 
