@@ -17,3 +17,17 @@ cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-authority -
   --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
 cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-authority --examples
 target/release/examples/fuzz_verify 10
+# The programs a new user copies (examples/rust): each must exit 0; the signing flow's and the
+# authority scenario's outputs are fixed (fixed seed, time as an argument).
+cargo build --release --locked -p missionweaveprotocol-examples
+cargo run --release --locked -q -p missionweaveprotocol-examples --bin verify_many
+signing=$(cargo run --release --locked -q -p missionweaveprotocol-examples --bin sign_and_verify)
+echo "$signing"
+expected='signed by urn:missionweaveprotocol:agent:planner at 2026-07-15T09:30:00Z
+wire: AUTH_INVALID_SIGNATURE signed document rejected
+protected: signature/signature-mismatch'
+[ "$signing" = "$expected" ] || { echo "sign_and_verify: unexpected output" >&2; exit 1; }
+authority=$(cargo run --release --locked -q -p missionweaveprotocol-examples --bin lease_budget_scheduler)
+echo "$authority"
+[ "$(printf '%s\n' "$authority" | tail -n 1)" = "mission: 8000 tokens and 16 tool calls used, 2000 tokens left" ] \
+  || { echo "lease_budget_scheduler: unexpected output" >&2; exit 1; }

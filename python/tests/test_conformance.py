@@ -104,7 +104,11 @@ ARGUMENTS: List[List[str]] = [
     ["--bundle=admission", "--json"],
     ["--bundle", "all"],
     ["--help"],
+    ["-h"],
+    ["--version"],
+    ["-V"],
     ["--bundle", "nope"],
+    ["--json=yes"],
     ["--bundle"],
     ["--frobnicate"],
     ["--root", "/nonexistent/mwp-root"],
@@ -135,11 +139,57 @@ def test_console_script_with_root(tmp_path: Path) -> None:
     assert python.returncode == 0 == rust.returncode
     assert python.stdout == rust.stdout
     assert python.stdout.splitlines()[-1] == "30/30 admission evaluations passed"
+    # An empty manifest: no evaluation can run, so the bundle is empty (exit 3, named on stderr).
     (tmp_path / "root/conformance/manifest.json").write_text("[]")
     python = subprocess.run([_console_script(), *args], capture_output=True, text=True, cwd=tmp_path)
     rust = subprocess.run([_rust_binary(), *args], capture_output=True, text=True, cwd=tmp_path)
-    assert python.returncode == 1 == rust.returncode
+    assert python.returncode == 3 == rust.returncode
     assert python.stdout == rust.stdout and "FAIL [structural]" in python.stdout
+    assert python.stderr == rust.stderr and "the structural bundle in directory" in python.stderr
+    # A missing bundle: exit 3 before any report.
+    (tmp_path / "root/conformance/manifest.json").unlink()
+    python = subprocess.run([_console_script(), *args], capture_output=True, text=True, cwd=tmp_path)
+    rust = subprocess.run([_rust_binary(), *args], capture_output=True, text=True, cwd=tmp_path)
+    assert (python.returncode, python.stdout, python.stderr) == (rust.returncode, rust.stdout, rust.stderr)
+    assert python.returncode == 3 and python.stdout == ""
+    assert "the structural bundle is missing: no conformance/manifest.json" in python.stderr
+
+
+def test_console_script_closed_pipe_is_quiet() -> None:
+    """``missionweaveprotocol-conformance | head -1``: the reader goes away after one line."""
+    child = subprocess.Popen([_console_script()], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    first = child.stdout.readline()
+    assert first.startswith(b"bundle: embedded bundle at ")
+    child.stdout.close()
+    error = child.stderr.read()
+    assert child.wait(timeout=120) == 0
+    assert error == b""
+
+
+def test_console_script_unwritable_output_is_exit_4() -> None:
+    """A full device (Linux ``/dev/full``): exit status 4 and one error line, as the binary."""
+    for program in (_console_script(), _rust_binary()):
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([program, "--bundle", "structural"], stdout=full, stderr=subprocess.PIPE, text=True)
+        assert result.returncode == 4, program
+        assert result.stderr.startswith("error: cannot write the report: ") and result.stderr.count("\n") == 1
+
+
+def test_run_cli_arguments() -> None:
+    import io
+
+    from missionweaveprotocol import _native
+
+    out, err = io.StringIO(), io.StringIO()
+    assert _native.run_cli(["--version"], out, err) == 0
+    assert out.getvalue().startswith("missionweaveprotocol-conformance ") and err.getvalue() == ""
+    assert _native.run_cli(["--bundle"], out, err) == 2
+    assert err.getvalue().startswith("error: --bundle needs a value\n")
+    with pytest.raises(InvalidInputError):
+        _native.run_cli("--help", out, err)
+    with pytest.raises(InvalidInputError):
+        _native.run_cli([b"--help"], out, err)  # type: ignore[list-item]
 
 
 def test_main_in_process(capsys: pytest.CaptureFixture[str]) -> None:

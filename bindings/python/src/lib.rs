@@ -5,6 +5,7 @@
 mod admission;
 mod budget;
 mod bundle;
+mod cli;
 mod codec;
 mod convert;
 mod delegation;
@@ -226,6 +227,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundle::embedded_paths, m)?)?;
     m.add_function(wrap_pyfunction!(bundle::run_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(bundle::run_structural_manifest, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::run_cli, m)?)?;
     // wire
     m.add_class::<wire::Frame>()?;
     m.add_class::<wire::ReceivedCommandFrame>()?;

@@ -122,6 +122,23 @@ pub enum ReceivedFrame {
 }
 
 /// Strictly parses a frame and validates it against the frame schema.
+///
+/// ```
+/// use missionweaveprotocol::WireCode;
+/// use missionweaveprotocol::wire::{FrameType, parse_frame};
+///
+/// let frame = parse_frame(br#"{"protocolVersion": "0.1", "frameType": "PING",
+///     "frameId": "urn:uuid:00000000-0000-4000-8000-000000000001",
+///     "nonce": "bm9uY2U", "sentAt": "2026-07-15T09:30:00Z"}"#)?;
+/// assert_eq!(frame.frame_type, FrameType::Ping);
+/// assert_eq!(frame.frame_id(), "urn:uuid:00000000-0000-4000-8000-000000000001");
+///
+/// // Not JSON, or not a frame of the schema: `PROTOCOL_VIOLATION` / schema failure codes.
+/// let error = parse_frame(b"{").unwrap_err();
+/// assert_eq!(error.code, WireCode::ProtocolViolation);
+/// assert!(parse_frame(br#"{"frameType": "PING"}"#).is_err());
+/// # Ok::<(), missionweaveprotocol::wire::FrameError>(())
+/// ```
 pub fn parse_frame(bytes: &[u8]) -> Result<Frame, FrameError> {
     let value = parse(bytes).map_err(|e| violation(e.to_string()))?;
     frame_from_value(value)

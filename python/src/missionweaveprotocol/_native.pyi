@@ -2,7 +2,7 @@
 
 import os
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Tuple, Union, final
+from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, Tuple, Union, final
 
 from ._types import (
     AdmissionReason,
@@ -26,6 +26,10 @@ _Kind = Union[SignedDocumentKind, str]
 _Path = Union[str, "os.PathLike[str]"]
 _Capability = Union["CapabilityRef", Tuple[str, str]]
 _AccountRef = Tuple[str, str]
+
+class _TextStream(Protocol):
+    def write(self, text: str, /) -> object: ...
+    def flush(self) -> object: ...
 
 __all__ = [
     "AdmissionBundleSummary",
@@ -111,6 +115,7 @@ __all__ = [
     "parse_received_frame",
     "parse_timestamp",
     "replay_historical",
+    "run_cli",
     "run_conformance",
     "run_structural_manifest",
     "sha256_prefixed_hex",
@@ -508,6 +513,7 @@ class ConformanceReport:
 
 def run_conformance(bundles: Sequence[str], root: Optional[_Path] = None) -> ConformanceReport: ...
 def run_structural_manifest(manifest_path: str, root: Optional[_Path] = None) -> ConformanceReport: ...
+def run_cli(args: Sequence[str], stdout: _TextStream, stderr: _TextStream) -> int: ...
 
 @final
 class SchemaCatalog:

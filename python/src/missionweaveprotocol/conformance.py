@@ -1,6 +1,6 @@
 """Conformance runners for the three embedded bundles (58 structural vectors, 62 cryptography
 evaluations, 30 admission evaluations), the schema catalog, and the
-``missionweaveprotocol-conformance`` console script (same flags and output as the Rust binary).
+``missionweaveprotocol-conformance`` console script (the Rust command itself, through ``run_cli``).
 
 As in the reference: :func:`run_manifest` returns a frozen :class:`ConformanceReport` of
 :class:`VectorResult` values (``passed``, ``summary()``), and ``SchemaCatalog(schema_root=None)``
@@ -16,15 +16,11 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._native import BundleReport, SchemaCatalog, run_conformance, run_structural_manifest
+from ._native import BundleReport, SchemaCatalog, run_cli, run_conformance, run_structural_manifest
 from ._native import ConformanceReport as RunReport
 from .errors import BundleVerificationError, SchemaValidationError
 
 BUNDLES = ("structural", "cryptography", "admission")
-USAGE = (
-    "usage: missionweaveprotocol-conformance [--root DIR] "
-    "[--bundle structural|cryptography|admission|all] [--json]"
-)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -93,81 +89,30 @@ def run_manifest(root: Optional[PathLike] = None, manifest_path: Optional[str] =
     return ConformanceReport(_vector_results(report.reports[0]))
 
 
-def _debug(text: str) -> str:
-    # The Rust binary quotes values with `{:?}`.
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-class _Usage(Exception):
-    pass
-
-
-def _parse_args(args: Sequence[str]) -> "tuple[Optional[str], List[str], bool]":
-    root: Optional[str] = None
-    bundles = list(BUNDLES)
-    as_json = False
-    queue = list(args)
-    while queue:
-        arg = queue.pop(0)
-        flag, inline = arg, None
-        if "=" in arg:
-            head, tail = arg.split("=", 1)
-            if head.startswith("--"):
-                flag, inline = head, tail
-
-        def value(name: str) -> str:
-            if inline is not None:
-                return inline
-            if not queue:
-                raise _Usage(f"{name} needs a value")
-            return queue.pop(0)
-
-        if flag == "--root":
-            root = value("--root")
-        elif flag == "--bundle":
-            name = value("--bundle")
-            if name == "all":
-                bundles = list(BUNDLES)
-            elif name in BUNDLES:
-                bundles = [name]
-            else:
-                raise _Usage(f"unknown bundle {_debug(name)}")
-        elif flag == "--json":
-            as_json = True
-        elif flag in ("-h", "--help"):
-            raise _Usage("")
-        else:
-            raise _Usage(f"unknown argument {_debug(flag)}")
-    return root, bundles, as_json
+def _silence_broken_stdout() -> None:
+    """Standard output failed (the reader closed the pipe, ``| head -1``, or the device is
+    full): the Rust command already handled it (a quiet end, or exit status 4), so send what is
+    still buffered to ``os.devnull`` instead of failing again at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``missionweaveprotocol-conformance [--root DIR] [--bundle NAME|all] [--json]``."""
+    """``missionweaveprotocol-conformance [--root DIR] [--bundle NAME|all] [--json]``.
+
+    Runs the Rust command (the same code as the binary: options, output, exit statuses; see
+    ``--help``) on ``sys.argv[1:]`` and returns its exit status (the console script exits with it).
+    """
     args = sys.argv[1:] if argv is None else list(argv)
-    try:
-        root, bundles, as_json = _parse_args(args)
-    except _Usage as usage:
-        if not str(usage):
-            print(USAGE)
-            return 0
-        print(f"error: {usage}\n{USAGE}", file=sys.stderr)
-        return 2
-    try:
-        report = run_conformance(bundles, root)
-    except BundleVerificationError as error:
-        print(f"error: {error.detail}", file=sys.stderr)
-        return 2
-    if as_json:
-        print(report.to_json())
-    else:
-        print(f"bundle: {report.source}")
-        for bundle in report.reports:
-            for identifier, message in bundle.failures:
-                print(f"FAIL [{bundle.kind}] {identifier}: {message}")
-        for bundle in report.reports:
-            print(bundle.summary())
-    return 0 if report.ok else 1
+    code = run_cli(args, sys.stdout, sys.stderr)
+    _silence_broken_stdout()
+    return code
 
 
 __all__ = [

@@ -159,6 +159,36 @@ struct Account {
 }
 
 /// The hierarchical ledger.
+///
+/// ```
+/// use missionweaveprotocol_authority::budget::{AccountKind, BudgetError, BudgetLedger};
+/// use missionweaveprotocol_authority::resources::{Dimension, Resources};
+///
+/// let tokens = |n| Resources::ZERO.with(Dimension::ModelTokens, n);
+/// let mut ledger = BudgetLedger::new();
+/// ledger.register_mission("urn:missionweaveprotocol:mission:m", None, tokens(1_000))?;
+/// ledger.register_work_item(
+///     "urn:missionweaveprotocol:work-item:w",
+///     "urn:missionweaveprotocol:mission:m",
+///     None,
+///     tokens(600),
+/// )?;
+/// // A second WorkItem cannot reserve more than the Mission has left (600 + 500 > 1000).
+/// let error = ledger
+///     .register_work_item("urn:missionweaveprotocol:work-item:x", "urn:missionweaveprotocol:mission:m", None, tokens(500))
+///     .unwrap_err();
+/// assert!(matches!(error, BudgetError::AllocationExceeded { .. }));
+///
+/// // Spending is charged to the WorkItem and the Mission together, or not at all.
+/// ledger.consume("urn:missionweaveprotocol:work-item:w", &tokens(400))?;
+/// let error = ledger.consume("urn:missionweaveprotocol:work-item:w", &tokens(201)).unwrap_err();
+/// assert_eq!(error.code(), "BUDGET_EXCEEDED");
+/// assert_eq!(
+///     ledger.usage(AccountKind::Mission, "urn:missionweaveprotocol:mission:m")?.get(Dimension::ModelTokens),
+///     400
+/// );
+/// # Ok::<(), BudgetError>(())
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct BudgetLedger {
     accounts: Vec<Account>,

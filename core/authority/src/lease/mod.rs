@@ -157,6 +157,43 @@ pub struct LeaseClaim<'a> {
 }
 
 /// One fenced lease record.
+///
+/// ```
+/// use missionweaveprotocol_authority::lease::{Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseWindow};
+/// use missionweaveprotocol_authority::unix_millis::UnixMillis;
+///
+/// let t0 = UnixMillis::from_secs(1_784_107_800);
+/// let mut lease = Lease::execution(
+///     LeaseBinding {
+///         lease_id: "urn:missionweaveprotocol:lease:l-1".into(),
+///         mission_id: "urn:missionweaveprotocol:mission:m".into(),
+///         group_id: "urn:missionweaveprotocol:group:g".into(),
+///         holder_agent_id: "urn:missionweaveprotocol:agent:worker".into(),
+///         session_epoch: 3,
+///     },
+///     "urn:missionweaveprotocol:work-item:w",
+///     1,
+///     LeaseWindow { issued_at: t0, starts_at: t0, expires_at: t0.saturating_add_ms(60_000) },
+/// )?;
+/// let claim = LeaseClaim {
+///     agent_id: "urn:missionweaveprotocol:agent:worker",
+///     lease_id: "urn:missionweaveprotocol:lease:l-1",
+///     session_epoch: 3,
+///     ownership_epoch: Some(1),
+///     coordinator_epoch: None,
+/// };
+/// lease.check_claim(&claim, t0.saturating_add_ms(30_000))?;
+/// // An older Session is fenced; after expiry the lease no longer authorizes anything.
+/// let stale = LeaseClaim { session_epoch: 2, ..claim };
+/// assert_eq!(lease.check_claim(&stale, t0).unwrap_err().code(), "AUTH_STALE_SESSION");
+/// assert_eq!(lease.check_claim(&claim, t0.saturating_add_ms(60_000)), Err(LeaseError::Expired));
+///
+/// // Renewal strictly extends; release closes it for good.
+/// lease.renew(t0.saturating_add_ms(50_000), t0.saturating_add_ms(120_000))?;
+/// assert!(lease.release(t0.saturating_add_ms(90_000), "submitted")?);
+/// assert!(lease.renew(t0.saturating_add_ms(95_000), t0.saturating_add_ms(180_000)).is_err());
+/// # Ok::<(), LeaseError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {
     binding: LeaseBinding,

@@ -71,6 +71,39 @@ pub(crate) struct GroupState {
 
 /// The Worker-local Scheduler. See the module docs of [`crate::scheduler`] for the fairness
 /// and starvation guarantees.
+///
+/// The Worker admits offers, asks [`schedule`](Scheduler::schedule) what to start at an
+/// instant, and reports each run's outcome with [`apply`](Scheduler::apply):
+///
+/// ```
+/// use missionweaveprotocol_authority::scheduler::{
+///     AdmissionReason, ScheduleAction, Scheduler, SchedulerPolicy, Transition, WorkOffer,
+/// };
+/// use missionweaveprotocol_authority::unix_millis::UnixMillis;
+///
+/// let now = UnixMillis::from_secs(1_784_107_800);
+/// let mut scheduler = Scheduler::new(SchedulerPolicy { capacity_slots: 1, ..Default::default() })?;
+/// let offer = WorkOffer::new("urn:missionweaveprotocol:work-item:a", "urn:missionweaveprotocol:group:g");
+/// assert_eq!(scheduler.admit(&offer, now).reason, AdmissionReason::Accepted);
+/// // The same offer again is an idempotent duplicate, not a second item.
+/// assert_eq!(scheduler.admit(&offer, now).reason, AdmissionReason::Duplicate);
+/// scheduler.admit(&WorkOffer::new("urn:missionweaveprotocol:work-item:b", "urn:missionweaveprotocol:group:g"), now);
+///
+/// // One slot: one dispatch now, the other item waits.
+/// let actions = scheduler.schedule(now);
+/// let [ScheduleAction::Dispatch(first)] = actions.as_slice() else { panic!("{actions:?}") };
+/// assert_eq!(&*first.work_id, "urn:missionweaveprotocol:work-item:a");
+/// assert!(scheduler.schedule(now).is_empty());
+///
+/// // A report about another run is refused with its §19 code; the current run completes.
+/// let stale = Transition::Completed { generation: first.generation + 1 };
+/// let error = scheduler.apply(&first.work_id, stale, now).unwrap_err();
+/// assert_eq!(error.code(), "WORK_LEASE_EXPIRED");
+/// scheduler.apply(&first.work_id, Transition::Completed { generation: first.generation }, now)?;
+/// assert!(matches!(scheduler.schedule(now).as_slice(), [ScheduleAction::Dispatch(next)]
+///     if &*next.work_id == "urn:missionweaveprotocol:work-item:b"));
+/// # Ok::<(), missionweaveprotocol_authority::scheduler::SchedulerError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Scheduler {
     pub(crate) policy: SchedulerPolicy,

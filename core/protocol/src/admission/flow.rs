@@ -361,6 +361,63 @@ fn drive(
 
 /// First admission of a newly presented, verified document (verified with *current* Registry
 /// evidence). `context` is asked only on authoritative absence.
+///
+/// ```
+/// use missionweaveprotocol::admission::{InMemoryAdmissionLog, TrustedAcceptanceContext, admit_first};
+/// use missionweaveprotocol::registry::AgentRegistryKeyResolver;
+/// use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind};
+///
+/// # use missionweaveprotocol::crypto::SigningKey;
+/// # use missionweaveprotocol::registry::RegistryBuilder;
+/// # let key = SigningKey::from_seed("urn:missionweaveprotocol:key:planner-1", &[7; 32]);
+/// # let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+/// # builder.add_key(
+/// #     key.key_id(),
+/// #     Principal::new(PrincipalType::Agent, "urn:missionweaveprotocol:agent:planner"),
+/// #     &key.public_key_bytes(),
+/// #     "2026-01-01T00:00:00Z",
+/// # )?;
+/// # let (registry_bytes, _) = builder.build()?;
+/// # let command = missionweaveprotocol::json::parse(br#"{"protocolVersion": "0.1",
+/// #     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
+/// #     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
+/// #     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",
+/// #     "kind": "work.checkpoint", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
+/// #     "issuedAt": "2026-07-15T09:30:00Z", "payload": {"step": 1}}"#)?;
+/// # let received = SignedDocumentCodec::new()
+/// #     .sign(SignedDocumentKind::Command, &command, &key)?
+/// #     .bytes;
+/// let resolver = AgentRegistryKeyResolver::new(&registry_bytes);
+/// let verified =
+///     SignedDocumentCodec::new().verify(SignedDocumentKind::Command, &received, &resolver)?;
+///
+/// let service = Principal::new(PrincipalType::Service, "urn:missionweaveprotocol:service:admission");
+/// let log = InMemoryAdmissionLog::new(service.clone());
+/// // The trusted seam (never the signer) supplies the record ID and the acceptance time.
+/// let mut context = || TrustedAcceptanceContext {
+///     admission_record_id: "urn:uuid:7f1e2d3c-4b5a-4968-8776-655443322110".into(),
+///     trusted_accepted_at: "2026-07-15T09:30:05Z".into(),
+///     accepted_by: service.clone(),
+/// };
+/// let admitted = admit_first(&verified, &log, &mut context)?;
+/// assert!(!admitted.existing);
+/// assert_eq!(admitted.record.signing_hash, verified.signing_hash);
+/// // A retry finds the record instead of appending a second one.
+/// assert!(admit_first(&verified, &log, &mut context)?.existing);
+/// assert_eq!(log.len(), 1);
+///
+/// // A trusted time before the key's validFrom is refused (stage `admission`).
+/// let early = InMemoryAdmissionLog::new(service.clone());
+/// let error = admit_first(&verified, &early, &mut || TrustedAcceptanceContext {
+///     admission_record_id: "urn:uuid:7f1e2d3c-4b5a-4968-8776-655443322111".into(),
+///     trusted_accepted_at: "2025-12-31T23:59:59Z".into(),
+///     accepted_by: service.clone(),
+/// })
+/// .unwrap_err();
+/// assert_eq!(error.wire_code().as_str(), "AUTH_INVALID_SIGNATURE");
+/// assert!(early.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn admit_first(
     verified: &VerifiedSignedDocument,
     log: &dyn AdmissionLog,

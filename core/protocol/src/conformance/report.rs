@@ -32,6 +32,16 @@ impl BundleKind {
         }
     }
 
+    /// The bundle's manifest, relative to the bundle root: the file whose absence means the
+    /// bundle is missing (§22).
+    pub const fn manifest_path(self) -> &'static str {
+        match self {
+            Self::Structural => super::structural::STRUCTURAL_MANIFEST,
+            Self::Cryptography => super::cryptography::MANIFEST,
+            Self::Admission => super::admission::MANIFEST,
+        }
+    }
+
     /// Parses a bundle name.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.as_str() == text)

@@ -35,6 +35,16 @@ impl fmt::Display for CanonicalError {
 impl std::error::Error for CanonicalError {}
 
 /// The RFC 8785 canonical bytes of `value`.
+///
+/// ```
+/// use missionweaveprotocol::json::{canonical_bytes, parse};
+///
+/// let value = parse(br#"{ "b": 1e3, "a": [true, null, "\u00e9"] }"#)?;
+/// assert_eq!(canonical_bytes(&value)?, "{\"a\":[true,null,\"é\"],\"b\":1000}".as_bytes());
+/// // A number outside IEEE 754 doubles has no canonical form (§6.4 stage 5).
+/// assert!(canonical_bytes(&parse(b"1e400")?).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn canonical_bytes(value: &Value) -> Result<Vec<u8>, CanonicalError> {
     let mut out = Vec::with_capacity(1024);
     write_canonical(value, &mut out)?;

@@ -85,6 +85,19 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// Strictly parses exactly one JSON value.
+///
+/// Numbers keep their text; duplicate member names, a byte-order mark, invalid UTF-8 and
+/// trailing content are refused (§2, §6.4 stage 1).
+///
+/// ```
+/// use missionweaveprotocol::json::{Value, parse};
+///
+/// let value = parse(br#"{"amount": 1.50, "tags": ["a"]}"#)?;
+/// assert_eq!(value.pointer("/tags/0").and_then(Value::as_str), Some("a"));
+/// assert!(parse(br#"{"a": 1, "a": 2}"#).is_err(), "duplicate member");
+/// assert!(parse(b"[1] [2]").is_err(), "trailing content");
+/// # Ok::<(), missionweaveprotocol::json::ParseError>(())
+/// ```
 pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
     let mut parser = Parser::new(bytes, false)?;
     parser.document()

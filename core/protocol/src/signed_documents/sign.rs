@@ -30,6 +30,38 @@ impl SignedDocumentCodec<'_> {
     /// Signs `unsigned` (an object without a top-level `signature`) as a document of `kind`.
     /// Checks everything that does not need the Registry: schema, envelope, canonical form, the
     /// key's point and the produced signature.
+    ///
+    /// ```
+    /// use missionweaveprotocol::crypto::SigningKey;
+    /// use missionweaveprotocol::json;
+    /// use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind, Stage};
+    ///
+    /// // The seed must come from a secure random source.
+    /// let key = SigningKey::from_seed("urn:missionweaveprotocol:key:planner-1", &[7; 32]);
+    /// let command = json::parse(br#"{"protocolVersion": "0.1",
+    ///     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
+    ///     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
+    ///     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",
+    ///     "kind": "work.checkpoint", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
+    ///     "issuedAt": "2026-07-15T09:30:00Z", "payload": {"step": 1}}"#)?;
+    /// let codec = SignedDocumentCodec::new();
+    /// let signed = codec.sign(SignedDocumentKind::Command, &command, &key)?;
+    /// // `createdAt` is the protected time (`issuedAt` for a Command).
+    /// assert_eq!(
+    ///     signed.document.pointer("/signature/createdAt").and_then(|v| v.as_str()),
+    ///     Some("2026-07-15T09:30:00Z")
+    /// );
+    /// assert!(signed.signing_hash.starts_with("sha256:"));
+    ///
+    /// // Signing refuses what would not verify: here the schema (no `payload`).
+    /// let json::Value::Object(mut incomplete) = command else { unreachable!() };
+    /// incomplete.remove("payload");
+    /// let error = codec
+    ///     .sign(SignedDocumentKind::Command, &json::Value::Object(incomplete), &key)
+    ///     .unwrap_err();
+    /// assert_eq!(error.stage, Stage::Schema);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn sign(
         &self,
         kind: SignedDocumentKind,

@@ -184,6 +184,52 @@ fn envelope<'d>(
 
 impl SignedDocumentCodec<'_> {
     /// Runs the six stages of §6.4 on the exact received bytes.
+    ///
+    /// On failure, send the peer only [`VerificationError::wire_code`] and the fixed
+    /// [`wire_message`](VerificationError::wire_message); the stage and reason are protected.
+    ///
+    /// ```
+    /// use missionweaveprotocol::registry::AgentRegistryKeyResolver;
+    /// use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind, Stage, WireCode};
+    ///
+    /// # use missionweaveprotocol::crypto::SigningKey;
+    /// # use missionweaveprotocol::registry::RegistryBuilder;
+    /// # use missionweaveprotocol::{Principal, PrincipalType};
+    /// # let key = SigningKey::from_seed("urn:missionweaveprotocol:key:planner-1", &[7; 32]);
+    /// # let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+    /// # builder.add_key(
+    /// #     key.key_id(),
+    /// #     Principal::new(PrincipalType::Agent, "urn:missionweaveprotocol:agent:planner"),
+    /// #     &key.public_key_bytes(),
+    /// #     "2026-01-01T00:00:00Z",
+    /// # )?;
+    /// # let (registry_bytes, _) = builder.build()?;
+    /// # let command = missionweaveprotocol::json::parse(br#"{"protocolVersion": "0.1",
+    /// #     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
+    /// #     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
+    /// #     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",
+    /// #     "kind": "work.checkpoint", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
+    /// #     "issuedAt": "2026-07-15T09:30:00Z", "payload": {"step": 1}}"#)?;
+    /// # let received = SignedDocumentCodec::new()
+    /// #     .sign(SignedDocumentKind::Command, &command, &key)?
+    /// #     .bytes;
+    /// // `registry_bytes`: Registry evidence; `received`: the bytes exactly as they arrived.
+    /// let codec = SignedDocumentCodec::new();
+    /// let resolver = AgentRegistryKeyResolver::new(&registry_bytes);
+    /// let verified = codec.verify(SignedDocumentKind::Command, &received, &resolver)?;
+    /// assert_eq!(verified.principal.id, "urn:missionweaveprotocol:agent:planner");
+    /// assert_eq!(verified.key_id, "urn:missionweaveprotocol:key:planner-1");
+    ///
+    /// // One changed byte: the signature equation fails (stage 6).
+    /// let tampered = String::from_utf8(received)?.replace("\"step\":1", "\"step\":2");
+    /// let error = codec
+    ///     .verify(SignedDocumentKind::Command, tampered.as_bytes(), &resolver)
+    ///     .unwrap_err();
+    /// assert_eq!(error.wire_code(), WireCode::AuthInvalidSignature);
+    /// assert_eq!(error.to_string(), "AUTH_INVALID_SIGNATURE: signed document rejected");
+    /// assert_eq!((error.stage, error.reason), (Stage::Signature, "signature-mismatch"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn verify(
         &self,
         kind: SignedDocumentKind,
