@@ -2,8 +2,9 @@
 
     python python/benchmarks/bench.py [--iterations N] [--rounds R]
 
-- ``verify.native``: N verifications of the golden Command in a Rust loop (GIL released), in
-  this process, through ``_native.bench_verify_native``.
+- ``verify.native``: N verifications of the golden Command in a Rust process with no language
+  boundary (``target/release/mwp-native-baselines`` of the dev-only testkit; the installed
+  package exports no benchmark loop).
 - ``verify.python``: the same N verifications, one ``SignedDocumentCodec.verify`` call each
   from Python (``vs_native`` = Python / native; target >= 0.9).
 - ``verify_many.threads_1`` / ``verify_many.threads_2``: one ``verify_many`` call with a batch of
@@ -15,14 +16,17 @@ Each figure is the best of R rounds.
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import json
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Callable, Dict, List
 
-from missionweaveprotocol import _native, bundle
+from missionweaveprotocol import bundle
 from missionweaveprotocol.registry import AgentRegistryKeyResolver
 from missionweaveprotocol.signed_documents import SignedDocumentCodec, SignedDocumentKind
 
@@ -52,7 +56,20 @@ def main() -> int:
     codec = SignedDocumentCodec()
     codec.verify(kind, document, resolver)  # warm up: schemas compiled, evidence cached
 
-    native = best(rounds, lambda: _native.bench_verify_native(kind, document, resolver, n))
+    baselines = Path(
+        os.environ.get("MWP_NATIVE_BASELINES")
+        or Path(__file__).resolve().parents[2] / "target" / "release" / "mwp-native-baselines"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        doc_path, reg_path = Path(tmp, "command.json"), Path(tmp, "registry.json")
+        doc_path.write_bytes(document)
+        reg_path.write_bytes(registry)
+
+        def native_run() -> float:
+            argv = [str(baselines), "verify", "command", str(doc_path), str(reg_path), str(n)]
+            return float(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
+
+        native = best(rounds, native_run)
 
     def python_loop() -> float:
         verify = codec.verify

@@ -361,35 +361,3 @@ fn received(py: Python<'_>, object: &Bound<'_, PyAny>, bytes: &[u8]) -> Py<PyAny
         PyBytes::new(py, bytes).into_any().unbind()
     }
 }
-
-/// Benchmark support: verifies the same document `iterations` times in a Rust loop with the GIL
-/// released and returns the elapsed seconds, so native and Python throughput are measured in
-/// one process.
-#[pyfunction]
-pub fn bench_verify_native(
-    py: Python<'_>,
-    kind: &Bound<'_, PyAny>,
-    raw_utf8_json_bytes: &Bound<'_, PyAny>,
-    key_resolver: &Bound<'_, PyAny>,
-    iterations: &Bound<'_, PyAny>,
-) -> PyResult<f64> {
-    let iterations = convert::count_arg(py, iterations, "iterations")?;
-    let kind = kind_arg(py, kind)?;
-    let resolver = Resolver::extract(py, key_resolver)?;
-    let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
-    let (elapsed, failures) = py.detach(|| {
-        let codec = core_sd::SignedDocumentCodec::new();
-        let start = std::time::Instant::now();
-        let failures = (0..iterations)
-            .filter(|_| codec.verify(kind, &bytes, resolver.as_dyn()).is_err())
-            .count();
-        (start.elapsed().as_secs_f64(), failures)
-    });
-    if failures > 0 {
-        return Err(errors::invalid_input(
-            py,
-            "the benchmark document does not verify",
-        ));
-    }
-    Ok(elapsed)
-}

@@ -203,7 +203,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<codec::SignedDocument>()?;
     m.add_class::<keys::SigningKey>()?;
     m.add_function(wrap_pyfunction!(keys::key_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(codec::bench_verify_native, m)?)?;
     // admission
     m.add_class::<admission::AuthenticatedRecord>()?;
     m.add_class::<admission::LookupOutcome>()?;

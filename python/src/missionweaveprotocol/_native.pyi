@@ -95,7 +95,6 @@ __all__ = [
     "WorkOffer",
     "WorkTransition",
     "admit_first",
-    "bench_verify_native",
     "canonical_bytes",
     "canonical_hash",
     "canonicalize_json",
@@ -355,10 +354,6 @@ class SignedDocumentCodec:
     def sign(
         self, kind: _Kind, unsigned_json_object: dict[str, Any], signing_key: SigningKeyProtocol
     ) -> SignedDocument: ...
-
-def bench_verify_native(
-    kind: _Kind, raw_utf8_json_bytes: _Buffer, key_resolver: Any, iterations: int
-) -> float: ...
 
 @final
 class AuthenticatedRecord:
