@@ -182,7 +182,7 @@ struct Account {
 /// // Spending is charged to the WorkItem and the Mission together, or not at all.
 /// ledger.consume("urn:missionweaveprotocol:work-item:w", &tokens(400))?;
 /// let error = ledger.consume("urn:missionweaveprotocol:work-item:w", &tokens(201)).unwrap_err();
-/// assert_eq!(error.code(), "BUDGET_EXCEEDED");
+/// assert_eq!(error.code().as_str(), "BUDGET_EXCEEDED");
 /// assert_eq!(
 ///     ledger.usage(AccountKind::Mission, "urn:missionweaveprotocol:mission:m")?.get(Dimension::ModelTokens),
 ///     400

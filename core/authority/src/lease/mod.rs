@@ -185,7 +185,7 @@ pub struct LeaseClaim<'a> {
 /// lease.check_claim(&claim, t0.saturating_add_ms(30_000))?;
 /// // An older Session is fenced; after expiry the lease no longer authorizes anything.
 /// let stale = LeaseClaim { session_epoch: 2, ..claim };
-/// assert_eq!(lease.check_claim(&stale, t0).unwrap_err().code(), "AUTH_STALE_SESSION");
+/// assert_eq!(lease.check_claim(&stale, t0).unwrap_err().code().as_str(), "AUTH_STALE_SESSION");
 /// assert_eq!(lease.check_claim(&claim, t0.saturating_add_ms(60_000)), Err(LeaseError::Expired));
 ///
 /// // Renewal strictly extends; release closes it for good.

@@ -98,7 +98,7 @@ pub(crate) struct GroupState {
 /// // A report about another run is refused with its §19 code; the current run completes.
 /// let stale = Transition::Completed { generation: first.generation + 1 };
 /// let error = scheduler.apply(&first.work_id, stale, now).unwrap_err();
-/// assert_eq!(error.code(), "WORK_LEASE_EXPIRED");
+/// assert_eq!(error.code().as_str(), "WORK_LEASE_EXPIRED");
 /// scheduler.apply(&first.work_id, Transition::Completed { generation: first.generation }, now)?;
 /// assert!(matches!(scheduler.schedule(now).as_slice(), [ScheduleAction::Dispatch(next)]
 ///     if &*next.work_id == "urn:missionweaveprotocol:work-item:b"));
