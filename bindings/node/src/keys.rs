@@ -11,12 +11,12 @@ pub fn key_info(key_id: String, seed: Uint8Array) -> String {
     keys::key_info(&key_id, &seed)
 }
 
-#[napi(catch_unwind)]
+#[napi(catch_unwind, js_name = "base64urlEncode")]
 pub fn base64url_encode(bytes: Uint8Array) -> String {
     keys::encode(&bytes)
 }
 
-#[napi(catch_unwind)]
+#[napi(catch_unwind, js_name = "base64urlDecode")]
 pub fn base64url_decode(text: String, length: u32, what: String) -> String {
     keys::decode(&text, length, &what)
 }

@@ -299,13 +299,28 @@ mod tests {
         let back = ok(&decode(text, 32, "seed"));
         assert_eq!(back.as_array().map(<[Value]>::len), Some(32));
         // Padded, and the right text for the wrong length: refused.
-        assert!(error(&decode(&format!("{text}="), 32, "seed")).is_object());
-        assert!(error(&decode(text, 31, "seed")).is_object());
+        assert!(
+            error(&decode(&format!("{text}="), 32, "seed"))
+                .get("code")
+                .and_then(Value::as_str)
+                == Some("INVALID_ARGUMENT")
+        );
+        assert!(
+            error(&decode(text, 31, "seed"))
+                .get("code")
+                .and_then(Value::as_str)
+                == Some("INVALID_ARGUMENT")
+        );
         // Nonzero unused pad bits (last char of a 32-byte value must encode 0 low bits).
         let mut bad = text.to_owned();
         bad.pop();
         bad.push('h');
-        assert!(error(&decode(&bad, 32, "seed")).is_object());
+        assert!(
+            error(&decode(&bad, 32, "seed"))
+                .get("code")
+                .and_then(Value::as_str)
+                == Some("INVALID_ARGUMENT")
+        );
     }
 
     #[test]
@@ -352,7 +367,7 @@ mod tests {
         let e = error(&builder.build());
         assert_eq!(
             e.get("reason").and_then(Value::as_str),
-            Some("key-id-alias")
+            Some("public-key-reused")
         );
         assert_eq!(
             e.get("code").and_then(Value::as_str),
