@@ -10,11 +10,8 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../scripts/serve.mjs';
-import { BUNDLE, TARGET } from './support.mjs';
+import { BUNDLE, CHROMIUM, CHROMIUM_ARGS, TARGET } from './support.mjs';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = join(TARGET, 'js-artifacts');
 
 let server;
