@@ -3,7 +3,7 @@
 // and print its expected lines.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -90,3 +90,19 @@ for (const [file, expected] of Object.entries(EXPECTED)) {
     });
   });
 }
+
+test('the README quickstart runs as written', () => {
+  const readme = readFileSync(join(JS, 'README.md'), 'utf8');
+  const start = readme.indexOf('## Quickstart');
+  const code = readme.slice(start).match(/```js\n([\s\S]*?)```/)[1];
+  writeFileSync(join(project, 'quickstart.mjs'), code);
+  const run = spawnSync(process.execPath, ['quickstart.mjs'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+  assert.deepEqual(run.stdout.trimEnd().split('\n'), [
+    '32 true',
+    'urn:missionweaveprotocol:agent:alice urn:missionweaveprotocol:key:alice-1',
+    '{"code":"AUTH_INVALID_SIGNATURE","message":"signed document rejected","retryable":false}',
+    'signature/signature-mismatch: Ed25519 equation does not hold',
+    '§6.4 stage 6 (signature)',
+  ]);
+});
