@@ -183,7 +183,6 @@ mod tests {
     #![allow(clippy::expect_used)]
 
     use super::*;
-    use crate::{RegistryHandle, sign, verify};
 
     fn ok(envelope: &str) -> Value {
         let value = parse(envelope.as_bytes()).expect("envelope is JSON");
@@ -208,6 +207,7 @@ mod tests {
     #[cfg(feature = "conformance-bundle")]
     #[test]
     fn own_key_registry_sign_verify() {
+        use crate::{RegistryHandle, sign, verify};
         // The bundle's valid Command without its signature, re-signed by our own key bound to
         // the Command's actor.
         let doc = missionweaveprotocol::bundle::embedded_file(
