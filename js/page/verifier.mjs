@@ -70,7 +70,12 @@ function detectKind(bytes) {
   return { kind: best.kind, how: best.score > 0 ? 'closest by members' : 'default' };
 }
 
-function show(id, text) { $(id).textContent = text ?? '—'; }
+function show(id, text) {
+  $(id).textContent = text ?? '—';
+  // A copy button copies only something shown.
+  const copyButton = document.querySelector(`[data-copy="${id}"]`);
+  if (copyButton) copyButton.disabled = text == null || text === '';
+}
 
 // The core's one-sentence explanation and spec section of a failure reason.
 function showExplanation(row) {

@@ -149,6 +149,7 @@ test('copy buttons put the shown result on the clipboard', async () => {
   const { context, page } = await openPage({ permissions: ['clipboard-read', 'clipboard-write'] });
   try {
     await ready(page);
+    assert.equal(await page.isDisabled('[data-copy="signing-hash"]'), true, 'nothing to copy yet');
     await sample(page, 'accept.command.golden#0');
     for (const id of ['signing-hash', 'key-id', 'signing-bytes']) {
       await page.click(`[data-copy="${id}"]`);
@@ -157,6 +158,8 @@ test('copy buttons put the shown result on the clipboard', async () => {
       assert.equal(copied, await page.textContent(`#${id}`), id);
     }
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()).then((t) => t.startsWith('{"actionId"')), true);
+    await sample(page, 'reject.parse.duplicate-decoded-member#0');
+    assert.equal(await page.isDisabled('[data-copy="signing-hash"]'), true, 'stage 1 failed: no signing hash to copy');
     await sample(page, 'reject.signature.equation-matrix#1');
     await page.click('[data-copy="wire"]');
     await page.waitForSelector('[data-copy="wire"].done');
