@@ -257,13 +257,14 @@ export declare class RegistryBuilder {
   build(): Uint8Array;
 }
 
-/** One §6.4 failure reason of the core, explained. */
+/** One §6.4 failure reason of the core, explained: a verification stage or the admission layer. */
 export interface FailureReason {
-  readonly stage: Stage;
-  readonly stageNumber: 1 | 2 | 3 | 4 | 5 | 6;
+  readonly stage: Stage | 'admission';
+  /** 1–6 for the six stages; null for admission, which is not a seventh stage (§6.4). */
+  readonly stageNumber: 1 | 2 | 3 | 4 | 5 | 6 | null;
   /** The core's stable reason slug (`VerificationError.reason`). */
   readonly reason: string;
-  /** The wire code of the stage. */
+  /** The wire code of the stage (admission: always `AUTH_INVALID_SIGNATURE`). */
   readonly code: 'PROTOCOL_VIOLATION' | 'SCHEMA_VALIDATION_FAILED' | 'AUTH_INVALID_SIGNATURE';
   /** One sentence for a person. */
   readonly explanation: string;
@@ -271,17 +272,17 @@ export interface FailureReason {
   readonly section: string;
 }
 /**
- * Every failure reason the six stages can report, each explained in one sentence with its spec
- * section. The table lives in the Rust core (`core/ffi/src/reasons.rs`); this is its only source.
+ * Every failure reason the six stages and the admission layer can report, each explained in one
+ * sentence with its spec section. The table lives in the Rust core (`core/ffi/src/reasons.rs`); this is its only source.
  */
 export declare function failureReasons(): readonly FailureReason[];
 /**
- * The explanation of a rejected document: pass the {@link VerificationError} (or `stage` and
- * `reason`). Protected diagnostic: show it to the document's owner, not to the peer.
+ * The explanation of a rejected document: pass the {@link VerificationError} or
+ * {@link AdmissionError} (or `stage` and `reason`). Protected diagnostic: show it to the document's owner, not to the peer.
  * @returns the row, or null for an error without a known stage and reason.
  */
 export declare function explainFailure(error: MwpError): FailureReason | null;
-export declare function explainFailure(stage: Stage, reason: string): FailureReason | null;
+export declare function explainFailure(stage: Stage | 'admission', reason: string): FailureReason | null;
 
 export declare class InMemoryAdmissionLog {
   constructor(service: Principal);

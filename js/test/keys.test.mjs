@@ -196,14 +196,30 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)', 'verify (ESM)
       const rows = api.failureReasons();
       assert.ok(rows.length >= 43, `${rows.length}`);
       for (const row of rows) {
+        assert.match(row.explanation, /^[^\n]+\.$/);
+        if (row.stage === 'admission') {
+          assert.deepEqual([row.stageNumber, row.code], [null, 'AUTH_INVALID_SIGNATURE']);
+          assert.match(row.section, /^§6\.4 .*\(admission\)$/);
+          continue;
+        }
         assert.ok(api.STAGES.includes(row.stage));
         assert.equal(row.stageNumber, api.STAGES.indexOf(row.stage) + 1);
-        assert.match(row.explanation, /^[^\n]+\.$/);
         assert.ok(row.section.startsWith(`§6.4 stage ${row.stageNumber} (${row.stage})`), row.section);
       }
+      assert.equal(rows.filter((r) => r.stage === 'admission').length, 12);
       assert.equal(api.explainFailure('key-resolution', 'unknown-key').explanation, 'The Registry has no binding for signature.keyId.');
       assert.equal(api.explainFailure('signature', 'no-such-reason'), null);
       assert.equal(api.explainFailure(new api.ArgumentError('x')), null);
+      if (api.replayHistorical) {
+        // An AdmissionError is explained too: replay without a First-Admission Record.
+        const key = api.SigningKey.fromSeed(KEY_ID, SEED);
+        const registry = new api.Registry(new api.RegistryBuilder(ORG).addKey(KEY_ID, ALICE, key, '2026-01-01T00:00:00Z').build());
+        const log = new api.InMemoryAdmissionLog({ type: 'service', id: 'urn:missionweaveprotocol:service:log' });
+        const error = caught(() => api.replayHistorical('command', key.sign('command', unsignedCommand()).bytes, registry, log));
+        assert.ok(error instanceof api.AdmissionError);
+        assert.equal(api.explainFailure(error).explanation,
+          'Historical replay found no First-Admission Record for the document; replay never creates one.');
+      }
     });
   });
 }

@@ -3,10 +3,12 @@
 //! package (`failureReasons()`, `explainFailure()`) read it from here through the bindings.
 //!
 //! Reasons are the core's slugs: the string reasons of `signed_documents::verify` (stages 1–3,
-//! 5, 6) and `registry::RegistryErrorReason` (stage 4). A reason is identified by its stage
-//! and slug together (`algorithm-unsupported` occurs at stage 3 and at stage 4).
+//! 5, 6), `registry::RegistryErrorReason` (stage 4) and `admission::AdmissionReason` (the
+//! separate `admission` layer after the six stages). A reason is identified by its stage and
+//! slug together (`algorithm-unsupported` occurs at stage 3 and at stage 4).
 
 use missionweaveprotocol::Stage;
+use missionweaveprotocol::admission::AdmissionReason as A;
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol::registry::RegistryErrorReason as R;
 
@@ -284,10 +286,51 @@ const fn registry_row(reason: R) -> Explanation {
     row(Stage::KeyResolution, reason.as_str(), sentence, section)
 }
 
-/// All explained reasons, in stage order.
+const ADMISSION: &str = "§6.4 First Admission and historical replay (admission)";
+
+/// The admission layer (§6.4: "not a seventh cryptographic stage"; every failure is
+/// `AUTH_INVALID_SIGNATURE`). The match is exhaustive over `AdmissionReason::ALL`.
+const fn admission_row(reason: A) -> Explanation {
+    let sentence = match reason {
+        A::RecordMissing => {
+            "Historical replay found no First-Admission Record for the document; replay never creates one."
+        }
+        A::RecordBindingMismatch => {
+            "The First-Admission Record does not name the verified Organization, kind, signing hash, key ID and Principal, or its acceptedBy is not the authenticated log service."
+        }
+        A::TrustedTimeOutsideKeyInterval => {
+            "The trusted acceptance time is outside the key's validity interval, so a backdated protected time cannot be admitted."
+        }
+        A::MalformedTrustedTime => {
+            "The trusted acceptance time does not follow the timestamp profile."
+        }
+        A::RecordConflict => {
+            "The Admission Log already holds a different record for the same Organization and signing hash."
+        }
+        A::RecordSchemaInvalid => {
+            "The First-Admission Record is not strict JSON satisfying its schema."
+        }
+        A::LogAuthenticationFailed => {
+            "The Admission Log's answer could not be authenticated as coming from its service."
+        }
+        A::AppendIntegrityNotEstablished => {
+            "The Admission Log could not establish the integrity of its lookup or append result."
+        }
+        A::LogUnavailable => "The Admission Log was unavailable, so admission fails closed.",
+        A::LogIndeterminate => {
+            "The Admission Log gave no definite answer (an error or an unexpected reply), so admission fails closed."
+        }
+        A::CommitFailed => "The Admission Log could not commit the new record.",
+        A::EventSelfAnchoring => "A signed Event cannot serve as its own First-Admission Record.",
+    };
+    row(Stage::Admission, reason.as_str(), sentence, ADMISSION)
+}
+
+/// All explained reasons, in stage order (the admission layer last).
 pub fn all() -> Vec<Explanation> {
     let mut rows: Vec<Explanation> = DOCUMENT_REASONS.to_vec();
     rows.extend(REGISTRY_REASONS.iter().map(|r| registry_row(*r)));
+    rows.extend(A::ALL.iter().map(|r| admission_row(*r)));
     rows.sort_by_key(|e| e.stage.number());
     rows
 }
@@ -304,7 +347,11 @@ fn value(e: &Explanation) -> Value {
         .str("stage", e.stage.as_str())
         .value(
             "stageNumber",
-            Value::Number(Number::from_u64(u64::from(e.stage.number()))),
+            if e.stage == Stage::Admission {
+                Value::Null
+            } else {
+                Value::Number(Number::from_u64(u64::from(e.stage.number())))
+            },
         )
         .str("reason", e.reason)
         .str("code", e.stage.wire_code().as_str())
@@ -313,7 +360,8 @@ fn value(e: &Explanation) -> Value {
         .build()
 }
 
-/// `[{stage, stageNumber, reason, code, explanation, section}, …]`.
+/// `[{stage, stageNumber, reason, code, explanation, section}, …]` (`stageNumber` null for the
+/// admission layer, which is not a seventh stage).
 pub fn failure_reasons() -> String {
     finish(Ok(Value::Array(all().iter().map(value).collect())))
 }
@@ -357,12 +405,18 @@ mod tests {
         for reason in REGISTRY_REASONS {
             assert!(explain("key-resolution", reason.as_str()).is_some());
         }
+        for reason in A::ALL {
+            assert!(explain("admission", reason.as_str()).is_some());
+        }
     }
 
     #[test]
     fn one_sentence_each_with_a_section_and_unique_keys() {
         let rows = all();
-        assert_eq!(rows.len(), DOCUMENT_REASONS.len() + REGISTRY_REASONS.len());
+        assert_eq!(
+            rows.len(),
+            DOCUMENT_REASONS.len() + REGISTRY_REASONS.len() + A::ALL.len()
+        );
         for (i, e) in rows.iter().enumerate() {
             assert!(e.sentence.ends_with('.'), "{}", e.reason);
             assert_eq!(
@@ -371,7 +425,7 @@ mod tests {
                 "one sentence: {}",
                 e.reason
             );
-            assert!(e.section.starts_with("§6.4 stage "), "{}", e.reason);
+            assert!(e.section.starts_with("§6.4 "), "{}", e.reason);
             assert!(
                 e.section.contains(&format!("({})", e.stage.as_str())),
                 "{}",
