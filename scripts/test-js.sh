@@ -74,7 +74,7 @@ step "test: node --test (conformance, api, keys, authority, scheduling, exports,
 (cd "$ROOT/js" && node --test test/*.test.mjs)
 echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
 
-step "sizes (gzip -9)"
+step "sizes (WebAssembly modules, gzip level 9 by Node zlib)"
 node "$ROOT/js/scripts/sizes.mjs"
 
 if [ "$BENCH" = 1 ]; then
