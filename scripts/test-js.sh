@@ -60,14 +60,23 @@ WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm
 rm -rf "$CARGO_TARGET_DIR/wasm-bindgen"
 wasm-bindgen --target web --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/web" "$WASM"
 wasm-bindgen --target nodejs --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/node" "$WASM"
+step "build: verify-only WebAssembly (bindings/wasm-verify, profile wasm-size)"
+# No embedded conformance bundles, no admission, no scheduler/authority; optimized for size.
+cargo build --profile wasm-size --locked -p missionweaveprotocol-wasm-verify --target wasm32-unknown-unknown
+VERIFY_WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-size/missionweaveprotocol_wasm_verify.wasm"
+wasm-bindgen --target web --remove-name-section --remove-producers-section \
+  --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/verify-web" "$VERIFY_WASM"
 node "$ROOT/js/scripts/build.mjs" --target-dir "$CARGO_TARGET_DIR"
 
 step "lint"
 node "$ROOT/js/scripts/lint.mjs"
 
-step "test: node --test (conformance, api, authority, scheduling, exports, package, browser)"
+step "test: node --test (conformance, api, keys, authority, scheduling, exports, package, browser, page, verify build, examples)"
 (cd "$ROOT/js" && node --test test/*.test.mjs)
 echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
+
+step "sizes (WebAssembly modules, gzip level 9 by Node zlib)"
+node "$ROOT/js/scripts/sizes.mjs"
 
 if [ "$BENCH" = 1 ]; then
   step "bench"

@@ -1,6 +1,9 @@
-// The verifier page: every check runs in the package's WebAssembly build (../dist/wasm.mjs).
-// Samples are fetched from the served protocol bundle (default ../bundle/, or ?bundle=URL).
-import * as mwp from '../dist/wasm.mjs';
+// The verifier page: every check runs in the package's verify-only WebAssembly build
+// (../dist/verify.mjs, loaded below while the page shows its loading state). Samples are fetched
+// from the served protocol bundle (default ../bundle/, or ?bundle=URL). Failure explanations
+// come from the core's reason table (`failureReasons`, core/ffi/src/reasons.rs): none are
+// written here.
+let mwp;
 
 const $ = (id) => document.getElementById(id);
 const bundleBase = new URL(new URLSearchParams(location.search).get('bundle') ?? '../bundle/', location.href);
@@ -67,7 +70,54 @@ function detectKind(bytes) {
   return { kind: best.kind, how: best.score > 0 ? 'closest by members' : 'default' };
 }
 
-function show(id, text) { $(id).textContent = text ?? '—'; }
+function show(id, text) {
+  $(id).textContent = text ?? '—';
+  // A copy button copies only something shown.
+  const copyButton = document.querySelector(`[data-copy="${id}"]`);
+  if (copyButton) copyButton.disabled = text == null || text === '';
+}
+
+// The core's one-sentence explanation and spec section of a failure reason.
+function showExplanation(row) {
+  $('explanation').hidden = !row;
+  show('explanation-text', row ? row.explanation : '');
+  show('explanation-section', row ? `(${row.section})` : '');
+}
+
+function renderReasons() {
+  $('reason-list').replaceChildren(...mwp.failureReasons().map((row) => {
+    const item = document.createElement('li');
+    item.dataset.stage = row.stage;
+    item.dataset.reason = row.reason;
+    const slug = document.createElement('code');
+    slug.textContent = `${row.stage}/${row.reason}`;
+    const section = document.createElement('span');
+    section.className = 'section-ref';
+    section.textContent = `(${row.section})`;
+    item.append(slug, ` — ${row.explanation} `, section);
+    return item;
+  }));
+}
+
+// Copy buttons: the text of the element named by data-copy, with a short confirmation.
+async function copy(button) {
+  const text = $(button.dataset.copy).textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // No clipboard permission (plain http, old browser): select the text for a manual copy.
+    getSelection().selectAllChildren($(button.dataset.copy));
+    return;
+  }
+  button.classList.add('done');
+  button.textContent = 'Copied';
+  $('copied').hidden = false;
+  setTimeout(() => {
+    button.classList.remove('done');
+    button.textContent = 'Copy';
+    $('copied').hidden = true;
+  }, 1200);
+}
 
 // `failedStage`: null when all passed, a stage name, or undefined before any verification.
 function renderStages(failedStage) {
@@ -117,6 +167,7 @@ function verify() {
     show('protected-time', verified.protectedTime);
     show('signing-bytes', verified.signingText);
     show('signing-length', `${verified.signingBytes.length} bytes`);
+    showExplanation(null);
     show('wire', 'Nothing: the document passed verification. Admission and authorization come next.');
     show('diagnostic', `complete · ${verified.kind} · signed ${verified.signedDocumentHash}`);
   } catch (error) {
@@ -128,6 +179,7 @@ function verify() {
     $('verdict').textContent = stage
       ? `Rejected at stage ${error.stageNumber} (${stage}): ${error.code}`
       : `${error.name}: ${error.message}`;
+    showExplanation(mwp.explainFailure(error));
     const reached = stage ? mwp.STAGES.indexOf(stage) : -1;
     let envelope = null;
     try { envelope = JSON.parse(decoder.decode(documentBytes)).signature; } catch { /* stage 1 */ }
@@ -147,6 +199,10 @@ function verify() {
     });
     show('wire', JSON.stringify(JSON.parse(frame), null, 2));
     show('diagnostic', error.protectedDiagnostic ? error.protectedDiagnostic() : `${error.name}: ${error.detail}`);
+  }
+  // One column (phones): bring the verdict into view, the inputs fill the first screen.
+  if (window.matchMedia('(max-width: 900px)').matches && $('verdict').getBoundingClientRect().top > window.innerHeight) {
+    $('verdict').scrollIntoView({ block: 'start' });
   }
   window.__verifier.last = result;
   document.body.dataset.verified = String((window.__verifier.runs += 1));
@@ -170,8 +226,19 @@ async function loadSample(id) {
 }
 
 async function start() {
+  try {
+    mwp = await import('../dist/verify.mjs');
+  } catch (error) {
+    document.body.dataset.state = 'error';
+    show('loading-text', `The WebAssembly verifier could not be loaded: ${error.message}`);
+    throw error;
+  }
+  document.body.dataset.state = 'ready';
+  $('verify').disabled = false;
+  document.querySelectorAll('[data-copy]').forEach((button) => button.addEventListener('click', () => copy(button)));
+  renderReasons();
   for (const kind of mwp.DOCUMENT_KINDS) $('kind').append(new Option(kind, kind));
-  show('engine', `Engine: WebAssembly · bundle ${mwp.sourceCommit.slice(0, 7)}`);
+  show('engine', `Engine: WebAssembly (verify-only build) · protocol ${mwp.sourceCommit.slice(0, 7)}`);
   renderStages(undefined);
   $('verify').addEventListener('click', verify);
   try {
@@ -184,6 +251,8 @@ async function start() {
     }
     const schemas = await Promise.all(mwp.DOCUMENT_KINDS.map((k) => fetchBytes(`schemas/${k}.schema.json`)));
     requiredMembers = Object.fromEntries(mwp.DOCUMENT_KINDS.map((k, i) => [k, JSON.parse(decoder.decode(schemas[i])).required ?? []]));
+    // Samples only when the bundle is served (not from an installed package).
+    document.querySelectorAll('[data-sample], #sample-all').forEach((control) => { control.disabled = false; });
   } catch (error) {
     show('verdict', `Samples unavailable (${error.message}); paste a document instead.`);
   }

@@ -5,6 +5,7 @@
 // Expects (built by scripts/test-js.sh):
 //   DIR/release/libmissionweaveprotocol_node.so     cargo build --release -p missionweaveprotocol-node
 //   DIR/wasm-bindgen/web/ and DIR/wasm-bindgen/node/ wasm-bindgen --target web|nodejs
+//   DIR/wasm-bindgen/verify-web/                     the verify-only build (bindings/wasm-verify)
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -31,6 +32,19 @@ const addon = need(join(targetDir, 'release', `${addonPrefix}missionweaveprotoco
   'cargo build --release -p missionweaveprotocol-node');
 const wasmWeb = need(join(targetDir, 'wasm-bindgen', 'web'), 'wasm-bindgen --target web');
 const wasmNode = need(join(targetDir, 'wasm-bindgen', 'node'), 'wasm-bindgen --target nodejs');
+const wasmVerify = need(join(targetDir, 'wasm-bindgen', 'verify-web'), 'wasm-bindgen --target web (missionweaveprotocol_wasm_verify)');
+
+// The verify-only entry: what a page that only checks signatures needs. Everything else
+// (admission, bundles, leases, budget, scheduler) is not compiled into its module.
+const VERIFY_FACTORY = ['backend', 'sourceCommit', 'Registry', 'RegistryBuilder', 'SigningKey', 'failureReasons',
+  'explainFailure', 'canonicalize', 'canonicalBytes', 'canonicalHash', 'checkStrictJson', 'validateSchema', 'schemaNames',
+  'detectKinds', 'signDocument', 'verifySignedDocument', 'verifySignedDocuments', 'signingPreview', 'parseFrame',
+  'parseReceivedFrame', 'encodeFrame', 'errorFrame'];
+const VERIFY_SHARED = ['PROTOCOL_VERSION', 'DOCUMENT_KINDS', 'STAGES', 'WIRE_MESSAGE', 'MwpError', 'ArgumentError',
+  'ParseError', 'CanonicalizationError', 'SchemaValidationError', 'VerificationError', 'SigningError', 'RegistryError',
+  'FrameError', 'VerifiedDocument', 'SignedDocument', 'Frame', 'ReceivedCommandFrame'];
+const VERIFY_TYPES = ['Bytes', 'DocumentKind', 'Stage', 'WireCode', 'Principal', 'WireError', 'RegistryInput',
+  'FailureReason', 'ValidityRecordInput'];
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
@@ -55,6 +69,10 @@ for (const [from, to] of [[wasmWeb, 'wasm-web'], [wasmNode, 'wasm-node']]) {
     cpSync(join(from, file), join(dist, to, file));
   }
 }
+mkdirSync(join(dist, 'wasm-verify'));
+for (const file of ['missionweaveprotocol_wasm_verify.js', 'missionweaveprotocol_wasm_verify_bg.wasm']) {
+  cpSync(join(wasmVerify, file), join(dist, 'wasm-verify', file));
+}
 // wasm-bindgen's nodejs output is CommonJS; in a "type": "module" package it needs a marker.
 writeFileSync(join(dist, 'wasm-node', 'package.json'), '{ "type": "commonjs" }\n');
 
@@ -74,10 +92,25 @@ writeFileSync(join(dist, 'wasm.mjs'), readFileSync(join(src, 'wasm.mjs.in'), 'ut
   .replace('@NAMES@', factoryNames.join(', '))
   .replace('@SHARED@', shared.join(', ')));
 
+for (const name of VERIFY_FACTORY) {
+  if (!wasmNames.includes(name) || shared.includes(name)) throw new Error(`verify entry: ${name} is not a backend export`);
+}
+for (const name of VERIFY_SHARED) {
+  if (!shared.includes(name)) throw new Error(`verify entry: ${name} is not exported by api.mjs`);
+}
+writeFileSync(join(dist, 'verify.mjs'), readFileSync(join(src, 'verify.mjs.in'), 'utf8')
+  .replace('@NAMES@', VERIFY_FACTORY.join(', '))
+  .replace('@SHARED@', VERIFY_SHARED.join(', ')));
+
 // 4. Declarations: one .d.mts and one .d.cts per entry.
 const declarations = readFileSync(join(src, 'api.d.ts'), 'utf8');
 for (const ext of ['d.mts', 'd.cts']) {
   writeFileSync(join(dist, `node.${ext}`), declarations);
   writeFileSync(join(dist, `wasm.${ext}`), declarations);
 }
+// The verify entry declares a subset of the same declarations (one source, TSDoc included).
+writeFileSync(join(dist, 'verify.d.mts'),
+  `// missionweaveprotocol/verify: the verify-only WebAssembly build (see wasm.d.mts for the docs).\n` +
+  `export { ${[...VERIFY_FACTORY, ...VERIFY_SHARED].join(', ')} } from './wasm.mjs';\n` +
+  `export type { ${VERIFY_TYPES.join(', ')} } from './wasm.mjs';\n`);
 console.log(`dist: node exports ${nodeNames.length}, wasm exports ${wasmNames.length}`);

@@ -1,5 +1,5 @@
 // Cheap lint: `node --check` (syntax) on every JavaScript file of the package, tests, page,
-// benchmark and scripts, and on the built entries when dist/ exists.
+// benchmark and scripts, the examples (examples/js), and on the built entries when dist/ exists.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const js = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const files = [];
-for (const dir of ['src', 'test', 'scripts', 'bench', 'page', 'dist']) {
+for (const dir of ['src', 'test', 'scripts', 'bench', 'page', 'dist', '../examples/js']) {
   if (!existsSync(join(js, dir))) continue;
   for (const name of readdirSync(join(js, dir))) {
     if (/\.(mjs|cjs|js)$/.test(name)) files.push(join(js, dir, name));

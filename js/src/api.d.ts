@@ -176,6 +176,139 @@ export declare class Registry {
 /** A Registry object, or snapshot bytes (then a bad snapshot fails verification at stage 4). */
 export type RegistryInput = Registry | Bytes;
 
+/**
+ * An Ed25519 signing key and its key ID: the first thing a new user makes (own keys → Registry
+ * → sign → verify). The Rust core holds no randomness; {@link SigningKey.generate} draws the
+ * 32-byte seed from `crypto.getRandomValues`. `JSON.stringify(key)` shows only the public view.
+ *
+ * @example
+ * ```js
+ * const key = SigningKey.generate('urn:missionweaveprotocol:key:alice-1');
+ * const stored = key.toSeedBase64url();            // keep it secret
+ * const again = SigningKey.fromSeedBase64url(key.keyId, stored);
+ * ```
+ */
+export declare class SigningKey {
+  /**
+   * Same as {@link SigningKey.fromSeed}.
+   * @throws {@link ArgumentError} if `keyId` is not an absolute URI (§2) or the seed is not 32 bytes.
+   */
+  constructor(keyId: string, seed: Bytes);
+  /**
+   * A new key from 32 bytes of `crypto.getRandomValues`.
+   * @param keyId - The key ID, an absolute URI (§2 identifiers), e.g. `urn:missionweaveprotocol:key:alice-1`.
+   * @throws {@link ArgumentError} if `keyId` is not an absolute URI or the runtime has no `crypto.getRandomValues`.
+   */
+  static generate(keyId: string): SigningKey;
+  /**
+   * The key of a 32-byte seed (RFC 8032 private key).
+   * @throws {@link ArgumentError} if `keyId` is not an absolute URI or the seed is not exactly 32 bytes.
+   */
+  static fromSeed(keyId: string, seed: Bytes): SigningKey;
+  /**
+   * The key of a seed written in canonical unpadded base64url (§2: no `=`, no `+` or `/`, zero pad bits).
+   * @throws {@link ArgumentError} for a noncanonical spelling or a length other than 32 bytes.
+   */
+  static fromSeedBase64url(keyId: string, seed: string): SigningKey;
+  /** The key ID this key signs with (`signature.keyId`). */
+  readonly keyId: string;
+  /** Always `Ed25519` in protocol version 0.1. */
+  readonly algorithm: 'Ed25519';
+  /** The 32-byte public key in canonical unpadded base64url (the Registry's `publicKey`). */
+  readonly publicKeyBase64url: string;
+  /** The 32-byte public key (a fresh copy on every read). */
+  readonly publicKey: Uint8Array;
+  /** The 32-byte seed (a fresh copy). Keep it secret. */
+  seedBytes(): Uint8Array;
+  /** The seed in canonical unpadded base64url, for storage. Keep it secret. */
+  toSeedBase64url(): string;
+  /**
+   * Signs an unsigned document: `signDocument(kind, unsigned, { key: this, registry })`.
+   * @param options.registry - When given, the produced bytes are also verified through all six stages.
+   * @throws {@link SigningError} if the document would fail verification (the stage says where).
+   */
+  sign(kind: DocumentKind, unsigned: Bytes, options?: { registry?: RegistryInput }): SignedDocument;
+  /** The public view `{keyId, algorithm, publicKey}` (base64url); never the seed. */
+  toJSON(): { keyId: string; algorithm: 'Ed25519'; publicKey: string };
+}
+
+/**
+ * One validity-history record of a binding (§6.4 stage 4): append-only; each record may only add
+ * or move `validUntil` / `revokedAt` earlier. Sequences are numbered by the builder. Times are
+ * RFC 3339 text (§2 timestamp profile) or a `Date`.
+ */
+export interface ValidityRecordInput {
+  recordedAt: string | Date;
+  validUntil?: string | Date;
+  revokedAt?: string | Date;
+}
+
+/**
+ * Registry evidence for one's own Agents, built by the Rust core's `registry::RegistryBuilder`
+ * and validated by the same stage-4 rules a verifier applies (§6.4), so it never hands out
+ * evidence a verifier would refuse.
+ *
+ * @example
+ * ```js
+ * const key = SigningKey.generate('urn:missionweaveprotocol:key:alice-1');
+ * const bytes = new RegistryBuilder('urn:missionweaveprotocol:organization:acme')
+ *   .addKey(key.keyId, { type: 'agent', id: 'urn:missionweaveprotocol:agent:alice' }, key.publicKey, '2026-01-01T00:00:00Z')
+ *   .build();
+ * const registry = new Registry(bytes);
+ * ```
+ */
+export declare class RegistryBuilder {
+  /** @param organizationId - The Organization's ID, an absolute URI (checked at {@link RegistryBuilder.build}). */
+  constructor(organizationId: string);
+  readonly organizationId: string;
+  /**
+   * Binds `keyId` to `principal` and an Ed25519 public key, valid from `validFrom`.
+   * @param publicKey - 32 bytes, canonical base64url text, or a {@link SigningKey}.
+   * @param options.history - Rotation or revocation records, oldest first.
+   * @returns this builder, for chaining.
+   * @throws {@link RegistryError} for a key that is not a strict Ed25519 point or a malformed
+   *   timestamp (`reason` names the stage-4 rule); {@link ArgumentError} for a bad Principal type
+   *   or history record.
+   */
+  addKey(
+    keyId: string, principal: Principal, publicKey: Uint8Array | string | SigningKey, validFrom: string | Date,
+    options?: { history?: readonly ValidityRecordInput[] },
+  ): this;
+  /**
+   * The RFC 8785 evidence bytes (`{organizationId, bindings}`), ready for `new Registry(bytes)`.
+   * @throws {@link RegistryError} when a Registry-wide rule fails (`reason`: `key-id-reused`,
+   *   `public-key-reused`, `key-id-alias`, `organization-id-invalid`, `no-bindings`, …).
+   */
+  build(): Uint8Array;
+}
+
+/** One §6.4 failure reason of the core, explained: a verification stage or the admission layer. */
+export interface FailureReason {
+  readonly stage: Stage | 'admission';
+  /** 1–6 for the six stages; null for admission, which is not a seventh stage (§6.4). */
+  readonly stageNumber: 1 | 2 | 3 | 4 | 5 | 6 | null;
+  /** The core's stable reason slug (`VerificationError.reason`). */
+  readonly reason: string;
+  /** The wire code of the stage (admission: always `AUTH_INVALID_SIGNATURE`). */
+  readonly code: 'PROTOCOL_VIOLATION' | 'SCHEMA_VALIDATION_FAILED' | 'AUTH_INVALID_SIGNATURE';
+  /** One sentence for a person. */
+  readonly explanation: string;
+  /** Where the rule is written, e.g. `§6.4 stage 4 (key-resolution)`. */
+  readonly section: string;
+}
+/**
+ * Every failure reason the six stages and the admission layer can report, each explained in one
+ * sentence with its spec section. The table lives in the Rust core (`core/ffi/src/reasons.rs`); this is its only source.
+ */
+export declare function failureReasons(): readonly FailureReason[];
+/**
+ * The explanation of a rejected document: pass the {@link VerificationError} or
+ * {@link AdmissionError} (or `stage` and `reason`). Protected diagnostic: show it to the document's owner, not to the peer.
+ * @returns the row, or null for an error without a known stage and reason.
+ */
+export declare function explainFailure(error: MwpError): FailureReason | null;
+export declare function explainFailure(stage: Stage | 'admission', reason: string): FailureReason | null;
+
 export declare class InMemoryAdmissionLog {
   constructor(service: Principal);
   readonly service: Principal;
@@ -233,9 +366,17 @@ export declare function validateSchema(name: string, json: Bytes): void;
 export declare function schemaNames(): string[];
 /** The kinds whose schema the document satisfies (for auto-detection). */
 export declare function detectKinds(document: Bytes): DocumentKind[];
+/**
+ * Signs an unsigned document of `kind`: adds the `signature` envelope (Ed25519 over the RFC 8785
+ * bytes without `signature`, `createdAt` = the kind's protected time) and returns the exact bytes
+ * to send. Signing refuses what would not verify.
+ * @param options - `{key}` (a {@link SigningKey}) or `{keyId, seed}`; with `registry`, the result is
+ *   also verified through all six stages against it.
+ * @throws {@link SigningError} (the stage it would fail at), {@link ArgumentError} for misuse.
+ */
 export declare function signDocument(
   kind: DocumentKind, unsigned: Bytes,
-  key: { keyId: string; seed: Bytes; registry?: RegistryInput },
+  options: { key: SigningKey; registry?: RegistryInput } | { keyId: string; seed: Bytes; registry?: RegistryInput },
 ): SignedDocument;
 export declare function verifySignedDocument(kind: DocumentKind, document: Bytes, registry: RegistryInput): VerifiedDocument;
 export declare function verifySignedDocuments(

@@ -961,6 +961,121 @@ export function createApi(backendModule, backend) {
     }
   }
 
+  // ---- one's own keys and Registry evidence (own keys → Registry → sign → verify) --------
+
+  const seeds = new WeakMap();
+
+  function decodeBase64url(text, length, what) {
+    return Uint8Array.from(open(raw.base64urlDecode(checkString(text, what), length, what)));
+  }
+
+  /**
+   * An Ed25519 signing key with its key ID. The core holds no randomness: `generate` draws the
+   * 32-byte seed from `crypto.getRandomValues`. The seed never appears in `toJSON()`.
+   */
+  class SigningKey {
+    constructor(keyId, seed) {
+      const seedBytes = Uint8Array.from(toBytes(seed, 'seed'));
+      const info = open(raw.keyInfo(checkString(keyId, 'keyId'), seedBytes));
+      seeds.set(this, seedBytes);
+      this.keyId = info.keyId;
+      this.algorithm = info.algorithm;
+      this.publicKeyBase64url = info.publicKey;
+      hidden(this, { publicKeyBytes: decodeBase64url(info.publicKey, 32, 'publicKey') });
+      Object.freeze(this);
+    }
+
+    /** A new key from 32 random bytes (`crypto.getRandomValues`). */
+    static generate(keyId) {
+      const random = globalThis.crypto?.getRandomValues;
+      if (typeof random !== 'function') throw new ArgumentError('crypto.getRandomValues is not available in this runtime');
+      return new SigningKey(keyId, globalThis.crypto.getRandomValues(new Uint8Array(32)));
+    }
+
+    /** The key of a 32-byte seed. */
+    static fromSeed(keyId, seed) { return new SigningKey(keyId, seed); }
+
+    /** The key of a seed in canonical unpadded base64url (§2). */
+    static fromSeedBase64url(keyId, text) { return new SigningKey(keyId, decodeBase64url(text, 32, 'seed')); }
+
+    /** The 32-byte public key (a fresh copy). */
+    get publicKey() { return this.publicKeyBytes.slice(); }
+
+    /** The 32-byte seed (a fresh copy): keep it secret. */
+    seedBytes() { return seeds.get(this).slice(); }
+
+    /** The seed in canonical unpadded base64url: keep it secret. */
+    toSeedBase64url() { return open(raw.base64urlEncode(seeds.get(this))); }
+
+    /** Signs an unsigned document (see `signDocument`). */
+    sign(kind, unsigned, { registry } = {}) { return signDocument(kind, unsigned, { key: this, registry }); }
+
+    /** The public view: `{keyId, algorithm, publicKey}` (base64url); never the seed. */
+    toJSON() { return { keyId: this.keyId, algorithm: this.algorithm, publicKey: this.publicKeyBase64url }; }
+  }
+
+  function timeText(value, what) {
+    if (value instanceof Date) {
+      if (Number.isNaN(value.getTime())) throw new ArgumentError(`${what} is an invalid Date`);
+      return value.toISOString();
+    }
+    return checkString(value, what);
+  }
+
+  function publicKeyOf(value) {
+    if (value instanceof SigningKey) return value.publicKey;
+    if (typeof value === 'string') return decodeBase64url(value, 32, 'publicKey');
+    return toBytes(value, 'publicKey');
+  }
+
+  /**
+   * Registry evidence for one's own Agents (the core's `registry::RegistryBuilder`): bind key IDs
+   * to Principals and public keys, then `build()` the snapshot bytes, validated by the same
+   * stage-4 rules a verifier applies (§6.4).
+   */
+  class RegistryBuilder {
+    #handle;
+
+    constructor(organizationId) {
+      this.#handle = new raw.RegistryBuilder(checkString(organizationId, 'organizationId'));
+      this.organizationId = organizationId;
+    }
+
+    /** Binds `keyId` to `principal` and a public key; returns the builder. */
+    addKey(keyId, principal, publicKey, validFrom, { history = [] } = {}) {
+      const { type, id } = principalOf(principal, 'principal');
+      if (!Array.isArray(history)) throw new ArgumentError('history must be an array');
+      const records = history.map((record, i) => {
+        if (!record || typeof record !== 'object') throw new ArgumentError(`history[${i}] must be an object`);
+        const out = {};
+        for (const [name, value] of Object.entries(record)) {
+          out[name] = value === undefined || value === null ? value : timeText(value, `history[${i}].${name}`);
+        }
+        return out;
+      });
+      open(this.#handle.addKey(checkString(keyId, 'keyId'), type, id, publicKeyOf(publicKey),
+        timeText(validFrom, 'validFrom'), JSON.stringify(records)));
+      return this;
+    }
+
+    /** The RFC 8785 evidence bytes for `new Registry(bytes)`; throws RegistryError on a broken rule. */
+    build() { return encoder.encode(open(this.#handle.build()).evidence); }
+  }
+
+  /** Every §6.4 failure reason, explained in one sentence with its spec section. */
+  function failureReasons() {
+    return deepFreeze(open(raw.failureReasons()));
+  }
+
+  /** The explanation of a VerificationError (or of `stage` and `reason`), or null. */
+  function explainFailure(stageOrError, reason) {
+    const [stage, slug] = stageOrError instanceof MwpError
+      ? [stageOrError.stage, stageOrError.reason]
+      : [stageOrError, reason];
+    if (typeof stage !== 'string' || typeof slug !== 'string') return null;
+    return deepFreeze(open(raw.explainFailure(stage, slug)));
+  }
+
   function canonicalize(json) { return open(raw.canonicalize(toBytes(json))); }
 
   function canonicalBytes(json) { return encoder.encode(canonicalize(json)); }
@@ -979,8 +1094,14 @@ export function createApi(backendModule, backend) {
     return open(raw.detectKinds(toBytes(document)));
   }
 
-  function signDocument(kind, unsigned, { keyId, seed, registry } = {}) {
+  function signDocument(kind, unsigned, { key, keyId, seed, registry } = {}) {
     checkKind(kind);
+    if (key !== undefined) {
+      if (!(key instanceof SigningKey)) throw new ArgumentError('key must be a SigningKey');
+      if (keyId !== undefined || seed !== undefined) throw new ArgumentError('give either key or keyId and seed');
+      ({ keyId } = key);
+      seed = seeds.get(key);
+    }
     checkString(keyId, 'keyId');
     const bytes = toBytes(unsigned, 'unsigned document');
     const seedBytes = toBytes(seed, 'seed');
@@ -1162,7 +1283,11 @@ export function createApi(backendModule, backend) {
     backend,
     sourceCommit: raw.sourceCommit(),
     Registry,
+    RegistryBuilder,
+    SigningKey,
     InMemoryAdmissionLog,
+    failureReasons,
+    explainFailure,
     canonicalize,
     canonicalBytes,
     canonicalHash,

@@ -11,6 +11,7 @@ import { chromium } from 'playwright-core';
 
 import { startServer } from '../scripts/serve.mjs';
 import { BUNDLE, CHROMIUM, CHROMIUM_ARGS, TARGET } from './support.mjs';
+
 const ARTIFACTS = join(TARGET, 'js-artifacts');
 
 let server;

@@ -12,7 +12,8 @@ const require = createRequire(import.meta.url);
 
 function declaredValues(file) {
   const text = readFileSync(join(DIST, file), 'utf8');
-  return [...text.matchAll(/^export declare (?:const|function|class) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]).sort();
+  // Overloaded functions are declared once per signature.
+  return [...new Set([...text.matchAll(/^export declare (?:const|function|class) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]))].sort();
 }
 
 const entries = [
@@ -32,6 +33,22 @@ for (const [entry, types] of entries) {
   });
 }
 
+test('verify.mjs exports exactly what verify.d.mts re-exports, a subset of the full declarations', async () => {
+  const loaded = await import(join(DIST, 'verify.mjs'));
+  const runtime = Object.keys(loaded).filter((k) => k !== 'default').sort();
+  const text = readFileSync(join(DIST, 'verify.d.mts'), 'utf8');
+  const values = text.match(/^export \{ ([^}]+) \} from '\.\/wasm\.mjs';$/m)[1].split(', ').sort();
+  assert.deepEqual(runtime, values);
+  const full = declaredValues('wasm.d.mts');
+  for (const name of values) assert.ok(full.includes(name), `${name} is declared (with its TSDoc) in wasm.d.mts`);
+  for (const name of ['Scheduler', 'BudgetLedger', 'ExecutionLease', 'admitFirst', 'runConformance', 'bundleFile', 'InMemoryAdmissionLog']) {
+    assert.ok(!runtime.includes(name), `${name} is not in the verify-only build`);
+  }
+  for (const name of ['SigningKey', 'RegistryBuilder', 'Registry', 'verifySignedDocument', 'failureReasons', 'VerificationError']) {
+    assert.ok(runtime.includes(name), name);
+  }
+});
+
 test('ESM and CommonJS node entries share one instance', async () => {
   const esm = await import(join(DIST, 'node.mjs'));
   const cjs = require(join(DIST, 'node.cjs'));
@@ -45,6 +62,7 @@ test('package exports: node → napi, ./wasm → WebAssembly (ESM and require)',
   assert.equal(require('missionweaveprotocol').backend, 'napi');
   assert.equal((await import('missionweaveprotocol/wasm')).backend, 'wasm');
   assert.equal(require('missionweaveprotocol/wasm').backend, 'wasm');
+  assert.equal(typeof (await import('missionweaveprotocol/verify')).SigningKey, 'function');
   const pkg = JSON.parse(readFileSync(join(DIST, '..', 'package.json'), 'utf8'));
   assert.equal(pkg.exports['.'].browser.default, './dist/wasm.mjs');
   assert.equal(pkg.exports['.'].default.import.default, './dist/wasm.mjs');

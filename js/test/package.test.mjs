@@ -2,7 +2,7 @@
 // with require and run one verification each (napi by default, WebAssembly via ./wasm).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -38,10 +38,25 @@ test('the tarball holds the built entries, both backends and the declarations', 
   const listing = execFileSync('tar', ['tzf', join(work, readdirSync(work).find((f) => f.endsWith('.tgz')))], { encoding: 'utf8' });
   for (const file of ['dist/node.mjs', 'dist/node.cjs', 'dist/wasm.mjs', 'dist/wasm.cjs', 'dist/api.mjs', 'dist/api.cjs',
     'dist/node.d.mts', 'dist/node.d.cts', 'dist/wasm.d.mts', 'dist/wasm.d.cts',
-    'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm_bg.wasm']) {
+    'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm_bg.wasm',
+    'dist/verify.mjs', 'dist/verify.d.mts', 'dist/wasm-verify/missionweaveprotocol_wasm_verify_bg.wasm',
+    'page/index.html', 'page/style.css', 'page/verifier.mjs']) {
     assert.ok(listing.includes(`package/${file}`), file);
   }
   assert.ok(!listing.includes('package/test/') && !listing.includes('package/src/'), 'sources and tests stay out');
+});
+
+test('npm pack --dry-run: the verifier page ships beside dist/, which it imports', () => {
+  const listing = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: JS, encoding: 'utf8' }))[0];
+  const files = listing.files.map((f) => f.path);
+  for (const file of ['page/index.html', 'page/style.css', 'page/verifier.mjs', 'dist/verify.mjs']) {
+    assert.ok(files.includes(file), file);
+  }
+  assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('scripts/')), files.join(' '));
+  // The page's one import resolves inside the package.
+  const page = readFileSync(join(JS, 'page', 'verifier.mjs'), 'utf8');
+  const imports = [...page.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]);
+  assert.deepEqual(imports, ['../dist/verify.mjs']);
 });
 
 test('ESM import, one verification each backend', () => {
@@ -49,11 +64,12 @@ test('ESM import, one verification each backend', () => {
     import { readFileSync } from 'node:fs';
     import * as mwp from 'missionweaveprotocol';
     import * as wasm from 'missionweaveprotocol/wasm';
-    for (const api of [mwp, wasm]) {
+    import * as verify from 'missionweaveprotocol/verify';
+    for (const api of [mwp, wasm, verify]) {
       const v = api.verifySignedDocument('command', readFileSync(${DOC}), new api.Registry(readFileSync(${REG})));
       console.log(api.backend, v.signingHash);
     }`);
-  assert.equal(out, `napi ${HASH}\nwasm ${HASH}`);
+  assert.equal(out, `napi ${HASH}\nwasm ${HASH}\nwasm ${HASH}`);
 });
 
 test('require, one verification each backend, errors are Error subclasses', () => {
@@ -81,6 +97,21 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
     admitFirst(kind, 'doc', registry, new InMemoryAdmissionLog({ type: 'service', id: 'x' }), () => ({ admissionRecordId: 'a', trustedAcceptedAt: 't', acceptedBy: { type: 'service', id: 's' } }));
     try { verifySignedDocument('command', '{}', registry); } catch (e) { if (e instanceof VerificationError) { const s: string = e.toWire().code + e.stage + hash; void s; } }
     void log;`;
+  const keys = (from) => `
+    import { SigningKey, RegistryBuilder, Registry, verifySignedDocument, explainFailure, VerificationError,
+      type FailureReason, type Principal } from '${from}';
+    const key: SigningKey = SigningKey.generate('urn:missionweaveprotocol:key:a-1');
+    const alice: Principal = { type: 'agent', id: 'urn:missionweaveprotocol:agent:a' };
+    const bytes: Uint8Array = new RegistryBuilder('urn:missionweaveprotocol:organization:o')
+      .addKey(key.keyId, alice, key.publicKey, new Date(), { history: [{ recordedAt: '2026-01-01T00:00:00Z', revokedAt: new Date() }] })
+      .build();
+    const signed = key.sign('command', '{}', { registry: new Registry(bytes) });
+    try { verifySignedDocument('command', signed.bytes, bytes); } catch (e) {
+      if (e instanceof VerificationError) { const why: FailureReason | null = explainFailure(e); void why; }
+    }
+    const seed: string = key.toSeedBase64url(); void SigningKey.fromSeedBase64url(key.keyId, seed);`;
+  writeFileSync(join(project, 'keys.mts'), keys('missionweaveprotocol'));
+  writeFileSync(join(project, 'keys-verify.mts'), keys('missionweaveprotocol/verify'));
   writeFileSync(join(project, 'esm.mts'), use('missionweaveprotocol'));
   writeFileSync(join(project, 'wasm.mts'), use('missionweaveprotocol/wasm'));
   writeFileSync(join(project, 'cjs.cts'), use('missionweaveprotocol'));
@@ -90,7 +121,7 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
   const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', '--skipLibCheck', 'false'];
   const check = (files) => execFileSync(process.execPath, [tsc, ...flags, ...files], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
   try {
-    check(['esm.mts', 'wasm.mts', 'cjs.cts']);
+    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts']);
   } catch (error) {
     assert.fail(`tsc: ${error.stdout}${error.stderr}`);
   }

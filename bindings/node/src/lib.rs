@@ -7,6 +7,8 @@ use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, N
 use napi::bindgen_prelude::{Buffer, FnArgs, Function, Object, Uint8Array, Uint32Array};
 use napi_derive::napi;
 
+pub mod keys;
+
 /// A Registry snapshot, validated once; a rejected snapshot fails verification at stage 4.
 #[napi]
 #[derive(Debug)]

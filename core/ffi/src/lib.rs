@@ -6,14 +6,20 @@
 //! converts its result or error.
 
 pub mod admission;
+#[cfg(feature = "authority")]
 pub mod args;
+#[cfg(feature = "authority")]
 pub mod authority;
 pub mod envelope;
+pub mod keys;
+pub mod reasons;
+#[cfg(feature = "authority")]
 pub mod scheduling;
 
 use std::sync::Arc;
 
 use missionweaveprotocol::bundle;
+#[cfg(feature = "conformance-bundle")]
 use missionweaveprotocol::conformance::{self, BundleKind, BundleReport, EmbeddedBundle};
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::{Value, canonical_bytes, canonical_hash, parse, sha256_prefixed};
@@ -334,10 +340,12 @@ pub fn source_commit() -> String {
     bundle::SOURCE_COMMIT.to_owned()
 }
 
+#[cfg(feature = "conformance-bundle")]
 pub fn bundle_file(path: &str) -> Option<Vec<u8>> {
     bundle::embedded_file(path).map(<[u8]>::to_vec)
 }
 
+#[cfg(feature = "conformance-bundle")]
 pub fn bundle_paths() -> String {
     finish(Ok(Value::Array(
         bundle::embedded_files()
@@ -346,6 +354,7 @@ pub fn bundle_paths() -> String {
     )))
 }
 
+#[cfg(feature = "conformance-bundle")]
 pub fn verify_cryptography_bundle() -> String {
     finish(
         bundle::verify_cryptography_bundle()
@@ -354,6 +363,7 @@ pub fn verify_cryptography_bundle() -> String {
     )
 }
 
+#[cfg(feature = "conformance-bundle")]
 pub fn verify_admission_bundle() -> String {
     finish(
         bundle::verify_admission_bundle()
@@ -362,6 +372,7 @@ pub fn verify_admission_bundle() -> String {
     )
 }
 
+#[cfg(feature = "conformance-bundle")]
 fn report_value(report: &BundleReport) -> Value {
     let Value::Object(mut object) = report.to_value() else {
         return Value::Null;
@@ -383,6 +394,7 @@ fn report_value(report: &BundleReport) -> Value {
     Value::Object(object)
 }
 
+#[cfg(feature = "conformance-bundle")]
 /// Runs the embedded conformance bundles (`structural,cryptography,admission`; empty = all).
 pub fn run_conformance(bundles: &str) -> String {
     finish((|| {
@@ -477,6 +489,7 @@ pub fn error_frame(
 /// One stateful core object held by a JavaScript object (`ExecutionLease`, `BudgetLedger`,
 /// `DelegationAuthority`, `RetryController`, `Scheduler`). Construction never fails across the
 /// boundary: a rejected construction is kept and reported by [`Handle::status`].
+#[cfg(feature = "authority")]
 #[derive(Debug, Clone)]
 pub enum Handle {
     Lease(Box<authority::LeaseHandle>),
@@ -487,6 +500,7 @@ pub enum Handle {
     Rejected(String),
 }
 
+#[cfg(feature = "authority")]
 impl Handle {
     /// `class`: lease (mode = lease type), ledger (new, rebuild), delegation (new), retry (new),
     /// scheduler (new, restore, rebuild); `args` is a JSON array.
@@ -553,6 +567,7 @@ impl Handle {
 
 /// Stateless functions of the authority modules (`idempotencyKey`, `derivedAttemptKey`,
 /// `parseDurationMs`) with a JSON argument array.
+#[cfg(feature = "authority")]
 pub fn call_function(method: &str, args: &str) -> String {
     finish(authority::call_function(method, args))
 }
