@@ -193,7 +193,7 @@ function verify() {
     show('protected-time', reached > 2 ? envelope?.createdAt : null);
     const frame = mwp.errorFrame({
       frameId: 'urn:uuid:00000000-0000-4000-8000-000000000000',
-      code: error.code === 'INVALID_ARGUMENT' ? 'PROTOCOL_VIOLATION' : error.code,
+      code: error.code,
       message: error.wireMessage ?? mwp.WIRE_MESSAGE,
       occurredAt: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     });

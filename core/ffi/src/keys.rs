@@ -111,7 +111,7 @@ impl RegistryBuilderHandle {
                     valid_from,
                     &records,
                 )
-                .map_err(|e| Failure::registry(&e))?;
+                .map_err(|e| Failure::error(&e))?;
             Ok(Value::Null)
         })())
     }
@@ -130,7 +130,7 @@ impl RegistryBuilderHandle {
                         .num("size", snapshot.len() as u64)
                         .build()
                 })
-                .map_err(|e| Failure::registry(&e)),
+                .map_err(|e| Failure::error(&e)),
         )
     }
 }
@@ -140,7 +140,7 @@ const HISTORY_MEMBERS: [&str; 3] = ["recordedAt", "validUntil", "revokedAt"];
 /// Reads `[{recordedAt, validUntil?, revokedAt?}]`; unknown members are refused rather than
 /// ignored, so a misspelt `revokedAt` never yields a key that stays valid.
 fn history_records(text: &str) -> Result<Vec<ValidityRecord>, Failure> {
-    let value = parse(text.as_bytes()).map_err(|e| Failure::parse(&e))?;
+    let value = parse(text.as_bytes()).map_err(|e| Failure::error(&e))?;
     let items = value
         .as_array()
         .ok_or_else(|| Failure::argument("history must be an array"))?;
