@@ -121,19 +121,6 @@ pub fn verification_exception<'py>(
     exception(py, error)
 }
 
-/// A lease document that cannot be read back, described by the error inside it, as the JSON
-/// call surface does (`core/ffi/src/authority.rs`, the golden vectors): the parse failure, the
-/// schema issue, or the lease rule the document breaks (`invalid_field` for a sub-millisecond
-/// instant), so that the same document is refused alike in every binding.
-pub fn lease_document_error(py: Python<'_>, error: &LeaseDocumentError) -> PyErr {
-    match error {
-        LeaseDocumentError::Parse(inner) => describe(py, inner),
-        LeaseDocumentError::Schema(issue) => describe(py, issue),
-        LeaseDocumentError::Precision(field) => describe(py, &LeaseError::InvalidField(field)),
-        LeaseDocumentError::Inconsistent(inner) => describe(py, inner),
-    }
-}
-
 macro_rules! conveniences {
     ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {
         $(
@@ -164,6 +151,9 @@ conveniences! {
     frame_error: FrameError;
     /// A timestamp outside the protocol's RFC 3339 profile.
     timestamp_error: TimestampError;
+    /// A lease document that cannot be read back: described by the error inside it (the core's
+    /// `DescribeError` for `LeaseDocumentError` delegates), as in every binding.
+    lease_document_error: LeaseDocumentError;
     /// A lease operation or lease-bound Command refused.
     lease_error: LeaseError;
     /// A ledger failure.

@@ -16,7 +16,6 @@ use missionweaveprotocol_authority::execution::{
     AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, derived_attempt_key,
     idempotency_key, parse_duration_ms,
 };
-use missionweaveprotocol_authority::lease::LeaseDocumentError;
 use missionweaveprotocol_authority::lease::{
     Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseState, LeaseWindow,
 };
@@ -76,14 +75,7 @@ impl LeaseHandle {
             // `[documentText]`: a `lease.schema.json` document read back through the core.
             return Lease::from_json(args.str(0, "document")?.as_bytes())
                 .map(Self)
-                .map_err(|e| match e {
-                    LeaseDocumentError::Parse(error) => Failure::error(&error),
-                    LeaseDocumentError::Schema(issue) => Failure::error(&issue),
-                    LeaseDocumentError::Precision(field) => {
-                        lease_failure(&LeaseError::InvalidField(field))
-                    }
-                    LeaseDocumentError::Inconsistent(error) => lease_failure(&error),
-                });
+                .map_err(|e| Failure::error(&e));
         }
         let mut r = args.reader(0, "lease")?;
         let binding = LeaseBinding {
