@@ -746,6 +746,23 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             a.str(0, "idempotencyKey")?,
             a.uint(1, "attempt", u64::from(u32::MAX))? as u32,
         )),
+        // The core's spelling lists, for the package's own enum objects to be tested against.
+        "vocabularies" => {
+            let mut out = missionweaveprotocol::json::Object::new();
+            for (name, values) in missionweaveprotocol_authority::vocabularies() {
+                out.insert(
+                    name,
+                    Value::Array(values.into_iter().map(Value::string).collect()),
+                );
+            }
+            // The Error subclass this package shows for each error class.
+            let mut classes = missionweaveprotocol::json::Object::new();
+            for class in missionweaveprotocol::ErrorClass::ALL {
+                classes.insert(class.as_str(), Value::string(class.js_name()));
+            }
+            out.insert("js_error_class", Value::Object(classes));
+            Value::Object(out)
+        }
         "parseDurationMs" => {
             let text = a.str(0, "duration")?;
             num(parse_duration_ms(text)
