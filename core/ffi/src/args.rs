@@ -1,7 +1,7 @@
 //! Arguments of the stateful objects (leases, ledger, grants, retries, scheduler) as they cross
 //! the boundary: one JSON array per call, made by the JavaScript wrapper with `JSON.stringify`
 //! (times already converted to integer milliseconds). Reading is strict: wrong types, unknown
-//! members and out-of-range integers are `INVALID_ARGUMENT` failures that name the path.
+//! members and out-of-range integers are `ArgumentError` failures (`PROTOCOL_VIOLATION`, reason `invalid-argument`) that name the path.
 
 use missionweaveprotocol::json::{Object, Value, parse};
 use missionweaveprotocol_authority::capability_version::CapabilityRef;
