@@ -46,8 +46,11 @@ fn wrong_principal(golden: &[u8]) -> Vec<u8> {
     let text = std::str::from_utf8(golden).unwrap();
     let from = "urn:missionweaveprotocol:key:crypto-vector-rfc8032-1";
     assert!(text.contains(from));
-    text.replace(from, "urn:missionweaveprotocol:key:crypto-vector-developer-one")
-        .into_bytes()
+    text.replace(
+        from,
+        "urn:missionweaveprotocol:key:crypto-vector-developer-one",
+    )
+    .into_bytes()
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
