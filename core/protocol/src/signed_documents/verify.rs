@@ -282,7 +282,8 @@ impl SignedDocumentCodec<'_> {
             _ => None,
         };
         // Stage 5: JCS of the document without its top-level `signature`, for a rejection at
-        // stage 3 or 4 too, whose stand-in equation hashes it.
+        // stage 3 or 4 too, whose stand-in equation hashes it (an empty message when stage 5
+        // fails: that document is either rejected at stage 3 or 4 or shows stage 5's own code).
         crate::work_count::tally(|work| work.signing_inputs += 1);
         let message = signing_bytes(&document);
         // Stage 6: the cofactorless equation, on stand-ins where stage 3 or 4 left no input.
