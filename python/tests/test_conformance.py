@@ -15,7 +15,12 @@ import pytest
 from conftest import read, rust_outcomes, structural_vectors
 
 from missionweaveprotocol import conformance
-from missionweaveprotocol.errors import InvalidInputError, JsonParseError, SchemaValidationError
+from missionweaveprotocol.errors import (
+    BundleVerificationError,
+    InvalidInputError,
+    JsonParseError,
+    SchemaValidationError,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -153,6 +158,54 @@ def test_console_script_with_root(tmp_path: Path) -> None:
     assert (python.returncode, python.stdout, python.stderr) == (rust.returncode, rust.stdout, rust.stderr)
     assert python.returncode == 3 and python.stdout == ""
     assert "the structural bundle is missing: no conformance/manifest.json" in python.stderr
+
+
+def test_run_with_a_symlinked_directory_mid_path_is_refused(tmp_path: Path) -> None:
+    # Issue 9, item 3: with ``conformance/vectors/etc -> /etc`` and a manifest naming
+    # ``conformance/vectors/etc/passwd``, the runner opened /etc/passwd.
+    from missionweaveprotocol import bundle
+
+    root = tmp_path / "root"
+    for path in bundle.embedded_paths():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = bundle.embedded_file(path)
+        assert data is not None
+        target.write_bytes(data)
+    assert conformance.run(["structural"], root=root).ok
+    os.symlink("/etc", root / "conformance/vectors/etc")
+    manifest = root / "conformance/manifest.json"
+    entries = json.loads(manifest.read_text())
+    outside = {
+        "name": "outside",
+        "schema": "schemas/command.schema.json",
+        "instance": "conformance/vectors/etc/passwd",
+        "valid": False,
+    }
+    manifest.write_text(json.dumps([outside, *entries]))
+    refusal = "conformance/vectors/etc/passwd resolves outside the bundle root"
+    report = conformance.run(["structural"], root=root)
+    assert not report.ok
+    messages = [message for _, message in report.reports[0].failures]
+    assert refusal in messages, messages
+    assert not any("root:" in message for message in messages)
+    custom = root / "conformance/custom.json"
+    custom.write_text(json.dumps([outside]))
+    (result,) = conformance.run_manifest(root=root, manifest_path="conformance/custom.json").results
+    assert result.name == "outside" and not result.passed and result.error == refusal
+    custom.unlink()
+    # A symlinked schemas/ directory no longer passes from files outside the root.
+    manifest.write_text(json.dumps(entries))
+    assert conformance.run(["structural"], root=root).ok
+    (root / "schemas").rename(tmp_path / "schemas")
+    os.symlink(tmp_path / "schemas", root / "schemas")
+    report = conformance.run(["structural"], root=root)
+    assert not report.ok
+    messages = [message for _, message in report.reports[0].failures]
+    assert "schemas resolves outside the bundle root" in messages, messages
+    with pytest.raises(BundleVerificationError) as caught:
+        conformance.run_manifest(root=root)
+    assert "schemas resolves outside the bundle root" in caught.value.problems
 
 
 def test_console_script_closed_pipe_is_quiet() -> None:
