@@ -398,6 +398,7 @@ fn an_empty_manifest_is_exit_3() {
     std::fs::remove_dir_all(&copy).unwrap();
 }
 
+#[cfg(unix)]
 #[test]
 fn a_symlinked_directory_mid_path_is_refused_and_nothing_outside_is_echoed() {
     // Issue 9, item 3: with `conformance/vectors/etc -> /etc` and a manifest naming

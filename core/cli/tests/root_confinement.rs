@@ -1,3 +1,4 @@
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! A bundle read from a directory stays inside it (issue 9, item 3): symlinks anywhere along a
 //! path are resolved and confined to the root, an unreadable entry is not "missing", and a file
