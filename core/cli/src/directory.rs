@@ -26,6 +26,8 @@ use missionweaveprotocol::conformance::{BundleReadError, BundleSource, MAX_BUNDL
 pub struct DirectoryBundle {
     /// The canonical root (no symlinks, absolute).
     root: PathBuf,
+    /// The root as given, for messages.
+    given: PathBuf,
     /// The largest file read, in bytes.
     limit: u64,
 }
@@ -46,6 +48,7 @@ impl DirectoryBundle {
             .map_err(|error| format!("{} cannot be resolved: {error}", root.display()))?;
         Ok(Self {
             root: canonical,
+            given: root.to_path_buf(),
             limit,
         })
     }
@@ -205,6 +208,6 @@ impl BundleSource for DirectoryBundle {
     }
 
     fn describe(&self) -> String {
-        format!("directory {}", self.root.display())
+        format!("directory {}", self.given.display())
     }
 }

@@ -442,3 +442,31 @@ fn a_symlinked_directory_mid_path_is_refused_and_nothing_outside_is_echoed() {
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     std::fs::remove_dir_all(&copy).unwrap();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_manifest_outside_the_root_is_exit_3_and_not_called_missing() {
+    let copy = scratch("manifest-outside");
+    copy_tree(&protocol_root(), &copy);
+    let outside = scratch("manifest-outside-target");
+    let manifest = copy.join("conformance/manifest.json");
+    std::fs::rename(&manifest, outside.join("manifest.json")).unwrap();
+    std::os::unix::fs::symlink(outside.join("manifest.json"), &manifest).unwrap();
+    let output = binary()
+        .arg("--root")
+        .arg(&copy)
+        .args(["--bundle", "structural"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        format!(
+            "error: the structural bundle cannot be read: conformance/manifest.json resolves \
+             outside the bundle root in directory {}\n",
+            copy.display()
+        )
+    );
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::remove_dir_all(&outside).unwrap();
+}
