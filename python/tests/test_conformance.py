@@ -324,6 +324,31 @@ def test_schema_catalog_from_a_directory(tmp_path: Path) -> None:
         mine.validate("thing", {"n": 0})
 
 
+def test_schema_catalog_walks_no_symlink_and_reads_nothing_outside(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    own.mkdir()
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://example.org/thing.schema.json",
+        "type": "object",
+    }
+    (own / "thing.schema.json").write_text(json.dumps(schema))
+    # A symlink loop used to be walked until the kernel refused (ELOOP) and the catalog failed.
+    os.symlink(".", own / "loop")
+    # A directory linked from outside is not walked: its schema is not in the catalog.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "other.schema.json").write_text(json.dumps({**schema, "$id": "https://example.org/other.schema.json"}))
+    os.symlink(elsewhere, own / "linked")
+    catalog = conformance.SchemaCatalog(own)
+    assert catalog.names() == ["thing"]
+    # A file over 16 MiB is refused by its size, naming it.
+    with open(own / "huge.json", "wb") as handle:
+        handle.truncate(16 * 1024 * 1024 + 1)
+    with pytest.raises(BundleVerificationError) as caught:
+        conformance.SchemaCatalog(own)
+    assert "huge.json is too large" in str(caught.value)
+
+
 @pytest.mark.parametrize("problem", ["missing", "empty", "unsupported-keyword", "no-id"])
 def test_schema_catalog_refuses_what_the_core_cannot_compile(tmp_path: Path, problem: str) -> None:
     from missionweaveprotocol.errors import BundleVerificationError

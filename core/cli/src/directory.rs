@@ -53,6 +53,15 @@ impl DirectoryBundle {
         })
     }
 
+    /// Every regular file below the root, sorted. Symlinked entries are neither listed nor
+    /// descended into, so a symlink loop or a link leading outside is never walked.
+    pub fn files(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        Self::walk(&self.root, "", &mut out);
+        out.sort();
+        out
+    }
+
     /// Refuses paths that are not plain relative `/`-separated paths.
     fn checked(path: &str) -> Result<&str, BundleReadError> {
         let plain = !path.is_empty()
@@ -136,7 +145,13 @@ impl DirectoryBundle {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let name = format!("{relative}/{}", entry.file_name().to_string_lossy());
+            let file_name = entry.file_name();
+            let file_name = file_name.to_string_lossy();
+            let name = if relative.is_empty() {
+                file_name.into_owned()
+            } else {
+                format!("{relative}/{file_name}")
+            };
             if kind.is_dir() {
                 Self::walk(&entry.path(), &name, out);
             } else if kind.is_file() {
