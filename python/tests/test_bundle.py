@@ -58,14 +58,63 @@ def test_directory_root_and_tampering(tmp_path: Path) -> None:
         assert caught.value.code == "INTERNAL_ERROR" and caught.value.retryable is False
 
 
-def test_symlinked_artifact_is_absent(tmp_path: Path) -> None:
-    _materialize(tmp_path)
-    victim = tmp_path / "cryptography/keys/registry-valid.json"
-    moved = tmp_path / "elsewhere.json"
+def test_symlinks_are_confined_to_the_root(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    _materialize(root)
+    # A symlink that stays inside the root is followed.
+    victim = root / "cryptography/keys/registry-valid.json"
+    moved = root / "elsewhere.json"
     victim.rename(moved)
     os.symlink(moved, victim)
-    with pytest.raises(bundle.BundleVerificationError):
+    assert bundle.verify_cryptography_bundle(root).evaluation_count == 62
+    # A symlinked file pointing outside is refused by name.
+    outside = tmp_path / "outside.json"
+    moved.rename(outside)
+    victim.unlink()
+    os.symlink(outside, victim)
+    with pytest.raises(bundle.BundleVerificationError) as caught:
+        bundle.verify_cryptography_bundle(root)
+    message = "artifact cryptography/keys/registry-valid.json resolves outside the bundle root"
+    assert message in caught.value.problems
+
+
+def test_a_symlinked_directory_mid_path_is_refused(tmp_path: Path) -> None:
+    # Issue 9, item 3: only the last component used to be checked.
+    root = tmp_path / "root"
+    _materialize(root)
+    keys = root / "cryptography/keys"
+    keys.rename(tmp_path / "keys")
+    os.symlink(tmp_path / "keys", keys)
+    for verify in (bundle.verify_cryptography_bundle, bundle.verify_admission_bundle):
+        with pytest.raises(bundle.BundleVerificationError) as caught:
+            verify(root)
+        assert caught.value.code == "INTERNAL_ERROR"
+        assert any(
+            p.endswith("artifact cryptography/keys/registry-valid.json resolves outside the bundle root")
+            for p in caught.value.problems
+        ), caught.value.problems
+        assert not any("missing" in p for p in caught.value.problems), caught.value.problems
+
+
+def test_unreadable_and_oversized_files_are_not_missing(tmp_path: Path) -> None:
+    _materialize(tmp_path)
+    victim = tmp_path / "cryptography/keys/registry-valid.json"
+    victim.unlink()
+    victim.mkdir()
+    with pytest.raises(bundle.BundleVerificationError) as caught:
         bundle.verify_cryptography_bundle(tmp_path)
+    assert (
+        "artifact cryptography/keys/registry-valid.json is unreadable: not a regular file (a directory)"
+        in caught.value.problems
+    )
+    manifest = tmp_path / "cryptography/manifest.json"
+    with open(manifest, "r+b") as handle:
+        handle.truncate(16 * 1024 * 1024 + 1)  # sparse: refused by its size, never read
+    with pytest.raises(bundle.BundleVerificationError) as caught:
+        bundle.verify_cryptography_bundle(tmp_path)
+    assert caught.value.problems[0] == (
+        "cryptography/manifest.json is too large: 16777217 bytes, the limit is 16777216 bytes"
+    )
 
 
 @pytest.mark.parametrize("root", ["/nonexistent/mwp-root", __file__])

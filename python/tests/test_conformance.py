@@ -15,7 +15,12 @@ import pytest
 from conftest import read, rust_outcomes, structural_vectors
 
 from missionweaveprotocol import conformance
-from missionweaveprotocol.errors import InvalidInputError, JsonParseError, SchemaValidationError
+from missionweaveprotocol.errors import (
+    BundleVerificationError,
+    InvalidInputError,
+    JsonParseError,
+    SchemaValidationError,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -155,6 +160,54 @@ def test_console_script_with_root(tmp_path: Path) -> None:
     assert "the structural bundle is missing: no conformance/manifest.json" in python.stderr
 
 
+def test_run_with_a_symlinked_directory_mid_path_is_refused(tmp_path: Path) -> None:
+    # Issue 9, item 3: with ``conformance/vectors/etc -> /etc`` and a manifest naming
+    # ``conformance/vectors/etc/passwd``, the runner opened /etc/passwd.
+    from missionweaveprotocol import bundle
+
+    root = tmp_path / "root"
+    for path in bundle.embedded_paths():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = bundle.embedded_file(path)
+        assert data is not None
+        target.write_bytes(data)
+    assert conformance.run(["structural"], root=root).ok
+    os.symlink("/etc", root / "conformance/vectors/etc")
+    manifest = root / "conformance/manifest.json"
+    entries = json.loads(manifest.read_text())
+    outside = {
+        "name": "outside",
+        "schema": "schemas/command.schema.json",
+        "instance": "conformance/vectors/etc/passwd",
+        "valid": False,
+    }
+    manifest.write_text(json.dumps([outside, *entries]))
+    refusal = "conformance/vectors/etc/passwd resolves outside the bundle root"
+    report = conformance.run(["structural"], root=root)
+    assert not report.ok
+    messages = [message for _, message in report.reports[0].failures]
+    assert refusal in messages, messages
+    assert not any("root:" in message for message in messages)
+    custom = root / "conformance/custom.json"
+    custom.write_text(json.dumps([outside]))
+    (result,) = conformance.run_manifest(root=root, manifest_path="conformance/custom.json").results
+    assert result.name == "outside" and not result.passed and result.error == refusal
+    custom.unlink()
+    # A symlinked schemas/ directory no longer passes from files outside the root.
+    manifest.write_text(json.dumps(entries))
+    assert conformance.run(["structural"], root=root).ok
+    (root / "schemas").rename(tmp_path / "schemas")
+    os.symlink(tmp_path / "schemas", root / "schemas")
+    report = conformance.run(["structural"], root=root)
+    assert not report.ok
+    messages = [message for _, message in report.reports[0].failures]
+    assert "schemas resolves outside the bundle root" in messages, messages
+    with pytest.raises(BundleVerificationError) as caught:
+        conformance.run_manifest(root=root)
+    assert "schemas resolves outside the bundle root" in caught.value.problems
+
+
 def test_console_script_closed_pipe_is_quiet() -> None:
     """``missionweaveprotocol-conformance | head -1``: the reader goes away after one line."""
     child = subprocess.Popen([_console_script()], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -269,6 +322,31 @@ def test_schema_catalog_from_a_directory(tmp_path: Path) -> None:
     mine.validate("thing", {"n": 2})
     with pytest.raises(SchemaValidationError):
         mine.validate("thing", {"n": 0})
+
+
+def test_schema_catalog_walks_no_symlink_and_reads_nothing_outside(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    own.mkdir()
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://example.org/thing.schema.json",
+        "type": "object",
+    }
+    (own / "thing.schema.json").write_text(json.dumps(schema))
+    # A symlink loop used to be walked until the kernel refused (ELOOP) and the catalog failed.
+    os.symlink(".", own / "loop")
+    # A directory linked from outside is not walked: its schema is not in the catalog.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "other.schema.json").write_text(json.dumps({**schema, "$id": "https://example.org/other.schema.json"}))
+    os.symlink(elsewhere, own / "linked")
+    catalog = conformance.SchemaCatalog(own)
+    assert catalog.names() == ["thing"]
+    # A file over 16 MiB is refused by its size, naming it.
+    with open(own / "huge.json", "wb") as handle:
+        handle.truncate(16 * 1024 * 1024 + 1)
+    with pytest.raises(BundleVerificationError) as caught:
+        conformance.SchemaCatalog(own)
+    assert "huge.json is too large" in str(caught.value)
 
 
 @pytest.mark.parametrize("problem", ["missing", "empty", "unsupported-keyword", "no-id"])

@@ -73,3 +73,39 @@ def test_bad_registry_types(args: Any) -> None:
         reg.AgentRegistryKeyResolver(*args)
     with pytest.raises(InvalidInputError):
         reg.KeyRegistrySnapshot("organization-wide", *args)
+
+
+def test_registry_cache_budget_and_held_snapshots() -> None:
+    # Issue 9, item 2: the cache is bounded in bytes; snapshots keep working after eviction.
+    from missionweaveprotocol.registry import registry_cache_stats, set_registry_cache_budget
+
+    default = registry_cache_stats()["budget"]
+    assert default == 128 * 1024 * 1024
+    registry = read("cryptography/keys/registry-valid.json")
+    document = read("cryptography/vectors/signed-documents/valid/command.json")
+    try:
+        held = reg.KeyRegistrySnapshot("organization-wide", registry)
+        native = reg.AgentRegistryKeyResolver(registry + b" ")
+        assert registry_cache_stats()["entries"] >= 2
+        set_registry_cache_budget(0)  # evicts both; they keep their validated evidence
+        assert registry_cache_stats() == {"entries": 0, "bytes": 0, "budget": 0}
+        reg.KeyRegistrySnapshot("organization-wide", registry + b"  ")
+        assert registry_cache_stats()["entries"] == 0
+
+        class Held:
+            def resolve(self, request: reg.KeyResolutionRequest) -> reg.KeyRegistrySnapshot:
+                return held
+
+        codec = sd.SignedDocumentCodec()
+        for resolver in (Held(), native):
+            verified = codec.verify("command", document, resolver)
+            assert verified.kind == sd.SignedDocumentKind.COMMAND
+        set_registry_cache_budget(default)
+        reg.KeyRegistrySnapshot("organization-wide", registry + b"   ")
+        stats = registry_cache_stats()
+        assert stats["entries"] >= 1 and 0 < stats["bytes"] <= stats["budget"] == default
+        for bad in (-1, True, 1.5, "1"):
+            with pytest.raises(InvalidInputError):
+                set_registry_cache_budget(bad)  # type: ignore[arg-type]
+    finally:
+        set_registry_cache_budget(default)

@@ -285,31 +285,25 @@ fn conformance_report(
     })
 }
 
-/// `*.json` files under `root`, recursively, sorted by path (as the reference's catalog finds
-/// them), read whole.
+/// `*.json` files under `root`, recursively, sorted by path, each read through the confined
+/// directory reader of the CLI (no symlink is walked, nothing outside `root` is read, a file over
+/// 16 MiB is refused by its size).
 fn schema_files(root: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>, String> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), String> {
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut paths: Vec<_> = entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .collect();
-        paths.sort();
-        for path in paths {
-            if path.is_dir() {
-                walk(&path, out)?;
-            } else if path.extension().is_some_and(|ext| ext == "json") {
-                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                out.push((path.to_string_lossy().into_owned(), bytes));
-            }
-        }
-        Ok(())
-    }
-    if !root.is_dir() {
-        return Err(format!("schema_root {} is not a directory", root.display()));
-    }
+    let directory =
+        DirectoryBundle::open(root).map_err(|message| format!("schema_root {message}"))?;
     let mut files = Vec::new();
-    walk(root, &mut files)?;
+    for relative in directory.files() {
+        if !relative.ends_with(".json") {
+            continue;
+        }
+        let bytes = directory
+            .read(&relative)
+            .map_err(|error| format!("schema_root {}: {error}", root.display()))?;
+        files.push((
+            root.join(&relative).to_string_lossy().into_owned(),
+            bytes.into_owned(),
+        ));
+    }
     if files.is_empty() {
         return Err(format!(
             "schema_root {} holds no *.json schema",

@@ -192,6 +192,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<values::ResolvedKeyEvidence>()?;
     // registry
     m.add_class::<registry::KeyRegistrySnapshot>()?;
+    m.add_function(wrap_pyfunction!(registry::set_registry_cache_budget, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::registry_cache_stats, m)?)?;
     m.add_class::<registry::AgentRegistryKeyResolver>()?;
     m.add_class::<registry::ExpectedSignerEvidence>()?;
     m.add_class::<registry::KeyResolutionRequest>()?;

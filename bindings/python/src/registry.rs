@@ -24,11 +24,10 @@ pub fn registry_error(py: Python<'_>, error: &RegistryError) -> PyErr {
     errors::describe(py, error)
 }
 
-/// Validates Registry bytes now (the result is cached by digest, so the verifier does not
-/// repeat the work): malformed evidence is refused where it is made, as in JavaScript.
-fn validated(py: Python<'_>, bytes: &[u8]) -> PyResult<()> {
+/// Validates Registry bytes now (through the core's digest-keyed cache): malformed evidence is
+/// refused where it is made, as in JavaScript.
+fn validated(py: Python<'_>, bytes: &[u8]) -> PyResult<Arc<core_registry::KeyRegistrySnapshot>> {
     py.detach(|| core_registry::KeyRegistrySnapshot::from_bytes_cached(bytes))
-        .map(|_| ())
         .map_err(|e| registry_error(py, &e))
 }
 
@@ -40,6 +39,9 @@ fn validated(py: Python<'_>, bytes: &[u8]) -> PyResult<()> {
 pub struct KeyRegistrySnapshot {
     completeness: String,
     bytes: Py<PyBytes>,
+    /// The validated snapshot, held so that resolving never re-hashes or re-validates the
+    /// bytes, even after the process-wide cache evicted them.
+    validated: Arc<core_registry::KeyRegistrySnapshot>,
 }
 
 #[pymethods]
@@ -52,10 +54,11 @@ impl KeyRegistrySnapshot {
     ) -> PyResult<Self> {
         let completeness = convert::str_arg(py, completeness, "completeness")?.into_owned();
         let bytes = convert::bytes_arg(py, registry_bytes, "registry_bytes", false)?;
-        validated(py, &bytes)?;
+        let validated = validated(py, &bytes)?;
         Ok(Self {
             completeness,
             bytes: PyBytes::new(py, &bytes).unbind(),
+            validated,
         })
     }
 
@@ -121,9 +124,16 @@ impl AgentRegistryKeyResolver {
                 ),
             ));
         }
+        // Validated at construction, so this is the held snapshot.
+        let validated = self
+            .inner
+            .snapshot()
+            .map(Arc::clone)
+            .map_err(|error| registry_error(py, error))?;
         Ok(KeyRegistrySnapshot {
             completeness: ORGANIZATION_WIDE.to_owned(),
             bytes: self.bytes.clone_ref(py),
+            validated,
         })
     }
 
@@ -232,32 +242,34 @@ impl KeyResolver for PythonKeyResolver {
         &self,
         request: &CoreRequest<'_>,
     ) -> Result<Arc<core_registry::KeyRegistrySnapshot>, RegistryError> {
-        let bytes = Python::attach(|py| -> Result<Vec<u8>, RegistryError> {
-            let py_request = Self::request(py, request).map_err(|e| unavailable(e.to_string()))?;
-            let result = self
-                .object
-                .bind(py)
-                .call_method1("resolve", (py_request,))
-                .map_err(|e| unavailable(format!("the resolver raised {e}")))?;
-            let snapshot = result.cast::<KeyRegistrySnapshot>().map_err(|_| {
-                unavailable(format!(
-                    "the resolver returned {}, not a KeyRegistrySnapshot",
-                    convert::type_name(&result)
-                ))
-            })?;
-            let snapshot = snapshot.get();
-            if snapshot.completeness != ORGANIZATION_WIDE {
-                return Err(RegistryError {
-                    reason: RegistryErrorReason::EvidenceIncomplete,
-                    detail: format!(
-                        "registry evidence completeness is {:?}, not organization-wide",
-                        snapshot.completeness
-                    ),
-                });
-            }
-            Ok(snapshot.bytes.bind(py).as_bytes().to_vec())
-        })?;
-        core_registry::KeyRegistrySnapshot::from_bytes_cached(&bytes)
+        Python::attach(
+            |py| -> Result<Arc<core_registry::KeyRegistrySnapshot>, RegistryError> {
+                let py_request =
+                    Self::request(py, request).map_err(|e| unavailable(e.to_string()))?;
+                let result = self
+                    .object
+                    .bind(py)
+                    .call_method1("resolve", (py_request,))
+                    .map_err(|e| unavailable(format!("the resolver raised {e}")))?;
+                let snapshot = result.cast::<KeyRegistrySnapshot>().map_err(|_| {
+                    unavailable(format!(
+                        "the resolver returned {}, not a KeyRegistrySnapshot",
+                        convert::type_name(&result)
+                    ))
+                })?;
+                let snapshot = snapshot.get();
+                if snapshot.completeness != ORGANIZATION_WIDE {
+                    return Err(RegistryError {
+                        reason: RegistryErrorReason::EvidenceIncomplete,
+                        detail: format!(
+                            "registry evidence completeness is {:?}, not organization-wide",
+                            snapshot.completeness
+                        ),
+                    });
+                }
+                Ok(Arc::clone(&snapshot.validated))
+            },
+        )
     }
 }
 
@@ -294,4 +306,25 @@ impl Resolver {
             Self::Python(python) => python,
         }
     }
+}
+
+/// `set_registry_cache_budget(budget)`: the byte budget of the process-wide cache of validated
+/// Registry snapshots (0 disables it); evicts down to it at once. The policy is the core's
+/// (`registry::cache`).
+#[pyfunction]
+pub fn set_registry_cache_budget(py: Python<'_>, budget: &Bound<'_, PyAny>) -> PyResult<()> {
+    let budget = convert::uint_arg(py, budget, "budget", usize::MAX as u64)?;
+    core_registry::set_registry_cache_budget(usize::try_from(budget).unwrap_or(usize::MAX));
+    Ok(())
+}
+
+/// `registry_cache_stats()`: `{"entries", "bytes", "budget"}` of the process-wide cache.
+#[pyfunction]
+pub fn registry_cache_stats(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let stats = core_registry::registry_cache_stats();
+    let dict = pyo3::types::PyDict::new(py);
+    dict.set_item("entries", stats.entries)?;
+    dict.set_item("bytes", stats.bytes)?;
+    dict.set_item("budget", stats.budget)?;
+    Ok(dict)
 }

@@ -76,14 +76,19 @@ fn run(options: &Options, out: &mut Output<'_>) -> Result<Exit, CliError> {
     let missing: Vec<String> = options
         .bundles
         .iter()
-        .filter(|kind| source.read(kind.manifest_path()).is_none())
-        .map(|kind| {
-            format!(
+        .filter_map(|kind| match source.read(kind.manifest_path()) {
+            Ok(_) => None,
+            Err(error) if error.is_missing() => Some(format!(
                 "the {} bundle is missing: no {} in {}",
                 kind.as_str(),
                 kind.manifest_path(),
                 source.describe()
-            )
+            )),
+            Err(error) => Some(format!(
+                "the {} bundle cannot be read: {error} in {}",
+                kind.as_str(),
+                source.describe()
+            )),
         })
         .collect();
     if !missing.is_empty() {

@@ -397,3 +397,76 @@ fn an_empty_manifest_is_exit_3() {
     );
     std::fs::remove_dir_all(&copy).unwrap();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_directory_mid_path_is_refused_and_nothing_outside_is_echoed() {
+    // Issue 9, item 3: with `conformance/vectors/etc -> /etc` and a manifest naming
+    // `conformance/vectors/etc/passwd`, the runner opened /etc/passwd.
+    let copy = scratch("mid-path-symlink");
+    copy_tree(&protocol_root(), &copy);
+    std::os::unix::fs::symlink("/etc", copy.join("conformance/vectors/etc")).unwrap();
+    let manifest = copy.join("conformance/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let entry = r#"{"name": "outside", "schema": "schemas/command.schema.json", "instance": "conformance/vectors/etc/passwd", "valid": false},"#;
+    std::fs::write(&manifest, text.replacen('[', &format!("[{entry}"), 1)).unwrap();
+    for json in [false, true] {
+        let mut command = binary();
+        command
+            .arg("--root")
+            .arg(&copy)
+            .args(["--bundle", "structural"]);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        let text = stdout(&output);
+        assert!(
+            text.contains("conformance/vectors/etc/passwd resolves outside the bundle root"),
+            "{text}"
+        );
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+        let first_line = passwd.lines().next().unwrap_or("root:x:0:0");
+        assert!(!text.contains(first_line), "{text}");
+        assert!(!text.contains("unexpected-character"), "{text}");
+    }
+    // Without the manifest entry the symlink is simply not part of the bundle.
+    std::fs::write(&manifest, text).unwrap();
+    let output = binary()
+        .arg("--root")
+        .arg(&copy)
+        .args(["--bundle", "structural"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    std::fs::remove_dir_all(&copy).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_manifest_outside_the_root_is_exit_3_and_not_called_missing() {
+    let copy = scratch("manifest-outside");
+    copy_tree(&protocol_root(), &copy);
+    let outside = scratch("manifest-outside-target");
+    let manifest = copy.join("conformance/manifest.json");
+    std::fs::rename(&manifest, outside.join("manifest.json")).unwrap();
+    std::os::unix::fs::symlink(outside.join("manifest.json"), &manifest).unwrap();
+    let output = binary()
+        .arg("--root")
+        .arg(&copy)
+        .args(["--bundle", "structural"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        format!(
+            "error: the structural bundle cannot be read: conformance/manifest.json resolves \
+             outside the bundle root in directory {}\n",
+            copy.display()
+        )
+    );
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::remove_dir_all(&outside).unwrap();
+}

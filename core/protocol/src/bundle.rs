@@ -195,15 +195,18 @@ pub fn verify_admission_bundle_from(
     source: &dyn BundleSource,
 ) -> Result<AdmissionBundleSummary, BundleVerificationError> {
     use crate::conformance::admission;
-    let manifest = source
+    let refuse = |problem: String| BundleVerificationError {
+        problems: vec![problem],
+    };
+    let bytes = source
         .read(admission::MANIFEST)
-        .and_then(|bytes| crate::json::parse(&bytes).ok())
-        .ok_or_else(|| BundleVerificationError {
-            problems: vec![format!(
-                "{} is missing or not strict JSON",
-                admission::MANIFEST
-            )],
-        })?;
+        .map_err(|error| refuse(error.to_string()))?;
+    let manifest = crate::json::parse(&bytes).map_err(|error| {
+        refuse(format!(
+            "{} is not strict JSON: {error}",
+            admission::MANIFEST
+        ))
+    })?;
     let mut problems = Vec::new();
     let listed = admission::preflight(source, &manifest, &mut problems);
     if !problems.is_empty() {

@@ -9,7 +9,7 @@ use missionweaveprotocol::bundle::{
     SOURCE_COMMIT, verify_admission_bundle, verify_cryptography_bundle,
     verify_cryptography_bundle_from,
 };
-use missionweaveprotocol::conformance::{BundleSource, EmbeddedBundle};
+use missionweaveprotocol::conformance::{BundleReadError, BundleSource, EmbeddedBundle};
 use missionweaveprotocol::json::{canonical_bytes, parse};
 use missionweaveprotocol::wire::{
     FrameType, ReceivedFrame, encode_frame, error_frame, parse_frame, parse_received_frame,
@@ -147,18 +147,22 @@ struct Tampered {
 }
 
 impl BundleSource for Tampered {
-    fn read(&self, path: &str) -> Option<Cow<'_, [u8]>> {
+    fn read(&self, path: &str) -> Result<Cow<'_, [u8]>, BundleReadError> {
         if path == self.path {
-            return self.bytes.as_deref().map(Cow::Borrowed);
+            return self.bytes.as_deref().map(Cow::Borrowed).ok_or_else(|| {
+                BundleReadError::Missing {
+                    path: path.to_owned(),
+                }
+            });
         }
         EmbeddedBundle.read(path)
     }
-    fn list(&self, prefix: &str) -> Vec<String> {
-        EmbeddedBundle
-            .list(prefix)
+    fn list(&self, prefix: &str) -> Result<Vec<String>, BundleReadError> {
+        Ok(EmbeddedBundle
+            .list(prefix)?
             .into_iter()
             .filter(|p| p != self.path || self.bytes.is_some())
-            .collect()
+            .collect())
     }
     fn describe(&self) -> String {
         "tampered".into()
@@ -230,13 +234,13 @@ fn bundle_summaries_have_a_json_form() {
 struct WithManifest(Vec<u8>);
 
 impl BundleSource for WithManifest {
-    fn read(&self, path: &str) -> Option<Cow<'_, [u8]>> {
+    fn read(&self, path: &str) -> Result<Cow<'_, [u8]>, BundleReadError> {
         if path == "conformance/custom.json" {
-            return Some(Cow::Borrowed(&self.0));
+            return Ok(Cow::Borrowed(&self.0));
         }
         EmbeddedBundle.read(path)
     }
-    fn list(&self, prefix: &str) -> Vec<String> {
+    fn list(&self, prefix: &str) -> Result<Vec<String>, BundleReadError> {
         EmbeddedBundle.list(prefix)
     }
     fn describe(&self) -> String {

@@ -113,10 +113,12 @@ __all__ = [
     "parse_json",
     "parse_received_frame",
     "parse_timestamp",
+    "registry_cache_stats",
     "replay_historical",
     "run_cli",
     "run_conformance",
     "run_structural_manifest",
+    "set_registry_cache_budget",
     "sha256_prefixed_hex",
     "stage_wire_code",
     "validate_record",
@@ -262,6 +264,9 @@ class RegistryBuilder:
         history: Optional[Iterable[ValidityRecord]] = None,
     ) -> RegistryBuilder: ...
     def build(self) -> bytes: ...
+
+def set_registry_cache_budget(budget: int) -> None: ...
+def registry_cache_stats() -> dict[str, int]: ...
 
 @final
 class AgentRegistryKeyResolver:

@@ -6,6 +6,12 @@ return organization-wide evidence, anything else fails closed at stage 4. Regist
 validated when a :class:`KeyRegistrySnapshot` or :class:`AgentRegistryKeyResolver` is made:
 malformed evidence raises ``SignedDocumentVerificationError`` (stage ``key-resolution``) there.
 
+Validated snapshots are kept in a process-wide cache keyed by the digest of their bytes, bounded
+in bytes (default 128 MiB, LRU, entries no snapshot or resolver holds evicted first):
+``set_registry_cache_budget(n)`` changes the budget (0 disables the cache) and
+``registry_cache_stats()`` reports ``entries``, ``bytes`` and ``budget``. A snapshot or resolver
+keeps its validated evidence after the cache evicted it.
+
 :class:`RegistryBuilder` writes Registry evidence for one's own Agents::
 
     registry = (
@@ -30,6 +36,8 @@ from ._native import (
     RegistryBuilder,
     ResolvedKeyEvidence,
     ValidityRecord,
+    registry_cache_stats,
+    set_registry_cache_budget,
 )
 from ._types import ExpectedSignerRule, KeyRegistryCompleteness
 
@@ -54,4 +62,6 @@ __all__ = [
     "RegistryBuilder",
     "ResolvedKeyEvidence",
     "ValidityRecord",
+    "registry_cache_stats",
+    "set_registry_cache_budget",
 ]

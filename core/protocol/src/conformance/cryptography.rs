@@ -106,7 +106,7 @@ fn ref_closure(source: &dyn BundleSource, roots: &[String]) -> BTreeSet<String> 
         if !seen.insert(path.clone()) {
             continue;
         }
-        if let Some(value) = source.read(&path).and_then(|bytes| parse(&bytes).ok()) {
+        if let Some(value) = source.read(&path).ok().and_then(|bytes| parse(&bytes).ok()) {
             let mut refs = Vec::new();
             collect(&value, &mut refs);
             let dir = path
@@ -174,7 +174,10 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
         &mut problems,
     );
     let listed_set: BTreeSet<String> = listed.iter().cloned().collect();
-    for path in source.list("cryptography/") {
+    for path in source.list("cryptography/").unwrap_or_else(|error| {
+        problems.push(error.to_string());
+        Vec::new()
+    }) {
         if path != MANIFEST && path != "cryptography/README.md" && !listed_set.contains(&path) {
             problems.push(format!("{path} is not listed in the manifest artifacts"));
         }
@@ -261,10 +264,15 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
     }
     let signature_schemas: BTreeSet<String> = source
         .list("schemas/")
+        .unwrap_or_else(|error| {
+            problems.push(error.to_string());
+            Vec::new()
+        })
         .into_iter()
         .filter(|path| {
             source
                 .read(path)
+                .ok()
                 .and_then(|bytes| parse(&bytes).ok())
                 .and_then(|v| {
                     v.get("required")
@@ -458,7 +466,8 @@ fn check_complete(
         return Err("signing hash or signature text differs".into());
     }
     let bytes_path = str_at(expect, "/signingBytes").ok_or("signingBytes is missing")?;
-    if source.read(bytes_path).as_deref() != Some(verified.signing_bytes.as_slice()) {
+    let expected_bytes = source.read(bytes_path).map_err(|e| e.to_string())?;
+    if *expected_bytes != *verified.signing_bytes {
         return Err(format!("signing bytes differ from {bytes_path}"));
     }
     if str_at(expect, "/signedDocumentHash") != Some(verified.signed_document_hash().as_str()) {
@@ -478,7 +487,8 @@ fn evaluate(
             let jcs = canonical_bytes(&value).map_err(|e| e.to_string())?;
             let expected_path =
                 str_at(evaluation, "/expectedJcs").ok_or("expectedJcs is missing")?;
-            if source.read(expected_path).as_deref() != Some(jcs.as_slice()) {
+            let expected = source.read(expected_path).map_err(|e| e.to_string())?;
+            if *expected != *jcs {
                 return Err(format!("canonical bytes differ from {expected_path}"));
             }
             if str_at(evaluation, "/sha256") != Some(sha256_prefixed(&jcs).as_str()) {

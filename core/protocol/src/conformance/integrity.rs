@@ -11,9 +11,7 @@ use crate::signed_documents::SignedDocumentKind;
 
 /// Reads and strictly parses a JSON file.
 pub(crate) fn read_json(source: &dyn BundleSource, path: &str) -> Result<Value, String> {
-    let bytes = source
-        .read(path)
-        .ok_or_else(|| format!("{path} is missing"))?;
+    let bytes = source.read(path).map_err(|error| error.to_string())?;
     parse(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 
@@ -71,8 +69,8 @@ pub(crate) fn check_artifacts(
             .and_then(|n| n.as_u64());
         let digest = artifact.get("sha256").and_then(Value::as_str);
         match source.read(path) {
-            None => problems.push(format!("artifact {path} is missing or not a regular file")),
-            Some(bytes) => {
+            Err(error) => problems.push(format!("artifact {error}")),
+            Ok(bytes) => {
                 if length != Some(bytes.len() as u64) {
                     problems.push(format!(
                         "artifact {path} has {} bytes, manifest says {length:?}",
@@ -129,12 +127,20 @@ pub(crate) fn schema_files(
     problems: &mut Vec<String>,
 ) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for path in source.list("schemas/") {
+    let listed = source.list("schemas/").unwrap_or_else(|error| {
+        problems.push(error.to_string());
+        Vec::new()
+    });
+    for path in listed {
         if !path.ends_with(".schema.json") || path.matches('/').count() != 1 {
             continue;
         }
-        let Some(bytes) = source.read(&path) else {
-            continue;
+        let bytes = match source.read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                problems.push(error.to_string());
+                continue;
+            }
         };
         let file = &path["schemas/".len()..];
         let id = parse(&bytes)
@@ -163,8 +169,8 @@ pub(crate) fn catalog(
     let mut files = schema_files(source, 22, problems);
     for path in extra {
         match source.read(path) {
-            Some(bytes) => files.push(((*path).to_owned(), bytes.into_owned())),
-            None => problems.push(format!("{path} is missing")),
+            Ok(bytes) => files.push(((*path).to_owned(), bytes.into_owned())),
+            Err(error) => problems.push(error.to_string()),
         }
     }
     match SchemaCatalog::compile(
@@ -189,13 +195,12 @@ pub(crate) fn evaluation_inputs(
     let kind = text("/profileId")
         .and_then(SignedDocumentKind::parse)
         .ok_or("unknown profileId")?;
-    let read = |pointer: &str| {
-        text(pointer)
-            .and_then(|path| source.read(path))
+    let read = |pointer: &str| -> Result<Vec<u8>, String> {
+        let path = text(pointer).ok_or_else(|| format!("{pointer} is not given"))?;
+        source
+            .read(path)
             .map(|bytes| bytes.into_owned())
+            .map_err(|error| error.to_string())
     };
-    match (read("/document"), read("/registry")) {
-        (Some(document), Some(registry)) => Ok((kind, document, registry)),
-        _ => Err("document or registry is missing".into()),
-    }
+    Ok((kind, read("/document")?, read("/registry")?))
 }

@@ -4,12 +4,14 @@
 pub(crate) mod admission;
 pub(crate) mod cryptography;
 mod integrity;
+mod read_error;
 mod report;
 mod source;
 mod structural;
 
 pub use admission::run_admission_bundle;
 pub use cryptography::run_cryptography_bundle;
+pub use read_error::{BundleReadError, MAX_BUNDLE_FILE_BYTES};
 pub use report::{BundleKind, BundleReport, ConformanceReport, EvaluationFailure};
 pub use source::{BundleSource, EmbeddedBundle};
 pub use structural::{STRUCTURAL_MANIFEST, run_structural_bundle, run_structural_manifest};

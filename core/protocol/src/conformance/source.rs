@@ -2,12 +2,16 @@
 
 use std::borrow::Cow;
 
+use super::read_error::BundleReadError;
+
 /// Read access to a protocol bundle root. Paths are relative, `/`-separated.
 pub trait BundleSource {
-    /// The bytes of one regular file, or `None` if it does not exist or is not a regular file.
-    fn read(&self, path: &str) -> Option<Cow<'_, [u8]>>;
-    /// Every regular file below the directory `prefix` (e.g. `cryptography/`), sorted.
-    fn list(&self, prefix: &str) -> Vec<String>;
+    /// The bytes of one regular file, or why it cannot be read (missing, outside the root,
+    /// unreadable, too large: see [`BundleReadError`]).
+    fn read(&self, path: &str) -> Result<Cow<'_, [u8]>, BundleReadError>;
+    /// Every regular file below the directory `prefix` (e.g. `cryptography/`), sorted; an
+    /// error when the directory itself cannot be listed inside the root.
+    fn list(&self, prefix: &str) -> Result<Vec<String>, BundleReadError>;
     /// A short description for reports (`embedded` or a directory).
     fn describe(&self) -> String;
 }
@@ -17,17 +21,21 @@ pub trait BundleSource {
 pub struct EmbeddedBundle;
 
 impl BundleSource for EmbeddedBundle {
-    fn read(&self, path: &str) -> Option<Cow<'_, [u8]>> {
-        crate::bundle::embedded_file(path).map(Cow::Borrowed)
+    fn read(&self, path: &str) -> Result<Cow<'_, [u8]>, BundleReadError> {
+        crate::bundle::embedded_file(path)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| BundleReadError::Missing {
+                path: path.to_owned(),
+            })
     }
 
-    fn list(&self, prefix: &str) -> Vec<String> {
+    fn list(&self, prefix: &str) -> Result<Vec<String>, BundleReadError> {
         let mut paths: Vec<String> = crate::bundle::embedded_files()
             .filter(|(path, _)| path.starts_with(prefix))
             .map(|(path, _)| path.to_owned())
             .collect();
         paths.sort();
-        paths
+        Ok(paths)
     }
 
     fn describe(&self) -> String {

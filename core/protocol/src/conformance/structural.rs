@@ -92,9 +92,7 @@ fn run_manifest(source: &dyn BundleSource, manifest_path: &str, pinned: bool) ->
             } else {
                 invalid_count += 1;
             }
-            let bytes = source
-                .read(instance)
-                .ok_or_else(|| format!("{instance} is missing"))?;
+            let bytes = source.read(instance).map_err(|error| error.to_string())?;
             let catalog = catalog.as_ref().ok_or("the schemas did not compile")?;
             let outcome = match parse(&bytes) {
                 Ok(value) => catalog
@@ -122,7 +120,11 @@ fn run_manifest(source: &dyn BundleSource, manifest_path: &str, pinned: bool) ->
             Err(message) => report.record(&id, "error", Err(message)),
         }
     }
-    for path in source.list("conformance/vectors/") {
+    let vectors = source.list("conformance/vectors/").unwrap_or_else(|error| {
+        problems.push(error.to_string());
+        Vec::new()
+    });
+    for path in vectors {
         if pinned && path.ends_with(".json") && !instances.contains(&path) {
             problems.push(format!("{path} is not listed in the manifest"));
         }

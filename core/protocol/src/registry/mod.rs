@@ -5,11 +5,16 @@
 mod builder;
 mod cache;
 mod error;
+mod resolver;
 mod snapshot;
 
 pub use builder::{RegistryBuilder, ValidityRecord};
-pub use cache::AgentRegistryKeyResolver;
+pub use cache::{
+    DEFAULT_REGISTRY_CACHE_BUDGET, MAX_REGISTRY_CACHE_ENTRIES, RegistryCacheStats, SnapshotCache,
+    estimated_entry_bytes, registry_cache_stats, set_registry_cache_budget,
+};
 pub use error::{RegistryError, RegistryErrorReason};
+pub use resolver::AgentRegistryKeyResolver;
 pub use snapshot::{KeyBinding, KeyRegistrySnapshot};
 
 use std::sync::Arc;
