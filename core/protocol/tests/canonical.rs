@@ -133,6 +133,9 @@ fn the_one_string_escaper_round_trips_and_matches_the_canonical_form() {
         // Same bytes as the canonical writer, and the strict parser reads the text back.
         let canonical = canonical_bytes(&Value::Array(vec![Value::string(text)])).unwrap();
         assert_eq!(out.as_bytes(), canonical.as_slice(), "{text:?}");
-        assert_eq!(parse(out.as_bytes()).unwrap(), Value::Array(vec![Value::string(text)]));
+        assert_eq!(
+            parse(out.as_bytes()).unwrap(),
+            Value::Array(vec![Value::string(text)])
+        );
     }
 }
