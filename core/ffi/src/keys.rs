@@ -277,7 +277,7 @@ mod tests {
         let e = error(&key_info(KEY, &[1; 31]));
         assert_eq!(
             e.get("code").and_then(Value::as_str),
-            Some("INVALID_ARGUMENT")
+            Some("PROTOCOL_VIOLATION")
         );
         let e = error(&key_info("not a uri", &[1; 32]));
         assert_eq!(
@@ -303,13 +303,13 @@ mod tests {
             error(&decode(&format!("{text}="), 32, "seed"))
                 .get("code")
                 .and_then(Value::as_str)
-                == Some("INVALID_ARGUMENT")
+                == Some("PROTOCOL_VIOLATION")
         );
         assert!(
             error(&decode(text, 31, "seed"))
                 .get("code")
                 .and_then(Value::as_str)
-                == Some("INVALID_ARGUMENT")
+                == Some("PROTOCOL_VIOLATION")
         );
         // Nonzero unused pad bits (last char of a 32-byte value must encode 0 low bits).
         let mut bad = text.to_owned();
@@ -319,7 +319,7 @@ mod tests {
             error(&decode(&bad, 32, "seed"))
                 .get("code")
                 .and_then(Value::as_str)
-                == Some("INVALID_ARGUMENT")
+                == Some("PROTOCOL_VIOLATION")
         );
     }
 
