@@ -67,7 +67,8 @@ fn join(name: &str, path: &str) -> String {
 }
 
 /// serde's messages turned into the reader's vocabulary: `X.member: required`,
-/// `X: unknown member "m"`, otherwise serde's own description without a text position.
+/// `X.m: unknown member "m"`, `X: duplicate member "m"`, otherwise serde's own description
+/// (`invalid type: string "high", expected i64`) without a text position.
 fn argument_error(path: &str, e: &serde_json::Error) -> Failure {
     let text = e.to_string();
     // serde_json appends " at line L column C" to errors read from text; the path says where.
