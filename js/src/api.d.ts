@@ -428,10 +428,10 @@ import type {
   AdmissionDecisionAnswer, AttemptAnswer, AttemptOutcomeInput, BlockedLeaseFields, Capability,
   CheckpointAnswer, CheckpointInput, CoordinatorLeaseFields, DelegatedWorkInput,
   DelegationBudgetInput, DelegationContextInput, DelegationGrantFields, DelegationViolationAnswer,
-  GroupPolicyInput, LeaseClaim, OwnershipLeaseFields, ResourceInput, RetryOptions,
-  RetryScheduleAnswer, SchedulerPolicyInput, ScheduleDisclosureAnswer, TransitionInput,
-  TransitionKindName, ValidityRecordInput,
-  WorkItemNodeInput, WorkLeaseFields, WorkOfferInput,
+  GroupPolicyInput, LeaseClaim, LeaseStateAnswer, OwnershipLeaseFields, ResourceInput,
+  RetryOptions, RetryScheduleAnswer, SchedulerPolicyInput, ScheduleDisclosureAnswer,
+  TransitionInput, TransitionKindName, ValidityRecordInput, WorkItemNodeInput, WorkLeaseFields,
+  WorkOfferInput,
 } from './ffi-types.js';
 export type * from './ffi-types.js';
 // </ffi-types>
@@ -581,7 +581,7 @@ export declare class BudgetLedgerSnapshot {
   readonly workItems: readonly object[];
 }
 
-export declare class ExecutionLease {
+export declare class ExecutionLease implements Readonly<LeaseStateAnswer> {
   constructor(fields: WorkLeaseFields);
   static ownership(fields: OwnershipLeaseFields): ExecutionLease;
   static blocked(fields: BlockedLeaseFields): ExecutionLease;
