@@ -11,17 +11,13 @@ export const REPO = resolve(JS, '..');
 export const TARGET = resolve(process.env.CARGO_TARGET_DIR ?? join(REPO, 'target'));
 export const BUNDLE = resolve(process.env.MWP_PROTOCOL_ROOT ?? join(REPO, '..', 'shared', 'protocol'));
 export const DIST = join(JS, 'dist');
+/** Debian's Chromium, driven headless by playwright-core (CI runs as root: --no-sandbox). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 export const VECTORS = resolve(process.env.MWP_VECTORS_DIR ?? join(REPO, 'tests', 'vectors'));
 
 const require = createRequire(import.meta.url);
-
-/** Debian's Chromium, driven headless by playwright-core (CI runs as root: --no-sandbox). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** The backends under test: the napi addon, the wasm ES module and the wasm CommonJS build. */
 export async function backends() {
