@@ -237,8 +237,11 @@ export declare class SigningKey {
  * or move `validUntil` / `revokedAt` earlier. Sequences are numbered by the builder. Times are
  * RFC 3339 text (§2 timestamp profile) or a `Date`.
  */
-/** An RFC 3339 timestamp (§2), or a Date the wrapper renders as one. */
-export type TimestampInput = string | Date;
+export interface ValidityRecordInput {
+  recordedAt: string | Date;
+  validUntil?: string | Date;
+  revokedAt?: string | Date;
+}
 
 /**
  * Registry evidence for one's own Agents, built by the Rust core's `registry::RegistryBuilder`
@@ -422,7 +425,7 @@ export declare function errorFrame(frame: {
 export type Millis = number;
 export type TimeInput = Date | Millis;
 
-// <ffi-types> The call and answer shapes of these objects (and of `addKey`'s history) come from the Rust types
+// <ffi-types> The call and answer shapes of these objects are generated from the Rust types
 // that read and write them (core/ffi/src/shapes, `ffi-types.d.ts`); the build inlines them here.
 import type {
   AdmissionDecisionAnswer, AttemptAnswer, AttemptOutcomeInput, BlockedLeaseFields, Capability,
@@ -430,8 +433,7 @@ import type {
   DelegationBudgetInput, DelegationContextInput, DelegationGrantFields, DelegationViolationAnswer,
   GroupPolicyInput, LeaseClaim, LeaseStateAnswer, OwnershipLeaseFields, ResourceInput,
   RetryOptions, RetryScheduleAnswer, SchedulerPolicyInput, ScheduleDisclosureAnswer,
-  TransitionInput, TransitionKindName, ValidityRecordInput, WorkItemNodeInput, WorkLeaseFields,
-  WorkOfferInput,
+  TransitionInput, TransitionKindName, WorkItemNodeInput, WorkLeaseFields, WorkOfferInput,
 } from './ffi-types.js';
 export type * from './ffi-types.js';
 // </ffi-types>

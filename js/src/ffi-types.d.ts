@@ -5,14 +5,8 @@
 // or integer milliseconds since the Unix epoch in, integer milliseconds out.
 import type {
   AdmissionReasonName, DeclineReasonName, DelegationViolationKindName, Dimension, LeaseStateName,
-  Millis, RetryReasonName, TimeInput, TimestampInput, WireCode, WorkStateName,
+  Millis, RetryReasonName, TimeInput, WireCode, WorkStateName,
 } from './api.js';
-
-/**
- * One validity record; the builder numbers the sequence. Unknown members are refused, so a
- * misspelt `revokedAt` never yields a key that stays valid.
- */
-export type ValidityRecordInput = { recordedAt: TimestampInput, validUntil?: TimestampInput | null, revokedAt?: TimestampInput | null, };
 
 /**
  * A `ResourceUsage` amount (§14): six optional dimensions (absent = 0), financial in

@@ -7,14 +7,12 @@
 //! the verifier would refuse it.
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol::json::{Number, Value};
+use missionweaveprotocol::json::{Number, Value, parse};
 use missionweaveprotocol::registry::{RegistryBuilder, ValidityRecord};
 use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url, is_protocol_uri};
 use missionweaveprotocol::{Principal, PrincipalType};
 
 use crate::envelope::{Failure, Obj, finish};
-use crate::shapes::keys::ValidityRecordInput;
-use crate::shapes::read;
 
 /// The 32-byte Ed25519 seed, or an argument failure.
 fn seed(bytes: &[u8]) -> Result<&[u8; 32], Failure> {
@@ -137,10 +135,50 @@ impl RegistryBuilderHandle {
     }
 }
 
-/// Reads `[{recordedAt, validUntil?, revokedAt?}]` ([`ValidityRecordInput`]).
+const HISTORY_MEMBERS: [&str; 3] = ["recordedAt", "validUntil", "revokedAt"];
+
+/// Reads `[{recordedAt, validUntil?, revokedAt?}]`; unknown members are refused rather than
+/// ignored, so a misspelt `revokedAt` never yields a key that stays valid. Read by hand, not by
+/// the serde shapes of [`crate::shapes`]: `RegistryBuilder` is part of the verify-only
+/// WebAssembly module, and serde_json would add about 40 KB gzipped to it (over its 300 KiB
+/// budget).
 fn history_records(text: &str) -> Result<Vec<ValidityRecord>, Failure> {
-    let records: Vec<ValidityRecordInput> = read(text, "history")?;
-    Ok(records.into_iter().map(ValidityRecord::from).collect())
+    let value = parse(text.as_bytes()).map_err(|e| Failure::error(&e))?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| Failure::argument("history must be an array"))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let object = item
+                .as_object()
+                .ok_or_else(|| Failure::argument(format!("history[{i}] must be an object")))?;
+            for (name, _) in object.iter() {
+                let name = name.to_lossy();
+                if !HISTORY_MEMBERS.contains(&name.as_ref()) {
+                    return Err(Failure::argument(format!(
+                        "history[{i}]: unknown member {name:?} (expected recordedAt, validUntil, revokedAt)"
+                    )));
+                }
+            }
+            let text = |name: &str| -> Result<Option<String>, Failure> {
+                match object.get(name) {
+                    None | Some(Value::Null) => Ok(None),
+                    Some(v) => v.as_str().map(|s| Some(s.to_owned())).ok_or_else(|| {
+                        Failure::argument(format!("history[{i}].{name} must be a string"))
+                    }),
+                }
+            };
+            Ok(ValidityRecord {
+                recorded_at: text("recordedAt")?.ok_or_else(|| {
+                    Failure::argument(format!("history[{i}].recordedAt is required"))
+                })?,
+                valid_until: text("validUntil")?,
+                revoked_at: text("revokedAt")?,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -148,7 +186,6 @@ mod tests {
     #![allow(clippy::expect_used)]
 
     use super::*;
-    use missionweaveprotocol::json::parse;
 
     fn ok(envelope: &str) -> Value {
         let value = parse(envelope.as_bytes()).expect("envelope is JSON");

@@ -13,6 +13,7 @@ pub mod keys;
 pub mod reasons;
 #[cfg(feature = "authority")]
 pub mod scheduling;
+#[cfg(feature = "authority")]
 pub mod shapes;
 
 use std::sync::Arc;

@@ -13,7 +13,6 @@ use ts_rs::{Config, TS};
 
 use super::authority::*;
 use super::common::*;
-use super::keys::*;
 use super::scheduler::*;
 
 const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../js/src/ffi-types.d.ts");
@@ -27,7 +26,7 @@ const HEADER: &str = "\
 // or integer milliseconds since the Unix epoch in, integer milliseconds out.
 import type {
   AdmissionReasonName, DeclineReasonName, DelegationViolationKindName, Dimension, LeaseStateName,
-  Millis, RetryReasonName, TimeInput, TimestampInput, WireCode, WorkStateName,
+  Millis, RetryReasonName, TimeInput, WireCode, WorkStateName,
 } from './api.js';
 ";
 
@@ -41,7 +40,7 @@ fn push<T: TS + ?Sized>(cfg: &Config, out: &mut String) {
     out.push('\n');
 }
 
-/// Every shape, in a fixed order: keys, common, leases, ledger and grants, retries, scheduler.
+/// Every shape, in a fixed order: common, leases, ledger and grants, retries, scheduler.
 fn declarations() -> String {
     // Every integer crosses as a JavaScript number; the core refuses what a double cannot hold.
     let cfg = Config::new().with_large_int("number");
@@ -50,7 +49,6 @@ fn declarations() -> String {
         ($($t:ty),* $(,)?) => { $( push::<$t>(&cfg, &mut out); )* };
     }
     declare!(
-        ValidityRecordInput,
         ResourceInput,
         ResourceAmounts,
         Capability,
