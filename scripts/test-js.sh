@@ -80,6 +80,8 @@ node "$ROOT/js/scripts/sizes.mjs"
 
 if [ "$BENCH" = 1 ]; then
   step "bench"
+  # The native figures: a Rust process with no language boundary (dev-only testkit).
+  cargo build --release --locked -p missionweaveprotocol-testkit --bin mwp-native-baselines
   node "$ROOT/js/bench/bench.mjs"
   node "$ROOT/js/bench/scheduling.mjs"
 fi

@@ -680,3 +680,11 @@ export declare class Scheduler {
 export declare function idempotencyKey(missionId: string, workItemId: string, ownershipEpoch: number, logicalOperationId: string): string;
 export declare function derivedAttemptKey(idempotencyKey: string, attempt: number): string;
 export declare function parseDurationMs(duration: string): number;
+/**
+ * The core's spelling list of every wire vocabulary, by name (`wire_code`, `error_class`, `stage`,
+ * `signed_document_kind`, `admission_reason`, `dimension`, `lease_state`, `lease_type`,
+ * `account_kind`, `delegation_violation_kind`, `retry_reason`, `work_state`,
+ * `scheduler_admission_reason`), and `js_error_class` (the `Error` subclass of each error class):
+ * the one source this package's enum objects are tested against.
+ */
+export declare function vocabularies(): Readonly<Record<string, readonly string[]>> & { readonly js_error_class: Readonly<Record<string, string>> };

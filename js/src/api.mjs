@@ -898,6 +898,9 @@ function authorityApi(raw, backendModule) {
   /** A schema `duration` (`P[nD][T[nH][nM][n[.f]S]]`) in milliseconds, rounded up. */
   function parseDurationMs(duration) { return callFunction('parseDurationMs', [duration]); }
 
+  /** The core's spelling list of every wire vocabulary, by name (what this package's enum objects spell). */
+  function vocabularies() { return deepFreeze(callFunction('vocabularies', [])); }
+
   return {
     ExecutionLease,
     BudgetLedger,
@@ -907,6 +910,7 @@ function authorityApi(raw, backendModule) {
     idempotencyKey,
     derivedAttemptKey,
     parseDurationMs,
+    vocabularies,
   };
 }
 

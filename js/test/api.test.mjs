@@ -209,8 +209,10 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
         (e) => e instanceof api.AdmissionError && e.reason === 'log-indeterminate' && e.cause instanceof api.ArgumentError);
       assert.throws(() => api.admitFirst('command', document, registry, { lookup: () => 42, append() {} }, context),
         (e) => e instanceof api.AdmissionError && e.reason === 'log-indeterminate');
+      // `found` without a usable record: the log answered, but nothing authenticates the record
+      // (read fail-closed by the core, as in Python: tests/errors/failing-calls.json).
       assert.throws(() => api.admitFirst('command', document, registry, { lookup: () => ({ status: 'found' }), append() {} }, context),
-        (e) => e instanceof api.AdmissionError && e.reason === 'log-indeterminate');
+        (e) => e instanceof api.AdmissionError && e.reason === 'log-authentication-failed');
       assert.throws(() => api.admitFirst('command', document, registry, { lookup: () => ({ status: 'authoritative-absence' }), append: () => ({ status: 'conflict' }) }, context),
         (e) => e instanceof api.AdmissionError && e.reason === 'record-conflict');
       const appended = [];

@@ -348,7 +348,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       assert.equal(a1.attemptKey, api.derivedAttemptKey(a1.idempotencyKey, 1));
       expectError(() => r.begin('charge-card', T0), api.RetryError, 'INVALID_STATE_TRANSITION', { reason: 'attempt_in_flight' });
       assert.equal(r.consume({ toolCalls: 2 }).toolCalls, 2);
-      expectError(() => r.consume({ toolCalls: 4 }), api.BudgetExceededError, 'BUDGET_EXCEEDED', { dimension: 'tool_calls' });
+      expectError(() => r.consume({ toolCalls: 4 }), api.RetryError, 'BUDGET_EXCEEDED', { reason: 'budget_exceeded', dimension: 'tool_calls' });
       const s1 = r.finish({ success: false, code: 'TIMEOUT' }, T0 + 10);
       assert.ok(s1 instanceof api.RetrySchedule);
       assert.deepEqual({ ...s1 }, { retry: true, retryAt: T0 + 110, reason: 'retryable_failure' });

@@ -101,8 +101,9 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       const t = new api.Scheduler({ capacitySlots: 1 });
       assert.deepEqual(t.admitMany([{ workId: 'x', groupId: 'g' }, { workId: 'x', groupId: 'g' }, { workId: 'y', groupId: 'g', slots: 2 }], T0)
         .map((d) => d.reason), ['accepted', 'duplicate', 'exceeds_capacity']);
-      // Out-of-range input is refused before anything is admitted.
-      assert.ok(caught(() => t.admitMany([{ workId: 'z', groupId: 'g', priority: 101 }], T0)) instanceof api.ArgumentError);
+      // Out-of-range input is refused before anything is admitted, by the core's own rule.
+      const outOfRange = caught(() => t.admitMany([{ workId: 'z', groupId: 'g', priority: 101 }], T0));
+      assert.ok(outOfRange instanceof api.SchedulerError && outOfRange.reason === 'invalid_argument', String(outOfRange));
       assert.equal(t.state('z'), null);
     });
 

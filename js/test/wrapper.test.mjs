@@ -18,9 +18,10 @@ test('a throwing backend gives INTERNAL_ERROR with the cause', () => {
 test('envelopes map to the error classes; unknown classes stay MwpError', () => {
   const api = createApi({
     sourceCommit: () => 'f7e70a7',
-    canonicalize: () => '{"error":{"class":"ParseError","code":"PROTOCOL_VIOLATION","stage":"parse","detail":"d","offset":3}}',
+    canonicalize: () => '{"error":{"class":"ParseError","code":"PROTOCOL_VIOLATION","stage":"parse","reason":"trailing-data","message":"m","detail":"d","retryable":false,"fields":{"offset":3}}}',
     canonicalHash: () => '{"error":{"class":"FutureError","code":"INTERNAL_ERROR","stage":null,"detail":"new"}}',
   }, 'fake');
-  assert.throws(() => api.canonicalize('{}'), (e) => e instanceof ParseError && e.offset === 3 && e.message === 'd');
+  assert.throws(() => api.canonicalize('{}'), (e) => e instanceof ParseError && e.offset === 3 && e.message === 'm'
+    && e.detail === 'd' && e.reason === 'trailing-data' && e.fields.offset === 3 && e.retryable === false);
   assert.throws(() => api.canonicalHash('{}'), (e) => e.constructor === MwpError && e.code === 'INTERNAL_ERROR');
 });

@@ -10,7 +10,13 @@ import pydantic
 import pytest
 
 import missionweaveprotocol as mwp
-from missionweaveprotocol.errors import InvalidInputError, LeaseError, MissionWeaveError
+from missionweaveprotocol.errors import (
+    InvalidInputError,
+    JsonParseError,
+    LeaseError,
+    MissionWeaveError,
+    SchemaValidationError,
+)
 from missionweaveprotocol.lease import ExecutionLease, LeaseState, LeaseType
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 6000, tzinfo=timezone.utc)
@@ -303,12 +309,19 @@ def test_documents_read_back() -> None:
     back = ExecutionLease.from_dict(closed.to_dict())
     assert back.state is LeaseState.RELEASED and back.renewal_count == 1 and back.closed_at == at(20)
     doc = lease().to_dict()
-    with pytest.raises(MissionWeaveError) as not_json:
+    # A refused document is described by the error inside it, as in every binding (the JSON
+    # call surface and the golden vectors): the parse failure, the schema issue, the lease rule.
+    with pytest.raises(JsonParseError) as not_json:
         ExecutionLease.from_json("{")
-    assert not_json.value.code == "PROTOCOL_VIOLATION"
-    with pytest.raises(MissionWeaveError) as schema:
+    assert not_json.value.code == "PROTOCOL_VIOLATION" and not_json.value.reason == "unexpected-end"
+    assert str(not_json.value) == "unexpected end of input at byte 1"
+    with pytest.raises(SchemaValidationError) as schema:
         ExecutionLease.from_dict({**doc, "state": "paused"})
-    assert schema.value.code == "SCHEMA_VALIDATION_FAILED"
+    assert schema.value.code == "SCHEMA_VALIDATION_FAILED" and schema.value.reason == "enum"
+    assert str(schema.value).startswith("value is not one of the allowed values at /state")
+    with pytest.raises(LeaseError) as window:
+        ExecutionLease.from_dict({**doc, "issuedAt": doc["expiresAt"]})
+    assert window.value.reason == "invalid_window" and not str(window.value).startswith("lease document")
     with pytest.raises(LeaseError):
         ExecutionLease.from_dict({**doc, "state": "expired", "closedAt": doc["issuedAt"], "closureReason": "x"})
     with pytest.raises(LeaseError):

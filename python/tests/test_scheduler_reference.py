@@ -211,6 +211,15 @@ def test_group_policy_bias_and_weights() -> None:
         with pytest.raises(SchedulerError) as info:
             GroupSchedulingPolicy(*bad)
         assert info.value.kind == kind, bad
+    # The weight range is the core's rule, with the core's own error (as a Scheduler refuses it).
+    for bad_weight in (0, 1_000_001):
+        with pytest.raises(SchedulerError) as info:
+            GroupSchedulingPolicy(bad_weight)
+        assert (info.value.code, info.value.reason, info.value.fields) == (
+            "INVALID_COMMAND", "invalid_argument", {"field": "weight"})
+        assert str(info.value) == "invalid weight"
+    top = SchedulerPolicy(groups={"urn:g:1": GroupSchedulingPolicy(1_000_000)})
+    assert top.core_policy.groups["urn:g:1"].weight == 1_000_000
     # Weight shares slots (stride scheduling): weight 3 gets three dispatches per one.
     s = Scheduler(SchedulerPolicy(groups={"urn:g:heavy": GroupSchedulingPolicy(3)}, fairness_lag_slots=0))
     for i in range(8):

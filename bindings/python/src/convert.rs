@@ -31,22 +31,9 @@ impl From<PyErr> for ToJsonError {
     }
 }
 
+/// The core's one JSON string escaper.
 fn write_string(text: &str, out: &mut String) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    json::write_json_string(out, text);
 }
 
 fn py_str<'a>(value: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, ToJsonError> {

@@ -151,7 +151,8 @@ conveniences! {
     frame_error: FrameError;
     /// A timestamp outside the protocol's RFC 3339 profile.
     timestamp_error: TimestampError;
-    /// A lease document that cannot be read back.
+    /// A lease document that cannot be read back: described by the error inside it (the core's
+    /// `DescribeError` for `LeaseDocumentError` delegates), as in every binding.
     lease_document_error: LeaseDocumentError;
     /// A lease operation or lease-bound Command refused.
     lease_error: LeaseError;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{self, canonical_bytes};
 use missionweaveprotocol_authority::scheduler::{
     self, AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility,
-    GroupPolicy, MAX_WEIGHT, ScheduleAction, ScheduleDisclosure as CoreDisclosure,
-    Scheduler as CoreScheduler, SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot,
-    Transition, WorkOffer as CoreOffer, WorkState,
+    GroupPolicy, ScheduleAction, ScheduleDisclosure as CoreDisclosure, Scheduler as CoreScheduler,
+    SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot, Transition,
+    WorkOffer as CoreOffer, WorkState,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use pyo3::prelude::*;
@@ -56,7 +56,7 @@ fn priority_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResul
 }
 
 /// `GroupSchedulingPolicy(weight=1, slot_quota=None)`: a Group's fair-share weight
-/// (1..=1,000,000) and the most slots it may hold at once (`0` disables the Group).
+/// (1..=1,000,000, the core's range) and the most slots it may hold at once (`0` disables the Group).
 #[pyclass(module = "missionweaveprotocol._native", frozen, eq, hash)]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GroupSchedulingPolicy {
@@ -73,20 +73,25 @@ impl GroupSchedulingPolicy {
         slot_quota: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let weight = match convert::present(weight) {
-            Some(v) => convert::uint_arg(py, v, "weight", u64::from(MAX_WEIGHT))? as u32,
+            Some(v) => u32_arg(py, v, "weight")?,
             None => 1,
         };
-        if weight == 0 {
-            return Err(errors::invalid_input(py, "weight must be at least 1"));
-        }
-        Ok(Self {
-            inner: GroupPolicy {
-                weight,
-                slot_quota: convert::present(slot_quota)
-                    .map(|v| u32_arg(py, v, "slot_quota"))
-                    .transpose()?,
-            },
+        let inner = GroupPolicy {
+            weight,
+            slot_quota: convert::present(slot_quota)
+                .map(|v| u32_arg(py, v, "slot_quota"))
+                .transpose()?,
+        };
+        // The weight range (1..=MAX_WEIGHT) is the core's rule, applied when a Scheduler takes
+        // the policy. It is checked here through the core, so that the value object is
+        // refused at construction (as the reference's frozen dataclass is) with the core's own
+        // error (`INVALID_COMMAND`, `invalid_argument`, field `weight`), not a copy of the rule.
+        CoreScheduler::new(CorePolicy {
+            default_group: inner,
+            ..CorePolicy::default()
         })
+        .map_err(|e| errors::scheduler_error(py, &e))?;
+        Ok(Self { inner })
     }
 
     #[getter]

@@ -398,6 +398,8 @@ impl DescribeError for SchedulerError {
             Self::UnknownWork(_) | Self::StaleRun { .. } | Self::InvalidTransition(_) => {
                 ErrorClass::SchedulerState
             }
+            // Local persisted state that cannot be restored (Python: also a SchedulerError).
+            Self::CorruptSnapshot(_) => ErrorClass::Snapshot,
             _ => ErrorClass::Scheduler,
         }
     }

@@ -205,11 +205,14 @@ fn scheduler_errors_split_state_from_arguments() {
     for e in [
         SchedulerError::UnsafeCheckpoint,
         SchedulerError::InvalidArgument("priority"),
-        SchedulerError::CorruptSnapshot("running slots exceed capacity"),
     ] {
         assert_readable(&e);
         assert_eq!(e.class(), ErrorClass::Scheduler);
     }
+    let e = SchedulerError::CorruptSnapshot("running slots exceed capacity");
+    assert_readable(&e);
+    assert_eq!(e.class(), ErrorClass::Snapshot);
+    assert_eq!(e.wire_code(), WireCode::InternalError);
 }
 
 #[test]

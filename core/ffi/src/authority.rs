@@ -15,7 +15,6 @@ use missionweaveprotocol_authority::execution::{
     AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, derived_attempt_key,
     idempotency_key, parse_duration_ms,
 };
-use missionweaveprotocol_authority::lease::LeaseDocumentError;
 use missionweaveprotocol_authority::lease::{Lease, LeaseClaim, LeaseError, LeaseState};
 use missionweaveprotocol_authority::resources::{Currency, MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol_authority::snapshot_json::SnapshotFormatError;
@@ -72,14 +71,7 @@ impl LeaseHandle {
             "document" => {
                 return Lease::from_json(a.arg::<String>(0, "document")?.as_bytes())
                     .map(Self)
-                    .map_err(|e| match e {
-                        LeaseDocumentError::Parse(error) => Failure::error(&error),
-                        LeaseDocumentError::Schema(issue) => Failure::error(&issue),
-                        LeaseDocumentError::Precision(field) => {
-                            lease_failure(&LeaseError::InvalidField(field))
-                        }
-                        LeaseDocumentError::Inconsistent(error) => lease_failure(&error),
-                    });
+                    .map_err(|e| Failure::error(&e));
             }
             "execution" => {
                 let f: WorkLeaseFields = a.arg(0, "lease")?;
@@ -530,6 +522,23 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             &text(0, "idempotencyKey")?,
             a.arg(1, "attempt")?,
         )),
+        // The core's spelling lists, for the package's own enum objects to be tested against.
+        "vocabularies" => {
+            let mut out = missionweaveprotocol::json::Object::new();
+            for (name, values) in missionweaveprotocol_authority::vocabularies() {
+                out.insert(
+                    name,
+                    Value::Array(values.into_iter().map(Value::string).collect()),
+                );
+            }
+            // The Error subclass this package shows for each error class.
+            let mut classes = missionweaveprotocol::json::Object::new();
+            for class in missionweaveprotocol::ErrorClass::ALL {
+                classes.insert(class.as_str(), Value::string(class.js_name()));
+            }
+            out.insert("js_error_class", Value::Object(classes));
+            Ok(Value::Object(out))
+        }
         "parseDurationMs" => {
             let duration = text(0, "duration")?;
             let ms = parse_duration_ms(&duration)

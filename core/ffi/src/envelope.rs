@@ -136,24 +136,9 @@ impl FlatOk {
     }
 }
 
-/// Appends `text` as a JSON string.
+/// Appends `text` as a JSON string (the core's one escaper).
 pub(crate) fn escape_into(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => {
-                let code = u32::from(c);
-                let hex = b"0123456789abcdef";
-                out.push_str("\\u00");
-                out.push(char::from(hex[(code >> 4) as usize]));
-                out.push(char::from(hex[(code & 15) as usize]));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    missionweaveprotocol::json::write_json_string(out, text);
 }
 
 fn internal_envelope() -> String {

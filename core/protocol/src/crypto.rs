@@ -4,12 +4,15 @@
 //! rule (it rejects identity `R`, accepts mixed-order points), so only its signer is used.
 
 use core::fmt;
+use core::hint::black_box;
+use std::sync::OnceLock;
 
+use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::IsIdentity;
 use ed25519_dalek::Signer as _;
-use sha2::{Digest, Sha512};
+use sha2::{Digest, Sha256, Sha512};
 
 /// Why 32 bytes are not an acceptable Ed25519 point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +115,7 @@ impl PublicKey {
     /// has already checked `S < L` (stage 3). When the encodings are equal, `Renc` was a
     /// canonical on-curve prime-order point, so the success path needs no decoding of `R`.
     pub fn verify_equation(&self, r_bytes: &[u8; 32], s: &Scalar, message: &[u8]) -> bool {
+        crate::work_count::tally(|work| work.equations += 1);
         let k = challenge(r_bytes, &self.bytes, message);
         let r_check = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &self.negated, s);
         r_check.compress().0 == *r_bytes
@@ -159,7 +163,7 @@ pub struct SignatureParts {
 }
 
 /// The cheap stage-3 checks: 64 bytes and `S < L`. `R` is checked by [`check_r`], which the
-/// verifier runs before reporting any later-stage failure.
+/// verifier runs on every rejection before reporting it.
 pub fn split_signature(bytes: &[u8]) -> Result<SignatureParts, SignatureEncodingError> {
     let bytes: &[u8; 64] = bytes
         .try_into()
@@ -173,11 +177,63 @@ pub fn split_signature(bytes: &[u8]) -> Result<SignatureParts, SignatureEncoding
     Ok(SignatureParts { r, s })
 }
 
-/// Strict `Renc` validation (identity allowed).
+/// Strict `Renc` validation (identity allowed), with the same verdict as
+/// `decode_point(r, true)`. Unlike [`decode_point`] it never stops early: decompression,
+/// re-encoding and the subgroup check run for every input (on the basepoint when `r` is off the
+/// curve), so a bad `R` costs what a good one does and a stage-3 rejection for `R` is not told
+/// apart from a stage-4 or stage-6 one by its time (§6.4).
 pub fn check_r(r: &[u8; 32]) -> Result<(), SignatureEncodingError> {
-    decode_point(r, true)
-        .map(|_| ())
-        .map_err(SignatureEncodingError::R)
+    crate::work_count::tally(|work| work.r_decodings += 1);
+    let noncanonical = y_is_noncanonical(r);
+    let decompressed = CompressedEdwardsY(*r).decompress();
+    let on_curve = decompressed.is_some();
+    let point = decompressed.unwrap_or(ED25519_BASEPOINT_POINT);
+    // With y canonical, re-encoding differs only when x = 0 and the sign bit was set.
+    let reencodes = point.compress().0 == *r;
+    let identity = point.is_identity();
+    let torsion_free = point.is_torsion_free();
+    // Every fact is computed before any is looked at: nothing can be skipped or reordered.
+    let (noncanonical, on_curve, reencodes, identity, torsion_free) =
+        black_box((noncanonical, on_curve, reencodes, identity, torsion_free));
+    let error = if noncanonical {
+        PointError::NonCanonical
+    } else if !on_curve {
+        PointError::OffCurve
+    } else if !reencodes {
+        PointError::NegativeZero
+    } else if identity || torsion_free {
+        return Ok(());
+    } else {
+        PointError::Torsion
+    };
+    Err(SignatureEncodingError::R(error))
+}
+
+/// The key, `Renc` and `S` a rejection uses when it has none of its own (the envelope is
+/// malformed, or stage 4 selected no key), so that it still evaluates the equation on the real
+/// signing input: every stage-3, stage-4 and stage-6 rejection does the same curve work (§6.4).
+/// Never a verdict: the result of an equation on stand-ins is discarded.
+#[derive(Debug)]
+pub(crate) struct StandIn {
+    pub key: PublicKey,
+    pub r: [u8; 32],
+    pub s: Scalar,
+}
+
+/// The process-wide stand-ins, derived once from fixed labels.
+pub(crate) fn stand_in() -> &'static StandIn {
+    static STAND_IN: OnceLock<StandIn> = OnceLock::new();
+    STAND_IN.get_or_init(|| {
+        let wide = |label: &[u8]| -> [u8; 64] { Sha512::digest(label).into() };
+        let key = SigningKey::from_seed("", &Sha256::digest(b"mwp stand-in key").into());
+        // A canonical prime-order point and a full-width scalar, like an honest signature's.
+        let nonce = Scalar::from_bytes_mod_order_wide(&wide(b"mwp stand-in nonce"));
+        StandIn {
+            key: key.public_key,
+            r: EdwardsPoint::mul_base(&nonce).compress().0,
+            s: Scalar::from_bytes_mod_order_wide(&wide(b"mwp stand-in S")),
+        }
+    })
 }
 
 /// Why an external signer produced no signature (an HSM or KMS refused, a host-language

@@ -33,6 +33,7 @@ pub mod schema_formats;
 pub mod signed_documents;
 pub mod spelling;
 pub mod wire;
+mod work_count;
 
 pub use error::{ArgumentError, DescribeError, ErrorClass, FieldValue, Fields, Stage, WireCode};
 pub use principal::{Principal, PrincipalType};

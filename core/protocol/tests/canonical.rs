@@ -117,3 +117,22 @@ fn every_bundle_jcs_file_is_reproduced() {
     }
     assert_eq!(checked, 11);
 }
+
+#[test]
+fn the_one_string_escaper_round_trips_and_matches_the_canonical_form() {
+    use missionweaveprotocol::json::{Value, canonical_bytes, parse, write_json_string};
+    for text in [
+        "",
+        "plain",
+        "quote \" backslash \\ newline \n tab \t nul \u{0} unit \u{1f} bell \u{7}",
+        "é 😀 \u{2028} \u{7f}",
+    ] {
+        let mut out = String::from("[");
+        write_json_string(&mut out, text);
+        out.push(']');
+        // Same bytes as the canonical writer, and the strict parser reads the text back.
+        let canonical = canonical_bytes(&Value::Array(vec![Value::string(text)])).unwrap();
+        assert_eq!(out.as_bytes(), canonical.as_slice(), "{text:?}");
+        assert_eq!(parse(out.as_bytes()).unwrap(), Value::Array(vec![Value::string(text)]));
+    }
+}

@@ -123,3 +123,48 @@ fn weak_key_forgery_does_not_verify_under_a_real_key() {
     assert!(check_r(&parts.r).is_ok());
     assert!(!public.verify_equation(&parts.r, &parts.s, b"anything"));
 }
+
+#[test]
+fn the_full_work_r_check_agrees_with_the_strict_decoding() {
+    // `check_r` never stops early (§6.4 timing), but its verdict is `decode_point(r, true)`'s,
+    // for every class of bad R and for valid, identity and mixed-order points.
+    let valid = decode_point(&hex32(RFC8032_1_PUBLIC), false).unwrap();
+    let order2 = curve25519_dalek::edwards::CompressedEdwardsY(hex32(ORDER_2_Y_P_MINUS_1))
+        .decompress()
+        .unwrap();
+    let mut inputs: Vec<[u8; 32]> = [
+        IDENTITY,
+        NEGATIVE_ZERO,
+        Y_IS_P,
+        Y_IS_P_PLUS_1,
+        OFF_CURVE_Y2,
+        ORDER_2_Y_P_MINUS_1,
+        RFC8032_1_PUBLIC,
+    ]
+    .map(hex32)
+    .to_vec();
+    inputs.push((valid + order2).compress().0);
+    // Every y from 0 to 63 with both sign bits, and the top of the noncanonical range.
+    for y in 0..64u8 {
+        for sign in [0u8, 0x80] {
+            let mut bytes = [0u8; 32];
+            bytes[0] = y;
+            bytes[31] = sign;
+            inputs.push(bytes);
+            let mut high = [0xFFu8; 32];
+            high[0] = 0xC0 + y;
+            high[31] = 0x7F | sign;
+            inputs.push(high);
+        }
+    }
+    let mut verdicts = std::collections::BTreeSet::new();
+    for r in inputs {
+        let expected = decode_point(&r, true)
+            .map(|_| ())
+            .map_err(SignatureEncodingError::R);
+        assert_eq!(check_r(&r), expected, "{r:?}");
+        verdicts.insert(format!("{expected:?}"));
+    }
+    // Valid, noncanonical, off-curve, negative zero and torsion all occurred.
+    assert_eq!(verdicts.len(), 5, "{verdicts:?}");
+}

@@ -171,8 +171,8 @@ fn scenario_steps_are_vectors_not_argument_errors() {
     for r in &records {
         for step in r.get("steps").and_then(Value::as_array).unwrap() {
             assert_ne!(
-                str_at(step, "/error/code"),
-                Some("INVALID_ARGUMENT"),
+                str_at(step, "/error/reason"),
+                Some("invalid-argument"),
                 "{step:?}"
             );
             assert!(step.get("ok").is_some() != step.get("error").is_some());

@@ -239,8 +239,9 @@ class ExecutionLease(ProtocolModel):
     def from_json(cls: "type[_Lease]", text: Union[str, bytes, bytearray, memoryview]) -> _Lease:
         """Reads a lease from its ``lease.schema.json`` document text, strictly (strict JSON,
         the schema, the lease rules; sub-millisecond instants are refused, not floored).
-        Raises a :class:`MissionWeaveError` (``PROTOCOL_VIOLATION``,
-        ``SCHEMA_VALIDATION_FAILED``, or :class:`LeaseError`)."""
+        A refusal is the error inside the document, as in every binding:
+        :class:`JsonParseError` (``PROTOCOL_VIOLATION``), :class:`SchemaValidationError`
+        (``SCHEMA_VALIDATION_FAILED``) or :class:`LeaseError` (the lease rule it breaks)."""
         return cls._from_core(_core_class().from_json(text))
 
     @classmethod

@@ -254,13 +254,19 @@ class WorkOffer:
         )
 
 
-def _whole(value: Any, what: str, low: int, high: int) -> int:
-    """An int, or a float holding exactly an int, within ``[low, high]``."""
+def _integral(value: Any, what: str) -> int:
+    """An int, or a float holding exactly an int (no range: that is the caller's or the
+    core's)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _bad(f"{what} must be a number, not {value!r}")
     if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
         raise _unsupported(f"{what}={value!r} is not a whole number the core can represent")
-    number = int(value)
+    return int(value)
+
+
+def _whole(value: Any, what: str, low: int, high: int) -> int:
+    """An int, or a float holding exactly an int, within ``[low, high]``."""
+    number = _integral(value, what)
     if not low <= number <= high:
         raise _bad(f"{what} must be within {low}..{high}, not {value!r}")
     return number
@@ -297,7 +303,10 @@ class GroupSchedulingPolicy:
     _core: Any = field(init=False, repr=False, compare=False, hash=False, default=None)
 
     def __post_init__(self) -> None:
-        weight = _whole(self.weight, "weight", 1, 1_000_000)
+        # The range 1..1,000,000 is the core's rule: the native policy is checked by the core
+        # when it is made, with the core's error (INVALID_COMMAND, invalid_argument, field
+        # ``weight``), as a Scheduler given the same weight refuses it.
+        weight = _integral(self.weight, "weight")
         if isinstance(self.priority_bias, bool) or not isinstance(self.priority_bias, int):
             raise _bad(f"priority_bias must be an integer, not {self.priority_bias!r}")
         if not -100 <= self.priority_bias <= 100:

@@ -37,15 +37,15 @@ impl LeaseDocumentError {
     }
 }
 
+/// The message is the wrapped error's own (a parse error, a schema issue, or the broken lease
+/// rule), so that a refused document reads the same in every binding (§19, `docs/errors.md`).
 impl core::fmt::Display for LeaseDocumentError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::Parse(error) => write!(f, "lease document is not strict JSON: {error}"),
-            Self::Schema(issue) => write!(f, "lease document does not match its schema: {issue}"),
-            Self::Precision(field) => {
-                write!(f, "lease {field} has finer than millisecond precision")
-            }
-            Self::Inconsistent(error) => write!(f, "lease document is inconsistent: {error}"),
+            Self::Parse(error) => error.fmt(f),
+            Self::Schema(issue) => issue.fmt(f),
+            Self::Precision(field) => LeaseError::InvalidField(field).fmt(f),
+            Self::Inconsistent(error) => error.fmt(f),
         }
     }
 }

@@ -150,10 +150,36 @@ fn write_string(text: &JsonString, out: &mut Vec<u8>) -> Result<(), CanonicalErr
     }
 }
 
+/// Where escaped string output goes: bytes (canonical documents) or text (the bindings'
+/// hand-written JSON). Escapes are ASCII, and they only ever split the input at ASCII bytes, so
+/// every run handed to [`Sink::text`] is a whole `str` slice.
+trait Sink {
+    fn text(&mut self, text: &str);
+    fn ascii(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn text(&mut self, text: &str) {
+        self.extend_from_slice(text.as_bytes());
+    }
+    fn ascii(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+impl Sink for String {
+    fn text(&mut self, text: &str) {
+        self.push_str(text);
+    }
+    fn ascii(&mut self, bytes: &[u8]) {
+        self.extend(bytes.iter().map(|&b| char::from(b)));
+    }
+}
+
 /// RFC 8785 §3.2.2.2: escape only `"`, `\` and controls; short forms where JSON has them,
 /// otherwise `\u00xx` in lowercase hex; everything else as raw UTF-8.
-pub(crate) fn write_text(text: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
+fn escape<S: Sink>(text: &str, out: &mut S) {
+    out.ascii(b"\"");
     let bytes = text.as_bytes();
     let mut run_start = 0;
     for (index, &byte) in bytes.iter().enumerate() {
@@ -168,10 +194,10 @@ pub(crate) fn write_text(text: &str, out: &mut Vec<u8>) {
             0x00..=0x1F => None,
             _ => continue,
         };
-        out.extend_from_slice(&bytes[run_start..index]);
+        out.text(&text[run_start..index]);
         match escape {
-            Some(short) => out.extend_from_slice(short),
-            None => out.extend_from_slice(&[
+            Some(short) => out.ascii(short),
+            None => out.ascii(&[
                 b'\\',
                 b'u',
                 b'0',
@@ -182,6 +208,16 @@ pub(crate) fn write_text(text: &str, out: &mut Vec<u8>) {
         }
         run_start = index + 1;
     }
-    out.extend_from_slice(&bytes[run_start..]);
-    out.push(b'"');
+    out.text(&text[run_start..]);
+    out.ascii(b"\"");
+}
+
+pub(crate) fn write_text(text: &str, out: &mut Vec<u8>) {
+    escape(text, out);
+}
+
+/// Appends `text` as a JSON string with the RFC 8785 escapes: the one string escaper of the
+/// project (the bindings' hand-written JSON uses it too).
+pub fn write_json_string(out: &mut String, text: &str) {
+    escape(text, out);
 }

@@ -10,6 +10,7 @@ mod value;
 pub(crate) use canonical::write_object;
 pub use canonical::{
     CanonicalError, canonical_bytes, canonical_hash, sha256_prefixed, write_canonical,
+    write_json_string,
 };
 pub use decimal::Decimal;
 pub use indent::write_indented;

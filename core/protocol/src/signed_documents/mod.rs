@@ -5,6 +5,8 @@ mod batch;
 mod error;
 mod kind;
 mod sign;
+#[cfg(test)]
+mod uniform_rejection_tests;
 mod verify;
 
 pub use batch::BatchItem;

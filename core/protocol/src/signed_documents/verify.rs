@@ -1,10 +1,13 @@
-//! The six stages of §6.4, in order, stopping at the first failure. A later-stage fact may be
-//! found early, but it is always reported at its normative stage.
+//! The six stages of §6.4, reporting the first failure. A later-stage fact may be found early,
+//! but it is always reported at its normative stage; stage 3, 4 and 6 rejections do the same
+//! work (see [`SignedDocumentCodec::verify_value`]).
+
+use core::hint::black_box;
 
 use super::SignedDocumentCodec;
 use super::error::VerificationError;
 use super::kind::{ExpectedSignerRule, SignedDocumentKind};
-use crate::crypto::{SignatureParts, check_r, split_signature};
+use crate::crypto::{SignatureParts, check_r, split_signature, stand_in};
 use crate::error::Stage;
 use crate::json::{Value, canonical_hash, parse, sha256_prefixed};
 use crate::principal::{Principal, PrincipalType};
@@ -67,19 +70,6 @@ pub fn signing_bytes(document: &Value) -> Result<Vec<u8>, VerificationError> {
         VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string())
     })?;
     Ok(out)
-}
-
-/// What stages 4–6 establish.
-struct KeyFacts {
-    signing_bytes: Vec<u8>,
-    public_key: [u8; 32],
-    public_key_text: String,
-    organization_id: String,
-    key_id: String,
-    principal: Principal,
-    valid_from: Timestamp,
-    valid_until: Option<Timestamp>,
-    revoked_at: Option<Timestamp>,
 }
 
 /// Stage 3 facts needed by later stages.
@@ -243,6 +233,14 @@ impl SignedDocumentCodec<'_> {
     }
 
     /// Stages 2–6 on a document that was strictly parsed from the received bytes.
+    ///
+    /// Stage 3, 4 and 6 rejections look the same on the wire (§6.4), so they also cost the
+    /// same: once the schema holds, every such rejection computes the signing input, evaluates
+    /// the equation (on a stand-in key, `R` and `S` when the envelope or the key selection
+    /// failed) and strictly decodes `R`, and only then reports its first failing stage. The
+    /// Registry lookup runs only for an envelope that names a key: a resolver is never asked
+    /// about a malformed one. An accepted document skips the decoding of `R`: the equation
+    /// holding proves `R` canonical and in the prime-order subgroup.
     pub fn verify_value(
         &self,
         kind: SignedDocumentKind,
@@ -255,86 +253,91 @@ impl SignedDocumentCodec<'_> {
             .map_err(|issue| {
                 VerificationError::new(Stage::Schema, "schema-invalid", issue.to_string())
             })?;
-        // Stage 3, except the strict decoding of R, which is deferred: a successful equation
-        // proves R canonical and in the prime-order subgroup, and any later failure checks R
-        // first so that a bad R is still reported at stage 3.
-        let envelope = envelope(kind, &document)?;
-        let facts = match self.stages_4_to_6(kind, &document, &envelope, resolver) {
-            Ok(facts) => facts,
-            Err(error) => {
-                check_r(&envelope.parts.r)
-                    .map_err(|e| stage3("signature-encoding", e.to_string()))?;
-                return Err(error);
-            }
-        };
-        let signature = envelope.signature_text.to_owned();
-        let protected_time = envelope.protected_time;
-        Ok(VerifiedSignedDocument {
-            kind,
-            signing_hash: sha256_prefixed(&facts.signing_bytes),
-            signing_bytes: facts.signing_bytes,
-            organization_id: facts.organization_id,
-            key_id: facts.key_id,
-            principal: facts.principal,
-            protected_time,
-            signature,
-            valid_from: facts.valid_from,
-            valid_until: facts.valid_until,
-            revoked_at: facts.revoked_at,
-            public_key: facts.public_key,
-            public_key_text: facts.public_key_text,
-            document,
-        })
-    }
-
-    fn stages_4_to_6(
-        &self,
-        kind: SignedDocumentKind,
-        document: &Value,
-        envelope: &Envelope<'_>,
-        resolver: &dyn KeyResolver,
-    ) -> Result<KeyFacts, VerificationError> {
+        // Stage 3, except the strict decoding of R, which comes last.
+        let envelope = envelope(kind, &document);
         // Stage 4: complete Registry evidence, then selection, signer rule and interval.
         let stage4 = |e: crate::registry::RegistryError| {
             VerificationError::new(Stage::KeyResolution, e.reason.as_str(), e.detail)
         };
-        let request = KeyResolutionRequest {
-            kind,
-            key_id: envelope.key_id,
-            expected_signer: &envelope.signer,
-            protected_time: &envelope.protected_time,
+        let snapshot = envelope.as_ref().ok().map(|envelope| {
+            resolver
+                .registry_evidence(&KeyResolutionRequest {
+                    kind,
+                    key_id: envelope.key_id,
+                    expected_signer: &envelope.signer,
+                    protected_time: &envelope.protected_time,
+                })
+                .map_err(stage4)
+        });
+        let binding = match (&envelope, &snapshot) {
+            (Ok(envelope), Some(Ok(snapshot))) => Some(
+                snapshot
+                    .select(
+                        envelope.key_id,
+                        &envelope.signer,
+                        envelope.protected_time.instant(),
+                    )
+                    .map_err(stage4),
+            ),
+            _ => None,
         };
-        let snapshot = resolver.registry_evidence(&request).map_err(stage4)?;
-        let binding = snapshot
-            .select(
-                envelope.key_id,
-                &envelope.signer,
-                envelope.protected_time.instant(),
-            )
-            .map_err(stage4)?;
-        // Stage 5: JCS of the document without its top-level `signature`.
-        let signing_bytes = signing_bytes(document)?;
-        // Stage 6: the cofactorless equation.
-        if !binding
-            .public_key
-            .verify_equation(&envelope.parts.r, &envelope.parts.s, &signing_bytes)
+        // Stage 5: JCS of the document without its top-level `signature`, for a rejection at
+        // stage 3 or 4 too, whose stand-in equation hashes it (an empty message when stage 5
+        // fails: that document is either rejected at stage 3 or 4 or shows stage 5's own code).
+        crate::work_count::tally(|work| work.signing_inputs += 1);
+        let message = signing_bytes(&document);
+        // Stage 6: the cofactorless equation, on stand-ins where stage 3 or 4 left no input.
+        let stand_in = stand_in();
+        let key = match &binding {
+            Some(Ok(binding)) => &binding.public_key,
+            _ => &stand_in.key,
+        };
+        let (r, s) = match &envelope {
+            Ok(envelope) => (&envelope.parts.r, &envelope.parts.s),
+            Err(_) => (&stand_in.r, &stand_in.s),
+        };
+        // Evaluated before any verdict is looked at, so it cannot be skipped on a rejection.
+        let holds = black_box(key.verify_equation(r, s, message.as_deref().unwrap_or_default()));
+        if holds
+            && let Ok(envelope) = &envelope
+            && let Some(Ok(snapshot)) = &snapshot
+            && let Some(Ok(binding)) = binding
+            && let Ok(signing_bytes) = message
         {
-            return Err(VerificationError::new(
+            return Ok(VerifiedSignedDocument {
+                kind,
+                signing_hash: sha256_prefixed(&signing_bytes),
+                signing_bytes,
+                organization_id: snapshot.organization_id().to_owned(),
+                key_id: binding.key_id.clone(),
+                principal: binding.principal.clone(),
+                protected_time: envelope.protected_time.clone(),
+                signature: envelope.signature_text.to_owned(),
+                valid_from: binding.valid_from.clone(),
+                valid_until: binding.valid_until.clone(),
+                revoked_at: binding.revoked_at.clone(),
+                public_key: *binding.public_key.as_bytes(),
+                public_key_text: binding.public_key_text.clone(),
+                document,
+            });
+        }
+        // A rejection: decode R in full (a stand-in R when the envelope has none), then report
+        // the first failing stage in the order of §6.4; a bad R is a stage-3 fact.
+        let r_verdict = black_box(check_r(r));
+        Err(match (&envelope, &snapshot, &binding, &message) {
+            (Err(error), ..) => error.clone(),
+            _ if r_verdict.is_err() => stage3(
+                "signature-encoding",
+                r_verdict.err().map(|e| e.to_string()).unwrap_or_default(),
+            ),
+            (_, Some(Err(error)), ..) | (_, _, Some(Err(error)), _) | (.., Err(error)) => {
+                error.clone()
+            }
+            _ => VerificationError::new(
                 Stage::Signature,
                 "signature-mismatch",
                 "Ed25519 equation does not hold",
-            ));
-        }
-        Ok(KeyFacts {
-            signing_bytes,
-            public_key: *binding.public_key.as_bytes(),
-            public_key_text: binding.public_key_text.clone(),
-            organization_id: snapshot.organization_id().to_owned(),
-            key_id: binding.key_id.clone(),
-            principal: binding.principal.clone(),
-            valid_from: binding.valid_from.clone(),
-            valid_until: binding.valid_until.clone(),
-            revoked_at: binding.revoked_at.clone(),
+            ),
         })
     }
 }

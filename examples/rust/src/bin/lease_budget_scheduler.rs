@@ -50,17 +50,17 @@ fn run() -> Result<(), String> {
     let work = [
         (
             "urn:missionweaveprotocol:work-item:gather",
-            "research",
+            "urn:missionweaveprotocol:group:research",
             spend(4_000, 8),
         ),
         (
             "urn:missionweaveprotocol:work-item:draft",
-            "research",
+            "urn:missionweaveprotocol:group:research",
             spend(3_000, 6),
         ),
         (
             "urn:missionweaveprotocol:work-item:publish",
-            "ops",
+            "urn:missionweaveprotocol:group:ops",
             spend(3_000, 6),
         ),
     ];
@@ -87,7 +87,7 @@ fn run() -> Result<(), String> {
         ..SchedulerPolicy::default()
     };
     policy.groups.insert(
-        "research".into(),
+        "urn:missionweaveprotocol:group:research".into(),
         GroupPolicy {
             weight: 2,
             slot_quota: None,
