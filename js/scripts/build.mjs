@@ -102,8 +102,16 @@ writeFileSync(join(dist, 'verify.mjs'), readFileSync(join(src, 'verify.mjs.in'),
   .replace('@NAMES@', VERIFY_FACTORY.join(', '))
   .replace('@SHARED@', VERIFY_SHARED.join(', ')));
 
-// 4. Declarations: one .d.mts and one .d.cts per entry.
-const declarations = readFileSync(join(src, 'api.d.ts'), 'utf8');
+// 4. Declarations: one .d.mts and one .d.cts per entry. The call and answer shapes generated
+// from core/ffi (ffi-types.d.ts, checked against the Rust types by a cargo test) replace the
+// <ffi-types> block that imports them, so every entry's declarations are one self-contained file.
+const ffiTypes = readFileSync(join(src, 'ffi-types.d.ts'), 'utf8')
+  .replace(/^import type \{[^}]*\} from '\.\/api\.js';\n/m, '');
+const api = readFileSync(join(src, 'api.d.ts'), 'utf8');
+const block = /^\/\/ <ffi-types>[^\n]*\n(?:.*\n)*?\/\/ <\/ffi-types>\n/m;
+if (!block.test(api)) throw new Error('build.mjs: api.d.ts has no <ffi-types> block to inline');
+if (ffiTypes.includes("from './api.js'")) throw new Error('build.mjs: ffi-types.d.ts imports from api.d.ts in an unexpected form');
+const declarations = api.replace(block, () => ffiTypes);
 for (const ext of ['d.mts', 'd.cts']) {
   writeFileSync(join(dist, `node.${ext}`), declarations);
   writeFileSync(join(dist, `wasm.${ext}`), declarations);

@@ -425,11 +425,23 @@ export declare function errorFrame(frame: {
 export type Millis = number;
 export type TimeInput = Date | Millis;
 
+// <ffi-types> The call and answer shapes of these objects are generated from the Rust types
+// that read and write them (core/ffi/src/shapes, `ffi-types.d.ts`); the build inlines them here.
+import type {
+  AdmissionDecisionAnswer, AttemptAnswer, AttemptOutcomeInput, BlockedLeaseFields, Capability,
+  CheckpointAnswer, CheckpointInput, CoordinatorLeaseFields, DelegatedWorkInput,
+  DelegationBudgetInput, DelegationContextInput, DelegationGrantFields, DelegationViolationAnswer,
+  GroupPolicyInput, LeaseClaim, LeaseStateAnswer, OwnershipLeaseFields, ResourceInput,
+  RetryOptions, RetryScheduleAnswer, SchedulerPolicyInput, ScheduleDisclosureAnswer,
+  TransitionInput, TransitionKindName, WorkItemNodeInput, WorkLeaseFields, WorkOfferInput,
+} from './ffi-types.js';
+export type * from './ffi-types.js';
+// </ffi-types>
+
 export type Dimension =
   | 'financial_microunits' | 'model_tokens' | 'tool_calls' | 'compute_seconds' | 'wall_clock_seconds' | 'external_actions';
 export type ResourceMember =
   | 'financialMicrounits' | 'modelTokens' | 'toolCalls' | 'computeSeconds' | 'wallClockSeconds' | 'externalActions';
-export type ResourceInput = Partial<Record<ResourceMember, number>>;
 export declare const RESOURCE_DIMENSIONS: readonly ResourceMember[];
 
 export type LeaseStateName = 'active' | 'expired' | 'revoked' | 'released';
@@ -445,8 +457,9 @@ export type AdmissionReasonName =
   | 'group_not_allowed' | 'group_quota_disabled' | 'unsupported_capability' | 'exceeds_capacity'
   | 'deadline_expired' | 'not_authorized' | 'dependency_unsatisfied' | 'budget_unavailable';
 export declare const AdmissionReason: Readonly<Record<string, AdmissionReasonName>>;
-export type TransitionKindName =
-  | 'checkpoint_saved' | 'preemption_declined' | 'blocked' | 'released' | 'completed' | 'failed';
+export type DeclineReasonName = 'capacity' | 'deadline' | 'capability' | 'authorization' | 'dependency' | 'budget' | 'other';
+export type RetryReasonName =
+  | 'completed' | 'permanent_failure' | 'attempts_exhausted' | 'deadline_exhausted' | 'budget_exhausted' | 'retryable_failure';
 export declare const TransitionKind: Readonly<Record<string, TransitionKindName>>;
 
 export declare class LeaseError extends MwpError {
@@ -512,16 +525,10 @@ export declare class ResourceUsage {
   readonly externalActions: number;
 }
 export declare class DelegationBudget extends ResourceUsage {
-  constructor(values: ResourceInput & { currency: string });
+  constructor(values: DelegationBudgetInput);
   readonly currency: string;
 }
-export interface CapabilityInput { id: string; version: string; }
-export interface DelegationGrantFields {
-  grantId: string; granteeAgentId: string; missionId: string; groupId: string; targetWorkItemId: string;
-  allowedCapabilities: CapabilityInput[]; budget: DelegationBudget | (ResourceInput & { currency: string });
-  maxDescendantDepth: number; granteeMembershipEpoch: number; coordinatorEpoch: number;
-  grantedBy: string; grantedAt: TimeInput; expiresAt: TimeInput;
-}
+export type CapabilityInput = Capability;
 export declare class DelegationGrant {
   constructor(fields: DelegationGrantFields);
   readonly grantId: string; readonly granteeAgentId: string; readonly missionId: string; readonly groupId: string;
@@ -529,22 +536,22 @@ export declare class DelegationGrant {
   readonly budget: DelegationBudget; readonly maxDescendantDepth: number; readonly granteeMembershipEpoch: number;
   readonly coordinatorEpoch: number; readonly grantedBy: string; readonly grantedAt: TimeInput; readonly expiresAt: TimeInput;
 }
-export declare class AdmissionDecision {
+export declare class AdmissionDecision implements Readonly<AdmissionDecisionAnswer> {
   readonly workId: string;
   readonly accepted: boolean;
   readonly reason: AdmissionReasonName;
-  readonly declineReason: 'capacity' | 'deadline' | 'capability' | 'authorization' | 'dependency' | 'budget' | 'other' | null;
+  readonly declineReason: DeclineReasonName | null;
 }
-export interface CheckpointRef { checkpointId: string; durable?: boolean; safe?: boolean; }
+export type CheckpointRef = CheckpointInput;
 export declare class Dispatch {
   readonly workId: string; readonly groupId: string; readonly runId: string; readonly generation: number;
-  readonly slots: number; readonly resumeFrom: Readonly<Required<CheckpointRef>> | null;
+  readonly slots: number; readonly resumeFrom: Readonly<CheckpointAnswer> | null;
 }
 export declare class Preempt {
   readonly workId: string; readonly groupId: string; readonly runId: string; readonly generation: number;
 }
 export type ScheduleAction = Dispatch | Preempt;
-export declare class ScheduleDisclosure {
+export declare class ScheduleDisclosure implements Readonly<ScheduleDisclosureAnswer> {
   readonly state: WorkStateName;
   readonly earliestStart: Millis | null;
   readonly latestStart: Millis | null;
@@ -553,12 +560,12 @@ export declare class ScheduleDisclosure {
   readonly capacityStatus: 'available' | 'constrained' | 'saturated';
   readonly calculatedAt: Millis;
 }
-export declare class Attempt {
+export declare class Attempt implements Readonly<AttemptAnswer> {
   readonly attemptNumber: number; readonly idempotencyKey: string; readonly attemptKey: string; readonly startedAt: Millis;
 }
-export declare class RetrySchedule {
+export declare class RetrySchedule implements Readonly<RetryScheduleAnswer> {
   readonly retry: boolean; readonly retryAt: Millis | null;
-  readonly reason: 'completed' | 'permanent_failure' | 'attempts_exhausted' | 'deadline_exhausted' | 'budget_exhausted' | 'retryable_failure';
+  readonly reason: RetryReasonName;
 }
 export declare class SchedulerSnapshot {
   constructor(document: object | string);
@@ -576,19 +583,11 @@ export declare class BudgetLedgerSnapshot {
   readonly workItems: readonly object[];
 }
 
-interface LeaseCommon {
-  leaseId: string; missionId: string; groupId: string; holderAgentId: string; sessionEpoch: number;
-  issuedAt: TimeInput; startsAt: TimeInput; expiresAt: TimeInput;
-}
-export interface WorkLeaseFields extends LeaseCommon { workItemId: string; ownershipEpoch: number; }
-export interface LeaseClaim {
-  agentId: string; leaseId: string; sessionEpoch: number; ownershipEpoch?: number; coordinatorEpoch?: number;
-}
-export declare class ExecutionLease {
+export declare class ExecutionLease implements Readonly<LeaseStateAnswer> {
   constructor(fields: WorkLeaseFields);
-  static ownership(fields: WorkLeaseFields & { startBy: TimeInput }): ExecutionLease;
-  static blocked(fields: WorkLeaseFields & { graceExpiresAt?: TimeInput }): ExecutionLease;
-  static coordinator(fields: LeaseCommon & { coordinatorEpoch: number }): ExecutionLease;
+  static ownership(fields: OwnershipLeaseFields): ExecutionLease;
+  static blocked(fields: BlockedLeaseFields): ExecutionLease;
+  static coordinator(fields: CoordinatorLeaseFields): ExecutionLease;
   /** Reads a lease back from its `lease.schema.json` document (as `toJSON()` gives). */
   static fromJSON(document: string | object): ExecutionLease;
   readonly leaseId: string; readonly leaseType: 'coordinator' | 'ownership' | 'execution' | 'blocked';
@@ -628,84 +627,31 @@ export declare class BudgetLedger {
   snapshot(): BudgetLedgerSnapshot;
 }
 
-export interface DelegationContextInput {
-  actorAgentId: string;
-  membership: { groupId: string; active?: boolean; workDelegate?: boolean; epoch: number } | null;
-  missionId: string; groupId: string; coordinatorEpoch: number; coordinatorAgentId: string;
-  /** Organization cooperation policy's maximum delegation depth (default 3). */
-  organizationMaxDepth?: number;
-  now: TimeInput;
-}
-export interface WorkItemNodeInput { missionId: string; parentWorkItemId?: string | null; closed?: boolean; }
+/** The caller's WorkItem graph keyed by WorkItem id (a Map crosses as an object). */
 export type WorkItemsInput = Record<string, WorkItemNodeInput> | Map<string, WorkItemNodeInput>;
-export interface DelegatedWorkInput { requiredCapabilities?: CapabilityInput[]; budget?: ResourceInput; currency?: string | null; }
 export declare class DelegationAuthority {
   constructor(grant: DelegationGrant | DelegationGrantFields);
   readonly grant: DelegationGrant;
   readonly charged: ResourceUsage;
   readonly remaining: ResourceUsage;
-  readonly invalidated: { readonly kind: DelegationViolationKindName; readonly code: WireCode; readonly message: string; readonly dimension: Dimension | null } | null;
+  readonly invalidated: Readonly<DelegationViolationAnswer> | null;
   checkUse(context: DelegationContextInput, workItems: WorkItemsInput): void;
   authorizeExisting(context: DelegationContextInput, workItems: WorkItemsInput, workItemId: string, work: DelegatedWorkInput): number;
   authorizeDescendant(context: DelegationContextInput, workItems: WorkItemsInput, newWorkItemId: string, parentWorkItemId: string, work: DelegatedWorkInput): number;
   restoreAttribution(workItemId: string, budget: ResourceInput): void;
 }
 
-export interface RetryPolicyInput {
-  maxAttempts: number;
-  backoff?: 'none' | 'fixed' | 'exponential';
-  /** Default min(1000, maxDelayMs). */
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-  /** The contract's `maxDelay` duration instead of `maxDelayMs`. */
-  maxDelay?: string;
-  retryableFailures?: string[];
-}
 export declare class RetryController {
-  constructor(options: {
-    policy: RetryPolicyInput; deadline?: TimeInput | null; costBudget?: ResourceInput;
-    missionId: string; workItemId: string; ownershipEpoch: number;
-  });
+  constructor(options: RetryOptions);
   readonly attempts: number;
   readonly usage: ResourceUsage;
   readonly finished: RetrySchedule['reason'] | null;
   idempotencyKey(logicalOperationId: string): string;
   begin(logicalOperationId: string, now: TimeInput): Attempt;
-  finish(outcome: { success: true } | { success: false; code?: string | null; retryable?: boolean }, now: TimeInput): RetrySchedule;
+  finish(outcome: AttemptOutcomeInput, now: TimeInput): RetrySchedule;
   consume(delta: ResourceInput): ResourceUsage;
 }
 
-export interface GroupPolicyInput { weight?: number; slotQuota?: number | null; }
-export interface SchedulerPolicyInput {
-  capacitySlots?: number;
-  groups?: Record<string, GroupPolicyInput>;
-  defaultGroup?: GroupPolicyInput;
-  supportedCapabilities?: CapabilityInput[] | null;
-  allowedGroups?: string[] | null;
-  maxWorkItems?: number;
-  maxWorkItemsPerGroup?: number;
-  declineInfeasibleDeadlines?: boolean;
-  priorityStepMs?: number;
-  deadlineHorizonMs?: number;
-  fairnessLagSlots?: number;
-  preemptionMargin?: number;
-  defaultEstimateMs?: number;
-}
-export interface WorkOfferInput {
-  workId: string; groupId: string;
-  /** Organization priority class, -100..100 (default 0). */
-  priority?: number;
-  deadline?: TimeInput | null;
-  estimatedDurationMs?: number;
-  slots?: number;
-  requiredCapabilities?: CapabilityInput[];
-  preemptible?: boolean;
-  eligibility?: { authorized?: boolean; dependenciesReady?: boolean; budgetAvailable?: boolean };
-}
-export type TransitionInput =
-  | { kind: 'checkpoint_saved'; generation: number; checkpoint: CheckpointRef }
-  | { kind: 'preemption_declined' | 'released' | 'completed' | 'failed'; generation: number }
-  | { kind: 'blocked'; generation: number; checkpoint: CheckpointRef; retryAt?: TimeInput | null; reason: string };
 export declare class Scheduler {
   constructor(policy?: SchedulerPolicyInput);
   static restore(snapshot: SchedulerSnapshot | object | string, policy?: SchedulerPolicyInput): Scheduler;

@@ -97,6 +97,18 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
     admitFirst(kind, 'doc', registry, new InMemoryAdmissionLog({ type: 'service', id: 'x' }), () => ({ admissionRecordId: 'a', trustedAcceptedAt: 't', acceptedBy: { type: 'service', id: 's' } }));
     try { verifySignedDocument('command', '{}', registry); } catch (e) { if (e instanceof VerificationError) { const s: string = e.toWire().code + e.stage + hash; void s; } }
     void log;`;
+  // The call shapes generated from core/ffi (ffi-types.d.ts) ship inside the declarations.
+  const shapes = (from) => `
+    import { Scheduler, type SchedulerPolicyInput, type WorkOfferInput, type TransitionInput } from '${from}';
+    const policy: SchedulerPolicyInput = { capacitySlots: 2, groups: { a: { weight: 2 } } };
+    const offer: WorkOfferInput = { workId: 'w', groupId: 'a', deadline: new Date(), requiredCapabilities: [{ id: 'tool.search', version: '1.0.0' }] };
+    const done: TransitionInput = { kind: 'completed', generation: 1 };
+    const scheduler = new Scheduler(policy);
+    const decision = scheduler.admit(offer, Date.now());
+    if (decision.accepted) scheduler.apply('w', done, Date.now());
+    // @ts-expect-error: the core refuses unknown members, so the type does too.
+    const wrong: WorkOfferInput = { workId: 'w', groupId: 'a', colour: 'red' };
+    void wrong;`;
   const keys = (from) => `
     import { SigningKey, RegistryBuilder, Registry, verifySignedDocument, explainFailure, VerificationError,
       type FailureReason, type Principal } from '${from}';
@@ -115,13 +127,15 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
   writeFileSync(join(project, 'esm.mts'), use('missionweaveprotocol'));
   writeFileSync(join(project, 'wasm.mts'), use('missionweaveprotocol/wasm'));
   writeFileSync(join(project, 'cjs.cts'), use('missionweaveprotocol'));
+  writeFileSync(join(project, 'shapes.mts'), shapes('missionweaveprotocol'));
+  writeFileSync(join(project, 'shapes.cts'), shapes('missionweaveprotocol'));
   // A name the package does not export must not type-check: no benchmark loop is published.
   writeFileSync(join(project, 'wrong.mts'), `import { nativeVerifyLoop } from 'missionweaveprotocol';\nvoid nativeVerifyLoop;\n`);
   const tsc = join(JS, 'node_modules', 'typescript', 'bin', 'tsc');
   const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', '--skipLibCheck', 'false'];
   const check = (files) => execFileSync(process.execPath, [tsc, ...flags, ...files], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
   try {
-    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts']);
+    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts', 'shapes.mts', 'shapes.cts']);
   } catch (error) {
     assert.fail(`tsc: ${error.stdout}${error.stderr}`);
   }

@@ -1,45 +1,40 @@
 //! Bounded authority through JavaScript: fenced leases, the budget ledger, Delegation Grants
 //! and retries. Each handle owns one core object; every call takes its arguments as one JSON
-//! array (see [`crate::args`]) and returns an envelope. Core errors keep their §19 code and
-//! gain a `class` and a snake_case `reason` for the wrapper's typed errors.
+//! array read into the types of [`crate::shapes::authority`] and returns an envelope. Core
+//! errors are described by the core ([`Failure::error`]).
 
-use std::collections::HashMap;
-
-use missionweaveprotocol::json::{Number, Value, parse};
+use missionweaveprotocol::json::{Value, parse};
 use missionweaveprotocol_authority::budget::BudgetLedgerSnapshot;
 use missionweaveprotocol_authority::budget::{AccountKind, BudgetError, BudgetLedger};
+use missionweaveprotocol_authority::capability_version::CapabilityRef;
 use missionweaveprotocol_authority::delegation::{
-    DelegatedWork, DelegationAuthority, DelegationContext, DelegationGrant, DelegationViolation,
-    MembershipView, WorkItemNode, WorkItemTree,
+    DelegatedWork, DelegationAuthority, DelegationContext, DelegationViolation, MembershipView,
+    WorkItemNode, WorkItemTree,
 };
 use missionweaveprotocol_authority::execution::{
     AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, derived_attempt_key,
     idempotency_key, parse_duration_ms,
 };
-use missionweaveprotocol_authority::lease::{
-    Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseState, LeaseWindow,
+use missionweaveprotocol_authority::lease::{Lease, LeaseClaim, LeaseError, LeaseState};
+use missionweaveprotocol_authority::resources::{Currency, MAX_SAFE_INTEGER, Resources};
+use missionweaveprotocol_authority::snapshot_json::SnapshotFormatError;
+
+use crate::envelope::Failure;
+use crate::shapes::authority::{
+    AttemptAnswer, AttemptOutcomeInput, BackoffName, BlockedLeaseFields, CoordinatorLeaseFields,
+    DelegatedWorkInput, DelegationContextInput, DelegationGrantAnswer, DelegationGrantFields,
+    DelegationViolationAnswer, LeaseClaim as LeaseClaimInput, LeaseCloseAnswer, LeaseStateAnswer,
+    OwnershipLeaseFields, RetryOptions, RetryScheduleAnswer, RetryStateAnswer, WorkItems,
+    WorkLeaseFields,
 };
-use missionweaveprotocol_authority::resources::{MAX_SAFE_INTEGER, Resources};
-use missionweaveprotocol_authority::snapshot_json::{SnapshotFormatError, resources_to_value};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use crate::shapes::common::{
+    CurrencyCode, Millis, ResourceAmounts, ResourceInput, Safe, capability_refs,
+};
+use crate::shapes::{Call, Res, answer};
 
-use crate::args::{Args, Reader, Res, resources};
-use crate::envelope::{Failure, Obj};
-
-pub(crate) fn ms(t: UnixMillis) -> Value {
-    Value::Number(Number::from_i64(t.0))
-}
-
-pub(crate) fn opt_ms(t: Option<UnixMillis>) -> Value {
-    t.map_or(Value::Null, ms)
-}
-
-pub(crate) fn num(v: u64) -> Value {
-    Value::Number(Number::from_u64(v))
-}
-
-fn opt_num(v: Option<u64>) -> Value {
-    v.map_or(Value::Null, num)
+/// A resource amount answer (all six members).
+fn amounts(r: Resources) -> Res<Value> {
+    answer(&ResourceAmounts::from(r))
 }
 
 pub(crate) fn snapshot_failure(e: &SnapshotFormatError) -> Failure {
@@ -67,54 +62,38 @@ fn lease_state(name: &str) -> Res<LeaseState> {
 pub struct LeaseHandle(Lease);
 
 impl LeaseHandle {
-    /// `args`: `[{leaseId, missionId, groupId, holderAgentId, sessionEpoch, issuedAt, startsAt,
-    /// expiresAt, …type-specific}]`; `lease_type`: execution, ownership, blocked, coordinator.
+    /// `lease_type` execution, ownership, blocked or coordinator with `[fields]` (the type's
+    /// `…LeaseFields`), or `document` with `[documentText]`.
     pub fn new(lease_type: &str, args: &str) -> Res<Self> {
-        let args = Args::parse(args)?;
-        if lease_type == "document" {
-            // `[documentText]`: a `lease.schema.json` document read back through the core.
-            return Lease::from_json(args.str(0, "document")?.as_bytes())
-                .map(Self)
-                .map_err(|e| Failure::error(&e));
-        }
-        let mut r = args.reader(0, "lease")?;
-        let binding = LeaseBinding {
-            lease_id: r.string("leaseId")?.to_owned(),
-            mission_id: r.string("missionId")?.to_owned(),
-            group_id: r.string("groupId")?.to_owned(),
-            holder_agent_id: r.string("holderAgentId")?.to_owned(),
-            session_epoch: r.uint("sessionEpoch", MAX_SAFE_INTEGER)?,
-        };
-        let window = LeaseWindow {
-            issued_at: r.millis("issuedAt")?,
-            starts_at: r.millis("startsAt")?,
-            expires_at: r.millis("expiresAt")?,
-        };
+        let a = Call::parse(args)?;
         let lease = match lease_type {
-            "coordinator" => {
-                let epoch = r.uint("coordinatorEpoch", MAX_SAFE_INTEGER)?;
-                r.finish()?;
-                Lease::coordinator(binding, epoch, window)
+            // A `lease.schema.json` document read back through the core.
+            "document" => {
+                return Lease::from_json(a.arg::<String>(0, "document")?.as_bytes())
+                    .map(Self)
+                    .map_err(|e| Failure::error(&e));
             }
-            "execution" | "ownership" | "blocked" => {
-                let work_item_id = r.string("workItemId")?;
-                let epoch = r.uint("ownershipEpoch", MAX_SAFE_INTEGER)?;
-                match lease_type {
-                    "execution" => {
-                        r.finish()?;
-                        Lease::execution(binding, work_item_id, epoch, window)
-                    }
-                    "ownership" => {
-                        let start_by = r.millis("startBy")?;
-                        r.finish()?;
-                        Lease::ownership(binding, work_item_id, epoch, start_by, window)
-                    }
-                    _ => {
-                        let grace = r.opt_millis("graceExpiresAt")?;
-                        r.finish()?;
-                        Lease::blocked(binding, work_item_id, epoch, window, grace)
-                    }
-                }
+            "execution" => {
+                let f: WorkLeaseFields = a.arg(0, "lease")?;
+                let (binding, window) = f.binding();
+                Lease::execution(binding, &f.work_item_id, f.ownership_epoch.0, window)
+            }
+            "ownership" => {
+                let f: OwnershipLeaseFields = a.arg(0, "lease")?;
+                let (binding, window) = f.binding();
+                let (item, epoch) = (&f.work_item_id, f.ownership_epoch.0);
+                Lease::ownership(binding, item, epoch, f.start_by.0, window)
+            }
+            "blocked" => {
+                let f: BlockedLeaseFields = a.arg(0, "lease")?;
+                let (binding, window) = f.binding();
+                let grace = f.grace_expires_at.map(|m| m.0);
+                Lease::blocked(binding, &f.work_item_id, f.ownership_epoch.0, window, grace)
+            }
+            "coordinator" => {
+                let f: CoordinatorLeaseFields = a.arg(0, "lease")?;
+                let (binding, window) = f.binding();
+                Lease::coordinator(binding, f.coordinator_epoch.0, window)
             }
             other => {
                 return Err(Failure::argument(format!(
@@ -125,86 +104,57 @@ impl LeaseHandle {
         lease.map(Self).map_err(|e| lease_failure(&e))
     }
 
-    fn state(&self) -> Value {
-        let l = &self.0;
-        let b = l.binding();
-        let w = l.window();
-        Obj::new()
-            .str("leaseId", b.lease_id.clone())
-            .str("leaseType", l.lease_type().as_str())
-            .str("missionId", b.mission_id.clone())
-            .str("groupId", b.group_id.clone())
-            .str("holderAgentId", b.holder_agent_id.clone())
-            .num("sessionEpoch", b.session_epoch)
-            .opt_str("workItemId", l.work_item_id())
-            .value("ownershipEpoch", opt_num(l.ownership_epoch()))
-            .value("coordinatorEpoch", opt_num(l.coordinator_epoch()))
-            .value("issuedAt", ms(w.issued_at))
-            .value("startsAt", ms(w.starts_at))
-            .value("expiresAt", ms(w.expires_at))
-            .value("startBy", opt_ms(l.start_by()))
-            .value("graceExpiresAt", opt_ms(l.grace_expires_at()))
-            .str("state", l.state().as_str())
-            .num("renewalCount", l.renewal_count())
-            .value("lastRenewedAt", opt_ms(l.last_renewed_at()))
-            .value("closedAt", opt_ms(l.closed_at()))
-            .opt_str("closureReason", l.closure_reason())
-            .build()
+    fn state(&self) -> Res<Value> {
+        answer(&LeaseStateAnswer::from(&self.0))
     }
 
     pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Args::parse(args)?;
+        let a = Call::parse(args)?;
         let lease = &mut self.0;
-        Ok(match method {
+        let time = |index, name| a.arg::<Millis>(index, name).map(|m| m.0);
+        match method {
             "state" => self.state(),
-            "stateAt" => Value::string(lease.state_at(a.millis(0, "now")?).as_str()),
-            "isLive" => Value::Bool(lease.is_live(a.millis(0, "now")?)),
+            "stateAt" => answer(&lease.state_at(time(0, "now")?).as_str()),
+            "isLive" => answer(&lease.is_live(time(0, "now")?)),
             "renew" => {
                 lease
-                    .renew(a.millis(0, "at")?, a.millis(1, "expiresAt")?)
+                    .renew(time(0, "at")?, time(1, "expiresAt")?)
                     .map_err(|e| lease_failure(&e))?;
                 self.state()
             }
             "close" => {
-                let state = lease_state(a.str(0, "state")?)?;
+                let state = lease_state(&a.arg::<String>(0, "state")?)?;
                 let changed = lease
-                    .close(state, a.millis(1, "at")?, a.str(2, "reason")?)
+                    .close(state, time(1, "at")?, &a.arg::<String>(2, "reason")?)
                     .map_err(|e| lease_failure(&e))?;
-                Obj::new()
-                    .bool("changed", changed)
-                    .value("lease", self.state())
-                    .build()
+                answer(&LeaseCloseAnswer {
+                    changed,
+                    lease: LeaseStateAnswer::from(&self.0),
+                })
             }
             "checkClaim" => {
-                let mut r = a.reader(0, "claim")?;
+                let c: LeaseClaimInput = a.arg(0, "claim")?;
                 let claim = LeaseClaim {
-                    agent_id: r.string("agentId")?,
-                    lease_id: r.string("leaseId")?,
-                    session_epoch: r.uint("sessionEpoch", u64::MAX)?,
-                    ownership_epoch: r
-                        .opt("ownershipEpoch")
-                        .map(|v| crate::args::uint(v, "claim.ownershipEpoch", u64::MAX))
-                        .transpose()?,
-                    coordinator_epoch: r
-                        .opt("coordinatorEpoch")
-                        .map(|v| crate::args::uint(v, "claim.coordinatorEpoch", u64::MAX))
-                        .transpose()?,
+                    agent_id: &c.agent_id,
+                    lease_id: &c.lease_id,
+                    session_epoch: c.session_epoch,
+                    ownership_epoch: c.ownership_epoch,
+                    coordinator_epoch: c.coordinator_epoch,
                 };
-                r.finish()?;
                 lease
-                    .check_claim(&claim, a.millis(1, "now")?)
+                    .check_claim(&claim, time(1, "now")?)
                     .map_err(|e| lease_failure(&e))?;
-                Value::Null
+                Ok(Value::Null)
             }
             "checkStartBy" => {
                 lease
-                    .check_start_by(a.millis(0, "now")?)
+                    .check_start_by(time(0, "now")?)
                     .map_err(|e| lease_failure(&e))?;
-                Value::Null
+                Ok(Value::Null)
             }
-            "toJSON" => Value::string(lease.to_json_string().map_err(|e| lease_failure(&e))?),
-            other => return Err(unknown_method("ExecutionLease", other)),
-        })
+            "toJSON" => answer(&lease.to_json_string().map_err(|e| lease_failure(&e))?),
+            other => Err(unknown_method("ExecutionLease", other)),
+        }
     }
 }
 
@@ -233,11 +183,11 @@ pub struct LedgerHandle(BudgetLedger);
 impl LedgerHandle {
     /// `mode` `new` (`[]`) or `rebuild` (`[snapshotJsonText]`).
     pub fn new(mode: &str, args: &str) -> Res<Self> {
-        let a = Args::parse(args)?;
+        let a = Call::parse(args)?;
         match mode {
             "new" => Ok(Self(BudgetLedger::new())),
             "rebuild" => {
-                let doc = snapshot_text(a.str(0, "snapshot")?)?;
+                let doc = snapshot_text(&a.arg::<String>(0, "snapshot")?)?;
                 let snap =
                     BudgetLedgerSnapshot::from_value(&doc).map_err(|e| snapshot_failure(&e))?;
                 BudgetLedger::rebuild(&snap)
@@ -249,87 +199,78 @@ impl LedgerHandle {
     }
 
     pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Args::parse(args)?;
+        let a = Call::parse(args)?;
         let ledger = &mut self.0;
         let fail = |e: BudgetError| budget_failure(&e);
-        let opt_str = |i: usize, name: &str| -> Res<Option<&str>> {
-            if a.is_null(i) {
-                Ok(None)
-            } else {
-                a.str(i, name).map(Some)
-            }
-        };
-        let account = || -> Res<(AccountKind, &str)> {
+        let text = |index, name| a.arg::<String>(index, name);
+        let amount = |index, name| a.arg::<ResourceInput>(index, name).map(Resources::from);
+        let account = || -> Res<(AccountKind, String)> {
             Ok((
-                account_kind(a.str(0, "account kind")?)?,
-                a.str(1, "account id")?,
+                account_kind(&text(0, "account kind")?)?,
+                text(1, "account id")?,
             ))
         };
-        Ok(match method {
+        match method {
             "registerMission" => {
-                let id = a.str(0, "missionId")?;
-                let limit = resources(a.get(1), "limit")?;
-                let currency = match opt_str(2, "currency")? {
-                    Some(c) => Some(
-                        missionweaveprotocol_authority::resources::Currency::parse(c).ok_or_else(
-                            || Failure::argument("currency: expected three upper-case letters"),
-                        )?,
-                    ),
-                    None => None,
-                };
-                match opt_str(3, "parentWorkItemId")? {
-                    Some(parent) => ledger.register_child_mission(id, parent, currency, limit),
-                    None => ledger.register_mission(id, currency, limit),
+                let id = text(0, "missionId")?;
+                let limit = amount(1, "limit")?;
+                let currency = a.arg::<Option<CurrencyCode>>(2, "currency")?.map(|c| c.0);
+                match a.arg::<Option<String>>(3, "parentWorkItemId")? {
+                    Some(parent) => ledger.register_child_mission(&id, &parent, currency, limit),
+                    None => ledger.register_mission(&id, currency, limit),
                 }
                 .map_err(fail)?;
-                Value::Null
+                Ok(Value::Null)
             }
             "registerWorkItem" => {
-                let limit = resources(a.get(2), "limit")?;
+                let limit = amount(2, "limit")?;
+                let parent = a.arg::<Option<String>>(3, "parentWorkItemId")?;
                 ledger
                     .register_work_item(
-                        a.str(0, "workItemId")?,
-                        a.str(1, "missionId")?,
-                        opt_str(3, "parentWorkItemId")?,
+                        &text(0, "workItemId")?,
+                        &text(1, "missionId")?,
+                        parent.as_deref(),
                         limit,
                     )
                     .map_err(fail)?;
-                Value::Null
+                Ok(Value::Null)
             }
             "consume" => {
-                let delta = resources(a.get(1), "delta")?;
-                resources_to_value(
-                    &ledger
-                        .consume(a.str(0, "workItemId")?, &delta)
+                let delta = amount(1, "delta")?;
+                amounts(
+                    ledger
+                        .consume(&text(0, "workItemId")?, &delta)
                         .map_err(fail)?,
                 )
             }
             "remaining" | "usage" | "limit" | "reserved" => {
                 let (kind, id) = account()?;
                 let r = match method {
-                    "remaining" => ledger.remaining(kind, id),
-                    "usage" => ledger.usage(kind, id),
-                    "limit" => ledger.limit(kind, id),
-                    _ => ledger.reserved(kind, id),
+                    "remaining" => ledger.remaining(kind, &id),
+                    "usage" => ledger.usage(kind, &id),
+                    "limit" => ledger.limit(kind, &id),
+                    _ => ledger.reserved(kind, &id),
                 }
                 .map_err(fail)?;
-                resources_to_value(&r)
+                amounts(r)
             }
             "currency" => {
                 let (kind, id) = account()?;
-                ledger
-                    .currency(kind, id)
-                    .map_err(fail)?
-                    .map_or(Value::Null, |c| Value::string(c.as_str()))
+                answer(
+                    &ledger
+                        .currency(kind, &id)
+                        .map_err(fail)?
+                        .map(|c| c.as_str().to_owned()),
+                )
             }
             "depth" => {
                 let (kind, id) = account()?;
-                num(ledger.depth(kind, id).map_err(fail)? as u64)
+                answer(&ledger.depth(kind, &id).map_err(fail)?)
             }
-            "size" => num(ledger.len() as u64),
-            "snapshot" => ledger.snapshot().to_value(),
-            other => return Err(unknown_method("BudgetLedger", other)),
-        })
+            "size" => answer(&ledger.len()),
+            "snapshot" => Ok(ledger.snapshot().to_value()),
+            other => Err(unknown_method("BudgetLedger", other)),
+        }
     }
 }
 
@@ -339,127 +280,57 @@ fn violation_failure(v: &DelegationViolation) -> Failure {
     Failure::error(v)
 }
 
-fn violation_value(v: &DelegationViolation) -> Value {
-    Obj::new()
-        .str("kind", v.kind.as_str())
-        .str("code", v.code().as_str())
-        .str("message", v.message.clone())
-        .opt_str("dimension", v.dimension.map(|d| d.as_str()))
-        .build()
-}
-
-/// The caller's WorkItem graph: `{workItemId: {missionId, parentWorkItemId, closed}}`.
-struct Tree(HashMap<String, (String, Option<String>, bool)>);
-
-impl Tree {
-    fn read(value: &Value) -> Res<Self> {
-        let r = Reader::new(value, "workItems")?;
-        let mut map = HashMap::new();
-        for (id, node) in r.entries() {
-            let mut n = Reader::new(node, &format!("workItems[{id:?}]"))?;
-            let mission = n.string("missionId")?.to_owned();
-            let parent = n.opt_string("parentWorkItemId")?.map(str::to_owned);
-            let closed = n.bool_or("closed", false)?;
-            n.finish()?;
-            map.insert(id, (mission, parent, closed));
-        }
-        Ok(Self(map))
-    }
-}
+/// The caller's WorkItem graph as the core reads it.
+struct Tree(WorkItems);
 
 impl WorkItemTree for Tree {
     fn node(&self, work_item_id: &str) -> Option<WorkItemNode<'_>> {
-        self.0.get(work_item_id).map(|(m, p, c)| WorkItemNode {
-            mission_id: m,
-            parent_work_item_id: p.as_deref(),
-            closed: *c,
+        self.0.0.get(work_item_id).map(|n| WorkItemNode {
+            mission_id: &n.mission_id,
+            parent_work_item_id: n.parent_work_item_id.as_deref(),
+            closed: n.closed.unwrap_or(false),
         })
     }
 }
 
-struct Context {
-    actor: String,
-    membership: Option<(String, bool, bool, u64)>,
-    mission: String,
-    group: String,
-    coordinator_epoch: u64,
-    coordinator: String,
-    max_depth: u32,
-    now: UnixMillis,
+/// The core's view of a [`DelegationContextInput`].
+fn context_view(c: &DelegationContextInput) -> DelegationContext<'_> {
+    DelegationContext {
+        actor_agent_id: &c.actor_agent_id,
+        membership: c.membership.as_ref().map(|m| MembershipView {
+            group_id: &m.group_id,
+            active: m.active.unwrap_or(true),
+            work_delegate: m.work_delegate.unwrap_or(true),
+            epoch: m.epoch,
+        }),
+        mission_id: &c.mission_id,
+        group_id: &c.group_id,
+        coordinator_epoch: c.coordinator_epoch,
+        coordinator_agent_id: &c.coordinator_agent_id,
+        // The reference's CooperationLimits.maximum_delegation_depth default.
+        organization_max_depth: c.organization_max_depth.unwrap_or(3),
+        now: c.now.0,
+    }
 }
 
-impl Context {
-    fn read(value: &Value) -> Res<Self> {
-        let mut r = Reader::new(value, "context")?;
-        let membership = match r.opt("membership") {
-            Some(m) => {
-                let mut m = Reader::new(m, "context.membership")?;
-                let out = (
-                    m.string("groupId")?.to_owned(),
-                    m.bool_or("active", true)?,
-                    m.bool_or("workDelegate", true)?,
-                    m.uint("epoch", u64::MAX)?,
-                );
-                m.finish()?;
-                Some(out)
-            }
-            None => None,
-        };
-        let ctx = Self {
-            actor: r.string("actorAgentId")?.to_owned(),
-            membership,
-            mission: r.string("missionId")?.to_owned(),
-            group: r.string("groupId")?.to_owned(),
-            coordinator_epoch: r.uint("coordinatorEpoch", u64::MAX)?,
-            coordinator: r.string("coordinatorAgentId")?.to_owned(),
-            // The reference's CooperationLimits.maximum_delegation_depth default.
-            max_depth: r.uint_or("organizationMaxDepth", u64::from(u32::MAX), 3)? as u32,
-            now: r.millis("now")?,
-        };
-        r.finish()?;
-        Ok(ctx)
-    }
+/// The work of a use, with its capability references already parsed.
+struct Work {
+    caps: Vec<CapabilityRef>,
+    budget: Resources,
+    currency: Option<Currency>,
+}
 
-    fn view(&self) -> DelegationContext<'_> {
-        DelegationContext {
-            actor_agent_id: &self.actor,
-            membership: self
-                .membership
-                .as_ref()
-                .map(|(g, active, delegate, epoch)| MembershipView {
-                    group_id: g,
-                    active: *active,
-                    work_delegate: *delegate,
-                    epoch: *epoch,
-                }),
-            mission_id: &self.mission,
-            group_id: &self.group,
-            coordinator_epoch: self.coordinator_epoch,
-            coordinator_agent_id: &self.coordinator,
-            organization_max_depth: self.max_depth,
-            now: self.now,
+impl From<DelegatedWorkInput> for Work {
+    fn from(w: DelegatedWorkInput) -> Self {
+        Self {
+            caps: capability_refs(w.required_capabilities.unwrap_or_default()),
+            budget: w.budget.unwrap_or_default().into(),
+            currency: w.currency.map(|c| c.0),
         }
     }
 }
 
-struct Work {
-    caps: Vec<missionweaveprotocol_authority::capability_version::CapabilityRef>,
-    budget: Resources,
-    currency: Option<missionweaveprotocol_authority::resources::Currency>,
-}
-
 impl Work {
-    fn read(value: &Value) -> Res<Self> {
-        let mut r = Reader::new(value, "work")?;
-        let work = Self {
-            caps: r.capabilities("requiredCapabilities")?,
-            budget: r.resources("budget")?,
-            currency: r.currency("currency")?,
-        };
-        r.finish()?;
-        Ok(work)
-    }
-
     fn view(&self) -> DelegatedWork<'_> {
         DelegatedWork {
             required_capabilities: &self.caps,
@@ -469,140 +340,63 @@ impl Work {
     }
 }
 
-fn grant_value(g: &DelegationGrant) -> Value {
-    let Value::Object(mut budget) = resources_to_value(&g.ceilings) else {
-        return Value::Null;
-    };
-    budget.insert("currency", Value::string(g.currency.as_str()));
-    let caps = g
-        .allowed_capabilities
-        .iter()
-        .map(|c| {
-            Obj::new()
-                .str("id", c.id.clone())
-                .str("version", c.version.as_str())
-                .build()
-        })
-        .collect();
-    Obj::new()
-        .str("grantId", g.grant_id.clone())
-        .str("granteeAgentId", g.grantee_agent_id.clone())
-        .str("missionId", g.mission_id.clone())
-        .str("groupId", g.group_id.clone())
-        .str("targetWorkItemId", g.target_work_item_id.clone())
-        .value("allowedCapabilities", Value::Array(caps))
-        .value("budget", Value::Object(budget))
-        .num("maxDescendantDepth", u64::from(g.max_descendant_depth))
-        .num("granteeMembershipEpoch", g.grantee_membership_epoch)
-        .num("coordinatorEpoch", g.coordinator_epoch)
-        .str("grantedBy", g.granted_by.clone())
-        .value("grantedAt", ms(g.granted_at))
-        .value("expiresAt", ms(g.expires_at))
-        .build()
-}
-
-fn read_grant(value: &Value) -> Res<DelegationGrant> {
-    let mut r = Reader::new(value, "grant")?;
-    let budget_value = r.req("budget")?;
-    let budget = budget_value
-        .as_object()
-        .ok_or_else(|| Failure::argument("grant.budget: expected an object"))?;
-    let currency = budget
-        .get("currency")
-        .and_then(Value::as_str)
-        .and_then(missionweaveprotocol_authority::resources::Currency::parse)
-        .ok_or_else(|| {
-            Failure::argument("grant.budget.currency: required, three upper-case letters")
-        })?;
-    // The six ceilings are the other members.
-    let mut ceilings_object = missionweaveprotocol::json::Object::new();
-    for (name, v) in budget.iter() {
-        if name.as_str() != Some("currency") {
-            ceilings_object.insert(&name.to_lossy(), v.clone());
-        }
-    }
-    let ceilings = resources(&Value::Object(ceilings_object), "grant.budget")?;
-    let grant = DelegationGrant {
-        grant_id: r.string("grantId")?.to_owned(),
-        grantee_agent_id: r.string("granteeAgentId")?.to_owned(),
-        mission_id: r.string("missionId")?.to_owned(),
-        group_id: r.string("groupId")?.to_owned(),
-        target_work_item_id: r.string("targetWorkItemId")?.to_owned(),
-        allowed_capabilities: r.capabilities("allowedCapabilities")?,
-        currency,
-        ceilings,
-        max_descendant_depth: r.uint("maxDescendantDepth", u64::from(u32::MAX))? as u32,
-        grantee_membership_epoch: r.uint("granteeMembershipEpoch", u64::MAX)?,
-        coordinator_epoch: r.uint("coordinatorEpoch", u64::MAX)?,
-        granted_by: r.string("grantedBy")?.to_owned(),
-        granted_at: r.millis("grantedAt")?,
-        expires_at: r.millis("expiresAt")?,
-    };
-    r.finish()?;
-    Ok(grant)
-}
-
 /// One Delegation Grant and the uses charged to it.
 #[derive(Debug, Clone)]
 pub struct AuthorityHandle(DelegationAuthority);
 
 impl AuthorityHandle {
-    /// `args`: `[grant]`.
+    /// `args`: `[grant]` ([`DelegationGrantFields`]).
     pub fn new(args: &str) -> Res<Self> {
-        let a = Args::parse(args)?;
-        let grant = read_grant(a.get(0))?;
-        DelegationAuthority::new(grant)
+        let a = Call::parse(args)?;
+        let grant: DelegationGrantFields = a.arg(0, "grant")?;
+        DelegationAuthority::new(grant.into())
             .map(Self)
             .map_err(|v| violation_failure(&v))
     }
 
     pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Args::parse(args)?;
+        let a = Call::parse(args)?;
         let auth = &mut self.0;
         let fail = |v: DelegationViolation| violation_failure(&v);
-        Ok(match method {
-            "grant" => grant_value(auth.grant()),
-            "charged" => resources_to_value(&auth.charged()),
-            "remaining" => resources_to_value(&auth.remaining()),
-            "invalidated" => auth.invalidated().map_or(Value::Null, violation_value),
+        let text = |index, name| a.arg::<String>(index, name);
+        let context = || a.arg::<DelegationContextInput>(0, "context");
+        let tree = || a.arg::<WorkItems>(1, "workItems").map(Tree);
+        let work = |index| a.arg::<DelegatedWorkInput>(index, "work").map(Work::from);
+        match method {
+            "grant" => answer(&DelegationGrantAnswer::from(auth.grant())),
+            "charged" => amounts(auth.charged()),
+            "remaining" => amounts(auth.remaining()),
+            "invalidated" => answer(&auth.invalidated().map(DelegationViolationAnswer::from)),
             "checkUse" => {
-                let ctx = Context::read(a.get(0))?;
-                let tree = Tree::read(a.get(1))?;
-                auth.check_use(&ctx.view(), &tree).map_err(fail)?;
-                Value::Null
+                let (ctx, tree) = (context()?, tree()?);
+                auth.check_use(&context_view(&ctx), &tree).map_err(fail)?;
+                Ok(Value::Null)
             }
             "authorizeExisting" => {
-                let ctx = Context::read(a.get(0))?;
-                let tree = Tree::read(a.get(1))?;
-                let work = Work::read(a.get(3))?;
+                let (ctx, tree) = (context()?, tree()?);
+                let (id, work) = (text(2, "workItemId")?, work(3)?);
                 let depth = auth
-                    .authorize_offer(&ctx.view(), &tree, a.str(2, "workItemId")?, &work.view())
+                    .authorize_offer(&context_view(&ctx), &tree, &id, &work.view())
                     .map_err(fail)?;
-                num(u64::from(depth))
+                answer(&depth)
             }
             "authorizeDescendant" => {
-                let ctx = Context::read(a.get(0))?;
-                let tree = Tree::read(a.get(1))?;
-                let work = Work::read(a.get(4))?;
+                let (ctx, tree) = (context()?, tree()?);
+                let (id, parent) = (text(2, "newWorkItemId")?, text(3, "parentWorkItemId")?);
+                let work = work(4)?;
                 let depth = auth
-                    .authorize_descendant(
-                        &ctx.view(),
-                        &tree,
-                        a.str(2, "newWorkItemId")?,
-                        a.str(3, "parentWorkItemId")?,
-                        &work.view(),
-                    )
+                    .authorize_descendant(&context_view(&ctx), &tree, &id, &parent, &work.view())
                     .map_err(fail)?;
-                num(u64::from(depth))
+                answer(&depth)
             }
             "restoreAttribution" => {
-                let budget = resources(a.get(1), "budget")?;
-                auth.restore_attribution(a.str(0, "workItemId")?, &budget)
+                let budget = Resources::from(a.arg::<ResourceInput>(1, "budget")?);
+                auth.restore_attribution(&text(0, "workItemId")?, &budget)
                     .map_err(fail)?;
-                Value::Null
+                Ok(Value::Null)
             }
-            other => return Err(unknown_method("DelegationAuthority", other)),
-        })
+            other => Err(unknown_method("DelegationAuthority", other)),
+        }
     }
 }
 
@@ -617,24 +411,19 @@ fn retry_failure(e: &RetryError) -> Failure {
 pub struct RetryHandle(RetryController);
 
 impl RetryHandle {
-    /// `args`: `[{policy, deadline, costBudget, missionId, workItemId, ownershipEpoch}]`.
+    /// `args`: `[options]` ([`RetryOptions`]).
     pub fn new(args: &str) -> Res<Self> {
-        let a = Args::parse(args)?;
-        let mut r = a.reader(0, "options")?;
-        let mut p = Reader::new(r.req("policy")?, "options.policy")?;
-        let backoff = match p.opt_string("backoff")?.unwrap_or("exponential") {
-            "none" => Backoff::None,
-            "fixed" => Backoff::Fixed,
-            "exponential" => Backoff::Exponential,
-            other => {
-                return Err(Failure::argument(format!(
-                    "options.policy.backoff: {other:?} (expected none, fixed or exponential)"
-                )));
-            }
+        let a = Call::parse(args)?;
+        let o: RetryOptions = a.arg(0, "options")?;
+        let p = o.policy;
+        let backoff = match p.backoff.unwrap_or(BackoffName::Exponential) {
+            BackoffName::None => Backoff::None,
+            BackoffName::Fixed => Backoff::Fixed,
+            BackoffName::Exponential => Backoff::Exponential,
         };
-        let max_delay_ms = match (p.opt("maxDelayMs"), p.opt_string("maxDelay")?) {
-            (Some(v), None) => crate::args::uint(v, "options.policy.maxDelayMs", MAX_SAFE_INTEGER)?,
-            (None, Some(text)) => parse_duration_ms(text).ok_or_else(|| {
+        let max_delay_ms = match (p.max_delay_ms, p.max_delay) {
+            (Some(ms), None) => ms.0,
+            (None, Some(text)) => parse_duration_ms(&text).ok_or_else(|| {
                 Failure::argument("options.policy.maxDelay: not a duration (P[nD][T[nH][nM][nS]])")
             })?,
             (None, None) => 0,
@@ -645,106 +434,93 @@ impl RetryHandle {
             }
         };
         let policy = RetryPolicy {
-            max_attempts: p.uint("maxAttempts", u64::from(u32::MAX))? as u32,
+            max_attempts: p.max_attempts,
             backoff,
-            initial_delay_ms: p.uint_or(
-                "initialDelayMs",
-                MAX_SAFE_INTEGER,
-                max_delay_ms.min(1000),
-            )?,
+            initial_delay_ms: p.initial_delay_ms.map_or(max_delay_ms.min(1000), |ms| ms.0),
             max_delay_ms,
-            retryable_failures: p
-                .array("retryableFailures")?
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    crate::args::string(v, &format!("options.policy.retryableFailures[{i}]"))
-                        .map(str::to_owned)
-                })
-                .collect::<Res<_>>()?,
+            retryable_failures: p.retryable_failures.unwrap_or_default(),
         };
-        p.finish()?;
-        let controller = RetryController::new(
+        RetryController::new(
             policy,
-            r.opt_millis("deadline")?,
-            r.resources("costBudget")?,
-            r.string("missionId")?,
-            r.string("workItemId")?,
-            r.uint("ownershipEpoch", u64::MAX)?,
-        );
-        r.finish()?;
-        controller.map(Self).map_err(|e| retry_failure(&e))
+            o.deadline.map(|m| m.0),
+            o.cost_budget.unwrap_or_default().into(),
+            &o.mission_id,
+            &o.work_item_id,
+            o.ownership_epoch,
+        )
+        .map(Self)
+        .map_err(|e| retry_failure(&e))
     }
 
     pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Args::parse(args)?;
+        let a = Call::parse(args)?;
         let c = &mut self.0;
         let fail = |e: RetryError| retry_failure(&e);
-        Ok(match method {
-            "state" => Obj::new()
-                .num("attempts", u64::from(c.attempts()))
-                .value("usage", resources_to_value(&c.usage()))
-                .opt_str("finished", c.finished().map(|r| r.as_str()))
-                .build(),
-            "idempotencyKey" => Value::string(c.idempotency_key(a.str(0, "logicalOperationId")?)),
+        let now = |index| a.arg::<Millis>(index, "now").map(|m| m.0);
+        let operation = || a.arg::<String>(0, "logicalOperationId");
+        match method {
+            "state" => answer(&RetryStateAnswer {
+                attempts: c.attempts(),
+                usage: c.usage().into(),
+                finished: c.finished().map(|r| r.as_str()),
+            }),
+            "idempotencyKey" => answer(&c.idempotency_key(&operation()?)),
             "begin" => {
-                let attempt = c
-                    .begin(a.str(0, "logicalOperationId")?, a.millis(1, "now")?)
-                    .map_err(fail)?;
-                Obj::new()
-                    .num("attemptNumber", u64::from(attempt.attempt_number))
-                    .str("idempotencyKey", attempt.idempotency_key)
-                    .str("attemptKey", attempt.attempt_key)
-                    .value("startedAt", ms(attempt.started_at))
-                    .build()
+                let attempt = c.begin(&operation()?, now(1)?).map_err(fail)?;
+                answer(&AttemptAnswer {
+                    attempt_number: attempt.attempt_number,
+                    idempotency_key: attempt.idempotency_key,
+                    attempt_key: attempt.attempt_key,
+                    started_at: attempt.started_at.into(),
+                })
             }
             "finish" => {
-                let mut r = a.reader(0, "outcome")?;
-                let success = crate::args::boolean(r.req("success")?, "outcome.success")?;
-                let code = r.opt_string("code")?;
-                let retryable = r.bool_or("retryable", true)?;
-                r.finish()?;
-                let outcome = if success {
+                let o: AttemptOutcomeInput = a.arg(0, "outcome")?;
+                let outcome = if o.success {
                     AttemptOutcome::Succeeded
                 } else {
-                    AttemptOutcome::Failed { code, retryable }
+                    AttemptOutcome::Failed {
+                        code: o.code.as_deref(),
+                        retryable: o.retryable.unwrap_or(true),
+                    }
                 };
-                let s = c.finish(outcome, a.millis(1, "now")?).map_err(fail)?;
-                Obj::new()
-                    .bool("retry", s.retry)
-                    .value("retryAt", opt_ms(s.retry_at))
-                    .str("reason", s.reason.as_str())
-                    .build()
+                let s = c.finish(outcome, now(1)?).map_err(fail)?;
+                answer(&RetryScheduleAnswer {
+                    retry: s.retry,
+                    retry_at: s.retry_at.map(Millis),
+                    reason: s.reason.as_str(),
+                })
             }
             "consume" => {
-                let delta = resources(a.get(0), "delta")?;
-                resources_to_value(&c.consume(&delta).map_err(fail)?)
+                let delta = Resources::from(a.arg::<ResourceInput>(0, "delta")?);
+                amounts(c.consume(&delta).map_err(fail)?)
             }
-            other => return Err(unknown_method("RetryController", other)),
-        })
+            other => Err(unknown_method("RetryController", other)),
+        }
     }
 }
 
 /// Stateless functions: `idempotencyKey`, `derivedAttemptKey`, `parseDurationMs`.
 pub fn call_function(method: &str, args: &str) -> Res<Value> {
-    let a = Args::parse(args)?;
-    Ok(match method {
+    let a = Call::parse(args)?;
+    let text = |index, name| a.arg::<String>(index, name);
+    match method {
         "idempotencyKey" => {
-            let epoch = a.uint(2, "ownershipEpoch", MAX_SAFE_INTEGER)?;
+            let epoch: Safe = a.arg(2, "ownershipEpoch")?;
             let key = idempotency_key(
-                a.str(0, "missionId")?,
-                a.str(1, "workItemId")?,
-                epoch,
-                a.str(3, "logicalOperationId")?,
+                &text(0, "missionId")?,
+                &text(1, "workItemId")?,
+                epoch.0,
+                &text(3, "logicalOperationId")?,
             )
             .ok_or_else(|| {
                 Failure::argument("ownershipEpoch: expected an integer in 1..=2^53-1")
             })?;
-            Value::string(key)
+            answer(&key)
         }
-        "derivedAttemptKey" => Value::string(derived_attempt_key(
-            a.str(0, "idempotencyKey")?,
-            a.uint(1, "attempt", u64::from(u32::MAX))? as u32,
+        "derivedAttemptKey" => answer(&derived_attempt_key(
+            &text(0, "idempotencyKey")?,
+            a.arg(1, "attempt")?,
         )),
         // The core's spelling lists, for the package's own enum objects to be tested against.
         "vocabularies" => {
@@ -761,14 +537,15 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
                 classes.insert(class.as_str(), Value::string(class.js_name()));
             }
             out.insert("js_error_class", Value::Object(classes));
-            Value::Object(out)
+            Ok(Value::Object(out))
         }
         "parseDurationMs" => {
-            let text = a.str(0, "duration")?;
-            num(parse_duration_ms(text)
+            let duration = text(0, "duration")?;
+            let ms = parse_duration_ms(&duration)
                 .filter(|v| *v <= MAX_SAFE_INTEGER)
-                .ok_or_else(|| Failure::argument(format!("not a duration: {text:?}")))?)
+                .ok_or_else(|| Failure::argument(format!("not a duration: {duration:?}")))?;
+            answer(&ms)
         }
-        other => return Err(Failure::argument(format!("no function {other:?}"))),
-    })
+        other => Err(Failure::argument(format!("no function {other:?}"))),
+    }
 }

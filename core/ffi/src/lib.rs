@@ -7,14 +7,14 @@
 
 pub mod admission;
 #[cfg(feature = "authority")]
-pub mod args;
-#[cfg(feature = "authority")]
 pub mod authority;
 pub mod envelope;
 pub mod keys;
 pub mod reasons;
 #[cfg(feature = "authority")]
 pub mod scheduling;
+#[cfg(feature = "authority")]
+pub mod shapes;
 
 use std::sync::Arc;
 
@@ -537,8 +537,10 @@ impl Handle {
             Self::Retry(h) => h.call(method, args),
             Self::Scheduler(h) if method == "admitMany" => return h.admit_many(args),
             Self::Scheduler(h) if method == "schedule" => {
-                return match args::Args::parse(args).and_then(|a| a.millis(0, "now")) {
-                    Ok(now) => h.schedule(now.0 as f64),
+                let now = shapes::Call::parse(args)
+                    .and_then(|a| a.arg::<shapes::common::Millis>(0, "now"));
+                return match now {
+                    Ok(now) => h.schedule(now.0.0 as f64),
                     Err(failure) => finish(Err(failure)),
                 };
             }
