@@ -397,14 +397,38 @@ export interface AsyncAdmissionLog {
   lookup(organizationId: string, signingHash: string): LookupReply | Promise<LookupReply>;
   append?(candidate: FirstAdmissionRecord, candidateBytes: Uint8Array): AppendReply | Promise<AppendReply>;
 }
-/** `admitFirst` through the core's step-wise flow, awaiting each log and context call. */
+/**
+ * Bounds on the Admission Log calls of an asynchronous admission. Either one, when it fires,
+ * fails the admission closed exactly as an unavailable log does: the pending `lookup` or `append`
+ * is no longer awaited (and none is started once it has fired), the core's step-wise flow reads
+ * the `unavailable` outcome, and the promise rejects with {@link AdmissionError} reason
+ * `log-unavailable` (the same code as any admission rejection), whose `cause` is the abort reason or a
+ * `DOMException` named `TimeoutError`. A call that settles later is ignored; nothing is
+ * appended after the bound fired. The trusted acceptance context is not bounded.
+ */
+export interface AsyncAdmissionOptions {
+  /** Aborts the admission; an already-aborted signal rejects before any log call. */
+  signal?: AbortSignal;
+  /** Milliseconds for the whole admission's log calls (finite, ≥ 0), from the call. */
+  timeoutMs?: number;
+}
+/**
+ * `admitFirst` through the core's step-wise flow, awaiting each log and context call.
+ * @throws (rejects with) {@link AdmissionError} reason `log-unavailable` when `options.signal`
+ *   aborts or `options.timeoutMs` passes first; {@link ArgumentError} for malformed options.
+ */
 export declare function admitFirstAsync(
   kind: DocumentKind, document: Bytes, registry: RegistryInput, log: AsyncAdmissionLog,
   trustedContext: TrustedAcceptanceContext | (() => TrustedAcceptanceContext | Promise<TrustedAcceptanceContext>),
+  options?: AsyncAdmissionOptions,
 ): Promise<AdmittedDocument>;
-/** `replayHistorical` through the core's step-wise flow, awaiting the lookup. */
+/**
+ * `replayHistorical` through the core's step-wise flow, awaiting the lookup; `options` bound it
+ * as for {@link admitFirstAsync}.
+ */
 export declare function replayHistoricalAsync(
   kind: DocumentKind, document: Bytes, registry: RegistryInput, log: AsyncAdmissionLog,
+  options?: AsyncAdmissionOptions,
 ): Promise<AdmittedDocument>;
 export declare function bundleFile(path: string): Uint8Array | undefined;
 export declare function bundlePaths(): string[];

@@ -521,6 +521,53 @@ async function awaited(call, state, convert) {
   }
 }
 
+const STOPPED = Symbol('stopped');
+
+// The bound on an asynchronous admission's log calls: an AbortSignal and/or a timeout over the
+// whole admission. `promise` settles with STOPPED once either fires; `reason` is then the abort
+// reason or a TimeoutError, which becomes the AdmissionError's `cause`.
+function logBound({ signal, timeoutMs } = {}) {
+  if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {
+    throw new ArgumentError('options.signal must be an AbortSignal');
+  }
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0)) {
+    throw new ArgumentError('options.timeoutMs: expected a finite non-negative number of milliseconds');
+  }
+  const bound = { stopped: false, reason: undefined, promise: undefined, dispose() {} };
+  const stop = (reason) => { if (!bound.stopped) { bound.stopped = true; bound.reason = reason; } };
+  if (signal?.aborted) {
+    stop(signal.reason);
+    return bound;
+  }
+  if (signal === undefined && timeoutMs === undefined) return bound;
+  let timer;
+  let onAbort;
+  bound.promise = new Promise((resolve) => {
+    onAbort = () => { stop(signal.reason); resolve(STOPPED); };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        stop(new DOMException(`the Admission Log did not answer within ${timeoutMs} ms`, 'TimeoutError'));
+        resolve(STOPPED);
+      }, timeoutMs);
+    }
+  });
+  bound.dispose = () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); };
+  return bound;
+}
+
+/**
+ * One bounded log call: once the bound fires (or if it already has), the call is not made or no
+ * longer awaited and the core reads `unavailable` (fails closed with `log-unavailable`).
+ */
+async function boundedLogCall(call, state, convert, bound) {
+  const result = bound.stopped ? STOPPED
+    : await (bound.promise === undefined ? awaited(call, state, convert) : Promise.race([awaited(call, state, convert), bound.promise]));
+  if (result !== STOPPED && !bound.stopped) return result;
+  state.failure = bound.reason;
+  return { status: 'unavailable' };
+}
+
 /** A backend failure that is not an answer (a panic in the core, a trap): INTERNAL_ERROR. */
 function internal(cause) {
   return new MwpError(`internal error in the ${cause?.name ?? 'backend'}: ${cause?.message ?? cause}`, { code: 'INTERNAL_ERROR', cause });
@@ -545,42 +592,86 @@ function guarded(backendModule) {
   return out;
 }
 
-// JSON arguments for the stateful objects: Dates become integer milliseconds, a Map becomes an
-// object; anything JSON cannot carry is an ArgumentError (the core checks types and ranges).
-function jsonReplacer(key, value) {
-  const original = this[key];
-  if (original instanceof Date) return original.getTime();
-  if (original instanceof Map) return Object.fromEntries(original);
+// The instants a Date argument may denote: RFC 3339's years 0001–9999 (the core writes every
+// timestamp it keeps in that form, §3). Wider than any real deadline, narrower than JavaScript's
+// ±8.64e15 ms, and an invalid Date (NaN) is outside it.
+const MIN_DATE_MS = -62_135_596_800_000;
+const MAX_DATE_MS = 253_402_300_799_999;
+
+function checkDate(date, path) {
+  const ms = date.getTime();
+  if (!(ms >= MIN_DATE_MS && ms <= MAX_DATE_MS)) {
+    throw new ArgumentError(`${path}: expected a valid Date between 0001-01-01 and 9999-12-31 (UTC), not ${Number.isNaN(ms) ? 'an invalid Date' : date.toISOString()}`, { fields: { argument: path } });
+  }
+  return ms;
+}
+
+function checkFinite(value, path) {
+  if (!Number.isFinite(value)) throw new ArgumentError(`${path}: expected a finite number, not ${value}`, { fields: { argument: path } });
   return value;
 }
 
-function jsonArgs(args) {
+function pathSegment(key, parent) {
+  if (Array.isArray(parent)) return `[${key}]`;
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+/**
+ * The one serializer of call arguments. JSON has no NaN, ±Infinity or invalid Date: `JSON.stringify`
+ * writes `null`, which the core reads as an absent member (a default), so every such value is
+ * refused here with an ArgumentError naming its path. Dates become integer milliseconds, a Map an
+ * object; anything JSON cannot carry (a cycle, a BigInt) is an ArgumentError too (the core checks
+ * types and ranges). `names`: the argument names when `value` is the argument list, or the name of
+ * `value` itself.
+ */
+function argumentJson(value, names) {
+  const parents = new WeakMap();
+  let top;
+  const pathOf = (holder, key) => {
+    const segments = [];
+    for (let parent = holder, member = key; parent !== top; [parent, member] = parents.get(parent)) {
+      segments.unshift([parent, member]);
+    }
+    if (typeof names === 'string' || segments.length === 0) {
+      return `${names ?? 'arguments'}${segments.map(([parent, member]) => pathSegment(member, parent)).join('')}`;
+    }
+    const [[, first], ...rest] = segments;
+    return `${names?.[first] ?? `arguments[${first}]`}${rest.map(([parent, member]) => pathSegment(member, parent)).join('')}`;
+  };
+  function replacer(key, raw) {
+    const original = this[key];
+    let out = raw;
+    if (top === undefined) top = this;
+    if (original instanceof Date) return checkDate(original, pathOf(this, key));
+    if (original instanceof Map) out = Object.fromEntries(original);
+    if (typeof out === 'number' || out instanceof Number) checkFinite(Number(out), pathOf(this, key));
+    else if (out !== null && typeof out === 'object') parents.set(out, [this, key]);
+    return out;
+  }
   try {
-    return JSON.stringify(args, jsonReplacer);
+    return JSON.stringify(value, replacer);
   } catch (error) {
+    if (error instanceof MwpError) throw error;
     throw new ArgumentError(`arguments cannot be serialized as JSON: ${error.message}`, { cause: error });
   }
+}
+
+// Call arguments as a named object ({limit, delta}) or a list: the names make error paths.
+function jsonArgs(args) {
+  return Array.isArray(args) ? argumentJson(args) : argumentJson(Object.values(args), Object.keys(args));
 }
 
 const OK_NULL = '{"ok":null}';
 
-function plainJson(value) {
-  try {
-    return JSON.stringify(value);
-  } catch (error) {
-    throw new ArgumentError(`arguments cannot be serialized as JSON: ${error.message}`, { cause: error });
-  }
-}
-
 function toMillis(value, what) {
-  if (value instanceof Date) return value.getTime();
-  if (typeof value === 'number') return value;
+  if (value instanceof Date) return checkDate(value, what);
+  if (typeof value === 'number') return checkFinite(value, what);
   throw new ArgumentError(`${what} must be a Date or integer milliseconds since the epoch`);
 }
 
 function snapshotText(snapshot, what) {
   if (typeof snapshot === 'string') return snapshot;
-  if (snapshot && typeof snapshot === 'object') return JSON.stringify(snapshot);
+  if (snapshot && typeof snapshot === 'object') return argumentJson(snapshot, what);
   throw new ArgumentError(`${what} must be a snapshot object or its JSON text`);
 }
 
@@ -639,7 +730,7 @@ function authorityApi(raw, backendModule) {
     constructor(fields) { ExecutionLease.#init(this, 'execution', fields); }
 
     static #init(self, type, fields) {
-      make(self, 'lease', type, [fields]);
+      make(self, 'lease', type, { fields });
       leaseState.set(self, call(self, 'state'));
       return self;
     }
@@ -655,7 +746,7 @@ function authorityApi(raw, backendModule) {
 
     /** Reads a lease back from its `lease.schema.json` document (text or object, as `toJSON()` gives). */
     static fromJSON(document) {
-      const text = typeof document === 'string' ? document : JSON.stringify(document);
+      const text = typeof document === 'string' ? document : argumentJson(document, 'document');
       return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'document', text);
     }
 
@@ -665,11 +756,11 @@ function authorityApi(raw, backendModule) {
     isLive(now) { return call(this, 'isLive', [toMillis(now, 'now')]); }
 
     /** Renews at `at` to `expiresAt`: before expiry, strictly after the last renewal, strictly extending. */
-    renew(at, expiresAt) { return updateLease(this, call(this, 'renew', [toMillis(at, 'at'), toMillis(expiresAt, 'expiresAt')])); }
+    renew(at, expiresAt) { return updateLease(this, call(this, 'renew', { at: toMillis(at, 'at'), expiresAt: toMillis(expiresAt, 'expiresAt') })); }
 
     /** Closes with `state` (released, revoked, expired). False when the identical closure was already recorded. */
     close(state, at, reason) {
-      const out = call(this, 'close', [state, toMillis(at, 'at'), reason]);
+      const out = call(this, 'close', { state, at: toMillis(at, 'at'), reason });
       updateLease(this, out.lease);
       return out.changed;
     }
@@ -681,7 +772,7 @@ function authorityApi(raw, backendModule) {
     expire(at, reason) { return this.close('expired', at, reason); }
 
     /** Fencing check for a lease-bound Command: `{agentId, leaseId, sessionEpoch, ownershipEpoch?, coordinatorEpoch?}`. Throws LeaseError. */
-    checkClaim(claim, now) { call(this, 'checkClaim', [claim, toMillis(now, 'now')]); }
+    checkClaim(claim, now) { call(this, 'checkClaim', { claim, now: toMillis(now, 'now') }); }
 
     /** For ownership leases: may work start at `now`? Throws LeaseError. */
     checkStartBy(now) { call(this, 'checkStartBy', [toMillis(now, 'now')]); }
@@ -711,16 +802,16 @@ function authorityApi(raw, backendModule) {
 
     /** A root Mission, or with `parentWorkItemId` a child Mission reserved against that WorkItem. */
     registerMission(missionId, limit, { currency = null, parentWorkItemId = null } = {}) {
-      call(this, 'registerMission', [missionId, limit, currency, parentWorkItemId]);
+      call(this, 'registerMission', { missionId, limit, currency, parentWorkItemId });
     }
 
     /** A WorkItem under its Mission or a parent WorkItem; its limit is reserved against the parent. */
     registerWorkItem(workItemId, missionId, limit, { parentWorkItemId = null } = {}) {
-      call(this, 'registerWorkItem', [workItemId, missionId, limit, parentWorkItemId]);
+      call(this, 'registerWorkItem', { workItemId, missionId, limit, parentWorkItemId });
     }
 
     /** Charges a nonzero delta to the WorkItem and all its ancestors, all or nothing; returns its usage. */
-    consume(workItemId, delta) { return freezeUsage(call(this, 'consume', [workItemId, delta])); }
+    consume(workItemId, delta) { return freezeUsage(call(this, 'consume', { workItemId, delta })); }
 
     /** What can still be consumed through the account (minimum over its ancestry). */
     remaining(account) { return freezeUsage(call(this, 'remaining', accountArgs(account))); }
@@ -742,7 +833,7 @@ function authorityApi(raw, backendModule) {
 
   /** Checks and accounts the uses of one Delegation Grant (§9.1); invalidating conditions latch. */
   class DelegationAuthority {
-    constructor(grant) { make(this, 'delegation', 'new', [grant]); }
+    constructor(grant) { make(this, 'delegation', 'new', { grant }); }
 
     get grant() { return new DelegationGrant(call(this, 'grant')); }
 
@@ -754,25 +845,25 @@ function authorityApi(raw, backendModule) {
     get invalidated() { return deepFreeze(call(this, 'invalidated')); }
 
     /** Every use-time check independent of the WorkItem. `workItems`: `{id: {missionId, parentWorkItemId, closed}}` or a Map. */
-    checkUse(context, workItems) { call(this, 'checkUse', [context, workItems]); }
+    checkUse(context, workItems) { call(this, 'checkUse', { context, workItems }); }
 
     /** `work.offer` of the target or an existing descendant; charges its budget once. Returns its depth. */
     authorizeExisting(context, workItems, workItemId, work) {
-      return call(this, 'authorizeExisting', [context, workItems, workItemId, work]);
+      return call(this, 'authorizeExisting', { context, workItems, workItemId, work });
     }
 
     /** `work.authorize` of a new WorkItem under `parentWorkItemId`. Returns the new item's depth. */
     authorizeDescendant(context, workItems, newWorkItemId, parentWorkItemId, work) {
-      return call(this, 'authorizeDescendant', [context, workItems, newWorkItemId, parentWorkItemId, work]);
+      return call(this, 'authorizeDescendant', { context, workItems, newWorkItemId, parentWorkItemId, work });
     }
 
     /** Re-attributes a WorkItem when rebuilding from the log. */
-    restoreAttribution(workItemId, budget) { call(this, 'restoreAttribution', [workItemId, budget]); }
+    restoreAttribution(workItemId, budget) { call(this, 'restoreAttribution', { workItemId, budget }); }
   }
 
   /** Enforces one WorkItem's retry budgets under one Ownership Epoch (§11.4). */
   class RetryController {
-    constructor(options) { make(this, 'retry', 'new', [options]); }
+    constructor(options) { make(this, 'retry', 'new', { options }); }
 
     get attempts() { return call(this, 'state').attempts; }
 
@@ -783,23 +874,23 @@ function authorityApi(raw, backendModule) {
 
     idempotencyKey(logicalOperationId) { return call(this, 'idempotencyKey', [logicalOperationId]); }
 
-    begin(logicalOperationId, now) { return new Attempt(call(this, 'begin', [logicalOperationId, toMillis(now, 'now')])); }
+    begin(logicalOperationId, now) { return new Attempt(call(this, 'begin', { logicalOperationId, now: toMillis(now, 'now') })); }
 
     /** Ends the running attempt: `{success: true}` or `{success: false, code?, retryable?}`. */
-    finish(outcome, now) { return new RetrySchedule(call(this, 'finish', [outcome, toMillis(now, 'now')])); }
+    finish(outcome, now) { return new RetrySchedule(call(this, 'finish', { outcome, now: toMillis(now, 'now') })); }
 
-    consume(delta) { return freezeUsage(call(this, 'consume', [delta])); }
+    consume(delta) { return freezeUsage(call(this, 'consume', { delta })); }
   }
 
   function actionOf(action) { return action.type === 'dispatch' ? new Dispatch(action) : new Preempt(action); }
 
   /** The Worker-local weighted-fair Scheduler (§10.3, §11.1–§11.4); time is always an argument. */
   class Scheduler {
-    constructor(policy = {}) { make(this, 'scheduler', 'new', [policy]); }
+    constructor(policy = {}) { make(this, 'scheduler', 'new', { policy }); }
 
     /** Exact restore: the same inputs give the same decisions. */
     static restore(snapshot, policy = {}) {
-      return make(Object.create(Scheduler.prototype), 'scheduler', 'restore', [snapshotText(snapshot, 'snapshot'), policy]);
+      return make(Object.create(Scheduler.prototype), 'scheduler', 'restore', { snapshot: snapshotText(snapshot, 'snapshot'), policy });
     }
 
     /**
@@ -813,15 +904,15 @@ function authorityApi(raw, backendModule) {
         scheduler.admitMany(source, at);
         return scheduler;
       }
-      return make(Object.create(Scheduler.prototype), 'scheduler', 'rebuild', [snapshotText(source, 'snapshot'), policy, at]);
+      return make(Object.create(Scheduler.prototype), 'scheduler', 'rebuild', { snapshot: snapshotText(source, 'snapshot'), policy, now: at });
     }
 
-    admit(offer, now) { return new AdmissionDecision(call(this, 'admit', [offer, toMillis(now, 'now')])); }
+    admit(offer, now) { return new AdmissionDecision(call(this, 'admit', { offer, now: toMillis(now, 'now') })); }
 
     /** Admits offers in order in one crossing; a malformed offer rejects the whole batch. */
     admitMany(offers, now) {
       if (!Array.isArray(offers)) throw new ArgumentError('offers must be an array');
-      return call(this, 'admitMany', [offers, toMillis(now, 'now')]).map((d) => new AdmissionDecision(d));
+      return call(this, 'admitMany', { offers, now: toMillis(now, 'now') }).map((d) => new AdmissionDecision(d));
     }
 
     /** Every decision due at `now`: Dispatch actions, then at most one Preempt. */
@@ -835,8 +926,7 @@ function authorityApi(raw, backendModule) {
     /** A Worker report about the current run: `{kind, generation, checkpoint?, retryAt?, reason?}`. */
     apply(workId, transition, now) {
       if (typeof workId !== 'string') throw new ArgumentError('workId must be a string');
-      // Hot path: only `retryAt` can be a Date, so the replacer is needed only then.
-      const text = transition?.retryAt instanceof Date ? jsonArgs(transition) : plainJson(transition);
+      const text = argumentJson(transition, 'transition');
       const at = toMillis(now, 'now');
       let envelope;
       try { envelope = handleOf(this).apply(workId, text, at); } catch (error) { throw internal(error); }
@@ -847,11 +937,11 @@ function authorityApi(raw, backendModule) {
 
     cancel(workId) { call(this, 'cancel', [workId]); }
 
-    reprioritize(workId, priority) { call(this, 'reprioritize', [workId, priority]); }
+    reprioritize(workId, priority) { call(this, 'reprioritize', { workId, priority }); }
 
-    setCapacity(capacitySlots) { call(this, 'setCapacity', [capacitySlots]); }
+    setCapacity(capacitySlots) { call(this, 'setCapacity', { capacitySlots }); }
 
-    setGroupPolicy(groupId, policy) { call(this, 'setGroupPolicy', [groupId, policy]); }
+    setGroupPolicy(groupId, policy) { call(this, 'setGroupPolicy', { groupId, policy }); }
 
     /** The WorkState of a non-terminal item, else null. */
     state(workId) { return call(this, 'state', [workId]); }
@@ -889,11 +979,11 @@ function authorityApi(raw, backendModule) {
 
   /** `sha256:` of the RFC 8785 form of `{missionId, workItemId, ownershipEpoch, logicalOperationId}` (§11.4). */
   function idempotencyKey(missionId, workItemId, ownershipEpoch, logicalOperationId) {
-    return callFunction('idempotencyKey', [missionId, workItemId, ownershipEpoch, logicalOperationId]);
+    return callFunction('idempotencyKey', { missionId, workItemId, ownershipEpoch, logicalOperationId });
   }
 
   /** The deterministic per-attempt key: `sha256:` of `{attempt, idempotencyKey}`. */
-  function derivedAttemptKey(key, attempt) { return callFunction('derivedAttemptKey', [key, attempt]); }
+  function derivedAttemptKey(key, attempt) { return callFunction('derivedAttemptKey', { key, attempt }); }
 
   /** A schema `duration` (`P[nD][T[nH][nM][n[.f]S]]`) in milliseconds, rounded up. */
   function parseDurationMs(duration) { return callFunction('parseDurationMs', [duration]); }
@@ -1020,7 +1110,7 @@ export function createApi(backendModule, backend) {
 
   function timeText(value, what) {
     if (value instanceof Date) {
-      if (Number.isNaN(value.getTime())) throw new ArgumentError(`${what} is an invalid Date`);
+      checkDate(value, what);
       return value.toISOString();
     }
     return checkString(value, what);
@@ -1191,33 +1281,44 @@ export function createApi(backendModule, backend) {
 
   // The core's step-wise admission flow, awaiting each log call: for logs backed by a database
   // or a network service. Same rules and results as the synchronous path.
-  async function admitStepwise(replay, kind, document, registry, log, trustedContext) {
+  async function admitStepwise(replay, kind, document, registry, log, trustedContext, options) {
     checkKind(kind);
     const bytes = toBytes(document, 'document');
     if (!log || typeof log.lookup !== 'function' || (!replay && typeof log.append !== 'function')) {
       throw new ArgumentError('log must be an object with lookup() and append()');
     }
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      throw new ArgumentError('options must be an object {signal?, timeoutMs?}');
+    }
     const state = { failure: undefined, calls: { lookup: 0, context: 0, append: 0 } };
-    const session = withRegistry(registry, (handle) => new raw.AdmissionSession(replay, kind, bytes, handle));
+    const bound = logBound(options);
+    let session;
+    try {
+      session = withRegistry(registry, (handle) => new raw.AdmissionSession(replay, kind, bytes, handle));
+    } catch (error) {
+      bound.dispose();
+      throw error;
+    }
     const reply = (method) => (value) => hostReply(value, state, method);
     try {
       for (;;) {
         const step = JSON.parse(session.step());
         if (step.step === 'lookup') {
           state.calls.lookup += 1;
-          session.onLookup(await awaited(() => log.lookup(step.organizationId, step.signingHash), state, reply('lookup')));
+          session.onLookup(await boundedLogCall(() => log.lookup(step.organizationId, step.signingHash), state, reply('lookup'), bound));
         } else if (step.step === 'trustedContext') {
           state.calls.context += 1;
           session.onContext(await awaited(() => (typeof trustedContext === 'function' ? trustedContext() : trustedContext), state, contextReply));
         } else if (step.step === 'append') {
           state.calls.append += 1;
           const candidate = JSON.parse(step.candidate);
-          session.onAppend(await awaited(() => log.append(candidate, encoder.encode(step.candidateBytes)), state, reply('append')));
+          session.onAppend(await boundedLogCall(() => log.append(candidate, encoder.encode(step.candidateBytes)), state, reply('append'), bound));
         } else {
           return admitted(session.result(), state);
         }
       }
     } finally {
+      bound.dispose();
       session.free?.();
     }
   }
@@ -1233,13 +1334,14 @@ export function createApi(backendModule, backend) {
   }
 
   /** `admitFirst` for an Admission Log (and trusted context) whose calls may return Promises. */
-  function admitFirstAsync(kind, document, registry, log, trustedContext) {
-    return admitStepwise(false, kind, document, registry, log, trustedContext);
+  // `options`: {signal, timeoutMs} bound the log calls; see api.d.ts.
+  function admitFirstAsync(kind, document, registry, log, trustedContext, options) {
+    return admitStepwise(false, kind, document, registry, log, trustedContext, options);
   }
 
   /** `replayHistorical` for an Admission Log whose `lookup` may return a Promise. */
-  function replayHistoricalAsync(kind, document, registry, log) {
-    return admitStepwise(true, kind, document, registry, log, undefined);
+  function replayHistoricalAsync(kind, document, registry, log, options) {
+    return admitStepwise(true, kind, document, registry, log, undefined, options);
   }
 
   function bundleFile(path) {
