@@ -320,8 +320,24 @@ function open(envelope) {
   return parsed.ok;
 }
 
-function toBytes(input, what = 'input') {
-  if (typeof input === 'string') return encoder.encode(input);
+// Whether a string has a UTF-8 form: no unpaired UTF-16 surrogate (`isWellFormed`, Node >= 20;
+// the regular expression elsewhere: with the `u` flag a surrogate range matches lone ones only).
+function isWellFormed(text) {
+  return typeof text.isWellFormed === 'function' ? text.isWellFormed() : !/[\uD800-\uDFFF]/u.test(text);
+}
+
+function illFormedArgument(what) {
+  return new ArgumentError(`${what} holds an unpaired UTF-16 surrogate`);
+}
+
+// A string crosses as UTF-8. One holding an unpaired surrogate has no UTF-8 form: TextEncoder
+// would repair it to U+FFFD, silently turning it into another text (issue 9), so it is refused
+// here with `refuseIllFormed(what)` (the API passes the core's stage-5 error).
+function toBytes(input, what = 'input', refuseIllFormed = illFormedArgument) {
+  if (typeof input === 'string') {
+    if (!isWellFormed(input)) throw refuseIllFormed(what);
+    return encoder.encode(input);
+  }
   if (input instanceof Uint8Array) return input;
   if (input instanceof ArrayBuffer) return new Uint8Array(input);
   if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
@@ -1010,6 +1026,24 @@ function authorityApi(raw, backendModule) {
  */
 export function createApi(backendModule, backend) {
   const raw = guarded(backendModule);
+
+  // The core's own stage-5 error for an unpaired surrogate (CanonicalizationError,
+  // `unpaired-surrogate`), asked of the core with the escaped code unit `"\ud800"`, whose
+  // exact units it keeps and refuses at canonicalization (§6.4): one source for the error.
+  const UNPAIRED_SURROGATE = encoder.encode('"\\ud800"');
+  function unpairedSurrogate() {
+    const envelope = JSON.parse(raw.canonicalize(UNPAIRED_SURROGATE));
+    return toError(envelope.error ?? { detail: 'the core accepted an unpaired surrogate' });
+  }
+  const inputBytes = (input, what) => toBytes(input, what, unpairedSurrogate);
+  // A document to verify: the core's stage-5 VerificationError (`outside-i-json`, with the same
+  // detail), as its verification of such a document reports it.
+  const UNPAIRED_SURROGATE_DOCUMENT = encoder.encode('{"s":"\\ud800"}');
+  function unpairedSurrogateDocument() {
+    const envelope = JSON.parse(raw.signingPreview(UNPAIRED_SURROGATE_DOCUMENT));
+    return toError(envelope.error ?? { detail: 'the core accepted an unpaired surrogate' });
+  }
+  const documentBytes = (input, what) => toBytes(input, what, unpairedSurrogateDocument);
   const rawRegistries = new WeakMap();
   const rawLogs = new WeakMap();
 
@@ -1017,7 +1051,7 @@ export function createApi(backendModule, backend) {
   class Registry {
     /** Throws RegistryError if the snapshot is not usable evidence. */
     constructor(snapshot) {
-      const handle = new raw.Registry(toBytes(snapshot, 'Registry snapshot'));
+      const handle = new raw.Registry(inputBytes(snapshot, 'Registry snapshot'));
       const info = open(handle.info());
       rawRegistries.set(this, handle);
       this.organizationId = info.organizationId;
@@ -1047,7 +1081,7 @@ export function createApi(backendModule, backend) {
   // A Registry object, or snapshot bytes (validated per call; problems fail stage 4).
   function withRegistry(registry, use) {
     if (registry instanceof Registry) return use(rawRegistries.get(registry));
-    const handle = new raw.Registry(toBytes(registry, 'registry'));
+    const handle = new raw.Registry(inputBytes(registry, 'registry'));
     try {
       return use(handle);
     } finally {
@@ -1069,7 +1103,7 @@ export function createApi(backendModule, backend) {
    */
   class SigningKey {
     constructor(keyId, seed) {
-      const seedBytes = Uint8Array.from(toBytes(seed, 'seed'));
+      const seedBytes = Uint8Array.from(inputBytes(seed, 'seed'));
       const info = open(raw.keyInfo(checkString(keyId, 'keyId'), seedBytes));
       seeds.set(this, seedBytes);
       this.keyId = info.keyId;
@@ -1119,7 +1153,7 @@ export function createApi(backendModule, backend) {
   function publicKeyOf(value) {
     if (value instanceof SigningKey) return value.publicKey;
     if (typeof value === 'string') return decodeBase64url(value, 32, 'publicKey');
-    return toBytes(value, 'publicKey');
+    return inputBytes(value, 'publicKey');
   }
 
   /**
@@ -1170,22 +1204,22 @@ export function createApi(backendModule, backend) {
     return deepFreeze(open(raw.explainFailure(stage, slug)));
   }
 
-  function canonicalize(json) { return open(raw.canonicalize(toBytes(json))); }
+  function canonicalize(json) { return open(raw.canonicalize(inputBytes(json))); }
 
   function canonicalBytes(json) { return encoder.encode(canonicalize(json)); }
 
-  function canonicalHash(json) { return open(raw.canonicalHash(toBytes(json))); }
+  function canonicalHash(json) { return open(raw.canonicalHash(inputBytes(json))); }
 
-  function checkStrictJson(json) { return open(raw.checkJson(toBytes(json))); }
+  function checkStrictJson(json) { return open(raw.checkJson(inputBytes(json))); }
 
   function validateSchema(name, json) {
-    open(raw.validateSchema(checkString(name, 'schema name'), toBytes(json)));
+    open(raw.validateSchema(checkString(name, 'schema name'), inputBytes(json)));
   }
 
   function schemaNames() { return open(raw.schemaNames()); }
 
   function detectKinds(document) {
-    return open(raw.detectKinds(toBytes(document)));
+    return open(raw.detectKinds(inputBytes(document)));
   }
 
   function signDocument(kind, unsigned, { key, keyId, seed, registry } = {}) {
@@ -1197,8 +1231,8 @@ export function createApi(backendModule, backend) {
       seed = seeds.get(key);
     }
     checkString(keyId, 'keyId');
-    const bytes = toBytes(unsigned, 'unsigned document');
-    const seedBytes = toBytes(seed, 'seed');
+    const bytes = inputBytes(unsigned, 'unsigned document');
+    const seedBytes = inputBytes(seed, 'seed');
     const envelope = registry === undefined
       ? raw.sign(kind, bytes, keyId, seedBytes)
       : withRegistry(registry, (handle) => raw.signAndVerify(kind, bytes, keyId, seedBytes, handle));
@@ -1227,13 +1261,22 @@ export function createApi(backendModule, backend) {
 
   function verifySignedDocument(kind, document, registry) {
     checkKind(kind);
-    const bytes = toBytes(document, 'document');
+    const bytes = documentBytes(document, 'document');
     return verifiedFrom(withRegistry(registry, (handle) => raw.verify(kind, bytes, handle)), bytes, true);
   }
 
   function verifySignedDocuments(items, registry, { threads = 1 } = {}) {
     if (!Array.isArray(items)) throw new ArgumentError('items must be an array of {kind, document}');
-    const parts = items.map((item) => ({ kind: checkKind(item?.kind), bytes: toBytes(item?.document, 'document') }));
+    // A document that cannot be encoded is that item's error, as any other rejection in a batch.
+    const parts = items.map((item) => {
+      const kind = checkKind(item?.kind);
+      try {
+        return { kind, bytes: documentBytes(item?.document, 'document') };
+      } catch (error) {
+        if (!(error instanceof VerificationError)) throw error;
+        return { kind, bytes: new Uint8Array(0), error };
+      }
+    });
     const lengths = Uint32Array.from(parts, (p) => p.bytes.length);
     const data = new Uint8Array(lengths.reduce((a, b) => a + b, 0));
     let offset = 0;
@@ -1242,17 +1285,17 @@ export function createApi(backendModule, backend) {
     const [head, ...records] = withRegistry(registry, (handle) => raw.verifyMany(kinds, lengths, data, handle, threads >>> 0))
       .split('\u001e');
     if (open(head) !== records.length) throw new MwpError('batch result count mismatch', { code: 'INTERNAL_ERROR' });
-    return records.map((record, i) => verifiedFrom(record, parts[i].bytes, false));
+    return records.map((record, i) => parts[i].error ?? verifiedFrom(record, parts[i].bytes, false));
   }
 
   function signingPreview(document) {
-    const preview = open(raw.signingPreview(toBytes(document, 'document')));
+    const preview = open(raw.signingPreview(documentBytes(document, 'document')));
     return Object.freeze({ signingBytes: encoder.encode(preview.signingBytes), signingHash: preview.signingHash });
   }
 
   function admit(replay, kind, document, registry, log, trustedContext) {
     checkKind(kind);
-    const bytes = toBytes(document, 'document');
+    const bytes = documentBytes(document, 'document');
     const state = { failure: undefined, calls: { lookup: 0, context: 0, append: 0 } };
     let envelope;
     if (log instanceof InMemoryAdmissionLog) {
@@ -1283,7 +1326,7 @@ export function createApi(backendModule, backend) {
   // or a network service. Same rules and results as the synchronous path.
   async function admitStepwise(replay, kind, document, registry, log, trustedContext, options) {
     checkKind(kind);
-    const bytes = toBytes(document, 'document');
+    const bytes = documentBytes(document, 'document');
     if (!log || typeof log.lookup !== 'function' || (!replay && typeof log.append !== 'function')) {
       throw new ArgumentError('log must be an object with lookup() and append()');
     }
@@ -1362,10 +1405,10 @@ export function createApi(backendModule, backend) {
     return open(raw.runConformance(bundles.join(',')));
   }
 
-  function parseFrame(bytes) { return new Frame(open(raw.parseFrame(toBytes(bytes, 'frame')))); }
+  function parseFrame(bytes) { return new Frame(open(raw.parseFrame(inputBytes(bytes, 'frame')))); }
 
   function parseReceivedFrame(bytes) {
-    const frame = open(raw.parseReceivedFrame(toBytes(bytes, 'frame')));
+    const frame = open(raw.parseReceivedFrame(inputBytes(bytes, 'frame')));
     return 'commandBytes' in frame ? new ReceivedCommandFrame(frame) : new Frame(frame);
   }
 
@@ -1373,7 +1416,7 @@ export function createApi(backendModule, backend) {
     const input = typeof frame === 'object' && frame !== null && !ArrayBuffer.isView(frame) && !(frame instanceof ArrayBuffer)
       ? JSON.stringify(frame)
       : frame;
-    return open(raw.encodeFrame(toBytes(input, 'frame')));
+    return open(raw.encodeFrame(inputBytes(input, 'frame')));
   }
 
   function errorFrame({ frameId, code, message, occurredAt, relatedFrameId } = {}) {

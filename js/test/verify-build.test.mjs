@@ -52,3 +52,25 @@ test('verify-only and full builds agree under Node (the whole cryptography bundl
   }
   assert.ok(compared >= 60, `${compared}`);
 });
+
+test('verify-only build refuses a string holding a lone surrogate like the full build (issue 9)', async () => {
+  const verify = await import(join(DIST, 'verify.mjs'));
+  const full = await import(join(DIST, 'wasm.mjs'));
+  const registry = bundleBytes('cryptography/keys/registry-valid.json');
+  const outcome = (call) => {
+    try {
+      call();
+    } catch (error) {
+      return `${error.constructor.name} ${error.code} ${error.stage}/${error.reason} ${error.message}`;
+    }
+    return 'accepted';
+  };
+  for (const [api, expected] of [[verify, 'verify'], [full, 'full']]) {
+    const json = outcome(() => api.canonicalHash('"\uD800"'));
+    assert.equal(json, 'CanonicalizationError PROTOCOL_VIOLATION canonicalization/unpaired-surrogate string holds an unpaired UTF-16 surrogate', expected);
+    const document = outcome(() => api.verifySignedDocument('command', '{"s":"\uD800"}', registry));
+    assert.match(document, /^VerificationError PROTOCOL_VIOLATION canonicalization\//, expected);
+  }
+  assert.equal(outcome(() => verify.verifySignedDocument('command', '{"s":"\uD800"}', registry)),
+    outcome(() => full.verifySignedDocument('command', '{"s":"\uD800"}', registry)));
+});

@@ -203,3 +203,85 @@ def test_bad_arguments(verified: sd.VerifiedSignedDocument, make: Any) -> None:
     with pytest.raises(InvalidInputError) as caught:
         make(verified)
     assert caught.value.code == "PROTOCOL_VIOLATION"
+
+
+class InterruptingLog:
+    """An Admission Log that raises `exception` from `method` and answers absence otherwise."""
+
+    def __init__(self, method: str, exception: BaseException) -> None:
+        self.method = method
+        self.exception = exception
+        self.calls: List[str] = []
+
+    def lookup(self, organization_id: str, signing_hash: str) -> adm.LookupOutcome:
+        self.calls.append("lookup")
+        if self.method == "lookup":
+            raise self.exception
+        return adm.LookupOutcome("authoritative-absence")
+
+    def append(self, candidate: adm.FirstAdmissionRecord, candidate_bytes: bytes) -> adm.AppendOutcome:
+        self.calls.append("append")
+        raise self.exception
+
+
+class InterruptingReply:
+    """A duck-typed reply whose `status` attribute raises."""
+
+    def __init__(self, exception: BaseException) -> None:
+        self.exception = exception
+
+    @property
+    def status(self) -> str:
+        raise self.exception
+
+
+class ReplyLog:
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+
+    def lookup(self, organization_id: str, signing_hash: str) -> Any:
+        return self.reply
+
+    def append(self, candidate: Any, candidate_bytes: bytes) -> Any:
+        raise AssertionError("not reached")
+
+
+def context_for(verified: sd.VerifiedSignedDocument) -> adm.TrustedAcceptanceContext:
+    return adm.TrustedAcceptanceContext("urn:uuid:1", verified.protected_time.text, SERVICE)
+
+
+# Issue 9, item 8: Ctrl-C and sys.exit() inside an Admission Log stop the program; they are not
+# a `log-indeterminate` rejection. Every `Exception` still fails closed.
+@pytest.mark.parametrize("exception", [KeyboardInterrupt(), SystemExit(3)])
+@pytest.mark.parametrize("method", ["lookup", "append"])
+def test_log_interrupts_propagate(verified: sd.VerifiedSignedDocument, method: str, exception: BaseException) -> None:
+    log = InterruptingLog(method, exception)
+    with pytest.raises(type(exception)) as caught:
+        adm.admit_first(verified, log, context_for(verified))
+    assert caught.value is exception
+    assert log.calls == (["lookup"] if method == "lookup" else ["lookup", "append"])
+    if method == "lookup":
+        with pytest.raises(type(exception)) as caught:
+            adm.replay_historical(verified, log)
+        assert caught.value is exception
+
+
+@pytest.mark.parametrize("exception", [KeyboardInterrupt(), SystemExit(0)])
+def test_log_reply_interrupts_propagate(verified: sd.VerifiedSignedDocument, exception: BaseException) -> None:
+    with pytest.raises(type(exception)) as caught:
+        adm.replay_historical(verified, ReplyLog(InterruptingReply(exception)))
+    assert caught.value is exception
+
+
+@pytest.mark.parametrize("exception", [RuntimeError("db down"), OSError("disk"), KeyError("k")])
+@pytest.mark.parametrize("method", ["lookup", "append"])
+def test_log_exceptions_still_fail_closed(verified: sd.VerifiedSignedDocument, method: str, exception: BaseException) -> None:
+    log = InterruptingLog(method, exception)
+    with pytest.raises(adm.AdmissionError) as caught:
+        adm.admit_first(verified, log, context_for(verified))
+    assert caught.value.reason == "log-indeterminate"
+    assert caught.value.code == "AUTH_INVALID_SIGNATURE"
+    assert log.calls == (["lookup"] if method == "lookup" else ["lookup", "append"])
+    with pytest.raises(adm.AdmissionError) as caught:
+        adm.replay_historical(verified, ReplyLog(InterruptingReply(exception)))
+    assert caught.value.reason == "log-indeterminate"

@@ -119,3 +119,41 @@ def test_host_types_are_normalised_like_the_reference() -> None:
         '"precise":"2026-07-15T00:00:00.001500Z","raw":"-_8","tags":["a","b"]}'
     )
     assert canonical.canonical_hash(value) == canonical.canonical_hash(canonical.parse_json(canonical.canonical_json(value)))
+
+
+# Issue 9, item 6: an unpaired surrogate is never repaired to U+FFFD. `parse_json` keeps the
+# exact code unit (Python `str` can hold it) and canonicalizing that value fails at stage 5
+# exactly as canonicalizing the raw bytes does.
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (b'"\\ud800"', "\ud800"),
+        (b'"a\\udc00b"', "a\udc00b"),
+        (b'["\\ud800\\ud800", 1]', ["\ud800\ud800", 1]),
+        (b'{"\\udfff":{"k":"\\ud83d"}}', {"\udfff": {"k": "\ud83d"}}),
+    ],
+)
+def test_lone_surrogates_are_kept_and_refused_at_stage_5(raw: bytes, expected: Any) -> None:
+    value = canonical.parse_json(raw)
+    assert value == expected
+    assert "\ufffd" not in str(value)
+    with pytest.raises(CanonicalizationError) as via_parse:
+        canonical.canonical_bytes(value)
+    with pytest.raises(CanonicalizationError) as direct:
+        canonical.canonicalize_json(raw)
+    for caught in (via_parse, direct):
+        assert caught.value.reason == "unpaired-surrogate"
+        assert caught.value.stage == "canonicalization"
+        assert caught.value.code == "PROTOCOL_VIOLATION"
+        assert str(caught.value) == "string holds an unpaired UTF-16 surrogate"
+    assert type(via_parse.value) is type(direct.value)
+    with pytest.raises(CanonicalizationError) as hashed:
+        canonical.canonical_hash(value)
+    assert hashed.value.reason == "unpaired-surrogate"
+
+
+def test_paired_surrogates_and_replacement_character_still_canonicalize() -> None:
+    assert canonical.parse_json(b'"\\ud83d\\ude00"') == "\U0001f600"
+    assert canonical.canonical_bytes(canonical.parse_json(b'"\\ud83d\\ude00"')) == '"\U0001f600"'.encode()
+    assert canonical.canonical_bytes(canonical.parse_json(b'"\\ufffd"')) == '"\ufffd"'.encode()
+    assert canonical.canonical_bytes("\ufffd") == canonical.canonicalize_json(b'"\\ufffd"')

@@ -294,3 +294,44 @@ def test_kind_detection_and_signing_bytes_come_from_the_core() -> None:
     with pytest.raises(MissionWeaveError) as outside:
         codec.signing_bytes(b'{"n":1e400}')
     assert (outside.value.code, outside.value.stage) == ("PROTOCOL_VIOLATION", "canonicalization")
+
+
+class RaisingResolver:
+    """A KeyResolver whose `resolve` raises `exception` (any BaseException)."""
+
+    def __init__(self, exception: BaseException) -> None:
+        self.exception = exception
+        self.calls = 0
+
+    def resolve(self, request: reg.KeyResolutionRequest) -> reg.KeyRegistrySnapshot:
+        self.calls += 1
+        raise self.exception
+
+
+# Issue 9, item 8: Ctrl-C and sys.exit() inside a resolver stop the program; they are not a
+# stage-4 rejection. Every `Exception` still fails closed at stage 4.
+@pytest.mark.parametrize("exception", [KeyboardInterrupt(), SystemExit(3)])
+def test_resolver_interrupts_propagate(golden: Dict[str, Any], exception: BaseException) -> None:
+    resolver = RaisingResolver(exception)
+    with pytest.raises(type(exception)) as caught:
+        CODEC.verify("command", golden["document"], resolver)
+    assert caught.value is exception
+    assert resolver.calls == 1
+    with pytest.raises(type(exception)) as caught:
+        CODEC.verify_many([("command", golden["document"])] * 4, resolver, 2)
+    assert caught.value is exception
+    # The resolver is reusable: nothing is left over from the interrupted call.
+    good = DictResolver(reg.KeyRegistrySnapshot(reg.KeyRegistryCompleteness.ORGANIZATION_WIDE, golden["registry"]))
+    assert CODEC.verify("command", golden["document"], good).kind is sd.SignedDocumentKind.COMMAND
+
+
+@pytest.mark.parametrize("exception", [RuntimeError("registry down"), ValueError("bad"), KeyError("k")])
+def test_resolver_exceptions_still_fail_closed(golden: Dict[str, Any], exception: BaseException) -> None:
+    resolver = RaisingResolver(exception)
+    with pytest.raises(sd.SignedDocumentVerificationError) as caught:
+        CODEC.verify("command", golden["document"], resolver)
+    assert caught.value.stage == sd.VerificationStage.KEY_RESOLUTION
+    assert caught.value.code == "AUTH_INVALID_SIGNATURE"
+    (result,) = CODEC.verify_many([("command", golden["document"])], resolver, 1)
+    assert isinstance(result, sd.SignedDocumentVerificationError)
+    assert result.stage == sd.VerificationStage.KEY_RESOLUTION

@@ -1,6 +1,8 @@
 //! First Admission and historical replay: the core flows, the native in-memory log, and an
 //! adapter for Admission Logs written in Python (`lookup`/`append` returning outcome objects).
 
+use std::cell::RefCell;
+
 use missionweaveprotocol::admission::{
     self as core_adm, AdmissionLog, AppendOutcome as CoreAppend, AuthenticatedRecord as CoreRecord,
     LookupOutcome as CoreLookup,
@@ -12,6 +14,7 @@ use pyo3::types::PyBytes;
 use crate::codec::VerifiedSignedDocument;
 use crate::convert;
 use crate::errors;
+use crate::registry::is_interrupt;
 use crate::values::{PrincipalEvidence, ProtectedTime, PyEnum};
 
 const LOOKUP_STATUSES: [&str; 6] = [
@@ -453,12 +456,14 @@ enum Log<'a, 'py> {
 /// A duck-typed reply (any object with a `status` string and an optional `record`): read by the
 /// core like a JavaScript log's plain-object reply, so both bindings agree. A record that is
 /// not an `AuthenticatedRecord` with a usable service cannot be authenticated.
-fn duck_reply(reply: &Bound<'_, PyAny>) -> (Option<String>, Option<core_adm::AuthenticatedRecord>) {
-    let status = reply
-        .getattr("status")
-        .ok()
+fn duck_reply<'py>(
+    log: &PythonLog<'_, 'py>,
+    reply: &Bound<'py, PyAny>,
+) -> (Option<String>, Option<core_adm::AuthenticatedRecord>) {
+    let status = log
+        .called(reply.getattr("status"))
         .and_then(|s| s.extract::<String>().ok());
-    let record = reply.getattr("record").ok().and_then(|r| {
+    let record = log.called(reply.getattr("record")).and_then(|r| {
         r.cast::<AuthenticatedRecord>()
             .ok()
             .and_then(|r| r.get().to_core())
@@ -467,24 +472,44 @@ fn duck_reply(reply: &Bound<'_, PyAny>) -> (Option<String>, Option<core_adm::Aut
 }
 
 /// A Python Admission Log. Outcome objects (or duck-typed replies) are read fail-closed by the
-/// core; an exception raised by the log is `indeterminate`.
+/// core; an exception raised by the log is `indeterminate`, except a `BaseException` that is not
+/// an `Exception` (`KeyboardInterrupt`, `SystemExit`): the core's trait cannot carry it, so it is
+/// kept here and raised once the core returns.
 struct PythonLog<'a, 'py> {
     object: &'a Bound<'py, PyAny>,
+    interrupt: RefCell<Option<PyErr>>,
+}
+
+impl<'py> PythonLog<'_, 'py> {
+    /// The result of a call into the log, `None` when it raised (fail closed); an interrupt is
+    /// kept for [`Log::take_interrupt`].
+    fn called(&self, result: PyResult<Bound<'py, PyAny>>) -> Option<Bound<'py, PyAny>> {
+        match result {
+            Ok(value) => Some(value),
+            Err(error) => {
+                if is_interrupt(self.object.py(), &error) {
+                    self.interrupt.borrow_mut().get_or_insert(error);
+                }
+                None
+            }
+        }
+    }
 }
 
 impl AdmissionLog for PythonLog<'_, '_> {
     fn lookup(&self, organization_id: &str, signing_hash: &str) -> CoreLookup {
-        self.object
-            .call_method1("lookup", (organization_id, signing_hash))
-            .ok()
-            .map(|r| match r.cast::<LookupOutcome>() {
-                Ok(outcome) => outcome.get().to_core(),
-                Err(_) => {
-                    let (status, record) = duck_reply(&r);
-                    CoreLookup::from_reply(status.as_deref(), record)
-                }
-            })
-            .unwrap_or_else(|| CoreLookup::from_reply(None, None))
+        self.called(
+            self.object
+                .call_method1("lookup", (organization_id, signing_hash)),
+        )
+        .map(|r| match r.cast::<LookupOutcome>() {
+            Ok(outcome) => outcome.get().to_core(),
+            Err(_) => {
+                let (status, record) = duck_reply(self, &r);
+                CoreLookup::from_reply(status.as_deref(), record)
+            }
+        })
+        .unwrap_or_else(|| CoreLookup::from_reply(None, None))
     }
 
     fn append(
@@ -501,17 +526,18 @@ impl AdmissionLog for PythonLog<'_, '_> {
         ) else {
             return CoreAppend::Indeterminate;
         };
-        self.object
-            .call_method1("append", (record, PyBytes::new(py, candidate_bytes)))
-            .ok()
-            .map(|r| match r.cast::<AppendOutcome>() {
-                Ok(outcome) => outcome.get().to_core(),
-                Err(_) => {
-                    let (status, record) = duck_reply(&r);
-                    CoreAppend::from_reply(status.as_deref(), record)
-                }
-            })
-            .unwrap_or_else(|| CoreAppend::from_reply(None, None))
+        self.called(
+            self.object
+                .call_method1("append", (record, PyBytes::new(py, candidate_bytes))),
+        )
+        .map(|r| match r.cast::<AppendOutcome>() {
+            Ok(outcome) => outcome.get().to_core(),
+            Err(_) => {
+                let (status, record) = duck_reply(self, &r);
+                CoreAppend::from_reply(status.as_deref(), record)
+            }
+        })
+        .unwrap_or_else(|| CoreAppend::from_reply(None, None))
     }
 }
 
@@ -521,7 +547,10 @@ impl<'a, 'py> Log<'a, 'py> {
             return Ok(Self::Native(&native.get().inner));
         }
         if object.hasattr("lookup")? && object.hasattr("append")? {
-            return Ok(Self::Python(PythonLog { object }));
+            return Ok(Self::Python(PythonLog {
+                object,
+                interrupt: RefCell::new(None),
+            }));
         }
         Err(errors::invalid_input(
             py,
@@ -536,6 +565,15 @@ impl<'a, 'py> Log<'a, 'py> {
         match self {
             Self::Native(native) => *native,
             Self::Python(python) => python,
+        }
+    }
+
+    /// The `KeyboardInterrupt`/`SystemExit` a Python log raised during the last call into the
+    /// core, to be raised instead of the core's (fail-closed) result.
+    fn take_interrupt(&self) -> Option<PyErr> {
+        match self {
+            Self::Native(_) => None,
+            Self::Python(python) => python.interrupt.borrow_mut().take(),
         }
     }
 }
@@ -597,6 +635,9 @@ pub fn admit_first(
         }
     };
     let result = core_adm::admit_first(&verified.inner, log.as_dyn(), &mut supply);
+    if let Some(interrupt) = log.take_interrupt() {
+        return Err(interrupt);
+    }
     if let Some(error) = failure {
         return Err(error);
     }
@@ -628,7 +669,11 @@ pub fn replay_historical(
 ) -> PyResult<AdmittedDocument> {
     let verified = verified_arg(py, verified)?;
     let log = Log::extract(py, log)?;
-    match core_adm::replay_historical(&verified.inner, log.as_dyn()) {
+    let result = core_adm::replay_historical(&verified.inner, log.as_dyn());
+    if let Some(interrupt) = log.take_interrupt() {
+        return Err(interrupt);
+    }
+    match result {
         Ok(document) => admitted(py, document),
         Err(error) => Err(errors::admission_error(py, &error)),
     }

@@ -214,6 +214,9 @@ impl SignedDocumentCodec {
         let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
         let result = py
             .detach(|| core_sd::SignedDocumentCodec::new().verify(kind, &bytes, resolver.as_dyn()));
+        if let Some(interrupt) = resolver.take_interrupt() {
+            return Err(interrupt);
+        }
         match result {
             Ok(inner) => Ok(VerifiedSignedDocument {
                 inner,
@@ -294,6 +297,9 @@ impl SignedDocumentCodec {
         let results = py.detach(|| {
             core_sd::SignedDocumentCodec::new().verify_many(&batch, resolver.as_dyn(), threads)
         });
+        if let Some(interrupt) = resolver.take_interrupt() {
+            return Err(interrupt);
+        }
         let list = PyList::empty(py);
         for (result, ((_, object), (_, bytes))) in
             results.into_iter().zip(objects.iter().zip(&owned))

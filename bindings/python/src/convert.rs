@@ -36,10 +36,34 @@ fn write_string(text: &str, out: &mut String) {
     json::write_json_string(out, text);
 }
 
-fn py_str<'a>(value: &'a Bound<'_, PyString>) -> Result<Cow<'a, str>, ToJsonError> {
-    value
-        .to_cow()
-        .map_err(|_| ToJsonError::Unsupported("a string holds an unpaired UTF-16 surrogate".into()))
+/// Writes a Python `str` as a JSON string. A `str` holding a lone surrogate has no UTF-8 form:
+/// it is written with every code unit escaped, so the core keeps the exact units and stage 5
+/// refuses them (`CanonicalError::UnpairedSurrogate`) instead of a repair to U+FFFD.
+fn write_py_str(value: &Bound<'_, PyString>, out: &mut String) -> Result<(), ToJsonError> {
+    if let Ok(text) = value.to_cow() {
+        write_string(&text, out);
+        return Ok(());
+    }
+    let encoded = value.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let encoded = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
+    out.push('"');
+    for unit in encoded.as_bytes().chunks_exact(2) {
+        let _ = write!(out, "\\u{:04x}", u16::from_le_bytes([unit[0], unit[1]]));
+    }
+    out.push('"');
+    Ok(())
+}
+
+/// A core string as a Python `str`, unpaired surrogates kept as the exact code units (Python
+/// can hold them; the core refuses them at stage 5 when the value is canonicalized again).
+fn string_to_python<'py>(py: Python<'py>, text: &json::JsonString) -> PyResult<Bound<'py, PyAny>> {
+    match text {
+        json::JsonString::Text(text) => Ok(PyString::new(py, text).into_any()),
+        json::JsonString::Wtf16(units) => {
+            let bytes: Vec<u8> = units.iter().flat_map(|unit| unit.to_le_bytes()).collect();
+            PyBytes::new(py, &bytes).call_method1("decode", ("utf-16-le", "surrogatepass"))
+        }
+    }
 }
 
 fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> Result<(), ToJsonError> {
@@ -68,7 +92,7 @@ fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> Resul
         }
         let _ = write!(out, "{number:?}");
     } else if let Ok(text) = value.cast::<PyString>() {
-        write_string(&py_str(text)?, out);
+        write_py_str(text, out)?;
     } else if let Ok(dict) = value.cast::<PyDict>() {
         out.push('{');
         for (index, (key, member)) in dict.iter().enumerate() {
@@ -81,7 +105,7 @@ fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> Resul
             if index > 0 {
                 out.push(',');
             }
-            write_string(&py_str(key)?, out);
+            write_py_str(key, out)?;
             out.push(':');
             write_json(&member, depth + 1, out)?;
         }
@@ -135,7 +159,7 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
                 py.get_type::<PyInt>().call1((text,))?
             }
         }
-        Value::String(text) => PyString::new(py, &text.to_lossy()).into_any(),
+        Value::String(text) => string_to_python(py, text)?,
         Value::Array(items) => {
             let list = PyList::empty(py);
             for item in items {
@@ -146,7 +170,7 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
         Value::Object(object) => {
             let dict = PyDict::new(py);
             for (key, member) in object.iter() {
-                dict.set_item(key.to_lossy(), to_python(py, member)?)?;
+                dict.set_item(string_to_python(py, key)?, to_python(py, member)?)?;
             }
             dict.into_any()
         }

@@ -1,12 +1,13 @@
 //! Key resolution: the native `AgentRegistryKeyResolver`, the `KeyRegistrySnapshot` value, and an
 //! adapter that lets any Python object with `resolve(request)` serve stage 4.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use missionweaveprotocol::registry::{
     self as core_registry, ExpectedSigner, KeyResolutionRequest as CoreRequest, KeyResolver,
     RegistryError, RegistryErrorReason,
 };
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -214,10 +215,19 @@ fn unavailable(detail: String) -> RegistryError {
 }
 
 /// A Python object with `resolve(request) -> KeyRegistrySnapshot`, as a core resolver. Anything
-/// but an organization-wide `KeyRegistrySnapshot` fails closed at stage 4.
+/// but an organization-wide `KeyRegistrySnapshot` fails closed at stage 4, except a
+/// `BaseException` that is not an `Exception` (`KeyboardInterrupt`, `SystemExit`): the core's
+/// trait cannot carry it, so it is kept here and re-raised once the core returns.
 #[derive(Debug)]
 pub struct PythonKeyResolver {
     object: Py<PyAny>,
+    interrupt: Mutex<Option<PyErr>>,
+}
+
+/// Whether a Python exception must stop the program rather than fail closed: anything that is
+/// not an `Exception` (`KeyboardInterrupt`, `SystemExit`, `GeneratorExit`).
+pub fn is_interrupt(py: Python<'_>, error: &PyErr) -> bool {
+    !error.is_instance_of::<PyException>(py)
 }
 
 impl PythonKeyResolver {
@@ -237,6 +247,18 @@ impl PythonKeyResolver {
     }
 }
 
+impl PythonKeyResolver {
+    /// Fails closed (evidence unavailable); an interrupt is also kept for [`Resolver::take_interrupt`].
+    fn failed(&self, py: Python<'_>, error: PyErr, prefix: String) -> RegistryError {
+        let detail = format!("{prefix}{error}");
+        if is_interrupt(py, &error) {
+            let mut slot = self.interrupt.lock().unwrap_or_else(|e| e.into_inner());
+            slot.get_or_insert(error);
+        }
+        unavailable(detail)
+    }
+}
+
 impl KeyResolver for PythonKeyResolver {
     fn registry_evidence(
         &self,
@@ -245,12 +267,12 @@ impl KeyResolver for PythonKeyResolver {
         Python::attach(
             |py| -> Result<Arc<core_registry::KeyRegistrySnapshot>, RegistryError> {
                 let py_request =
-                    Self::request(py, request).map_err(|e| unavailable(e.to_string()))?;
+                    Self::request(py, request).map_err(|e| self.failed(py, e, String::new()))?;
                 let result = self
                     .object
                     .bind(py)
                     .call_method1("resolve", (py_request,))
-                    .map_err(|e| unavailable(format!("the resolver raised {e}")))?;
+                    .map_err(|e| self.failed(py, e, "the resolver raised ".to_owned()))?;
                 let snapshot = result.cast::<KeyRegistrySnapshot>().map_err(|_| {
                     unavailable(format!(
                         "the resolver returned {}, not a KeyRegistrySnapshot",
@@ -289,6 +311,7 @@ impl Resolver {
         if object.hasattr("resolve")? {
             return Ok(Self::Python(PythonKeyResolver {
                 object: object.clone().unbind(),
+                interrupt: Mutex::new(None),
             }));
         }
         Err(errors::invalid_input(
@@ -304,6 +327,19 @@ impl Resolver {
         match self {
             Self::Native(native) => native,
             Self::Python(python) => python,
+        }
+    }
+
+    /// The `KeyboardInterrupt`/`SystemExit` a Python resolver raised during the last call into
+    /// the core, to be raised instead of the core's (fail-closed) result.
+    pub fn take_interrupt(&self) -> Option<PyErr> {
+        match self {
+            Self::Native(_) => None,
+            Self::Python(python) => python
+                .interrupt
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
         }
     }
 }
