@@ -134,7 +134,7 @@ def running_snapshot() -> Dict[str, Any]:
 def refused(data: Dict[str, Any], capacity: int = 1) -> SchedulerError:
     policy = SchedulerPolicy(capacity_slots=capacity)
     with pytest.raises(SchedulerError) as exact:
-        Scheduler.rebuild(data, policy)
+        Scheduler.rebuild(data, policy, exact=True)
     with pytest.raises(SchedulerError) as after_restart:
         Scheduler.rebuild(data, policy, now=T0 + timedelta(seconds=1))
     for caught in (exact, after_restart):
@@ -145,13 +145,13 @@ def refused(data: Dict[str, Any], capacity: int = 1) -> SchedulerError:
 
 def test_more_running_slots_than_capacity_are_refused() -> None:
     data = running_snapshot()
-    assert Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=1)).used_slots == 1
+    assert Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=1), exact=True).used_slots == 1
     ready = next(i for i, r in enumerate(data["records"]) if r["state"] == "ready")
     data["records"][ready]["state"] = "running"
     error = refused(data)
     assert error.path == f"/records/{ready}/offer/slots"
     assert "capacity" in str(error)
-    assert Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=2)).used_slots == 2
+    assert Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=2), exact=True).used_slots == 2
 
 
 def test_a_start_time_outside_the_timestamp_range_is_refused() -> None:
@@ -162,7 +162,7 @@ def test_a_start_time_outside_the_timestamp_range_is_refused() -> None:
     data["records"][running]["since"] = 253_402_300_800_000  # 10000-01-01
     assert refused(data).path == f"/records/{running}/since"
     data["records"][running]["since"] = -62_135_596_800_000  # 0001-01-01, the first valid instant
-    restored = Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=1))
+    restored = Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=1), exact=True)
     assert restored.state("a") is WorkState.RUNNING
     assert restored.disclose("a", now=T0) is not None
 
