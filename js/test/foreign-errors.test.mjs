@@ -65,7 +65,7 @@ function refused(api, snap, capacitySlots = 1) {
   return exact;
 }
 
-for (const name of ['napi', 'wasm-esm', 'wasm-cjs']) {
+for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
   describe(name, () => {
     test('cyclic snapshot objects are argument errors', () => {
       const api = apis[name];
@@ -87,10 +87,12 @@ for (const name of ['napi', 'wasm-esm', 'wasm-cjs']) {
       assert.equal(api.canonicalHash(text.buffer), expected);
       assert.equal(api.canonicalHash(new DataView(text.buffer)), expected);
       argumentError(api, () => api.canonicalHash(detachedBuffer(text)), 'input');
-      argumentError(api, () => api.canonicalHash(new Uint8Array(detachedBuffer(text)).subarray(0, 0)), 'input');
       const view = new Uint8Array(text);
       structuredClone(view.buffer, { transfer: [view.buffer] });
       argumentError(api, () => api.canonicalHash(view), 'input');
+      const dataView = new DataView(new Uint8Array(text).buffer);
+      structuredClone(dataView.buffer, { transfer: [dataView.buffer] });
+      argumentError(api, () => api.canonicalHash(dataView), 'input');
       const proxy = new Proxy(new Uint8Array(text), {});
       assert.ok(proxy instanceof Uint8Array);
       const e = argumentError(api, () => api.canonicalHash(proxy), 'input');
