@@ -330,6 +330,49 @@ function illFormedArgument(what) {
   return new ArgumentError(`${what} holds an unpaired UTF-16 surrogate`);
 }
 
+// The intrinsic getters read internal slots: unlike `instanceof` and `input.buffer` they cannot
+// be fooled by a Proxy around a Uint8Array, which the native side would refuse as an
+// INTERNAL_ERROR (issue 9, item 7).
+const TYPED_ARRAY_PROTOTYPE = Object.getPrototypeOf(Uint8Array.prototype);
+const typedArrayBuffer = Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTOTYPE, 'buffer').get;
+const dataViewBuffer = Object.getOwnPropertyDescriptor(DataView.prototype, 'buffer').get;
+const typedArrayOffset = Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTOTYPE, 'byteOffset').get;
+const typedArrayLength = Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTOTYPE, 'byteLength').get;
+const dataViewOffset = Object.getOwnPropertyDescriptor(DataView.prototype, 'byteOffset').get;
+const dataViewLength = Object.getOwnPropertyDescriptor(DataView.prototype, 'byteLength').get;
+const arrayBufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+
+function isArrayBuffer(value) {
+  try {
+    arrayBufferByteLength.call(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isTypedArray(value) {
+  try {
+    typedArrayLength.call(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// A detached buffer reads as empty; refusing it keeps a transferred buffer from being verified
+// as zero bytes. `ArrayBuffer.prototype.detached` is recent (Node 22); older engines refuse to
+// view a detached buffer.
+function isDetached(buffer) {
+  if (typeof buffer.detached === 'boolean') return buffer.detached;
+  try {
+    new Uint8Array(buffer, 0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 // A string crosses as UTF-8. One holding an unpaired surrogate has no UTF-8 form: TextEncoder
 // would repair it to U+FFFD, silently turning it into another text (issue 9), so it is refused
 // here with `refuseIllFormed(what)` (the API passes the core's stage-5 error).
@@ -338,10 +381,23 @@ function toBytes(input, what = 'input', refuseIllFormed = illFormedArgument) {
     if (!isWellFormed(input)) throw refuseIllFormed(what);
     return encoder.encode(input);
   }
-  if (input instanceof Uint8Array) return input;
-  if (input instanceof ArrayBuffer) return new Uint8Array(input);
-  if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  throw new ArgumentError(`${what} must be a string, Uint8Array or ArrayBuffer, not ${input === null ? 'null' : typeof input}`);
+  if (ArrayBuffer.isView(input)) {
+    const isDataView = !isTypedArray(input);
+    const buffer = (isDataView ? dataViewBuffer : typedArrayBuffer).call(input);
+    if (!isArrayBuffer(buffer) || isDetached(buffer)) {
+      throw new ArgumentError(`${what}: its ArrayBuffer is detached`, { fields: { argument: what } });
+    }
+    if (Object.getPrototypeOf(input) === Uint8Array.prototype) return input;
+    const offset = (isDataView ? dataViewOffset : typedArrayOffset).call(input);
+    const length = (isDataView ? dataViewLength : typedArrayLength).call(input);
+    return new Uint8Array(buffer, offset, length);
+  }
+  if (isArrayBuffer(input)) {
+    if (isDetached(input)) throw new ArgumentError(`${what}: the ArrayBuffer is detached`, { fields: { argument: what } });
+    return new Uint8Array(input);
+  }
+  const kind = input === null ? 'null' : (input instanceof Uint8Array ? 'a Proxy or an object posing as a Uint8Array' : typeof input);
+  throw new ArgumentError(`${what} must be a string, Uint8Array or ArrayBuffer, not ${kind}`, { fields: { argument: what } });
 }
 
 function checkKind(kind) {
@@ -685,10 +741,19 @@ function toMillis(value, what) {
   throw new ArgumentError(`${what} must be a Date or integer milliseconds since the epoch`);
 }
 
+// A cyclic object, a BigInt or a throwing `toJSON` make `JSON.stringify` throw a TypeError (or
+// the caller's own error): the argument has no JSON form, an ArgumentError (issue 9, item 7).
 function snapshotText(snapshot, what) {
   if (typeof snapshot === 'string') return snapshot;
-  if (snapshot && typeof snapshot === 'object') return argumentJson(snapshot, what);
-  throw new ArgumentError(`${what} must be a snapshot object or its JSON text`);
+  if (snapshot && typeof snapshot === 'object') {
+    try {
+      return argumentJson(snapshot, what);
+    } catch (error) {
+      if (error instanceof MwpError) throw error;
+      throw new ArgumentError(`${what} has no JSON form: ${error?.message ?? String(error)}`, { cause: error, fields: { argument: what } });
+    }
+  }
+  throw new ArgumentError(`${what} must be a snapshot object or its JSON text`, { fields: { argument: what } });
 }
 
 function accountArgs(account) {
@@ -762,7 +827,7 @@ function authorityApi(raw, backendModule) {
 
     /** Reads a lease back from its `lease.schema.json` document (text or object, as `toJSON()` gives). */
     static fromJSON(document) {
-      const text = typeof document === 'string' ? document : argumentJson(document, 'document');
+      const text = snapshotText(document, 'document');
       return ExecutionLease.#init(Object.create(ExecutionLease.prototype), 'document', text);
     }
 

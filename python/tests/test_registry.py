@@ -56,7 +56,6 @@ def test_invalid_evidence_is_refused_at_construction(registry: bytes, reason: An
     for make in (
         lambda: reg.AgentRegistryKeyResolver(registry),
         lambda: reg.KeyRegistrySnapshot("organization-wide", registry),
-        lambda: reg.KeyRegistrySnapshot("group-only", registry),
     ):
         with pytest.raises(sd.SignedDocumentVerificationError) as caught:
             make()

@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use missionweaveprotocol::ArgumentError;
 use missionweaveprotocol::json::{self, Value};
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
@@ -81,7 +83,16 @@ fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> Resul
             Ok(small) => {
                 let _ = write!(out, "{small}");
             }
-            Err(_) => out.push_str(&int.str()?.to_cow()?),
+            // Beyond `sys.get_int_max_str_digits()` Python refuses the decimal text itself.
+            Err(_) => match int.str() {
+                Ok(text) => out.push_str(&text.to_cow()?),
+                Err(raised) if raised.is_instance_of::<PyException>(value.py()) => {
+                    return Err(ToJsonError::Unsupported(format!(
+                        "an int too large for Python to write as decimal text ({raised})"
+                    )));
+                }
+                Err(raised) => return Err(ToJsonError::Python(raised)),
+            },
         }
     } else if let Ok(float) = value.cast::<PyFloat>() {
         let number = float.value();
@@ -156,7 +167,7 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
             } else if let Ok(small) = text.parse::<i64>() {
                 small.into_pyobject(py)?.into_any()
             } else {
-                py.get_type::<PyInt>().call1((text,))?
+                big_int(py, text)?
             }
         }
         Value::String(text) => string_to_python(py, text)?,
@@ -177,6 +188,37 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
     })
 }
 
+/// An integer outside `i64` as a Python `int`, exactly. Python refuses to convert decimal text
+/// longer than `sys.get_int_max_str_digits()` (4300 by default; a guard against quadratic
+/// conversion), so such a number — valid JSON the host cannot represent — is refused with
+/// `InvalidInputError` (`PROTOCOL_VIOLATION`, `invalid-argument`) rather than a bare
+/// `ValueError`; raising the limit with `sys.set_int_max_str_digits` admits it (docs/errors.md).
+fn big_int<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.get_type::<PyInt>().call1((text,)).map_err(|raised| {
+        host_failure(
+            py,
+            raised,
+            ArgumentError::general(format!(
+                "a JSON integer of {} digits exceeds the digits Python converts to int \
+                 (sys.get_int_max_str_digits())",
+                text.trim_start_matches('-').len()
+            )),
+        )
+    })
+}
+
+/// A Python exception raised while reading an argument, as the library's typed error with the
+/// original as its `__cause__`. `KeyboardInterrupt`, `SystemExit` and other non-`Exception`s
+/// are returned unchanged so that they still stop the program.
+pub fn host_failure(py: Python<'_>, raised: PyErr, error: ArgumentError) -> PyErr {
+    if !raised.is_instance_of::<PyException>(py) {
+        return raised;
+    }
+    let typed = errors::describe(py, &error);
+    typed.set_cause(py, Some(raised));
+    typed
+}
+
 /// Exact bytes from `bytes`, `bytearray` or `memoryview`; `str` only when `allow_str` (UTF-8).
 /// Anything else is `InvalidInputError`.
 pub fn bytes_arg<'a>(
@@ -192,7 +234,11 @@ pub fn bytes_arg<'a>(
         return Ok(Cow::Owned(array.to_vec()));
     }
     if value.is_instance_of::<PyMemoryView>() {
-        let copy = py.get_type::<PyBytes>().call1((value,))?;
+        // A released memoryview (or one whose exporter fails) raises `ValueError` here.
+        let copy = py.get_type::<PyBytes>().call1((value,)).map_err(|raised| {
+            let detail = format!("the memoryview cannot be read ({raised})");
+            host_failure(py, raised, ArgumentError::new(what, detail))
+        })?;
         let copy = copy.cast::<PyBytes>().map_err(PyErr::from)?;
         return Ok(Cow::Owned(copy.as_bytes().to_vec()));
     }

@@ -6,7 +6,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
-use crate::convert::{present, type_name};
+use missionweaveprotocol::ArgumentError;
+
+use crate::convert::{host_failure, present, type_name};
 use crate::errors;
 
 static DATETIME: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -57,7 +59,13 @@ pub fn millis_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyRes
             ),
         ));
     }
-    if value.call_method0("utcoffset")?.is_none() {
+    // The tzinfo is caller code: an exception from it (or an offset the datetime arithmetic
+    // refuses) is an argument error, except `KeyboardInterrupt`/`SystemExit`.
+    let raised = |raised: PyErr| {
+        let detail = format!("its time zone cannot be read ({raised})");
+        host_failure(py, raised, ArgumentError::new(what, detail))
+    };
+    if value.call_method0("utcoffset").map_err(raised)?.is_none() {
         return Err(errors::invalid_input(
             py,
             format!(
@@ -66,9 +74,10 @@ pub fn millis_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyRes
         ));
     }
     let millis = value
-        .sub(epoch(py)?)?
-        .call_method1("__floordiv__", (one_ms(py)?,))?;
-    Ok(UnixMillis(millis.extract::<i64>()?))
+        .sub(epoch(py)?)
+        .and_then(|delta| delta.call_method1("__floordiv__", (one_ms(py)?,)))
+        .map_err(raised)?;
+    Ok(UnixMillis(millis.extract::<i64>().map_err(raised)?))
 }
 
 /// An optional instant (`None` or omitted → `None`).

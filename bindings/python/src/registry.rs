@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use missionweaveprotocol::ArgumentError;
 use missionweaveprotocol::registry::{
     self as core_registry, ExpectedSigner, KeyResolutionRequest as CoreRequest, KeyResolver,
     RegistryError, RegistryErrorReason,
@@ -33,8 +34,8 @@ fn validated(py: Python<'_>, bytes: &[u8]) -> PyResult<Arc<core_registry::KeyReg
 }
 
 /// `KeyRegistrySnapshot(completeness, registry_bytes)`: Registry evidence as a resolver returns
-/// it. The bytes are validated by the stage-4 rules at construction; the completeness is judged
-/// at stage 4 (anything but organization-wide fails there).
+/// it. The completeness must be a `KeyRegistryCompleteness` member and the bytes are validated
+/// by the stage-4 rules, both at construction.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
 pub struct KeyRegistrySnapshot {
@@ -54,6 +55,20 @@ impl KeyRegistrySnapshot {
         registry_bytes: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let completeness = convert::str_arg(py, completeness, "completeness")?.into_owned();
+        // Issue 9, item 11: only a KeyRegistryCompleteness member can be built; the stage-4
+        // check below stays for evidence that arrives some other way.
+        if PyEnum::KeyRegistryCompleteness
+            .member(py, &completeness)
+            .is_err()
+        {
+            return Err(errors::describe(
+                py,
+                &ArgumentError::new(
+                    "completeness",
+                    format!("{completeness:?} is not a KeyRegistryCompleteness"),
+                ),
+            ));
+        }
         let bytes = convert::bytes_arg(py, registry_bytes, "registry_bytes", false)?;
         let validated = validated(py, &bytes)?;
         Ok(Self {
@@ -308,7 +323,23 @@ impl Resolver {
         if let Ok(native) = object.cast::<AgentRegistryKeyResolver>() {
             return Ok(Self::Native(native.get().inner.clone()));
         }
-        if object.hasattr("resolve")? {
+        // An object whose attribute access raises is not a resolver: an argument error (with
+        // the original as its cause), except `KeyboardInterrupt`/`SystemExit`, which propagate.
+        let has_resolve = object.hasattr("resolve").map_err(|raised| {
+            if !raised.is_instance_of::<PyException>(py) {
+                return raised;
+            }
+            let error = errors::describe(
+                py,
+                &ArgumentError::new(
+                    "key_resolver",
+                    format!("reading its resolve attribute raised {raised}"),
+                ),
+            );
+            error.set_cause(py, Some(raised));
+            error
+        })?;
+        if has_resolve {
             return Ok(Self::Python(PythonKeyResolver {
                 object: object.clone().unbind(),
                 interrupt: Mutex::new(None),

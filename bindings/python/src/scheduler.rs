@@ -349,10 +349,11 @@ impl WorkOffer {
         dependencies_ready: Option<&Bound<'_, PyAny>>,
         budget_available: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut offer = CoreOffer::new(
+        let mut offer = CoreOffer::try_new(
             &convert::str_arg(py, work_id, "work_id")?,
             &convert::str_arg(py, group_id, "group_id")?,
-        );
+        )
+        .map_err(|e| errors::describe(py, &e))?;
         if let Some(p) = convert::present(organizational_priority) {
             offer.priority = priority_arg(py, p, "organizational_priority")?;
         }

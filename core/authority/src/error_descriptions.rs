@@ -363,7 +363,7 @@ impl SchedulerError {
             Self::InvalidTransition(_) => "invalid_transition",
             Self::UnsafeCheckpoint => "unsafe_checkpoint",
             Self::InvalidArgument(_) => "invalid_argument",
-            Self::CorruptSnapshot(_) => "corrupt_snapshot",
+            Self::CorruptSnapshot { .. } => "corrupt_snapshot",
         }
     }
 }
@@ -385,7 +385,12 @@ impl fmt::Display for SchedulerError {
                 "a checkpoint must be durable and safe to release a slot or resume from",
             ),
             Self::InvalidArgument(field) => write!(f, "invalid {field}"),
-            Self::CorruptSnapshot(text) => write!(f, "the snapshot cannot be restored: {text}"),
+            Self::CorruptSnapshot { path, problem } if path.is_empty() => {
+                write!(f, "the snapshot cannot be restored: {problem}")
+            }
+            Self::CorruptSnapshot { path, problem } => {
+                write!(f, "the snapshot cannot be restored: {problem} at {path}")
+            }
         }
     }
 }
@@ -399,7 +404,7 @@ impl DescribeError for SchedulerError {
                 ErrorClass::SchedulerState
             }
             // Local persisted state that cannot be restored (Python: also a SchedulerError).
-            Self::CorruptSnapshot(_) => ErrorClass::Snapshot,
+            Self::CorruptSnapshot { .. } => ErrorClass::Snapshot,
             _ => ErrorClass::Scheduler,
         }
     }
@@ -417,6 +422,7 @@ impl DescribeError for SchedulerError {
                 .integer("reported_generation", i64::from(*reported)),
             Self::InvalidTransition(state) => Fields::new().text("state", state.as_str()),
             Self::InvalidArgument(field) => Fields::new().text("field", *field),
+            Self::CorruptSnapshot { path, .. } => Fields::new().text("path", path),
             _ => Fields::new(),
         }
     }

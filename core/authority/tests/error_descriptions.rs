@@ -209,7 +209,10 @@ fn scheduler_errors_split_state_from_arguments() {
         assert_readable(&e);
         assert_eq!(e.class(), ErrorClass::Scheduler);
     }
-    let e = SchedulerError::CorruptSnapshot("running slots exceed capacity");
+    let e = SchedulerError::CorruptSnapshot {
+        path: "/records/0/offer/slots".into(),
+        problem: "running slots exceed capacity",
+    };
     assert_readable(&e);
     assert_eq!(e.class(), ErrorClass::Snapshot);
     assert_eq!(e.wire_code(), WireCode::InternalError);

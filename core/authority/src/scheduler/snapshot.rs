@@ -17,7 +17,7 @@ use super::types::{
     CheckpointRef, Eligibility, MAX_PRIORITY, MIN_PRIORITY, SchedulerError, SchedulerPolicy,
     WorkOffer, WorkState,
 };
-use crate::unix_millis::UnixMillis;
+use crate::unix_millis::{MAX_RFC3339_MILLIS, MIN_RFC3339_MILLIS, UnixMillis};
 
 /// Current snapshot format version.
 pub const SNAPSHOT_VERSION: u32 = 1;
@@ -130,21 +130,26 @@ impl Scheduler {
     }
 
     /// Restores exactly: same queues, passes and running set, so the same inputs give the same
-    /// decisions. Rejects unknown versions, duplicate IDs or tickets, unknown Groups, invalid
-    /// offers and more than one pending preemption.
+    /// decisions. Every invariant the Scheduler keeps is checked, and a failure names the JSON
+    /// Pointer of the offending member ([`SchedulerError::CorruptSnapshot`]): the version, unique
+    /// non-empty IDs and tickets, known Groups, valid offers, instants within the §2 timestamp
+    /// range (years 0001–9999), running slots within `capacity_slots`, and at most one pending
+    /// preemption.
     pub fn restore(
         policy: SchedulerPolicy,
         snapshot: &SchedulerSnapshot,
     ) -> Result<Scheduler, SchedulerError> {
-        use SchedulerError::CorruptSnapshot as Corrupt;
         validate_policy(&policy)?;
         if snapshot.version != SNAPSHOT_VERSION {
-            return Err(Corrupt("unsupported version"));
+            return Err(corrupt("/version", "unsupported version"));
         }
         let mut s = Scheduler::new(policy)?;
-        for g in &snapshot.groups {
+        for (i, g) in snapshot.groups.iter().enumerate() {
+            if g.group_id.is_empty() {
+                return Err(corrupt(format!("/groups/{i}/groupId"), "empty group id"));
+            }
             if s.group_index.contains_key(g.group_id.as_str()) {
-                return Err(Corrupt("duplicate group"));
+                return Err(corrupt(format!("/groups/{i}/groupId"), "duplicate group"));
             }
             let gi = s.intern_group(&g.group_id);
             s.groups[gi as usize].pass = g.pass;
@@ -152,12 +157,18 @@ impl Scheduler {
         s.virtual_time = snapshot.virtual_time;
         s.next_ticket = snapshot.next_ticket;
         let mut tickets = HashSet::with_capacity(snapshot.records.len());
-        for r in &snapshot.records {
-            s.restore_record(r, &mut tickets)?;
+        for (i, r) in snapshot.records.iter().enumerate() {
+            s.restore_record(r, &format!("/records/{i}"), &mut tickets)?;
         }
-        for id in &snapshot.terminal {
+        for (i, id) in snapshot.terminal.iter().enumerate() {
+            if id.is_empty() {
+                return Err(corrupt(format!("/terminal/{i}"), "empty work id"));
+            }
             if s.index.contains_key(id.as_str()) {
-                return Err(Corrupt("terminal item also queued"));
+                return Err(corrupt(
+                    format!("/terminal/{i}"),
+                    "terminal item also queued",
+                ));
             }
             s.terminal.insert(Arc::from(id.as_str()));
         }
@@ -170,24 +181,53 @@ impl Scheduler {
     fn restore_record(
         &mut self,
         r: &QueueRecord,
+        path: &str,
         tickets: &mut HashSet<u64>,
     ) -> Result<(), SchedulerError> {
-        use SchedulerError::CorruptSnapshot as Corrupt;
+        let at = |member: &str| format!("{path}/{member}");
         let o = &r.offer;
-        if self.index.contains_key(o.work_id.as_str()) || o.work_id.is_empty() {
-            return Err(Corrupt("duplicate or empty work id"));
+        if o.work_id.is_empty() {
+            return Err(corrupt(at("offer/workId"), "empty work id"));
+        }
+        if self.index.contains_key(o.work_id.as_str()) {
+            return Err(corrupt(at("offer/workId"), "duplicate work id"));
         }
         if r.ticket >= self.next_ticket || !tickets.insert(r.ticket) {
-            return Err(Corrupt("ticket out of order or duplicated"));
+            return Err(corrupt(at("ticket"), "ticket out of order or duplicated"));
         }
-        if o.slots == 0 || !(MIN_PRIORITY..=MAX_PRIORITY).contains(&o.priority) {
-            return Err(Corrupt("invalid offer"));
+        if o.slots == 0 {
+            return Err(corrupt(
+                at("offer/slots"),
+                "an offer needs at least one slot",
+            ));
+        }
+        if !(MIN_PRIORITY..=MAX_PRIORITY).contains(&o.priority) {
+            return Err(corrupt(at("offer/priority"), "priority out of range"));
         }
         let Some(&group) = self.group_index.get(o.group_id.as_str()) else {
-            return Err(Corrupt("unknown group"));
+            return Err(corrupt(at("offer/groupId"), "unknown group"));
         };
         if r.checkpoint.as_ref().is_some_and(|c| !c.is_resumable()) {
-            return Err(Corrupt("unsafe checkpoint recorded"));
+            return Err(corrupt(at("checkpoint"), "unsafe checkpoint recorded"));
+        }
+        // §2: every instant the Scheduler keeps must be expressible as a wire timestamp, or a
+        // later disclosure or lease could not render it.
+        check_instant(r.since, &at("since"))?;
+        if let Some(d) = o.deadline {
+            check_instant(d, &at("offer/deadline"))?;
+        }
+        if let Some(t) = r.retry_at {
+            check_instant(t, &at("retryAt"))?;
+        }
+        let slots = u32::from(o.slots);
+        if matches!(r.state, WorkState::Running | WorkState::Preempting) {
+            let used = self.used_slots.saturating_add(slots);
+            if used > self.policy.capacity_slots {
+                return Err(corrupt(at("offer/slots"), "running slots exceed capacity"));
+            }
+            if r.state == WorkState::Preempting && self.pending_preemption.is_some() {
+                return Err(corrupt(at("state"), "two pending preemptions"));
+            }
         }
         let caps = self.intern_caps(&o.required_capabilities);
         let detail = if r.checkpoint.is_some() || r.retry_at.is_some() || r.blocked_reason.is_some()
@@ -220,7 +260,6 @@ impl Scheduler {
         self.index.insert(id, idx);
         self.live += 1;
         self.groups[group as usize].live += 1;
-        let slots = u32::from(o.slots);
         match r.state {
             WorkState::Ready => {
                 let est = u64::from(self.estimate_of(o.estimated_duration_ms));
@@ -234,9 +273,6 @@ impl Scheduler {
                 self.used_slots += slots;
                 self.groups[group as usize].running_slots += slots;
                 if r.state == WorkState::Preempting {
-                    if self.pending_preemption.is_some() {
-                        return Err(Corrupt("two pending preemptions"));
-                    }
                     self.pending_preemption = Some(idx);
                 } else if o.preemptible {
                     self.running.insert((o.priority, Reverse(r.ticket), idx));
@@ -280,5 +316,24 @@ impl Scheduler {
             }
         }
         Ok(s)
+    }
+}
+
+fn corrupt(path: impl Into<String>, problem: &'static str) -> SchedulerError {
+    SchedulerError::CorruptSnapshot {
+        path: path.into(),
+        problem,
+    }
+}
+
+/// An instant the §2 timestamp profile can express (0001-01-01 to 9999-12-31, UTC).
+fn check_instant(t: UnixMillis, path: &str) -> Result<(), SchedulerError> {
+    if (MIN_RFC3339_MILLIS..=MAX_RFC3339_MILLIS).contains(&t.0) {
+        Ok(())
+    } else {
+        Err(corrupt(
+            path,
+            "instant outside the timestamp range (years 0001-9999)",
+        ))
     }
 }

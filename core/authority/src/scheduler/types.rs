@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use missionweaveprotocol::WireCode;
+use missionweaveprotocol::{ArgumentError, WireCode};
 
 use crate::capability_version::CapabilityRef;
 use crate::unix_millis::UnixMillis;
@@ -49,6 +49,31 @@ pub struct WorkOffer {
 }
 
 impl WorkOffer {
+    /// The identifier rule every binding applies before an offer reaches the Scheduler: a
+    /// WorkItem and its Group are named (§10.3), so an empty ID is API misuse
+    /// ([`ArgumentError`], argument `work_id` or `group_id`), not an identifier collision.
+    pub fn check_ids(work_id: &str, group_id: &str) -> Result<(), ArgumentError> {
+        if work_id.is_empty() {
+            return Err(ArgumentError::new(
+                "work_id",
+                "a WorkItem ID must not be empty",
+            ));
+        }
+        if group_id.is_empty() {
+            return Err(ArgumentError::new(
+                "group_id",
+                "a Group ID must not be empty",
+            ));
+        }
+        Ok(())
+    }
+
+    /// [`WorkOffer::new`] after [`WorkOffer::check_ids`].
+    pub fn try_new(work_id: &str, group_id: &str) -> Result<Self, ArgumentError> {
+        Self::check_ids(work_id, group_id)?;
+        Ok(Self::new(work_id, group_id))
+    }
+
     /// A one-slot, priority-0, preemptible offer with no deadline or capability requirement.
     pub fn new(work_id: &str, group_id: &str) -> Self {
         WorkOffer {
@@ -451,8 +476,14 @@ pub enum SchedulerError {
     UnsafeCheckpoint,
     /// Invalid argument or policy (the name says which).
     InvalidArgument(&'static str),
-    /// A snapshot cannot be restored (the text says why).
-    CorruptSnapshot(&'static str),
+    /// A snapshot cannot be restored: `path` (a JSON Pointer into the snapshot's JSON form,
+    /// empty for the whole snapshot) says where, `problem` says why.
+    CorruptSnapshot {
+        /// Where (JSON Pointer into the snapshot's JSON form).
+        path: String,
+        /// Which invariant fails.
+        problem: &'static str,
+    },
 }
 
 impl SchedulerError {
@@ -464,7 +495,7 @@ impl SchedulerError {
             }
             Self::StaleRun { .. } => WireCode::WorkLeaseExpired,
             Self::InvalidTransition(_) => WireCode::InvalidStateTransition,
-            Self::CorruptSnapshot(_) => WireCode::InternalError,
+            Self::CorruptSnapshot { .. } => WireCode::InternalError,
         }
     }
 }

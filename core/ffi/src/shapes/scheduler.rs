@@ -122,6 +122,7 @@ pub struct WorkOfferInput {
 
 impl WorkOfferInput {
     pub fn into_offer(self) -> Res<WorkOffer> {
+        WorkOffer::check_ids(&self.work_id, &self.group_id).map_err(|e| Failure::error(&e))?;
         let e = self.eligibility.unwrap_or_default();
         Ok(WorkOffer {
             work_id: self.work_id,
