@@ -724,7 +724,9 @@ function argumentJson(value, names) {
     return JSON.stringify(value, replacer);
   } catch (error) {
     if (error instanceof MwpError) throw error;
-    throw new ArgumentError(`arguments cannot be serialized as JSON: ${error.message}`, { cause: error });
+    // A cycle, a BigInt or a throwing `toJSON`: no JSON form (issue 9, item 7).
+    const what = typeof names === 'string' ? names : 'arguments';
+    throw new ArgumentError(`${what} cannot be serialized as JSON: ${error?.message ?? String(error)}`, { cause: error, fields: { argument: what } });
   }
 }
 
