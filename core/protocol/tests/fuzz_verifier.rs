@@ -3,6 +3,10 @@
 //! a typed error at a stage with the matching wire code — never a panic. Mutations start from
 //! the bundle's real documents so that deep stages are reached. For longer runs, see
 //! `examples/fuzz_verify.rs`.
+//!
+//! Oracles: a mutant that verifies must carry the signing hash of one of the original documents
+//! (no forgery: changing signed content must break the signature), and bytes that the strict
+//! JSON parser refuses must be rejected at the parse stage.
 
 mod common;
 
@@ -10,8 +14,26 @@ use common::{registry, valid_document};
 use missionweaveprotocol::json::parse;
 use missionweaveprotocol::signed_documents::{SignedDocumentCodec, SignedDocumentKind};
 use missionweaveprotocol::wire::parse_received_frame;
-use missionweaveprotocol::{AgentRegistryKeyResolver, KeyRegistrySnapshot};
+use missionweaveprotocol::{AgentRegistryKeyResolver, KeyRegistrySnapshot, Stage};
 use proptest::prelude::*;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// Signing hashes of the original (unmutated) documents, one per kind.
+fn original_hashes() -> &'static HashSet<String> {
+    static HASHES: OnceLock<HashSet<String>> = OnceLock::new();
+    HASHES.get_or_init(|| {
+        SignedDocumentKind::ALL
+            .iter()
+            .map(|kind| {
+                SignedDocumentCodec::new()
+                    .verify(*kind, valid_document(kind.as_str()), &registry())
+                    .expect("the original documents verify")
+                    .signing_hash
+            })
+            .collect()
+    })
+}
 
 #[derive(Debug, Clone)]
 enum Mutation {
@@ -81,8 +103,16 @@ proptest! {
         let kind = SignedDocumentKind::ALL[kind_index];
         let bytes = apply(valid_document(kind.as_str()), &mutations);
         match SignedDocumentCodec::new().verify(kind, &bytes, &registry()) {
-            Ok(verified) => prop_assert!(verified.signing_hash.starts_with("sha256:")),
-            Err(error) => prop_assert_eq!(error.wire_code(), error.stage.wire_code()),
+            Ok(verified) => prop_assert!(
+                original_hashes().contains(&verified.signing_hash),
+                "forgery: a mutant verified with signing hash {}", verified.signing_hash
+            ),
+            Err(error) => {
+                prop_assert_eq!(error.wire_code(), error.stage.wire_code());
+                if parse(&bytes).is_err() {
+                    prop_assert_eq!(error.stage, Stage::Parse);
+                }
+            }
         }
     }
 
@@ -91,7 +121,9 @@ proptest! {
         let bytes = apply(common::file("cryptography/keys/registry-valid.json"), &mutations);
         let _ = KeyRegistrySnapshot::from_bytes(&bytes);
         let resolver = AgentRegistryKeyResolver::new(&bytes);
-        let _ = SignedDocumentCodec::new().verify(SignedDocumentKind::Command, valid_document("command"), &resolver);
+        if let Ok(verified) = SignedDocumentCodec::new().verify(SignedDocumentKind::Command, valid_document("command"), &resolver) {
+            prop_assert!(original_hashes().contains(&verified.signing_hash));
+        }
     }
 
     #[test]
@@ -105,6 +137,39 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = SignedDocumentCodec::new().verify(SignedDocumentKind::Event, &bytes, &registry());
+        match SignedDocumentCodec::new().verify(SignedDocumentKind::Event, &bytes, &registry()) {
+            Ok(verified) => prop_assert!(original_hashes().contains(&verified.signing_hash)),
+            Err(error) => {
+                if parse(&bytes).is_err() {
+                    prop_assert_eq!(error.stage, Stage::Parse);
+                }
+            }
+        }
     }
+}
+
+/// Deterministic form of the no-forgery oracle: every single-letter substitution of every
+/// original document either fails or verifies with an original signing hash. Many of these keep
+/// the document schema-valid, so they reach the signature stage (§6.4 stage 6).
+#[test]
+fn letter_substitutions_never_forge() {
+    let mut reached_signature = 0usize;
+    for kind in SignedDocumentKind::ALL {
+        let original = valid_document(kind.as_str());
+        for i in 0..original.len() {
+            if !original[i].is_ascii_lowercase() {
+                continue;
+            }
+            let mut bytes = original.to_vec();
+            bytes[i] = if bytes[i] == b'a' { b'b' } else { b'a' };
+            match SignedDocumentCodec::new().verify(kind, &bytes, &registry()) {
+                Ok(verified) => assert!(
+                    original_hashes().contains(&verified.signing_hash),
+                    "forgery: {kind:?} with byte {i} changed verified"
+                ),
+                Err(error) => reached_signature += usize::from(error.stage == Stage::Signature),
+            }
+        }
+    }
+    assert!(reached_signature > 0, "no substitution reached stage 6");
 }

@@ -183,13 +183,47 @@ fn enforces_immutable_bindings_uniqueness_and_no_aliases() {
         ])),
         R::PublicKeyReused
     );
-    // Same key and Principal under another key ID (an alias) is also a reuse of the key bytes.
-    let error = KeyRegistrySnapshot::from_bytes(&registry(&[
-        a,
-        binding("urn:k:alias", "urn:agent:a", &key(1), T0, ""),
-    ]))
-    .unwrap_err();
-    assert!(matches!(error.reason, R::PublicKeyReused | R::KeyIdAlias));
+    // Same key and Principal under another key ID (an alias, digest §3.8 rule 9) is also a
+    // reuse of the key bytes under another key ID (rule 8), and rule 8 is checked first, so the
+    // exact reason is `PublicKeyReused`. `KeyIdAlias` is unreachable: both lookup maps are filled
+    // together from the same (key ID, Principal, key), so an entry (P, K) → other ≠ keyId implies
+    // K → (other, P), which rule 8 refuses before rule 9 is consulted. See
+    // `key_id_alias_is_reported_as_public_key_reuse` for every order and variant.
+    assert_eq!(
+        reason(&registry(&[
+            a,
+            binding("urn:k:alias", "urn:agent:a", &key(1), T0, "")
+        ])),
+        R::PublicKeyReused
+    );
+}
+
+#[test]
+fn key_id_alias_is_reported_as_public_key_reuse() {
+    let a = binding("urn:k:a", "urn:agent:a", &key(1), T0, "");
+    let alias = binding("urn:k:alias", "urn:agent:a", &key(1), T0, "");
+    let later_alias = binding(
+        "urn:k:alias",
+        "urn:agent:a",
+        &key(1),
+        "2026-01-02T00:00:00Z",
+        "",
+    );
+    let other = binding("urn:k:b", "urn:agent:b", &key(2), T0, "");
+    for bindings in [
+        vec![a.clone(), alias.clone()],
+        vec![alias.clone(), a.clone()],
+        vec![a.clone(), later_alias.clone()],
+        vec![a.clone(), other.clone(), alias.clone()],
+        vec![a.clone(), a.clone(), alias.clone()],
+    ] {
+        let error = KeyRegistrySnapshot::from_bytes(&registry(&bindings)).unwrap_err();
+        assert_eq!(error.reason, R::PublicKeyReused, "{bindings:?}");
+        assert_ne!(error.reason, R::KeyIdAlias);
+    }
+    // Positive: identical repeats are one logical binding; distinct keys coexist.
+    let ok = KeyRegistrySnapshot::from_bytes(&registry(&[a.clone(), a, other])).unwrap();
+    assert_eq!(ok.len(), 2);
 }
 
 #[test]
