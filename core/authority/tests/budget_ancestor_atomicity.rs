@@ -157,9 +157,5 @@ fn missions_cannot_overflow_first_because_limits_are_reserved() {
         l.usage(AccountKind::Mission, "m").unwrap(),
         Resources::splat(50)
     );
-    assert!(
-        l.remaining(AccountKind::WorkItem, "w3")
-            .unwrap()
-            .is_zero()
-    );
+    assert!(l.remaining(AccountKind::WorkItem, "w3").unwrap().is_zero());
 }

@@ -41,7 +41,11 @@ fn renewal_before_starts_at_is_refused_and_changes_nothing() {
         assert_eq!(error, LeaseError::NonMonotonicRenewal, "renew at {early}s");
         assert_eq!(error.code(), WireCode::InvalidCommand);
         assert_eq!(
-            (l.renewal_count(), l.last_renewed_at(), l.window().expires_at),
+            (
+                l.renewal_count(),
+                l.last_renewed_at(),
+                l.window().expires_at
+            ),
             (0, None, at(60)),
             "a refused renewal changes nothing"
         );
@@ -59,7 +63,11 @@ fn renewal_at_or_after_starts_at_is_accepted() {
     let mut l = deferred();
     l.renew(at(30), at(90)).unwrap();
     assert_eq!(
-        (l.renewal_count(), l.last_renewed_at(), l.window().expires_at),
+        (
+            l.renewal_count(),
+            l.last_renewed_at(),
+            l.window().expires_at
+        ),
         (1, Some(at(30)), at(90))
     );
     let mut l = deferred();
