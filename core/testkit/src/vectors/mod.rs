@@ -20,7 +20,6 @@
 mod authority;
 mod canonical;
 mod evaluations;
-mod record;
 mod scheduling;
 
 use std::collections::BTreeMap;
@@ -29,7 +28,9 @@ use std::path::{Path, PathBuf};
 use missionweaveprotocol::bundle::SOURCE_COMMIT;
 use missionweaveprotocol::json::{Value, canonical_bytes, sha256_prefixed, write_indented};
 
-pub use self::record::Rec;
+/// Vector records are built with the FFI layer's object builder (written in RFC 8785 form on
+/// disk, so member order is irrelevant).
+pub use missionweaveprotocol_ffi::Obj as Rec;
 
 /// Where the vectors live, relative to the repository root.
 pub const DIR: &str = "tests/vectors";
