@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::json::{Object, Value};
+use crate::json::{Object, Value, View};
 
 /// The type of a Principal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,6 +51,11 @@ impl Principal {
 
     /// Reads `{type, id}` with exactly those two members.
     pub fn from_value(value: &Value) -> Option<Self> {
+        Self::from_view(value.view())
+    }
+
+    /// [`Self::from_value`] on a [`View`].
+    pub fn from_view(value: View<'_>) -> Option<Self> {
         let object = value.as_object()?;
         if object.len() != 2 {
             return None;

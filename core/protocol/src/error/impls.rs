@@ -30,13 +30,21 @@ impl DescribeError for ParseError {
             ParseErrorKind::DuplicateMember(_) => "duplicate-member",
             ParseErrorKind::TrailingData => "trailing-data",
             ParseErrorKind::TooDeep => "too-deep",
+            ParseErrorKind::LimitExceeded { .. } => "limit-exceeded",
         }
     }
     fn stage(&self) -> Option<Stage> {
         Some(Stage::Parse)
     }
     fn fields(&self) -> Fields {
-        Fields::new().integer("offset", i64::try_from(self.offset).unwrap_or(i64::MAX))
+        let fields =
+            Fields::new().integer("offset", i64::try_from(self.offset).unwrap_or(i64::MAX));
+        match self.kind {
+            ParseErrorKind::LimitExceeded { limit, maximum } => fields
+                .text("limit", limit.as_str())
+                .integer("maximum", i64::try_from(maximum).unwrap_or(i64::MAX)),
+            _ => fields,
+        }
     }
 }
 

@@ -6,7 +6,8 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-use super::value::{JsonString, Object, Value};
+use super::value::Value;
+use super::view::{ObjectView, Str, View};
 
 /// Why a value cannot be canonicalized (§2 data model; §6.4 stage 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,11 +73,19 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Appends the canonical form of `value` to `out`.
 pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+    write_view(value.view(), out)
+}
+
+/// Appends the canonical form of a [`View`] (a tree value or a parsed [`Document`]'s node) to
+/// `out`. Besides the output, it allocates 4 bytes per member of the object being written.
+///
+/// [`Document`]: super::Document
+pub fn write_view(value: View<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
     match value {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(number) => {
+        View::Null => out.extend_from_slice(b"null"),
+        View::Bool(true) => out.extend_from_slice(b"true"),
+        View::Bool(false) => out.extend_from_slice(b"false"),
+        View::Number(number) => {
             let float = number.as_f64();
             if !float.is_finite() {
                 return Err(CanonicalError::NonFiniteNumber(number.as_text().to_owned()));
@@ -85,18 +94,18 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), Canonical
             let mut buffer = ryu_js::Buffer::new();
             out.extend_from_slice(buffer.format_finite(float).as_bytes());
         }
-        Value::String(text) => write_string(text, out)?,
-        Value::Array(items) => {
+        View::String(text) => write_string(text, out)?,
+        View::Array(items) => {
             out.push(b'[');
             for (index, item) in items.iter().enumerate() {
                 if index > 0 {
                     out.push(b',');
                 }
-                write_canonical(item, out)?;
+                write_view(item, out)?;
             }
             out.push(b']');
         }
-        Value::Object(object) => write_object(object, None, out)?,
+        View::Object(object) => write_object(object, None, out)?,
     }
     Ok(())
 }
@@ -104,29 +113,34 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), Canonical
 /// Writes an object's canonical form, leaving out the top-level member named `omit` (the
 /// `signature` member of a Signed Document, §6.4 stage 5).
 pub(crate) fn write_object(
-    object: &Object,
+    object: ObjectView<'_>,
     omit: Option<&str>,
     out: &mut Vec<u8>,
 ) -> Result<(), CanonicalError> {
-    let mut members: Vec<(&str, &Value)> = Vec::with_capacity(object.len());
-    for (key, value) in object.iter() {
-        let Some(name) = key.as_str() else {
+    let mut handles = object.handles();
+    let mut kept = 0;
+    for index in 0..handles.len() {
+        let handle = handles[index];
+        let Some(name) = object.member(handle).0.as_str() else {
             return Err(CanonicalError::UnpairedSurrogate);
         };
-        if Some(name) == omit {
-            continue;
+        if Some(name) != omit {
+            handles[kept] = handle;
+            kept += 1;
         }
-        members.push((name, value));
     }
-    members.sort_unstable_by(|a, b| utf16_order(a.0, b.0));
+    handles.truncate(kept);
+    let name = |handle| object.member(handle).0.as_str().unwrap_or_default();
+    handles.sort_unstable_by(|&a, &b| utf16_order(name(a), name(b)));
     out.push(b'{');
-    for (index, (name, value)) in members.into_iter().enumerate() {
+    for (index, handle) in handles.into_iter().enumerate() {
         if index > 0 {
             out.push(b',');
         }
-        write_text(name, out);
+        let (name, value) = object.member(handle);
+        write_text(name.as_str().unwrap_or_default(), out);
         out.push(b':');
-        write_canonical(value, out)?;
+        write_view(value, out)?;
     }
     out.push(b'}');
     Ok(())
@@ -140,7 +154,7 @@ fn utf16_order(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn write_string(text: &JsonString, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
+fn write_string(text: Str<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
     match text.as_str() {
         Some(text) => {
             write_text(text, out);

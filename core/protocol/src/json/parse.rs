@@ -1,18 +1,28 @@
 //! The strict parser of §6.4 stage 1 (and §17.4): exactly one UTF-8 JSON value; no byte-order
 //! mark, no trailing data, no duplicate decoded member names; only `[ \t\n\r]` as whitespace.
 //! Numbers keep their text and unpaired surrogate escapes are kept, so that both reach stage 5.
+//!
+//! Memory is bounded by construction: a first pass checks the grammar, the limits and member
+//! uniqueness while only counting, and a second pass writes the [`Document`] tape into buffers
+//! allocated once at their exact size, so no buffer ever grows by doubling (see `docs/limits.md`
+//! for the bound per shape).
 
-use std::collections::HashSet;
+use std::cmp::Ordering;
 use std::fmt;
 
-use super::value::{JsonString, Number, Object, Value};
+use super::document::{Document, Slot, Tape};
+use super::limits::{Limit, ParseLimits};
+use super::value::Value;
 
 /// Maximum nesting of arrays and objects. Deeper input is a clean error, never a stack overflow.
 pub const MAX_DEPTH: usize = 128;
 
-/// Objects with more members than this switch from a linear scan to a (DoS-resistant) hash set
-/// for duplicate detection; protocol documents have fewer, and short-name compares are cheap.
+/// Objects with more members than this check uniqueness once, when they close, by sorting their
+/// names (O(n log n), no hashing to flood); smaller ones compare each new name with the others.
 const LINEAR_DUPLICATE_SCAN: usize = 32;
+
+/// The largest offset a tape slot can hold.
+const MAX_OFFSET: usize = u32::MAX as usize;
 
 /// Bytes that end the unescaped run of a string: `"`, `\` and the controls below 0x20.
 const STRING_STOP: [bool; 256] = {
@@ -41,6 +51,11 @@ pub enum ParseErrorKind {
     DuplicateMember(String),
     TrailingData,
     TooDeep,
+    /// A [`ParseLimits`] limit was exceeded; `maximum` is the configured value.
+    LimitExceeded {
+        limit: Limit,
+        maximum: usize,
+    },
 }
 
 /// A stage-1 failure with the byte offset where it was found.
@@ -78,16 +93,35 @@ impl fmt::Display for ParseError {
             ParseErrorKind::TooDeep => {
                 write!(f, "nesting deeper than {MAX_DEPTH} at byte {}", self.offset)
             }
+            ParseErrorKind::LimitExceeded { limit, maximum } => match limit {
+                Limit::DocumentBytes => write!(f, "document larger than {maximum} bytes"),
+                Limit::ContainerEntries => write!(
+                    f,
+                    "container with more than {maximum} entries at byte {}",
+                    self.offset
+                ),
+                Limit::StringBytes => write!(
+                    f,
+                    "string longer than {maximum} bytes at byte {}",
+                    self.offset
+                ),
+                Limit::NumberChars => write!(
+                    f,
+                    "number longer than {maximum} characters at byte {}",
+                    self.offset
+                ),
+            },
         }
     }
 }
 
 impl std::error::Error for ParseError {}
 
-/// Strictly parses exactly one JSON value.
+/// Strictly parses exactly one JSON value into the owned tree, within [`ParseLimits::STATE`].
 ///
 /// Numbers keep their text; duplicate member names, a byte-order mark, invalid UTF-8 and
-/// trailing content are refused (§2, §6.4 stage 1).
+/// trailing content are refused (§2, §6.4 stage 1). Untrusted input that only needs to be read
+/// should use [`Document::parse`], whose memory is bounded by a small multiple of the input.
 ///
 /// ```
 /// use missionweaveprotocol::json::{Value, parse};
@@ -99,53 +133,138 @@ impl std::error::Error for ParseError {}
 /// # Ok::<(), missionweaveprotocol::json::ParseError>(())
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
-    let mut parser = Parser::new(bytes, false)?;
-    parser.document()
+    parse_with_limits(bytes, &ParseLimits::default())
+}
+
+/// [`parse`] with explicit limits.
+pub fn parse_with_limits(bytes: &[u8], limits: &ParseLimits) -> Result<Value, ParseError> {
+    Ok(Document::parse(bytes, limits)?.to_value())
 }
 
 /// Strictly parses one value and returns, for a top-level object, the byte span of each
 /// member's value in member order (used to keep the exact bytes of a nested Command, §17).
 pub fn parse_with_member_spans(bytes: &[u8]) -> Result<(Value, Vec<(usize, usize)>), ParseError> {
-    let mut parser = Parser::new(bytes, true)?;
-    let value = parser.document()?;
-    Ok((value, parser.spans))
+    let (document, spans) = build(bytes, &ParseLimits::default(), true)?;
+    Ok((document.to_value(), spans))
 }
 
-struct Parser<'a> {
+/// Sizes counted by the first pass, so the second allocates each buffer once.
+#[derive(Default)]
+struct Counts {
+    slots: usize,
+    escaped: usize,
+    decoded_bytes: usize,
+    wide: usize,
+    wide_units: usize,
+}
+
+/// Both passes, returning the document and (when asked) the top-level member spans.
+pub(crate) fn build<'s>(
+    bytes: &'s [u8],
+    limits: &ParseLimits,
+    record_spans: bool,
+) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
+    let max_bytes = limits.max_document_bytes.min(MAX_OFFSET);
+    if bytes.len() > max_bytes {
+        return Err(ParseError {
+            kind: ParseErrorKind::LimitExceeded {
+                limit: Limit::DocumentBytes,
+                maximum: limits.max_document_bytes,
+            },
+            offset: 0,
+        });
+    }
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        return Err(ParseError {
+            kind: ParseErrorKind::ByteOrderMark,
+            offset: 0,
+        });
+    }
+    let text = std::str::from_utf8(bytes).map_err(|error| ParseError {
+        kind: ParseErrorKind::InvalidUtf8,
+        offset: error.valid_up_to(),
+    })?;
+    let mut counts = Counts::default();
+    {
+        let mut first = Parser::new(text, limits, Pass::Count(&mut counts));
+        first.document()?;
+    }
+    let mut tape = Tape {
+        slots: Vec::with_capacity(counts.slots),
+        decoded: String::with_capacity(counts.decoded_bytes),
+        spans: Vec::with_capacity(counts.escaped + counts.wide),
+        wide: Vec::with_capacity(counts.wide_units),
+    };
+    let mut spans = Vec::new();
+    {
+        let mut second = Parser::new(text, limits, Pass::Fill(&mut tape));
+        if record_spans {
+            second.spans = Some(&mut spans);
+        }
+        second.document()?;
+    }
+    Ok((Document::from_tape(text, tape), spans))
+}
+
+enum Pass<'o> {
+    /// Checks everything and counts; keeps the names of open objects for duplicate checks.
+    Count(&'o mut Counts),
+    /// Writes the tape; the grammar is already known to be good.
+    Fill(&'o mut Tape),
+}
+
+/// A scanned string: byte range of its content (between the quotes) and whether it holds an
+/// escape.
+#[derive(Clone, Copy)]
+struct Scanned {
+    start: usize,
+    end: usize,
+    escaped: bool,
+}
+
+struct Parser<'a, 'o> {
     bytes: &'a [u8],
     text: &'a str,
     pos: usize,
     depth: usize,
-    record_spans: bool,
-    spans: Vec<(usize, usize)>,
+    limits: ParseLimits,
+    pass: Pass<'o>,
+    /// Pass 1: opening-quote offsets of the member names of every open object.
+    names: Vec<u32>,
+    spans: Option<&'o mut Vec<(usize, usize)>>,
 }
 
-impl<'a> Parser<'a> {
-    fn new(bytes: &'a [u8], record_spans: bool) -> Result<Self, ParseError> {
-        if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
-            return Err(ParseError {
-                kind: ParseErrorKind::ByteOrderMark,
-                offset: 0,
-            });
-        }
-        let text = std::str::from_utf8(bytes).map_err(|error| ParseError {
-            kind: ParseErrorKind::InvalidUtf8,
-            offset: error.valid_up_to(),
-        })?;
-        Ok(Self {
-            bytes,
+impl<'a, 'o> Parser<'a, 'o> {
+    fn new(text: &'a str, limits: &ParseLimits, pass: Pass<'o>) -> Self {
+        let mut limits = *limits;
+        // A slot keeps a string's length in 30 bits.
+        limits.max_string_bytes = limits.max_string_bytes.min(super::document::MAX_STRING);
+        Self {
+            bytes: text.as_bytes(),
             text,
             pos: 0,
             depth: 0,
-            record_spans,
-            spans: Vec::new(),
-        })
+            limits,
+            pass,
+            names: Vec::new(),
+            spans: None,
+        }
     }
 
     fn error<T>(&self, kind: ParseErrorKind) -> Result<T, ParseError> {
         Err(ParseError {
             kind,
             offset: self.pos,
+        })
+    }
+
+    fn limit<T>(&self, limit: Limit, offset: usize) -> Result<T, ParseError> {
+        Err(ParseError {
+            kind: ParseErrorKind::LimitExceeded {
+                limit,
+                maximum: limit.maximum(&self.limits),
+            },
+            offset,
         })
     }
 
@@ -166,34 +285,59 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn document(&mut self) -> Result<Value, ParseError> {
+    fn document(&mut self) -> Result<(), ParseError> {
         self.skip_whitespace();
-        let value = self.value()?;
+        self.value()?;
         self.skip_whitespace();
         if self.pos != self.bytes.len() {
             return self.error(ParseErrorKind::TrailingData);
         }
-        Ok(value)
+        Ok(())
     }
 
-    fn value(&mut self) -> Result<Value, ParseError> {
+    /// Adds a slot (pass 2) or counts one (pass 1); returns its index in pass 2.
+    fn push_slot(&mut self, start: usize, aux: u32) -> usize {
+        match &mut self.pass {
+            Pass::Count(counts) => {
+                counts.slots += 1;
+                0
+            }
+            Pass::Fill(tape) => {
+                tape.slots.push(Slot::new(start, aux));
+                tape.slots.len() - 1
+            }
+        }
+    }
+
+    fn value(&mut self) -> Result<(), ParseError> {
+        let start = self.pos;
         match self.bytes.get(self.pos) {
             None => self.error(ParseErrorKind::UnexpectedEnd),
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => Ok(Value::String(self.string()?)),
-            Some(b't') => self.literal("true", Value::Bool(true)),
-            Some(b'f') => self.literal("false", Value::Bool(false)),
-            Some(b'n') => self.literal("null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b'"') => {
+                let scanned = self.scan_string()?;
+                self.string_slot(scanned);
+                Ok(())
+            }
+            Some(b't') => self.literal("true"),
+            Some(b'f') => self.literal("false"),
+            Some(b'n') => self.literal("null"),
+            Some(b'-' | b'0'..=b'9') => {
+                self.number()?;
+                let length = (self.pos - start) as u32;
+                self.push_slot(start, length);
+                Ok(())
+            }
             Some(_) => self.unexpected(),
         }
     }
 
-    fn literal(&mut self, word: &str, value: Value) -> Result<Value, ParseError> {
+    fn literal(&mut self, word: &str) -> Result<(), ParseError> {
         if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.push_slot(self.pos, 0);
             self.pos += word.len();
-            Ok(value)
+            Ok(())
         } else {
             self.error(ParseErrorKind::InvalidLiteral)
         }
@@ -207,17 +351,36 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn object(&mut self) -> Result<Value, ParseError> {
+    /// Closes a container slot opened at `index` (pass 2): its aux is the index after its last
+    /// descendant.
+    fn close_slot(&mut self, index: usize) {
+        if let Pass::Fill(tape) = &mut self.pass {
+            let end = tape.slots.len() as u32;
+            tape.slots[index].set_aux(end);
+        }
+    }
+
+    fn count_entry(&self, entries: &mut usize, offset: usize) -> Result<(), ParseError> {
+        *entries += 1;
+        if *entries > self.limits.max_container_entries {
+            return self.limit(Limit::ContainerEntries, offset);
+        }
+        Ok(())
+    }
+
+    fn object(&mut self) -> Result<(), ParseError> {
         self.enter()?;
-        let top_level = self.depth == 1 && self.record_spans;
+        let top_level = self.depth == 1 && self.spans.is_some();
+        let index = self.push_slot(self.pos, 0);
         self.pos += 1;
-        let mut members: Vec<(JsonString, Value)> = Vec::with_capacity(8);
-        let mut seen: Option<HashSet<JsonString>> = None;
+        let names_base = self.names.len();
+        let mut entries = 0;
         self.skip_whitespace();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::Object(Object::from_members(members)));
+            self.close_slot(index);
+            return Ok(());
         }
         loop {
             self.skip_whitespace();
@@ -225,26 +388,12 @@ impl<'a> Parser<'a> {
                 return self.unexpected();
             }
             let name_offset = self.pos;
-            let name = self.string()?;
-            let duplicate = match &mut seen {
-                Some(set) => !set.insert(name.clone()),
-                None => {
-                    let duplicate = members.iter().any(|(key, _)| key.same_units(&name));
-                    if members.len() >= LINEAR_DUPLICATE_SCAN {
-                        let mut set: HashSet<JsonString> =
-                            members.iter().map(|(key, _)| key.clone()).collect();
-                        set.insert(name.clone());
-                        seen = Some(set);
-                    }
-                    duplicate
-                }
-            };
-            if duplicate {
-                return Err(ParseError {
-                    kind: ParseErrorKind::DuplicateMember(name.to_lossy().into_owned()),
-                    offset: name_offset,
-                });
+            self.count_entry(&mut entries, name_offset)?;
+            let name = self.scan_string()?;
+            if matches!(self.pass, Pass::Count(_)) {
+                self.check_new_name(names_base, name_offset)?;
             }
+            self.string_slot(name);
             self.skip_whitespace();
             if self.bytes.get(self.pos) != Some(&b':') {
                 return self.unexpected();
@@ -252,44 +401,96 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_whitespace();
             let start = self.pos;
-            let value = self.value()?;
-            if top_level {
-                self.spans.push((start, self.pos));
+            self.value()?;
+            if top_level && let Some(spans) = self.spans.as_deref_mut() {
+                spans.push((start, self.pos));
             }
-            members.push((name, value));
             self.skip_whitespace();
             match self.bytes.get(self.pos) {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
+                    if matches!(self.pass, Pass::Count(_)) {
+                        self.check_closed_names(names_base)?;
+                    }
+                    self.names.truncate(names_base);
                     self.pos += 1;
                     self.depth -= 1;
-                    return Ok(Value::Object(Object::from_members(members)));
+                    self.close_slot(index);
+                    return Ok(());
                 }
                 _ => return self.unexpected(),
             }
         }
     }
 
-    fn array(&mut self) -> Result<Value, ParseError> {
+    /// Pass 1: a small object compares each new name with the previous ones, so the first
+    /// repeated name in document order is reported; a large one defers to
+    /// [`Self::check_closed_names`].
+    fn check_new_name(&mut self, base: usize, offset: usize) -> Result<(), ParseError> {
+        let seen = self.names.len() - base;
+        if seen < LINEAR_DUPLICATE_SCAN
+            && self.names[base..]
+                .iter()
+                .any(|&other| compare_names(self.text, other as usize, offset).is_eq())
+        {
+            return Err(self.duplicate(offset));
+        }
+        self.names.push(offset as u32);
+        Ok(())
+    }
+
+    /// Pass 1, when an object with many members closes: sorts its names (stable, so equal names
+    /// keep document order) and reports the earliest second occurrence.
+    fn check_closed_names(&mut self, base: usize) -> Result<(), ParseError> {
+        if self.names.len() - base <= LINEAR_DUPLICATE_SCAN {
+            return Ok(());
+        }
+        let text = self.text;
+        let names = &mut self.names[base..];
+        names.sort_by(|&a, &b| compare_names(text, a as usize, b as usize));
+        let repeated = names
+            .windows(2)
+            .filter(|pair| compare_names(text, pair[0] as usize, pair[1] as usize).is_eq())
+            .map(|pair| pair[1])
+            .min();
+        match repeated {
+            Some(offset) => Err(self.duplicate(offset as usize)),
+            None => Ok(()),
+        }
+    }
+
+    fn duplicate(&self, offset: usize) -> ParseError {
+        let units: Vec<u16> = StringUnits::at(self.text, offset).collect();
+        ParseError {
+            kind: ParseErrorKind::DuplicateMember(String::from_utf16_lossy(&units)),
+            offset,
+        }
+    }
+
+    fn array(&mut self) -> Result<(), ParseError> {
         self.enter()?;
+        let index = self.push_slot(self.pos, 0);
         self.pos += 1;
-        let mut items = Vec::new();
+        let mut entries = 0;
         self.skip_whitespace();
         if self.bytes.get(self.pos) == Some(&b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::Array(items));
+            self.close_slot(index);
+            return Ok(());
         }
         loop {
             self.skip_whitespace();
-            items.push(self.value()?);
+            self.count_entry(&mut entries, self.pos)?;
+            self.value()?;
             self.skip_whitespace();
             match self.bytes.get(self.pos) {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
                     self.depth -= 1;
-                    return Ok(Value::Array(items));
+                    self.close_slot(index);
+                    return Ok(());
                 }
                 _ => return self.unexpected(),
             }
@@ -304,7 +505,7 @@ impl<'a> Parser<'a> {
         self.pos - start
     }
 
-    fn number(&mut self) -> Result<Value, ParseError> {
+    fn number(&mut self) -> Result<(), ParseError> {
         let start = self.pos;
         if self.bytes[self.pos] == b'-' {
             self.pos += 1;
@@ -331,115 +532,181 @@ impl<'a> Parser<'a> {
                 return self.error(ParseErrorKind::InvalidNumber);
             }
         }
-        Ok(Value::Number(Number::from_grammar_checked(
-            &self.text[start..self.pos],
-        )))
+        if self.pos - start > self.limits.max_number_chars {
+            return self.limit(Limit::NumberChars, start);
+        }
+        Ok(())
     }
 
-    fn hex4(&mut self) -> Result<u16, ParseError> {
+    fn hex4(&mut self) -> Result<(), ParseError> {
         let Some(digits) = self.bytes.get(self.pos..self.pos + 4) else {
             return self.error(ParseErrorKind::InvalidEscape);
         };
-        let mut value: u16 = 0;
-        for &digit in digits {
-            let nibble = match digit {
-                b'0'..=b'9' => digit - b'0',
-                b'a'..=b'f' => digit - b'a' + 10,
-                b'A'..=b'F' => digit - b'A' + 10,
-                _ => return self.error(ParseErrorKind::InvalidEscape),
-            };
-            value = (value << 4) | u16::from(nibble);
+        if !digits.iter().all(u8::is_ascii_hexdigit) {
+            return self.error(ParseErrorKind::InvalidEscape);
         }
         self.pos += 4;
-        Ok(value)
+        Ok(())
     }
 
-    fn string(&mut self) -> Result<JsonString, ParseError> {
+    /// Checks one string's grammar and length; allocates nothing.
+    fn scan_string(&mut self) -> Result<Scanned, ParseError> {
+        let open = self.pos;
         self.pos += 1;
         let start = self.pos;
-        // Fast path: no escapes.
-        let rest = &self.bytes[self.pos..];
-        let stop = rest.iter().position(|&b| STRING_STOP[usize::from(b)]);
-        match stop.map(|offset| (offset, rest[offset])) {
-            None => {
+        let mut escaped = false;
+        loop {
+            let rest = &self.bytes[self.pos..];
+            let Some(offset) = rest.iter().position(|&b| STRING_STOP[usize::from(b)]) else {
+                if self.bytes.len() - start > self.limits.max_string_bytes {
+                    return self.limit(Limit::StringBytes, open);
+                }
                 self.pos = self.bytes.len();
                 return self.error(ParseErrorKind::UnexpectedEnd);
+            };
+            self.pos += offset;
+            if self.pos - start > self.limits.max_string_bytes {
+                return self.limit(Limit::StringBytes, open);
             }
-            Some((offset, b'"')) => {
-                let text = &self.text[start..start + offset];
-                self.pos = start + offset + 1;
-                return Ok(JsonString::Text(text.into()));
-            }
-            Some((offset, b'\\')) => self.pos = start + offset,
-            Some((offset, _)) => {
-                self.pos = start + offset;
-                return self.error(ParseErrorKind::ControlCharacterInString);
-            }
-        }
-        let mut units: Vec<u16> = self.text[start..self.pos].encode_utf16().collect();
-        loop {
-            match self.bytes.get(self.pos) {
-                None => return self.error(ParseErrorKind::UnexpectedEnd),
-                Some(b'"') => {
+            match self.bytes[self.pos] {
+                b'"' => {
                     self.pos += 1;
-                    return Ok(if has_unpaired_surrogate(&units) {
-                        JsonString::Wtf16(units.into_boxed_slice())
-                    } else {
-                        // No unpaired surrogate was seen, so this decodes exactly.
-                        JsonString::Text(String::from_utf16_lossy(&units).into_boxed_str())
+                    return Ok(Scanned {
+                        start,
+                        end: self.pos - 1,
+                        escaped,
                     });
                 }
-                Some(b'\\') => {
+                b'\\' => {
+                    escaped = true;
                     self.pos += 1;
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
                     match escape {
-                        Some(b'"') => units.push(u16::from(b'"')),
-                        Some(b'\\') => units.push(u16::from(b'\\')),
-                        Some(b'/') => units.push(u16::from(b'/')),
-                        Some(b'b') => units.push(0x08),
-                        Some(b'f') => units.push(0x0C),
-                        Some(b'n') => units.push(0x0A),
-                        Some(b'r') => units.push(0x0D),
-                        Some(b't') => units.push(0x09),
-                        Some(b'u') => {
-                            let unit = self.hex4()?;
-                            units.push(unit);
-                        }
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {}
+                        Some(b'u') => self.hex4()?,
                         _ => {
                             self.pos -= 1;
                             return self.error(ParseErrorKind::InvalidEscape);
                         }
                     }
                 }
-                Some(&byte) if byte < 0x20 => {
-                    return self.error(ParseErrorKind::ControlCharacterInString);
+                _ => return self.error(ParseErrorKind::ControlCharacterInString),
+            }
+        }
+    }
+
+    /// Counts (pass 1) or writes (pass 2) the slot and decoded form of a scanned string.
+    fn string_slot(&mut self, scanned: Scanned) {
+        let open = scanned.start - 1;
+        let raw_len = scanned.end - scanned.start;
+        if !scanned.escaped {
+            self.push_slot(open, raw_len as u32);
+            return;
+        }
+        let text = self.text;
+        let units = || StringUnits::at(text, open);
+        let unpaired = char::decode_utf16(units()).any(|decoded| decoded.is_err());
+        match &mut self.pass {
+            Pass::Count(counts) => {
+                counts.slots += 1;
+                if unpaired {
+                    counts.wide += 1;
+                    counts.wide_units += units().count();
+                } else {
+                    counts.escaped += 1;
+                    counts.decoded_bytes += char::decode_utf16(units())
+                        .map(|decoded| decoded.map_or(3, char::len_utf8))
+                        .sum::<usize>();
                 }
-                Some(_) => {
-                    // Copy one run of unescaped characters.
-                    let run_start = self.pos;
-                    while let Some(&byte) = self.bytes.get(self.pos) {
-                        if STRING_STOP[usize::from(byte)] {
-                            break;
-                        }
-                        self.pos += 1;
-                    }
-                    units.extend(self.text[run_start..self.pos].encode_utf16());
+            }
+            Pass::Fill(tape) => {
+                let span_index = tape.spans.len();
+                if unpaired {
+                    let from = tape.wide.len();
+                    tape.wide.extend(units());
+                    tape.spans
+                        .push((from as u32, (tape.wide.len() - from) as u32));
+                    tape.slots.push(Slot::wide(open, span_index));
+                } else {
+                    let from = tape.decoded.len();
+                    tape.decoded.extend(
+                        char::decode_utf16(units())
+                            .map(|decoded| decoded.unwrap_or(char::REPLACEMENT_CHARACTER)),
+                    );
+                    tape.spans
+                        .push((from as u32, (tape.decoded.len() - from) as u32));
+                    tape.slots.push(Slot::escaped(open, span_index));
                 }
             }
         }
     }
 }
 
-/// Whether the UTF-16 code units hold a surrogate that is not part of a high-low pair.
-fn has_unpaired_surrogate(units: &[u16]) -> bool {
-    char::decode_utf16(units.iter().copied()).any(|decoded| decoded.is_err())
+/// The UTF-16 code units of a string whose grammar was already checked, decoded from its
+/// source text starting at the opening quote.
+pub(crate) struct StringUnits<'a> {
+    rest: std::str::Chars<'a>,
+    pending_low: Option<u16>,
+}
+
+impl<'a> StringUnits<'a> {
+    pub(crate) fn at(text: &'a str, open_quote: usize) -> Self {
+        Self {
+            rest: text[open_quote + 1..].chars(),
+            pending_low: None,
+        }
+    }
+}
+
+impl Iterator for StringUnits<'_> {
+    type Item = u16;
+
+    fn next(&mut self) -> Option<u16> {
+        if let Some(low) = self.pending_low.take() {
+            return Some(low);
+        }
+        match self.rest.next()? {
+            '"' => None,
+            '\\' => Some(match self.rest.next()? {
+                'b' => 0x08,
+                'f' => 0x0C,
+                'n' => 0x0A,
+                'r' => 0x0D,
+                't' => 0x09,
+                'u' => {
+                    let mut unit = 0u16;
+                    for _ in 0..4 {
+                        let digit = self.rest.next()?.to_digit(16)?;
+                        unit = (unit << 4) | digit as u16;
+                    }
+                    unit
+                }
+                other => other as u16,
+            }),
+            c => {
+                let mut buffer = [0u16; 2];
+                let encoded = c.encode_utf16(&mut buffer);
+                if encoded.len() == 2 {
+                    self.pending_low = Some(encoded[1]);
+                }
+                Some(encoded[0])
+            }
+        }
+    }
+}
+
+/// Orders two member names (given by their opening quotes) by decoded code units; only
+/// equality matters to callers, the order just has to be total.
+fn compare_names(text: &str, a: usize, b: usize) -> Ordering {
+    StringUnits::at(text, a).cmp(StringUnits::at(text, b))
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::json::JsonString;
 
     #[test]
     fn trailing_high_surrogate_is_unpaired_at_end() {

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use super::decimal::Decimal;
+use super::view::NumberRef;
 
 /// A JSON string. Almost always valid Unicode; an unpaired surrogate escape keeps the exact
 /// UTF-16 code units instead, so stage 5 can reject it while earlier stages still see a string.
@@ -100,23 +101,22 @@ impl Number {
 
     /// The nearest binary64 value (may be infinite for `1e400`).
     pub fn as_f64(&self) -> f64 {
-        // The JSON grammar is a subset of what `f64::from_str` accepts, so this cannot fail.
-        self.0.parse::<f64>().unwrap_or(f64::NAN)
+        NumberRef::new(&self.0).as_f64()
     }
 
     /// The exact decimal value.
     pub fn decimal(&self) -> Decimal {
-        Decimal::from_json_number(&self.0)
+        NumberRef::new(&self.0).decimal()
     }
 
     /// The value as an `i64`, if it is mathematically an integer in range.
     pub fn as_i64(&self) -> Option<i64> {
-        self.decimal().to_i64()
+        NumberRef::new(&self.0).as_i64()
     }
 
     /// The value as a `u64`, if it is mathematically a non-negative integer in range.
     pub fn as_u64(&self) -> Option<u64> {
-        self.decimal().to_i64().and_then(|v| u64::try_from(v).ok())
+        NumberRef::new(&self.0).as_u64()
     }
 }
 
@@ -140,6 +140,10 @@ impl Object {
 
     pub(crate) fn from_members(members: Vec<(JsonString, Value)>) -> Self {
         Self { members }
+    }
+
+    pub(crate) fn members(&self) -> &[(JsonString, Value)] {
+        &self.members
     }
 
     /// The member named `name`.
@@ -300,26 +304,7 @@ impl Value {
 
     /// JSON Schema equality: numbers by mathematical value, objects regardless of member order.
     pub fn json_eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Self::Null, Self::Null) => true,
-            (Self::Bool(a), Self::Bool(b)) => a == b,
-            (Self::Number(a), Self::Number(b)) => {
-                a.as_text() == b.as_text() || a.decimal() == b.decimal()
-            }
-            (Self::String(a), Self::String(b)) => a.same_units(b),
-            (Self::Array(a), Self::Array(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.json_eq(y))
-            }
-            (Self::Object(a), Self::Object(b)) => {
-                a.len() == b.len()
-                    && a.iter().all(|(key, value)| {
-                        b.iter()
-                            .find(|(other_key, _)| other_key.same_units(key))
-                            .is_some_and(|(_, other_value)| value.json_eq(other_value))
-                    })
-            }
-            _ => false,
-        }
+        self.view().json_eq(&other.view())
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::json::{Value, parse};
+use crate::json::{Value, View, parse};
 use compile::Compiler;
 use node::{Node, NodeId};
 use validate::Validator;
@@ -143,12 +143,23 @@ impl SchemaCatalog {
 
     /// Validates a value against the schema named `name`.
     pub fn validate(&self, name: &str, value: &Value) -> Result<(), SchemaIssue> {
+        self.validate_view(name, value.view())
+    }
+
+    /// Validates a [`View`] (a parsed [`Document`](crate::json::Document)'s node, say) against
+    /// the schema named `name`.
+    pub fn validate_view(&self, name: &str, value: View<'_>) -> Result<(), SchemaIssue> {
         let root = self.root(name)?;
         Validator::new(&self.nodes).validate(root, value)
     }
 
     /// Whether a value is valid against `name` (false for an unknown name).
     pub fn is_valid(&self, name: &str, value: &Value) -> bool {
+        self.is_valid_view(name, value.view())
+    }
+
+    /// Whether a [`View`] is valid against `name` (false for an unknown name).
+    pub fn is_valid_view(&self, name: &str, value: View<'_>) -> bool {
         self.root(name)
             .is_ok_and(|root| Validator::new(&self.nodes).is_valid(root, value))
     }

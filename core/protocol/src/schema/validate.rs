@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::SchemaIssue;
 use super::node::{Format, Node, NodeId, types};
-use crate::json::{JsonString, Value};
+use crate::json::{ArrayView, Str, View};
 use crate::schema_formats::{Timestamp, is_protocol_uri};
 
 /// Arrays longer than this check `uniqueItems` through a hash set of normalized keys.
@@ -50,20 +50,20 @@ impl<'v> Recorder<'v> {
     }
 }
 
-fn type_matches(set: u8, value: &Value) -> bool {
+fn type_matches(set: u8, value: View<'_>) -> bool {
     match value {
-        Value::Null => set & types::NULL != 0,
-        Value::Bool(_) => set & types::BOOLEAN != 0,
-        Value::Object(_) => set & types::OBJECT != 0,
-        Value::Array(_) => set & types::ARRAY != 0,
-        Value::String(_) => set & types::STRING != 0,
-        Value::Number(number) => {
+        View::Null => set & types::NULL != 0,
+        View::Bool(_) => set & types::BOOLEAN != 0,
+        View::Object(_) => set & types::OBJECT != 0,
+        View::Array(_) => set & types::ARRAY != 0,
+        View::String(_) => set & types::STRING != 0,
+        View::Number(number) => {
             set & types::NUMBER != 0 || (set & types::INTEGER != 0 && number.decimal().is_integer())
         }
     }
 }
 
-fn format_matches(format: Format, text: &JsonString) -> bool {
+fn format_matches(format: Format, text: Str<'_>) -> bool {
     let Some(text) = text.as_str() else {
         // An unpaired surrogate is neither a timestamp nor a URI.
         return false;
@@ -75,34 +75,34 @@ fn format_matches(format: Format, text: &JsonString) -> bool {
 }
 
 /// A byte key equal for JSON-Schema-equal values (numbers by value, objects unordered).
-fn unique_key(value: &Value, out: &mut Vec<u8>) {
+fn unique_key(value: View<'_>, out: &mut Vec<u8>) {
     match value {
-        Value::Null => out.push(b'n'),
-        Value::Bool(b) => out.extend_from_slice(if *b { b"t" } else { b"f" }),
-        Value::Number(number) => {
+        View::Null => out.push(b'n'),
+        View::Bool(b) => out.extend_from_slice(if b { b"t" } else { b"f" }),
+        View::Number(number) => {
             out.push(b'#');
             out.extend_from_slice(format!("{:?}", number.decimal()).as_bytes());
         }
-        Value::String(text) => {
+        View::String(text) => {
             out.push(b's');
             let lossy = text.to_lossy();
             out.extend_from_slice(&(lossy.len() as u64).to_le_bytes());
             out.extend_from_slice(lossy.as_bytes());
             out.push(u8::from(text.has_unpaired_surrogate()));
         }
-        Value::Array(items) => {
+        View::Array(items) => {
             out.push(b'[');
             out.extend_from_slice(&(items.len() as u64).to_le_bytes());
-            for item in items {
+            for item in items.iter() {
                 unique_key(item, out);
             }
         }
-        Value::Object(object) => {
+        View::Object(object) => {
             let mut members: Vec<Vec<u8>> = object
                 .iter()
                 .map(|(key, value)| {
                     let mut member = Vec::new();
-                    unique_key(&Value::String(key.clone()), &mut member);
+                    unique_key(View::String(key), &mut member);
                     unique_key(value, &mut member);
                     member
                 })
@@ -117,14 +117,15 @@ fn unique_key(value: &Value, out: &mut Vec<u8>) {
     }
 }
 
-fn all_unique(items: &[Value]) -> bool {
-    if items.len() <= QUADRATIC_UNIQUE_LIMIT {
+fn all_unique(items: ArrayView<'_>) -> bool {
+    let count = items.len();
+    if count <= QUADRATIC_UNIQUE_LIMIT {
         return items
             .iter()
             .enumerate()
-            .all(|(i, a)| items[i + 1..].iter().all(|b| !a.json_eq(b)));
+            .all(|(i, a)| items.iter().skip(i + 1).all(|b| !a.json_eq(&b)));
     }
-    let mut seen = HashSet::with_capacity(items.len());
+    let mut seen = HashSet::with_capacity(count);
     items.iter().all(|item| {
         let mut key = Vec::new();
         unique_key(item, &mut key);
@@ -138,7 +139,7 @@ impl<'s> Validator<'s> {
     }
 
     /// Validates and returns the first issue found.
-    pub fn validate(&self, root: NodeId, value: &Value) -> Result<(), SchemaIssue> {
+    pub fn validate(&self, root: NodeId, value: View<'_>) -> Result<(), SchemaIssue> {
         let mut recorder = Recorder {
             path: Vec::with_capacity(16),
             issue: None,
@@ -156,11 +157,11 @@ impl<'s> Validator<'s> {
     }
 
     /// Whether `value` is valid, without recording an issue.
-    pub fn is_valid(&self, root: NodeId, value: &Value) -> bool {
+    pub fn is_valid(&self, root: NodeId, value: View<'_>) -> bool {
         self.eval(root, value, &mut None)
     }
 
-    fn eval<'v>(&self, id: NodeId, value: &'v Value, rec: &mut Option<&mut Recorder<'v>>) -> bool {
+    fn eval<'v>(&self, id: NodeId, value: View<'v>, rec: &mut Option<&mut Recorder<'v>>) -> bool {
         let node = &self.nodes[id];
         macro_rules! fail {
             ($keyword:expr, $($message:tt)+) => {{
@@ -187,17 +188,17 @@ impl<'s> Validator<'s> {
             fail!("type", "{} is not of the required type", value.type_name());
         }
         if let Some(constant) = &node.constant
-            && !constant.json_eq(value)
+            && !constant.view().json_eq(&value)
         {
             fail!("const", "value is not the required constant");
         }
         if let Some(options) = &node.enumeration
-            && !options.iter().any(|option| option.json_eq(value))
+            && !options.iter().any(|option| option.view().json_eq(&value))
         {
             fail!("enum", "value is not one of the allowed values");
         }
         match value {
-            Value::Object(object) => {
+            View::Object(object) => {
                 for name in &node.required {
                     if !object.contains(name) {
                         fail!("required", "required member {name:?} is missing");
@@ -244,7 +245,7 @@ impl<'s> Validator<'s> {
                         };
                         let name_ok = node
                             .property_names
-                            .is_none_or(|names| self.is_valid(names, &Value::String(key.clone())));
+                            .is_none_or(|names| self.is_valid(names, View::String(key)));
                         if let Some(recorder) = rec.as_deref_mut() {
                             recorder.path.pop();
                         }
@@ -257,24 +258,17 @@ impl<'s> Validator<'s> {
                     }
                 }
             }
-            Value::Array(items) => {
+            View::Array(items) => {
+                let count = items.len();
                 if let Some(min) = node.min_items
-                    && items.len() < min
+                    && count < min
                 {
-                    fail!(
-                        "minItems",
-                        "array has {} items, fewer than {min}",
-                        items.len()
-                    );
+                    fail!("minItems", "array has {count} items, fewer than {min}");
                 }
                 if let Some(max) = node.max_items
-                    && items.len() > max
+                    && count > max
                 {
-                    fail!(
-                        "maxItems",
-                        "array has {} items, more than {max}",
-                        items.len()
-                    );
+                    fail!("maxItems", "array has {count} items, more than {max}");
                 }
                 for (index, item) in items.iter().enumerate() {
                     let schema = match node.prefix_items.get(index) {
@@ -298,7 +292,7 @@ impl<'s> Validator<'s> {
                     fail!("uniqueItems", "array items are not unique");
                 }
             }
-            Value::String(text) => {
+            View::String(text) => {
                 if node.min_length.is_some() || node.max_length.is_some() {
                     let length = text.char_count();
                     if let Some(min) = node.min_length
@@ -330,7 +324,7 @@ impl<'s> Validator<'s> {
                     );
                 }
             }
-            Value::Number(number) => {
+            View::Number(number) => {
                 if node.minimum.is_some() || node.maximum.is_some() {
                     let decimal = number.decimal();
                     if let Some(min) = &node.minimum
@@ -345,7 +339,7 @@ impl<'s> Validator<'s> {
                     }
                 }
             }
-            Value::Null | Value::Bool(_) => {}
+            View::Null | View::Bool(_) => {}
         }
         for &sub in &node.all_of {
             if !self.eval(sub, value, rec) {

@@ -13,14 +13,16 @@ pub use batch::BatchItem;
 pub use error::{SigningError, VerificationError, WIRE_MESSAGE};
 pub use kind::{ExpectedSignerRule, SignedDocumentKind};
 pub use sign::SignedDocument;
-pub use verify::{VerifiedSignedDocument, signing_bytes};
+pub use verify::{VerifiedSignedDocument, signing_bytes, signing_bytes_of};
 
+use crate::json::ParseLimits;
 use crate::schema::SchemaCatalog;
 
 /// Signs and verifies Signed Documents against a schema catalog compiled once.
 #[derive(Debug, Clone, Copy)]
 pub struct SignedDocumentCodec<'c> {
     catalog: &'c SchemaCatalog,
+    limits: ParseLimits,
 }
 
 impl Default for SignedDocumentCodec<'static> {
@@ -34,6 +36,7 @@ impl SignedDocumentCodec<'static> {
     pub fn new() -> Self {
         Self {
             catalog: SchemaCatalog::embedded(),
+            limits: ParseLimits::DOCUMENT,
         }
     }
 }
@@ -50,7 +53,22 @@ impl<'c> SignedDocumentCodec<'c> {
 
     /// A codec over another catalog (e.g. a bundle given with `--root`).
     pub fn with_catalog(catalog: &'c SchemaCatalog) -> Self {
-        Self { catalog }
+        Self {
+            catalog,
+            limits: ParseLimits::DOCUMENT,
+        }
+    }
+
+    /// The same codec parsing received bytes within `limits` (default
+    /// [`ParseLimits::DOCUMENT`]); a document over a limit is a stage-1 rejection.
+    pub fn with_limits(mut self, limits: ParseLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The parse limits in use.
+    pub fn limits(&self) -> &ParseLimits {
+        &self.limits
     }
 
     /// The catalog in use.

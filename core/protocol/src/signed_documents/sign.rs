@@ -107,7 +107,7 @@ impl SignedDocumentCodec<'_> {
             .public_key()
             .map_err(|e| SigningError::new(Stage::KeyResolution, format!("signing key: {e}")))?;
         let mut signing_bytes = Vec::with_capacity(2048);
-        write_object(object, None, &mut signing_bytes)
+        write_object(object.view(), None, &mut signing_bytes)
             .map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
         let signature_bytes = key
             .sign(&signing_bytes)

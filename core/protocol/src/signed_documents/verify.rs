@@ -9,7 +9,9 @@ use super::error::VerificationError;
 use super::kind::{ExpectedSignerRule, SignedDocumentKind};
 use crate::crypto::{SignatureParts, check_r, split_signature, stand_in};
 use crate::error::Stage;
-use crate::json::{Value, canonical_hash, parse, sha256_prefixed};
+use crate::json::{
+    Document, ObjectView, ParseErrorKind, Value, View, canonical_hash, sha256_prefixed,
+};
 use crate::principal::{Principal, PrincipalType};
 use crate::registry::{ExpectedSigner, KeyResolutionRequest, KeyResolver};
 use crate::schema_formats::{Timestamp, decode_base64url};
@@ -58,7 +60,12 @@ fn stage3(reason: &'static str, detail: impl Into<String>) -> VerificationError 
 /// The stage-5 signing input of §6.4: the RFC 8785 form of the document with exactly its
 /// top-level `signature` member omitted. Fails at stage 5 for values outside I-JSON.
 pub fn signing_bytes(document: &Value) -> Result<Vec<u8>, VerificationError> {
-    let Value::Object(object) = document else {
+    signing_bytes_of(document.view())
+}
+
+/// [`signing_bytes`] of a [`View`].
+pub fn signing_bytes_of(document: View<'_>) -> Result<Vec<u8>, VerificationError> {
+    let View::Object(object) = document else {
         return Err(VerificationError::new(
             Stage::Canonicalization,
             "not-an-object",
@@ -83,11 +90,11 @@ struct Envelope<'d> {
 
 fn envelope<'d>(
     kind: SignedDocumentKind,
-    document: &'d Value,
+    document: View<'d>,
 ) -> Result<Envelope<'d>, VerificationError> {
     let protected_text = document
         .pointer(kind.protected_time_pointer())
-        .and_then(Value::as_str)
+        .and_then(|value| value.as_str())
         .ok_or_else(|| {
             stage3(
                 "protected-time-missing",
@@ -96,13 +103,13 @@ fn envelope<'d>(
         })?;
     let protected_time = Timestamp::parse(protected_text)
         .map_err(|e| stage3("protected-time-malformed", format!("protected time: {e}")))?;
-    let signature = document
+    let signature: ObjectView<'d> = document
         .get("signature")
-        .and_then(Value::as_object)
+        .and_then(|value| value.as_object())
         .ok_or_else(|| stage3("signature-missing", "signature envelope is not an object"))?;
     let created_text = signature
         .get("createdAt")
-        .and_then(Value::as_str)
+        .and_then(|value| value.as_str())
         .ok_or_else(|| stage3("created-at-missing", "signature.createdAt is not a string"))?;
     Timestamp::parse(created_text)
         .map_err(|e| stage3("created-at-malformed", format!("signature.createdAt: {e}")))?;
@@ -118,7 +125,7 @@ fn envelope<'d>(
             "signature.createdAt differs from the protected time",
         ));
     }
-    if signature.get("algorithm").and_then(Value::as_str) != Some("Ed25519") {
+    if signature.get("algorithm").and_then(|value| value.as_str()) != Some("Ed25519") {
         return Err(stage3(
             "algorithm-unsupported",
             "signature.algorithm is not Ed25519",
@@ -126,14 +133,14 @@ fn envelope<'d>(
     }
     let key_id = signature
         .get("keyId")
-        .and_then(Value::as_str)
+        .and_then(|value| value.as_str())
         .ok_or_else(|| stage3("key-id-missing", "signature.keyId is not a string"))?;
     let signer = match kind.expected_signer_rule() {
         ExpectedSignerRule::ServicePrincipal => ExpectedSigner::ServicePrincipal,
         ExpectedSignerRule::PrincipalObject(pointer) => ExpectedSigner::Principal(
             document
                 .pointer(pointer)
-                .and_then(Principal::from_value)
+                .and_then(Principal::from_view)
                 .ok_or_else(|| {
                     stage3(
                         "signer-unresolvable",
@@ -145,7 +152,7 @@ fn envelope<'d>(
             PrincipalType::Agent,
             document
                 .pointer(pointer)
-                .and_then(Value::as_str)
+                .and_then(|value| value.as_str())
                 .ok_or_else(|| {
                     stage3("signer-unresolvable", format!("{pointer} is not a string"))
                 })?,
@@ -153,7 +160,7 @@ fn envelope<'d>(
     };
     let signature_text = signature
         .get("value")
-        .and_then(Value::as_str)
+        .and_then(|value| value.as_str())
         .ok_or_else(|| stage3("signature-value-missing", "signature.value is not a string"))?;
     let signature_bytes = decode_base64url(signature_text).ok_or_else(|| {
         stage3(
@@ -226,10 +233,16 @@ impl SignedDocumentCodec<'_> {
         bytes: &[u8],
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
-        // Stage 1: strict parse.
-        let document = parse(bytes)
-            .map_err(|e| VerificationError::new(Stage::Parse, "invalid-json", e.to_string()))?;
-        self.verify_value(kind, document, resolver)
+        // Stage 1: strict parse, within the codec's limits, into the bounded tape; the owned
+        // tree is built only for a document that passed all six stages.
+        let document = Document::parse(bytes, &self.limits).map_err(|e| {
+            let reason = match e.kind {
+                ParseErrorKind::LimitExceeded { .. } => "limit-exceeded",
+                _ => "invalid-json",
+            };
+            VerificationError::new(Stage::Parse, reason, e.to_string())
+        })?;
+        self.verify_view(kind, document.root(), resolver, || document.to_value())
     }
 
     /// Stages 2–6 on a document that was strictly parsed from the received bytes.
@@ -247,14 +260,27 @@ impl SignedDocumentCodec<'_> {
         document: Value,
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
+        let mut verified = self.verify_view(kind, document.view(), resolver, || Value::Null)?;
+        verified.document = document;
+        Ok(verified)
+    }
+
+    /// Stages 2–6 on a view; `owned` makes the tree kept by an accepted document.
+    fn verify_view(
+        &self,
+        kind: SignedDocumentKind,
+        document: View<'_>,
+        resolver: &dyn KeyResolver,
+        owned: impl FnOnce() -> Value,
+    ) -> Result<VerifiedSignedDocument, VerificationError> {
         // Stage 2: the profile's schema, formats asserted.
         self.catalog
-            .validate(kind.schema_file(), &document)
+            .validate_view(kind.schema_file(), document)
             .map_err(|issue| {
                 VerificationError::new(Stage::Schema, "schema-invalid", issue.to_string())
             })?;
         // Stage 3, except the strict decoding of R, which comes last.
-        let envelope = envelope(kind, &document);
+        let envelope = envelope(kind, document);
         // Stage 4: complete Registry evidence, then selection, signer rule and interval.
         let stage4 = |e: crate::registry::RegistryError| {
             VerificationError::new(Stage::KeyResolution, e.reason.as_str(), e.detail)
@@ -285,7 +311,7 @@ impl SignedDocumentCodec<'_> {
         // stage 3 or 4 too, whose stand-in equation hashes it (an empty message when stage 5
         // fails: that document is either rejected at stage 3 or 4 or shows stage 5's own code).
         crate::work_count::tally(|work| work.signing_inputs += 1);
-        let message = signing_bytes(&document);
+        let message = signing_bytes_of(document);
         // Stage 6: the cofactorless equation, on stand-ins where stage 3 or 4 left no input.
         let stand_in = stand_in();
         let key = match &binding {
@@ -318,7 +344,7 @@ impl SignedDocumentCodec<'_> {
                 revoked_at: binding.revoked_at.clone(),
                 public_key: *binding.public_key.as_bytes(),
                 public_key_text: binding.public_key_text.clone(),
-                document,
+                document: owned(),
             });
         }
         // A rejection: decode R in full (a stand-in R when the envelope has none), then report

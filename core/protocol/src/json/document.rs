@@ -1,0 +1,206 @@
+//! The parsed form of untrusted JSON: one 8-byte slot per value, in document order, over the
+//! source text, which it borrows. Unescaped strings and numbers are read from the source;
+//! only strings holding escapes are decoded, into one buffer. Every buffer is allocated once at
+//! its exact size by the two-pass parser, so the whole costs at most 4 × the input plus 16
+//! bytes (`docs/limits.md` gives the figure per shape; `tests/json_memory.rs` measures it).
+
+use super::limits::ParseLimits;
+use super::parse::{ParseError, build};
+use super::value::{JsonString, Number, Object, Value};
+use super::view::{ArrayView, ObjectView, Str, View};
+
+/// Longest string a slot can describe (30 bits).
+pub(crate) const MAX_STRING: usize = (1 << 30) - 1;
+/// Slot flag: the string's decoded text is in `decoded`, at `spans[aux & PAYLOAD]`.
+const ESCAPED: u32 = 1 << 31;
+/// Slot flag: the string holds an unpaired surrogate; its code units are in `wide`.
+const WIDE: u32 = 1 << 30;
+const PAYLOAD: u32 = WIDE - 1;
+
+/// One value: the offset of its first byte (which tells its kind) and a word whose meaning
+/// depends on the kind: the index after the last descendant (containers), the byte length
+/// (numbers, unescaped strings) or a flagged index into the spans (escaped strings).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slot {
+    start: u32,
+    aux: u32,
+}
+
+impl Slot {
+    pub(crate) fn new(start: usize, aux: u32) -> Self {
+        Self {
+            start: start as u32,
+            aux,
+        }
+    }
+
+    pub(crate) fn escaped(start: usize, span: usize) -> Self {
+        Self::new(start, ESCAPED | span as u32)
+    }
+
+    pub(crate) fn wide(start: usize, span: usize) -> Self {
+        Self::new(start, ESCAPED | WIDE | span as u32)
+    }
+
+    pub(crate) fn set_aux(&mut self, aux: u32) {
+        self.aux = aux;
+    }
+}
+
+/// The buffers the second pass fills.
+pub(crate) struct Tape {
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) decoded: String,
+    pub(crate) spans: Vec<(u32, u32)>,
+    pub(crate) wide: Vec<u16>,
+}
+
+/// A parsed JSON document that borrows its source.
+///
+/// ```
+/// use missionweaveprotocol::json::{Document, ParseLimits, View};
+///
+/// let document = Document::parse(br#"{"kind":"command","n":[1,2]}"#, &ParseLimits::DOCUMENT)?;
+/// let root = document.root();
+/// assert_eq!(root.get("kind").and_then(|kind| kind.as_str()), Some("command"));
+/// assert!(matches!(root.get("n"), Some(View::Array(items)) if items.len() == 2));
+/// # Ok::<(), missionweaveprotocol::json::ParseError>(())
+/// ```
+pub struct Document<'s> {
+    text: &'s str,
+    slots: Box<[Slot]>,
+    decoded: Box<str>,
+    spans: Box<[(u32, u32)]>,
+    wide: Box<[u16]>,
+}
+
+impl<'s> Document<'s> {
+    /// Strictly parses `bytes` (§6.4 stage 1) within `limits`.
+    pub fn parse(bytes: &'s [u8], limits: &ParseLimits) -> Result<Self, ParseError> {
+        Ok(build(bytes, limits, false)?.0)
+    }
+
+    pub(crate) fn from_tape(text: &'s str, tape: Tape) -> Self {
+        Self {
+            text,
+            slots: tape.slots.into_boxed_slice(),
+            decoded: tape.decoded.into_boxed_str(),
+            spans: tape.spans.into_boxed_slice(),
+            wide: tape.wide.into_boxed_slice(),
+        }
+    }
+
+    /// The source text.
+    pub fn source(&self) -> &'s str {
+        self.text
+    }
+
+    /// The top-level value.
+    pub fn root(&self) -> View<'_> {
+        self.view_at(0)
+    }
+
+    /// The owned tree of the whole document.
+    pub fn to_value(&self) -> Value {
+        self.value_at(0)
+    }
+
+    /// Bytes this document holds on the heap (its own, not the source's).
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.len() * size_of::<Slot>()
+            + self.decoded.len()
+            + self.spans.len() * size_of::<(u32, u32)>()
+            + self.wide.len() * size_of::<u16>()
+    }
+
+    fn lead_byte(&self, index: u32) -> u8 {
+        self.text.as_bytes()[self.slots[index as usize].start as usize]
+    }
+
+    /// The index after slot `index` and all its descendants.
+    pub(crate) fn skip(&self, index: u32) -> u32 {
+        match self.lead_byte(index) {
+            b'{' | b'[' => self.slots[index as usize].aux,
+            _ => index + 1,
+        }
+    }
+
+    /// The index after the last descendant of container slot `index`.
+    pub(crate) fn end_of(&self, index: u32) -> u32 {
+        self.slots[index as usize].aux
+    }
+
+    pub(crate) fn string_at(&self, index: u32) -> Str<'_> {
+        let slot = self.slots[index as usize];
+        if slot.aux & ESCAPED == 0 {
+            let start = slot.start as usize + 1;
+            return Str::Text(&self.text[start..start + slot.aux as usize]);
+        }
+        let (from, len) = self.spans[(slot.aux & PAYLOAD) as usize];
+        let range = from as usize..(from + len) as usize;
+        if slot.aux & WIDE == 0 {
+            Str::Text(&self.decoded[range])
+        } else {
+            Str::Wide(&self.wide[range])
+        }
+    }
+
+    pub(crate) fn view_at(&self, index: u32) -> View<'_> {
+        let slot = self.slots[index as usize];
+        let start = slot.start as usize;
+        match self.text.as_bytes()[start] {
+            b'{' => View::Object(ObjectView::tape(self, index)),
+            b'[' => View::Array(ArrayView::tape(self, index)),
+            b'"' => View::String(self.string_at(index)),
+            b't' => View::Bool(true),
+            b'f' => View::Bool(false),
+            b'n' => View::Null,
+            _ => View::Number(super::view::NumberRef::new(
+                &self.text[start..start + slot.aux as usize],
+            )),
+        }
+    }
+
+    fn value_at(&self, index: u32) -> Value {
+        match self.view_at(index) {
+            View::Null => Value::Null,
+            View::Bool(value) => Value::Bool(value),
+            View::Number(number) => Value::Number(Number::from_grammar_checked(number.as_text())),
+            View::String(text) => Value::String(json_string(text)),
+            View::Array(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                let end = self.end_of(index);
+                let mut child = index + 1;
+                while child < end {
+                    values.push(self.value_at(child));
+                    child = self.skip(child);
+                }
+                Value::Array(values)
+            }
+            View::Object(object) => {
+                let mut members = Vec::with_capacity(object.len());
+                let end = self.end_of(index);
+                let mut child = index + 1;
+                while child < end {
+                    let name = json_string(self.string_at(child));
+                    members.push((name, self.value_at(child + 1)));
+                    child = self.skip(child + 1);
+                }
+                Value::Object(Object::from_members(members))
+            }
+        }
+    }
+}
+
+fn json_string(text: Str<'_>) -> JsonString {
+    match text {
+        Str::Text(text) => JsonString::Text(text.into()),
+        Str::Wide(units) => JsonString::Wtf16(units.into()),
+    }
+}
+
+impl std::fmt::Debug for Document<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.root(), f)
+    }
+}
