@@ -58,10 +58,10 @@ fn write_py_str(value: &Bound<'_, PyString>, out: &mut String) -> Result<(), ToJ
 
 /// A core string as a Python `str`, unpaired surrogates kept as the exact code units (Python
 /// can hold them; the core refuses them at stage 5 when the value is canonicalized again).
-fn string_to_python<'py>(py: Python<'py>, text: &json::JsonString) -> PyResult<Bound<'py, PyAny>> {
+fn string_to_python<'py>(py: Python<'py>, text: json::Str<'_>) -> PyResult<Bound<'py, PyAny>> {
     match text {
-        json::JsonString::Text(text) => Ok(PyString::new(py, text).into_any()),
-        json::JsonString::Wtf16(units) => {
+        json::Str::Text(text) => Ok(PyString::new(py, text).into_any()),
+        json::Str::Wide(units) => {
             let bytes: Vec<u8> = units.iter().flat_map(|unit| unit.to_le_bytes()).collect();
             PyBytes::new(py, &bytes).call_method1("decode", ("utf-16-le", "surrogatepass"))
         }
@@ -157,10 +157,16 @@ pub fn to_value(value: &Bound<'_, PyAny>) -> Result<Value, ToJsonError> {
 /// A core value as plain Python objects: dict, list, str, int, float, bool, None. Integers stay
 /// exact; other numbers become the nearest float.
 pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    view_to_python(py, value.view())
+}
+
+/// [`to_python`] of a [`json::View`]: a parsed document converts without an owned tree.
+pub fn view_to_python<'py>(py: Python<'py>, value: json::View<'_>) -> PyResult<Bound<'py, PyAny>> {
+    use json::View;
     Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
-        Value::Number(number) => {
+        View::Null => py.None().into_bound(py),
+        View::Bool(flag) => PyBool::new(py, flag).to_owned().into_any(),
+        View::Number(number) => {
             let text = number.as_text();
             if text.contains(['.', 'e', 'E']) {
                 PyFloat::new(py, number.as_f64()).into_any()
@@ -170,18 +176,18 @@ pub fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyA
                 big_int(py, text)?
             }
         }
-        Value::String(text) => string_to_python(py, text)?,
-        Value::Array(items) => {
+        View::String(text) => string_to_python(py, text)?,
+        View::Array(items) => {
             let list = PyList::empty(py);
-            for item in items {
-                list.append(to_python(py, item)?)?;
+            for item in items.iter() {
+                list.append(view_to_python(py, item)?)?;
             }
             list.into_any()
         }
-        Value::Object(object) => {
+        View::Object(object) => {
             let dict = PyDict::new(py);
             for (key, member) in object.iter() {
-                dict.set_item(string_to_python(py, key)?, to_python(py, member)?)?;
+                dict.set_item(string_to_python(py, key)?, view_to_python(py, member)?)?;
             }
             dict.into_any()
         }

@@ -66,8 +66,11 @@ fn canonicalize_json<'py>(
     raw: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let bytes = convert::bytes_arg(py, raw, "raw", true)?;
-    let value = json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
-    let canonical = core_canonical_bytes(&value).map_err(|e| errors::canonical_error(py, &e))?;
+    let document = json::Document::parse(&bytes, &json::ParseLimits::default())
+        .map_err(|e| errors::parse_error(py, &e))?;
+    let mut canonical = Vec::with_capacity(bytes.len());
+    json::write_view(document.root(), &mut canonical)
+        .map_err(|e| errors::canonical_error(py, &e))?;
     Ok(PyBytes::new(py, &canonical))
 }
 
@@ -75,8 +78,9 @@ fn canonicalize_json<'py>(
 #[pyfunction]
 fn parse_json<'py>(py: Python<'py>, raw: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let bytes = convert::bytes_arg(py, raw, "raw", true)?;
-    let value = json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
-    convert::to_python(py, &value)
+    let document = json::Document::parse(&bytes, &json::ParseLimits::default())
+        .map_err(|e| errors::parse_error(py, &e))?;
+    convert::view_to_python(py, document.root())
 }
 
 /// `sha256:` + hex SHA-256 of bytes.

@@ -22,7 +22,9 @@ use missionweaveprotocol::bundle;
 #[cfg(feature = "conformance-bundle")]
 use missionweaveprotocol::conformance::{self, BundleKind, BundleReport, EmbeddedBundle};
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol::json::{Value, canonical_bytes, canonical_hash, parse, sha256_prefixed};
+use missionweaveprotocol::json::{
+    Document, ParseLimits, Value, canonical_bytes, parse, sha256_prefixed, write_view,
+};
 use missionweaveprotocol::registry::{AgentRegistryKeyResolver, KeyRegistrySnapshot};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::signed_documents::{
@@ -59,21 +61,21 @@ fn principal(principal: &Principal) -> Value {
 
 /// RFC 8785 text of strictly parsed JSON.
 pub fn canonicalize(bytes: &[u8]) -> String {
-    finish((|| {
-        let value = strict(bytes)?;
-        let out = canonical_bytes(&value).map_err(|e| Failure::error(&e))?;
-        Ok(Value::string(text(&out)))
-    })())
+    finish(canonical_of(bytes).map(|out| Value::string(text(&out))))
 }
 
 /// `sha256:` of the RFC 8785 bytes.
 pub fn canonical_hash_of(bytes: &[u8]) -> String {
-    finish((|| {
-        let value = strict(bytes)?;
-        canonical_hash(&value)
-            .map(Value::string)
-            .map_err(|e| Failure::error(&e))
-    })())
+    finish(canonical_of(bytes).map(|out| Value::string(sha256_prefixed(&out))))
+}
+
+/// Strict parse into the bounded tape, then RFC 8785 bytes: no owned tree is built.
+fn canonical_of(bytes: &[u8]) -> Result<Vec<u8>, Failure> {
+    let document =
+        Document::parse(bytes, &ParseLimits::default()).map_err(|e| Failure::error(&e))?;
+    let mut out = Vec::with_capacity(bytes.len());
+    write_view(document.root(), &mut out).map_err(|e| Failure::error(&e))?;
+    Ok(out)
 }
 
 /// Strict parse check (§6.4 stage 1): returns the top-level JSON type.

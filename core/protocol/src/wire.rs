@@ -5,7 +5,7 @@
 use core::fmt;
 
 use crate::error::WireCode;
-use crate::json::{Object, Value, canonical_bytes, parse, parse_with_member_spans};
+use crate::json::{Document, Object, ParseLimits, Value, View, canonical_bytes};
 use crate::schema::SchemaCatalog;
 use crate::schema_formats::is_protocol_uri;
 
@@ -96,7 +96,7 @@ impl Frame {
     pub fn frame_id(&self) -> &str {
         self.value
             .get("frameId")
-            .and_then(Value::as_str)
+            .and_then(|value| value.as_str())
             .unwrap_or_default()
     }
 
@@ -140,38 +140,49 @@ pub enum ReceivedFrame {
 /// # Ok::<(), missionweaveprotocol::wire::FrameError>(())
 /// ```
 pub fn parse_frame(bytes: &[u8]) -> Result<Frame, FrameError> {
-    let value = parse(bytes).map_err(|e| violation(e.to_string()))?;
-    frame_from_value(value)
+    let document = received(bytes)?;
+    frame_from_view(document.root())
 }
 
-fn frame_type_of(value: &Value) -> Result<FrameType, FrameError> {
+/// Stage 1 for a received frame: strict, within [`ParseLimits::DOCUMENT`], into the bounded
+/// tape (the owned tree is built only for a frame that passed its schema).
+fn received(bytes: &[u8]) -> Result<Document<'_>, FrameError> {
+    Document::parse(bytes, &ParseLimits::DOCUMENT).map_err(|e| violation(e.to_string()))
+}
+
+fn frame_type_of(value: View<'_>) -> Result<FrameType, FrameError> {
     let object = value
         .as_object()
         .ok_or_else(|| violation("a frame must be a JSON object"))?;
     let name = object
         .get("frameType")
-        .and_then(Value::as_str)
+        .and_then(|value| value.as_str())
         .ok_or_else(|| schema_failure("frameType is missing"))?;
     FrameType::parse(name).ok_or_else(|| schema_failure(format!("unknown frame type {name:?}")))
 }
 
-fn frame_from_value(value: Value) -> Result<Frame, FrameError> {
-    let frame_type = frame_type_of(&value)?;
+fn frame_from_view(value: View<'_>) -> Result<Frame, FrameError> {
+    let frame_type = frame_type_of(value)?;
     SchemaCatalog::embedded()
-        .validate(FRAME_SCHEMA, &value)
+        .validate_view(FRAME_SCHEMA, value)
         .map_err(|issue| schema_failure(issue.to_string()))?;
-    Ok(Frame { frame_type, value })
+    Ok(Frame {
+        frame_type,
+        value: value.to_value(),
+    })
 }
 
 /// Parses a received frame. A `COMMAND` frame's envelope is checked and the nested Command is
 /// returned as its exact bytes: the Command itself is judged by the six stages of §6.4, so a
 /// schema problem inside it is reported there, at its normative stage.
 pub fn parse_received_frame(bytes: &[u8]) -> Result<ReceivedFrame, FrameError> {
-    let (value, spans) = parse_with_member_spans(bytes).map_err(|e| violation(e.to_string()))?;
-    if frame_type_of(&value)? != FrameType::Command {
-        return frame_from_value(value).map(ReceivedFrame::Other);
+    let (document, spans) = Document::parse_with_member_spans(bytes, &ParseLimits::DOCUMENT)
+        .map_err(|e| violation(e.to_string()))?;
+    let value = document.root();
+    if frame_type_of(value)? != FrameType::Command {
+        return frame_from_view(value).map(ReceivedFrame::Other);
     }
-    let Value::Object(object) = &value else {
+    let View::Object(object) = value else {
         return Err(violation("a frame must be a JSON object"));
     };
     let mut command_span = None;
@@ -203,7 +214,7 @@ pub fn parse_received_frame(bytes: &[u8]) -> Result<ReceivedFrame, FrameError> {
         protocol_version: "0.1".into(),
         frame_id: object
             .get("frameId")
-            .and_then(Value::as_str)
+            .and_then(|value| value.as_str())
             .unwrap_or_default()
             .to_owned(),
         command_bytes: bytes[start..end].to_vec(),
@@ -212,7 +223,7 @@ pub fn parse_received_frame(bytes: &[u8]) -> Result<ReceivedFrame, FrameError> {
 
 /// Validates a frame value and encodes it (RFC 8785 form: one compact text frame).
 pub fn encode_frame(value: &Value) -> Result<Vec<u8>, FrameError> {
-    frame_type_of(value)?;
+    frame_type_of(value.view())?;
     SchemaCatalog::embedded()
         .validate(FRAME_SCHEMA, value)
         .map_err(|issue| schema_failure(issue.to_string()))?;

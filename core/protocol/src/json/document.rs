@@ -80,6 +80,15 @@ impl<'s> Document<'s> {
         Ok(build(bytes, limits, false)?.0)
     }
 
+    /// [`Self::parse`], also returning for a top-level object the byte span of each member's
+    /// value in member order (to keep the exact bytes of a nested Command, §17).
+    pub fn parse_with_member_spans(
+        bytes: &'s [u8],
+        limits: &ParseLimits,
+    ) -> Result<(Self, Vec<(usize, usize)>), ParseError> {
+        build(bytes, limits, true)
+    }
+
     pub(crate) fn from_tape(text: &'s str, tape: Tape) -> Self {
         Self {
             text,

@@ -64,3 +64,52 @@ pub fn replace(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
     assert!(text.contains(from), "{from:?} not found");
     text.replacen(from, to, 1).into_bytes()
 }
+
+/// A Registry with one Agent key, and Commands signed by it.
+pub struct SigningFixture {
+    pub registry: Vec<u8>,
+    pub key: SigningKey,
+}
+
+pub fn signing_fixture() -> SigningFixture {
+    use missionweaveprotocol::registry::RegistryBuilder;
+    use missionweaveprotocol::{Principal, PrincipalType};
+    let key = SigningKey::from_seed("urn:missionweaveprotocol:key:planner-1", &[7; 32]);
+    let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+    builder
+        .add_key(
+            key.key_id(),
+            Principal::new(
+                PrincipalType::Agent,
+                "urn:missionweaveprotocol:agent:planner",
+            ),
+            &key.public_key_bytes(),
+            "2026-01-01T00:00:00Z",
+        )
+        .unwrap();
+    let (registry, _) = builder.build().unwrap();
+    SigningFixture { registry, key }
+}
+
+impl SigningFixture {
+    /// A signed `work.checkpoint` Command whose payload is `{"data": <payload>}`.
+    pub fn sign_command_with_payload(&self, payload: &[u8]) -> Vec<u8> {
+        use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind};
+        let mut text = br#"{"protocolVersion": "0.1",
+            "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
+            "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
+            "sessionEpoch": 3, "membershipEpoch": 1,
+            "groupId": "urn:missionweaveprotocol:group:finance",
+            "kind": "work.checkpoint",
+            "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
+            "issuedAt": "2026-07-15T09:30:00Z", "payload": {"data": "#
+            .to_vec();
+        text.extend_from_slice(payload);
+        text.extend_from_slice(b"}}");
+        let command = parse(&text).unwrap();
+        SignedDocumentCodec::new()
+            .sign(SignedDocumentKind::Command, &command, &self.key)
+            .unwrap()
+            .bytes
+    }
+}
