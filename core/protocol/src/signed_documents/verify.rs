@@ -65,6 +65,13 @@ pub fn signing_bytes(document: &Value) -> Result<Vec<u8>, VerificationError> {
 
 /// [`signing_bytes`] of a [`View`].
 pub fn signing_bytes_of(document: View<'_>) -> Result<Vec<u8>, VerificationError> {
+    signing_bytes_sized(document, 2048)
+}
+
+/// [`signing_bytes_of`] into a buffer of `capacity` bytes: the received length, which the
+/// signing bytes of a canonical document never exceed, so the buffer does not grow by doubling
+/// on the verification path.
+fn signing_bytes_sized(document: View<'_>, capacity: usize) -> Result<Vec<u8>, VerificationError> {
     let View::Object(object) = document else {
         return Err(VerificationError::new(
             Stage::Canonicalization,
@@ -72,7 +79,7 @@ pub fn signing_bytes_of(document: View<'_>) -> Result<Vec<u8>, VerificationError
             "document is not an object",
         ));
     };
-    let mut out = Vec::with_capacity(2048);
+    let mut out = Vec::with_capacity(capacity);
     crate::json::write_object(object, Some("signature"), &mut out).map_err(|e| {
         VerificationError::new(Stage::Canonicalization, "outside-i-json", e.to_string())
     })?;
@@ -242,7 +249,9 @@ impl SignedDocumentCodec<'_> {
             };
             VerificationError::new(Stage::Parse, reason, e.to_string())
         })?;
-        self.verify_view(kind, document.root(), resolver, || document.to_value())
+        self.verify_view(kind, document.root(), bytes.len(), resolver, || {
+            document.to_value()
+        })
     }
 
     /// Stages 2–6 on a document that was strictly parsed from the received bytes.
@@ -260,7 +269,8 @@ impl SignedDocumentCodec<'_> {
         document: Value,
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
-        let mut verified = self.verify_view(kind, document.view(), resolver, || Value::Null)?;
+        let mut verified =
+            self.verify_view(kind, document.view(), 2048, resolver, || Value::Null)?;
         verified.document = document;
         Ok(verified)
     }
@@ -270,6 +280,7 @@ impl SignedDocumentCodec<'_> {
         &self,
         kind: SignedDocumentKind,
         document: View<'_>,
+        received_len: usize,
         resolver: &dyn KeyResolver,
         owned: impl FnOnce() -> Value,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
@@ -311,7 +322,7 @@ impl SignedDocumentCodec<'_> {
         // stage 3 or 4 too, whose stand-in equation hashes it (an empty message when stage 5
         // fails: that document is either rejected at stage 3 or 4 or shows stage 5's own code).
         crate::work_count::tally(|work| work.signing_inputs += 1);
-        let message = signing_bytes_of(document);
+        let message = signing_bytes_sized(document, received_len);
         // Stage 6: the cofactorless equation, on stand-ins where stage 3 or 4 left no input.
         let stand_in = stand_in();
         let key = match &binding {
