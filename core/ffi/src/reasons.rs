@@ -59,6 +59,12 @@ const DOCUMENT_REASONS: &[Explanation] = &[
         S1,
     ),
     row(
+        Stage::Parse,
+        "limit-exceeded",
+        "The bytes exceed a parse limit of the document profile (size, entries of one object or array, string length, number length; docs/limits.md): refused before the work they would cost.",
+        S1,
+    ),
+    row(
         Stage::Schema,
         "schema-invalid",
         "The document does not satisfy the normative JSON Schema of its kind, with the date-time and uri formats asserted.",

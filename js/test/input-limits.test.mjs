@@ -1,0 +1,62 @@
+// Issue 9, item 1, through napi and WebAssembly: a 50 MB document (8.5 GB peak in napi, a 4 GB
+// trap in WebAssembly before) is refused at stage 1 before any work; the entry limit and the
+// number limit are typed stage-1 errors with their fields (docs/limits.md). The memory bound
+// itself is measured with an allocation counter in core/protocol/tests/json_memory.rs.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+
+import { backends, bundleBytes } from './support.mjs';
+
+const REGISTRY = 'cryptography/keys/registry-valid.json';
+
+function caught(fn) {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  assert.fail('expected an error');
+}
+
+function repeated(item, count, last) {
+  return Buffer.concat([Buffer.from('['), Buffer.from(item.repeat(count)), Buffer.from(`${last}]`)]);
+}
+
+let apis;
+before(async () => { apis = await backends(); });
+
+for (const name of ['napi (ESM)', 'wasm (ESM)']) {
+  describe(`input limits (${name})`, () => {
+    test('fifty megabytes of empty objects: stage 1, limit-exceeded', () => {
+      const api = apis[name];
+      const hostile = repeated('{},', 50_000_000 / 3, '{}');
+      const error = caught(() => api.verifySignedDocument('command', hostile, bundleBytes(REGISTRY)));
+      assert.ok(error instanceof api.VerificationError, String(error));
+      assert.deepEqual([error.stage, error.reason, error.code], ['parse', 'limit-exceeded', 'PROTOCOL_VIOLATION']);
+      assert.equal(error.message, 'PROTOCOL_VIOLATION: signed document rejected');
+    });
+
+    test('more entries than the document profile allows: stage 1', () => {
+      const api = apis[name];
+      const error = caught(() => api.verifySignedDocument('command', repeated('0,', 70_000, '0'), bundleBytes(REGISTRY)));
+      assert.deepEqual([error.stage, error.reason], ['parse', 'limit-exceeded']);
+    });
+
+    test('within the limits a hostile shape reaches the schema stage', () => {
+      const api = apis[name];
+      const error = caught(() => api.verifySignedDocument('command', repeated('{},', 60_000, '{}'), bundleBytes(REGISTRY)));
+      assert.equal(error.stage, 'schema');
+    });
+
+    test('a number over 256 characters is a typed parse error with its fields', () => {
+      const api = apis[name];
+      for (const call of [api.canonicalize, api.canonicalHash]) {
+        const error = caught(() => call('1'.repeat(257)));
+        assert.ok(error instanceof api.MwpError, String(error));
+        assert.deepEqual([error.code, error.reason], ['PROTOCOL_VIOLATION', 'limit-exceeded']);
+        assert.equal(error.fields?.limit ?? error.limit, 'number-chars');
+      }
+      assert.equal(api.canonicalize('1'.repeat(256)).length > 0, true);
+    });
+  });
+}
