@@ -38,22 +38,26 @@ def test_within_the_limits_a_hostile_shape_reaches_the_schema_stage() -> None:
     assert raised.value.stage == "schema"
 
 
-@pytest.mark.parametrize(
-    "raw,limit",
-    [
-        (b"1" * 257, "number-chars"),
-        (b"[" + b"9" * 300 + b"]", "number-chars"),
-    ],
-)
-def test_parse_limits_are_typed_errors_with_fields(raw: bytes, limit: str) -> None:
+NUMBER_LIMIT = 1 << 20  # ParseLimits.STATE, the profile of parse_json and canonicalize_json
+
+
+@pytest.mark.parametrize("raw", [b"1" * (NUMBER_LIMIT + 1), b"[-" + b"9" * NUMBER_LIMIT + b"]"])
+def test_parse_limits_are_typed_errors_with_fields(raw: bytes) -> None:
     for call in (parse_json, canonicalize_json):
         with pytest.raises(JsonParseError) as raised:
             call(raw)
         error = raised.value
         assert (error.code, error.reason) == ("PROTOCOL_VIOLATION", "limit-exceeded")
-        assert error.fields["limit"] == limit and error.fields["maximum"] == 256
+        assert error.fields["limit"] == "number-chars" and error.fields["maximum"] == NUMBER_LIMIT
 
 
-def test_the_longest_allowed_number_still_parses() -> None:
-    assert parse_json(b"1" * 256) == int("1" * 256)
-    assert canonicalize_json(b"[" + b"0" * 1 + b"]") == b"[0]"
+def test_a_number_over_the_document_profile_is_refused_by_verify() -> None:
+    hostile = b'{"n":' + b"1" * 257 + b"}"
+    with pytest.raises(sd.SignedDocumentVerificationError) as raised:
+        sd.SignedDocumentCodec().verify(sd.SignedDocumentKind.COMMAND, hostile, RESOLVER)
+    assert (raised.value.stage, raised.value.reason) == ("parse", "limit-exceeded")
+    # 256 characters are within the profile: the same document reaches the schema stage.
+    within = b'{"n":' + b"1" * 256 + b"}"
+    with pytest.raises(sd.SignedDocumentVerificationError) as raised:
+        sd.SignedDocumentCodec().verify(sd.SignedDocumentKind.COMMAND, within, RESOLVER)
+    assert raised.value.stage == "schema"

@@ -34,7 +34,8 @@ impl ParseLimits {
         max_document_bytes: 512 << 20,
         max_container_entries: 1 << 24,
         max_string_bytes: 64 << 20,
-        max_number_chars: 256,
+        // Exact big integers stay readable (Python's `parse_json` returns them as `int`).
+        max_number_chars: 1 << 20,
     };
 }
 
