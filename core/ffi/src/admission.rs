@@ -254,6 +254,15 @@ impl Session {
         }
     }
 
+    /// A session that is already done, with `envelope` (an error envelope) as its result: for a
+    /// binding whose Registry or session object was freed.
+    pub fn failed(envelope: String) -> Self {
+        Self {
+            flow: Err(envelope),
+            bad_context: false,
+        }
+    }
+
     /// The next step as JSON: `{"step":"lookup","organizationId","signingHash"}`,
     /// `{"step":"trustedContext"}`, `{"step":"append","candidate","candidateBytes"}` or
     /// `{"step":"done"}`.
