@@ -345,3 +345,33 @@ impl Session {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_session_is_done_and_answers_its_envelope_once() {
+        let envelope = finish(Err(Failure::argument("this Registry was freed")));
+        let mut session = Session::failed(envelope.clone());
+        assert_eq!(session.step(), r#"{"step":"done"}"#);
+        // Replies delivered to a finished session change nothing.
+        session.on_lookup(None);
+        session.on_append(None);
+        assert_eq!(session.result(), envelope);
+        assert!(session.result().contains("already finished"));
+    }
+
+    #[test]
+    fn a_session_whose_document_fails_verification_is_done_with_that_failure() {
+        let registry = RegistryHandle::new(b"not a registry");
+        let mut session = Session::start(Mode::FirstAdmission, "command", b"{}", &registry);
+        assert_eq!(session.step(), r#"{"step":"done"}"#);
+        let result = session.result();
+        assert!(
+            result.contains(r#""class":"VerificationError""#),
+            "{result}"
+        );
+        assert!(!result.contains("freed"), "{result}");
+    }
+}
