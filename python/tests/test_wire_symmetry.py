@@ -4,7 +4,7 @@ same code and retryability. Only the protected diagnostic (stage, reason, detail
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, Callable, List, Union
 
 import pytest
 from conftest import read
@@ -56,7 +56,7 @@ def admission_errors() -> List[errors.AdmissionError]:
     """Admission rejections of a verified Command, for three different reasons."""
     verified = CODEC.verify("command", read(f"{VECTORS}/valid/command.json"), resolver())
     other = reg.PrincipalEvidence("service", "urn:missionweaveprotocol:service:other")
-    attempts = [
+    attempts: List[Callable[[], object]] = [
         lambda: adm.replay_historical(verified, adm.InMemoryAdmissionLog(SERVICE)),
         lambda: adm.replay_historical(verified, IndeterminateLog()),
         lambda: adm.admit_first(
@@ -78,7 +78,11 @@ def test_the_wire_surface_is_the_same() -> None:
     verification = verification_errors()
     admission = admission_errors()
     reference = verification[0]
-    for error in [*verification, *admission]:
+    rejections: List[Union[errors.SignedDocumentVerificationError, errors.AdmissionError]] = [
+        *verification,
+        *admission,
+    ]
+    for error in rejections:
         assert str(error) == WIRE
         assert error.args == reference.args
         assert type(error.wire_error) is errors.WireVerificationError
@@ -90,6 +94,7 @@ def test_the_wire_surface_is_the_same() -> None:
         assert error.fields["wire_message"] == errors.WIRE_MESSAGE
         # The protected diagnostic has one shape too, and never reaches str().
         assert type(error.protected_error) is errors.ProtectedVerificationError
+        assert error.stage is not None and error.reason is not None
         assert error.protected_error == errors.ProtectedVerificationError(error.stage, error.reason)
         assert error.detail and error.detail not in str(error) and str(error.reason) not in str(error)
     assert {e.protected_error.stage for e in admission} == {VerificationStage.ADMISSION}
