@@ -43,7 +43,7 @@ const VERIFY_FACTORY = ['backend', 'sourceCommit', 'Registry', 'RegistryBuilder'
 const VERIFY_SHARED = ['PROTOCOL_VERSION', 'DOCUMENT_KINDS', 'STAGES', 'WIRE_MESSAGE', 'MwpError', 'ArgumentError',
   'ParseError', 'CanonicalizationError', 'SchemaValidationError', 'VerificationError', 'SigningError', 'RegistryError',
   'FrameError', 'VerifiedDocument', 'SignedDocument', 'Frame', 'ReceivedCommandFrame'];
-const VERIFY_TYPES = ['Bytes', 'DocumentKind', 'Stage', 'WireCode', 'Principal', 'WireError', 'RegistryInput',
+const VERIFY_TYPES = ['Bytes', 'NativeResource', 'DocumentKind', 'Stage', 'WireCode', 'Principal', 'WireError', 'RegistryInput',
   'FailureReason', 'ValidityRecordInput'];
 
 rmSync(dist, { recursive: true, force: true });

@@ -28,6 +28,35 @@ export declare const STAGES: readonly Stage[];
 export declare const WIRE_MESSAGE: 'signed document rejected';
 /** Which backend this entry point runs on. */
 export declare const backend: 'napi' | 'wasm';
+
+declare global {
+  interface SymbolConstructor {
+    /** `Symbol.dispose` (explicit resource management): defined by Node >= 20 and current browsers. */
+    readonly dispose: unique symbol;
+  }
+}
+
+/**
+ * An object that holds native memory (a Registry, a log, a Scheduler, …). The garbage collector
+ * frees it too, but only after the event loop turns: a synchronous loop that makes many should
+ * free each one — `free()`, or a `using` declaration (`[Symbol.dispose]` calls `free()`). Freeing
+ * twice is a no-op; any other use after `free()` throws {@link ArgumentError}
+ * (`PROTOCOL_VIOLATION`, reason `invalid-argument`).
+ *
+ * @example
+ * ```ts
+ * {
+ *   using registry = new Registry(bytes);
+ *   verifySignedDocument('command', document, registry);
+ * } // freed here
+ * ```
+ */
+export interface NativeResource {
+  /** Releases the native memory now; idempotent. */
+  free(): void;
+  /** Same as {@link NativeResource.free}. */
+  [Symbol.dispose](): void;
+}
 /** The protocol commit of the embedded, pinned bundle. */
 export declare const sourceCommit: string;
 
@@ -162,7 +191,7 @@ export declare class ReceivedCommandFrame {
   readonly commandBytes: Uint8Array;
 }
 
-export declare class Registry {
+export declare class Registry implements NativeResource {
   /** Validates a Registry snapshot; throws RegistryError if it is not usable evidence. */
   constructor(snapshot: Bytes);
   readonly organizationId: string;
@@ -172,6 +201,9 @@ export declare class Registry {
     readonly keyId: string; readonly principal: Principal; readonly publicKey: string;
     readonly validFrom: string; readonly validUntil: string | null; readonly revokedAt: string | null;
   };
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 /** A Registry object, or snapshot bytes (then a bad snapshot fails verification at stage 4). */
 export type RegistryInput = Registry | Bytes;
@@ -257,7 +289,7 @@ export interface ValidityRecordInput {
  * const registry = new Registry(bytes);
  * ```
  */
-export declare class RegistryBuilder {
+export declare class RegistryBuilder implements NativeResource {
   /** @param organizationId - The Organization's ID, an absolute URI (checked at {@link RegistryBuilder.build}). */
   constructor(organizationId: string);
   readonly organizationId: string;
@@ -280,6 +312,9 @@ export declare class RegistryBuilder {
    *   `public-key-reused`, `key-id-alias`, `organization-id-invalid`, `no-bindings`, …).
    */
   build(): Uint8Array;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 /** One §6.4 failure reason of the core, explained: a verification stage or the admission layer. */
@@ -309,10 +344,13 @@ export declare function failureReasons(): readonly FailureReason[];
 export declare function explainFailure(error: MwpError): FailureReason | null;
 export declare function explainFailure(stage: Stage | 'admission', reason: string): FailureReason | null;
 
-export declare class InMemoryAdmissionLog {
+export declare class InMemoryAdmissionLog implements NativeResource {
   constructor(service: Principal);
   readonly service: Principal;
   readonly size: number;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 export type LookupReply =
@@ -607,7 +645,7 @@ export declare class BudgetLedgerSnapshot {
   readonly workItems: readonly object[];
 }
 
-export declare class ExecutionLease implements Readonly<LeaseStateAnswer> {
+export declare class ExecutionLease implements Readonly<LeaseStateAnswer>, NativeResource {
   constructor(fields: WorkLeaseFields);
   static ownership(fields: OwnershipLeaseFields): ExecutionLease;
   static blocked(fields: BlockedLeaseFields): ExecutionLease;
@@ -632,10 +670,13 @@ export declare class ExecutionLease implements Readonly<LeaseStateAnswer> {
   /** The `lease.schema.json` document (RFC 3339 timestamps). */
   toJSON(): Record<string, string | number>;
   toCanonicalJSON(): string;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 export type AccountInput = readonly ['mission' | 'work_item', string] | AccountRef;
-export declare class BudgetLedger {
+export declare class BudgetLedger implements NativeResource {
   constructor();
   static rebuild(snapshot: BudgetLedgerSnapshot | object | string): BudgetLedger;
   registerMission(missionId: string, limit: ResourceInput, options?: { currency?: string | null; parentWorkItemId?: string | null }): void;
@@ -649,11 +690,14 @@ export declare class BudgetLedger {
   depth(account: AccountInput): number;
   readonly size: number;
   snapshot(): BudgetLedgerSnapshot;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 /** The caller's WorkItem graph keyed by WorkItem id (a Map crosses as an object). */
 export type WorkItemsInput = Record<string, WorkItemNodeInput> | Map<string, WorkItemNodeInput>;
-export declare class DelegationAuthority {
+export declare class DelegationAuthority implements NativeResource {
   constructor(grant: DelegationGrant | DelegationGrantFields);
   readonly grant: DelegationGrant;
   readonly charged: ResourceUsage;
@@ -663,9 +707,12 @@ export declare class DelegationAuthority {
   authorizeExisting(context: DelegationContextInput, workItems: WorkItemsInput, workItemId: string, work: DelegatedWorkInput): number;
   authorizeDescendant(context: DelegationContextInput, workItems: WorkItemsInput, newWorkItemId: string, parentWorkItemId: string, work: DelegatedWorkInput): number;
   restoreAttribution(workItemId: string, budget: ResourceInput): void;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
-export declare class RetryController {
+export declare class RetryController implements NativeResource {
   constructor(options: RetryOptions);
   readonly attempts: number;
   readonly usage: ResourceUsage;
@@ -674,9 +721,12 @@ export declare class RetryController {
   begin(logicalOperationId: string, now: TimeInput): Attempt;
   finish(outcome: AttemptOutcomeInput, now: TimeInput): RetrySchedule;
   consume(delta: ResourceInput): ResourceUsage;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
-export declare class Scheduler {
+export declare class Scheduler implements NativeResource {
   constructor(policy?: SchedulerPolicyInput);
   static restore(snapshot: SchedulerSnapshot | object | string, policy?: SchedulerPolicyInput): Scheduler;
   static rebuild(source: SchedulerSnapshot | object | string | WorkOfferInput[], policy: SchedulerPolicyInput | undefined, now: TimeInput): Scheduler;
@@ -699,6 +749,9 @@ export declare class Scheduler {
   readonly capacitySlots: number;
   readonly horizonMs: number;
   snapshot(): SchedulerSnapshot;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
 }
 
 export declare function idempotencyKey(missionId: string, workItemId: string, ownershipEpoch: number, logicalOperationId: string): string;

@@ -30,6 +30,53 @@ function hidden(target, values) {
   }
 }
 
+// `using` and `[Symbol.dispose]` (issue 9, item 10): Node 20 and current browsers define
+// `Symbol.dispose` (Node's is `Symbol.for('nodejs.dispose')`, the fallback on older engines).
+const DISPOSE = Symbol.dispose ?? Symbol.for('nodejs.dispose');
+
+/**
+ * The native objects behind this package's classes (a Registry, a log, a Scheduler, …), by
+ * JavaScript object. `free(self)` drops the native state at once — the garbage collector would
+ * only get to it after the event loop turns, so a synchronous loop would keep every one alive —
+ * and any later use is an ArgumentError (`invalid-argument`), never a crash.
+ */
+class NativeTable {
+  #live = new WeakMap();
+  #freed = new WeakSet();
+
+  set(self, handle) { this.#live.set(self, handle); }
+
+  get(self, what = self?.constructor?.name ?? 'object') {
+    const handle = this.#live.get(self);
+    if (handle !== undefined) return handle;
+    if (this.#freed.has(self)) {
+      throw new ArgumentError(`this ${what} was freed (free() or [Symbol.dispose]) and cannot be used`, { fields: { argument: what } });
+    }
+    throw new ArgumentError(`not a ${what} of this backend`, { fields: { argument: what } });
+  }
+
+  free(self) {
+    const handle = this.#live.get(self);
+    if (handle === undefined) return;
+    this.#live.delete(self);
+    this.#freed.add(self);
+    handle.free?.();
+  }
+}
+
+// Adds `free()` and `[Symbol.dispose]()` (= free) to the prototypes of `classes`, as
+// non-enumerable methods like the ones a class body defines.
+function disposable(table, classes) {
+  for (const Class of classes) {
+    Object.defineProperty(Class.prototype, 'free', {
+      value: function free() { table.free(this); }, enumerable: false, writable: true, configurable: true,
+    });
+    Object.defineProperty(Class.prototype, DISPOSE, {
+      value: function dispose() { table.free(this); }, enumerable: false, writable: true, configurable: true,
+    });
+  }
+}
+
 /**
  * Base class of every error this package throws. Every error the Rust core reports describes
  * itself, and this package shows that description unchanged: `code` (a §19 wire code),
@@ -769,12 +816,10 @@ function freezeUsage(raw) { return new ResourceUsage(raw); }
 // The leases, ledger, grants, retries and Scheduler of one backend. Each object holds one core
 // object through a backend `Handle`; calls pass a JSON argument array and get an envelope back.
 function authorityApi(raw, backendModule) {
-  const handles = new WeakMap();
+  const handles = new NativeTable();
 
   function handleOf(self) {
-    const handle = handles.get(self);
-    if (!handle) throw new ArgumentError('not constructed by this backend');
-    return handle;
+    return handles.get(self);
   }
 
   function make(self, kind, mode, args) {
@@ -870,7 +915,7 @@ function authorityApi(raw, backendModule) {
     'ownershipEpoch', 'coordinatorEpoch', 'issuedAt', 'startsAt', 'expiresAt', 'startBy', 'graceExpiresAt', 'state',
     'renewalCount', 'lastRenewedAt', 'closedAt', 'closureReason']) {
     Object.defineProperty(ExecutionLease.prototype, name, {
-      get() { return leaseState.get(this)?.[name]; }, enumerable: false, configurable: true,
+      get() { handleOf(this); return leaseState.get(this)?.[name]; }, enumerable: false, configurable: true,
     });
   }
 
@@ -1001,8 +1046,9 @@ function authorityApi(raw, backendModule) {
     /** Every decision due at `now`: Dispatch actions, then at most one Preempt. */
     schedule(now) {
       const at = toMillis(now, 'now');
+      const handle = handleOf(this);
       let envelope;
-      try { envelope = handleOf(this).schedule(at); } catch (error) { throw internal(error); }
+      try { envelope = handle.schedule(at); } catch (error) { throw internal(error); }
       return open(envelope).map(actionOf);
     }
 
@@ -1011,8 +1057,9 @@ function authorityApi(raw, backendModule) {
       if (typeof workId !== 'string') throw new ArgumentError('workId must be a string');
       const text = argumentJson(transition, 'transition');
       const at = toMillis(now, 'now');
+      const handle = handleOf(this);
       let envelope;
-      try { envelope = handleOf(this).apply(workId, text, at); } catch (error) { throw internal(error); }
+      try { envelope = handle.apply(workId, text, at); } catch (error) { throw internal(error); }
       if (envelope !== OK_NULL) open(envelope);
     }
 
@@ -1052,6 +1099,8 @@ function authorityApi(raw, backendModule) {
 
     snapshot() { return new SchedulerSnapshot(call(this, 'snapshot')); }
   }
+
+  disposable(handles, [ExecutionLease, BudgetLedger, DelegationAuthority, RetryController, Scheduler]);
 
   function callFunction(method, args) {
     const text = jsonArgs(args);
@@ -1111,15 +1160,24 @@ export function createApi(backendModule, backend) {
     return toError(envelope.error ?? { detail: 'the core accepted an unpaired surrogate' });
   }
   const documentBytes = (input, what) => toBytes(input, what, unpairedSurrogateDocument);
-  const rawRegistries = new WeakMap();
-  const rawLogs = new WeakMap();
+  const rawRegistries = new NativeTable();
+  const rawLogs = new NativeTable();
+  // The napi addon takes a Registry's bytes in place of a Registry object (validated on the Rust
+  // stack for that one call): a call with bytes then creates no JavaScript object at all.
+  const registryBytesArgument = backendModule.REGISTRY_BYTES_ARGUMENT === true;
 
   /** A Registry snapshot (`registry-fixture` form), validated once and reused for many verifications. */
   class Registry {
     /** Throws RegistryError if the snapshot is not usable evidence. */
     constructor(snapshot) {
       const handle = new raw.Registry(inputBytes(snapshot, 'Registry snapshot'));
-      const info = open(handle.info());
+      let info;
+      try {
+        info = open(handle.info());
+      } catch (error) {
+        handle.free?.();
+        throw error;
+      }
       rawRegistries.set(this, handle);
       this.organizationId = info.organizationId;
       this.digest = info.digest;
@@ -1129,7 +1187,7 @@ export function createApi(backendModule, backend) {
 
     /** The binding of a key ID, or null (display only; verification applies the stage 4 rules). */
     binding(keyId) {
-      const binding = open(rawRegistries.get(this).binding(checkString(keyId, 'keyId')));
+      const binding = open(rawRegistries.get(this, 'Registry').binding(checkString(keyId, 'keyId')));
       return binding && Object.freeze({ ...binding, principal: Object.freeze(binding.principal) });
     }
   }
@@ -1142,13 +1200,19 @@ export function createApi(backendModule, backend) {
       hidden(this, { service: Object.freeze({ type: principal.type, id: principal.id }) });
     }
 
-    get size() { return rawLogs.get(this).size(); }
+    get size() { return rawLogs.get(this, 'InMemoryAdmissionLog').size(); }
   }
+  disposable(rawRegistries, [Registry]);
+  disposable(rawLogs, [InMemoryAdmissionLog]);
 
-  // A Registry object, or snapshot bytes (validated per call; problems fail stage 4).
+  // A Registry object, or snapshot bytes (validated per call; problems fail stage 4). Bytes
+  // leave nothing behind when the call returns: the napi addon takes them as they are; a
+  // WebAssembly Registry made for the call is freed at once.
   function withRegistry(registry, use) {
-    if (registry instanceof Registry) return use(rawRegistries.get(registry));
-    const handle = new raw.Registry(inputBytes(registry, 'registry'));
+    if (registry instanceof Registry) return use(rawRegistries.get(registry, 'Registry'));
+    const bytes = inputBytes(registry, 'registry');
+    if (registryBytesArgument) return use(bytes);
+    const handle = new raw.Registry(bytes);
     try {
       return use(handle);
     } finally {
@@ -1228,11 +1292,11 @@ export function createApi(backendModule, backend) {
    * to Principals and public keys, then `build()` the snapshot bytes, validated by the same
    * stage-4 rules a verifier applies (§6.4).
    */
-  class RegistryBuilder {
-    #handle;
+  const rawBuilders = new NativeTable();
 
+  class RegistryBuilder {
     constructor(organizationId) {
-      this.#handle = new raw.RegistryBuilder(checkString(organizationId, 'organizationId'));
+      rawBuilders.set(this, new raw.RegistryBuilder(checkString(organizationId, 'organizationId')));
       this.organizationId = organizationId;
     }
 
@@ -1248,14 +1312,15 @@ export function createApi(backendModule, backend) {
         }
         return out;
       });
-      open(this.#handle.addKey(checkString(keyId, 'keyId'), type, id, publicKeyOf(publicKey),
+      open(rawBuilders.get(this, 'RegistryBuilder').addKey(checkString(keyId, 'keyId'), type, id, publicKeyOf(publicKey),
         timeText(validFrom, 'validFrom'), JSON.stringify(records)));
       return this;
     }
 
     /** The RFC 8785 evidence bytes for `new Registry(bytes)`; throws RegistryError on a broken rule. */
-    build() { return encoder.encode(open(this.#handle.build()).evidence); }
+    build() { return encoder.encode(open(rawBuilders.get(this, 'RegistryBuilder').build()).evidence); }
   }
+  disposable(rawBuilders, [RegistryBuilder]);
 
   /** Every §6.4 failure reason, explained in one sentence with its spec section. */
   function failureReasons() {
@@ -1367,7 +1432,8 @@ export function createApi(backendModule, backend) {
     let envelope;
     if (log instanceof InMemoryAdmissionLog) {
       const host = trustedContext === undefined ? undefined : makeHost({}, trustedContext, state);
-      envelope = withRegistry(registry, (handle) => raw.admitWithMemoryLog(replay, kind, bytes, handle, rawLogs.get(log), host));
+      const rawLog = rawLogs.get(log, 'InMemoryAdmissionLog');
+      envelope = withRegistry(registry, (handle) => raw.admitWithMemoryLog(replay, kind, bytes, handle, rawLog, host));
     } else if (log && typeof log.lookup === 'function' && (replay || typeof log.append === 'function')) {
       const host = makeHost(log, trustedContext, state);
       envelope = withRegistry(registry, (handle) => raw.admitWithHost(replay, kind, bytes, handle, host));

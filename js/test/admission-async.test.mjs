@@ -1,5 +1,6 @@
 // Asynchronous Admission Logs: the core's step-wise flow (admitFirstAsync,
-// replayHistoricalAsync) gives the same results and adapter calls as the synchronous path on all
+// replayHistoricalAsync) and the synchronous path both give the manifest's outcome — the exact
+// record, or the AdmissionError with its code and reason — and the manifest's adapter calls on all
 // 30 admission evaluations, on every backend; rejections and malformed replies fail closed.
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
@@ -28,43 +29,76 @@ function fixture(evaluation, asynchronous) {
   return { log, context, calls };
 }
 
-function outcome(run) {
+// What an admission gave: the admitted record (its exact bytes, its canonical form, whether it
+// already existed), or the error's class, code, stage and reason. A throw that is not an
+// AdmissionError keeps its class name, so a crash never reads as an expected outcome.
+function admittedOutcome(api, admitted) {
+  return {
+    record: new TextDecoder().decode(admitted.recordBytes),
+    canonical: api.canonicalize(JSON.stringify(admitted.record)),
+    existing: admitted.existing,
+  };
+}
+
+function failedOutcome(error) {
+  return { class: error?.name, code: error?.code, stage: error?.stage, reason: error?.reason };
+}
+
+function outcome(api, run) {
   try {
-    const admitted = run();
-    return { record: new TextDecoder().decode(admitted.recordBytes), existing: admitted.existing };
+    return admittedOutcome(api, run());
   } catch (error) {
-    return { code: error.code, stage: error.stage, reason: error.reason };
+    return failedOutcome(error);
   }
 }
 
-async function outcomeAsync(run) {
+async function outcomeAsync(api, run) {
   try {
-    const admitted = await run();
-    return { record: new TextDecoder().decode(admitted.recordBytes), existing: admitted.existing };
+    return admittedOutcome(api, await run());
   } catch (error) {
-    return { code: error.code, stage: error.stage, reason: error.reason };
+    return failedOutcome(error);
   }
+}
+
+// The outcome the manifest requires: the record the log holds (returned by lookup: it existed;
+// committed by append: it is new), or an AdmissionError with the manifest's code and reason.
+function expectedOutcome(api, evaluation) {
+  const { expect } = evaluation;
+  if (expect.stage === 'complete') {
+    const record = bundleBytes(expect.record);
+    return {
+      record: record.toString('utf8'),
+      canonical: api.canonicalize(record),
+      existing: evaluation.lookup.status === 'found' || evaluation.append?.status === 'existing',
+    };
+  }
+  return { class: 'AdmissionError', code: expect.wireCode, stage: expect.stage, reason: expect.reason };
 }
 
 for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
   describe(name, () => {
-    test('all 30 admission evaluations agree between the synchronous and asynchronous paths', async () => {
+    test('all 30 admission evaluations give the manifest outcome on the synchronous and asynchronous paths', async () => {
       const api = apis[name];
       assert.equal(evaluations.length, 30);
+      // Both kinds of outcome are exercised: 12 admissions and 18 rejections.
+      assert.equal(evaluations.filter((e) => e.expect.stage === 'complete').length, 12);
       for (const evaluation of evaluations) {
+        const expected = expectedOutcome(api, evaluation);
         const args = (log) => [evaluation.profileId, bundleBytes(evaluation.document), bundleBytes(evaluation.registry), log];
         const sync = fixture(evaluation, false);
-        const expected = outcome(() => (evaluation.mode === 'historical-replay'
+        const synchronous = outcome(api, () => (evaluation.mode === 'historical-replay'
           ? api.replayHistorical(...args(sync.log))
-          : api.admitFirst(...args(sync.log), () => evaluation.trustedContext)));
+          : api.admitFirst(...args(sync.log), sync.context)));
         const lazy = fixture(evaluation, true);
-        const actual = await outcomeAsync(() => (evaluation.mode === 'historical-replay'
+        const asynchronous = await outcomeAsync(api, () => (evaluation.mode === 'historical-replay'
           ? api.replayHistoricalAsync(...args(lazy.log))
           : api.admitFirstAsync(...args(lazy.log), lazy.context)));
-        assert.deepEqual(actual, expected, evaluation.id);
-        assert.equal(actual.reason ?? 'complete', evaluation.expect.reason ?? 'complete', evaluation.id);
+        assert.deepEqual(synchronous, expected, `${evaluation.id} (synchronous)`);
+        assert.deepEqual(asynchronous, expected, `${evaluation.id} (asynchronous)`);
         const absent = evaluation.mode === 'first-admission' && evaluation.lookup.status === 'authoritative-absence';
-        assert.deepEqual(lazy.calls, absent ? [1, 1, evaluation.append ? 1 : 0] : [1, 0, 0], evaluation.id);
+        const calls = absent ? [1, 1, evaluation.append ? 1 : 0] : [1, 0, 0];
+        assert.deepEqual(sync.calls, calls, `${evaluation.id} (synchronous calls)`);
+        assert.deepEqual(lazy.calls, calls, `${evaluation.id} (asynchronous calls)`);
       }
     });
 

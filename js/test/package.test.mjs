@@ -87,7 +87,7 @@ test('require, one verification each backend, errors are Error subclasses', () =
 test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext, strict)', () => {
   const use = (from) => `
     import { verifySignedDocument, Registry, VerificationError, admitFirst, InMemoryAdmissionLog,
-      type VerifiedDocument, type DocumentKind, type AdmissionLog } from '${from}';
+      type VerifiedDocument, type DocumentKind, type AdmissionLog, type NativeResource } from '${from}';
     declare const readFileSync: (path: string) => Uint8Array;
     const kind: DocumentKind = 'command';
     const registry = new Registry(readFileSync('r.json'));
@@ -96,7 +96,21 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
     const log: AdmissionLog = { lookup: () => ({ status: 'authoritative-absence' }), append: (_c, bytes) => ({ status: 'committed', record: bytes, authenticatedService: { type: 'service', id: 'x' } }) };
     admitFirst(kind, 'doc', registry, new InMemoryAdmissionLog({ type: 'service', id: 'x' }), () => ({ admissionRecordId: 'a', trustedAcceptedAt: 't', acceptedBy: { type: 'service', id: 's' } }));
     try { verifySignedDocument('command', '{}', registry); } catch (e) { if (e instanceof VerificationError) { const s: string = e.toWire().code + e.stage + hash; void s; } }
+    // Native memory is released by free() or [Symbol.dispose]() (issue 9, item 10).
+    const resource: NativeResource = registry;
+    resource[Symbol.dispose]();
+    registry.free();
     void log;`;
+  // \`using\` (TypeScript 5.2+ with the esnext.disposable library) frees at the end of the block.
+  const using = (from) => `
+    import { Registry, Scheduler, verifySignedDocument } from '${from}';
+    declare const bytes: Uint8Array;
+    {
+      using registry = new Registry(bytes);
+      using scheduler = new Scheduler();
+      verifySignedDocument('command', '{}', registry);
+      void scheduler.size;
+    }`;
   // The call shapes generated from core/ffi (ffi-types.d.ts) ship inside the declarations.
   const shapes = (from) => `
     import { Scheduler, type SchedulerPolicyInput, type WorkOfferInput, type TransitionInput } from '${from}';
@@ -134,8 +148,12 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
   const tsc = join(JS, 'node_modules', 'typescript', 'bin', 'tsc');
   const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', '--skipLibCheck', 'false'];
   const check = (files) => execFileSync(process.execPath, [tsc, ...flags, ...files], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+  writeFileSync(join(project, 'using.mts'), using('missionweaveprotocol'));
+  writeFileSync(join(project, 'using.cts'), using('missionweaveprotocol'));
   try {
     check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts', 'shapes.mts', 'shapes.cts']);
+    execFileSync(process.execPath, [tsc, ...flags.map((f) => (f === 'es2022,dom' ? 'es2022,esnext.disposable,dom' : f)), 'using.mts', 'using.cts'],
+      { cwd: project, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {
     assert.fail(`tsc: ${error.stdout}${error.stderr}`);
   }

@@ -2,18 +2,19 @@
 //! (`missionweaveprotocol_ffi::keys`, `missionweaveprotocol_ffi::reasons`).
 
 use missionweaveprotocol_ffi::{keys, reasons};
-use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
+
+use crate::freed;
 
 /// `{keyId, algorithm, publicKey}` of the key made from a host-drawn 32-byte seed.
 #[napi(catch_unwind)]
-pub fn key_info(key_id: String, seed: Uint8Array) -> String {
-    keys::key_info(&key_id, &seed)
+pub fn key_info(key_id: String, seed: &[u8]) -> String {
+    keys::key_info(&key_id, seed)
 }
 
 #[napi(catch_unwind, js_name = "base64urlEncode")]
-pub fn base64url_encode(bytes: Uint8Array) -> String {
-    keys::encode(&bytes)
+pub fn base64url_encode(bytes: &[u8]) -> String {
+    keys::encode(bytes)
 }
 
 #[napi(catch_unwind, js_name = "base64urlDecode")]
@@ -34,13 +35,13 @@ pub fn explain_failure(stage: String, reason: String) -> String {
 /// Registry evidence under construction (`RegistryBuilder` of the core).
 #[napi]
 #[derive(Debug)]
-pub struct RegistryBuilder(keys::RegistryBuilderHandle);
+pub struct RegistryBuilder(Option<keys::RegistryBuilderHandle>);
 
 #[napi]
 impl RegistryBuilder {
     #[napi(constructor)]
     pub fn new(organization_id: String) -> Self {
-        Self(keys::RegistryBuilderHandle::new(&organization_id))
+        Self(Some(keys::RegistryBuilderHandle::new(&organization_id)))
     }
 
     #[napi(catch_unwind)]
@@ -49,15 +50,18 @@ impl RegistryBuilder {
         key_id: String,
         principal_type: String,
         principal_id: String,
-        public_key: Uint8Array,
+        public_key: &[u8],
         valid_from: String,
         history: String,
     ) -> String {
-        self.0.add_key(
+        let Some(builder) = self.0.as_mut() else {
+            return freed("RegistryBuilder");
+        };
+        builder.add_key(
             &key_id,
             &principal_type,
             &principal_id,
-            &public_key,
+            public_key,
             &valid_from,
             &history,
         )
@@ -65,6 +69,15 @@ impl RegistryBuilder {
 
     #[napi(catch_unwind)]
     pub fn build(&self) -> String {
-        self.0.build()
+        self.0.as_ref().map_or_else(
+            || freed("RegistryBuilder"),
+            keys::RegistryBuilderHandle::build,
+        )
+    }
+
+    /// Drops the keys added so far now (idempotent).
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = None;
     }
 }

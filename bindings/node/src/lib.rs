@@ -2,74 +2,127 @@
 //! Every function returns an envelope string (`{"ok":…}` / `{"error":…}`) that the package's
 //! JavaScript wrapper turns into typed objects and `Error` subclasses; nothing throws here.
 //! `catch_unwind` turns a panic (a core bug) into a JavaScript exception instead of an abort.
+//!
+//! Memory (issue 9, item 10): byte arguments are borrowed slices (`&[u8]`), read during the call
+//! without a napi reference; a Registry may be passed as its bytes (validated for that call on
+//! the Rust stack, no JavaScript object); every class has `free()`, which drops its native state
+//! at once instead of when the garbage collector and then the event loop get to it. A freed
+//! object answers every call with an `invalid-argument` envelope.
 
 use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, NoHost, Reply};
-use napi::bindgen_prelude::{Buffer, FnArgs, Function, Object, Uint8Array, Uint32Array};
+use missionweaveprotocol_ffi::{Failure, RegistryHandle, finish};
+use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
 pub mod keys;
 
+/// The envelope every call on a freed object answers with.
+pub(crate) fn freed(class: &str) -> String {
+    finish(Err(Failure::argument(format!(
+        "this {class} was freed (free() or [Symbol.dispose]) and cannot be used"
+    ))))
+}
+
 /// A Registry snapshot, validated once; a rejected snapshot fails verification at stage 4.
 #[napi]
 #[derive(Debug)]
-pub struct Registry(missionweaveprotocol_ffi::RegistryHandle);
+pub struct Registry(Option<RegistryHandle>);
 
 #[napi]
 impl Registry {
     #[napi(constructor)]
-    pub fn new(bytes: Uint8Array) -> Self {
-        Self(missionweaveprotocol_ffi::RegistryHandle::new(&bytes))
+    pub fn new(bytes: &[u8]) -> Self {
+        Self(Some(RegistryHandle::new(bytes)))
     }
 
     #[napi(catch_unwind)]
     pub fn info(&self) -> String {
-        self.0.info()
+        self.0
+            .as_ref()
+            .map_or_else(|| freed("Registry"), RegistryHandle::info)
     }
 
     #[napi(catch_unwind)]
     pub fn binding(&self, key_id: String) -> String {
-        self.0.binding(&key_id)
+        self.0
+            .as_ref()
+            .map_or_else(|| freed("Registry"), |h| h.binding(&key_id))
+    }
+
+    /// Drops the validated snapshot now (idempotent).
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// Tells the JavaScript wrapper that every Registry parameter also takes the snapshot bytes.
+#[napi]
+pub const REGISTRY_BYTES_ARGUMENT: bool = true;
+
+/// A Registry argument: a `Registry` object, or the snapshot bytes themselves, validated for
+/// this one call (problems fail stage 4) and dropped when it returns.
+type RegistryArg<'a> = Either<&'a Registry, &'a [u8]>;
+
+/// Runs `use_` with the Registry of `registry`; a freed `Registry` is the `invalid-argument`
+/// envelope.
+fn with_registry(
+    registry: RegistryArg<'_>,
+    use_: impl FnOnce(&RegistryHandle) -> String,
+) -> String {
+    match registry {
+        Either::A(object) => object.0.as_ref().map_or_else(|| freed("Registry"), use_),
+        Either::B(bytes) => use_(&RegistryHandle::new(bytes)),
     }
 }
 
 /// The core's in-memory Admission Log.
 #[napi]
 #[derive(Debug)]
-pub struct InMemoryAdmissionLog(admission::MemoryLog);
+pub struct InMemoryAdmissionLog(Option<admission::MemoryLog>);
 
 #[napi]
 impl InMemoryAdmissionLog {
     #[napi(constructor)]
     pub fn new(service_type: String, service_id: String) -> napi::Result<Self> {
         admission::MemoryLog::new(&service_type, &service_id)
-            .map(Self)
+            .map(|log| Self(Some(log)))
             .ok_or_else(|| napi::Error::from_reason("unknown Principal type"))
     }
 
+    /// The number of records; 0 once freed.
     #[napi(catch_unwind)]
     pub fn size(&self) -> u32 {
-        u32::try_from(self.0.len()).unwrap_or(u32::MAX)
+        self.0
+            .as_ref()
+            .map_or(0, |log| u32::try_from(log.len()).unwrap_or(u32::MAX))
+    }
+
+    /// Drops every record now (idempotent).
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = None;
     }
 }
 
 #[napi(catch_unwind)]
-pub fn canonicalize(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::canonicalize(&bytes)
+pub fn canonicalize(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::canonicalize(bytes)
 }
 
 #[napi(catch_unwind)]
-pub fn canonical_hash(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::canonical_hash_of(&bytes)
+pub fn canonical_hash(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::canonical_hash_of(bytes)
 }
 
 #[napi(catch_unwind)]
-pub fn check_json(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::check_json(&bytes)
+pub fn check_json(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::check_json(bytes)
 }
 
 #[napi(catch_unwind)]
-pub fn validate_schema(name: String, bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::validate_schema(&name, &bytes)
+pub fn validate_schema(name: String, bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::validate_schema(&name, bytes)
 }
 
 #[napi(catch_unwind)]
@@ -78,58 +131,65 @@ pub fn schema_names() -> String {
 }
 
 #[napi(catch_unwind)]
-pub fn sign(kind: String, unsigned: Uint8Array, key_id: String, seed: Uint8Array) -> String {
-    missionweaveprotocol_ffi::sign(&kind, &unsigned, &key_id, &seed, None)
+pub fn sign(kind: String, unsigned: &[u8], key_id: String, seed: &[u8]) -> String {
+    missionweaveprotocol_ffi::sign(&kind, unsigned, &key_id, seed, None)
 }
 
 /// Signs, then verifies the produced bytes through all six stages against `registry`.
 #[napi(catch_unwind)]
 pub fn sign_and_verify(
     kind: String,
-    unsigned: Uint8Array,
+    unsigned: &[u8],
     key_id: String,
-    seed: Uint8Array,
-    registry: &Registry,
+    seed: &[u8],
+    registry: RegistryArg<'_>,
 ) -> String {
-    missionweaveprotocol_ffi::sign(&kind, &unsigned, &key_id, &seed, Some(&registry.0))
+    with_registry(registry, |registry| {
+        missionweaveprotocol_ffi::sign(&kind, unsigned, &key_id, seed, Some(registry))
+    })
 }
 
 #[napi(catch_unwind)]
-pub fn verify(kind: String, bytes: Uint8Array, registry: &Registry) -> String {
-    missionweaveprotocol_ffi::verify(&kind, &bytes, &registry.0)
+pub fn verify(kind: String, bytes: &[u8], registry: RegistryArg<'_>) -> String {
+    with_registry(registry, |registry| {
+        missionweaveprotocol_ffi::verify(&kind, bytes, registry)
+    })
 }
 
 #[napi(catch_unwind)]
 pub fn verify_many(
     kinds: String,
-    lengths: Uint32Array,
-    data: Uint8Array,
-    registry: &Registry,
+    lengths: &[u32],
+    data: &[u8],
+    registry: RegistryArg<'_>,
     threads: u32,
 ) -> String {
-    missionweaveprotocol_ffi::verify_many(&kinds, &lengths, &data, &registry.0, threads)
+    with_registry(registry, |registry| {
+        missionweaveprotocol_ffi::verify_many(&kinds, lengths, data, registry, threads)
+    })
 }
 
 #[napi(catch_unwind)]
-pub fn signing_preview(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::signing_preview(&bytes)
+pub fn signing_preview(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::signing_preview(bytes)
 }
 
 #[napi(catch_unwind)]
-pub fn detect_kinds(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::detect_kinds(&bytes)
+pub fn detect_kinds(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::detect_kinds(bytes)
 }
 
-/// One Admission Log reply, as the JavaScript host returns it.
+/// One Admission Log reply, as the JavaScript host returns it. The record is read in place
+/// (copied once into the core's reply, no napi reference).
 #[napi(object, object_to_js = false)]
-pub struct LogReply {
+pub struct LogReply<'a> {
     pub status: String,
-    pub record: Option<Uint8Array>,
+    pub record: Option<Uint8ArraySlice<'a>>,
     pub service_type: Option<String>,
     pub service_id: Option<String>,
 }
 
-impl std::fmt::Debug for LogReply {
+impl std::fmt::Debug for LogReply<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LogReply")
             .field("status", &self.status)
@@ -153,12 +213,12 @@ pub struct TrustedContext {
 struct JsHost<'a>(&'a Object<'a>);
 
 impl JsHost<'_> {
-    fn reply(reply: napi::Result<LogReply>) -> Option<Reply> {
+    fn reply(reply: napi::Result<LogReply<'_>>) -> Option<Reply> {
         reply.ok().map(LogReply::into_glue)
     }
 }
 
-impl LogReply {
+impl LogReply<'_> {
     fn into_glue(self) -> Reply {
         Reply {
             status: self.status,
@@ -182,13 +242,13 @@ impl TrustedContext {
 
 impl Host for JsHost<'_> {
     fn lookup(&self, organization_id: &str, signing_hash: &str) -> Option<Reply> {
-        let lookup: Function<FnArgs<(String, String)>, LogReply> =
+        let lookup: Function<FnArgs<(String, String)>, LogReply<'_>> =
             self.0.get("lookup").ok().flatten()?;
         Self::reply(lookup.call((organization_id.to_owned(), signing_hash.to_owned()).into()))
     }
 
     fn append(&self, candidate: &str, candidate_bytes: &[u8]) -> Option<Reply> {
-        let append: Function<FnArgs<(String, Buffer)>, LogReply> =
+        let append: Function<FnArgs<(String, Buffer)>, LogReply<'_>> =
             self.0.get("append").ok().flatten()?;
         Self::reply(append.call((candidate.to_owned(), Buffer::from(candidate_bytes)).into()))
     }
@@ -212,18 +272,20 @@ fn mode(replay: bool) -> Mode {
 pub fn admit_with_host(
     replay: bool,
     kind: String,
-    bytes: Uint8Array,
-    registry: &Registry,
+    bytes: &[u8],
+    registry: RegistryArg<'_>,
     host: Object,
 ) -> String {
-    admission::admit(
-        mode(replay),
-        &kind,
-        &bytes,
-        &registry.0,
-        Log::Host,
-        &JsHost(&host),
-    )
+    with_registry(registry, |registry| {
+        admission::admit(
+            mode(replay),
+            &kind,
+            bytes,
+            registry,
+            Log::Host,
+            &JsHost(&host),
+        )
+    })
 }
 
 /// Verifies and admits with the in-memory log; `host.context()` supplies the trusted context.
@@ -231,18 +293,23 @@ pub fn admit_with_host(
 pub fn admit_with_memory_log(
     replay: bool,
     kind: String,
-    bytes: Uint8Array,
-    registry: &Registry,
+    bytes: &[u8],
+    registry: RegistryArg<'_>,
     log: &InMemoryAdmissionLog,
     host: Option<Object>,
 ) -> String {
-    let log = Log::Memory(&log.0);
-    match &host {
-        Some(host) => {
-            admission::admit(mode(replay), &kind, &bytes, &registry.0, log, &JsHost(host))
+    let Some(log) = log.0.as_ref() else {
+        return freed("InMemoryAdmissionLog");
+    };
+    with_registry(registry, |registry| {
+        let log = Log::Memory(log);
+        match &host {
+            Some(host) => {
+                admission::admit(mode(replay), &kind, bytes, registry, log, &JsHost(host))
+            }
+            None => admission::admit(mode(replay), &kind, bytes, registry, log, &NoHost),
         }
-        None => admission::admit(mode(replay), &kind, &bytes, &registry.0, log, &NoHost),
-    }
+    })
 }
 
 #[napi(catch_unwind)]
@@ -276,18 +343,18 @@ pub fn run_conformance(bundles: String) -> String {
 }
 
 #[napi(catch_unwind)]
-pub fn parse_frame(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::parse_frame(&bytes)
+pub fn parse_frame(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::parse_frame(bytes)
 }
 
 #[napi(catch_unwind)]
-pub fn parse_received_frame(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::parse_received_frame(&bytes)
+pub fn parse_received_frame(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::parse_received_frame(bytes)
 }
 
 #[napi(catch_unwind)]
-pub fn encode_frame(bytes: Uint8Array) -> String {
-    missionweaveprotocol_ffi::encode_frame(&bytes)
+pub fn encode_frame(bytes: &[u8]) -> String {
+    missionweaveprotocol_ffi::encode_frame(bytes)
 }
 
 #[napi(catch_unwind)]
@@ -340,6 +407,12 @@ impl Handle {
     pub fn apply(&mut self, work_id: String, transition: String, now: f64) -> String {
         self.0.apply(&work_id, &transition, now)
     }
+
+    /// Drops the core object now (idempotent); every later call answers `invalid-argument`.
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = missionweaveprotocol_ffi::Handle::Rejected(freed("object"));
+    }
 }
 
 #[napi(catch_unwind)]
@@ -357,13 +430,17 @@ pub struct AdmissionSession(admission::Session);
 #[napi]
 impl AdmissionSession {
     #[napi(constructor, catch_unwind)]
-    pub fn new(replay: bool, kind: String, bytes: Uint8Array, registry: &Registry) -> Self {
-        Self(admission::Session::start(
-            mode(replay),
-            &kind,
-            &bytes,
-            &registry.0,
-        ))
+    pub fn new(replay: bool, kind: String, bytes: &[u8], registry: RegistryArg<'_>) -> Self {
+        let start = |registry: &RegistryHandle| {
+            admission::Session::start(mode(replay), &kind, bytes, registry)
+        };
+        Self(match registry {
+            Either::A(object) => object
+                .0
+                .as_ref()
+                .map_or_else(|| admission::Session::failed(freed("Registry")), start),
+            Either::B(bytes) => start(&RegistryHandle::new(bytes)),
+        })
     }
 
     #[napi(catch_unwind)]
@@ -372,7 +449,7 @@ impl AdmissionSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn on_lookup(&mut self, reply: Option<LogReply>) {
+    pub fn on_lookup(&mut self, reply: Option<LogReply<'_>>) {
         self.0.on_lookup(reply.map(LogReply::into_glue));
     }
 
@@ -382,12 +459,18 @@ impl AdmissionSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn on_append(&mut self, reply: Option<LogReply>) {
+    pub fn on_append(&mut self, reply: Option<LogReply<'_>>) {
         self.0.on_append(reply.map(LogReply::into_glue));
     }
 
     #[napi(catch_unwind)]
     pub fn result(&mut self) -> String {
         self.0.result()
+    }
+
+    /// Drops the session (and the verified document it holds) now; idempotent.
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = admission::Session::failed(freed("AdmissionSession"));
     }
 }

@@ -254,6 +254,15 @@ impl Session {
         }
     }
 
+    /// A session that is already done, with `envelope` (an error envelope) as its result: for a
+    /// binding whose Registry or session object was freed.
+    pub fn failed(envelope: String) -> Self {
+        Self {
+            flow: Err(envelope),
+            bad_context: false,
+        }
+    }
+
     /// The next step as JSON: `{"step":"lookup","organizationId","signingHash"}`,
     /// `{"step":"trustedContext"}`, `{"step":"append","candidate","candidateBytes"}` or
     /// `{"step":"done"}`.
@@ -334,5 +343,35 @@ impl Session {
                 &missionweaveprotocol::admission::AdmissionError::unfinished(),
             )),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_session_is_done_and_answers_its_envelope_once() {
+        let envelope = finish(Err(Failure::argument("this Registry was freed")));
+        let mut session = Session::failed(envelope.clone());
+        assert_eq!(session.step(), r#"{"step":"done"}"#);
+        // Replies delivered to a finished session change nothing.
+        session.on_lookup(None);
+        session.on_append(None);
+        assert_eq!(session.result(), envelope);
+        assert!(session.result().contains("already finished"));
+    }
+
+    #[test]
+    fn a_session_whose_document_fails_verification_is_done_with_that_failure() {
+        let registry = RegistryHandle::new(b"not a registry");
+        let mut session = Session::start(Mode::FirstAdmission, "command", b"{}", &registry);
+        assert_eq!(session.step(), r#"{"step":"done"}"#);
+        let result = session.result();
+        assert!(
+            result.contains(r#""class":"VerificationError""#),
+            "{result}"
+        );
+        assert!(!result.contains("freed"), "{result}");
     }
 }

@@ -205,13 +205,41 @@ class SignedDocumentSigningError(MissionWeaveError, ValueError):
 class AdmissionError(MissionWeaveError, ValueError):
     """First admission or historical replay failed (stage ``admission``,
     ``AUTH_INVALID_SIGNATURE``); ``reason`` is the admission manifest's reason name.
-    ``str()`` and ``wire_error`` are the wire view, as for verification failures.
+
+    The same surface as :class:`SignedDocumentVerificationError` (issue 9, item 9): ``str()`` is
+    the wire view (``"AUTH_INVALID_SIGNATURE: signed document rejected"``, whatever ``message``
+    says), ``wire_error`` is what may be sent to the peer (a :class:`WireVerificationError`) and
+    ``protected_error`` the protected diagnostic (stage ``admission`` and the reason): a peer
+    cannot tell an admission rejection from a stage 3, 4 or 6 one.
     """
 
-    @property
-    def wire_error(self) -> WireVerificationError:
-        """What may be sent to the peer: code and the fixed message."""
-        return WireVerificationError(self.code, WIRE_MESSAGE, self.retryable)
+    wire_error: WireVerificationError
+    protected_error: ProtectedVerificationError
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str = "AUTH_INVALID_SIGNATURE",
+        stage: Optional[str] = None,
+        reason: Optional[str] = None,
+        detail: Optional[str] = None,
+        retryable: bool = False,
+        **fields: Any,
+    ) -> None:
+        wire_code = ErrorCode(code)
+        admission = VerificationStage(stage or VerificationStage.ADMISSION.value)
+        super().__init__(
+            f"{wire_code.value}: {WIRE_MESSAGE}",
+            code=wire_code.value,
+            stage=admission.value,
+            reason=reason,
+            detail=message if detail is None else detail,
+            retryable=retryable,
+            **fields,
+        )
+        self.wire_error = WireVerificationError(wire_code, WIRE_MESSAGE, self.retryable)
+        self.protected_error = ProtectedVerificationError(admission, self.reason or "")
 
 
 class BundleVerificationError(MissionWeaveError, ValueError):
