@@ -61,3 +61,41 @@ def test_a_number_over_the_document_profile_is_refused_by_verify() -> None:
     with pytest.raises(sd.SignedDocumentVerificationError) as raised:
         sd.SignedDocumentCodec().verify(sd.SignedDocumentKind.COMMAND, within, RESOLVER)
     assert raised.value.stage == "schema"
+
+
+def test_limits_are_configurable_per_codec_and_per_call() -> None:
+    from missionweaveprotocol.canonical import ParseLimits
+
+    assert sd.SignedDocumentCodec().limits == ParseLimits.DOCUMENT
+    assert ParseLimits.DOCUMENT.max_document_bytes == 4 << 20
+    assert ParseLimits.STATE.max_number_chars == 1 << 20
+    small = ParseLimits.DOCUMENT.replace(max_container_entries=10)
+    assert small.max_container_entries == 10 and small.max_document_bytes == ParseLimits.DOCUMENT.max_document_bytes
+    assert small != ParseLimits.DOCUMENT and hash(small) == hash(ParseLimits.DOCUMENT.replace(max_container_entries=10))
+    shape = b"[" + b"0," * 10 + b"0]"
+    with pytest.raises(sd.SignedDocumentVerificationError) as raised:
+        sd.SignedDocumentCodec(limits=small).verify(sd.SignedDocumentKind.COMMAND, shape, RESOLVER)
+    assert (raised.value.stage, raised.value.reason) == ("parse", "limit-exceeded")
+    with pytest.raises(sd.SignedDocumentVerificationError) as raised:
+        sd.SignedDocumentCodec().verify(sd.SignedDocumentKind.COMMAND, shape, RESOLVER)
+    assert raised.value.stage == "schema"
+    with pytest.raises(JsonParseError) as parse_error:
+        parse_json(shape, limits=small)
+    assert parse_error.value.fields["limit"] == "container-entries"
+    assert parse_json(shape) == [0] * 11
+    roomy = ParseLimits(max_document_bytes=64 << 20, max_container_entries=1 << 24, max_string_bytes=1 << 20, max_number_chars=256)
+    hostile = b"[" + b"{}," * 2_000_000 + b"{}]"
+    with pytest.raises(sd.SignedDocumentVerificationError) as raised:
+        sd.SignedDocumentCodec(limits=roomy).verify(sd.SignedDocumentKind.COMMAND, hostile, RESOLVER)
+    assert raised.value.stage == "schema"
+
+
+@pytest.mark.parametrize("bad", [0, -1, "10", 1.5, True])
+def test_bad_limits_are_argument_errors(bad: object) -> None:
+    from missionweaveprotocol.canonical import ParseLimits
+    from missionweaveprotocol.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError):
+        ParseLimits.DOCUMENT.replace(max_document_bytes=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError):
+        sd.SignedDocumentCodec(limits=bad)  # type: ignore[arg-type]

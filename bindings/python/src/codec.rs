@@ -10,6 +10,7 @@ use pyo3::types::{PyBytes, PyList};
 
 use crate::convert::{self, ToJsonError};
 use crate::errors;
+use crate::limits::{ParseLimits, limits_arg};
 use crate::registry::Resolver;
 use crate::signer::{SignerArg, signer_failure};
 use crate::values::{
@@ -190,15 +191,39 @@ impl SignedDocument {
 }
 
 /// Six-stage verification and strict signing over the embedded, pinned schemas.
+///
+/// `limits` (a `ParseLimits`, default `ParseLimits.DOCUMENT`) bounds what received bytes may
+/// cost; bytes over a limit are rejected at stage `parse` with reason `limit-exceeded`.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
-#[derive(Debug, Default)]
-pub struct SignedDocumentCodec;
+#[derive(Debug)]
+pub struct SignedDocumentCodec {
+    limits: missionweaveprotocol::json::ParseLimits,
+}
+
+impl SignedDocumentCodec {
+    fn core(&self) -> core_sd::SignedDocumentCodec<'static> {
+        core_sd::SignedDocumentCodec::new().with_limits(self.limits)
+    }
+}
 
 #[pymethods]
 impl SignedDocumentCodec {
     #[new]
-    fn py_new() -> Self {
-        Self
+    #[pyo3(signature = (*, limits = None))]
+    fn py_new(py: Python<'_>, limits: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        Ok(Self {
+            limits: limits_arg(
+                py,
+                limits,
+                missionweaveprotocol::json::ParseLimits::DOCUMENT,
+            )?,
+        })
+    }
+
+    /// The parse limits received bytes are held to.
+    #[getter]
+    fn limits(&self) -> ParseLimits {
+        ParseLimits { inner: self.limits }
     }
 
     /// Verifies the exact received bytes as a document of `kind`.
@@ -212,8 +237,7 @@ impl SignedDocumentCodec {
         let kind = kind_arg(py, kind)?;
         let resolver = Resolver::extract(py, key_resolver)?;
         let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
-        let result = py
-            .detach(|| core_sd::SignedDocumentCodec::new().verify(kind, &bytes, resolver.as_dyn()));
+        let result = py.detach(|| self.core().verify(kind, &bytes, resolver.as_dyn()));
         if let Some(interrupt) = resolver.take_interrupt() {
             return Err(interrupt);
         }
@@ -233,10 +257,10 @@ impl SignedDocumentCodec {
         raw_utf8_json_bytes: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
-        let value =
-            missionweaveprotocol::json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
-        core_sd::SignedDocumentCodec::new()
-            .detect_kinds(&value)
+        let document = missionweaveprotocol::json::Document::parse(&bytes, &self.limits)
+            .map_err(|e| errors::parse_error(py, &e))?;
+        self.core()
+            .detect_kinds_of(document.root())
             .into_iter()
             .map(|kind| PyEnum::SignedDocumentKind.member(py, kind.as_str()))
             .collect()
@@ -250,10 +274,10 @@ impl SignedDocumentCodec {
         raw_utf8_json_bytes: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
-        let value =
-            missionweaveprotocol::json::parse(&bytes).map_err(|e| errors::parse_error(py, &e))?;
-        let signing =
-            core_sd::signing_bytes(&value).map_err(|e| errors::verification_error(py, &e))?;
+        let document = missionweaveprotocol::json::Document::parse(&bytes, &self.limits)
+            .map_err(|e| errors::parse_error(py, &e))?;
+        let signing = core_sd::signing_bytes_of(document.root())
+            .map_err(|e| errors::verification_error(py, &e))?;
         Ok(PyBytes::new(py, &signing))
     }
 
@@ -294,9 +318,7 @@ impl SignedDocumentCodec {
         } else {
             threads
         };
-        let results = py.detach(|| {
-            core_sd::SignedDocumentCodec::new().verify_many(&batch, resolver.as_dyn(), threads)
-        });
+        let results = py.detach(|| self.core().verify_many(&batch, resolver.as_dyn(), threads));
         if let Some(interrupt) = resolver.take_interrupt() {
             return Err(interrupt);
         }

@@ -14,6 +14,7 @@ mod execution;
 mod instant;
 mod keys;
 mod lease;
+mod limits;
 mod registry;
 mod registry_builder;
 mod resources;
@@ -61,13 +62,16 @@ fn canonical_hash(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> 
 
 /// Strictly parses raw JSON bytes (lossless numbers) and returns their canonical bytes.
 #[pyfunction]
+#[pyo3(signature = (raw, *, limits = None))]
 fn canonicalize_json<'py>(
     py: Python<'py>,
     raw: &Bound<'py, PyAny>,
+    limits: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let limits = limits::limits_arg(py, limits, json::ParseLimits::STATE)?;
     let bytes = convert::bytes_arg(py, raw, "raw", true)?;
-    let document = json::Document::parse(&bytes, &json::ParseLimits::default())
-        .map_err(|e| errors::parse_error(py, &e))?;
+    let document =
+        json::Document::parse(&bytes, &limits).map_err(|e| errors::parse_error(py, &e))?;
     let mut canonical = Vec::with_capacity(bytes.len());
     json::write_view(document.root(), &mut canonical)
         .map_err(|e| errors::canonical_error(py, &e))?;
@@ -76,10 +80,16 @@ fn canonicalize_json<'py>(
 
 /// Strictly parses raw JSON bytes into plain Python values.
 #[pyfunction]
-fn parse_json<'py>(py: Python<'py>, raw: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (raw, *, limits = None))]
+fn parse_json<'py>(
+    py: Python<'py>,
+    raw: &Bound<'py, PyAny>,
+    limits: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let limits = limits::limits_arg(py, limits, json::ParseLimits::STATE)?;
     let bytes = convert::bytes_arg(py, raw, "raw", true)?;
-    let document = json::Document::parse(&bytes, &json::ParseLimits::default())
-        .map_err(|e| errors::parse_error(py, &e))?;
+    let document =
+        json::Document::parse(&bytes, &limits).map_err(|e| errors::parse_error(py, &e))?;
     convert::view_to_python(py, document.root())
 }
 
@@ -205,6 +215,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry_builder::ValidityRecord>()?;
     // signed documents / crypto
     m.add_class::<codec::SignedDocumentCodec>()?;
+    m.add_class::<limits::ParseLimits>()?;
     m.add_class::<codec::VerifiedSignedDocument>()?;
     m.add_class::<codec::SignedDocument>()?;
     m.add_class::<keys::SigningKey>()?;

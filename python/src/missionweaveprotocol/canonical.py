@@ -21,7 +21,7 @@ from typing import Any
 from uuid import UUID
 
 from . import _native
-from ._native import canonicalize_json, encode_base64url, parse_json
+from ._native import ParseLimits, canonicalize_json, encode_base64url, parse_json
 from .errors import CanonicalizationError, JsonParseError
 
 _MAX_DEPTH = 128
@@ -107,6 +107,7 @@ def verify_canonical_hash(value: Any, expected: str) -> bool:
 __all__ = [
     "CanonicalizationError",
     "JsonParseError",
+    "ParseLimits",
     "canonical_bytes",
     "canonical_hash",
     "canonical_json",

@@ -131,7 +131,7 @@ pub(crate) fn write_object(
     }
     handles.truncate(kept);
     let name = |handle| object.member(handle).0.as_str().unwrap_or_default();
-    handles.sort_unstable_by(|&a, &b| utf16_order(name(a), name(b)));
+    super::sort_indices(&mut handles, &|a, b| utf16_order(name(a), name(b)));
     out.push(b'{');
     for (index, handle) in handles.into_iter().enumerate() {
         if index > 0 {

@@ -6,7 +6,7 @@
 
 use super::limits::ParseLimits;
 use super::parse::{ParseError, build};
-use super::value::{JsonString, Number, Object, Value};
+use super::value::Value;
 use super::view::{ArrayView, ObjectView, Str, View};
 
 /// Longest string a slot can describe (30 bits).
@@ -111,7 +111,7 @@ impl<'s> Document<'s> {
 
     /// The owned tree of the whole document.
     pub fn to_value(&self) -> Value {
-        self.value_at(0)
+        self.root().to_value()
     }
 
     /// Bytes this document holds on the heap (its own, not the source's).
@@ -168,43 +168,6 @@ impl<'s> Document<'s> {
                 &self.text[start..start + slot.aux as usize],
             )),
         }
-    }
-
-    fn value_at(&self, index: u32) -> Value {
-        match self.view_at(index) {
-            View::Null => Value::Null,
-            View::Bool(value) => Value::Bool(value),
-            View::Number(number) => Value::Number(Number::from_grammar_checked(number.as_text())),
-            View::String(text) => Value::String(json_string(text)),
-            View::Array(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                let end = self.end_of(index);
-                let mut child = index + 1;
-                while child < end {
-                    values.push(self.value_at(child));
-                    child = self.skip(child);
-                }
-                Value::Array(values)
-            }
-            View::Object(object) => {
-                let mut members = Vec::with_capacity(object.len());
-                let end = self.end_of(index);
-                let mut child = index + 1;
-                while child < end {
-                    let name = json_string(self.string_at(child));
-                    members.push((name, self.value_at(child + 1)));
-                    child = self.skip(child + 1);
-                }
-                Value::Object(Object::from_members(members))
-            }
-        }
-    }
-}
-
-fn json_string(text: Str<'_>) -> JsonString {
-    match text {
-        Str::Text(text) => JsonString::Text(text.into()),
-        Str::Wide(units) => JsonString::Wtf16(units.into()),
     }
 }
 

@@ -439,15 +439,17 @@ impl<'a, 'o> Parser<'a, 'o> {
         Ok(())
     }
 
-    /// Pass 1, when an object with many members closes: sorts its names (stable, so equal names
-    /// keep document order) and reports the earliest second occurrence.
+    /// Pass 1, when an object with many members closes: sorts its names (equal names by their
+    /// offset, so each group is in document order) and reports the earliest second occurrence.
     fn check_closed_names(&mut self, base: usize) -> Result<(), ParseError> {
         if self.names.len() - base <= LINEAR_DUPLICATE_SCAN {
             return Ok(());
         }
         let text = self.text;
         let names = &mut self.names[base..];
-        names.sort_by(|&a, &b| compare_names(text, a as usize, b as usize));
+        super::sort_indices(names, &|a, b| {
+            compare_names(text, a as usize, b as usize).then(a.cmp(&b))
+        });
         let repeated = names
             .windows(2)
             .filter(|pair| compare_names(text, pair[0] as usize, pair[1] as usize).is_eq())

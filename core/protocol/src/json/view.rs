@@ -190,10 +190,6 @@ impl<'a> Iterator for ArrayIter<'a> {
 #[derive(Clone, Copy)]
 pub struct ObjectView<'a>(Repr<'a, &'a Object>);
 
-/// Names one member of an object, for sorting members without copying them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MemberHandle(u32);
-
 impl<'a> ObjectView<'a> {
     pub(crate) fn tape(document: &'a Document<'a>, index: u32) -> Self {
         Self(Repr::Tape(document, index))
@@ -238,16 +234,17 @@ impl<'a> ObjectView<'a> {
         self.get(name).is_some()
     }
 
-    /// A handle per member, in source order (4 bytes each).
-    pub fn handles(&self) -> Vec<MemberHandle> {
+    /// A handle per member, in source order (4 bytes each), for sorting members without
+    /// copying them.
+    pub(crate) fn handles(&self) -> Vec<u32> {
         match self.0 {
-            Repr::Tree(object) => (0..object.len() as u32).map(MemberHandle).collect(),
+            Repr::Tree(object) => (0..object.len() as u32).collect(),
             Repr::Tape(document, index) => {
                 let mut handles = Vec::with_capacity(self.len());
                 let end = document.end_of(index);
                 let mut child = index + 1;
                 while child < end {
-                    handles.push(MemberHandle(child));
+                    handles.push(child);
                     child = document.skip(child + 1);
                 }
                 handles
@@ -256,15 +253,13 @@ impl<'a> ObjectView<'a> {
     }
 
     /// The member a handle from [`Self::handles`] names.
-    pub fn member(&self, handle: MemberHandle) -> (Str<'a>, View<'a>) {
+    pub(crate) fn member(&self, handle: u32) -> (Str<'a>, View<'a>) {
         match self.0 {
             Repr::Tree(object) => {
-                let (name, value) = &object.members()[handle.0 as usize];
+                let (name, value) = &object.members()[handle as usize];
                 (Str::from(name), value.view())
             }
-            Repr::Tape(document, _) => {
-                (document.string_at(handle.0), document.view_at(handle.0 + 1))
-            }
+            Repr::Tape(document, _) => (document.string_at(handle), document.view_at(handle + 1)),
         }
     }
 }
@@ -354,12 +349,7 @@ impl<'a> View<'a> {
             let token = raw.replace("~1", "/").replace("~0", "~");
             current = match current {
                 Self::Object(object) => object.get(&token)?,
-                Self::Array(items) => {
-                    if token.len() > 1 && token.starts_with('0') {
-                        return None;
-                    }
-                    items.iter().nth(token.parse::<usize>().ok()?)?
-                }
+                Self::Array(items) => items.iter().nth(array_index(&token)?)?,
                 _ => return None,
             };
         }
@@ -426,6 +416,19 @@ impl<'a> View<'a> {
             _ => false,
         }
     }
+}
+
+/// An RFC 6901 array index: `0` or digits without a leading zero.
+fn array_index(token: &str) -> Option<usize> {
+    if token.is_empty() || (token.len() > 1 && token.starts_with('0')) {
+        return None;
+    }
+    token.bytes().try_fold(0usize, |index, byte| {
+        if !byte.is_ascii_digit() {
+            return None;
+        }
+        index.checked_mul(10)?.checked_add(usize::from(byte - b'0'))
+    })
 }
 
 impl Object {

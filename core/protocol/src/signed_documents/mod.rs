@@ -45,9 +45,14 @@ impl<'c> SignedDocumentCodec<'c> {
     /// The kinds whose schema `document` satisfies (usually one; none for a document that is
     /// no Signed Document). Useful for tools that accept a document of unknown kind.
     pub fn detect_kinds(&self, document: &crate::json::Value) -> Vec<SignedDocumentKind> {
+        self.detect_kinds_of(document.view())
+    }
+
+    /// [`Self::detect_kinds`] of a [`View`](crate::json::View) (a parsed document's root).
+    pub fn detect_kinds_of(&self, document: crate::json::View<'_>) -> Vec<SignedDocumentKind> {
         SignedDocumentKind::ALL
             .into_iter()
-            .filter(|kind| self.catalog.is_valid(kind.schema_file(), document))
+            .filter(|kind| self.catalog.is_valid_view(kind.schema_file(), document))
             .collect()
     }
 
