@@ -64,6 +64,7 @@ __all__ = [
     "LookupOutcome",
     "MembershipView",
     "PROTOCOL_VERSION",
+    "ParseLimits",
     "Preempt",
     "PrincipalEvidence",
     "ProtectedInstant",
@@ -166,7 +167,7 @@ class ParseLimits:
         max_string_bytes: Optional[int] = None,
         max_number_chars: Optional[int] = None,
     ) -> ParseLimits: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 def sha256_prefixed_hex(data: _Buffer) -> str: ...
