@@ -1,0 +1,135 @@
+//! `mwp-fuzz`: stable-Rust fuzzing of every untrusted-input entry point (docs/testing.md).
+//!
+//! ```text
+//! mwp-fuzz --target NAME|all --seconds N [--seed S] [--memory-factor F] [--memory-slack B]
+//!          [--save-findings] [--save-interesting] [--corpus DIR] [--table]
+//! ```
+//!
+//! Prints the seed first (a fresh one unless `--seed` is given), then per target: executions,
+//! exec/s, the share of inputs that reached each stage, the largest peak-allocation/input ratio
+//! and the findings. Exits 1 when an oracle failed.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use missionweaveprotocol_testkit::fuzz::rng::fresh_seed;
+use missionweaveprotocol_testkit::fuzz::runner::{
+    self, Config, MEMORY_SLACK, MemoryProbe, quiet_panics,
+};
+use missionweaveprotocol_testkit::fuzz::{all_targets, corpus, target_by_name};
+use peak_alloc::PeakAlloc;
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
+
+/// Peak bytes live during one call, from the counting allocator (single-threaded loop).
+struct PeakProbe;
+
+impl MemoryProbe for PeakProbe {
+    fn begin(&self) -> usize {
+        ALLOCATOR.reset_peak_usage();
+        ALLOCATOR.current_usage()
+    }
+    fn peak_since(&self, live_at_begin: usize) -> usize {
+        ALLOCATOR.peak_usage().saturating_sub(live_at_begin)
+    }
+}
+
+const USAGE: &str = "usage: mwp-fuzz --target NAME|all --seconds N [--seed S] [--memory-factor F] \
+[--memory-slack BYTES] [--save-findings] [--save-interesting] [--corpus DIR] [--table]";
+
+fn parse_seed(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut target = None;
+    let mut table = false;
+    let mut config = Config {
+        seconds: 10.0,
+        seed: fresh_seed(),
+        memory_factor: None,
+        memory_slack: MEMORY_SLACK,
+        save_findings: false,
+        save_interesting: false,
+        corpus_root: corpus::default_root(),
+    };
+    while let Some(arg) = args.next() {
+        let ok = match arg.as_str() {
+            "--target" => args.next().map(|v| target = Some(v)).is_some(),
+            "--seconds" => args.next().and_then(|v| v.parse().ok()).map(|v| config.seconds = v).is_some(),
+            "--seed" => args.next().and_then(|v| parse_seed(&v)).map(|v| config.seed = v).is_some(),
+            "--memory-factor" => args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .map(|v| config.memory_factor = Some(v))
+                .is_some(),
+            "--memory-slack" => args.next().and_then(|v| v.parse().ok()).map(|v| config.memory_slack = v).is_some(),
+            "--corpus" => args.next().map(|v| config.corpus_root = PathBuf::from(v)).is_some(),
+            "--save-findings" => {
+                config.save_findings = true;
+                true
+            }
+            "--save-interesting" => {
+                config.save_interesting = true;
+                true
+            }
+            "--table" => {
+                table = true;
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    }
+    let targets = match target.as_deref() {
+        Some("all") => all_targets(),
+        Some(name) => match target_by_name(name) {
+            Some(t) => vec![t],
+            None => {
+                let names: Vec<&str> = all_targets().iter().map(|t| t.name()).collect();
+                eprintln!("unknown target {name:?}; targets: {}", names.join(", "));
+                return ExitCode::from(2);
+            }
+        },
+        None => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "mwp-fuzz seed {:#x} ({} s per target; reproduce with --seed {:#x})",
+        config.seed, config.seconds, config.seed
+    );
+    quiet_panics();
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for target in &targets {
+        let stats = runner::run(target.as_ref(), &config, &PeakProbe);
+        println!("{}", stats.report());
+        for path in &stats.saved {
+            println!("  saved {}", path.display());
+        }
+        failed |= !stats.findings.is_empty();
+        rows.push(stats.table_row());
+    }
+    if table {
+        println!("\n| target | seconds | executions | reached (share per stage) | max peak/len | findings |");
+        println!("| --- | --- | --- | --- | --- | --- |");
+        for row in rows {
+            println!("{row}");
+        }
+    }
+    if failed {
+        println!("mwp-fuzz: oracle failures (see FINDING above); seed {:#x}", config.seed);
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}

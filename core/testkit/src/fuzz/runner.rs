@@ -1,0 +1,263 @@
+//! The fuzzing loop: mutate a pool entry, run the target under `catch_unwind` and a memory
+//! probe, keep inputs that reach a new signal, save findings, report per-stage shares.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::{OracleFailure, Outcome, Rng, Target, Verdict, corpus};
+
+/// Memory-bound oracle defaults: `peak <= MEMORY_FACTOR * len + MEMORY_SLACK` once enabled with
+/// `--memory-factor` (the parser rework targets a bound of 4 × the input, issue 9 item 1). The
+/// slack covers the fixed cost of one call (schema catalog lookups, result structs).
+pub const MEMORY_FACTOR: f64 = 4.0;
+/// See [`MEMORY_FACTOR`].
+pub const MEMORY_SLACK: usize = 64 * 1024;
+
+/// The printed peak/len ratio is the largest over inputs of at least this size: below it the
+/// fixed cost of a call (covered by the slack) dominates and says nothing about the parser.
+pub const RATIO_MIN_LEN: usize = 256;
+
+/// Inputs grow by mutation; beyond this they are cut (keeps exec/s and the corpus small).
+pub const MAX_INPUT_BYTES: usize = 64 * 1024;
+
+/// Measures the peak bytes allocated during one call (a counting global allocator in the
+/// binary; [`NoProbe`] in tests).
+pub trait MemoryProbe {
+    /// Starts a measurement; returns the bytes live now.
+    fn begin(&self) -> usize;
+    /// Peak bytes live since `begin`, minus the bytes live at `begin`.
+    fn peak_since(&self, live_at_begin: usize) -> usize;
+}
+
+/// A probe that measures nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProbe;
+
+impl MemoryProbe for NoProbe {
+    fn begin(&self) -> usize {
+        0
+    }
+    fn peak_since(&self, _: usize) -> usize {
+        0
+    }
+}
+
+/// How a run is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub seconds: f64,
+    pub seed: u64,
+    /// `Some(factor)`: assert `peak <= factor * len + slack` (a finding otherwise).
+    pub memory_factor: Option<f64>,
+    pub memory_slack: usize,
+    pub save_findings: bool,
+    pub save_interesting: bool,
+    pub corpus_root: PathBuf,
+}
+
+/// What a run found and measured.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub target: String,
+    pub seconds: f64,
+    pub executions: u64,
+    /// Executions per outcome bucket (the last one counts oracle failures and panics).
+    pub buckets: Vec<u64>,
+    pub bucket_names: Vec<&'static str>,
+    pub max_ratio: f64,
+    pub max_ratio_len: usize,
+    pub max_ratio_peak: usize,
+    pub findings: Vec<String>,
+    pub saved: Vec<PathBuf>,
+    pub signals: usize,
+}
+
+thread_local! {
+    static PANIC_MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Runs `target` once on `input` with the panic oracle: a panic becomes an oracle failure.
+pub fn run_once(target: &dyn Target, input: &[u8]) -> Verdict {
+    match catch_unwind(AssertUnwindSafe(|| target.execute(input))) {
+        Ok(verdict) => verdict,
+        Err(_) => Err(OracleFailure(format!(
+            "panic: {}",
+            PANIC_MESSAGE.with(|m| m.borrow().clone())
+        ))),
+    }
+}
+
+/// Replaces the panic hook by one that records the message silently (the runner reports it).
+pub fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        PANIC_MESSAGE.with(|m| *m.borrow_mut() = info.to_string());
+    }));
+}
+
+/// Greedy minimizer: drops byte ranges while `keep` still holds (bounded work).
+pub fn minimize(input: &[u8], mut keep: impl FnMut(&[u8]) -> bool) -> Vec<u8> {
+    let mut best = input.to_vec();
+    let mut chunk = (best.len() / 2).max(1);
+    let mut budget = 400;
+    while chunk >= 1 && budget > 0 {
+        let mut at = 0;
+        while at < best.len() && budget > 0 {
+            let end = (at + chunk).min(best.len());
+            let mut candidate = best.clone();
+            candidate.drain(at..end);
+            budget -= 1;
+            if keep(&candidate) {
+                best = candidate;
+            } else {
+                at += chunk;
+            }
+        }
+        if chunk == 1 {
+            break;
+        }
+        chunk /= 2;
+    }
+    best
+}
+
+/// Fuzzes `target` for `config.seconds`.
+pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Stats {
+    let names = target.buckets();
+    let mut stats = Stats {
+        target: target.name().to_owned(),
+        buckets: vec![0; names.len() + 1],
+        bucket_names: names.to_vec(),
+        ..Stats::default()
+    };
+    let mut rng = Rng::new(config.seed);
+    let mut pool: Vec<Vec<u8>> = target.seeds();
+    let mut signals: HashSet<String> = HashSet::new();
+    // The committed corpus first: its signals are known, its inputs are mutation bases.
+    let committed = corpus::load(&config.corpus_root, target.name()).unwrap_or_default();
+    for input in pool.iter().chain(committed.iter().map(|(_, b)| b)) {
+        if let Ok(outcome) = run_once(target, input) {
+            signals.insert(outcome.signal);
+        }
+    }
+    pool.extend(committed.into_iter().map(|(_, b)| b));
+    let mut reported: HashSet<String> = HashSet::new();
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(config.seconds);
+    while Instant::now() < deadline {
+        let base = &pool[rng.below(pool.len())];
+        let mut input = target.mutate(&mut rng, base);
+        input.truncate(MAX_INPUT_BYTES);
+        let live = probe.begin();
+        let mut verdict = run_once(target, &input);
+        let peak = probe.peak_since(live);
+        stats.executions += 1;
+        let ratio = peak as f64 / input.len().max(1) as f64;
+        if input.len() >= RATIO_MIN_LEN && ratio > stats.max_ratio {
+            (stats.max_ratio, stats.max_ratio_len, stats.max_ratio_peak) = (ratio, input.len(), peak);
+        }
+        if let Some(factor) = config.memory_factor {
+            let bound = factor * input.len() as f64 + config.memory_slack as f64;
+            if verdict.is_ok() && peak as f64 > bound {
+                verdict = Err(OracleFailure(format!(
+                    "memory: peak {peak} bytes for a {}-byte input exceeds {factor} x len + {}",
+                    input.len(),
+                    config.memory_slack
+                )));
+            }
+        }
+        match verdict {
+            Ok(Outcome { bucket, signal }) => {
+                stats.buckets[bucket.min(names.len() - 1)] += 1;
+                if signals.insert(signal.clone()) {
+                    if config.save_interesting {
+                        let small = minimize(&input, |candidate| {
+                            run_once(target, candidate).is_ok_and(|o| o.signal == signal)
+                        });
+                        if let Ok(path) = corpus::save(&config.corpus_root, target.name(), &small) {
+                            stats.saved.push(path);
+                        }
+                    }
+                    if pool.len() < 4096 {
+                        pool.push(input);
+                    }
+                }
+            }
+            Err(OracleFailure(message)) => {
+                stats.buckets[names.len()] += 1;
+                // One report per distinct first line (a loop that finds the same bug keeps quiet).
+                let key: String = message.chars().take(120).collect();
+                if reported.insert(key) {
+                    eprintln!(
+                        "FINDING [{}] {message}\n  input ({} bytes): {:?}",
+                        target.name(),
+                        input.len(),
+                        String::from_utf8_lossy(&input[..input.len().min(600)])
+                    );
+                    if config.save_findings {
+                        if let Ok(path) = corpus::save(&config.corpus_root, target.name(), &input) {
+                            eprintln!("  saved as {}", path.display());
+                            stats.saved.push(path);
+                        }
+                    }
+                    stats.findings.push(message);
+                }
+            }
+        }
+    }
+    stats.seconds = start.elapsed().as_secs_f64();
+    stats.signals = signals.len();
+    stats
+}
+
+impl Stats {
+    /// Share (percent) of executions that reached bucket `i` or a later one (stage `i + 1` of
+    /// a staged entry point), oracle failures excluded.
+    pub fn reached(&self, i: usize) -> f64 {
+        let total: u64 = self.buckets[..self.bucket_names.len()].iter().sum();
+        let later: u64 = self.buckets[i..self.bucket_names.len()].iter().sum();
+        100.0 * later as f64 / total.max(1) as f64
+    }
+
+    /// A readable report of the run.
+    pub fn report(&self) -> String {
+        let mut out = format!(
+            "[{}] {} executions in {:.1} s ({:.0}/s), {} distinct signals, {} findings\n  reached:",
+            self.target,
+            self.executions,
+            self.seconds,
+            self.executions as f64 / self.seconds.max(1e-9),
+            self.signals,
+            self.findings.len()
+        );
+        for (i, name) in self.bucket_names.iter().enumerate() {
+            out.push_str(&format!(" {name} {:.1}%", self.reached(i)));
+        }
+        out.push_str(&format!(
+            "\n  max peak/len {:.1} over inputs >= {RATIO_MIN_LEN} bytes (peak {} bytes for {} bytes)",
+            self.max_ratio, self.max_ratio_peak, self.max_ratio_len
+        ));
+        out
+    }
+
+    /// One row of the long run's summary table (Markdown).
+    pub fn table_row(&self) -> String {
+        let shares: Vec<String> = self
+            .bucket_names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| format!("{name} {:.1}%", self.reached(i)))
+            .collect();
+        format!(
+            "| {} | {:.0} | {} | {} | {:.1} | {} |",
+            self.target,
+            self.seconds,
+            self.executions,
+            shares.join(", "),
+            self.max_ratio,
+            self.findings.len()
+        )
+    }
+}
