@@ -242,7 +242,10 @@ fn snapshot_integers_beyond_the_exact_json_range_are_refused() {
     let read = SchedulerSnapshot::from_value(&parse(largest.as_bytes()).unwrap()).unwrap();
     assert_eq!(read.next_ticket, 9_007_199_254_740_991);
     let restored = Scheduler::restore(busy_scheduler().policy().clone(), &read).unwrap();
-    assert_eq!(through_text_scheduler(&restored.snapshot()), restored.snapshot());
+    assert_eq!(
+        through_text_scheduler(&restored.snapshot()),
+        restored.snapshot()
+    );
     // Negative: 2^53 + 1 (and a negative key below −(2^53 − 1)) are refused with their path.
     for (bad, path) in [
         (

@@ -3,6 +3,7 @@
 //! ```text
 //! mwp-fuzz --target NAME|all --seconds N [--seed S] [--memory-factor F] [--memory-slack B]
 //!          [--save-findings] [--save-interesting] [--corpus DIR] [--table]
+//! mwp-fuzz --target NAME --replay FILE
 //! ```
 //!
 //! Prints the seed first (a fresh one unless `--seed` is given), then per target: executions,
@@ -36,7 +37,8 @@ impl MemoryProbe for PeakProbe {
 }
 
 const USAGE: &str = "usage: mwp-fuzz --target NAME|all --seconds N [--seed S] [--memory-factor F] \
-[--memory-slack BYTES] [--save-findings] [--save-interesting] [--corpus DIR] [--table]";
+[--memory-slack BYTES] [--save-findings] [--save-interesting] [--corpus DIR] [--table] | \
+mwp-fuzz --target NAME --replay FILE";
 
 fn parse_seed(text: &str) -> Option<u64> {
     match text.strip_prefix("0x") {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut target = None;
     let mut table = false;
+    let mut replay = None;
     let mut config = Config {
         seconds: 10.0,
         seed: fresh_seed(),
@@ -61,15 +64,34 @@ fn main() -> ExitCode {
     while let Some(arg) = args.next() {
         let ok = match arg.as_str() {
             "--target" => args.next().map(|v| target = Some(v)).is_some(),
-            "--seconds" => args.next().and_then(|v| v.parse().ok()).map(|v| config.seconds = v).is_some(),
-            "--seed" => args.next().and_then(|v| parse_seed(&v)).map(|v| config.seed = v).is_some(),
+            "--seconds" => args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .map(|v| config.seconds = v)
+                .is_some(),
+            "--seed" => args
+                .next()
+                .and_then(|v| parse_seed(&v))
+                .map(|v| config.seed = v)
+                .is_some(),
             "--memory-factor" => args
                 .next()
                 .and_then(|v| v.parse().ok())
                 .map(|v| config.memory_factor = Some(v))
                 .is_some(),
-            "--memory-slack" => args.next().and_then(|v| v.parse().ok()).map(|v| config.memory_slack = v).is_some(),
-            "--corpus" => args.next().map(|v| config.corpus_root = PathBuf::from(v)).is_some(),
+            "--memory-slack" => args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .map(|v| config.memory_slack = v)
+                .is_some(),
+            "--replay" => args
+                .next()
+                .map(|v| replay = Some(PathBuf::from(v)))
+                .is_some(),
+            "--corpus" => args
+                .next()
+                .map(|v| config.corpus_root = PathBuf::from(v))
+                .is_some(),
             "--save-findings" => {
                 config.save_findings = true;
                 true
@@ -104,6 +126,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(file) = replay {
+        return replay_file(targets.first().map(|t| t.as_ref()), &file);
+    }
     println!(
         "mwp-fuzz seed {:#x} ({} s per target; reproduce with --seed {:#x})",
         config.seed, config.seconds, config.seed
@@ -121,15 +146,46 @@ fn main() -> ExitCode {
         rows.push(stats.table_row());
     }
     if table {
-        println!("\n| target | seconds | executions | reached (share per stage) | max peak/len | findings |");
+        println!(
+            "\n| target | seconds | executions | reached (share per stage) | max peak/len | findings |"
+        );
         println!("| --- | --- | --- | --- | --- | --- |");
         for row in rows {
             println!("{row}");
         }
     }
     if failed {
-        println!("mwp-fuzz: oracle failures (see FINDING above); seed {:#x}", config.seed);
+        println!(
+            "mwp-fuzz: oracle failures (see FINDING above); seed {:#x}",
+            config.seed
+        );
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Runs one input file through `target` and prints the verdict.
+fn replay_file(
+    target: Option<&dyn missionweaveprotocol_testkit::fuzz::Target>,
+    file: &std::path::Path,
+) -> ExitCode {
+    let (Some(target), Ok(input)) = (target, std::fs::read(file)) else {
+        eprintln!("cannot read {} or no target", file.display());
+        return ExitCode::from(2);
+    };
+    match runner::run_once(target, &input) {
+        Ok(outcome) => {
+            println!(
+                "{}: {} ({})",
+                file.display(),
+                target.buckets()[outcome.bucket],
+                outcome.signal
+            );
+            ExitCode::SUCCESS
+        }
+        Err(failure) => {
+            println!("{}: oracle failure: {failure}", file.display());
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -91,10 +91,7 @@ impl J {
     /// The member `name` of an object, mutably.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut J> {
         match self {
-            J::Obj(members) => members
-                .iter_mut()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v),
+            J::Obj(members) => members.iter_mut().find(|(k, _)| k == name).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -153,7 +150,9 @@ fn write_string(s: &str, out: &mut Vec<u8>) {
         match c {
             '"' => out.extend_from_slice(b"\\\""),
             '\\' => out.extend_from_slice(b"\\\\"),
-            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+            c if (c as u32) < 0x20 => {
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+            }
             c => {
                 let mut buf = [0u8; 4];
                 out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
@@ -239,7 +238,9 @@ fn tweak_timestamp(rng: &mut Rng, s: &str) -> String {
     let mut bytes: Vec<u8> = s.as_bytes().to_vec();
     match rng.below(5) {
         0 => {
-            let digits: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i].is_ascii_digit()).collect();
+            let digits: Vec<usize> = (0..bytes.len())
+                .filter(|&i| bytes[i].is_ascii_digit())
+                .collect();
             if !digits.is_empty() {
                 let i = *rng.pick(&digits);
                 bytes[i] = b'0' + rng.below(10) as u8;
@@ -248,7 +249,9 @@ fn tweak_timestamp(rng: &mut Rng, s: &str) -> String {
         1 => {
             if bytes.last() == Some(&b'Z') {
                 bytes.pop();
-                let zone: &[u8] = rng.pick(&["+00:00", "z", "+01:00", "-00:00", "Z"]).as_bytes();
+                let zone: &[u8] = rng
+                    .pick(&["+00:00", "z", "+01:00", "-00:00", "Z"])
+                    .as_bytes();
                 bytes.extend_from_slice(zone);
             }
         }
@@ -261,8 +264,15 @@ fn tweak_timestamp(rng: &mut Rng, s: &str) -> String {
         3 => {
             // Move the time by a year either way (validity windows, key history).
             if bytes.len() >= 4 && bytes[..4].iter().all(u8::is_ascii_digit) {
-                let year: u32 = std::str::from_utf8(&bytes[..4]).ok().and_then(|y| y.parse().ok()).unwrap_or(2026);
-                let year = if rng.chance(50) { year.saturating_add(1) } else { year.saturating_sub(1) };
+                let year: u32 = std::str::from_utf8(&bytes[..4])
+                    .ok()
+                    .and_then(|y| y.parse().ok())
+                    .unwrap_or(2026);
+                let year = if rng.chance(50) {
+                    year.saturating_add(1)
+                } else {
+                    year.saturating_sub(1)
+                };
                 bytes.splice(0..4, format!("{year:04}").bytes());
             }
         }
@@ -301,21 +311,42 @@ pub fn mutate(rng: &mut Rng, value: &mut J) {
             let m = rng.below(value.count());
             value.nth_mut(m).map(|v| v.clone())
         };
-        let Some(node) = value.nth_mut(n) else { continue };
+        let Some(node) = value.nth_mut(n) else {
+            continue;
+        };
         mutate_node(rng, node, donor);
     }
 }
 
-fn mutate_node(rng: &mut Rng, node: &mut J, donor: Option<J>) {
-    if rng.chance(8) {
-        *node = random_value(rng);
+/// Changes one scalar in place, keeping its type (numbers ±1 or boundary values, strings and
+/// timestamps tweaked, booleans flipped): the shape stays valid, so mutants reach the semantic
+/// checks behind the format checks.
+pub fn tweak_leaf(rng: &mut Rng, value: &mut J) {
+    let leaves: Vec<usize> = (0..value.count())
+        .filter(|&i| matches!(value.nth_mut(i), Some(J::Num(_) | J::Str(_) | J::Bool(_))))
+        .collect();
+    if leaves.is_empty() {
         return;
     }
-    if rng.chance(5) {
-        if let Some(donor) = donor {
-            *node = donor;
+    let n = *rng.pick(&leaves);
+    if let Some(leaf) = value.nth_mut(n) {
+        match leaf {
+            J::Num(_) | J::Str(_) | J::Bool(_) => mutate_node(rng, leaf, None),
+            _ => {}
         }
-        return;
+    }
+}
+
+fn mutate_node(rng: &mut Rng, node: &mut J, donor: Option<J>) {
+    if let Some(donor) = donor {
+        if rng.chance(8) {
+            *node = random_value(rng);
+            return;
+        }
+        if rng.chance(5) {
+            *node = donor;
+            return;
+        }
     }
     match node {
         J::Obj(members) => match rng.below(6) {
@@ -330,7 +361,8 @@ fn mutate_node(rng: &mut Rng, node: &mut J, donor: Option<J>) {
                 members.insert(rng.below(members.len() + 1), copy);
             }
             2 => {
-                let name = (*rng.pick(&["extra", "x-ext", "signature", "kind", "id", "__proto__"])).to_owned();
+                let name = (*rng.pick(&["extra", "x-ext", "signature", "kind", "id", "__proto__"]))
+                    .to_owned();
                 members.push((name, random_value(rng)));
             }
             3 if !members.is_empty() => {
@@ -363,7 +395,10 @@ fn mutate_node(rng: &mut Rng, node: &mut J, donor: Option<J>) {
                 0 => (*rng.pick(NUMBERS)).to_owned(),
                 1 => n
                     .parse::<i64>()
-                    .map(|v| v.wrapping_add(if rng.chance(50) { 1 } else { -1 }).to_string())
+                    .map(|v| {
+                        v.wrapping_add(if rng.chance(50) { 1 } else { -1 })
+                            .to_string()
+                    })
                     .unwrap_or_else(|_| "0".into()),
                 _ => format!("{n}.0"),
             }

@@ -20,6 +20,10 @@ pub const MEMORY_SLACK: usize = 64 * 1024;
 /// fixed cost of a call (covered by the slack) dominates and says nothing about the parser.
 pub const RATIO_MIN_LEN: usize = 256;
 
+/// Kept inputs larger than this are not written to the committed corpus (it stays well under
+/// 1 MB; the large bundle manifests are seeds, replayed from the embedded bundle anyway).
+pub const MAX_SAVED_BYTES: usize = 16 * 1024;
+
 /// Inputs grow by mutation; beyond this they are cut (keeps exec/s and the corpus small).
 pub const MAX_INPUT_BYTES: usize = 64 * 1024;
 
@@ -73,6 +77,8 @@ pub struct Stats {
     pub findings: Vec<String>,
     pub saved: Vec<PathBuf>,
     pub signals: usize,
+    /// Oracle failures matching [`Target::known_open`] (reported, not failing the run).
+    pub known_open: u64,
 }
 
 thread_local! {
@@ -134,6 +140,7 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
     };
     let mut rng = Rng::new(config.seed);
     let mut pool: Vec<Vec<u8>> = target.seeds();
+    let seed_count = pool.len();
     let mut signals: HashSet<String> = HashSet::new();
     // The committed corpus first: its signals are known, its inputs are mutation bases.
     let committed = corpus::load(&config.corpus_root, target.name()).unwrap_or_default();
@@ -143,11 +150,23 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
         }
     }
     pool.extend(committed.into_iter().map(|(_, b)| b));
+    if config.save_interesting {
+        for seed in target.seeds().iter().filter(|s| s.len() <= MAX_SAVED_BYTES) {
+            if let Ok(path) = corpus::save(&config.corpus_root, target.name(), seed) {
+                stats.saved.push(path);
+            }
+        }
+    }
     let mut reported: HashSet<String> = HashSet::new();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(config.seconds);
     while Instant::now() < deadline {
-        let base = &pool[rng.below(pool.len())];
+        // Half the time a seed: kept inputs are mostly invalid already, seeds reach deepest.
+        let base = if rng.chance(50) {
+            &pool[rng.below(seed_count)]
+        } else {
+            &pool[rng.below(pool.len())]
+        };
         let mut input = target.mutate(&mut rng, base);
         input.truncate(MAX_INPUT_BYTES);
         let live = probe.begin();
@@ -156,7 +175,8 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
         stats.executions += 1;
         let ratio = peak as f64 / input.len().max(1) as f64;
         if input.len() >= RATIO_MIN_LEN && ratio > stats.max_ratio {
-            (stats.max_ratio, stats.max_ratio_len, stats.max_ratio_peak) = (ratio, input.len(), peak);
+            (stats.max_ratio, stats.max_ratio_len, stats.max_ratio_peak) =
+                (ratio, input.len(), peak);
         }
         if let Some(factor) = config.memory_factor {
             let bound = factor * input.len() as f64 + config.memory_slack as f64;
@@ -172,7 +192,7 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
             Ok(Outcome { bucket, signal }) => {
                 stats.buckets[bucket.min(names.len() - 1)] += 1;
                 if signals.insert(signal.clone()) {
-                    if config.save_interesting {
+                    if config.save_interesting && input.len() <= MAX_SAVED_BYTES {
                         let small = minimize(&input, |candidate| {
                             run_once(target, candidate).is_ok_and(|o| o.signal == signal)
                         });
@@ -185,6 +205,11 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
                     }
                 }
             }
+            Err(OracleFailure(message))
+                if target.known_open().iter().any(|k| message.contains(k)) =>
+            {
+                stats.known_open += 1;
+            }
             Err(OracleFailure(message)) => {
                 stats.buckets[names.len()] += 1;
                 // One report per distinct first line (a loop that finds the same bug keeps quiet).
@@ -196,11 +221,11 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
                         input.len(),
                         String::from_utf8_lossy(&input[..input.len().min(600)])
                     );
-                    if config.save_findings {
-                        if let Ok(path) = corpus::save(&config.corpus_root, target.name(), &input) {
-                            eprintln!("  saved as {}", path.display());
-                            stats.saved.push(path);
-                        }
+                    if config.save_findings
+                        && let Ok(path) = corpus::save(&config.corpus_root, target.name(), &input)
+                    {
+                        eprintln!("  saved as {}", path.display());
+                        stats.saved.push(path);
                     }
                     stats.findings.push(message);
                 }
@@ -224,13 +249,14 @@ impl Stats {
     /// A readable report of the run.
     pub fn report(&self) -> String {
         let mut out = format!(
-            "[{}] {} executions in {:.1} s ({:.0}/s), {} distinct signals, {} findings\n  reached:",
+            "[{}] {} executions in {:.1} s ({:.0}/s), {} distinct signals, {} findings, {} known open\n  reached:",
             self.target,
             self.executions,
             self.seconds,
             self.executions as f64 / self.seconds.max(1e-9),
             self.signals,
-            self.findings.len()
+            self.findings.len(),
+            self.known_open
         );
         for (i, name) in self.bucket_names.iter().enumerate() {
             out.push_str(&format!(" {name} {:.1}%", self.reached(i)));

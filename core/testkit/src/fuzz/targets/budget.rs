@@ -9,7 +9,7 @@ use missionweaveprotocol::json::{canonical_bytes, parse};
 use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot};
 use missionweaveprotocol_authority::resources::{Currency, Resources};
 
-use super::super::{first_difference, OracleFailure, Outcome, Rng, Target, Verdict, typed_error};
+use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, first_difference, typed_error};
 use super::mutate_json_or_bytes;
 
 const CODES: &[WireCode] = &[
@@ -25,12 +25,17 @@ pub struct BudgetTarget;
 
 fn seed_ledger(deep: bool) -> Option<Vec<u8>> {
     let mut l = BudgetLedger::new();
-    l.register_mission("m", Currency::parse("USD"), Resources::splat(100)).ok()?;
-    l.register_work_item("w1", "m", None, Resources::splat(60)).ok()?;
+    l.register_mission("m", Currency::parse("USD"), Resources::splat(100))
+        .ok()?;
+    l.register_work_item("w1", "m", None, Resources::splat(60))
+        .ok()?;
     if deep {
-        l.register_child_mission("c", "w1", None, Resources::splat(40)).ok()?;
-        l.register_work_item("w2", "c", None, Resources::splat(30)).ok()?;
-        l.register_work_item("w3", "c", Some("w2"), Resources::splat(20)).ok()?;
+        l.register_child_mission("c", "w1", None, Resources::splat(40))
+            .ok()?;
+        l.register_work_item("w2", "c", None, Resources::splat(30))
+            .ok()?;
+        l.register_work_item("w3", "c", Some("w2"), Resources::splat(20))
+            .ok()?;
         l.consume("w3", &Resources::new(1, 2, 3, 4, 5, 6)).ok()?;
         l.consume("w2", &Resources::splat(1)).ok()?;
     } else {
@@ -58,7 +63,10 @@ impl Target for BudgetTarget {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        [seed_ledger(false), seed_ledger(true)].into_iter().flatten().collect()
+        [seed_ledger(false), seed_ledger(true)]
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     fn mutate(&self, rng: &mut Rng, base: &[u8]) -> Vec<u8> {
@@ -70,7 +78,10 @@ impl Target for BudgetTarget {
             Ok(value) => value,
             Err(error) => {
                 let reason = typed_error("budget parse", &error, CODES)?;
-                return Ok(Outcome { bucket: 0, signal: reason });
+                return Ok(Outcome {
+                    bucket: 0,
+                    signal: reason,
+                });
             }
         };
         let snapshot = match BudgetLedgerSnapshot::from_value(&value) {
@@ -79,7 +90,15 @@ impl Target for BudgetTarget {
                 typed_error("budget format", &error, CODES)?;
                 return Ok(Outcome {
                     bucket: 1,
-                    signal: format!("format:{}", error.path.split('/').filter(|s| s.parse::<usize>().is_err()).collect::<Vec<_>>().join("/")),
+                    signal: format!(
+                        "format:{}",
+                        error
+                            .path
+                            .split('/')
+                            .filter(|s| s.parse::<usize>().is_err())
+                            .collect::<Vec<_>>()
+                            .join("/")
+                    ),
                 });
             }
         };
@@ -87,18 +106,27 @@ impl Target for BudgetTarget {
             Ok(ledger) => ledger,
             Err(error) => {
                 let reason = typed_error("budget rebuild", &error, CODES)?;
-                return Ok(Outcome { bucket: 2, signal: format!("rebuild:{reason}") });
+                return Ok(Outcome {
+                    bucket: 2,
+                    signal: format!("rebuild:{reason}"),
+                });
             }
         };
         let first = ledger.snapshot();
-        let again = through_text(&first)
-            .map_err(|e| OracleFailure(format!("a rebuilt ledger does not restore from its own snapshot: {e}")))?;
+        let again = through_text(&first).map_err(|e| {
+            OracleFailure(format!(
+                "a rebuilt ledger does not restore from its own snapshot: {e}"
+            ))
+        })?;
         if again != first {
             return Err(OracleFailure(format!(
                 "budget round trip changed the ledger: {}",
                 first_difference(&first, &again)
             )));
         }
-        Ok(Outcome { bucket: 3, signal: format!("accepted:{}", first.missions.len().min(4)) })
+        Ok(Outcome {
+            bucket: 3,
+            signal: format!("accepted:{}", first.missions.len().min(4)),
+        })
     }
 }

@@ -60,7 +60,10 @@ impl Target for LeaseTarget {
                     LeaseDocumentError::Schema(_) => 1,
                     _ => 2,
                 };
-                return Ok(Outcome { bucket, signal: format!("{bucket}:{reason}") });
+                return Ok(Outcome {
+                    bucket,
+                    signal: format!("{bucket}:{reason}"),
+                });
             }
         };
         let text = match lease.to_json_string() {
@@ -78,7 +81,9 @@ impl Target for LeaseTarget {
             .to_json_string()
             .map_err(|e| OracleFailure(format!("a re-read lease cannot be written: {e:?}")))?;
         if again != text {
-            return Err(OracleFailure("lease round trip changed the document".into()));
+            return Err(OracleFailure(
+                "lease round trip changed the document".into(),
+            ));
         }
         let _ = lease.state_at(UnixMillis(1_784_075_400_000));
         Ok(Outcome {

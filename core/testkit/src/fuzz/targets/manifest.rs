@@ -111,24 +111,25 @@ impl Target for ManifestTarget {
         canonical_bytes(&report.to_value())
             .map_err(|e| OracleFailure(format!("the report does not serialize: {e}")))?;
         if report.ok() && parse(bytes).is_err() {
-            return Err(OracleFailure("a manifest that is not strict JSON passed".into()));
+            return Err(OracleFailure(
+                "a manifest that is not strict JSON passed".into(),
+            ));
         }
         if embedded_file(path) == Some(bytes) && !report.ok() {
-            return Err(OracleFailure("the unmodified manifest does not pass".into()));
+            return Err(OracleFailure(
+                "the unmodified manifest does not pass".into(),
+            ));
         }
         let bucket = if report.ok() {
             2
         } else {
             usize::from(report.total > 0)
         };
-        let first = report
-            .failures
-            .first()
-            .map(|f| f.message.chars().take_while(|c| !c.is_ascii_digit()).take(40).collect::<String>())
-            .unwrap_or_default();
+        let integrity = report.failures.iter().any(|f| f.id == "integrity");
+        let failed = report.failures.len().min(3);
         Ok(Outcome {
             bucket,
-            signal: format!("{path}:{bucket}:{first}"),
+            signal: format!("{path}:{bucket}:{integrity}:{failed}"),
         })
     }
 }

@@ -108,23 +108,36 @@ impl Target for RegistryTarget {
         };
         if let Some(value) = J::parse(input) {
             let again = KeyRegistrySnapshot::from_bytes(&value.to_bytes()).map_err(|e| {
-                OracleFailure(format!("accepted evidence refused after re-serializing: {e:?}"))
+                OracleFailure(format!(
+                    "accepted evidence refused after re-serializing: {e:?}"
+                ))
             })?;
-            if again.organization_id() != snapshot.organization_id() || again.len() != snapshot.len() {
-                return Err(OracleFailure("re-serialized evidence gives another snapshot".into()));
+            if again.organization_id() != snapshot.organization_id()
+                || again.len() != snapshot.len()
+            {
+                return Err(OracleFailure(
+                    "re-serialized evidence gives another snapshot".into(),
+                ));
             }
             for key_id in key_ids(&value) {
                 let facts = |s: &KeyRegistrySnapshot| s.binding(&key_id).map(binding_facts);
                 if facts(&snapshot) != facts(&again) {
-                    return Err(OracleFailure(format!("binding {key_id} changed after re-serializing")));
+                    return Err(OracleFailure(format!(
+                        "binding {key_id} changed after re-serializing"
+                    )));
                 }
             }
         }
-        let signal = match self.codec.verify(SignedDocumentKind::Command, &self.command, &resolver) {
+        let signal = match self
+            .codec
+            .verify(SignedDocumentKind::Command, &self.command, &resolver)
+        {
             Ok(_) => "accepted:verifies".to_owned(),
             Err(error) => {
                 if error.wire_code() != error.stage.wire_code() {
-                    return Err(OracleFailure("verify against evidence: wire code of another stage".into()));
+                    return Err(OracleFailure(
+                        "verify against evidence: wire code of another stage".into(),
+                    ));
                 }
                 format!("accepted:{}", error.reason)
             }

@@ -13,7 +13,7 @@ use missionweaveprotocol_authority::scheduler::{
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 
-use super::super::{first_difference, OracleFailure, Outcome, Rng, Target, Verdict, typed_error};
+use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, first_difference, typed_error};
 use super::mutate_json_or_bytes;
 
 const CODES: &[WireCode] = &[
@@ -67,7 +67,12 @@ fn seed(busy: bool) -> Option<Vec<u8>> {
             reason: "waiting for input".into(),
         };
         s.apply(&ids[0], blocked, UnixMillis(T0 + 21)).ok()?;
-        s.apply(&ids[1], Transition::Completed { generation: 1 }, UnixMillis(T0 + 22)).ok()?;
+        s.apply(
+            &ids[1],
+            Transition::Completed { generation: 1 },
+            UnixMillis(T0 + 22),
+        )
+        .ok()?;
     }
     canonical_bytes(&s.snapshot().to_value()).ok()
 }
@@ -76,7 +81,9 @@ fn through_text(snapshot: &SchedulerSnapshot) -> Result<SchedulerSnapshot, Strin
     let text = canonical_bytes(&snapshot.to_value()).map_err(|e| e.to_string())?;
     let value = parse(&text).map_err(|e| e.to_string())?;
     let read = SchedulerSnapshot::from_value(&value).map_err(|e| format!("{e:?}"))?;
-    Ok(Scheduler::restore(policy(), &read).map_err(|e| format!("{e:?}"))?.snapshot())
+    Ok(Scheduler::restore(policy(), &read)
+        .map_err(|e| format!("{e:?}"))?
+        .snapshot())
 }
 
 impl Target for SchedulerTarget {
@@ -101,27 +108,42 @@ impl Target for SchedulerTarget {
             Ok(value) => value,
             Err(error) => {
                 let reason = typed_error("scheduler parse", &error, CODES)?;
-                return Ok(Outcome { bucket: 0, signal: reason });
+                return Ok(Outcome {
+                    bucket: 0,
+                    signal: reason,
+                });
             }
         };
         let snapshot = match SchedulerSnapshot::from_value(&value) {
             Ok(snapshot) => snapshot,
             Err(error) => {
                 typed_error("scheduler format", &error, CODES)?;
-                let path: Vec<&str> = error.path.split('/').filter(|s| s.parse::<usize>().is_err()).collect();
-                return Ok(Outcome { bucket: 1, signal: format!("format:{}", path.join("/")) });
+                let path: Vec<&str> = error
+                    .path
+                    .split('/')
+                    .filter(|s| s.parse::<usize>().is_err())
+                    .collect();
+                return Ok(Outcome {
+                    bucket: 1,
+                    signal: format!("format:{}", path.join("/")),
+                });
             }
         };
         let mut scheduler = match Scheduler::restore(policy(), &snapshot) {
             Ok(scheduler) => scheduler,
             Err(error) => {
                 let reason = typed_error("scheduler restore", &error, CODES)?;
-                return Ok(Outcome { bucket: 2, signal: format!("restore:{reason}") });
+                return Ok(Outcome {
+                    bucket: 2,
+                    signal: format!("restore:{reason}"),
+                });
             }
         };
         let first = scheduler.snapshot();
         let again = through_text(&first).map_err(|e| {
-            OracleFailure(format!("a restored scheduler does not restore from its own snapshot: {e}"))
+            OracleFailure(format!(
+                "a restored scheduler does not restore from its own snapshot: {e}"
+            ))
         })?;
         if again != first {
             return Err(OracleFailure(format!(

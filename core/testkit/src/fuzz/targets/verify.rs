@@ -67,7 +67,9 @@ impl Default for VerifyTarget {
 }
 
 fn fixture_key(name: &str) -> Option<SigningKey> {
-    let fixture = J::parse(&bundle_file(&format!("cryptography/keys/signing-{name}.json")))?;
+    let fixture = J::parse(&bundle_file(&format!(
+        "cryptography/keys/signing-{name}.json"
+    )))?;
     let J::Str(key_id) = fixture.get("keyId")? else {
         return None;
     };
@@ -79,7 +81,10 @@ fn fixture_key(name: &str) -> Option<SigningKey> {
 }
 
 /// Splits `<header>\n<document>` into the kind, the expected outcomes and the document.
-fn split(input: &[u8]) -> Option<(SignedDocumentKind, Option<Vec<String>>, &[u8])> {
+/// A verify input: kind, expected outcomes (from `expect=`), document bytes.
+type Parts<'a> = (SignedDocumentKind, Option<Vec<String>>, &'a [u8]);
+
+fn split(input: &[u8]) -> Option<Parts<'_>> {
     let newline = input.iter().position(|&b| b == b'\n')?;
     let header = std::str::from_utf8(&input[..newline]).ok()?;
     let mut words = header.split(' ');
@@ -173,8 +178,15 @@ impl VerifyTarget {
 
     /// Mutates the value, re-signs it with the right key or a wrong one, and sometimes edits
     /// the envelope afterwards. Returns the document and what the verifier must conclude.
-    fn resign(&self, rng: &mut Rng, kind: SignedDocumentKind, doc: &J) -> Option<(Vec<u8>, Option<&'static str>)> {
-        let right = key_id_of(doc).and_then(|id| self.key(&id)).or_else(|| self.keys.first())?;
+    fn resign(
+        &self,
+        rng: &mut Rng,
+        kind: SignedDocumentKind,
+        doc: &J,
+    ) -> Option<(Vec<u8>, Option<&'static str>)> {
+        let right = key_id_of(doc)
+            .and_then(|id| self.key(&id))
+            .or_else(|| self.keys.first())?;
         let mut unsigned = doc.clone();
         unsigned.remove("signature");
         if rng.chance(70) {
@@ -290,7 +302,10 @@ impl Target for VerifyTarget {
         let (outcome, signal) = match self.codec.verify(kind, document, &self.registry) {
             Ok(verified) => {
                 let binding = self.registry.binding(&verified.key_id).ok_or_else(|| {
-                    OracleFailure(format!("accepted with key {} not in the Registry", verified.key_id))
+                    OracleFailure(format!(
+                        "accepted with key {} not in the Registry",
+                        verified.key_id
+                    ))
                 })?;
                 if binding.principal != verified.principal {
                     return Err(OracleFailure(format!(
@@ -299,7 +314,9 @@ impl Target for VerifyTarget {
                     )));
                 }
                 let legitimate = match self.key(&verified.key_id) {
-                    Some(key) => encode_base64url(&key.sign(&verified.signing_bytes)) == verified.signature,
+                    Some(key) => {
+                        encode_base64url(&key.sign(&verified.signing_bytes)) == verified.signature
+                    }
                     None => self.seed_hashes.contains(&verified.signing_hash),
                 };
                 if !legitimate {
@@ -316,7 +333,11 @@ impl Target for VerifyTarget {
                 }
                 let reason = typed_error("verify", &error, &[error.stage.wire_code()])?;
                 if error.wire_code() != error.stage.wire_code() {
-                    return Err(OracleFailure(format!("stage {:?} with wire code {}", error.stage, error.wire_code().as_str())));
+                    return Err(OracleFailure(format!(
+                        "stage {:?} with wire code {}",
+                        error.stage,
+                        error.wire_code().as_str()
+                    )));
                 }
                 if error.stage != Stage::Parse && parse(document).is_err() {
                     return Err(OracleFailure(format!(
@@ -330,12 +351,12 @@ impl Target for VerifyTarget {
                 )
             }
         };
-        if let Some(expect) = expect {
-            if !expect.contains(&outcome) {
-                return Err(OracleFailure(format!(
-                    "expected one of {expect:?}, got {outcome} ({signal})"
-                )));
-            }
+        if let Some(expect) = expect
+            && !expect.contains(&outcome)
+        {
+            return Err(OracleFailure(format!(
+                "expected one of {expect:?}, got {outcome} ({signal})"
+            )));
         }
         let bucket = outcome.parse::<usize>().map_or(6, |stage| stage - 1);
         Ok(Outcome { bucket, signal })
