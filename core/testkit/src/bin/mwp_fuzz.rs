@@ -3,6 +3,7 @@
 //! ```text
 //! mwp-fuzz --target NAME|all --seconds N [--seed S] [--memory-factor F] [--memory-slack B]
 //!          [--save-findings] [--save-interesting] [--corpus DIR] [--table]
+//!          [--save-max-ratio DIR]
 //! mwp-fuzz --target NAME --replay FILE
 //! ```
 //!
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 
 use missionweaveprotocol_testkit::fuzz::rng::fresh_seed;
 use missionweaveprotocol_testkit::fuzz::runner::{
-    self, Config, MEMORY_SLACK, MemoryProbe, quiet_panics,
+    self, Config, MEMORY_ASSERT_BY_DEFAULT, MEMORY_FACTOR, MEMORY_SLACK, MemoryProbe, quiet_panics,
 };
 use missionweaveprotocol_testkit::fuzz::{all_targets, corpus, target_by_name};
 use peak_alloc::PeakAlloc;
@@ -37,7 +38,7 @@ impl MemoryProbe for PeakProbe {
 }
 
 const USAGE: &str = "usage: mwp-fuzz --target NAME|all --seconds N [--seed S] [--memory-factor F] \
-[--memory-slack BYTES] [--save-findings] [--save-interesting] [--corpus DIR] [--table] | \
+[--memory-slack BYTES] [--save-findings] [--save-interesting] [--corpus DIR] [--table] [--save-max-ratio DIR] | \
 mwp-fuzz --target NAME --replay FILE";
 
 fn parse_seed(text: &str) -> Option<u64> {
@@ -52,10 +53,11 @@ fn main() -> ExitCode {
     let mut target = None;
     let mut table = false;
     let mut replay = None;
+    let mut save_max_ratio: Option<PathBuf> = None;
     let mut config = Config {
         seconds: 10.0,
         seed: fresh_seed(),
-        memory_factor: None,
+        memory_factor: MEMORY_ASSERT_BY_DEFAULT.then_some(MEMORY_FACTOR),
         memory_slack: MEMORY_SLACK,
         save_findings: false,
         save_interesting: false,
@@ -83,6 +85,10 @@ fn main() -> ExitCode {
                 .next()
                 .and_then(|v| v.parse().ok())
                 .map(|v| config.memory_slack = v)
+                .is_some(),
+            "--save-max-ratio" => args
+                .next()
+                .map(|v| save_max_ratio = Some(PathBuf::from(v)))
                 .is_some(),
             "--replay" => args
                 .next()
@@ -142,12 +148,21 @@ fn main() -> ExitCode {
         for path in &stats.saved {
             println!("  saved {}", path.display());
         }
+        if let Some(dir) = &save_max_ratio {
+            let path = dir.join(format!("{}-max-ratio", stats.target));
+            if std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&path, &stats.max_ratio_input))
+                .is_ok()
+            {
+                println!("  max-ratio input saved as {}", path.display());
+            }
+        }
         failed |= !stats.findings.is_empty();
         rows.push(stats.table_row());
     }
     if table {
         println!(
-            "\n| target | seconds | executions | reached (share per stage) | max peak/len | findings |"
+            "\n| target | seconds | executions | reached (share per stage) | max peak/len (>= 256 B / >= 4 KiB) | findings |"
         );
         println!("| --- | --- | --- | --- | --- | --- |");
         for row in rows {
@@ -173,7 +188,13 @@ fn replay_file(
         eprintln!("cannot read {} or no target", file.display());
         return ExitCode::from(2);
     };
-    match runner::run_once(target, &input) {
+    // Twice: the first call may fill process-wide caches (schema catalog, Registry cache).
+    let _ = runner::run_once(target, &input);
+    let live = PeakProbe.begin();
+    let verdict = runner::run_once(target, &input);
+    let peak = PeakProbe.peak_since(live);
+    println!("peak {peak} bytes for {} bytes of input", input.len());
+    match verdict {
         Ok(outcome) => {
             println!(
                 "{}: {} ({})",

@@ -60,6 +60,11 @@ pub trait Target {
     fn known_open(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Whether the memory-bound oracle applies: the input is all the call reads (not so for
+    /// `manifest`, whose run reads and compiles the whole bundle besides the manifest).
+    fn memory_bounded(&self) -> bool {
+        true
+    }
 }
 
 /// Every target, in the order the long run uses.

@@ -376,6 +376,13 @@ fn mutate_node(rng: &mut Rng, node: &mut J, donor: Option<J>) {
             }
             _ => members.reverse(),
         },
+        J::Arr(items) if rng.chance(4) && !items.is_empty() => {
+            // Amplification shapes (issue 9 item 1): many copies of one element, so the memory
+            // oracle sees large inputs too (the runner cuts inputs at 64 KiB).
+            let copy = items[rng.below(items.len())].clone();
+            let n = 16 << rng.below(7);
+            items.extend(std::iter::repeat_n(copy, n));
+        }
         J::Arr(items) => match rng.below(4) {
             0 if !items.is_empty() => {
                 let i = rng.below(items.len());

@@ -87,6 +87,10 @@ impl Target for ManifestTarget {
         }
     }
 
+    fn memory_bounded(&self) -> bool {
+        false
+    }
+
     fn execute(&self, input: &[u8]) -> Verdict {
         let Some((path, bytes)) = split(input) else {
             return Ok(Outcome {

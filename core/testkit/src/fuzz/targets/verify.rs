@@ -23,6 +23,7 @@ use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::parse;
 use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
 use missionweaveprotocol::{KeyRegistrySnapshot, SignedDocumentCodec, SignedDocumentKind, Stage};
+use missionweaveprotocol_ffi::RegistryHandle;
 
 use super::super::mutate_json::{self, J};
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, mutate_bytes, typed_error};
@@ -56,6 +57,8 @@ const UNREGISTERED_KEY_ID: &str = "urn:missionweaveprotocol:key:fuzz-unregistere
 pub struct VerifyTarget {
     codec: SignedDocumentCodec<'static>,
     registry: Arc<KeyRegistrySnapshot>,
+    /// The same Registry as the bindings hold it (the FFI layer every binding calls).
+    handle: RegistryHandle,
     keys: Vec<SigningKey>,
     seed_hashes: HashSet<String>,
 }
@@ -152,6 +155,7 @@ impl VerifyTarget {
             .collect();
         Self {
             codec,
+            handle: RegistryHandle::new(&bundle_file("cryptography/keys/registry-valid.json")),
             registry,
             keys,
             seed_hashes,
@@ -163,6 +167,45 @@ impl VerifyTarget {
             "cryptography/vectors/signed-documents/valid/{}.json",
             kind.as_str()
         ))
+    }
+
+    /// Oracle: the FFI call the bindings make (`{"ok":…}` / `{"error":…}` JSON) agrees with the
+    /// codec: same verdict, same wire code, stage and reason, and the envelope is JSON.
+    fn check_ffi(
+        &self,
+        kind: SignedDocumentKind,
+        document: &[u8],
+        outcome: &str,
+        signal: &str,
+    ) -> Result<(), OracleFailure> {
+        let envelope = missionweaveprotocol_ffi::verify(kind.as_str(), document, &self.handle);
+        // An accepted envelope is followed by a line with the signing bytes (for JavaScript).
+        let head = envelope.split('\n').next().unwrap_or_default();
+        let value = J::parse(head.as_bytes())
+            .ok_or_else(|| OracleFailure(format!("FFI envelope is not JSON: {envelope}")))?;
+        let agrees = match (value.get("ok"), value.get("error")) {
+            (Some(_), None) => outcome == "ok",
+            (None, Some(error)) => {
+                let text = |name: &str| match error.get(name) {
+                    Some(J::Str(text)) => text.clone(),
+                    _ => String::new(),
+                };
+                outcome != "ok"
+                    && text("code")
+                        == Stage::ALL[outcome.parse::<usize>().unwrap_or(1) - 1]
+                            .wire_code()
+                            .as_str()
+                    && signal == format!("{}:{}", text("stage"), text("reason"))
+            }
+            _ => false,
+        };
+        if agrees {
+            Ok(())
+        } else {
+            Err(OracleFailure(format!(
+                "FFI verify disagrees with the codec ({outcome} {signal}): {envelope}"
+            )))
+        }
     }
 
     fn key(&self, key_id: &str) -> Option<&SigningKey> {
@@ -215,7 +258,13 @@ impl VerifyTarget {
             seed[0] = rng.below(256) as u8;
             (SigningKey::from_seed(UNREGISTERED_KEY_ID, &seed), "4")
         };
-        let signed = self.sign(kind, &unsigned, &key)?;
+        let Some(signed) = self.sign(kind, &unsigned, &key) else {
+            // The signer refused the mutant (schema): send it under the old signature instead.
+            if let Some(signature) = doc.get("signature") {
+                unsigned.set("signature", signature.clone());
+            }
+            return Some((unsigned.to_bytes(), None));
+        };
         if rng.chance(25) {
             let mut value = J::parse(&signed)?;
             match rng.below(3) {
@@ -351,6 +400,7 @@ impl Target for VerifyTarget {
                 )
             }
         };
+        self.check_ffi(kind, document, &outcome, &signal)?;
         if let Some(expect) = expect
             && !expect.contains(&outcome)
         {
