@@ -230,13 +230,6 @@ impl VerifyTarget {
         let right = key_id_of(doc)
             .and_then(|id| self.key(&id))
             .or_else(|| self.keys.first())?;
-        let mut unsigned = doc.clone();
-        unsigned.remove("signature");
-        if rng.chance(70) {
-            mutate_json::mutate(rng, &mut unsigned);
-            // Mutating the signature member into existence again is not a re-signable document.
-            unsigned.remove("signature");
-        }
         let choice = rng.below(100);
         let (key, mut expect) = if choice < 70 {
             // The right key: valid unless the protected time left the key's validity (stage 4).
@@ -258,8 +251,28 @@ impl VerifyTarget {
             seed[0] = rng.below(256) as u8;
             (SigningKey::from_seed(UNREGISTERED_KEY_ID, &seed), "4")
         };
-        let Some(signed) = self.sign(kind, &unsigned, &key) else {
-            // The signer refused the mutant (schema): send it under the old signature instead.
+        // Up to three mutants of the body; the signer refuses those the schema does not allow.
+        let mut unsigned = doc.clone();
+        let mut signed = None;
+        for _ in 0..3 {
+            unsigned = doc.clone();
+            unsigned.remove("signature");
+            match rng.below(100) {
+                0..45 => {
+                    (0..=rng.below(2)).for_each(|_| mutate_json::tweak_leaf(rng, &mut unsigned))
+                }
+                45..75 => mutate_json::mutate(rng, &mut unsigned),
+                _ => {}
+            }
+            // Mutating the signature member into existence again is not a re-signable document.
+            unsigned.remove("signature");
+            signed = self.sign(kind, &unsigned, &key);
+            if signed.is_some() {
+                break;
+            }
+        }
+        let Some(signed) = signed else {
+            // Every mutant was refused (schema): send the last one under the old signature.
             if let Some(signature) = doc.get("signature") {
                 unsigned.set("signature", signature.clone());
             }
@@ -318,18 +331,22 @@ impl Target for VerifyTarget {
         if roll < 10 {
             return join(kind, None, &mutate_bytes::mutate(rng, document));
         }
-        if roll < 15 {
+        if roll < 13 {
             return join(*rng.pick(&SignedDocumentKind::ALL), None, document);
         }
         let Some(mut value) = J::parse(document) else {
             return join(kind, None, &mutate_bytes::mutate(rng, document));
         };
-        if roll < 40 {
+        if roll < 30 {
             // Value-level edits under the original signature: the signature must now fail.
-            mutate_json::mutate(rng, &mut value);
+            if rng.chance(50) {
+                mutate_json::tweak_leaf(rng, &mut value);
+            } else {
+                mutate_json::mutate(rng, &mut value);
+            }
             return join(kind, None, &value.to_bytes());
         }
-        if roll < 50 {
+        if roll < 40 {
             // Only an unmodified seed is known to pass stages 1, 2 and 4.
             let is_seed = Self::seed_document(kind) == document;
             let expect = (flip_signature(&mut value, rng) && is_seed).then_some("3,6");
