@@ -4,14 +4,18 @@
 //! Oracles: no panic; errors are [`FrameError`]s with `PROTOCOL_VIOLATION`,
 //! `SCHEMA_VALIDATION_FAILED` or `UNSUPPORTED_VERSION`; an accepted frame re-encodes and parses
 //! back to the same value (round trip); a received `COMMAND` frame's Command bytes are a slice
-//! of the input that is itself a JSON object; both parsers agree on non-`COMMAND` frames.
+//! of the input that is itself a JSON object, and verifying them (as a gateway does next) gives a
+//! typed stage error or a verified Command; both parsers agree on non-`COMMAND` frames.
 //!
 //! [`FrameError`]: missionweaveprotocol::wire::FrameError
 
-use missionweaveprotocol::WireCode;
+use missionweaveprotocol::bundle::embedded_file;
 use missionweaveprotocol::json::parse;
 use missionweaveprotocol::wire::{
     FrameType, ReceivedFrame, encode_frame, parse_frame, parse_received_frame,
+};
+use missionweaveprotocol::{
+    AgentRegistryKeyResolver, SignedDocumentCodec, SignedDocumentKind, WireCode,
 };
 
 use super::super::mutate_json::J;
@@ -81,10 +85,28 @@ impl Target for FramesTarget {
                 if !parse(bytes).is_ok_and(|v| v.as_object().is_some()) {
                     return Err(OracleFailure("COMMAND bytes are not a JSON object".into()));
                 }
-                Ok(Outcome {
-                    bucket: 2,
-                    signal: "accepted:COMMAND".into(),
-                })
+                // What a gateway does next: the six stages on the exact nested bytes.
+                let registry = AgentRegistryKeyResolver::new(
+                    embedded_file("cryptography/keys/registry-valid.json").unwrap_or_default(),
+                );
+                let signal = match SignedDocumentCodec::new().verify(
+                    SignedDocumentKind::Command,
+                    bytes,
+                    &registry,
+                ) {
+                    Ok(_) => "accepted:COMMAND:verified".to_owned(),
+                    Err(error) if error.wire_code() == error.stage.wire_code() => {
+                        format!("accepted:COMMAND:{}", error.stage.as_str())
+                    }
+                    Err(error) => {
+                        return Err(OracleFailure(format!(
+                            "nested Command: stage {:?} with wire code {}",
+                            error.stage,
+                            error.wire_code().as_str()
+                        )));
+                    }
+                };
+                Ok(Outcome { bucket: 2, signal })
             }
             (Ok(ReceivedFrame::Other(frame)), Ok(again)) => {
                 if !frame.value.json_eq(&again.value) {
