@@ -16,7 +16,10 @@ cargo test --locked --workspace
 cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-authority -p missionweaveprotocol-ffi \
   --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
 cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-authority --examples
-target/release/examples/fuzz_verify 10
+# Short fuzz run of every target (docs/testing.md): a fresh seed each run, printed first, so a
+# failure is reproduced with `--seed`; 4 s per target (7 targets, ~30 s). Exits 1 on a finding.
+cargo build --release --locked -p missionweaveprotocol-testkit --bin mwp-fuzz
+target/release/mwp-fuzz --target all --seconds 4
 # The programs a new user copies (examples/rust): each must exit 0; the signing flow's and the
 # authority scenario's outputs are fixed (fixed seed, time as an argument).
 cargo build --release --locked -p missionweaveprotocol-examples

@@ -74,8 +74,20 @@ pub fn live_bytes() -> usize {
 /// Runs `work` and returns the peak of live bytes it added on this thread above what was
 /// live when it started, with its result.
 pub fn peak_of<T>(work: impl FnOnce() -> T) -> (usize, T) {
-    let base = live_bytes();
-    PEAK.with(|peak| peak.set(base));
+    let base = begin();
     let result = work();
-    (PEAK.with(Cell::get).saturating_sub(base), result)
+    (peak_since(base), result)
+}
+
+/// Starts a measurement on this thread: the peak is reset to the live bytes, which are
+/// returned (pair with [`peak_since`]).
+pub fn begin() -> usize {
+    let live = live_bytes();
+    PEAK.with(|peak| peak.set(live));
+    live
+}
+
+/// The peak of live bytes on this thread since [`begin`] returned `live_at_begin`, above it.
+pub fn peak_since(live_at_begin: usize) -> usize {
+    PEAK.with(Cell::get).saturating_sub(live_at_begin)
 }

@@ -8,7 +8,7 @@
 //! document can still describe an inconsistent ledger or queue; [`BudgetLedger::rebuild`] and
 //! [`Scheduler::restore`] check that.
 //!
-//! Integers are exact JSON numbers except the Scheduler's 128-bit stride passes
+//! Integers are exact JSON numbers (within ±(2^53 − 1)) except the Scheduler's 128-bit stride passes
 //! (`pass`, `virtualTime`), which are decimal strings because they exceed 2^53.
 //!
 //! [`BudgetLedger::rebuild`]: crate::budget::BudgetLedger::rebuild
@@ -171,11 +171,15 @@ pub(crate) fn as_string(v: &Value, path: &str) -> Result<String> {
     }
 }
 
+/// An exact JSON integer: within ±(2^53 − 1), the range every JSON reader and the RFC 8785
+/// writer represent exactly (§2, I-JSON). A larger one would be read here but written back
+/// rounded (`9007199254740993` → `…992`), so a restored state would not survive its own
+/// snapshot (found by the `scheduler` fuzz target).
 pub(crate) fn as_i64(v: &Value, path: &str) -> Result<i64> {
     match v.as_number() {
         Some(n) if n.decimal().is_integer() => match n.as_i64() {
-            Some(i) => Ok(i),
-            None => fail(path, "integer out of the 64-bit range"),
+            Some(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER => Ok(i),
+            _ => fail(path, "integer outside the exact JSON range ±(2^53 - 1)"),
         },
         _ => fail(path, "expected an integer"),
     }

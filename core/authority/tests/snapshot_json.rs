@@ -228,3 +228,41 @@ fn scheduler_snapshot_rejects_malformed_documents() {
         assert_eq!(err.path, path, "{bad}");
     }
 }
+
+/// Integers are read only within ±(2^53 − 1): beyond, the RFC 8785 writer would round them and
+/// a restored Scheduler would not survive its own snapshot (a `scheduler` fuzz finding:
+/// `"key": 9007199254740993` came back as `…992`). The largest exact value round-trips.
+#[test]
+fn snapshot_integers_beyond_the_exact_json_range_are_refused() {
+    let snap = busy_scheduler().snapshot();
+    let text = String::from_utf8(canonical_bytes(&snap.to_value()).unwrap()).unwrap();
+    let next_ticket = format!("\"nextTicket\":{}", snap.next_ticket);
+    // Positive: 2^53 − 1 is exact, read, restored and written back unchanged.
+    let largest = text.replacen(&next_ticket, "\"nextTicket\":9007199254740991", 1);
+    let read = SchedulerSnapshot::from_value(&parse(largest.as_bytes()).unwrap()).unwrap();
+    assert_eq!(read.next_ticket, 9_007_199_254_740_991);
+    let restored = Scheduler::restore(busy_scheduler().policy().clone(), &read).unwrap();
+    assert_eq!(
+        through_text_scheduler(&restored.snapshot()),
+        restored.snapshot()
+    );
+    // Negative: 2^53 + 1 (and a negative key below −(2^53 − 1)) are refused with their path.
+    for (bad, path) in [
+        (
+            text.replacen(&next_ticket, "\"nextTicket\":9007199254740993", 1),
+            "/nextTicket",
+        ),
+        (
+            text.replacen("\"key\":", "\"key\":-9007199254740992,\"keyX\":", 1),
+            "/records/0/key",
+        ),
+    ] {
+        let err = SchedulerSnapshot::from_value(&parse(bad.as_bytes()).unwrap()).unwrap_err();
+        assert_eq!(err.path, path, "{bad}");
+        assert_eq!(err.code(), WireCode::InternalError);
+    }
+    // The budget ledger's reader shares the rule.
+    let budget = br#"{"version":9007199254740993,"missions":[],"workItems":[]}"#;
+    let err = BudgetLedgerSnapshot::from_value(&parse(budget).unwrap()).unwrap_err();
+    assert_eq!(err.path, "/version");
+}

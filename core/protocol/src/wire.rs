@@ -5,7 +5,7 @@
 use core::fmt;
 
 use crate::error::WireCode;
-use crate::json::{Document, Object, ParseLimits, Value, View, canonical_bytes};
+use crate::json::{Document, Object, ParseLimits, Value, View, canonical_bytes, write_view};
 use crate::schema::SchemaCatalog;
 use crate::schema_formats::is_protocol_uri;
 
@@ -166,6 +166,10 @@ fn frame_from_view(value: View<'_>) -> Result<Frame, FrameError> {
     SchemaCatalog::embedded()
         .validate_view(FRAME_SCHEMA, value)
         .map_err(|issue| schema_failure(issue.to_string()))?;
+    // A frame is I-JSON (§2): one with a lone surrogate or a number outside binary64 has no
+    // canonical form, so it could not be forwarded or logged as received; refuse it here, as
+    // stage 5 of §6.4 refuses such a document (a fuzz finding).
+    write_view(value, &mut Vec::new()).map_err(|e| violation(e.to_string()))?;
     Ok(Frame {
         frame_type,
         value: value.to_value(),

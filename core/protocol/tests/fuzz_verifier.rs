@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Property-based fuzzing of the untrusted-input surface: any bytes give a verified document or
 //! a typed error at a stage with the matching wire code — never a panic. Mutations start from
-//! the bundle's real documents so that deep stages are reached. For longer runs, see
-//! `examples/fuzz_verify.rs`.
+//! the bundle's real documents so that deep stages are reached. For longer, structure-aware
+//! runs of every entry point, see `mwp-fuzz` (docs/testing.md).
 //!
 //! Oracles: a mutant that verifies must carry the signing hash of one of the original documents
 //! (no forgery: changing signed content must break the signature), and bytes that the strict

@@ -110,6 +110,34 @@ fn encoding_validates_and_is_canonical() {
 }
 
 #[test]
+fn a_frame_outside_i_json_is_refused_as_received() {
+    // A fuzz finding: an ERROR frame whose message holds a lone surrogate escape was accepted
+    // by parse_frame, but has no canonical form, so encode_frame of it failed.
+    let good = error_frame(
+        "urn:uuid:e",
+        WireCode::Backpressure,
+        "slow down",
+        "2026-07-15T00:00:00Z",
+        None,
+    )
+    .unwrap();
+    let text = String::from_utf8(good.clone()).unwrap();
+    let lone = text.replace("slow down", "\\ud800slow down");
+    for bytes in [lone.as_bytes(), &good[..]] {
+        let parsed = parse_frame(bytes);
+        let received = parse_received_frame(bytes);
+        if bytes == &good[..] {
+            let frame = parsed.unwrap();
+            assert_eq!(encode_frame(&frame.value).unwrap(), good);
+            assert!(received.is_ok());
+        } else {
+            assert_eq!(parsed.unwrap_err().code, WireCode::ProtocolViolation);
+            assert_eq!(received.unwrap_err().code, WireCode::ProtocolViolation);
+        }
+    }
+}
+
+#[test]
 fn embedded_bundles_verify_with_their_summaries() {
     let crypto = verify_cryptography_bundle().unwrap();
     assert_eq!(crypto.source_commit, SOURCE_COMMIT);

@@ -144,13 +144,13 @@ impl KeyRegistrySnapshot {
                 RegistryError::new(R::NoBindings, "bindings must be a non-empty array")
             })?;
 
-        let mut bindings: HashMap<String, KeyBinding> = HashMap::with_capacity(entries.len());
-        let mut by_key_bytes: HashMap<[u8; 32], (String, Principal)> =
-            HashMap::with_capacity(entries.len());
-        let mut by_material: HashMap<(Principal, [u8; 32]), String> =
-            HashMap::with_capacity(entries.len());
-        let mut histories: HashMap<String, HashMap<i64, HistoryRecord>> =
-            HashMap::with_capacity(entries.len());
+        // Grown as bindings validate, never sized from the untrusted entry count: reserving
+        // four maps for `[null, null, …]` cost ≈ 1.3 KiB per 5-byte entry (270× the evidence;
+        // found by the `registry` fuzz target, issue 9 item 1).
+        let mut bindings: HashMap<String, KeyBinding> = HashMap::new();
+        let mut by_key_bytes: HashMap<[u8; 32], (String, Principal)> = HashMap::new();
+        let mut by_material: HashMap<(Principal, [u8; 32]), String> = HashMap::new();
+        let mut histories: HashMap<String, HashMap<i64, HistoryRecord>> = HashMap::new();
 
         for (index, entry) in entries.iter().enumerate() {
             let context = format!("binding {index}");
