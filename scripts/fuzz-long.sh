@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long fuzz run (docs/testing.md): every mwp-fuzz target in sequence for SECONDS_PER_TARGET
+# The long fuzz run (README "Fuzzing"): every mwp-fuzz target in sequence for SECONDS_PER_TARGET
 # (default 600: 8 targets ≈ 80 minutes), one fresh seed printed first, findings saved into
 # tests/fuzz-corpus/<target>/ (commit them once fixed), then a summary table (target, seconds,
 # executions, share reaching each stage, max peak/len, findings).

@@ -16,7 +16,7 @@ cargo test --locked --workspace
 cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-authority -p missionweaveprotocol-ffi \
   --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
 cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-authority --examples
-# Short fuzz run of every target (docs/testing.md): a fresh seed each run, printed first, so a
+# Short fuzz run of every target (README "Fuzzing"): a fresh seed each run, printed first, so a
 # failure is reproduced with `--seed`; 4 s per target (7 targets, ~30 s). Exits 1 on a finding.
 cargo build --release --locked -p missionweaveprotocol-testkit --bin mwp-fuzz
 target/release/mwp-fuzz --target all --seconds 4
