@@ -37,14 +37,14 @@ const wasmVerify = need(join(targetDir, 'wasm-bindgen', 'verify-web'), 'wasm-bin
 // The verify-only entry: what a page that only checks signatures needs. Everything else
 // (admission, bundles, leases, budget, scheduler) is not compiled into its module.
 const VERIFY_FACTORY = ['backend', 'sourceCommit', 'Registry', 'RegistryBuilder', 'SigningKey', 'failureReasons',
-  'explainFailure', 'canonicalize', 'canonicalBytes', 'canonicalHash', 'checkStrictJson', 'validateSchema', 'schemaNames',
+  'explainFailure', 'parseLimits', 'canonicalize', 'canonicalBytes', 'canonicalHash', 'checkStrictJson', 'validateSchema', 'schemaNames',
   'detectKinds', 'signDocument', 'verifySignedDocument', 'verifySignedDocuments', 'signingPreview', 'parseFrame',
   'parseReceivedFrame', 'encodeFrame', 'errorFrame'];
 const VERIFY_SHARED = ['PROTOCOL_VERSION', 'DOCUMENT_KINDS', 'STAGES', 'WIRE_MESSAGE', 'MwpError', 'ArgumentError',
   'ParseError', 'CanonicalizationError', 'SchemaValidationError', 'VerificationError', 'SigningError', 'RegistryError',
   'FrameError', 'VerifiedDocument', 'SignedDocument', 'Frame', 'ReceivedCommandFrame'];
 const VERIFY_TYPES = ['Bytes', 'NativeResource', 'DocumentKind', 'Stage', 'WireCode', 'Principal', 'WireError', 'RegistryInput',
-  'FailureReason', 'ValidityRecordInput'];
+  'FailureReason', 'ValidityRecordInput', 'ParseLimits', 'ParseOptions'];
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });

@@ -392,11 +392,31 @@ export interface BundleReport {
 }
 export interface ConformanceReport { readonly ok: boolean; readonly source: string; readonly bundles: readonly BundleReport[]; }
 
+/**
+ * Limits on one parsed JSON document (docs/limits.md); exceeding one is a stage-1
+ * {@link ParseError} (or a {@link VerificationError} at stage `parse`) with reason
+ * `limit-exceeded` and fields `limit`, `maximum`, raised before the work.
+ */
+export interface ParseLimits {
+  readonly maxDocumentBytes: number;
+  /** Members of one object or items of one array. */
+  readonly maxContainerEntries: number;
+  /** Bytes between the quotes of one string (member names included). */
+  readonly maxStringBytes: number;
+  readonly maxNumberChars: number;
+}
+/** Options of the calls that parse untrusted JSON. */
+export interface ParseOptions { readonly limits?: ParseLimits }
+/**
+ * The core's profiles: `DOCUMENT` (the default of verification: received documents and frames)
+ * and `STATE` (the default of canonicalize/canonicalHash: stored state).
+ */
+export declare function parseLimits(): { readonly DOCUMENT: ParseLimits; readonly STATE: ParseLimits };
 /** RFC 8785 text of strictly parsed JSON. */
-export declare function canonicalize(json: Bytes): string;
-export declare function canonicalBytes(json: Bytes): Uint8Array;
+export declare function canonicalize(json: Bytes, options?: ParseOptions): string;
+export declare function canonicalBytes(json: Bytes, options?: ParseOptions): Uint8Array;
 /** `sha256:` + hex of the RFC 8785 bytes. */
-export declare function canonicalHash(json: Bytes): string;
+export declare function canonicalHash(json: Bytes, options?: ParseOptions): string;
 /** Strict parse check (§6.4 stage 1); returns the top-level JSON type or throws ParseError. */
 export declare function checkStrictJson(json: Bytes): 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
 /** Validates against a schema by name (`command`, `command.schema.json` or its `$id`). */
@@ -416,9 +436,12 @@ export declare function signDocument(
   kind: DocumentKind, unsigned: Bytes,
   options: { key: SigningKey; registry?: RegistryInput } | { keyId: string; seed: Bytes; registry?: RegistryInput },
 ): SignedDocument;
-export declare function verifySignedDocument(kind: DocumentKind, document: Bytes, registry: RegistryInput): VerifiedDocument;
+export declare function verifySignedDocument(
+  kind: DocumentKind, document: Bytes, registry: RegistryInput, options?: ParseOptions,
+): VerifiedDocument;
 export declare function verifySignedDocuments(
-  items: readonly { kind: DocumentKind; document: Bytes }[], registry: RegistryInput, options?: { threads?: number },
+  items: readonly { kind: DocumentKind; document: Bytes }[], registry: RegistryInput,
+  options?: { threads?: number; limits?: ParseLimits },
 ): (VerifiedDocument | VerificationError)[];
 /** Stage-5 signing bytes of a document, for display when verification stopped later. */
 export declare function signingPreview(document: Bytes): { readonly signingBytes: Uint8Array; readonly signingHash: string };

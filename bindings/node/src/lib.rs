@@ -106,13 +106,19 @@ impl InMemoryAdmissionLog {
 }
 
 #[napi(catch_unwind)]
-pub fn canonicalize(bytes: &[u8]) -> String {
-    missionweaveprotocol_ffi::canonicalize(bytes)
+pub fn canonicalize(bytes: &[u8], limits: Option<String>) -> String {
+    missionweaveprotocol_ffi::canonicalize(bytes, limits.as_deref().unwrap_or_default())
 }
 
 #[napi(catch_unwind)]
-pub fn canonical_hash(bytes: &[u8]) -> String {
-    missionweaveprotocol_ffi::canonical_hash_of(bytes)
+pub fn canonical_hash(bytes: &[u8], limits: Option<String>) -> String {
+    missionweaveprotocol_ffi::canonical_hash_of(bytes, limits.as_deref().unwrap_or_default())
+}
+
+/// The parse-limit profiles (`{"document": …, "state": …}` envelope).
+#[napi(catch_unwind)]
+pub fn parse_limit_profiles() -> String {
+    missionweaveprotocol_ffi::limits::parse_limit_profiles()
 }
 
 #[napi(catch_unwind)]
@@ -150,9 +156,19 @@ pub fn sign_and_verify(
 }
 
 #[napi(catch_unwind)]
-pub fn verify(kind: String, bytes: &[u8], registry: RegistryArg<'_>) -> String {
+pub fn verify(
+    kind: String,
+    bytes: &[u8],
+    registry: RegistryArg<'_>,
+    limits: Option<String>,
+) -> String {
     with_registry(registry, |registry| {
-        missionweaveprotocol_ffi::verify(&kind, bytes, registry)
+        missionweaveprotocol_ffi::verify(
+            &kind,
+            bytes,
+            registry,
+            limits.as_deref().unwrap_or_default(),
+        )
     })
 }
 
@@ -163,9 +179,17 @@ pub fn verify_many(
     data: &[u8],
     registry: RegistryArg<'_>,
     threads: u32,
+    limits: Option<String>,
 ) -> String {
     with_registry(registry, |registry| {
-        missionweaveprotocol_ffi::verify_many(&kinds, lengths, data, registry, threads)
+        missionweaveprotocol_ffi::verify_many(
+            &kinds,
+            lengths,
+            data,
+            registry,
+            threads,
+            limits.as_deref().unwrap_or_default(),
+        )
     })
 }
 

@@ -47,13 +47,19 @@ impl Registry {
 }
 
 #[wasm_bindgen]
-pub fn canonicalize(bytes: &[u8]) -> String {
-    missionweaveprotocol_ffi::canonicalize(bytes)
+pub fn canonicalize(bytes: &[u8], limits: Option<String>) -> String {
+    missionweaveprotocol_ffi::canonicalize(bytes, limits.as_deref().unwrap_or_default())
 }
 
 #[wasm_bindgen(js_name = canonicalHash)]
-pub fn canonical_hash(bytes: &[u8]) -> String {
-    missionweaveprotocol_ffi::canonical_hash_of(bytes)
+pub fn canonical_hash(bytes: &[u8], limits: Option<String>) -> String {
+    missionweaveprotocol_ffi::canonical_hash_of(bytes, limits.as_deref().unwrap_or_default())
+}
+
+/// The parse-limit profiles (`{"document": …, "state": …}` envelope).
+#[wasm_bindgen(js_name = parseLimitProfiles)]
+pub fn parse_limit_profiles() -> String {
+    missionweaveprotocol_ffi::limits::parse_limit_profiles()
 }
 
 #[wasm_bindgen(js_name = checkJson)]
@@ -89,8 +95,13 @@ pub fn sign_and_verify(
 }
 
 #[wasm_bindgen]
-pub fn verify(kind: &str, bytes: &[u8], registry: &Registry) -> String {
-    missionweaveprotocol_ffi::verify(kind, bytes, &registry.0)
+pub fn verify(kind: &str, bytes: &[u8], registry: &Registry, limits: Option<String>) -> String {
+    missionweaveprotocol_ffi::verify(
+        kind,
+        bytes,
+        &registry.0,
+        limits.as_deref().unwrap_or_default(),
+    )
 }
 
 #[wasm_bindgen(js_name = verifyMany)]
@@ -100,8 +111,16 @@ pub fn verify_many(
     data: &[u8],
     registry: &Registry,
     threads: u32,
+    limits: Option<String>,
 ) -> String {
-    missionweaveprotocol_ffi::verify_many(kinds, lengths, data, &registry.0, threads)
+    missionweaveprotocol_ffi::verify_many(
+        kinds,
+        lengths,
+        data,
+        &registry.0,
+        threads,
+        limits.as_deref().unwrap_or_default(),
+    )
 }
 
 #[wasm_bindgen(js_name = signingPreview)]

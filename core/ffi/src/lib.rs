@@ -10,6 +10,7 @@ pub mod admission;
 pub mod authority;
 pub mod envelope;
 pub mod keys;
+pub mod limits;
 pub mod reasons;
 #[cfg(feature = "authority")]
 pub mod scheduling;
@@ -59,20 +60,21 @@ fn principal(principal: &Principal) -> Value {
     principal.to_value()
 }
 
-/// RFC 8785 text of strictly parsed JSON.
-pub fn canonicalize(bytes: &[u8]) -> String {
-    finish(canonical_of(bytes).map(|out| Value::string(text(&out))))
+/// RFC 8785 text of strictly parsed JSON; `limits` as in [`limits::limits_arg`] (default
+/// `STATE`).
+pub fn canonicalize(bytes: &[u8], limits: &str) -> String {
+    finish(canonical_of(bytes, limits).map(|out| Value::string(text(&out))))
 }
 
 /// `sha256:` of the RFC 8785 bytes.
-pub fn canonical_hash_of(bytes: &[u8]) -> String {
-    finish(canonical_of(bytes).map(|out| Value::string(sha256_prefixed(&out))))
+pub fn canonical_hash_of(bytes: &[u8], limits: &str) -> String {
+    finish(canonical_of(bytes, limits).map(|out| Value::string(sha256_prefixed(&out))))
 }
 
 /// Strict parse into the bounded tape, then RFC 8785 bytes: no owned tree is built.
-fn canonical_of(bytes: &[u8]) -> Result<Vec<u8>, Failure> {
-    let document =
-        Document::parse(bytes, &ParseLimits::default()).map_err(|e| Failure::error(&e))?;
+fn canonical_of(bytes: &[u8], limits: &str) -> Result<Vec<u8>, Failure> {
+    let limits = limits::limits_arg(limits, ParseLimits::STATE)?;
+    let document = Document::parse(bytes, &limits).map_err(|e| Failure::error(&e))?;
     let mut out = Vec::with_capacity(bytes.len());
     write_view(document.root(), &mut out).map_err(|e| Failure::error(&e))?;
     Ok(out)
@@ -197,10 +199,12 @@ fn verified_envelope(result: Result<VerifiedSignedDocument, Failure>) -> String 
     out
 }
 
-/// Six-stage verification of the exact received bytes (see [`verified_envelope`]).
-pub fn verify(kind_name: &str, bytes: &[u8], registry: &RegistryHandle) -> String {
+/// Six-stage verification of the exact received bytes (see [`verified_envelope`]); `limits`
+/// as in [`limits::limits_arg`] (default `DOCUMENT`).
+pub fn verify(kind_name: &str, bytes: &[u8], registry: &RegistryHandle, limits: &str) -> String {
     let result = kind(kind_name).and_then(|kind| {
         SignedDocumentCodec::new()
+            .with_limits(limits::limits_arg(limits, ParseLimits::DOCUMENT)?)
             .verify(kind, bytes, registry.resolver())
             .map_err(|e| Failure::error(&e))
     });
@@ -249,13 +253,19 @@ pub fn verify_many(
     data: &[u8],
     registry: &RegistryHandle,
     threads: u32,
+    limits: &str,
 ) -> String {
-    let items = match batch(kinds, lengths, data) {
-        Ok(items) => items,
+    let prepared = batch(kinds, lengths, data)
+        .and_then(|items| Ok((items, limits::limits_arg(limits, ParseLimits::DOCUMENT)?)));
+    let (items, limits) = match prepared {
+        Ok(prepared) => prepared,
         Err(failure) => return finish(Err(failure)),
     };
-    let results =
-        SignedDocumentCodec::new().verify_many(&items, registry.resolver(), threads as usize);
+    let results = SignedDocumentCodec::new().with_limits(limits).verify_many(
+        &items,
+        registry.resolver(),
+        threads as usize,
+    );
     let mut out = finish(Ok(Value::Number(
         missionweaveprotocol::json::Number::from_u64(results.len() as u64),
     )));

@@ -178,7 +178,7 @@ impl VerifyTarget {
         outcome: &str,
         signal: &str,
     ) -> Result<(), OracleFailure> {
-        let envelope = missionweaveprotocol_ffi::verify(kind.as_str(), document, &self.handle);
+        let envelope = missionweaveprotocol_ffi::verify(kind.as_str(), document, &self.handle, "");
         // An accepted envelope is followed by a line with the signing bytes (for JavaScript).
         let head = envelope.split('\n').next().unwrap_or_default();
         let value = J::parse(head.as_bytes())
