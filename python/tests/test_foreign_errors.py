@@ -157,7 +157,14 @@ def test_more_running_slots_than_capacity_are_refused() -> None:
 def test_a_start_time_outside_the_timestamp_range_is_refused() -> None:
     data = running_snapshot()
     running = next(i for i, r in enumerate(data["records"]) if r["state"] == "running")
+    # -2**62 is not an exact JSON integer (beyond 2**53 - 1): malformed, naming the path.
     data["records"][running]["since"] = -(2**62)
+    with pytest.raises(SchedulerError) as unsafe:
+        Scheduler.rebuild(data, SchedulerPolicy(capacity_slots=1), exact=True)
+    assert (unsafe.value.kind, unsafe.value.code) == ("malformed_snapshot", "INTERNAL_ERROR")
+    assert "since" in (unsafe.value.path or str(unsafe.value.detail))
+    # -2**52 is exact but before year 0001: an invariant of the restored state.
+    data["records"][running]["since"] = -(2**52)
     assert refused(data).path == f"/records/{running}/since"
     data["records"][running]["since"] = 253_402_300_800_000  # 10000-01-01
     assert refused(data).path == f"/records/{running}/since"
