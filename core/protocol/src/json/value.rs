@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use super::decimal::Decimal;
-use super::view::NumberRef;
+use super::view::{NumberRef, Str};
 
 /// A JSON string. Almost always valid Unicode; an unpaired surrogate escape keeps the exact
 /// UTF-16 code units instead, so stage 5 can reject it while earlier stages still see a string.
@@ -15,44 +15,32 @@ pub enum JsonString {
     Wtf16(Box<[u16]>),
 }
 
+/// The methods read through [`Str`], the borrowed form the parsed tape shares, so there is one
+/// definition of each.
 impl JsonString {
     /// The text if the string is valid Unicode.
     pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Self::Text(text) => Some(text),
-            Self::Wtf16(_) => None,
-        }
+        Str::from(self).as_str()
     }
 
     /// The text with each unpaired surrogate replaced by U+FFFD (one code point for one).
     pub fn to_lossy(&self) -> Cow<'_, str> {
-        match self {
-            Self::Text(text) => Cow::Borrowed(text),
-            Self::Wtf16(units) => Cow::Owned(String::from_utf16_lossy(units)),
-        }
+        Str::from(self).to_lossy()
     }
 
     /// Length in code points, an unpaired surrogate counting as one (JSON Schema `minLength`).
     pub fn char_count(&self) -> usize {
-        match self {
-            Self::Text(text) => text.chars().count(),
-            Self::Wtf16(units) => char::decode_utf16(units.iter().copied()).count(),
-        }
+        Str::from(self).char_count()
     }
 
     /// Whether this is an unpaired-surrogate string (outside I-JSON).
     pub fn has_unpaired_surrogate(&self) -> bool {
-        matches!(self, Self::Wtf16(_))
+        Str::from(self).has_unpaired_surrogate()
     }
 
     /// Equality of the decoded code-unit sequences (duplicate-member detection).
     pub fn same_units(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Self::Text(a), Self::Text(b)) => a == b,
-            (Self::Wtf16(a), Self::Wtf16(b)) => a == b,
-            // A Text never decodes to an unpaired surrogate, so it cannot equal a Wtf16.
-            _ => false,
-        }
+        Str::from(self).same_units(&Str::from(other))
     }
 }
 
