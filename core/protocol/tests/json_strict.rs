@@ -2,8 +2,8 @@
 //! §6.4 stage 1 and §17.4: strict parsing, positive and negative, plus properties.
 
 use missionweaveprotocol::json::{
-    JsonString, MAX_DEPTH, ParseErrorKind, Value, canonical_bytes, parse, parse_with_member_spans,
-    write_indented,
+    Document, JsonString, MAX_DEPTH, ParseErrorKind, ParseLimits, Value, canonical_bytes, parse,
+    parse_with_member_spans, write_indented, write_view,
 };
 use proptest::prelude::*;
 
@@ -187,5 +187,73 @@ proptest! {
         let once = canonical_bytes(&value).unwrap();
         let twice = canonical_bytes(&parse(&once).unwrap()).unwrap();
         prop_assert_eq!(once, twice);
+    }
+}
+
+/// The naive rule (§2, §6.4 stage 1): the first member, in document order, whose decoded name
+/// an earlier member of the same object already has.
+fn first_repeated(names: &[String]) -> Option<&str> {
+    names
+        .iter()
+        .enumerate()
+        .find(|(i, name)| names[..*i].contains(name))
+        .map(|(_, name)| name.as_str())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Small objects compare names as they come, large ones sort them when they close; both must
+    /// report what the naive rule reports, with escaped spellings of the same name counting as
+    /// the same name.
+    #[test]
+    fn duplicate_names_are_found_in_objects_of_any_size(
+        distinct in prop::collection::btree_set("[a-z]{1,3}", 1..80),
+        repeats in prop::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 0..4),
+        escape in any::<bool>(),
+    ) {
+        // Distinct names, shuffled by their set order, then a few repeats of earlier names
+        // inserted later on: past the 32nd member they are found by the sorting check.
+        let mut names: Vec<String> = distinct.into_iter().collect();
+        for (from, to) in repeats {
+            let source = from.index(names.len());
+            let at = source + 1 + to.index(names.len() - source);
+            let name = names[source].clone();
+            names.insert(at, name);
+        }
+        let mut text = String::from("{");
+        for (i, name) in names.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            let spelled = if escape && i % 2 == 1 {
+                name.chars().map(|c| format!("\\u{:04x}", c as u32)).collect::<String>()
+            } else {
+                name.clone()
+            };
+            text.push_str(&format!("\"{spelled}\":{i}"));
+        }
+        text.push('}');
+        match (parse(text.as_bytes()), first_repeated(&names)) {
+            (Ok(value), None) => prop_assert_eq!(value.as_object().unwrap().len(), names.len()),
+            (Err(error), Some(name)) => {
+                prop_assert_eq!(error.kind, ParseErrorKind::DuplicateMember(name.to_owned()));
+            }
+            (result, expected) => prop_assert!(false, "{result:?} vs {expected:?}"),
+        }
+    }
+
+    /// The tape and the owned tree are two forms of one value: the same canonical bytes, and the
+    /// same tree back.
+    #[test]
+    fn the_tape_and_the_tree_agree(value in arbitrary_value()) {
+        let mut text = Vec::new();
+        write_indented(&value, 1, &mut text);
+        let document = Document::parse(&text, &ParseLimits::STATE).unwrap();
+        prop_assert_eq!(document.to_value(), value.clone());
+        let mut from_tape = Vec::new();
+        write_view(document.root(), &mut from_tape).unwrap();
+        prop_assert_eq!(from_tape, canonical_bytes(&value).unwrap());
+        prop_assert!(document.heap_bytes() <= 4 * text.len() + 16);
     }
 }
