@@ -251,7 +251,7 @@ mod tests {
             .get("document")
             .and_then(Value::as_str)
             .expect("document");
-        let verified = verify("command", bytes.as_bytes(), &registry);
+        let verified = verify("command", bytes.as_bytes(), &registry, "");
         assert!(verified.starts_with("{\"ok\""), "{verified}");
         assert!(verified.contains(KEY));
         // Another key's Registry: stage 4, unknown key.
@@ -271,6 +271,7 @@ mod tests {
             "command",
             bytes.as_bytes(),
             &RegistryHandle::new(evidence.as_bytes()),
+            "",
         ));
         assert_eq!(e.get("reason").and_then(Value::as_str), Some("unknown-key"));
     }
