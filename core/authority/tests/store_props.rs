@@ -242,8 +242,8 @@ proptest! {
             match op {
                 Op::Read(c) => {
                     let view = &mut views[c];
-                    for g in 0..GROUPS.len() {
-                        view.next.insert(g, store.head(GROUPS[g]).unwrap().next_sequence);
+                    for (g, group) in GROUPS.iter().enumerate() {
+                        view.next.insert(g, store.head(group).unwrap().next_sequence);
                     }
                     for k in 0..KEYS.len() {
                         let revision = store.aggregate(&key(k)).unwrap().map_or(0, |a| a.revision);
