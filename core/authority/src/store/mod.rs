@@ -23,6 +23,39 @@
 //! (`docs/store.md` says why the seam is synchronous and optimistic).
 //!
 //! Every backend must pass [`suite`] unchanged (`store_test_suite!`).
+//!
+//! ```
+//! use missionweaveprotocol::{DescribeError, WireCode};
+//! use missionweaveprotocol_authority::store::{
+//!     AggregateKey, EventRecord, EventRef, InMemoryStore, Receipt, ReceiptKey, Store, Transaction,
+//! };
+//!
+//! let store = InMemoryStore::new();
+//! let key = ReceiptKey::new("agent", "urn:agent:a", "action-1");
+//! assert_eq!(store.dedup(&key, "sha256:aa").unwrap(), None); // a new Command
+//! let next = store.head("g").unwrap().next_sequence; // 1
+//! let mut tx = Transaction::new();
+//! tx.record_receipt(
+//!     key.clone(),
+//!     Receipt {
+//!         signing_hash: "sha256:aa".into(),
+//!         first_event: EventRef { event_id: "e1".into(), position: Some(("g".into(), next)) },
+//!     },
+//! )
+//! .append("g", EventRecord::new(next, "e1", &b"{}"[..]))
+//! .put(AggregateKey::new("work_item", "w"), 0, b"{}"[..].into());
+//! store.commit(tx).unwrap();
+//!
+//! // The same Action ID with other signed content collides (§15.1).
+//! let e = store.dedup(&key, "sha256:bb").unwrap_err();
+//! assert_eq!(e.wire_code(), WireCode::ActionIdCollision);
+//! // A stale revision is refused and nothing is written (§15.3).
+//! let mut tx = Transaction::new();
+//! tx.append("g", EventRecord::new(2, "e2", &b"{}"[..]))
+//!     .put(AggregateKey::new("work_item", "w"), 0, b"{}"[..].into());
+//! assert_eq!(store.commit(tx).unwrap_err().wire_code(), WireCode::RevisionConflict);
+//! assert_eq!(store.replay("g", 0, 10).unwrap().events.len(), 1);
+//! ```
 
 mod aggregate;
 mod error;

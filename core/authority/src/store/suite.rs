@@ -4,8 +4,11 @@
 //! [`store_test_suite!`](crate::store_test_suite) macro turns all of them into `#[test]`s for
 //! one backend:
 //!
-//! ```ignore
-//! missionweaveprotocol_authority::store_test_suite!(|| InMemoryStore::new());
+//! ```
+//! use missionweaveprotocol_authority::store::InMemoryStore;
+//!
+//! missionweaveprotocol_authority::store_test_suite!(InMemoryStore::new);
+//! # fn main() {}
 //! ```
 //!
 //! A case receives a fresh, empty store. Test code: assertions are the point here.
