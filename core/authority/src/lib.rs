@@ -22,6 +22,7 @@ pub mod lease;
 pub mod resources;
 pub mod scheduler;
 pub mod snapshot_json;
+pub mod store;
 
 mod error_descriptions;
 pub mod unix_millis;
