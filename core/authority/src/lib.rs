@@ -13,11 +13,15 @@
 //! | [`execution`] | §11.4 | retries and idempotency keys |
 //! | [`scheduler`] | §11.1–11.4 | the Worker's weighted-fair scheduler and its snapshot |
 //! | [`capability_version`] | §9.1, §10.3 | SemVer precedence for capability requirements |
+//! | [`ingress`] | §6.4, §15.1 | wire Command → verified, fresh, authorized [`ingress::VerifiedCommand`] |
+//! | [`events`] | §15.2, §16 | building and signing Group Events with the authority's key |
 
 pub mod budget;
 pub mod capability_version;
 pub mod delegation;
+pub mod events;
 pub mod execution;
+pub mod ingress;
 pub mod lease;
 pub mod resources;
 pub mod scheduler;

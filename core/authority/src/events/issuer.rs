@@ -1,0 +1,168 @@
+//! [`EventIssuer`]: the Group Authority's Event signer.
+
+use missionweaveprotocol::crypto::Signer;
+use missionweaveprotocol::json::{Number, Object, Value};
+use missionweaveprotocol::signed_documents::SignedDocument;
+use missionweaveprotocol::{Principal, SignedDocumentCodec, SignedDocumentKind};
+
+use super::draft::EventDraft;
+use super::error::EventBuildError;
+use super::event_id::EventIdSource;
+use crate::store::EventRecord;
+use crate::unix_millis::UnixMillis;
+
+/// The wire protocol version every Event carries (§21).
+const PROTOCOL_VERSION: &str = "0.1";
+
+/// Builds and signs Events as `accepted_by` with `signer`, whose Registry binding must name
+/// exactly `accepted_by` (§6.4 event profile: expected signer `principal-object /acceptedBy`).
+#[derive(Debug, Clone)]
+pub struct EventIssuer<S> {
+    accepted_by: Principal,
+    signer: S,
+    codec: SignedDocumentCodec<'static>,
+}
+
+impl<S: Signer> EventIssuer<S> {
+    /// An issuer over the embedded schemas.
+    pub fn new(accepted_by: Principal, signer: S) -> Self {
+        Self {
+            accepted_by,
+            signer,
+            codec: SignedDocumentCodec::new(),
+        }
+    }
+
+    /// The Group Authority Principal written as `acceptedBy`.
+    pub fn accepted_by(&self) -> &Principal {
+        &self.accepted_by
+    }
+
+    /// The signer.
+    pub fn signer(&self) -> &S {
+        &self.signer
+    }
+
+    /// The unsigned Event document: `draft` with `eventId`, `occurredAt` = `now` (the
+    /// protected time of the event profile, millisecond precision) and `acceptedBy`.
+    pub fn unsigned(
+        &self,
+        draft: &EventDraft,
+        event_id: &str,
+        now: UnixMillis,
+    ) -> Result<Value, EventBuildError> {
+        let occurred_at = now
+            .to_rfc3339()
+            .ok_or(EventBuildError::UnrenderableTime(now))?;
+        let mut o = Object::new();
+        o.insert("protocolVersion", Value::string(PROTOCOL_VERSION));
+        o.insert("eventId", Value::string(event_id));
+        if let Some(position) = &draft.position {
+            o.insert("groupId", Value::string(&position.group_id));
+            o.insert(
+                "sequence",
+                Value::Number(Number::from_u64(position.sequence)),
+            );
+            o.insert(
+                "aggregateRevision",
+                Value::Number(Number::from_u64(position.aggregate_revision)),
+            );
+        }
+        o.insert("kind", Value::string(&draft.kind));
+        o.insert("actor", draft.actor.to_value());
+        let mut cause = Object::new();
+        cause.insert("type", Value::string(draft.cause.kind.as_str()));
+        cause.insert("id", Value::string(&draft.cause.id));
+        o.insert("cause", Value::Object(cause));
+        o.insert("correlationId", Value::string(&draft.correlation_id));
+        if let Some(id) = &draft.conversation_id {
+            o.insert("conversationId", Value::string(id));
+        }
+        if let Some(id) = &draft.work_item_id {
+            o.insert("workItemId", Value::string(id));
+        }
+        o.insert("occurredAt", Value::string(occurred_at));
+        o.insert("payload", Value::Object(draft.payload.clone()));
+        o.insert("acceptedBy", self.accepted_by.to_value());
+        if let Some(hash) = &draft.command_hash {
+            o.insert("commandHash", Value::string(hash));
+        }
+        if let Some(extensions) = &draft.extensions {
+            o.insert("extensions", Value::Object(extensions.clone()));
+        }
+        Ok(Value::Object(o))
+    }
+
+    /// Takes the next Event ID from `ids`, builds and signs the Event. Signing refuses what the
+    /// event profile would reject (schema, envelope, the key's point), so a returned Event is
+    /// schema-valid and correctly signed; whether the Registry binds the key to `acceptedBy` is
+    /// the deployment's Registry (the tests verify against one).
+    pub fn issue(
+        &self,
+        draft: &EventDraft,
+        ids: &mut dyn EventIdSource,
+        now: UnixMillis,
+    ) -> Result<SignedEvent, EventBuildError> {
+        let event_id = ids.next_event_id();
+        let unsigned = self.unsigned(draft, &event_id, now)?;
+        let signed = self
+            .codec
+            .sign(SignedDocumentKind::Event, &unsigned, &self.signer)
+            .map_err(EventBuildError::Signing)?;
+        Ok(SignedEvent {
+            event_id,
+            sequence: draft.position.as_ref().map(|p| p.sequence),
+            signed,
+        })
+    }
+}
+
+/// A signed Event ready to append.
+#[derive(Debug, Clone)]
+pub struct SignedEvent {
+    event_id: String,
+    sequence: Option<u64>,
+    signed: SignedDocument,
+}
+
+impl SignedEvent {
+    /// The Event ID.
+    pub fn event_id(&self) -> &str {
+        &self.event_id
+    }
+
+    /// The Group sequence (`None` for Organization-scoped Events).
+    pub fn sequence(&self) -> Option<u64> {
+        self.sequence
+    }
+
+    /// The canonical (JCS) bytes of the signed Event: what is stored and sent.
+    pub fn bytes(&self) -> &[u8] {
+        &self.signed.bytes
+    }
+
+    /// The signed document.
+    pub fn document(&self) -> &Value {
+        &self.signed.document
+    }
+
+    /// `sha256:` of the Event's signing input.
+    pub fn signing_hash(&self) -> &str {
+        &self.signed.signing_hash
+    }
+
+    /// Everything the signer produced.
+    pub fn signed_document(&self) -> &SignedDocument {
+        &self.signed
+    }
+
+    /// The Event-log record (`None` for Organization-scoped Events, which have no sequence).
+    pub fn to_record(&self) -> Option<EventRecord> {
+        let sequence = self.sequence?;
+        Some(EventRecord::new(
+            sequence,
+            &self.event_id,
+            self.signed.bytes.as_slice(),
+        ))
+    }
+}
