@@ -23,6 +23,7 @@ pub const GROUP: &str = "urn:missionweaveprotocol:group:finance";
 pub const NOW: UnixMillis = UnixMillis(1_784_107_800_000);
 pub const NOW_TEXT: &str = "2026-07-15T09:30:00Z";
 
+#[derive(Debug)]
 pub struct Fixture {
     pub agent_key: SigningKey,
     pub human_key: SigningKey,

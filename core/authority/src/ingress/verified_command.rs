@@ -70,10 +70,7 @@ impl VerifiedCommand {
                     .ok_or_else(|| shape(name)),
             }
         };
-        if !document
-            .get("payload")
-            .is_some_and(|p| p.as_object().is_some())
-        {
+        if document.get("payload").and_then(Value::as_object).is_none() {
             return Err(shape("payload"));
         }
         Ok(Self {
