@@ -45,7 +45,12 @@ fn verify(
     f: &Fixture,
     event: &SignedEvent,
 ) -> Result<missionweaveprotocol::VerifiedSignedDocument, missionweaveprotocol::VerificationError> {
-    SignedDocumentCodec::new().verify(SignedDocumentKind::Event, event.bytes(), &f.registry)
+    let verified = event.verify(&f.registry);
+    // The method is the plain six-stage verifier, Event profile.
+    let direct =
+        SignedDocumentCodec::new().verify(SignedDocumentKind::Event, event.bytes(), &f.registry);
+    assert_eq!(verified.is_ok(), direct.is_ok());
+    verified
 }
 
 const KINDS: [&str; 6] = [

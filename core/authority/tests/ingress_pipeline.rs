@@ -249,6 +249,7 @@ fn an_authorizer_refusal_is_auth_forbidden_and_an_approval_passes() {
     let e = refusing.verify(&bytes, &f.registry, NOW).unwrap_err();
     assert_eq!(e.wire_code(), WireCode::AuthForbidden);
     assert_eq!(DescribeError::reason(&e), "not_work_owner");
+    assert_eq!(e.class(), ErrorClass::Verification);
     assert_eq!(e.stage(), None);
     assert!(e.detail().contains("may not work.checkpoint"));
     assert!(!e.retryable());

@@ -3,7 +3,10 @@
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::{Number, Object, Value};
 use missionweaveprotocol::signed_documents::SignedDocument;
-use missionweaveprotocol::{Principal, SignedDocumentCodec, SignedDocumentKind};
+use missionweaveprotocol::{
+    KeyResolver, Principal, SignedDocumentCodec, SignedDocumentKind, VerificationError,
+    VerifiedSignedDocument,
+};
 
 use super::draft::EventDraft;
 use super::error::EventBuildError;
@@ -154,6 +157,15 @@ impl SignedEvent {
     /// Everything the signer produced.
     pub fn signed_document(&self) -> &SignedDocument {
         &self.signed
+    }
+
+    /// Runs the six-stage verifier (Event profile) on the signed bytes against `resolver`: the
+    /// check the engine's tests apply to every Event they see (issue 10), and a receiver's view.
+    pub fn verify(
+        &self,
+        resolver: &dyn KeyResolver,
+    ) -> Result<VerifiedSignedDocument, VerificationError> {
+        SignedDocumentCodec::new().verify(SignedDocumentKind::Event, &self.signed.bytes, resolver)
     }
 
     /// The Event-log record (`None` for Organization-scoped Events, which have no sequence).

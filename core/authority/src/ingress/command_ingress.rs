@@ -11,6 +11,41 @@ use crate::unix_millis::UnixMillis;
 /// Turns wire Command bytes into a [`VerifiedCommand`] (reference name: `ingress.CommandIngress`,
 /// `reference-python.md` §1.8; unlike the reference, ingress also checks freshness and
 /// authorization, so its result is ready for the engine).
+///
+/// ```
+/// use std::sync::Arc;
+/// use missionweaveprotocol::crypto::SigningKey;
+/// use missionweaveprotocol::registry::RegistryBuilder;
+/// use missionweaveprotocol::{json, Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind, WireCode};
+/// use missionweaveprotocol::DescribeError;
+/// use missionweaveprotocol_authority::ingress::{AllowAllAuthorizerForTests, CommandIngress};
+/// use missionweaveprotocol_authority::unix_millis::UnixMillis;
+///
+/// let key = SigningKey::from_seed("urn:missionweaveprotocol:key:planner-1", &[7; 32]);
+/// let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+/// let agent = Principal::new(PrincipalType::Agent, "urn:missionweaveprotocol:agent:planner");
+/// builder.add_key(key.key_id(), agent, &key.public_key_bytes(), "2026-01-01T00:00:00Z")?;
+/// let registry = Arc::new(builder.build()?.1);
+/// let command = json::parse(br#"{"protocolVersion": "0.1",
+///     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
+///     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
+///     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",
+///     "kind": "work.checkpoint", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
+///     "issuedAt": "2026-07-15T09:30:00Z", "payload": {"step": 1}}"#)?;
+/// let bytes = SignedDocumentCodec::new().sign(SignedDocumentKind::Command, &command, &key)?.bytes;
+///
+/// // A real deployment passes its role-and-policy authorizer here.
+/// let ingress = CommandIngress::new(AllowAllAuthorizerForTests);
+/// let issued = UnixMillis(1_784_107_800_000); // 2026-07-15T09:30:00Z
+/// let verified = ingress.verify(&bytes, &registry, issued)?;
+/// assert_eq!(verified.session_epoch(), Some(3));
+///
+/// // Ten minutes later the same bytes are stale: AUTH_INVALID_SIGNATURE, as a bad signature.
+/// let error = ingress.verify(&bytes, &registry, UnixMillis(issued.0 + 600_000)).unwrap_err();
+/// assert_eq!(error.wire_code(), WireCode::AuthInvalidSignature);
+/// assert_eq!(error.to_string(), "AUTH_INVALID_SIGNATURE: signed document rejected");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct CommandIngress<A> {
     codec: SignedDocumentCodec<'static>,

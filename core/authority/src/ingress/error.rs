@@ -103,13 +103,10 @@ impl From<VerificationError> for IngressError {
 
 impl DescribeError for IngressError {
     fn class(&self) -> ErrorClass {
-        match self {
-            // Freshness is part of the signed-document checks on the wire (§6.4).
-            Self::Verification(_) | Self::Freshness(_) => ErrorClass::Verification,
-            // Role and policy authorization. The error vocabulary has no authorization class
-            // yet; `Policy` is the nearest family.
-            Self::Forbidden(_) => ErrorClass::Policy,
-        }
+        // Freshness and signer authorization both belong to accepting a signed document
+        // (§6.4, "after admission"). The error vocabulary has no authorization family yet, so
+        // `AUTH_FORBIDDEN` shares the verification family; the code tells them apart.
+        ErrorClass::Verification
     }
 
     fn wire_code(&self) -> WireCode {
