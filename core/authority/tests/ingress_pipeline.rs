@@ -293,3 +293,30 @@ fn the_authorizer_is_not_asked_about_unverified_or_stale_commands() {
     assert!(ingress.verify(&bytes, &f.registry, NOW).is_ok());
     assert_eq!(ingress.authorizer().0.get(), 1);
 }
+
+#[test]
+fn human_commands_carry_a_membership_epoch_and_no_session_epoch() {
+    let f = fixture();
+    let unsigned = missionweaveprotocol::json::parse(
+        format!(
+            r#"{{"protocolVersion": "0.1", "actionId": "urn:uuid:h1",
+            "actor": {{"type": "human", "id": "{HUMAN}"}}, "membershipEpoch": 4,
+            "groupId": "{GROUP}", "kind": "mission.approve", "expectedRevision": 0,
+            "correlationId": "urn:uuid:c1", "issuedAt": "{NOW_TEXT}", "payload": {{}}}}"#
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let c = ingress()
+        .verify(&sign(&unsigned, &f.human_key), &f.registry, NOW)
+        .unwrap();
+    assert_eq!(c.actor().kind, PrincipalType::Human);
+    assert_eq!(c.kind(), "mission.approve");
+    assert_eq!((c.session_epoch(), c.membership_epoch()), (None, Some(4)));
+    assert_eq!(c.expected_revision(), Some(0));
+    // Signed by the Agent's key instead: the expected signer is the human (§6.4).
+    let e = ingress()
+        .verify(&sign(&unsigned, &f.agent_key), &f.registry, NOW)
+        .unwrap_err();
+    assert_eq!(e.stage(), Some(Stage::KeyResolution));
+}

@@ -144,7 +144,9 @@ impl SignedEvent {
         &self.signed.bytes
     }
 
-    /// The signed document.
+    /// The signed document as built. [`bytes`](Self::bytes) are its JCS form, which writes
+    /// numbers in ECMAScript form (RFC 8785): keep payload integers within ±(2^53−1) (I-JSON),
+    /// or receivers read a different number than this value holds.
     pub fn document(&self) -> &Value {
         &self.signed.document
     }
