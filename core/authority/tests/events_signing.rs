@@ -110,6 +110,9 @@ fn many_events_pass_the_six_stage_verifier_with_their_fields() {
         assert_eq!(int("/payload/n"), Some(sequence));
         assert_eq!(d.get("conversationId"), None);
         assert_eq!(d.get("extensions"), None);
+        let at = event.event_ref();
+        assert_eq!(at.event_id, event.event_id());
+        assert_eq!(at.position, Some((GROUP.to_owned(), sequence)));
         let record = event.to_record().unwrap();
         assert_eq!(record.sequence, sequence);
         assert_eq!(&*record.event_id, event.event_id());
@@ -243,6 +246,7 @@ fn organization_scoped_events_carry_no_group_position() {
     verify(&f, &event).unwrap();
     assert_eq!(event.sequence(), None);
     assert!(event.to_record().is_none());
+    assert_eq!(event.event_ref().position, None);
     assert_eq!(event.document().get("groupId"), None);
     // The schema forbids a Group position on them: signing refuses.
     let e = issuer

@@ -320,3 +320,38 @@ fn human_commands_carry_a_membership_epoch_and_no_session_epoch() {
         .unwrap_err();
     assert_eq!(e.stage(), Some(Stage::KeyResolution));
 }
+
+#[test]
+fn critical_extensions_are_listed_for_the_engine_and_the_receipt_key_is_the_actors() {
+    let f = fixture();
+    let unsigned = agent_command(
+        NOW_TEXT,
+        r#""extensions": {
+            "urn:example:ext:b": {"version": "1.0.0", "critical": true, "data": {}},
+            "urn:example:ext:n": {"version": "1.0.0", "critical": false, "data": {}},
+            "urn:example:ext:a": {"version": "2.0.0", "critical": true, "data": [1]}}"#,
+    );
+    let c = ingress()
+        .verify(&sign(&unsigned, &f.agent_key), &f.registry, NOW)
+        .unwrap();
+    let mut critical = c.critical_extension_ids();
+    critical.sort_unstable();
+    assert_eq!(critical, ["urn:example:ext:a", "urn:example:ext:b"]);
+    let plain = ingress()
+        .verify(
+            &sign(&agent_command(NOW_TEXT, ""), &f.agent_key),
+            &f.registry,
+            NOW,
+        )
+        .unwrap();
+    assert!(plain.critical_extension_ids().is_empty());
+    let key = plain.receipt_key();
+    assert_eq!(
+        (
+            key.actor_type.as_str(),
+            key.actor_id.as_str(),
+            key.action_id.as_str()
+        ),
+        ("agent", AGENT, plain.action_id())
+    );
+}

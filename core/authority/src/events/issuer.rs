@@ -11,7 +11,7 @@ use missionweaveprotocol::{
 use super::draft::EventDraft;
 use super::error::EventBuildError;
 use super::event_id::EventIdSource;
-use crate::store::EventRecord;
+use crate::store::{EventRecord, EventRef};
 use crate::unix_millis::UnixMillis;
 
 /// The wire protocol version every Event carries (§21).
@@ -168,6 +168,20 @@ impl SignedEvent {
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
         SignedDocumentCodec::new().verify(SignedDocumentKind::Event, &self.signed.bytes, resolver)
+    }
+
+    /// Where this Event is, for a deduplication receipt (§15.1).
+    pub fn event_ref(&self) -> EventRef {
+        let group = self
+            .signed
+            .document
+            .get("groupId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        EventRef {
+            event_id: self.event_id.clone(),
+            position: group.zip(self.sequence),
+        }
     }
 
     /// The Event-log record (`None` for Organization-scoped Events, which have no sequence).

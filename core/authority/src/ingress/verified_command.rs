@@ -11,6 +11,8 @@ use missionweaveprotocol::json::Value;
 use missionweaveprotocol::schema_formats::Timestamp;
 use missionweaveprotocol::{Principal, Stage, VerificationError, VerifiedSignedDocument};
 
+use crate::store::ReceiptKey;
+
 /// A Command that passed ingress. Accessors borrow from the verified document.
 #[derive(Debug, Clone)]
 pub struct VerifiedCommand {
@@ -178,6 +180,25 @@ impl VerifiedCommand {
     /// The `extensions` map as signed, if present (§18, §21).
     pub fn extensions(&self) -> Option<&Value> {
         self.document.get("extensions")
+    }
+
+    /// The IDs of the extensions marked `critical: true`, in signed order. The engine refuses
+    /// the Command with `UNKNOWN_CRITICAL_EXTENSION` if it does not implement one of them
+    /// (§18: "refuse to take part in a transition that depends on an unknown critical profile").
+    pub fn critical_extension_ids(&self) -> Vec<&str> {
+        let Some(extensions) = self.extensions().and_then(Value::as_object) else {
+            return Vec::new();
+        };
+        extensions
+            .iter()
+            .filter(|(_, value)| value.get("critical").and_then(Value::as_bool) == Some(true))
+            .filter_map(|(name, _)| name.as_str())
+            .collect()
+    }
+
+    /// The idempotency key `(actor type, actor ID, Action ID)` (§15.1).
+    pub fn receipt_key(&self) -> ReceiptKey {
+        ReceiptKey::new(self.actor.kind.as_str(), &self.actor.id, &self.action_id)
     }
 
     /// The signing hash: `sha256:` of the JCS signing input (§6.4). Idempotency compares it
