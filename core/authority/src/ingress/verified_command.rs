@@ -39,8 +39,8 @@ pub struct VerifiedCommand {
 
 impl VerifiedCommand {
     /// Reads the envelope of a document the Command profile accepted. The schema guarantees
-    /// every member read here; a mismatch (only possible with a foreign schema catalog) is a
-    /// stage-2 failure, never a panic.
+    /// every member read here, so a mismatch cannot happen with the embedded schemas; were it
+    /// to (a changed schema), it is a stage-2 failure, never a panic.
     pub(super) fn from_verified(
         verified: VerifiedSignedDocument,
         bytes: &[u8],
