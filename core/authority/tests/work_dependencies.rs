@@ -26,14 +26,33 @@ fn cycles_are_refused_with_their_path() {
     g.insert_item(&c, std::slice::from_ref(&b)).unwrap();
     // a → c would close a → c → b → a.
     let e = g.insert_edge(&a, &c).unwrap_err();
-    assert_eq!(e, WorkError::DependencyCycle(vec![a.clone(), c.clone(), b.clone(), a.clone()]));
+    assert_eq!(
+        e,
+        WorkError::DependencyCycle(vec![a.clone(), c.clone(), b.clone(), a.clone()])
+    );
     assert_eq!(e.code(), WireCode::InvalidCommand);
-    assert_eq!(g.dependencies(&a).count(), 0, "a refused edge leaves the graph unchanged");
+    assert_eq!(
+        g.dependencies(&a).count(),
+        0,
+        "a refused edge leaves the graph unchanged"
+    );
     // Self-dependencies and unknown items are refused too; a valid edge is accepted.
-    assert!(matches!(g.insert_edge(&a, &a), Err(WorkError::DependencyCycle(_))));
-    assert!(matches!(g.check_new_item("d", &["d".into()]), Err(WorkError::DependencyCycle(_))));
-    assert!(matches!(g.insert_edge(&a, "zz"), Err(WorkError::UnknownDependency(_))));
-    assert!(matches!(g.insert_item("d", &["zz".into()]), Err(WorkError::UnknownDependency(_))));
+    assert!(matches!(
+        g.insert_edge(&a, &a),
+        Err(WorkError::DependencyCycle(_))
+    ));
+    assert!(matches!(
+        g.check_new_item("d", &["d".into()]),
+        Err(WorkError::DependencyCycle(_))
+    ));
+    assert!(matches!(
+        g.insert_edge(&a, "zz"),
+        Err(WorkError::UnknownDependency(_))
+    ));
+    assert!(matches!(
+        g.insert_item("d", &["zz".into()]),
+        Err(WorkError::UnknownDependency(_))
+    ));
     assert!(g.insert_edge(&c, &a).is_ok());
     assert!(g.insert_edge(&c, &a).is_err(), "duplicate edge");
     assert_eq!(g.topological_order().unwrap().len(), 3);
@@ -41,8 +60,11 @@ fn cycles_are_refused_with_their_path() {
 
 #[test]
 fn readiness_means_every_dependency_verified() {
-    let states: BTreeMap<&str, WorkItemState> =
-        [("a", WorkItemState::Verified), ("b", WorkItemState::Submitted)].into();
+    let states: BTreeMap<&str, WorkItemState> = [
+        ("a", WorkItemState::Verified),
+        ("b", WorkItemState::Submitted),
+    ]
+    .into();
     let state_of = |id: &str| states.get(id).copied();
     assert!(DependencyGraph::check_ready(["a"], state_of).is_ok());
     let e = DependencyGraph::check_ready(["a", "b"], state_of).unwrap_err();
@@ -56,12 +78,22 @@ fn authorize_and_revision_check_the_graph() {
     let a = open_item_with(&wid("a"), contract(), &graph);
     graph.insert_item(&a.work_item_id, &[]).unwrap();
     // Unknown dependency at authorization.
-    let bad = contract_with(&[wid("zz")], &[("c1", &["deterministic_test"])], "not_required");
+    let bad = contract_with(
+        &[wid("zz")],
+        &[("c1", &["deterministic_test"])],
+        "not_required",
+    );
     let e = create::authorize(None, None, &graph, authorize_input(&wid("b"), bad), at(0));
     assert_eq!(e.unwrap_err().reason(), "unknown_dependency");
-    let deps = contract_with(&[wid("a")], &[("c1", &["deterministic_test"])], "not_required");
+    let deps = contract_with(
+        &[wid("a")],
+        &[("c1", &["deterministic_test"])],
+        "not_required",
+    );
     let b = open_item_with(&wid("b"), deps, &graph);
-    graph.insert_item(&b.work_item_id, b.contract.dependencies()).unwrap();
+    graph
+        .insert_item(&b.work_item_id, b.contract.dependencies())
+        .unwrap();
     // Dynamic insertion a → b closes a cycle: refused.
     let e = revise::add_dependency(&a, &graph, &b.work_item_id, at(1)).unwrap_err();
     assert_eq!(e.reason(), "dependency_cycle");
@@ -72,9 +104,17 @@ fn authorize_and_revision_check_the_graph() {
     let t = revise::add_dependency(&offered_a, &graph, &c.work_item_id, at(1)).unwrap();
     assert_eq!(t.events[0].kind, "work.contract.revised");
     assert_eq!(t.state.contract.version(), 2);
-    assert_eq!(t.state.contract.dependencies(), [c.work_item_id.clone()]);
+    assert_eq!(
+        t.state.contract.dependencies(),
+        std::slice::from_ref(&c.work_item_id)
+    );
     assert_eq!(t.state.state, WorkItemState::Offered);
-    assert!(t.state.offers.iter().all(|o| o.status.as_str() == "withdrawn"));
+    assert!(
+        t.state
+            .offers
+            .iter()
+            .all(|o| o.status.as_str() == "withdrawn")
+    );
     // Owned or finished items refuse a revision.
     for state in [
         WorkItemState::Queued,
@@ -94,7 +134,11 @@ fn start_waits_for_dependencies() {
     let mut graph = DependencyGraph::new();
     let a = open_item_with(&wid("a"), contract(), &graph);
     graph.insert_item(&a.work_item_id, &[]).unwrap();
-    let deps = contract_with(&[wid("a")], &[("c1", &["deterministic_test"])], "not_required");
+    let deps = contract_with(
+        &[wid("a")],
+        &[("c1", &["deterministic_test"])],
+        "not_required",
+    );
     let b = queued(&open_item_with(&wid("b"), deps, &graph), at(0));
     let submitted_state = |_: &str| Some(WorkItemState::Submitted);
     let e = execution::start(&b, start_input(&b, at(1)), submitted_state, at(1)).unwrap_err();
@@ -192,6 +236,10 @@ proptest! {
 
 fn submitted_to_verified(active: WorkItem) -> WorkItem {
     use missionweaveprotocol_authority::work::transitions::review;
-    let s = review::submit(&active, submit_input(&active), at(2)).unwrap().state;
-    review::accept_result(&s, review_input(&s), at(3)).unwrap().state
+    let s = review::submit(&active, submit_input(&active), at(2))
+        .unwrap()
+        .state;
+    review::accept_result(&s, review_input(&s), at(3))
+        .unwrap()
+        .state
 }

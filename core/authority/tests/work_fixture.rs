@@ -9,13 +9,9 @@ use missionweaveprotocol_authority::work::fencing::WorkClaim;
 use missionweaveprotocol_authority::work::offers::{
     self, AcceptOfferInput, OfferCandidate, OfferInput,
 };
-use missionweaveprotocol_authority::work::transitions::closing::{
-    self, CancelInput, FailInput,
-};
+use missionweaveprotocol_authority::work::transitions::closing::{self, CancelInput, FailInput};
 use missionweaveprotocol_authority::work::transitions::create::{self, AuthorizeInput};
-use missionweaveprotocol_authority::work::transitions::execution::{
-    self, BlockInput, StartInput,
-};
+use missionweaveprotocol_authority::work::transitions::execution::{self, BlockInput, StartInput};
 use missionweaveprotocol_authority::work::transitions::review::{
     self, AcceptResultInput, SubmitInput,
 };
@@ -110,18 +106,20 @@ pub fn offer_input(agents: &[&str], round: &str, expires: UnixMillis) -> OfferIn
 
 pub fn offered(item: &WorkItem, agents: &[&str], now: UnixMillis) -> WorkItem {
     let round = format!("r{}", item.revision);
-    offers::offer(item, offer_input(agents, &round, now.saturating_add_ms(300_000)), now)
-        .unwrap()
-        .state
+    offers::offer(
+        item,
+        offer_input(agents, &round, now.saturating_add_ms(300_000)),
+        now,
+    )
+    .unwrap()
+    .state
 }
 
 pub fn accept_input(agent: &str, lease: &str, now: UnixMillis) -> AcceptOfferInput {
     AcceptOfferInput {
         agent_id: agent.to_owned(),
         session_epoch: SESSION,
-        capability_pins: vec![
-            parse(br#"{"id":"text.summarise","version":"1.2.0"}"#).unwrap(),
-        ],
+        capability_pins: vec![parse(br#"{"id":"text.summarise","version":"1.2.0"}"#).unwrap()],
         ownership_lease: LeaseGrant {
             lease_id: format!("urn:mwp:lease:{lease}"),
             expires_at: now.saturating_add_ms(900_000),

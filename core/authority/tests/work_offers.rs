@@ -5,7 +5,7 @@
 mod fixture;
 
 use fixture::*;
-use missionweaveprotocol::{DescribeError, WireCode};
+use missionweaveprotocol::WireCode;
 use missionweaveprotocol_authority::work::fencing::WorkClaim;
 use missionweaveprotocol_authority::work::offers;
 use missionweaveprotocol_authority::work::transitions::closing::{self, FailInput};
@@ -27,7 +27,12 @@ fn first_accept_wins_and_the_loser_gets_work_already_owned() {
     assert_eq!(statuses, [OfferStatus::Accepted, OfferStatus::LostRace]);
     let payload = &first.events[0].payload;
     assert_eq!(
-        payload.get("lostRaceOfferIds").unwrap().as_array().unwrap().len(),
+        payload
+            .get("lostRaceOfferIds")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
         1
     );
     // The second acceptance, applied to the new state, is a typed error and changes nothing.
@@ -62,7 +67,11 @@ fn n_concurrent_accepts_have_exactly_one_winner() {
     }
     assert_eq!(winners, 1);
     assert_eq!(
-        state.offers.iter().filter(|o| o.status == OfferStatus::Accepted).count(),
+        state
+            .offers
+            .iter()
+            .filter(|o| o.status == OfferStatus::Accepted)
+            .count(),
         1
     );
 }
@@ -79,7 +88,9 @@ fn an_agent_without_an_offer_is_refused() {
 fn a_new_offer_withdraws_the_pending_ones_and_reserves_nothing() {
     let first = offered(&open_item(), &[W1], at(0));
     assert!(first.owner.is_none());
-    let second = offers::offer(&first, offer_input(&[W2], "b", at(600)), at(10)).unwrap().state;
+    let second = offers::offer(&first, offer_input(&[W2], "b", at(600)), at(10))
+        .unwrap()
+        .state;
     assert_eq!(second.offers[0].status, OfferStatus::Withdrawn);
     assert_eq!(second.offers[1].status, OfferStatus::Pending);
     let e = offers::accept_offer(&second, accept_input(W1, "x", at(11)), at(11)).unwrap_err();
@@ -92,7 +103,9 @@ fn offer_inputs_are_checked() {
     let item = open_item();
     let mut input = offer_input(&[W1, W1], "dup", at(600));
     assert_eq!(
-        offers::offer(&item, input.clone(), at(0)).unwrap_err().code(),
+        offers::offer(&item, input.clone(), at(0))
+            .unwrap_err()
+            .code(),
         WireCode::InvalidCommand
     );
     input = offer_input(&[], "none", at(600));
@@ -118,7 +131,10 @@ fn reassignment_after_a_missed_start_fences_the_old_owner() {
     // After the ownership lease lapsed the Coordinator re-offers: the owner is fenced first.
     let lapse = at(900);
     let reoffer = offers::offer(&item, offer_input(&[W2], "re", at(2000)), lapse).unwrap();
-    let fenced = reoffer.events[0].payload.get("fencedOwnershipEpoch").unwrap();
+    let fenced = reoffer.events[0]
+        .payload
+        .get("fencedOwnershipEpoch")
+        .unwrap();
     assert_eq!(fenced.as_number().unwrap().as_u64(), Some(1));
     let won = offers::accept_offer(&reoffer.state, accept_input(W2, "w2", lapse), lapse)
         .unwrap()
@@ -138,7 +154,9 @@ fn a_stale_owner_cannot_complete_the_item() {
     let item = item_in(WorkItemState::Active);
     let stale = execution_claim(&item);
     let lapse = item.execution_lease.as_ref().unwrap().window().expires_at;
-    let reoffered = offers::offer(&item, offer_input(&[W2], "re", at(3000)), lapse).unwrap().state;
+    let reoffered = offers::offer(&item, offer_input(&[W2], "re", at(3000)), lapse)
+        .unwrap()
+        .state;
     assert_eq!(
         reoffered.execution_lease.as_ref().unwrap().state().as_str(),
         "expired"
@@ -224,11 +242,20 @@ fn execution_lease_renewal_extends_and_refuses_after_expiry() {
     let ok = renew(at(600), at(100)).unwrap();
     assert_eq!(ok.events[0].kind, "work.progressed");
     let lease = ok.state.execution_lease.as_ref().unwrap();
-    assert_eq!((lease.renewal_count(), lease.window().expires_at), (1, at(600)));
+    assert_eq!(
+        (lease.renewal_count(), lease.window().expires_at),
+        (1, at(600))
+    );
     assert_eq!(ok.state.state, WorkItemState::Active);
     // Not extending, or after expiry: refused with the lease's code.
-    assert_eq!(renew(at(200), at(100)).unwrap_err().code(), WireCode::InvalidCommand);
-    assert_eq!(renew(at(900), at(300)).unwrap_err().code(), WireCode::WorkLeaseExpired);
+    assert_eq!(
+        renew(at(200), at(100)).unwrap_err().code(),
+        WireCode::InvalidCommand
+    );
+    assert_eq!(
+        renew(at(900), at(300)).unwrap_err().code(),
+        WireCode::WorkLeaseExpired
+    );
     // A wrong Session Epoch is fenced by the lease.
     let mut claim = execution_claim(&item);
     claim.session_epoch = SESSION - 1;
@@ -275,10 +302,19 @@ fn fail_and_cancel_revoke_leases_and_withdraw_offers() {
     )
     .unwrap()
     .state;
-    assert!(cancelled.offers.iter().all(|o| o.status == OfferStatus::Withdrawn));
+    assert!(
+        cancelled
+            .offers
+            .iter()
+            .all(|o| o.status == OfferStatus::Withdrawn)
+    );
     // A failed item leaves only through a new offer (digest 2.2); epochs keep rising.
-    let re = offers::offer(&failed, offer_input(&[W2], "re", at(600)), at(6)).unwrap().state;
-    let won = offers::accept_offer(&re, accept_input(W2, "w2", at(7)), at(7)).unwrap().state;
+    let re = offers::offer(&failed, offer_input(&[W2], "re", at(600)), at(6))
+        .unwrap()
+        .state;
+    let won = offers::accept_offer(&re, accept_input(W2, "w2", at(7)), at(7))
+        .unwrap()
+        .state;
     assert_eq!(won.owner.as_ref().unwrap().ownership_epoch, 2);
     // Failure needs Evidence and a reason.
     let mut input = fail_input();

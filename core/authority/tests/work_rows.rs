@@ -203,10 +203,13 @@ fn every_row_from_every_state() {
             let result = (row.attempt)(&item);
             assert_eq!(item, before, "row {} mutated its input", row.number);
             if row.from.contains(&state) {
-                let transition = result.unwrap_or_else(|e| {
-                    panic!("row {} from {}: {e}", row.number, state.as_str())
-                });
-                assert!(row.to.contains(&transition.state.state), "row {}", row.number);
+                let transition = result
+                    .unwrap_or_else(|e| panic!("row {} from {}: {e}", row.number, state.as_str()));
+                assert!(
+                    row.to.contains(&transition.state.state),
+                    "row {}",
+                    row.number
+                );
                 assert_eq!(transition.state.revision, item.revision + 1);
                 assert_eq!(transition.events.len(), 1);
                 assert_eq!(transition.events[0].kind, row.event);
@@ -269,7 +272,10 @@ fn special_rows() -> Vec<(u8, &'static str, usize, usize)> {
     input.proposal_id = Some(proposal.state.proposal_id.clone());
     let from_proposal =
         create::authorize(None, Some(&proposal.state), &graph, input.clone(), at(0)).unwrap();
-    assert_eq!(from_proposal.state.item.created_by, Actor::human("urn:mwp:human:alice"));
+    assert_eq!(
+        from_proposal.state.item.created_by,
+        Actor::human("urn:mwp:human:alice")
+    );
     let authorized = from_proposal.state.proposal.unwrap();
     assert_eq!(authorized.status, ProposalStatus::Authorized);
     let mut refused = 0;
@@ -326,7 +332,12 @@ fn row_10_unblock_goes_to_open_after_the_blocked_lease_lapsed() {
     assert_eq!(next.state.state, Open);
     // The fenced owner's blocked lease is recorded expired; the item can be re-offered.
     assert_eq!(
-        next.state.ownership_lease.as_ref().unwrap().state().as_str(),
+        next.state
+            .ownership_lease
+            .as_ref()
+            .unwrap()
+            .state()
+            .as_str(),
         "expired"
     );
     let reoffered = offers::offer(&next.state, offer_input(&[W2], "re", at(2000)), lapse).unwrap();
@@ -362,7 +373,13 @@ fn row_12_review_without_the_required_evidence_is_refused() {
     assert_eq!(e.reason(), "criterion_not_satisfied");
     let mut failing = evidence(&item, "r2", "reviewer_assessment", &["c1"]);
     failing.result = missionweaveprotocol_authority::work::EvidenceResult::Failed;
-    let e = review::accept_result(&item, AcceptResultInput { evidence: vec![failing] }, at(1));
+    let e = review::accept_result(
+        &item,
+        AcceptResultInput {
+            evidence: vec![failing],
+        },
+        at(1),
+    );
     assert_eq!(e.unwrap_err().reason(), "criterion_not_satisfied");
     let e = review::accept_result(&item, AcceptResultInput { evidence: vec![] }, at(1));
     assert_eq!(e.unwrap_err().code(), WireCode::InvalidCommand);
