@@ -15,7 +15,7 @@
 //! | [`capability_version`] | §9.1, §10.3 | SemVer precedence for capability requirements |
 //! | [`ingress`] | §6.4, §15.1 | wire Command → verified, fresh, authorized [`ingress::VerifiedCommand`] |
 //! | [`events`] | §15.2, §16 | building and signing Group Events with the authority's key |
-//! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for rows 1–14 of §10.2 |
+//! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
 pub mod budget;
 pub mod capability_version;

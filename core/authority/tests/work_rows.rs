@@ -1,4 +1,5 @@
-//! §10.2 WorkItem state machine, rows 1–14 (digest 2.2), table-driven: every row is tried from
+//! §10.2 WorkItem state machine, the 14 rows of part 1 (digest 2.2: all but row 6 and the
+//! child-Mission rows 15–17), table-driven: every row is tried from
 //! every state; the permitted states must succeed into the row's next state with its Event, every
 //! other state must be refused with `INVALID_STATE_TRANSITION`, and nothing changes on refusal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -10,7 +11,7 @@ use fixture::*;
 use missionweaveprotocol::{DescribeError, WireCode};
 use missionweaveprotocol_authority::work::fencing::WorkClaim;
 use missionweaveprotocol_authority::work::offers;
-use missionweaveprotocol_authority::work::transitions::closing::{self, CancelInput};
+use missionweaveprotocol_authority::work::transitions::closing::{self, CancelInput, MissionEnd};
 use missionweaveprotocol_authority::work::transitions::create::{self, ProposeInput};
 use missionweaveprotocol_authority::work::transitions::execution::{
     self, CheckpointInput, UnblockInput,
@@ -159,6 +160,26 @@ fn rows() -> Vec<Row> {
             attempt: |item| closing::fail(item, fail_input(), at(1)),
         },
         Row {
+            number: 18,
+            command: "mission.fail (propagated)",
+            from: &[Open, Offered, Queued, Active, Blocked, Submitted],
+            to: &[Failed],
+            event: "work.failed",
+            attempt: |item| {
+                closing::propagate_mission_end(item, MissionEnd::Failed, "mission failed", at(1))
+            },
+        },
+        Row {
+            number: 18,
+            command: "mission.cancel (propagated)",
+            from: &[Open, Offered, Queued, Active, Blocked, Submitted],
+            to: &[Cancelled],
+            event: "work.cancelled",
+            attempt: |item| {
+                closing::propagate_mission_end(item, MissionEnd::Cancelled, "stopped", at(1))
+            },
+        },
+        Row {
             number: 14,
             command: "work.cancel",
             from: &[Open, Offered, Queued, Active, Blocked, Submitted],
@@ -191,7 +212,7 @@ fn submit_input_any(item: &WorkItem) -> review::SubmitInput {
     }
 }
 
-/// Rows 3, 4 and 7–14 from each of the nine states.
+/// Rows 3, 4, 7–14 and 18 from each of the nine states.
 #[test]
 fn every_row_from_every_state() {
     let mut coverage = Vec::new();
@@ -235,13 +256,15 @@ fn every_row_from_every_state() {
         coverage.push((row.number, row.command, positive, negative));
     }
     coverage.extend(special_rows());
-    coverage.sort();
+    coverage.sort_by_key(|c| c.0);
     println!("| row | command | permitted states passed | refused states passed |");
     for (n, command, p, q) in &coverage {
         println!("| {n} | {command} | {p} | {q} |");
     }
     let numbers: Vec<u8> = coverage.iter().map(|c| c.0).collect();
-    assert_eq!(numbers, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14]);
+    let mut distinct = numbers.clone();
+    distinct.dedup();
+    assert_eq!(distinct, [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 18]);
     assert!(coverage.iter().all(|c| c.2 > 0 && c.3 > 0));
 }
 
@@ -385,4 +408,28 @@ fn row_12_review_without_the_required_evidence_is_refused() {
     assert_eq!(e.unwrap_err().code(), WireCode::InvalidCommand);
     let ok = review::accept_result(&item, review_input(&item), at(1)).unwrap();
     assert_eq!(ok.state.state, Verified);
+}
+
+#[test]
+fn row_18_revokes_leases_and_withdraws_offers() {
+    let active = item_in(Active);
+    let t = closing::propagate_mission_end(&active, MissionEnd::Cancelled, "stop", at(1)).unwrap();
+    assert_eq!(
+        t.state.execution_lease.as_ref().unwrap().state().as_str(),
+        "revoked"
+    );
+    assert_eq!(
+        t.events[0].payload.get("cause").unwrap().as_str(),
+        Some("mission.cancel")
+    );
+    let offered_item = item_in(Offered);
+    let t = closing::propagate_mission_end(&offered_item, MissionEnd::Failed, "x", at(1)).unwrap();
+    assert!(
+        t.state
+            .offers
+            .iter()
+            .all(|o| o.status.as_str() == "withdrawn")
+    );
+    let e = closing::propagate_mission_end(&active, MissionEnd::Failed, " ", at(1)).unwrap_err();
+    assert_eq!(e.code(), WireCode::InvalidCommand);
 }

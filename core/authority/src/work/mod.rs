@@ -19,7 +19,7 @@
 //! | [`evidence`] | §13.2 | Evidence coverage of acceptance criteria |
 //! | [`offers`] | §10.3, digest 2.6 | `work.offer`, `work.accept_offer` |
 //! | [`fencing`] | §4.5, §11.3, §11.5 | Ownership Epoch and lease claims, live owners |
-//! | [`transitions`] | §10.2 rows 1–14 | one function per Command kind |
+//! | [`transitions`] | §10.2 rows 1–5, 7–14, 18 | one function per Command kind |
 //! | [`error`] | §19 | [`WorkError`] |
 
 pub mod contract;

@@ -117,3 +117,61 @@ pub fn cancel(
         events: vec![cancelled],
     })
 }
+
+/// How the WorkItem's Mission ended (row 18).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissionEnd {
+    /// `mission.fail` (or a propagated child failure policy).
+    Failed,
+    /// `mission.cancel` / `mission.terminate`.
+    Cancelled,
+}
+
+/// Row 18: parent Mission failure or cancellation → `failed` or `cancelled` for an unfinished
+/// WorkItem (`open`, `offered`, `queued`, `active`, `blocked`, `submitted`). Leases are revoked
+/// and pending offers withdrawn; the Event says the Mission caused it. The engine calls this for
+/// each such WorkItem of the Mission and skips the others (they refuse with
+/// `INVALID_STATE_TRANSITION`).
+pub fn propagate_mission_end(
+    item: &WorkItem,
+    end: MissionEnd,
+    reason: &str,
+    now: UnixMillis,
+) -> Result<Transition<WorkItem>, WorkError> {
+    let command = match end {
+        MissionEnd::Failed => "mission.fail",
+        MissionEnd::Cancelled => "mission.cancel",
+    };
+    require_state(item, command, &CLOSABLE)?;
+    check_reason("reason", reason)?;
+    let mut next = item.clone();
+    let (lease_reason, state, kind) = match end {
+        MissionEnd::Failed => ("mission failed", WorkItemState::Failed, "work.failed"),
+        MissionEnd::Cancelled => (
+            "mission cancelled",
+            WorkItemState::Cancelled,
+            "work.cancelled",
+        ),
+    };
+    close_leases(&mut next, now, LeaseState::Revoked, lease_reason)?;
+    withdraw_offers(&mut next);
+    match end {
+        MissionEnd::Failed => next.failure = Some((reason.to_owned(), Vec::new())),
+        MissionEnd::Cancelled => next.cancel_reason = Some(reason.to_owned()),
+    }
+    next.state = state;
+    touch(&mut next, now);
+    let ended = event(
+        kind,
+        &next,
+        [
+            ("reason", Value::string(reason)),
+            ("previousState", Value::string(item.state.as_str())),
+            ("cause", Value::string(command)),
+        ],
+    );
+    Ok(Transition {
+        state: next,
+        events: vec![ended],
+    })
+}

@@ -1,4 +1,5 @@
-//! One pure decision function per WorkItem Command kind (§10.2, digest 2.2 rows 1–14).
+//! One pure decision function per WorkItem Command kind (§10.2, digest 2.2: the 14 rows other
+//! than 6 and 15–17).
 //!
 //! | row | Command | module |
 //! | --- | --- | --- |
@@ -15,10 +16,11 @@
 //! | 12 | `work.accept_result` | [`review`] |
 //! | 13 | `work.fail` | [`closing`] |
 //! | 14 | `work.cancel` | [`closing`] |
+//! | 18 | parent Mission failure or cancellation | [`closing::propagate_mission_end`] |
 //! | — | Execution Lease renewal (`work.progressed`) | [`execution`] |
 //! | — | dependency insertion (`work.contract.revised`) | [`revise`] |
 //!
-//! Row 6 (`approval.grant_execution`) and rows 15–18 (child Missions) belong to part 2; the
+//! Row 6 (`approval.grant_execution`) and rows 15–17 (child Missions) belong to part 2; the
 //! start gate of row 6 is honoured here as an input (`StartInput::execution_approved`).
 
 pub mod closing;
