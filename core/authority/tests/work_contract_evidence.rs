@@ -276,3 +276,33 @@ fn errors_describe_themselves_with_section_19_codes() {
     assert_eq!(e.to_string(), "work.start is not permitted from state open");
     assert!(!e.fields().is_empty());
 }
+
+#[test]
+fn the_stored_work_proposal_round_trips() {
+    use missionweaveprotocol_authority::work::transitions::create::{self, ProposeInput};
+    use missionweaveprotocol_authority::work::{Actor, PROPOSAL_AGGREGATE_KIND, WorkProposal};
+    assert_eq!(PROPOSAL_AGGREGATE_KIND, "work_proposal");
+    let input = ProposeInput {
+        proposal_id: "urn:mwp:proposal:p".into(),
+        mission_id: "urn:mwp:mission:m".into(),
+        group_id: "urn:mwp:group:g".into(),
+        proposed_by: Actor::human("urn:mwp:human:alice"),
+        contract: contract(),
+    };
+    let proposal = create::propose(None, input.clone(), at(0)).unwrap().state;
+    let bytes = proposal.to_canonical_bytes().unwrap();
+    let back = WorkProposal::from_json(&bytes).unwrap();
+    assert_eq!(back, proposal);
+    assert!(WorkProposal::from_json(b"{}").is_err());
+    // An incomplete contract is refused at proposal time too (§10.1).
+    let e = create::propose(
+        None,
+        ProposeInput {
+            contract: without("goal"),
+            ..input
+        },
+        at(0),
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), WireCode::WorkContractIncomplete);
+}

@@ -243,3 +243,27 @@ fn submitted_to_verified(active: WorkItem) -> WorkItem {
         .unwrap()
         .state
 }
+
+#[test]
+fn the_graph_rebuilds_from_stored_items() {
+    let mut graph = DependencyGraph::new();
+    let a = open_item_with(&wid("a"), contract(), &graph);
+    graph.insert_item(&a.work_item_id, &[]).unwrap();
+    let deps = contract_with(
+        &[wid("a")],
+        &[("c1", &["deterministic_test"])],
+        "not_required",
+    );
+    let b = open_item_with(&wid("b"), deps, &graph);
+    // Order of the stored items does not matter.
+    let rebuilt = DependencyGraph::from_items([&b, &a]).unwrap();
+    assert_eq!(
+        rebuilt.dependencies(&b.work_item_id).collect::<Vec<_>>(),
+        [a.work_item_id.as_str()]
+    );
+    // A dangling reference is refused.
+    assert!(matches!(
+        DependencyGraph::from_items([&b]),
+        Err(WorkError::UnknownDependency(_))
+    ));
+}

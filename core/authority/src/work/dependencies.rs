@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::WorkError;
-use super::state::WorkItemState;
+use super::state::{WorkItem, WorkItemState};
 
 /// The dependency DAG of one Mission's WorkItems.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -20,6 +20,24 @@ impl DependencyGraph {
     /// An empty graph.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The graph of a Mission's WorkItems as stored (each contract's `dependencyWorkItemIds`),
+    /// re-checked edge by edge: a stored set with a cycle or a dangling reference is refused.
+    pub fn from_items<'a>(
+        items: impl IntoIterator<Item = &'a WorkItem>,
+    ) -> Result<Self, WorkError> {
+        let items: Vec<&WorkItem> = items.into_iter().collect();
+        let mut graph = Self::new();
+        for item in &items {
+            graph.insert_item(&item.work_item_id, &[])?;
+        }
+        for item in &items {
+            for dependency in item.contract.dependencies() {
+                graph.insert_edge(&item.work_item_id, dependency)?;
+            }
+        }
+        Ok(graph)
     }
 
     /// Whether `id` is a known WorkItem.

@@ -14,6 +14,7 @@
 //! | --- | --- | --- |
 //! | [`state`] | §10.2, `work-item.schema.json` | the aggregate, its states, offers, owner |
 //! | [`document`] | §2, §15.3 | the stored aggregate as canonical JSON (kind `work_item`) |
+//! | [`proposal`] | digest 2.3 | the Work Proposal (stored as kind `work_proposal`) |
 //! | [`contract`] | §10.1 | Work Contract validation |
 //! | [`dependencies`] | §10.4 | the dependency DAG: cycles refused, readiness |
 //! | [`evidence`] | §13.2 | Evidence coverage of acceptance criteria |
@@ -30,6 +31,7 @@ pub mod evidence;
 pub mod fencing;
 pub mod offers;
 pub mod proposal;
+mod proposal_document;
 pub mod state;
 pub mod transitions;
 
