@@ -15,6 +15,7 @@
 //! | [`capability_version`] | §9.1, §10.3 | SemVer precedence for capability requirements |
 //! | [`ingress`] | §6.4, §15.1 | wire Command → verified, fresh, authorized [`ingress::VerifiedCommand`] |
 //! | [`events`] | §15.2, §16 | building and signing Group Events with the authority's key |
+//! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
 pub mod budget;
 pub mod capability_version;
@@ -27,6 +28,7 @@ pub mod resources;
 pub mod scheduler;
 pub mod snapshot_json;
 pub mod store;
+pub mod work;
 
 mod error_descriptions;
 pub mod unix_millis;

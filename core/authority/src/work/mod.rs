@@ -1,0 +1,52 @@
+//! The WorkItem aggregate (§10): pure, sans-IO decision functions.
+//!
+//! Each function takes the state the engine read, a typed Command input and `now`, and returns
+//! either a [`Transition`] (the new state and the Events to append) or a [`WorkError`] with its
+//! §19 wire code. Nothing here stores, signs or reads a clock: the engine does that, and applies
+//! a transition only as a whole (nothing half-applied).
+//!
+//! Who may send a Command (Coordinator, delegate, owner; §9.1, §15.1), Session / Membership /
+//! Coordinator Epoch fencing and the aggregate revision CAS (§15.3) are the engine's checks. The
+//! Ownership Epoch and lease fencing (§4.5, §11.3) are decided here because they need the
+//! aggregate.
+//!
+//! | module | spec | what |
+//! | --- | --- | --- |
+//! | [`state`] | §10.2, `work-item.schema.json` | the aggregate, its states, offers, owner |
+//! | [`document`] | §2, §15.3 | the stored aggregate as canonical JSON (kind `work_item`) |
+//! | [`proposal`] | digest 2.3 | the Work Proposal (stored as kind `work_proposal`) |
+//! | [`contract`] | §10.1 | Work Contract validation |
+//! | [`dependencies`] | §10.4 | the dependency DAG: cycles refused, readiness |
+//! | [`evidence`] | §13.2 | Evidence coverage of acceptance criteria |
+//! | [`offers`] | §10.3, digest 2.6 | `work.offer`, `work.accept_offer` |
+//! | [`fencing`] | §4.5, §11.3, §11.5 | Ownership Epoch and lease claims, live owners |
+//! | [`transitions`] | §10.2 rows 1–5, 7–14, 18 | one function per Command kind |
+//! | [`error`] | §19 | [`WorkError`] |
+
+pub mod contract;
+pub mod dependencies;
+pub mod document;
+pub mod error;
+pub mod evidence;
+pub mod fencing;
+pub mod offers;
+pub mod proposal;
+mod proposal_document;
+pub mod state;
+pub mod transitions;
+
+pub use self::contract::WorkContract;
+pub use self::dependencies::DependencyGraph;
+pub use self::error::WorkError;
+pub use self::evidence::{EvidenceRef, EvidenceResult};
+pub use self::proposal::{ProposalStatus, WorkProposal};
+pub use self::state::{
+    Actor, ActorType, LeaseGrant, Offer, OfferStatus, Owner, Submission, Transition, WorkEvent,
+    WorkItem, WorkItemState,
+};
+
+/// The store aggregate kind of a WorkItem (`store::AggregateKey::kind`).
+pub const AGGREGATE_KIND: &str = "work_item";
+
+/// The store aggregate kind of a Work Proposal.
+pub const PROPOSAL_AGGREGATE_KIND: &str = "work_proposal";
