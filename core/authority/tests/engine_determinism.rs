@@ -75,7 +75,7 @@ fn replayed_logs_and_missions_are_identical() {
             let _ = engine.perform(c, *now);
         }
         let log = engine.replay(GROUP, 0, 1000).unwrap().events;
-        let mission = engine.mission(MISSION).unwrap().unwrap().to_blob();
+        let mission = engine.mission(MISSION).unwrap().unwrap().to_blob().unwrap();
         (log, mission)
     };
     let (a, b) = (finish(), finish());

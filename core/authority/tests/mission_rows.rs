@@ -526,3 +526,28 @@ impl RefusedIn for Fixture {
         e
     }
 }
+
+#[test]
+fn create_with_expected_revision_zero_only() {
+    // §15.3: a Mission being created is at revision 0 (absent).
+    let f = fixture();
+    let engine = f.engine();
+    let c = f.command(
+        "mission.create",
+        OWNER,
+        r#""expectedRevision": 3"#,
+        &f.create_payload(MISSION, ""),
+    );
+    let e = f.refused(&engine, &c, NOW, WireCode::RevisionConflict);
+    assert_eq!(
+        e.to_string(),
+        format!("mission {MISSION} is at revision 0, the Command expected 3")
+    );
+    let c = f.command(
+        "mission.create",
+        OWNER,
+        r#""expectedRevision": 0"#,
+        &f.create_payload(MISSION, ""),
+    );
+    f.ok(&engine, &c, NOW);
+}

@@ -196,7 +196,7 @@ impl Mission {
     }
 
     /// The canonical JSON bytes to store.
-    pub fn to_blob(&self) -> Blob {
+    pub fn to_blob(&self) -> Result<Blob, EngineError> {
         let mut lease = Object::new();
         lease.insert(
             "issuedAtMs",
@@ -219,11 +219,14 @@ impl Mission {
             );
             o.insert("submission", Value::Object(so));
         }
-        // Every member is a string, a safe integer, or copied from a verified Command, so the
-        // canonical form exists; an empty blob would fail `from_stored` loudly, never silently.
+        // Every member is a string, a safe integer, or copied from a verified Command (which
+        // passed the I-JSON checks of stage 5), so the canonical form exists.
         json::canonical_bytes(&Value::Object(o))
-            .unwrap_or_default()
-            .into()
+            .map(Blob::from)
+            .map_err(|e| EngineError::Corrupt {
+                key: AggregateKey::new(MISSION_KIND, &self.mission_id),
+                detail: e.to_string(),
+            })
     }
 
     /// The `mission.schema.json` document.

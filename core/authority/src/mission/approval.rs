@@ -46,14 +46,14 @@ pub(crate) fn submit(
     let mut payload = event_payload(&mission);
     payload.insert("missionRevision", num(mission.revision()));
     payload.insert("artifactHashes", strings(&hashes));
-    Ok(rewrite(
+    rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         "mission.submitted_for_approval",
         payload,
-    ))
+    )
 }
 
 /// `mission.approve` → `mission.approved`, by the MissionOwner, binding the submitted
@@ -94,14 +94,14 @@ pub(crate) fn approve(
     if let Some(c) = comments {
         payload.insert("comments", Value::string(c));
     }
-    Ok(rewrite(
+    rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         "mission.approved",
         payload,
-    ))
+    )
 }
 
 /// `mission.request_changes` → `mission.changes_requested`, by the MissionOwner: the same
@@ -123,14 +123,14 @@ pub(crate) fn request_changes(
     let mut payload = event_payload(&mission);
     payload.insert("missionRevision", num(revision));
     payload.insert("feedback", Value::string(feedback));
-    Ok(rewrite(
+    rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         "mission.changes_requested",
         payload,
-    ))
+    )
 }
 
 fn submitted(mission: &Mission) -> Result<&Submission, EngineError> {

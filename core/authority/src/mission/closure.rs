@@ -94,12 +94,12 @@ fn close(
     let mut payload = event_payload(&mission);
     payload.insert("previousState", Value::string(previous.as_str()));
     payload.insert("reason", Value::string(reason));
-    Ok(rewrite(
+    rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         event_kind,
         payload,
-    ))
+    )
 }

@@ -69,14 +69,14 @@ pub(crate) fn assign(
         "leaseExpiresAt",
         Value::string(rfc3339(mission.lease.expires_at)),
     );
-    Ok(rewrite(
+    rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         "mission.coordinator.assigned",
         payload,
-    ))
+    )
 }
 
 /// `mission.renew_coordinator` → `mission.coordinator.renewed`. Authority: the current
@@ -107,14 +107,14 @@ pub(crate) fn renew(
         "leaseExpiresAt",
         Value::string(rfc3339(mission.lease.expires_at)),
     );
-    Ok(rewrite(
+    rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         "mission.coordinator.renewed",
         payload,
-    ))
+    )
 }
 
 fn positive(value: u64, name: &str) -> Result<u64, EngineError> {

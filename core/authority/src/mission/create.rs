@@ -52,6 +52,17 @@ pub(crate) fn decide(
             "a root or follow-up Mission has no parent; use mission.create_child",
         ));
     }
+    // §15.3: the aggregate being created is at revision 0 (absent) unless the ID is taken.
+    if let Some(expected) = command.expected_revision() {
+        let current = read.same_id.as_ref().map_or(0, Mission::revision);
+        if expected != current {
+            return Err(EngineError::RevisionConflict {
+                key: AggregateKey::new(MISSION_KIND, mission_id),
+                expected,
+                current,
+            });
+        }
+    }
     // The `none` column: neither the Mission nor the Group may exist (IDs stay stable, §7.1).
     if let Some(existing) = &read.same_id {
         return Err(EngineError::InvalidStateTransition {
@@ -154,7 +165,7 @@ pub(crate) fn decide(
         .put(
             AggregateKey::new(MISSION_KIND, mission_id),
             0,
-            mission.to_blob(),
+            mission.to_blob()?,
         )
         .put(
             AggregateKey::new(GROUP_KIND, &read.group_id),

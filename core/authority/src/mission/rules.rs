@@ -157,17 +157,17 @@ pub(crate) fn rewrite(
     mission: &Mission,
     event_kind: &str,
     payload: Object,
-) -> Decision {
+) -> Result<Decision, EngineError> {
     let draft = EventDraft::for_command(command, event_kind, payload);
-    Decision::default()
+    Ok(Decision::default()
         .put(
             AggregateKey::new(MISSION_KIND, mission.mission_id()),
             read_revision,
-            mission.to_blob(),
+            mission.to_blob()?,
         )
         .check(
             AggregateKey::new(GROUP_KIND, mission.group_id()),
             group_revision,
         )
-        .event(draft, mission.group_id(), mission.revision())
+        .event(draft, mission.group_id(), mission.revision()))
 }
