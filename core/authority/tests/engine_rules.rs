@@ -260,3 +260,29 @@ fn engine_errors_describe_themselves() {
     assert!(!e.retryable());
     assert!(e.to_string().contains("does not accept mission.approve"));
 }
+
+#[test]
+fn rebuilding_refuses_a_log_with_a_missing_event() {
+    let f = fixture();
+    let engine = f.awaiting();
+    f.ok(&engine, &f.approve(2), NOW);
+    let documents: Vec<Value> = engine
+        .replay(GROUP, 0, 10)
+        .unwrap()
+        .events
+        .iter()
+        .map(|r| f.check_event(r))
+        .collect();
+    let whole = missionweaveprotocol_authority::mission::rebuild(&documents)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        whole.to_blob().unwrap(),
+        engine.mission(MISSION).unwrap().unwrap().to_blob().unwrap()
+    );
+    // Without the submission, the approval's aggregateRevision does not follow.
+    let gap = [documents[0].clone(), documents[2].clone()];
+    let e = missionweaveprotocol_authority::mission::rebuild(&gap).unwrap_err();
+    assert_eq!(e.wire_code(), WireCode::InternalError);
+    assert_eq!(e.reason(), "corrupt_aggregate");
+}

@@ -24,11 +24,13 @@ mod closure;
 mod coordinator;
 mod create;
 mod payload;
+mod projection;
 mod read;
 mod rules;
 mod state;
 
 pub use aggregate::{Coordinator, CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission, Submission};
+pub use projection::rebuild;
 pub use read::{GroupRead, MissionRead, read};
 pub use state::MissionState;
 
