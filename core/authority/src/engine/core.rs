@@ -15,6 +15,16 @@ use crate::store::{
 };
 use crate::unix_millis::UnixMillis;
 
+/// Event IDs drawn for one decision.
+struct Drawn(std::vec::IntoIter<String>);
+
+impl EventIdSource for Drawn {
+    fn next_event_id(&mut self) -> String {
+        // Exactly one ID was drawn per planned Event; an empty ID would fail signing (schema).
+        self.0.next().unwrap_or_default()
+    }
+}
+
 /// How many times a decision is retried when concurrent commits invalidate its reads.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 16;
 
@@ -33,9 +43,9 @@ pub struct Performed {
 /// The authoritative engine over a store `S`, signing Events with `G` and naming them from
 /// `I`. Sans-IO: time is an argument; the store is the only state.
 ///
-/// Several threads may share one engine (`&Engine`) or run one engine each over one store:
-/// Commands of one Group are serialized by the store's sequence check (§15.2), and a decision
-/// whose reads changed is re-made ([`DEFAULT_MAX_ATTEMPTS`] times at most).
+/// Several threads may share one engine (`&Engine`; the ID source sits behind a mutex held only
+/// to draw IDs): Commands of one Group are serialized by the store's sequence check (§15.2),
+/// and a decision whose reads changed is re-made ([`DEFAULT_MAX_ATTEMPTS`] times at most).
 #[derive(Debug)]
 pub struct Engine<S, G, I> {
     store: S,
@@ -128,10 +138,18 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         // Next sequence per Group touched, in first-touch order (a Command may append to two
         // Groups; §4.7 promises no cross-Group atomicity, the store gives it anyway).
         let mut heads: Vec<(String, u64)> = Vec::new();
-        let mut ids = self
-            .ids
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Draw the IDs under the lock, sign outside it: signing dominates the cost of a
+        // Command, and Commands of different Groups must not queue behind each other.
+        let mut ids = {
+            let mut source = self
+                .ids
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let drawn: Vec<String> = (0..decision.events.len())
+                .map(|_| source.next_event_id())
+                .collect();
+            Drawn(drawn.into_iter())
+        };
         for planned in &decision.events {
             let slot = match heads.iter().position(|(g, _)| *g == planned.group_id) {
                 Some(slot) => slot,
@@ -148,7 +166,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                     .clone()
                     .at(&planned.group_id, *next, planned.aggregate_revision);
             *next += 1;
-            let signed = self.issuer.issue(&draft, &mut *ids, now)?;
+            let signed = self.issuer.issue(&draft, &mut ids, now)?;
             if first_ref.is_none() {
                 first_ref = Some(signed.event_ref());
                 group_id = planned.group_id.clone();
@@ -159,7 +177,6 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                 records.push(record);
             }
         }
-        drop(ids);
         let first_event = first_ref.ok_or_else(|| {
             EngineError::invalid("no_transition", "the Command produced no Event")
         })?;
