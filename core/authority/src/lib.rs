@@ -15,15 +15,19 @@
 //! | [`capability_version`] | §9.1, §10.3 | SemVer precedence for capability requirements |
 //! | [`ingress`] | §6.4, §15.1 | wire Command → verified, fresh, authorized [`ingress::VerifiedCommand`] |
 //! | [`events`] | §15.2, §16 | building and signing Group Events with the authority's key |
+//! | [`engine`] | §15.1–15.3, §16 | the authoritative engine: dedup, decide, sign, commit, replay |
+//! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
 pub mod budget;
 pub mod capability_version;
 pub mod delegation;
+pub mod engine;
 pub mod events;
 pub mod execution;
 pub mod ingress;
 pub mod lease;
+pub mod mission;
 pub mod resources;
 pub mod scheduler;
 pub mod snapshot_json;

@@ -1,0 +1,240 @@
+//! [`Engine`]: dedup, read, decide, sign, commit — retried on contention (§15.1–15.3).
+
+use std::sync::Mutex;
+
+use missionweaveprotocol::crypto::Signer;
+
+use super::decision::Decision;
+use super::dispatch;
+use super::error::EngineError;
+use crate::events::{EventIdSource, EventIssuer};
+use crate::ingress::VerifiedCommand;
+use crate::mission::{MISSION_KIND, Mission};
+use crate::store::{
+    AggregateKey, EventRecord, Receipt, ReplayPage, Store, StoreError, Transaction,
+};
+use crate::unix_millis::UnixMillis;
+
+/// Event IDs drawn for one decision.
+struct Drawn(std::vec::IntoIter<String>);
+
+impl EventIdSource for Drawn {
+    fn next_event_id(&mut self) -> String {
+        // Exactly one ID was drawn per planned Event; an empty ID would fail signing (schema).
+        self.0.next().unwrap_or_default()
+    }
+}
+
+/// How many times a decision is retried when concurrent commits invalidate its reads.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 16;
+
+/// What `perform` returns: the Command's Events as stored (canonical signed bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Performed {
+    /// The Events, in Group order. For a duplicate, the first Event of the original
+    /// application (§15.1: "MUST return the original receipt").
+    pub events: Vec<EventRecord>,
+    /// The Group they belong to.
+    pub group_id: String,
+    /// `true` when the Command had already been applied and nothing new was appended.
+    pub duplicate: bool,
+}
+
+/// The authoritative engine over a store `S`, signing Events with `G` and naming them from
+/// `I`. Sans-IO: time is an argument; the store is the only state.
+///
+/// Several threads may share one engine (`&Engine`; the ID source sits behind a mutex held only
+/// to draw IDs): Commands of one Group are serialized by the store's sequence check (§15.2),
+/// and a decision whose reads changed is re-made ([`DEFAULT_MAX_ATTEMPTS`] times at most).
+#[derive(Debug)]
+pub struct Engine<S, G, I> {
+    store: S,
+    issuer: EventIssuer<G>,
+    ids: Mutex<I>,
+    max_attempts: u32,
+}
+
+impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
+    /// An engine over `store`, signing with `issuer`, taking Event IDs from `ids`.
+    pub fn new(store: S, issuer: EventIssuer<G>, ids: I) -> Self {
+        Self {
+            store,
+            issuer,
+            ids: Mutex::new(ids),
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+        }
+    }
+
+    /// The same engine with another retry bound (at least 1).
+    pub fn with_max_attempts(mut self, attempts: u32) -> Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The Event issuer.
+    pub fn issuer(&self) -> &EventIssuer<G> {
+        &self.issuer
+    }
+
+    /// Applies one verified Command at `now`: validate, decide, append its Event(s) and write
+    /// its aggregates atomically, or refuse with a §19 code and change nothing (§15.1).
+    pub fn perform(
+        &self,
+        command: &VerifiedCommand,
+        now: UnixMillis,
+    ) -> Result<Performed, EngineError> {
+        let receipt_key = command.receipt_key();
+        // (a) Idempotency (§15.1): same signing hash → the original Event, no new transition;
+        // another hash → ACTION_ID_COLLISION (from the store).
+        if let Some(receipt) = self.store.dedup(&receipt_key, command.signing_hash())? {
+            return self.original(&receipt);
+        }
+        // §18: a transition depending on an unknown critical extension is refused. The engine
+        // implements none yet.
+        if let Some(extension) = command.critical_extension_ids().first() {
+            return Err(EngineError::UnknownCriticalExtension {
+                extension: (*extension).to_owned(),
+            });
+        }
+        for _ in 0..self.max_attempts {
+            // (b) + (c): read what the kind needs, decide purely.
+            let decision = dispatch::decide(&self.store, command, now)?;
+            // (d): sign at the Group's next sequences and commit everything at once.
+            let (tx, group_id, events) = self.transaction(command, &decision, now)?;
+            match self.store.commit(tx) {
+                Ok(()) => {
+                    return Ok(Performed {
+                        events,
+                        group_id,
+                        duplicate: false,
+                    });
+                }
+                // A concurrent commit of the same signed Command won: answer with its Event.
+                Err(StoreError::AlreadyApplied { receipt, .. }) => return self.original(&receipt),
+                Err(e) if e.is_contention() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::Contended {
+            attempts: self.max_attempts,
+        })
+    }
+
+    fn transaction(
+        &self,
+        command: &VerifiedCommand,
+        decision: &Decision,
+        now: UnixMillis,
+    ) -> Result<(Transaction, String, Vec<EventRecord>), EngineError> {
+        let mut tx = Transaction::new();
+        let mut records = Vec::with_capacity(decision.events.len());
+        let mut first_ref = None;
+        let mut group_id = String::new();
+        // Next sequence per Group touched, in first-touch order (a Command may append to two
+        // Groups; §4.7 promises no cross-Group atomicity, the store gives it anyway).
+        let mut heads: Vec<(String, u64)> = Vec::new();
+        // Draw the IDs under the lock, sign outside it: signing dominates the cost of a
+        // Command, and Commands of different Groups must not queue behind each other.
+        let mut ids = {
+            let mut source = self
+                .ids
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let drawn: Vec<String> = (0..decision.events.len())
+                .map(|_| source.next_event_id())
+                .collect();
+            Drawn(drawn.into_iter())
+        };
+        for planned in &decision.events {
+            let slot = match heads.iter().position(|(g, _)| *g == planned.group_id) {
+                Some(slot) => slot,
+                None => {
+                    let head = self.store.head(&planned.group_id)?;
+                    heads.push((planned.group_id.clone(), head.next_sequence));
+                    heads.len() - 1
+                }
+            };
+            let next = &mut heads[slot].1;
+            let draft =
+                planned
+                    .draft
+                    .clone()
+                    .at(&planned.group_id, *next, planned.aggregate_revision);
+            *next += 1;
+            let signed = self.issuer.issue(&draft, &mut ids, now)?;
+            if first_ref.is_none() {
+                first_ref = Some(signed.event_ref());
+                group_id = planned.group_id.clone();
+            }
+            // Every planned Event has a position, so it has a record.
+            if let Some(record) = signed.to_record() {
+                tx.append(&planned.group_id, record.clone());
+                records.push(record);
+            }
+        }
+        let first_event = first_ref.ok_or_else(|| {
+            EngineError::invalid("no_transition", "the Command produced no Event")
+        })?;
+        for write in &decision.writes {
+            match &write.value {
+                Some(value) => tx.put(write.key.clone(), write.read_revision, value.clone()),
+                None => tx.check(write.key.clone(), write.read_revision),
+            };
+        }
+        tx.record_receipt(
+            command.receipt_key(),
+            Receipt {
+                signing_hash: command.signing_hash().to_owned(),
+                first_event,
+            },
+        );
+        Ok((tx, group_id, records))
+    }
+
+    /// The first Event of an applied Command, from its receipt.
+    fn original(&self, receipt: &Receipt) -> Result<Performed, EngineError> {
+        let Some((group, sequence)) = &receipt.first_event.position else {
+            return Err(EngineError::invalid(
+                "organization_scoped",
+                "the original Event has no Group position",
+            ));
+        };
+        let page = self.store.replay(group, sequence - 1, 1)?;
+        Ok(Performed {
+            events: page.events,
+            group_id: group.clone(),
+            duplicate: true,
+        })
+    }
+
+    /// The Mission projection of Mission `mission_id` (reference `QueryKind.MISSION`), or
+    /// `None` if there is none.
+    pub fn mission(&self, mission_id: &str) -> Result<Option<Mission>, EngineError> {
+        let key = AggregateKey::new(MISSION_KIND, mission_id);
+        match self.store.aggregate(&key)? {
+            None => Ok(None),
+            Some(stored) => Mission::from_stored(&key, &stored).map(Some),
+        }
+    }
+
+    /// Up to `limit` Events of `group` after sequence `after`, in order, with a continuation
+    /// (§16). An unknown Group is `GROUP_NOT_FOUND` (§17.2); archived history is
+    /// `CURSOR_TOO_OLD` with the snapshot pointer.
+    pub fn replay(&self, group: &str, after: u64, limit: usize) -> Result<ReplayPage, EngineError> {
+        let known = self
+            .store
+            .aggregate(&AggregateKey::new(crate::mission::GROUP_KIND, group))?
+            .is_some();
+        if !known {
+            return Err(EngineError::GroupNotFound {
+                group: group.to_owned(),
+            });
+        }
+        Ok(self.store.replay(group, after, limit)?)
+    }
+}

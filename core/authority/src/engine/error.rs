@@ -1,0 +1,306 @@
+//! Why the engine refused a Command: each refusal has its §19 wire code, a stable reason slug,
+//! a readable message and structured fields. A refused Command appends nothing.
+
+use core::fmt;
+
+use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
+
+use crate::events::EventBuildError;
+use crate::store::{AggregateKey, StoreError};
+
+/// The class engine refusals report until `ErrorClass` has an engine family of its own (the
+/// Python reference's `MissionWeaveProtocolError` family): the policy family that exists today.
+/// Store and Event-building errors keep their own classes.
+const ENGINE_CLASS: ErrorClass = ErrorClass::Policy;
+
+/// A refusal of `perform`, `query` or `replay`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineError {
+    /// The Command is well formed but semantically invalid (§15.1): `INVALID_COMMAND`.
+    InvalidCommand {
+        /// Stable reason slug (`missing_member`, `unsupported_kind`, …).
+        reason: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A document the Command would create does not conform to its schema (§2):
+    /// `SCHEMA_VALIDATION_FAILED`.
+    SchemaInvalid {
+        /// The schema (`mission`, `group`).
+        schema: &'static str,
+        /// The validator's message, with the instance path.
+        detail: String,
+    },
+    /// The aggregate's state forbids the transition (§7.1 table, digest 2.1):
+    /// `INVALID_STATE_TRANSITION`.
+    InvalidStateTransition {
+        /// The aggregate kind.
+        aggregate: &'static str,
+        /// The aggregate ID.
+        id: String,
+        /// Its current state (`none` when absent).
+        state: String,
+        /// The Command kind.
+        command: String,
+    },
+    /// `expectedRevision` (or a bound Mission revision) differs from the current one (§15.3):
+    /// `REVISION_CONFLICT` with `expectedRevision` and `currentRevision`.
+    RevisionConflict {
+        /// The aggregate.
+        key: AggregateKey,
+        /// The revision the Command expected.
+        expected: u64,
+        /// The current revision.
+        current: u64,
+    },
+    /// The Coordinator Epoch is not the current one (§7.2): `AUTH_STALE_COORDINATOR`.
+    StaleCoordinator {
+        /// The epoch the Command carried (`None`: none).
+        presented: Option<u64>,
+        /// The current epoch.
+        current: u64,
+    },
+    /// The actor lacks the role the transition needs (§7.1 authority column, §6.4):
+    /// `AUTH_FORBIDDEN`.
+    Forbidden {
+        /// Stable reason slug (`not_mission_owner`, `not_current_coordinator`, …).
+        reason: &'static str,
+        /// Readable detail.
+        detail: String,
+    },
+    /// The Group is absent or intentionally undisclosed (§17.2): `GROUP_NOT_FOUND`.
+    GroupNotFound {
+        /// The Group ID.
+        group: String,
+    },
+    /// A lease the transition needs has expired (§7.2, §11.3): `WORK_LEASE_EXPIRED`.
+    LeaseExpired {
+        /// The lease ID.
+        lease_id: String,
+        /// When it expired (RFC 3339).
+        expired_at: String,
+    },
+    /// The Command depends on a critical extension the engine does not implement (§18):
+    /// `UNKNOWN_CRITICAL_EXTENSION`.
+    UnknownCriticalExtension {
+        /// The extension ID.
+        extension: String,
+    },
+    /// Concurrent writers kept invalidating the decision's reads; nothing was applied and an
+    /// unchanged retry may succeed: `INTERNAL_ERROR` (retryable, §19).
+    Contended {
+        /// How many decisions were attempted.
+        attempts: u32,
+    },
+    /// A stored aggregate could not be read back: `INTERNAL_ERROR`, nothing applied.
+    Corrupt {
+        /// The aggregate.
+        key: AggregateKey,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The store refused (its own code: `REVISION_CONFLICT`, `ACTION_ID_COLLISION`,
+    /// `CURSOR_TOO_OLD`, …).
+    Store(StoreError),
+    /// An Event could not be built or signed: `INTERNAL_ERROR`, nothing applied.
+    Event(EventBuildError),
+}
+
+impl EngineError {
+    pub(crate) fn invalid(reason: &'static str, detail: impl Into<String>) -> Self {
+        Self::InvalidCommand {
+            reason,
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn forbidden(reason: &'static str, detail: impl Into<String>) -> Self {
+        Self::Forbidden {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<EventBuildError> for EngineError {
+    fn from(e: EventBuildError) -> Self {
+        Self::Event(e)
+    }
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidCommand { detail, .. } => write!(f, "invalid Command: {detail}"),
+            Self::SchemaInvalid { schema, detail } => {
+                write!(
+                    f,
+                    "the resulting {schema} does not conform to its schema: {detail}"
+                )
+            }
+            Self::InvalidStateTransition {
+                aggregate,
+                id,
+                state,
+                command,
+            } => write!(
+                f,
+                "{aggregate} {id} in state {state} does not accept {command}"
+            ),
+            Self::RevisionConflict {
+                key,
+                expected,
+                current,
+            } => write!(
+                f,
+                "{} {} is at revision {current}, the Command expected {expected}",
+                key.kind, key.id
+            ),
+            Self::StaleCoordinator { presented, current } => match presented {
+                Some(p) => write!(
+                    f,
+                    "Coordinator Epoch {p} is fenced; the current epoch is {current}"
+                ),
+                None => write!(
+                    f,
+                    "the Command carries no Coordinator Epoch; the current epoch is {current}"
+                ),
+            },
+            Self::Forbidden { detail, .. } => write!(f, "forbidden: {detail}"),
+            Self::GroupNotFound { group } => write!(f, "Group {group} not found"),
+            Self::LeaseExpired {
+                lease_id,
+                expired_at,
+            } => write!(f, "lease {lease_id} expired at {expired_at}"),
+            Self::UnknownCriticalExtension { extension } => {
+                write!(f, "critical extension {extension} is not implemented")
+            }
+            Self::Contended { attempts } => write!(
+                f,
+                "concurrent Commands changed the state {attempts} times; nothing was applied"
+            ),
+            Self::Corrupt { key, detail } => {
+                write!(f, "stored {} {} is unreadable: {detail}", key.kind, key.id)
+            }
+            Self::Store(e) => fmt::Display::fmt(e, f),
+            Self::Event(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl DescribeError for EngineError {
+    fn class(&self) -> ErrorClass {
+        match self {
+            Self::Store(e) => e.class(),
+            Self::Event(e) => e.class(),
+            Self::SchemaInvalid { .. } => ErrorClass::Schema,
+            Self::LeaseExpired { .. } => ErrorClass::Lease,
+            _ => ENGINE_CLASS,
+        }
+    }
+
+    fn wire_code(&self) -> WireCode {
+        match self {
+            Self::InvalidCommand { .. } => WireCode::InvalidCommand,
+            Self::SchemaInvalid { .. } => WireCode::SchemaValidationFailed,
+            Self::InvalidStateTransition { .. } => WireCode::InvalidStateTransition,
+            Self::RevisionConflict { .. } => WireCode::RevisionConflict,
+            Self::StaleCoordinator { .. } => WireCode::AuthStaleCoordinator,
+            Self::Forbidden { .. } => WireCode::AuthForbidden,
+            Self::GroupNotFound { .. } => WireCode::GroupNotFound,
+            Self::LeaseExpired { .. } => WireCode::WorkLeaseExpired,
+            Self::UnknownCriticalExtension { .. } => WireCode::UnknownCriticalExtension,
+            Self::Contended { .. } | Self::Corrupt { .. } => WireCode::InternalError,
+            Self::Store(e) => e.wire_code(),
+            Self::Event(e) => e.wire_code(),
+        }
+    }
+
+    fn reason(&self) -> &str {
+        match self {
+            Self::InvalidCommand { reason, .. } | Self::Forbidden { reason, .. } => reason,
+            Self::SchemaInvalid { .. } => "schema_invalid",
+            Self::InvalidStateTransition { .. } => "invalid_state_transition",
+            Self::RevisionConflict { .. } => "revision_conflict",
+            Self::StaleCoordinator { .. } => "stale_coordinator_epoch",
+            Self::GroupNotFound { .. } => "group_not_found",
+            Self::LeaseExpired { .. } => "lease_expired",
+            Self::UnknownCriticalExtension { .. } => "unknown_critical_extension",
+            Self::Contended { .. } => "contended",
+            Self::Corrupt { .. } => "corrupt_aggregate",
+            Self::Store(e) => StoreError::reason(e),
+            Self::Event(e) => e.reason(),
+        }
+    }
+
+    fn fields(&self) -> Fields {
+        match self {
+            Self::SchemaInvalid { schema, .. } => Fields::new().text("schema", *schema),
+            Self::InvalidStateTransition {
+                aggregate,
+                id,
+                state,
+                command,
+            } => Fields::new()
+                .text("aggregate_kind", *aggregate)
+                .text("aggregate_id", id.as_str())
+                .text("state", state.as_str())
+                .text("command_kind", command.as_str()),
+            // §19 error fields `expectedRevision` and `currentRevision`.
+            Self::RevisionConflict {
+                key,
+                expected,
+                current,
+            } => Fields::new()
+                .text("aggregate_kind", key.kind.as_str())
+                .text("aggregate_id", key.id.as_str())
+                .integer("expected_revision", int(*expected))
+                .integer("current_revision", int(*current)),
+            Self::StaleCoordinator { presented, current } => {
+                let fields = Fields::new().integer("current_coordinator_epoch", int(*current));
+                match presented {
+                    Some(p) => fields.integer("presented_coordinator_epoch", int(*p)),
+                    None => fields,
+                }
+            }
+            Self::GroupNotFound { group } => Fields::new().text("group_id", group.as_str()),
+            Self::LeaseExpired {
+                lease_id,
+                expired_at,
+            } => Fields::new()
+                .text("lease_id", lease_id.as_str())
+                .text("expired_at", expired_at.as_str()),
+            Self::UnknownCriticalExtension { extension } => {
+                Fields::new().text("extension_id", extension.as_str())
+            }
+            Self::Contended { attempts } => Fields::new().integer("attempts", i64::from(*attempts)),
+            Self::Corrupt { key, .. } => Fields::new()
+                .text("aggregate_kind", key.kind.as_str())
+                .text("aggregate_id", key.id.as_str()),
+            Self::Store(e) => e.fields(),
+            Self::Event(e) => e.fields(),
+            Self::InvalidCommand { .. } | Self::Forbidden { .. } => Fields::new(),
+        }
+    }
+
+    fn retryable(&self) -> bool {
+        match self {
+            // Another decision on fresh state may succeed unchanged (§19 INTERNAL_ERROR).
+            Self::Contended { .. } => true,
+            Self::Store(e) => e.retryable(),
+            _ => self.wire_code().retryable(),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Rows `non-terminal --mission.cancel--> cancelled` and
+//! `non-terminal --mission.terminate--> failed` (§7.1, digest 2.1).
+//!
+//! Propagation to the Mission's unfinished WorkItems (§10.2 "parent Mission failure or
+//! cancellation") is not decided here yet: see docs/engine.md, "WorkItem propagation hook".
+//!
+//! Payload (docs/engine.md): `{reason}`.
+
+use missionweaveprotocol::PrincipalType;
+use missionweaveprotocol::json::Value;
+
+use super::MissionState;
+use super::payload::text;
+use super::read::MissionRead;
+use super::rules::{
+    event_payload, existing, expected_revision, require_coordinator, require_owner, require_state,
+    rewrite,
+};
+use crate::engine::{Decision, EngineError};
+use crate::ingress::VerifiedCommand;
+use crate::unix_millis::UnixMillis;
+
+/// `mission.cancel` → `mission.cancelled`. Authority: the MissionOwner or Organization policy
+/// (a service actor). The Coordinator MUST NOT normally cancel (§7.1): it is refused with
+/// `AUTH_FORBIDDEN` and may recommend cancellation instead.
+pub(crate) fn cancel(
+    read: &MissionRead,
+    command: &VerifiedCommand,
+    _now: UnixMillis,
+) -> Result<Decision, EngineError> {
+    let (group_revision, mission) = existing(read)?;
+    expected_revision(command, &mission)?;
+    match command.actor().kind {
+        PrincipalType::Service => {}
+        PrincipalType::Agent if command.actor().id == mission.coordinator().agent_id => {
+            return Err(EngineError::forbidden(
+                "coordinator_must_not_cancel",
+                "the Coordinator must not cancel the Mission; it may recommend cancellation",
+            ));
+        }
+        _ => require_owner(command, &mission)?,
+    }
+    require_state(command, &mission, |s| !s.is_terminal())?;
+    close(
+        command,
+        group_revision,
+        mission,
+        MissionState::Cancelled,
+        "mission.cancelled",
+    )
+}
+
+/// `mission.terminate` → `mission.terminated` (state `failed`). Authority: the current
+/// Coordinator (Agent with the current Coordinator Epoch) or Organization policy (a service
+/// actor, which carries no Coordinator Epoch, §15.1).
+pub(crate) fn terminate(
+    read: &MissionRead,
+    command: &VerifiedCommand,
+    now: UnixMillis,
+) -> Result<Decision, EngineError> {
+    let (group_revision, mission) = existing(read)?;
+    match command.actor().kind {
+        PrincipalType::Service => {}
+        PrincipalType::Agent => require_coordinator(command, &mission, now)?,
+        PrincipalType::Human => {
+            return Err(EngineError::forbidden(
+                "terminate_needs_coordinator_or_policy",
+                "mission.terminate is issued by the Coordinator or Organization policy",
+            ));
+        }
+    }
+    expected_revision(command, &mission)?;
+    require_state(command, &mission, |s| !s.is_terminal())?;
+    close(
+        command,
+        group_revision,
+        mission,
+        MissionState::Failed,
+        "mission.terminated",
+    )
+}
+
+fn close(
+    command: &VerifiedCommand,
+    group_revision: u64,
+    mut mission: super::Mission,
+    to: MissionState,
+    event_kind: &str,
+) -> Result<Decision, EngineError> {
+    let reason = text(command.payload(), "reason")?;
+    let previous = mission.state();
+    let read_revision = mission.revision();
+    mission.transition(to);
+    let mut payload = event_payload(&mission);
+    payload.insert("previousState", Value::string(previous.as_str()));
+    payload.insert("reason", Value::string(reason));
+    rewrite(
+        command,
+        group_revision,
+        read_revision,
+        &mission,
+        event_kind,
+        payload,
+    )
+}
