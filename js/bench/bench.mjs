@@ -49,8 +49,11 @@ function measureAll(candidates, seconds = SECONDS) {
 
 const napi = await import(join(JS, 'dist', 'node.mjs'));
 const wasm = await import(join(JS, 'dist', 'wasm.mjs'));
+// The verify-only module trades speed for size (no precomputed curve tables, docs/limits.md).
+const wasmVerify = await import(join(JS, 'dist', 'verify.mjs'));
 const napiRegistry = new napi.Registry(registryBytes);
 const wasmRegistry = new wasm.Registry(registryBytes);
+const wasmVerifyRegistry = new wasmVerify.Registry(registryBytes);
 const items = Array.from({ length: 100 }, () => ({ kind: 'command', document }));
 const loop = (api, registry) => (n) => {
   for (let i = 0; i < n; i += 1) api.verifySignedDocument('command', document, registry);
@@ -62,6 +65,7 @@ const figures = measureAll({
   'verify_many.command.napi': () => napi.verifySignedDocuments(items, napiRegistry, { threads: 1 }).length,
   'verify_many.command.napi.threads2': () => napi.verifySignedDocuments(items, napiRegistry, { threads: 2 }).length,
   'verify.command.wasm_node': loop(wasm, wasmRegistry),
+  'verify.command.wasm_verify_only_node': loop(wasmVerify, wasmVerifyRegistry),
 });
 // The native figure: the same document and Registry verified by the Rust core in its own process.
 const BASELINES = process.env.MWP_NATIVE_BASELINES ?? join(JS, '..', 'target', 'release', 'mwp-native-baselines');
@@ -75,6 +79,7 @@ const native = figures['verify.command.native'];
 for (const [name, opsPerSec] of Object.entries(figures)) emit({ name, ops_per_sec: Math.round(opsPerSec) });
 emit({ name: 'napi_vs_native', ratio: Number((figures['verify.command.napi'] / native).toFixed(3)), target: 0.85 });
 emit({ name: 'wasm_node_vs_native', ratio: Number((figures['verify.command.wasm_node'] / native).toFixed(3)), target: 0.35 });
+emit({ name: 'wasm_verify_only_vs_full', ratio: Number((figures['verify.command.wasm_verify_only_node'] / figures['verify.command.wasm_node']).toFixed(3)) });
 
 if (!args.includes('--no-browser')) {
   const { chromium } = await import('playwright-core');
