@@ -21,6 +21,9 @@ pub(crate) fn decide(
         let read = mission::read(store, command)?;
         return mission::decide(&read, command, now);
     }
+    if super::work::handles(kind) {
+        return super::work::decide(store, command, now);
+    }
     Err(EngineError::invalid(
         "unsupported_kind",
         format!("the engine does not implement {kind} yet"),
