@@ -2,11 +2,11 @@
 //! module leaves to the engine because they need the Mission.
 //!
 //! - Coordinator kinds (`work.authorize`, `work.offer`, `work.unblock`, `work.accept_result`,
-//!   `work.contract.revised`): the Agent holding the current Coordinator Epoch with a live
+//!   `ext.missionweaveprotocol.core.work_dependency_add`): the Agent holding the current Coordinator Epoch with a live
 //!   lease (`AUTH_STALE_COORDINATOR`, `AUTH_FORBIDDEN`, `WORK_LEASE_EXPIRED`). Scoped delegates
 //!   (Grants, §9.1) are part 2.
 //! - Worker kinds (`work.accept_offer`, `work.start`, `work.checkpoint`, `work.block`,
-//!   `work.submit`, `work.progressed`): an Agent (`AUTH_FORBIDDEN` otherwise); that it is the
+//!   `work.submit`, `ext.missionweaveprotocol.core.work_execution_lease_renew`): an Agent (`AUTH_FORBIDDEN` otherwise); that it is the
 //!   offered candidate or the owner is the `work` module's check (`AUTH_FORBIDDEN`,
 //!   `WORK_STALE_OWNERSHIP`, …).
 //! - `work.cancel`: the Coordinator, the MissionOwner or Organization policy (a service).
@@ -44,7 +44,7 @@ pub(crate) fn role(kind: &str) -> Role {
         | "work.offer"
         | "work.unblock"
         | "work.accept_result"
-        | "work.contract.revised" => Role::Coordinator,
+        | "ext.missionweaveprotocol.core.work_dependency_add" => Role::Coordinator,
         "work.cancel" => Role::Canceller,
         "work.fail" => Role::Failer,
         _ => Role::Worker,

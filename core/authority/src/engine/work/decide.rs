@@ -197,7 +197,7 @@ fn existing_item(
             &item,
             OfferInput {
                 candidates: candidates(payload)?,
-                expires_at: after(now, lease_seconds(payload, "offerSeconds")?),
+                expires_at: after(now, lease_seconds(payload, "offerExpiresInSeconds")?),
                 selection_basis: object(payload, "selectionBasis")?,
             },
             now,
@@ -293,7 +293,7 @@ fn existing_item(
             },
             now,
         )?,
-        "work.progressed" => renew_execution_lease(
+        "ext.missionweaveprotocol.core.work_execution_lease_renew" => renew_execution_lease(
             &item,
             RenewInput {
                 claim: claim(command)?,
@@ -302,10 +302,10 @@ fn existing_item(
             },
             now,
         )?,
-        "work.contract.revised" => {
+        "ext.missionweaveprotocol.core.work_dependency_add" => {
             let items = mission_items(store, mission.mission_id())?;
             let graph = DependencyGraph::from_items(items.iter().map(|(_, i)| i))?;
-            add_dependency(&item, &graph, text(payload, "dependencyWorkItemId")?, now)?
+            add_dependency(&item, &graph, text(payload, "dependencyId")?, now)?
         }
         other => {
             return Err(EngineError::invalid(

@@ -32,8 +32,8 @@ pub const KINDS: [&str; 14] = [
     "work.accept_result",
     "work.fail",
     "work.cancel",
-    "work.progressed",
-    "work.contract.revised",
+    "ext.missionweaveprotocol.core.work_execution_lease_renew",
+    "ext.missionweaveprotocol.core.work_dependency_add",
 ];
 
 /// Whether `kind` is a WorkItem Command the engine implements.
