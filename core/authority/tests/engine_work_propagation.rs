@@ -61,9 +61,10 @@ fn mission_cancel_cancels_unfinished_work_items_only() {
     assert_eq!(after, [before[0], before[1] + 1, before[2] + 1, before[3]]);
     // The active item's Execution Lease is closed.
     let (_, w2) = stored(&engine, W2);
-    assert!(
-        w2.execution_lease
-            .map_or(true, |l| l.state().as_str() != "active")
+    assert_eq!(
+        w2.execution_lease.unwrap().state().as_str(),
+        "revoked",
+        "row 18 revokes the live Execution Lease"
     );
     whole_log(&f, &engine);
     // A terminal Mission accepts no more work.

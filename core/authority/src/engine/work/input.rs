@@ -17,13 +17,11 @@ use crate::work::offers::OfferCandidate;
 /// The WorkItem a Command addresses: the envelope `workItemId` (§15.1), else the payload's.
 pub(crate) fn work_item_id(command: &VerifiedCommand) -> Result<String, EngineError> {
     if let Some(id) = command.work_item_id() {
-        if let Some(inner) = opt_text(command.payload(), "workItemId")? {
-            if inner != id {
-                return Err(EngineError::invalid(
-                    "work_item_mismatch",
-                    "payload workItemId differs from the envelope's",
-                ));
-            }
+        if opt_text(command.payload(), "workItemId")?.is_some_and(|inner| inner != id) {
+            return Err(EngineError::invalid(
+                "work_item_mismatch",
+                "payload workItemId differs from the envelope's",
+            ));
         }
         return Ok(id.to_owned());
     }
