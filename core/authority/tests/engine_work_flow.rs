@@ -285,7 +285,7 @@ fn roles_are_enforced() {
             contract(&[])
         ),
     );
-    f.refused(&engine, &by_owner, NOW, WireCode::AuthStaleCoordinator);
+    f.refused(&engine, &by_owner, NOW, WireCode::AuthForbidden);
     let by_agent = f.command(
         "work.authorize",
         WORKER,
@@ -319,7 +319,18 @@ fn roles_are_enforced() {
         "",
         &format!(r#"{{"workItemId":"{W1}","reason":"no"}}"#),
     );
-    f.refused(&engine, &cancel, NOW, WireCode::AuthStaleCoordinator);
+    f.refused(&engine, &cancel, NOW, WireCode::AuthForbidden);
+    // A service (Organization policy) may cancel; the Coordinator too.
+    let by_service = f.command(
+        "work.cancel",
+        SERVICE,
+        "",
+        &format!(r#"{{"workItemId":"{W1}","reason":"policy"}}"#),
+    );
+    let engine2 = f.active();
+    f.queued(&engine2, W1);
+    f.ok(&engine2, &by_service, NOW);
+    assert_eq!(item_state(&engine2, W1), "cancelled");
     assert_eq!(item_state(&engine, W1), "queued");
 }
 

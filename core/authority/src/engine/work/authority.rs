@@ -60,21 +60,41 @@ pub(crate) fn authorize(
 ) -> Result<bool, EngineError> {
     match role(command.kind()) {
         Role::Member => Ok(false),
-        Role::Coordinator => require_coordinator(command, mission, now).map(|()| true),
+        Role::Coordinator => coordinator(command, mission, now),
         Role::Worker => require_agent(command).map(|()| false),
         Role::Canceller => match command.actor().kind {
             PrincipalType::Service => Ok(false),
             _ if command.actor() == mission.owner() => Ok(false),
-            _ => require_coordinator(command, mission, now).map(|()| true),
+            PrincipalType::Human => Err(EngineError::forbidden(
+                "not_mission_owner",
+                "work.cancel is sent by the Coordinator, the MissionOwner or Organization policy",
+            )),
+            PrincipalType::Agent => coordinator(command, mission, now),
         },
         Role::Failer => {
             if command.coordinator_epoch().is_some() {
-                require_coordinator(command, mission, now).map(|()| true)
+                coordinator(command, mission, now)
             } else {
                 require_agent(command).map(|()| false)
             }
         }
     }
+}
+
+/// Only an Agent can hold the Coordinator lease (§7.2): other actors are `AUTH_FORBIDDEN`
+/// before any epoch comparison; an Agent is then fenced by its Coordinator Epoch.
+fn coordinator(
+    command: &VerifiedCommand,
+    mission: &Mission,
+    now: UnixMillis,
+) -> Result<bool, EngineError> {
+    if command.actor().kind != PrincipalType::Agent {
+        return Err(EngineError::forbidden(
+            "not_current_coordinator",
+            format!("{} is sent by the current Coordinator", command.kind()),
+        ));
+    }
+    require_coordinator(command, mission, now).map(|()| true)
 }
 
 fn require_agent(command: &VerifiedCommand) -> Result<(), EngineError> {
