@@ -1,7 +1,5 @@
 //! The reads and the decision of each WorkItem Command.
 
-use std::collections::BTreeMap;
-
 use missionweaveprotocol::PrincipalType;
 
 use super::authority;
@@ -10,6 +8,7 @@ use super::input::{
     work_item_id,
 };
 use super::plan::{after, draft, lease_grant, put_item};
+use super::read::{dependency_states, mission_items, read_item, read_proposal};
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
 use crate::mission::payload::{artifact_hashes, opt_text, text};
@@ -28,7 +27,7 @@ use crate::work::transitions::review::{AcceptResultInput, SubmitInput, accept_re
 use crate::work::transitions::revise::add_dependency;
 use crate::work::{
     AGGREGATE_KIND, Actor, ActorType, DependencyGraph, PROPOSAL_AGGREGATE_KIND, Transition,
-    WorkError, WorkItem, WorkProposal,
+    WorkError, WorkItem,
 };
 
 pub(super) fn decide(
@@ -358,67 +357,4 @@ fn actor(command: &VerifiedCommand) -> Actor {
         actor_type,
         id: command.actor().id.clone(),
     }
-}
-
-fn corrupt(key: &AggregateKey, e: &WorkError) -> EngineError {
-    EngineError::Corrupt {
-        key: key.clone(),
-        detail: e.to_string(),
-    }
-}
-
-/// The stored WorkItem under `key` with its store revision.
-pub(crate) fn read_item(
-    store: &dyn Store,
-    key: &AggregateKey,
-) -> Result<Option<(u64, WorkItem)>, EngineError> {
-    match store.aggregate(key)? {
-        None => Ok(None),
-        Some(stored) => WorkItem::from_json(&stored.value)
-            .map(|item| Some((stored.revision, item)))
-            .map_err(|e| corrupt(key, &e)),
-    }
-}
-
-fn read_proposal(
-    store: &dyn Store,
-    key: &AggregateKey,
-) -> Result<Option<(u64, WorkProposal)>, EngineError> {
-    match store.aggregate(key)? {
-        None => Ok(None),
-        Some(stored) => WorkProposal::from_json(&stored.value)
-            .map(|p| Some((stored.revision, p)))
-            .map_err(|e| corrupt(key, &e)),
-    }
-}
-
-/// The WorkItems of `mission_id`, in ID order, with their store revisions.
-pub(crate) fn mission_items(
-    store: &dyn Store,
-    mission_id: &str,
-) -> Result<Vec<(u64, WorkItem)>, EngineError> {
-    let mut items = Vec::new();
-    for (id, stored) in store.list(AGGREGATE_KIND, "")? {
-        let item = WorkItem::from_json(&stored.value)
-            .map_err(|e| corrupt(&AggregateKey::new(AGGREGATE_KIND, &id), &e))?;
-        if item.mission_id == mission_id {
-            items.push((stored.revision, item));
-        }
-    }
-    Ok(items)
-}
-
-/// The current state of each dependency of `item` (§10.4; `work.start` needs them `verified`).
-fn dependency_states(
-    store: &dyn Store,
-    item: &WorkItem,
-) -> Result<BTreeMap<String, crate::work::WorkItemState>, EngineError> {
-    let mut states = BTreeMap::new();
-    for dependency in item.contract.dependencies() {
-        let key = AggregateKey::new(AGGREGATE_KIND, dependency);
-        if let Some((_, dep)) = read_item(store, &key)? {
-            states.insert(dependency.clone(), dep.state);
-        }
-    }
-    Ok(states)
 }

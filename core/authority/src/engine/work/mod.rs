@@ -9,9 +9,10 @@
 mod authority;
 mod decide;
 
-pub(crate) use decide::mission_items;
+pub(crate) use read::mission_items;
 mod input;
 pub(crate) mod plan;
+mod read;
 
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
