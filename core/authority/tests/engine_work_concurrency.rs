@@ -102,3 +102,38 @@ fn one_attempt_only_losers_are_contended_or_refused_and_nothing_is_half_applied(
     assert_eq!(stored(&engine, W1).0, 3);
     whole_log(&f, &engine);
 }
+
+#[test]
+fn mission_cancel_racing_worker_commands_leaves_no_work_item_running() {
+    for round in 0..4 {
+        let f = fixture();
+        let engine = f.active();
+        f.queued(&engine, W1);
+        f.ok(&engine, &f.authorize(W2, &[]), NOW);
+        f.ok(&engine, &f.offer(W2, &[WORKER], "r1"), NOW);
+        let (epoch, lease) = ownership(&engine, W1);
+        let mut commands = vec![
+            f.by_worker("work.start", WORKER, W1, epoch, &lease, ""),
+            f.accept(WORKER, W2),
+        ];
+        commands.insert(
+            round % 3,
+            f.command("mission.cancel", OWNER, "", r#"{"reason": "stop"}"#),
+        );
+        let outcomes = race(&engine, &commands);
+        // The cancellation always applies (every Mission state before it is non-terminal);
+        // a Worker Command either committed before it (and was then propagated) or is refused
+        // on the terminal Mission.
+        for (command, outcome) in commands.iter().zip(&outcomes) {
+            match (command.kind(), outcome) {
+                ("mission.cancel", Ok(())) => {}
+                (_, Ok(())) | (_, Err(WireCode::InvalidStateTransition)) => {}
+                (kind, other) => panic!("{kind}: {other:?}"),
+            }
+        }
+        assert_eq!(state(&engine, MISSION).0, "cancelled");
+        assert_eq!(item_state(&engine, W1), "cancelled");
+        assert_eq!(item_state(&engine, W2), "cancelled");
+        whole_log(&f, &engine);
+    }
+}
