@@ -160,11 +160,11 @@ fn an_unknown_critical_extension_is_refused_and_noncritical_ones_are_relayed() {
 fn kinds_the_engine_does_not_implement_are_invalid_commands() {
     let f = fixture();
     let engine = f.active();
-    let c = f.command(
-        "work.start",
-        COORDINATOR,
-        "",
-        r#"{"workItemId": "urn:missionweaveprotocol:work-item:w"}"#,
+    // `mission.create_child` is part 2 (the WorkItem kinds are implemented now).
+    let c = f.by_coordinator(
+        "mission.create_child",
+        1,
+        r#"{"missionId": "urn:missionweaveprotocol:mission:child"}"#,
     );
     assert_eq!(
         f.refused(&engine, &c, NOW, WireCode::InvalidCommand)

@@ -1,7 +1,8 @@
 //! Which aggregates a Command kind reads and which pure decision answers it.
 //!
 //! Each family adds one arm: read its aggregates through the store, then call its pure
-//! `decide`. WorkItem, Membership and session kinds join here as they are built.
+//! `decide`: Mission kinds (`mission`), WorkItem kinds (`engine/work`). Membership and session
+//! kinds join here as they are built.
 
 use super::decision::Decision;
 use super::error::EngineError;
@@ -20,6 +21,9 @@ pub(crate) fn decide(
     if mission::handles(kind) {
         let read = mission::read(store, command)?;
         return mission::decide(&read, command, now);
+    }
+    if super::work::handles(kind) {
+        return super::work::decide(store, command, now);
     }
     Err(EngineError::invalid(
         "unsupported_kind",

@@ -7,6 +7,7 @@ use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
 use crate::events::EventBuildError;
 use crate::store::{AggregateKey, StoreError};
+use crate::work::WorkError;
 
 /// The class engine refusals report until `ErrorClass` has an engine family of its own (the
 /// Python reference's `MissionWeaveProtocolError` family): the policy family that exists today.
@@ -104,6 +105,9 @@ pub enum EngineError {
     Store(StoreError),
     /// An Event could not be built or signed: `INTERNAL_ERROR`, nothing applied.
     Event(EventBuildError),
+    /// A WorkItem decision refused (§10; its own code: `WORK_STALE_OWNERSHIP`,
+    /// `WORK_OFFER_EXPIRED`, `INVALID_STATE_TRANSITION`, …).
+    Work(WorkError),
 }
 
 impl EngineError {
@@ -125,6 +129,12 @@ impl EngineError {
 impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         Self::Store(e)
+    }
+}
+
+impl From<WorkError> for EngineError {
+    fn from(e: WorkError) -> Self {
+        Self::Work(e)
     }
 }
 
@@ -194,6 +204,7 @@ impl fmt::Display for EngineError {
             }
             Self::Store(e) => fmt::Display::fmt(e, f),
             Self::Event(e) => fmt::Display::fmt(e, f),
+            Self::Work(e) => fmt::Display::fmt(e, f),
         }
     }
 }
@@ -205,6 +216,7 @@ impl DescribeError for EngineError {
         match self {
             Self::Store(e) => e.class(),
             Self::Event(e) => e.class(),
+            Self::Work(e) => e.class(),
             Self::SchemaInvalid { .. } => ErrorClass::Schema,
             Self::LeaseExpired { .. } => ErrorClass::Lease,
             _ => ENGINE_CLASS,
@@ -225,6 +237,7 @@ impl DescribeError for EngineError {
             Self::Contended { .. } | Self::Corrupt { .. } => WireCode::InternalError,
             Self::Store(e) => e.wire_code(),
             Self::Event(e) => e.wire_code(),
+            Self::Work(e) => e.code(),
         }
     }
 
@@ -242,6 +255,7 @@ impl DescribeError for EngineError {
             Self::Corrupt { .. } => "corrupt_aggregate",
             Self::Store(e) => StoreError::reason(e),
             Self::Event(e) => e.reason(),
+            Self::Work(e) => WorkError::reason(e),
         }
     }
 
@@ -291,6 +305,7 @@ impl DescribeError for EngineError {
                 .text("aggregate_id", key.id.as_str()),
             Self::Store(e) => e.fields(),
             Self::Event(e) => e.fields(),
+            Self::Work(e) => e.fields(),
             Self::InvalidCommand { .. } | Self::Forbidden { .. } => Fields::new(),
         }
     }
@@ -300,6 +315,7 @@ impl DescribeError for EngineError {
             // Another decision on fresh state may succeed unchanged (§19 INTERNAL_ERROR).
             Self::Contended { .. } => true,
             Self::Store(e) => e.retryable(),
+            Self::Work(e) => e.retryable(),
             _ => self.wire_code().retryable(),
         }
     }

@@ -79,6 +79,7 @@ mod core;
 mod decision;
 mod dispatch;
 mod error;
+pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
 pub use decision::{Decision, PlannedEvent, PlannedWrite};

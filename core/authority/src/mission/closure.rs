@@ -1,8 +1,11 @@
 //! Rows `non-terminal --mission.cancel--> cancelled` and
 //! `non-terminal --mission.terminate--> failed` (§7.1, digest 2.1).
 //!
-//! Propagation to the Mission's unfinished WorkItems (§10.2 "parent Mission failure or
-//! cancellation") is not decided here yet: see docs/engine.md, "WorkItem propagation hook".
+//! The closure propagates, in the same transaction, to the Mission's unfinished WorkItems
+//! (§10.2 row 18, "parent Mission failure or cancellation … Terminal Mission state propagates
+//! to unfinished WorkItems"): `cancelled` → each becomes `cancelled`, `failed` → `failed`; one
+//! Event per WorkItem (`work.cancelled` / `work.failed` with `cause`), after the Mission's.
+//! Finished WorkItems (`verified`, `cancelled`, `failed`) are left alone.
 //!
 //! Payload (docs/engine.md): `{reason}`.
 
@@ -16,9 +19,12 @@ use super::rules::{
     event_payload, existing, expected_revision, require_coordinator, require_owner, require_state,
     rewrite,
 };
+use crate::engine::work::plan::put_item;
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
 use crate::unix_millis::UnixMillis;
+use crate::work::WorkItemState;
+use crate::work::transitions::closing::{MissionEnd, propagate_mission_end};
 
 /// `mission.cancel` → `mission.cancelled`. Authority: the MissionOwner or Organization policy
 /// (a service actor). The Coordinator MUST NOT normally cancel (§7.1): it is refused with
@@ -26,7 +32,7 @@ use crate::unix_millis::UnixMillis;
 pub(crate) fn cancel(
     read: &MissionRead,
     command: &VerifiedCommand,
-    _now: UnixMillis,
+    now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     let (group_revision, mission) = existing(read)?;
     expected_revision(command, &mission)?;
@@ -42,11 +48,13 @@ pub(crate) fn cancel(
     }
     require_state(command, &mission, |s| !s.is_terminal())?;
     close(
+        read,
         command,
         group_revision,
         mission,
         MissionState::Cancelled,
         "mission.cancelled",
+        now,
     )
 }
 
@@ -72,20 +80,24 @@ pub(crate) fn terminate(
     expected_revision(command, &mission)?;
     require_state(command, &mission, |s| !s.is_terminal())?;
     close(
+        read,
         command,
         group_revision,
         mission,
         MissionState::Failed,
         "mission.terminated",
+        now,
     )
 }
 
 fn close(
+    read: &MissionRead,
     command: &VerifiedCommand,
     group_revision: u64,
     mut mission: super::Mission,
     to: MissionState,
     event_kind: &str,
+    now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     let reason = text(command.payload(), "reason")?;
     let previous = mission.state();
@@ -94,12 +106,41 @@ fn close(
     let mut payload = event_payload(&mission);
     payload.insert("previousState", Value::string(previous.as_str()));
     payload.insert("reason", Value::string(reason));
-    rewrite(
+    let mut decision = rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         event_kind,
         payload,
-    )
+    )?;
+    // The WorkItem propagation hook (§10.2 row 18).
+    let end = match to {
+        MissionState::Failed => MissionEnd::Failed,
+        _ => MissionEnd::Cancelled,
+    };
+    for (item_revision, item) in &read.work_items {
+        if !UNFINISHED.contains(&item.state) {
+            continue;
+        }
+        let transition = propagate_mission_end(item, end, reason, now)?;
+        decision = put_item(
+            decision,
+            command,
+            &transition.state,
+            *item_revision,
+            transition.events,
+        )?;
+    }
+    Ok(decision)
 }
+
+/// The states row 18 leaves from (§10.2): `failed` WorkItems stay failed (digest §8).
+const UNFINISHED: [WorkItemState; 6] = [
+    WorkItemState::Open,
+    WorkItemState::Offered,
+    WorkItemState::Queued,
+    WorkItemState::Active,
+    WorkItemState::Blocked,
+    WorkItemState::Submitted,
+];

@@ -23,10 +23,10 @@ mod approval;
 mod closure;
 mod coordinator;
 mod create;
-mod payload;
+pub(crate) mod payload;
 mod projection;
 mod read;
-mod rules;
+pub(crate) mod rules;
 mod state;
 
 pub use aggregate::{Coordinator, CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission, Submission};

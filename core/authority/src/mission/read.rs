@@ -38,6 +38,9 @@ pub struct MissionRead {
     pub same_id: Option<Mission>,
     /// For `mission.create_follow_up`: the Mission it follows, if it exists.
     pub followed: Option<Mission>,
+    /// For `mission.cancel` / `mission.terminate`: the Mission's WorkItems with their store
+    /// revisions, in ID order (§10.2 row 18 propagates the closure to the unfinished ones).
+    pub work_items: Vec<(u64, crate::work::WorkItem)>,
 }
 
 fn read_mission(store: &dyn Store, id: &str) -> Result<Option<Mission>, EngineError> {
@@ -89,11 +92,18 @@ pub fn read(store: &dyn Store, command: &VerifiedCommand) -> Result<MissionRead,
         }
         _ => None,
     };
+    let work_items = match (command.kind(), &mission) {
+        ("mission.cancel" | "mission.terminate", Some(m)) => {
+            crate::engine::work::mission_items(store, m.mission_id())?
+        }
+        _ => Vec::new(),
+    };
     Ok(MissionRead {
         group_id,
         group,
         mission,
         same_id,
         followed,
+        work_items,
     })
 }
