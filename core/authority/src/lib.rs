@@ -16,6 +16,7 @@
 //! | [`ingress`] | §6.4, §15.1 | wire Command → verified, fresh, authorized [`ingress::VerifiedCommand`] |
 //! | [`events`] | §15.2, §16 | building and signing Group Events with the authority's key |
 //! | [`engine`] | §15.1–15.3, §16 | the authoritative engine: dedup, decide, sign, commit, replay |
+//! | [`membership`] | §8, digest 2.7 | the Membership aggregate, `membership.change`/`end`, Membership Epoch fencing |
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
@@ -27,6 +28,7 @@ pub mod events;
 pub mod execution;
 pub mod ingress;
 pub mod lease;
+pub mod membership;
 pub mod mission;
 pub mod resources;
 pub mod scheduler;

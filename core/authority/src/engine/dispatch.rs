@@ -1,18 +1,33 @@
 //! Which aggregates a Command kind reads and which pure decision answers it.
 //!
 //! Each family adds one arm: read its aggregates through the store, then call its pure
-//! `decide`: Mission kinds (`mission`), WorkItem kinds (`engine/work`). Membership and session
-//! kinds join here as they are built.
+//! `decide`: Mission kinds (`mission`), Membership kinds (`membership`), WorkItem kinds
+//! (`engine/work`); session kinds join here as they are built. Every kind is first fenced by
+//! the sender's Membership Epoch (`membership::fence`).
 
 use super::decision::Decision;
 use super::error::EngineError;
 use crate::ingress::VerifiedCommand;
-use crate::mission;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
+use crate::{membership, mission};
 
 /// Reads what `command` needs from `store` and decides.
 pub(crate) fn decide(
+    store: &dyn Store,
+    command: &VerifiedCommand,
+    now: UnixMillis,
+) -> Result<Decision, EngineError> {
+    // §8, §15.1: a stale or revoked Membership Epoch is refused before anything else is read.
+    let fence = membership::fence(store, command)?;
+    let decision = decide_kind(store, command, now)?;
+    Ok(match fence {
+        Some(fence) => fence.guard(decision),
+        None => decision,
+    })
+}
+
+fn decide_kind(
     store: &dyn Store,
     command: &VerifiedCommand,
     now: UnixMillis,
@@ -21,6 +36,10 @@ pub(crate) fn decide(
     if mission::handles(kind) {
         let read = mission::read(store, command)?;
         return mission::decide(&read, command, now);
+    }
+    if membership::handles(kind) {
+        let read = membership::read(store, command)?;
+        return membership::decide(&read, command, now);
     }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);

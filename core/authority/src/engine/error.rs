@@ -61,6 +61,25 @@ pub enum EngineError {
         /// The current epoch.
         current: u64,
     },
+    /// The Command's Membership Epoch is not the sender's current one, or its Membership has
+    /// ended (§8 "a revoked or stale epoch MUST be rejected"): `MEMBERSHIP_STALE`.
+    MembershipStale {
+        /// The Group.
+        group: String,
+        /// The epoch the Command carried.
+        presented: u64,
+        /// The Membership's current epoch.
+        current: u64,
+        /// Whether the Membership has ended.
+        ended: bool,
+    },
+    /// The Command needs a Membership that does not exist (§8, §17.2): `MEMBERSHIP_REQUIRED`.
+    MembershipRequired {
+        /// The Group.
+        group: String,
+        /// The Principal without a Membership.
+        member: missionweaveprotocol::Principal,
+    },
     /// The actor lacks the role the transition needs (§7.1 authority column, §6.4):
     /// `AUTH_FORBIDDEN`.
     Forbidden {
@@ -188,6 +207,22 @@ impl fmt::Display for EngineError {
             },
             Self::Forbidden { detail, .. } => write!(f, "forbidden: {detail}"),
             Self::GroupNotFound { group } => write!(f, "Group {group} not found"),
+            Self::MembershipStale {
+                group,
+                presented,
+                current,
+                ended,
+            } => write!(
+                f,
+                "Membership Epoch {presented} in Group {group} is fenced (current {current}{})",
+                if *ended { ", ended" } else { "" }
+            ),
+            Self::MembershipRequired { group, member } => write!(
+                f,
+                "{} {} has no Membership in Group {group}",
+                member.kind.as_str(),
+                member.id
+            ),
             Self::LeaseExpired {
                 lease_id,
                 expired_at,
@@ -232,6 +267,8 @@ impl DescribeError for EngineError {
             Self::StaleCoordinator { .. } => WireCode::AuthStaleCoordinator,
             Self::Forbidden { .. } => WireCode::AuthForbidden,
             Self::GroupNotFound { .. } => WireCode::GroupNotFound,
+            Self::MembershipStale { .. } => WireCode::MembershipStale,
+            Self::MembershipRequired { .. } => WireCode::MembershipRequired,
             Self::LeaseExpired { .. } => WireCode::WorkLeaseExpired,
             Self::UnknownCriticalExtension { .. } => WireCode::UnknownCriticalExtension,
             Self::Contended { .. } | Self::Corrupt { .. } => WireCode::InternalError,
@@ -249,6 +286,9 @@ impl DescribeError for EngineError {
             Self::RevisionConflict { .. } => "revision_conflict",
             Self::StaleCoordinator { .. } => "stale_coordinator_epoch",
             Self::GroupNotFound { .. } => "group_not_found",
+            Self::MembershipStale { ended: true, .. } => "membership_ended",
+            Self::MembershipStale { .. } => "stale_membership_epoch",
+            Self::MembershipRequired { .. } => "membership_required",
             Self::LeaseExpired { .. } => "lease_expired",
             Self::UnknownCriticalExtension { .. } => "unknown_critical_extension",
             Self::Contended { .. } => "contended",
@@ -290,6 +330,19 @@ impl DescribeError for EngineError {
                 }
             }
             Self::GroupNotFound { group } => Fields::new().text("group_id", group.as_str()),
+            Self::MembershipStale {
+                group,
+                presented,
+                current,
+                ..
+            } => Fields::new()
+                .text("group_id", group.as_str())
+                .integer("presented_membership_epoch", int(*presented))
+                .integer("current_membership_epoch", int(*current)),
+            Self::MembershipRequired { group, member } => Fields::new()
+                .text("group_id", group.as_str())
+                .text("member_type", member.kind.as_str())
+                .text("member_id", member.id.as_str()),
             Self::LeaseExpired {
                 lease_id,
                 expired_at,

@@ -6,6 +6,9 @@
 //! `deadline`, `approvalPolicy`, `coordinator {agentId, agentCardVersion, leaseId}`,
 //! `mainConversationId`; optional `groupId` (must equal the envelope's), `pinnedProfiles`,
 //! `coordinatorLeaseSeconds`; a follow-up also `followUpToMissionId`.
+//!
+//! The same transaction opens the MissionOwner's and the Coordinator's Memberships
+//! ([`crate::membership`], §8).
 
 use missionweaveprotocol::json::{Object, Value};
 use missionweaveprotocol::schema::SchemaCatalog;
@@ -172,6 +175,16 @@ pub(crate) fn decide(
             0,
             group_blob.into(),
         );
+    // §8: the MissionOwner's and the first Coordinator's Memberships open with the Group, in
+    // the same transaction.
+    decision = crate::membership::with_initial(
+        decision,
+        mission_id,
+        &read.group_id,
+        command.actor(),
+        &mission.coordinator().agent_id,
+        now,
+    )?;
     if let Some(followed) = followed {
         // The follow-up depends on the followed Mission staying approved and owned.
         decision = decision.check(
