@@ -18,8 +18,15 @@ pub struct Fence {
 
 impl Fence {
     /// Adds the commit-time check of the fenced Membership to `decision`.
+    /// A decision that already writes that Membership (a member changing its own) carries the
+    /// same revision check in its write.
     pub fn guard(&self, decision: Decision) -> Decision {
-        decision.check(membership_key(&self.group_id, &self.member), self.revision)
+        let key = membership_key(&self.group_id, &self.member);
+        if decision.writes.iter().any(|w| w.key == key) {
+            decision
+        } else {
+            decision.check(key, self.revision)
+        }
     }
 }
 
