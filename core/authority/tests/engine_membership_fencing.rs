@@ -4,12 +4,9 @@
 //! engines fed the same Membership Commands emit byte-identical Events.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "engine_fixture.rs"]
-mod fixture;
 #[path = "engine_membership_fixture.rs"]
 mod members;
 
-use fixture::*;
 use members::*;
 use missionweaveprotocol::{DescribeError, FieldValue, WireCode};
 use missionweaveprotocol_authority::ingress::VerifiedCommand;

@@ -1,6 +1,6 @@
 //! Membership helpers over the engine fixture: `membership.change`/`end` payloads, Commands
-//! carrying a chosen Membership Epoch, and reads of the stored Membership. Included with
-//! `#[path]` next to `engine_fixture.rs`; as its own test target it holds no tests.
+//! carrying a chosen Membership Epoch, and reads of the stored Membership; re-exports
+//! `engine_fixture.rs`. Included with `#[path]`; as its own test target it holds no tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::json::{self, Value};
@@ -8,7 +8,9 @@ use missionweaveprotocol::{Principal, PrincipalType};
 use missionweaveprotocol_authority::ingress::VerifiedCommand;
 use missionweaveprotocol_authority::membership::Membership;
 
-use super::fixture::*;
+#[path = "engine_fixture.rs"]
+pub mod fixture;
+pub use fixture::*;
 
 pub fn agent(id: &str) -> Principal {
     Principal::new(PrincipalType::Agent, id)

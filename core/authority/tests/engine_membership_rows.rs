@@ -5,12 +5,9 @@
 //! is verified by the six-stage verifier (Event profile) and `event.schema.json`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "engine_fixture.rs"]
-mod fixture;
 #[path = "engine_membership_fixture.rs"]
 mod members;
 
-use fixture::*;
 use members::*;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol::schema::SchemaCatalog;
