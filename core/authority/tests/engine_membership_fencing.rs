@@ -277,3 +277,79 @@ fn two_engines_fed_the_same_membership_commands_agree_byte_for_byte() {
     );
     assert_eq!(a_log.len(), 4);
 }
+
+#[test]
+fn a_fence_checks_the_membership_revision_at_commit() {
+    use missionweaveprotocol_authority::engine::Decision;
+    use missionweaveprotocol_authority::membership::{fence, membership_key};
+    let f = fixture();
+    let engine = f.active();
+    let cancel = f.command("mission.cancel", OWNER, "", r#"{"reason": "x"}"#);
+    let guard = fence(engine.store(), &cancel).unwrap().unwrap();
+    let decision = guard.guard(Decision::default());
+    assert_eq!(decision.writes.len(), 1);
+    assert_eq!(decision.writes[0].key, membership_key(GROUP, &human(OWNER)));
+    assert_eq!(
+        (
+            decision.writes[0].read_revision,
+            decision.writes[0].value.is_none()
+        ),
+        (1, true)
+    );
+    // A sender without a Membership is not fenced (Worker JIT Memberships are not built).
+    let other = f.command("mission.cancel", OTHER_HUMAN, "", r#"{"reason": "x"}"#);
+    assert!(fence(engine.store(), &other).unwrap().is_none());
+}
+
+#[test]
+fn racing_commands_of_the_old_epoch_never_commit_after_the_change() {
+    let f = fixture();
+    let engine = f.active();
+    let change = f.command(
+        "membership.change",
+        OWNER,
+        "",
+        &change_payload(&human(OWNER), "mission_owner", ""),
+    );
+    let adds: Vec<VerifiedCommand> = (0..7)
+        .map(|i| {
+            let worker = agent(&format!("urn:missionweaveprotocol:agent:w{i}"));
+            f.command(
+                "membership.change",
+                OWNER,
+                "",
+                &change_payload(&worker, "worker", ""),
+            )
+        })
+        .collect();
+    let outcomes: Vec<(String, Result<u64, WireCode>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = std::iter::once(&change)
+            .chain(adds.iter())
+            .map(|c| {
+                let engine = &engine;
+                s.spawn(move || {
+                    let r = engine
+                        .perform(c, NOW)
+                        .map(|p| p.events[0].sequence)
+                        .map_err(|e| e.wire_code());
+                    (c.action_id().to_owned(), r)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let change_seq = outcomes[0].1.unwrap();
+    for (action, outcome) in &outcomes[1..] {
+        match outcome {
+            Ok(seq) => assert!(
+                *seq < change_seq,
+                "{action} committed after the epoch moved"
+            ),
+            Err(code) => assert_eq!(*code, WireCode::MembershipStale, "{action}"),
+        }
+    }
+    for record in engine.store().replay(GROUP, 0, 100).unwrap().events {
+        f.check_event(&record);
+    }
+    assert_eq!(membership(&engine, &human(OWNER)).unwrap().epoch(), 2);
+}
