@@ -38,7 +38,12 @@ pub fn end_payload(member: &Principal) -> String {
 
 /// The stored Membership of `member` in `GROUP`.
 pub fn membership(engine: &TestEngine, member: &Principal) -> Option<Membership> {
-    Membership::read(engine.store(), GROUP, member).unwrap()
+    let read = engine.membership(GROUP, member).unwrap();
+    assert_eq!(
+        read,
+        Membership::read(engine.store(), GROUP, member).unwrap()
+    );
+    read
 }
 
 /// `kind` by `actor` carrying Membership Epoch `epoch` (the fixture's Commands carry 1).

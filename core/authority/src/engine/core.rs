@@ -222,6 +222,16 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         }
     }
 
+    /// The Membership of `member` in `group_id` (reference `QueryKind.MEMBERSHIP`, §8), or
+    /// `None` if there is none.
+    pub fn membership(
+        &self,
+        group_id: &str,
+        member: &missionweaveprotocol::Principal,
+    ) -> Result<Option<crate::membership::Membership>, EngineError> {
+        crate::membership::Membership::read(&self.store, group_id, member)
+    }
+
     /// Up to `limit` Events of `group` after sequence `after`, in order, with a continuation
     /// (§16). An unknown Group is `GROUP_NOT_FOUND` (§17.2); archived history is
     /// `CURSOR_TOO_OLD` with the snapshot pointer.
