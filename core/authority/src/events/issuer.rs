@@ -11,7 +11,7 @@ use missionweaveprotocol::{
 use super::draft::EventDraft;
 use super::error::EventBuildError;
 use super::event_id::EventIdSource;
-use super::sign_once::{self_check, sign_event};
+use super::sign_once::{self_check, sign_event, validate};
 use crate::store::{EventRecord, EventRef};
 use crate::unix_millis::UnixMillis;
 
@@ -29,9 +29,10 @@ pub struct EventIssuer<S> {
 }
 
 impl<S: Signer> EventIssuer<S> {
-    /// An issuer over the embedded schemas. The self-check (schema validation of every Event
-    /// and verification of its signature, see [`with_self_check`](Self::with_self_check)) is on
-    /// in debug and test builds and off in release builds.
+    /// An issuer over the embedded schemas. Every Event is validated against
+    /// `event.schema.json`; the self-check (verification of every Event's signature, see
+    /// [`with_self_check`](Self::with_self_check)) is on in debug and test builds and off in
+    /// release builds.
     pub fn new(accepted_by: Principal, signer: S) -> Self {
         Self {
             accepted_by,
@@ -41,12 +42,11 @@ impl<S: Signer> EventIssuer<S> {
         }
     }
 
-    /// Turns the self-check on or off: after signing, validate the Event against
-    /// `event.schema.json` and verify the signature with the signer's public key, refusing the
-    /// Event (`EventBuildError::Signing`) if either fails. The release default (off) signs once
-    /// and trusts the Event shape, which the engine builds from validated inputs; turn it on
-    /// for a signer (e.g. an HSM) whose signatures should not be trusted unverified. It costs
-    /// about one Ed25519 verification plus a schema pass per Event. Debug builds always check.
+    /// Turns the self-check on or off: after signing, verify the signature with the signer's
+    /// public key, refusing the Event (`EventBuildError::Signing`) if it fails. The release
+    /// default (off) signs once and trusts the signer; turn it on for a signer (e.g. an HSM)
+    /// whose signatures should not be trusted unverified. It costs one Ed25519 verification
+    /// per Event (about 1.6 signatures, `docs/engine.md` "Figures"). Debug builds always check.
     pub fn with_self_check(mut self, on: bool) -> Self {
         self.self_check = on || cfg!(debug_assertions);
         self
@@ -128,8 +128,8 @@ impl<S: Signer> EventIssuer<S> {
     }
 
     /// Takes the next Event ID from `ids`, builds and signs the Event once (JCS → Ed25519 →
-    /// envelope → JCS, no re-verification: `events/sign_once.rs`). With the self-check (always in
-    /// debug and test builds) a returned Event is also proven schema-valid and correctly signed;
+    /// envelope → JCS, `events/sign_once.rs`) and validates it against `event.schema.json`. With
+    /// the self-check (always in debug and test builds) its signature is also verified;
     /// whether the Registry binds the key to `acceptedBy` is the deployment's Registry (the
     /// tests verify every Event against one with the six-stage verifier).
     pub fn issue(
@@ -141,9 +141,9 @@ impl<S: Signer> EventIssuer<S> {
         let event_id = ids.next_event_id();
         let unsigned = self.unsigned_object(draft, &event_id, now)?;
         let signed = sign_event(unsigned, &self.signer).map_err(EventBuildError::Signing)?;
+        validate(self.codec.catalog(), &signed).map_err(EventBuildError::Signing)?;
         if self.self_check {
-            self_check(self.codec.catalog(), &signed, &self.signer)
-                .map_err(EventBuildError::Signing)?;
+            self_check(&signed, &self.signer).map_err(EventBuildError::Signing)?;
         }
         Ok(SignedEvent {
             event_id,

@@ -4,9 +4,9 @@
 //! `acceptedBy` Principal, so the authority's Registry key must be bound to exactly that
 //! Principal. Signing goes through [`missionweaveprotocol::crypto::Signer`] (the trait
 //! `SignedDocumentCodec::sign` takes), so an HSM-backed signer plugs in unchanged. Events are
-//! signed once (`sign_once.rs`); debug and test builds, and issuers built
-//! `with_self_check(true)`, also validate the schema and verify the signature of every Event,
-//! and the tests verify every built Event with the six-stage verifier.
+//! signed once and schema-validated (`sign_once.rs`); debug and test builds, and issuers built
+//! `with_self_check(true)`, also verify the signature of every Event, and the tests verify every
+//! built Event with the six-stage verifier.
 //!
 //! No state machine here: the engine decides the kind, payload, sequence and revision; this
 //! module only shapes and signs.

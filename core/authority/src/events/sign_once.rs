@@ -4,10 +4,13 @@
 //! schema and re-verifies the produced signature (one Ed25519 verification, about twice the cost
 //! of the signature itself). An Event is built by [`super::EventIssuer::unsigned`] from inputs the
 //! engine already validated, so the release path signs once: canonical bytes (JCS, RFC 8785) →
-//! Ed25519 → `signature` envelope → canonical bytes. The checks it skips — schema, and the
-//! produced signature against the signer's public key — run in [`self_check`], which debug and
-//! test builds always apply and a deployment can enable (`EventIssuer::with_self_check`), e.g.
-//! for an HSM signer it does not trust to return a valid signature.
+//! Ed25519 → `signature` envelope → canonical bytes, then [`validate`] against
+//! `event.schema.json` (about a fifth of the signature's cost, kept in every build: it catches
+//! an engine bug before a receiver would refuse the Event). The check it skips — the produced
+//! signature against the signer's public key, one Ed25519 verification, more than the signature
+//! itself — runs in [`self_check`], which debug and test builds always apply and a deployment can
+//! enable (`EventIssuer::with_self_check`), e.g. for an HSM signer whose signatures it does not
+//! trust unverified.
 //!
 //! The output is the same document `SignedDocumentCodec::sign` produces (same member order, same
 //! envelope: `algorithm`, `keyId`, `createdAt` = the protected time `occurredAt`, `value`), so a
@@ -93,17 +96,20 @@ pub(super) fn sign_event(
     })
 }
 
-/// The checks the strict signer adds: the document against `event.schema.json`, and the
-/// produced signature against the signer's public key (the Ed25519 equation over the signing
-/// bytes, which also proves `R` canonical, §6.4 stage 3).
-pub(super) fn self_check(
+/// The signed Event against `event.schema.json` (§6.4 stage 1 of a receiver).
+pub(super) fn validate(
     catalog: &SchemaCatalog,
     signed: &SignedDocument,
-    signer: &dyn Signer,
 ) -> Result<(), SigningError> {
     catalog
         .validate(KIND.schema_file(), &signed.document)
-        .map_err(|issue| refused(Stage::Schema, issue.to_string()))?;
+        .map_err(|issue| refused(Stage::Schema, issue.to_string()))
+}
+
+/// The check the strict signer adds beyond [`validate`]: the produced signature against the
+/// signer's public key (the Ed25519 equation over the signing bytes, which also proves `R`
+/// canonical, §6.4 stage 3).
+pub(super) fn self_check(signed: &SignedDocument, signer: &dyn Signer) -> Result<(), SigningError> {
     let public_key = signer
         .public_key()
         .map_err(|e| refused(Stage::KeyResolution, format!("signing key: {e}")))?;
