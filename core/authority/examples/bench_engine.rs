@@ -30,6 +30,7 @@ use missionweaveprotocol_authority::events::{EventDraft, EventIssuer, Sequential
 use missionweaveprotocol_authority::ingress::{
     AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
 };
+use missionweaveprotocol_authority::mission;
 use missionweaveprotocol_authority::store::{InMemoryStore, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
@@ -277,6 +278,32 @@ fn bench_stages(s: &Setup) {
     println!(
         "{{\"name\": \"event_bytes\", \"event\": \"mission.created\", \"bytes\": {}}}",
         strict.bytes.len()
+    );
+
+    // The engine's own steps before signing (`perform` = these + issue + commit).
+    let store = InMemoryStore::new();
+    stage(
+        "mission_create_read",
+        per_call(|| mission::read(&store, &command)),
+    );
+    let read = mission::read(&store, &command).unwrap_or_else(|e| fail("read", &e));
+    stage(
+        "mission_create_decide",
+        per_call(|| mission::decide(&read, &command, NOW)),
+    );
+    let renewing = engine(s);
+    renewing
+        .perform(&command, NOW)
+        .unwrap_or_else(|e| fail("mission.create", &e));
+    let renewal = renew(s, u64::MAX);
+    stage(
+        "mission_renew_read",
+        per_call(|| mission::read(renewing.store(), &renewal)),
+    );
+    let read = mission::read(renewing.store(), &renewal).unwrap_or_else(|e| fail("read", &e));
+    stage(
+        "mission_renew_decide",
+        per_call(|| mission::decide(&read, &renewal, NOW)),
     );
 }
 
