@@ -337,15 +337,26 @@ fn bench_perform(name: &str, engine: &BenchEngine, commands: &[VerifiedCommand])
     let first_rate = decile as f64 / first;
     let last_rate = (n - (n - decile) / decile * decile) as f64 / last;
     println!(
-        "{{\"name\": \"engine_perform\", \"command\": \"{name}\", \"commands\": {n}, \"events\": {events}, \"seconds\": {total:.3}, \"performs_per_second\": {:.0}, \"first_10pct_per_second\": {first_rate:.0}, \"last_10pct_per_second\": {last_rate:.0}, \"last_over_first\": {:.3}, \"deciles_measurable\": {}, \"store_bytes_per_event\": {:.0}, \"clock\": \"{}\", \"wall_seconds\": {wall:.3}}}",
+        "{{\"name\": \"engine_perform\", \"command\": \"{name}\", \"commands\": {n}, \"events\": {events}, \"seconds\": {total:.3}, \"performs_per_second\": {:.0}, \"first_10pct_per_second\": {}, \"last_10pct_per_second\": {}, \"last_over_first\": {}, \"deciles_measurable\": {}, \"store_bytes_per_event\": {:.0}, \"clock\": \"{}\", \"wall_seconds\": {wall:.3}}}",
         n as f64 / total,
-        last_rate / first_rate,
+        json_number(first_rate, 0),
+        json_number(last_rate, 0),
+        json_number(last_rate / first_rate, 3),
         // The CPU clock advances in scheduler ticks: a decile under 50 ms (N too small) is
         // not a measurement.
         first.min(last) >= 0.05,
         net / events as f64,
         clock.name()
     );
+}
+
+/// `value` with `decimals`, or `null` when it is not finite (JSON has no infinity).
+fn json_number(value: f64, decimals: usize) -> String {
+    if value.is_finite() {
+        format!("{value:.decimals$}")
+    } else {
+        "null".to_owned()
+    }
 }
 
 /// Replays every listed Group's log in pages of 1,000 Events, as many passes as fit in
