@@ -11,6 +11,7 @@ use missionweaveprotocol::{
 use super::draft::EventDraft;
 use super::error::EventBuildError;
 use super::event_id::EventIdSource;
+use super::sign_once::{self_check, sign_event, validate};
 use crate::store::{EventRecord, EventRef};
 use crate::unix_millis::UnixMillis;
 
@@ -24,16 +25,36 @@ pub struct EventIssuer<S> {
     accepted_by: Principal,
     signer: S,
     codec: SignedDocumentCodec<'static>,
+    self_check: bool,
 }
 
 impl<S: Signer> EventIssuer<S> {
-    /// An issuer over the embedded schemas.
+    /// An issuer over the embedded schemas. Every Event is validated against
+    /// `event.schema.json`; the self-check (verification of every Event's signature, see
+    /// [`with_self_check`](Self::with_self_check)) is on in debug and test builds and off in
+    /// release builds.
     pub fn new(accepted_by: Principal, signer: S) -> Self {
         Self {
             accepted_by,
             signer,
             codec: SignedDocumentCodec::new(),
+            self_check: cfg!(debug_assertions),
         }
+    }
+
+    /// Turns the self-check on or off: after signing, verify the signature with the signer's
+    /// public key, refusing the Event (`EventBuildError::Signing`) if it fails. The release
+    /// default (off) signs once and trusts the signer; turn it on for a signer (e.g. an HSM)
+    /// whose signatures should not be trusted unverified. It costs one Ed25519 verification
+    /// per Event (about 1.6 signatures, `docs/engine.md` "Figures"). Debug builds always check.
+    pub fn with_self_check(mut self, on: bool) -> Self {
+        self.self_check = on || cfg!(debug_assertions);
+        self
+    }
+
+    /// Whether the self-check runs.
+    pub fn self_checks(&self) -> bool {
+        self.self_check
     }
 
     /// The Group Authority Principal written as `acceptedBy`.
@@ -54,6 +75,16 @@ impl<S: Signer> EventIssuer<S> {
         event_id: &str,
         now: UnixMillis,
     ) -> Result<Value, EventBuildError> {
+        self.unsigned_object(draft, event_id, now)
+            .map(Value::Object)
+    }
+
+    fn unsigned_object(
+        &self,
+        draft: &EventDraft,
+        event_id: &str,
+        now: UnixMillis,
+    ) -> Result<Object, EventBuildError> {
         let occurred_at = now
             .to_rfc3339()
             .ok_or(EventBuildError::UnrenderableTime(now))?;
@@ -93,13 +124,14 @@ impl<S: Signer> EventIssuer<S> {
         if let Some(extensions) = &draft.extensions {
             o.insert("extensions", Value::Object(extensions.clone()));
         }
-        Ok(Value::Object(o))
+        Ok(o)
     }
 
-    /// Takes the next Event ID from `ids`, builds and signs the Event. Signing refuses what the
-    /// event profile would reject (schema, envelope, the key's point), so a returned Event is
-    /// schema-valid and correctly signed; whether the Registry binds the key to `acceptedBy` is
-    /// the deployment's Registry (the tests verify against one).
+    /// Takes the next Event ID from `ids`, builds and signs the Event once (JCS → Ed25519 →
+    /// envelope → JCS, `events/sign_once.rs`) and validates it against `event.schema.json`. With
+    /// the self-check (always in debug and test builds) its signature is also verified;
+    /// whether the Registry binds the key to `acceptedBy` is the deployment's Registry (the
+    /// tests verify every Event against one with the six-stage verifier).
     pub fn issue(
         &self,
         draft: &EventDraft,
@@ -107,11 +139,12 @@ impl<S: Signer> EventIssuer<S> {
         now: UnixMillis,
     ) -> Result<SignedEvent, EventBuildError> {
         let event_id = ids.next_event_id();
-        let unsigned = self.unsigned(draft, &event_id, now)?;
-        let signed = self
-            .codec
-            .sign(SignedDocumentKind::Event, &unsigned, &self.signer)
-            .map_err(EventBuildError::Signing)?;
+        let unsigned = self.unsigned_object(draft, &event_id, now)?;
+        let signed = sign_event(unsigned, &self.signer).map_err(EventBuildError::Signing)?;
+        validate(self.codec.catalog(), &signed).map_err(EventBuildError::Signing)?;
+        if self.self_check {
+            self_check(&signed, &self.signer).map_err(EventBuildError::Signing)?;
+        }
         Ok(SignedEvent {
             event_id,
             sequence: draft.position.as_ref().map(|p| p.sequence),

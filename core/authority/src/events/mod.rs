@@ -3,8 +3,9 @@
 //! An Event is a normative signed document of the `event` profile: its expected signer is the
 //! `acceptedBy` Principal, so the authority's Registry key must be bound to exactly that
 //! Principal. Signing goes through [`missionweaveprotocol::crypto::Signer`] (the trait
-//! `SignedDocumentCodec::sign` takes), so an HSM-backed signer plugs in unchanged. Signing refuses
-//! any document that would fail the schema or the envelope rules, and the tests verify every
+//! `SignedDocumentCodec::sign` takes), so an HSM-backed signer plugs in unchanged. Events are
+//! signed once and schema-validated (`sign_once.rs`); debug and test builds, and issuers built
+//! `with_self_check(true)`, also verify the signature of every Event, and the tests verify every
 //! built Event with the six-stage verifier.
 //!
 //! No state machine here: the engine decides the kind, payload, sequence and revision; this
@@ -14,6 +15,7 @@ mod draft;
 mod error;
 mod event_id;
 mod issuer;
+mod sign_once;
 
 pub use draft::{Cause, CauseType, EventDraft, GroupPosition};
 pub use error::EventBuildError;

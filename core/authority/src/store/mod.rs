@@ -144,3 +144,61 @@ pub trait Store {
         snapshot: SnapshotPointer,
     ) -> Result<(), StoreError>;
 }
+
+/// Forwards every method (the provided ones too, so a backend's `commit_many` and `dedup`
+/// overrides stay in force) to the store behind a shared pointer.
+macro_rules! forward_store {
+    ($($pointer:ty),+) => {$(
+        impl<T: Store + ?Sized> Store for $pointer {
+            fn commit(&self, tx: Transaction) -> Result<(), StoreError> {
+                (**self).commit(tx)
+            }
+            fn commit_many(&self, txs: Vec<Transaction>) -> Vec<Result<(), StoreError>> {
+                (**self).commit_many(txs)
+            }
+            fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
+                (**self).aggregate(key)
+            }
+            fn list(
+                &self,
+                kind: &str,
+                id_prefix: &str,
+            ) -> Result<Vec<(String, Aggregate)>, StoreError> {
+                (**self).list(kind, id_prefix)
+            }
+            fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+                (**self).receipt(key)
+            }
+            fn dedup(
+                &self,
+                key: &ReceiptKey,
+                signing_hash: &str,
+            ) -> Result<Option<Receipt>, StoreError> {
+                (**self).dedup(key, signing_hash)
+            }
+            fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
+                (**self).head(group)
+            }
+            fn replay(
+                &self,
+                group: &str,
+                after_sequence: u64,
+                limit: usize,
+            ) -> Result<ReplayPage, StoreError> {
+                (**self).replay(group, after_sequence, limit)
+            }
+            fn archive_before(
+                &self,
+                group: &str,
+                before: u64,
+                snapshot: SnapshotPointer,
+            ) -> Result<(), StoreError> {
+                (**self).archive_before(group, before, snapshot)
+            }
+        }
+    )+};
+}
+
+// Several engines (e.g. one per core, or a membership engine beside the Mission engine) share
+// one store: `Engine<&InMemoryStore, …>` or `Engine<Arc<dyn Store + Send + Sync>, …>`.
+forward_store!(&T, Arc<T>);
