@@ -6,6 +6,7 @@
 //!
 //! | module | spec | what |
 //! | --- | --- | --- |
+//! | [`artifact`] | §13.1 | the Artifact aggregate and `artifact.publish` (signed manifest, content-addressed) |
 //! | [`resources`] | §12 | the six budget dimensions |
 //! | [`lease`] | §11.3 | Execution, ownership and coordinator leases, and their schema documents |
 //! | [`budget`] | §12 | the six-dimensional hierarchical budget ledger and its snapshot |
@@ -20,6 +21,7 @@
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
+pub mod artifact;
 pub mod budget;
 pub mod capability_version;
 pub mod delegation;

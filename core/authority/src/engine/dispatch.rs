@@ -2,7 +2,7 @@
 //!
 //! Each family adds one arm: read its aggregates through the store, then call its pure
 //! `decide`: Mission kinds (`mission`), Membership kinds (`membership`), WorkItem kinds
-//! (`engine/work`); session kinds join here as they are built. Every kind is first fenced by
+//! (`engine/work`), Artifact kinds (`artifact`); session kinds join here as they are built. Every kind is first fenced by
 //! the sender's Membership Epoch (`membership::fence`).
 
 use super::decision::Decision;
@@ -10,7 +10,7 @@ use super::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
-use crate::{membership, mission};
+use crate::{artifact, membership, mission};
 
 /// Reads what `command` needs from `store` and decides.
 pub(crate) fn decide(
@@ -40,6 +40,16 @@ fn decide_kind(
     if membership::handles(kind) {
         let read = membership::read(store, command)?;
         return membership::decide(&read, command, now);
+    }
+    if artifact::handles(kind) {
+        // §13.1: the manifest was verified by `Engine::perform_with_resolver` for this Command.
+        let manifest = super::artifact::verified_manifest(command).ok_or_else(|| {
+            EngineError::invalid(
+                "resolver_required",
+                "artifact.publish carries a signed manifest: use Engine::perform_with_resolver",
+            )
+        })?;
+        return artifact::decide(store, command, &manifest, now);
     }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);

@@ -5,6 +5,8 @@ use core::fmt;
 
 use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
+use missionweaveprotocol::VerificationError;
+
 use crate::events::EventBuildError;
 use crate::store::{AggregateKey, StoreError};
 use crate::work::WorkError;
@@ -127,6 +129,10 @@ pub enum EngineError {
     /// A WorkItem decision refused (§10; its own code: `WORK_STALE_OWNERSHIP`,
     /// `WORK_OFFER_EXPIRED`, `INVALID_STATE_TRANSITION`, …).
     Work(WorkError),
+    /// A signed document carried in the payload (the `artifact.publish` manifest, §13.1) was
+    /// rejected by the six-stage verifier: its own wire code (§6.4; the stage and reason stay
+    /// in the protected diagnostic, not in the fields).
+    Manifest(VerificationError),
 }
 
 impl EngineError {
@@ -240,6 +246,7 @@ impl fmt::Display for EngineError {
             Self::Store(e) => fmt::Display::fmt(e, f),
             Self::Event(e) => fmt::Display::fmt(e, f),
             Self::Work(e) => fmt::Display::fmt(e, f),
+            Self::Manifest(e) => write!(f, "signed manifest: {}", e.wire_message()),
         }
     }
 }
@@ -275,6 +282,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => e.wire_code(),
             Self::Event(e) => e.wire_code(),
             Self::Work(e) => e.code(),
+            Self::Manifest(e) => e.wire_code(),
         }
     }
 
@@ -296,6 +304,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => StoreError::reason(e),
             Self::Event(e) => e.reason(),
             Self::Work(e) => WorkError::reason(e),
+            Self::Manifest(_) => "manifest_rejected",
         }
     }
 
@@ -359,7 +368,9 @@ impl DescribeError for EngineError {
             Self::Store(e) => e.fields(),
             Self::Event(e) => e.fields(),
             Self::Work(e) => e.fields(),
-            Self::InvalidCommand { .. } | Self::Forbidden { .. } => Fields::new(),
+            Self::InvalidCommand { .. } | Self::Forbidden { .. } | Self::Manifest(_) => {
+                Fields::new()
+            }
         }
     }
 

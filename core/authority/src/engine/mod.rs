@@ -75,6 +75,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod artifact;
 mod core;
 mod decision;
 mod dispatch;

@@ -1,0 +1,175 @@
+//! The Artifact aggregate and `artifact.publish` (§13.1).
+//!
+//! An Artifact is immutable and content-addressed: its bytes live outside the Group log and the
+//! log carries only its signed manifest (`artifact.schema.json`), a normative signed document
+//! the engine verifies with the six-stage verifier, Artifact profile (signer = the manifest's
+//! `producer.agentId`), before [`decide`] sees it (`Engine::perform_with_resolver`).
+//!
+//! Store kind [`ARTIFACT_KIND`], ID = `artifactId`, value = the manifest's canonical bytes.
+//! An `artifactId` is published once: publishing it again (same or other manifest) is
+//! `INVALID_STATE_TRANSITION` (state `published`), since §13.1 makes Artifacts immutable; an
+//! unchanged retry of the same signed Command is answered by the engine's dedup (§15.1).
+
+use missionweaveprotocol::PrincipalType;
+use missionweaveprotocol::json::{self, Object, Value, canonical_bytes};
+
+use crate::engine::{Decision, EngineError};
+use crate::events::EventDraft;
+use crate::ingress::VerifiedCommand;
+use crate::mission::{self, GROUP_KIND, MISSION_KIND};
+use crate::store::{AggregateKey, Store};
+use crate::unix_millis::UnixMillis;
+
+/// Store kind of Artifact manifests.
+pub const ARTIFACT_KIND: &str = "artifact";
+/// The Command kind.
+pub const PUBLISH: &str = "artifact.publish";
+/// The Event kind (`event.schema.json`).
+pub const PUBLISHED: &str = "artifact.published";
+
+/// Whether `kind` is an Artifact Command.
+pub fn handles(kind: &str) -> bool {
+    kind == PUBLISH
+}
+
+/// The payload's `manifest` (`{"manifest": <signed Artifact document>}`).
+pub fn manifest_of(command: &VerifiedCommand) -> Result<&Value, EngineError> {
+    command
+        .payload()
+        .get("manifest")
+        .filter(|m| m.as_object().is_some())
+        .ok_or_else(|| {
+            EngineError::invalid(
+                "missing_manifest",
+                "artifact.publish needs payload.manifest, a signed Artifact manifest",
+            )
+        })
+}
+
+fn text<'a>(manifest: &'a Value, name: &str) -> &'a str {
+    // Present and a string: the verifier checked the manifest against artifact.schema.json.
+    manifest.get(name).and_then(Value::as_str).unwrap_or("")
+}
+
+/// Decides `artifact.publish` for a manifest that passed the six-stage verifier.
+pub fn decide(
+    store: &dyn Store,
+    command: &VerifiedCommand,
+    manifest: &Value,
+    _now: UnixMillis,
+) -> Result<Decision, EngineError> {
+    // §13.1 "producer Agent": the Agent publishing is the producer that signed the manifest.
+    let producer = manifest
+        .get("producer")
+        .and_then(|p| p.get("agentId"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let actor = command.actor();
+    if actor.kind != PrincipalType::Agent || actor.id != producer {
+        return Err(EngineError::forbidden(
+            "producer_not_actor",
+            format!("the manifest's producer {producer} is not the Command's actor"),
+        ));
+    }
+    // §13.1 "Binary content MUST be stored outside the Group Event log": a `data:` URI would
+    // put the bytes in the log (the schema already refuses any other member).
+    let uri = text(manifest, "uri");
+    if uri
+        .get(..5)
+        .is_some_and(|s| s.eq_ignore_ascii_case("data:"))
+    {
+        return Err(EngineError::invalid(
+            "inline_content",
+            "an Artifact's content is stored outside the log; a data: URI is inline content",
+        ));
+    }
+    let read = mission::read(store, command)?;
+    let group = read
+        .group
+        .as_ref()
+        .ok_or_else(|| EngineError::GroupNotFound {
+            group: read.group_id.clone(),
+        })?;
+    if text(manifest, "groupId") != read.group_id {
+        return Err(EngineError::invalid(
+            "artifact_wrong_group",
+            "the manifest's groupId is not the Command's Group",
+        ));
+    }
+    let mission = read
+        .mission
+        .as_ref()
+        .filter(|m| m.mission_id() == text(manifest, "missionId"))
+        .ok_or_else(|| {
+            EngineError::invalid(
+                "artifact_wrong_mission",
+                "the manifest's missionId is not the Group's Mission",
+            )
+        })?;
+    if mission.state().is_terminal() {
+        return Err(EngineError::InvalidStateTransition {
+            aggregate: "mission",
+            id: mission.mission_id().to_owned(),
+            state: mission.state().as_str().to_owned(),
+            command: PUBLISH.to_owned(),
+        });
+    }
+    // §13.1 "Mission, Group and WorkItem IDs": the WorkItem is one of this Mission's.
+    let work_id = text(manifest, "workItemId");
+    let work_key = AggregateKey::new(crate::work::AGGREGATE_KIND, work_id);
+    let work = store.aggregate(&work_key)?;
+    let work_mission = work.as_ref().and_then(|w| {
+        json::parse(&w.value).ok().and_then(|v| {
+            v.get("workItem")
+                .and_then(|i| i.get("missionId"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+    });
+    if work_mission.as_deref() != Some(mission.mission_id()) {
+        return Err(EngineError::invalid(
+            "artifact_wrong_work_item",
+            "the manifest's workItemId is not a WorkItem of the Mission",
+        ));
+    }
+    let artifact_id = text(manifest, "artifactId");
+    let key = AggregateKey::new(ARTIFACT_KIND, artifact_id);
+    let current = store.aggregate(&key)?.map_or(0, |a| a.revision);
+    if let Some(expected) = command.expected_revision()
+        && expected != current
+    {
+        return Err(EngineError::RevisionConflict {
+            key,
+            expected,
+            current,
+        });
+    }
+    if current != 0 {
+        return Err(EngineError::InvalidStateTransition {
+            aggregate: "artifact",
+            id: artifact_id.to_owned(),
+            state: "published".to_owned(),
+            command: PUBLISH.to_owned(),
+        });
+    }
+    let bytes = canonical_bytes(manifest).map_err(|e| EngineError::Corrupt {
+        key: key.clone(),
+        detail: e.to_string(),
+    })?;
+    let mut payload = Object::new();
+    payload.insert("missionId", Value::string(mission.mission_id()));
+    payload.insert("artifact", manifest.clone());
+    let draft = EventDraft::for_command(command, PUBLISHED, payload);
+    Ok(Decision::default()
+        .event(draft, &read.group_id, 1)
+        .put(key, 0, bytes.into())
+        .check(
+            AggregateKey::new(GROUP_KIND, &read.group_id),
+            group.revision,
+        )
+        .check(
+            AggregateKey::new(MISSION_KIND, mission.mission_id()),
+            mission.revision(),
+        )
+        .check(work_key, work.map_or(0, |w| w.revision)))
+}
