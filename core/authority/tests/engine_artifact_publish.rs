@@ -67,20 +67,47 @@ fn with(mut document: Value, name: &str, value: Value) -> Value {
     document
 }
 
+/// `artifact.publish` citing `W1`'s current Ownership Epoch and Execution Lease.
 fn publish(f: &Fixture, actor: &str, manifest: &Value, extra: &str) -> VerifiedCommand {
+    publish_claiming(
+        f,
+        actor,
+        manifest,
+        extra,
+        1,
+        &LEASE_ID.with(|l| l.borrow().clone()),
+    )
+}
+
+fn publish_claiming(
+    f: &Fixture,
+    actor: &str,
+    manifest: &Value,
+    extra: &str,
+    epoch: u64,
+    lease: &str,
+) -> VerifiedCommand {
     let text = String::from_utf8(json::canonical_bytes(manifest).unwrap()).unwrap();
     f.command(
         "artifact.publish",
         actor,
         extra,
-        &format!(r#"{{"manifest":{text}}}"#),
+        &format!(r#"{{"manifest":{text},"ownershipEpoch":{epoch},"leaseId":"{lease}"}}"#),
     )
 }
 
-/// An active Mission whose WorkItem `W1` is authorized.
+thread_local! {
+    /// `W1`'s current Execution Lease ID, set by `setup`.
+    static LEASE_ID: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// An active Mission whose WorkItem `W1` is `active`, owned by `WORKER` (epoch 1).
 fn setup(f: &Fixture) -> TestEngine {
     let engine = f.active();
-    f.ok(&engine, &f.authorize(W1, &[]), NOW);
+    f.active_item(&engine, W1);
+    let (epoch, lease) = execution(&engine, W1);
+    assert_eq!(epoch, 1);
+    LEASE_ID.with(|l| *l.borrow_mut() = lease);
     engine
 }
 
@@ -275,7 +302,7 @@ fn the_producer_must_be_the_actor() {
 fn inline_content_is_refused() {
     let f = fixture();
     let engine = setup(&f);
-    // An extra `content` member: not in artifact.schema.json (stage 2).
+    // An extra `inlineContent` member (vector `artifact-with-inline-content`): not in artifact.schema.json (stage 2).
     let inline = with(
         signed(&f, WORKER, &good()),
         "content",
@@ -395,4 +422,48 @@ fn perform_without_a_resolver_is_refused() {
     let missing = f.command("artifact.publish", WORKER, "", "{}");
     let error = refused(&f, &engine, &missing, WireCode::InvalidCommand);
     assert_eq!(error.reason(), "missing_manifest");
+}
+
+#[test]
+fn the_current_lease_and_ownership_epoch_are_required() {
+    let f = fixture();
+    let engine = setup(&f);
+    let manifest = signed(&f, WORKER, &good());
+    let lease = LEASE_ID.with(|l| l.borrow().clone());
+    // §11.3: an older Lease ID is rejected even with the current Ownership Epoch.
+    refused(
+        &f,
+        &engine,
+        &publish_claiming(
+            &f,
+            WORKER,
+            &manifest,
+            "",
+            1,
+            "urn:missionweaveprotocol:lease:old",
+        ),
+        WireCode::WorkLeaseExpired,
+    );
+    refused(
+        &f,
+        &engine,
+        &publish_claiming(&f, WORKER, &manifest, "", 2, &lease),
+        WireCode::WorkStaleOwnership,
+    );
+    let missing = f.command(
+        "artifact.publish",
+        WORKER,
+        "",
+        &format!(
+            r#"{{"manifest":{}}}"#,
+            String::from_utf8(json::canonical_bytes(&manifest).unwrap()).unwrap()
+        ),
+    );
+    let e = refused(&f, &engine, &missing, WireCode::InvalidCommand);
+    assert_eq!(e.reason(), "missing_lease_claim");
+    perform(
+        &f,
+        &engine,
+        &publish_claiming(&f, WORKER, &manifest, "", 1, &lease),
+    );
 }

@@ -5,13 +5,16 @@
 //! the engine verifies with the six-stage verifier, Artifact profile (signer = the manifest's
 //! `producer.agentId`), before [`decide`] sees it (`Engine::perform_with_resolver`).
 //!
+//! Payload: `{manifest, ownershipEpoch, leaseId}` (§11.3: an Artifact publication cites the
+//! current Lease ID of the manifest's WorkItem, which the actor owns).
+//!
 //! Store kind [`ARTIFACT_KIND`], ID = `artifactId`, value = the manifest's canonical bytes.
 //! An `artifactId` is published once: publishing it again (same or other manifest) is
 //! `INVALID_STATE_TRANSITION` (state `published`), since §13.1 makes Artifacts immutable; an
 //! unchanged retry of the same signed Command is answered by the engine's dedup (§15.1).
 
 use missionweaveprotocol::PrincipalType;
-use missionweaveprotocol::json::{self, Object, Value, canonical_bytes};
+use missionweaveprotocol::json::{Object, Value, canonical_bytes};
 
 use crate::engine::{Decision, EngineError};
 use crate::events::EventDraft;
@@ -19,6 +22,8 @@ use crate::ingress::VerifiedCommand;
 use crate::mission::{self, GROUP_KIND, MISSION_KIND};
 use crate::store::{AggregateKey, Store};
 use crate::unix_millis::UnixMillis;
+use crate::work::WorkItem;
+use crate::work::fencing::{WorkClaim, check_execution_claim};
 
 /// Store kind of Artifact manifests.
 pub const ARTIFACT_KIND: &str = "artifact";
@@ -46,6 +51,34 @@ pub fn manifest_of(command: &VerifiedCommand) -> Result<&Value, EngineError> {
         })
 }
 
+/// The lease claim: the actor, its envelope Session Epoch and the payload's `ownershipEpoch`
+/// and `leaseId` (the members every lease-bound Worker Command carries, `docs/work.md`).
+fn claim(command: &VerifiedCommand) -> Result<WorkClaim, EngineError> {
+    let payload = command.payload();
+    let missing = |what: &str| {
+        EngineError::invalid(
+            "missing_lease_claim",
+            format!("artifact.publish needs {what} (§11.3)"),
+        )
+    };
+    Ok(WorkClaim {
+        agent_id: command.actor().id.clone(),
+        session_epoch: command
+            .session_epoch()
+            .ok_or_else(|| missing("sessionEpoch"))?,
+        ownership_epoch: payload
+            .get("ownershipEpoch")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64())
+            .ok_or_else(|| missing("payload.ownershipEpoch"))?,
+        lease_id: payload
+            .get("leaseId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| missing("payload.leaseId"))?
+            .to_owned(),
+    })
+}
+
 fn text<'a>(manifest: &'a Value, name: &str) -> &'a str {
     // Present and a string: the verifier checked the manifest against artifact.schema.json.
     manifest.get(name).and_then(Value::as_str).unwrap_or("")
@@ -56,7 +89,7 @@ pub fn decide(
     store: &dyn Store,
     command: &VerifiedCommand,
     manifest: &Value,
-    _now: UnixMillis,
+    now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     // §13.1 "producer Agent": the Agent publishing is the producer that signed the manifest.
     let producer = manifest
@@ -114,24 +147,25 @@ pub fn decide(
             command: PUBLISH.to_owned(),
         });
     }
-    // §13.1 "Mission, Group and WorkItem IDs": the WorkItem is one of this Mission's.
+    // §13.1 "Mission, Group and WorkItem IDs": the WorkItem is one of this Mission's, and
+    // §11.3 "every … Artifact publication … MUST reference the current Lease ID": the actor
+    // owns it under the current Ownership Epoch and cites its live Execution Lease.
     let work_id = text(manifest, "workItemId");
     let work_key = AggregateKey::new(crate::work::AGGREGATE_KIND, work_id);
     let work = store.aggregate(&work_key)?;
-    let work_mission = work.as_ref().and_then(|w| {
-        json::parse(&w.value).ok().and_then(|v| {
-            v.get("workItem")
-                .and_then(|i| i.get("missionId"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-    });
-    if work_mission.as_deref() != Some(mission.mission_id()) {
-        return Err(EngineError::invalid(
-            "artifact_wrong_work_item",
-            "the manifest's workItemId is not a WorkItem of the Mission",
-        ));
-    }
+    let item = match &work {
+        Some(stored) => Some(WorkItem::from_json(&stored.value)?),
+        None => None,
+    };
+    let item = item
+        .filter(|i| i.mission_id == mission.mission_id())
+        .ok_or_else(|| {
+            EngineError::invalid(
+                "artifact_wrong_work_item",
+                "the manifest's workItemId is not a WorkItem of the Mission",
+            )
+        })?;
+    check_execution_claim(&item, &claim(command)?, now)?;
     let artifact_id = text(manifest, "artifactId");
     let key = AggregateKey::new(ARTIFACT_KIND, artifact_id);
     let current = store.aggregate(&key)?.map_or(0, |a| a.revision);
