@@ -159,6 +159,7 @@ fn a_valid_manifest_is_stored_and_announced() {
         Some(1)
     );
     assert_eq!(text(event, "/payload/missionId"), MISSION);
+    assert_eq!(text(event, "/workItemId"), W1);
     // The Event carries the manifest byte for byte, signature included, and no content.
     let canonical = |v: &Value| json::canonical_bytes(v).unwrap();
     assert_eq!(
@@ -466,4 +467,70 @@ fn the_current_lease_and_ownership_epoch_are_required() {
         &engine,
         &publish_claiming(&f, WORKER, &manifest, "", 1, &lease),
     );
+}
+
+#[test]
+fn an_envelope_naming_another_work_item_is_refused() {
+    let f = fixture();
+    let engine = setup(&f);
+    let manifest = signed(&f, WORKER, &good());
+    let command = publish(&f, WORKER, &manifest, &format!(r#""workItemId":"{W2}""#));
+    let e = refused(&f, &engine, &command, WireCode::InvalidCommand);
+    assert_eq!(e.reason(), "artifact_wrong_work_item");
+    let command = publish(&f, WORKER, &manifest, &format!(r#""workItemId":"{W1}""#));
+    perform(&f, &engine, &command);
+}
+
+#[test]
+fn racing_publishes_of_one_artifact_apply_once() {
+    let f = fixture();
+    let engine = setup(&f);
+    // Distinct Commands (own Action IDs), one manifest per thread, all for the same artifactId.
+    let commands: Vec<VerifiedCommand> = (0..6u64)
+        .map(|i| {
+            let size = json::parse(format!("{}", 100 + i).as_bytes()).unwrap();
+            publish(
+                &f,
+                WORKER,
+                &signed(&f, WORKER, &with(good(), "sizeBytes", size)),
+                "",
+            )
+        })
+        .collect();
+    let outcomes: Vec<Result<usize, WireCode>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = commands
+            .iter()
+            .map(|c| {
+                let (engine, f) = (&engine, &f);
+                scope.spawn(move || {
+                    // Each thread lends its own verified manifest to its own perform.
+                    engine
+                        .perform_with_resolver(c, NOW, &f.registry)
+                        .map(|p| f.checked(&p).len())
+                        .map_err(|e| e.wire_code())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_ok()).count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes
+            .iter()
+            .filter_map(|o| o.as_ref().err())
+            .all(|c| *c == WireCode::InvalidStateTransition),
+        "{outcomes:?}"
+    );
+    let page = engine.replay(GROUP, 0, 10_000).unwrap();
+    let published = page
+        .events
+        .iter()
+        .map(|r| f.check_event(r))
+        .filter(|e| text(e, "/kind") == "artifact.published")
+        .count();
+    assert_eq!(published, 1);
 }

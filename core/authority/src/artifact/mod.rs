@@ -165,6 +165,12 @@ pub fn decide(
                 "the manifest's workItemId is not a WorkItem of the Mission",
             )
         })?;
+    if command.work_item_id().is_some_and(|id| id != work_id) {
+        return Err(EngineError::invalid(
+            "artifact_wrong_work_item",
+            "the envelope's workItemId is not the manifest's",
+        ));
+    }
     check_execution_claim(&item, &claim(command)?, now)?;
     let artifact_id = text(manifest, "artifactId");
     let key = AggregateKey::new(ARTIFACT_KIND, artifact_id);
@@ -193,7 +199,9 @@ pub fn decide(
     let mut payload = Object::new();
     payload.insert("missionId", Value::string(mission.mission_id()));
     payload.insert("artifact", manifest.clone());
-    let draft = EventDraft::for_command(command, PUBLISHED, payload);
+    let mut draft = EventDraft::for_command(command, PUBLISHED, payload);
+    // The Event is about the manifest's WorkItem, whether or not the envelope named it.
+    draft.work_item_id = Some(work_id.to_owned());
     Ok(Decision::default()
         .event(draft, &read.group_id, 1)
         .put(key, 0, bytes.into())
