@@ -4,14 +4,10 @@
 //! Design (least invasive): `perform` keeps its signature and stays resolver-free. This entry
 //! verifies the manifest with the six-stage verifier (Artifact profile) against the caller's
 //! `KeyResolver` — the same Registry evidence ingress used for the Command — then runs the
-//! ordinary `perform` with the verified manifest lent to this thread for the duration of the
-//! call (`dispatch` takes it back for the Command it was verified for). `perform` on an
+//! ordinary flow with the verified manifest passed down to the decision. `perform` on an
 //! `artifact.publish` is refused `INVALID_COMMAND` (`resolver_required`): an unverified manifest
 //! never reaches a decision.
 
-use std::cell::RefCell;
-
-use missionweaveprotocol::json::Value;
 use missionweaveprotocol::{KeyResolver, SignedDocumentCodec, SignedDocumentKind};
 
 use super::core::{Engine, Performed};
@@ -23,31 +19,6 @@ use crate::events::EventIdSource;
 use crate::ingress::VerifiedCommand;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
-
-thread_local! {
-    /// (Command signing hash, verified manifest) of the `perform_with_resolver` call running on
-    /// this thread.
-    static VERIFIED: RefCell<Option<(String, Value)>> = const { RefCell::new(None) };
-}
-
-/// Clears the lent manifest however `perform` returns.
-struct Lent;
-
-impl Drop for Lent {
-    fn drop(&mut self) {
-        VERIFIED.with(|v| v.borrow_mut().take());
-    }
-}
-
-/// The manifest `perform_with_resolver` verified for `command`, if any.
-pub(crate) fn verified_manifest(command: &VerifiedCommand) -> Option<Value> {
-    VERIFIED.with(|v| {
-        v.borrow()
-            .as_ref()
-            .filter(|(hash, _)| hash == command.signing_hash())
-            .map(|(_, manifest)| manifest.clone())
-    })
-}
 
 impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
     /// [`perform`](Self::perform), first verifying the signed documents the Command's payload
@@ -67,10 +38,6 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         let verified = SignedDocumentCodec::new()
             .verify_value(SignedDocumentKind::Artifact, manifest, resolver)
             .map_err(EngineError::Manifest)?;
-        VERIFIED.with(|v| {
-            *v.borrow_mut() = Some((command.signing_hash().to_owned(), verified.document));
-        });
-        let _lent = Lent;
-        self.perform(command, now)
+        self.perform_verified(command, now, Some(&verified.document))
     }
 }

@@ -3,6 +3,7 @@
 use std::sync::Mutex;
 
 use missionweaveprotocol::crypto::Signer;
+use missionweaveprotocol::json::Value;
 
 use super::decision::Decision;
 use super::dispatch;
@@ -88,6 +89,18 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         command: &VerifiedCommand,
         now: UnixMillis,
     ) -> Result<Performed, EngineError> {
+        self.perform_verified(command, now, None)
+    }
+
+    /// [`perform`](Self::perform) with the signed documents the Command's payload carries,
+    /// already verified by the caller (`perform_with_resolver`): today the `artifact.publish`
+    /// manifest. `None` for every other kind.
+    pub(crate) fn perform_verified(
+        &self,
+        command: &VerifiedCommand,
+        now: UnixMillis,
+        manifest: Option<&Value>,
+    ) -> Result<Performed, EngineError> {
         let receipt_key = command.receipt_key();
         // (a) Idempotency (§15.1): same signing hash → the original Event, no new transition;
         // another hash → ACTION_ID_COLLISION (from the store).
@@ -103,7 +116,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         }
         for _ in 0..self.max_attempts {
             // (b) + (c): read what the kind needs, decide purely.
-            let decision = dispatch::decide(&self.store, command, now)?;
+            let decision = dispatch::decide(&self.store, command, manifest, now)?;
             // (d): sign at the Group's next sequences and commit everything at once.
             let (tx, group_id, events) = self.transaction(command, &decision, now)?;
             match self.store.commit(tx) {

@@ -11,16 +11,20 @@ use crate::ingress::VerifiedCommand;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
 use crate::{artifact, membership, mission};
+use missionweaveprotocol::json::Value;
 
 /// Reads what `command` needs from `store` and decides.
+/// `manifest`: the payload's signed Artifact manifest, verified by
+/// `Engine::perform_with_resolver` (§13.1); `None` on the plain `perform` path.
 pub(crate) fn decide(
     store: &dyn Store,
     command: &VerifiedCommand,
+    manifest: Option<&Value>,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     // §8, §15.1: a stale or revoked Membership Epoch is refused before anything else is read.
     let fence = membership::fence(store, command)?;
-    let decision = decide_kind(store, command, now)?;
+    let decision = decide_kind(store, command, manifest, now)?;
     Ok(match fence {
         Some(fence) => fence.guard(decision),
         None => decision,
@@ -30,6 +34,7 @@ pub(crate) fn decide(
 fn decide_kind(
     store: &dyn Store,
     command: &VerifiedCommand,
+    manifest: Option<&Value>,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     let kind = command.kind();
@@ -42,14 +47,14 @@ fn decide_kind(
         return membership::decide(&read, command, now);
     }
     if artifact::handles(kind) {
-        // §13.1: the manifest was verified by `Engine::perform_with_resolver` for this Command.
-        let manifest = super::artifact::verified_manifest(command).ok_or_else(|| {
+        // §13.1: the manifest was verified by `Engine::perform_with_resolver` and passed down.
+        let manifest = manifest.ok_or_else(|| {
             EngineError::invalid(
                 "resolver_required",
                 "artifact.publish carries a signed manifest: use Engine::perform_with_resolver",
             )
         })?;
-        return artifact::decide(store, command, &manifest, now);
+        return artifact::decide(store, command, manifest, now);
     }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);
