@@ -18,4 +18,28 @@ while IFS= read -r -d '' f; do
     exit 1
   fi
 done < <(git ls-files -z)
-echo "no tracked binary build product"
+# The pinned protocol bundle is read from MWP_PROTOCOL_ROOT (default ../shared/protocol), never
+# committed: no tracked file may be a byte-for-byte copy of one of its files.
+bundle="${MWP_PROTOCOL_ROOT:-../shared/protocol}"
+if [ -d "$bundle" ]; then
+  copies=$(python3 - "$bundle" <<'PY'
+import hashlib, os, subprocess, sys
+digests = set()
+for folder, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        with open(os.path.join(folder, name), "rb") as f:
+            digests.add(hashlib.sha256(f.read()).digest())
+for path in subprocess.check_output(["git", "ls-files", "-z"]).decode().split("\0"):
+    if path and os.path.isfile(path):
+        with open(path, "rb") as f:
+            if hashlib.sha256(f.read()).digest() in digests:
+                print(path)
+PY
+)
+  if [ -n "$copies" ]; then
+    echo "error: tracked files copy the protocol bundle (read it from MWP_PROTOCOL_ROOT):" >&2
+    echo "$copies" >&2
+    exit 1
+  fi
+fi
+echo "no tracked binary build product, no copy of the protocol bundle"

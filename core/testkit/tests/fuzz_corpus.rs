@@ -47,6 +47,29 @@ fn every_corpus_file_and_seed_passes_its_target_oracles() {
     assert!(replayed > 0);
 }
 
+/// The protocol bundle is read from MWP_PROTOCOL_ROOT, never committed: no corpus file is a
+/// copy of one of its files (the seeds that are bundle files are replayed from the bundle).
+#[test]
+fn no_corpus_file_copies_a_protocol_bundle_file() {
+    for target in all_targets() {
+        for (path, input) in corpus::load(&corpus::default_root(), target.name()).unwrap() {
+            assert!(
+                !corpus::is_bundle_file(&input),
+                "{} is a copy of a protocol bundle file: delete it",
+                path.display()
+            );
+        }
+    }
+    let seed = &all_targets()[0].seeds()[0];
+    assert!(corpus::is_bundle_file(seed), "the check sees bundle files");
+    let dir = std::env::temp_dir().join(format!("mwp-corpus-{}", std::process::id()));
+    assert!(
+        corpus::save(&dir, "json", seed).is_err(),
+        "save refuses a bundle file"
+    );
+    assert!(!dir.join("json").join(corpus::file_name(seed)).exists());
+}
+
 #[test]
 fn every_corpus_directory_is_a_target() {
     let names: Vec<&str> = all_targets().iter().map(|t| t.name()).collect();

@@ -37,8 +37,21 @@ pub fn load(root: &Path, target: &str) -> std::io::Result<Vec<(PathBuf, Vec<u8>)
     Ok(files)
 }
 
+/// Whether `input` is byte for byte a file of the embedded protocol bundle. Those are seeds,
+/// read from the bundle (MWP_PROTOCOL_ROOT), and must never be copied into the repository.
+pub fn is_bundle_file(input: &[u8]) -> bool {
+    missionweaveprotocol::bundle::embedded_files().any(|(_, bytes)| bytes == input)
+}
+
 /// Saves `input` under `root/target/`, where the replay test picks it up; returns its path.
+/// A copy of a protocol bundle file is refused (`AlreadyExists`): the bundle is not committed.
 pub fn save(root: &Path, target: &str, input: &[u8]) -> std::io::Result<PathBuf> {
+    if is_bundle_file(input) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "a protocol bundle file: replayed from the bundle, not saved",
+        ));
+    }
     let dir = root.join(target);
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(file_name(input));

@@ -172,14 +172,9 @@ pub fn run(target: &dyn Target, config: &Config, probe: &dyn MemoryProbe) -> Sta
             signals.insert(outcome.signal);
         }
     }
+    // The seeds themselves are not saved: most are files of the protocol bundle, which is read
+    // from MWP_PROTOCOL_ROOT and never committed; the replay test runs them from there.
     pool.extend(committed.into_iter().map(|(_, b)| b));
-    if config.save_interesting {
-        for seed in target.seeds().iter().filter(|s| s.len() <= MAX_SAVED_BYTES) {
-            if let Ok(path) = corpus::save(&config.corpus_root, target.name(), seed) {
-                stats.saved.push(path);
-            }
-        }
-    }
     let mut reported: HashSet<String> = HashSet::new();
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(config.seconds);
