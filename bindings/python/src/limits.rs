@@ -17,17 +17,6 @@ pub struct ParseLimits {
     pub inner: json::ParseLimits,
 }
 
-fn positive(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
-    let count = convert::count_arg(py, value, what)?;
-    if count == 0 {
-        return Err(errors::invalid_input(
-            py,
-            format!("{what} must be at least 1"),
-        ));
-    }
-    Ok(count)
-}
-
 #[pymethods]
 impl ParseLimits {
     #[new]
@@ -39,18 +28,23 @@ impl ParseLimits {
         max_string_bytes: &Bound<'_, PyAny>,
         max_number_chars: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        Ok(Self {
-            inner: json::ParseLimits {
-                max_document_bytes: positive(py, max_document_bytes, "max_document_bytes")?,
-                max_container_entries: positive(
+        checked(
+            py,
+            json::ParseLimits {
+                max_document_bytes: convert::count_arg(
+                    py,
+                    max_document_bytes,
+                    "max_document_bytes",
+                )?,
+                max_container_entries: convert::count_arg(
                     py,
                     max_container_entries,
                     "max_container_entries",
                 )?,
-                max_string_bytes: positive(py, max_string_bytes, "max_string_bytes")?,
-                max_number_chars: positive(py, max_number_chars, "max_number_chars")?,
+                max_string_bytes: convert::count_arg(py, max_string_bytes, "max_string_bytes")?,
+                max_number_chars: convert::count_arg(py, max_number_chars, "max_number_chars")?,
             },
-        })
+        )
     }
 
     /// For one Signed Document or frame received from a peer.
@@ -103,18 +97,18 @@ impl ParseLimits {
     ) -> PyResult<Self> {
         let mut inner = self.inner;
         if let Some(value) = max_document_bytes {
-            inner.max_document_bytes = positive(py, value, "max_document_bytes")?;
+            inner.max_document_bytes = convert::count_arg(py, value, "max_document_bytes")?;
         }
         if let Some(value) = max_container_entries {
-            inner.max_container_entries = positive(py, value, "max_container_entries")?;
+            inner.max_container_entries = convert::count_arg(py, value, "max_container_entries")?;
         }
         if let Some(value) = max_string_bytes {
-            inner.max_string_bytes = positive(py, value, "max_string_bytes")?;
+            inner.max_string_bytes = convert::count_arg(py, value, "max_string_bytes")?;
         }
         if let Some(value) = max_number_chars {
-            inner.max_number_chars = positive(py, value, "max_number_chars")?;
+            inner.max_number_chars = convert::count_arg(py, value, "max_number_chars")?;
         }
-        Ok(Self { inner })
+        checked(py, inner)
     }
 
     fn __hash__(&self) -> u64 {
@@ -132,6 +126,18 @@ impl ParseLimits {
             l.max_document_bytes, l.max_container_entries, l.max_string_bytes, l.max_number_chars
         )
     }
+}
+
+/// The core's check of caller-chosen limits (each at least 1), as a Python error.
+fn checked(py: Python<'_>, l: json::ParseLimits) -> PyResult<ParseLimits> {
+    json::ParseLimits::checked(
+        l.max_document_bytes,
+        l.max_container_entries,
+        l.max_string_bytes,
+        l.max_number_chars,
+    )
+    .map(|inner| ParseLimits { inner })
+    .map_err(|e| errors::describe(py, &e))
 }
 
 /// The limits a call was given, or `default`.

@@ -146,7 +146,7 @@ fn internal_envelope() -> String {
 }
 
 /// `snake_case` → `camelCase`: JavaScript shows the core's field names in its own style.
-fn camel(name: &str) -> String {
+pub(crate) fn camel(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     let mut upper = false;
     for c in name.chars() {

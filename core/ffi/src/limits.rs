@@ -38,18 +38,27 @@ pub fn limits_arg(text: &str, default: ParseLimits) -> Result<ParseLimits, Failu
             .get(name)
             .and_then(|value| value.as_number())
             .and_then(|number| number.as_u64())
-            .filter(|count| (1..=(1 << 53) - 1).contains(count))
+            .filter(|count| *count < (1 << 53))
             .ok_or_else(|| {
                 Failure::argument(format!("limits.{name}: expected a positive safe integer"))
             })?;
         usize::try_from(count)
             .map_err(|_| Failure::argument(format!("limits.{name}: too large for this platform")))
     };
-    Ok(ParseLimits {
-        max_document_bytes: member(MEMBERS[0])?,
-        max_container_entries: member(MEMBERS[1])?,
-        max_string_bytes: member(MEMBERS[2])?,
-        max_number_chars: member(MEMBERS[3])?,
+    // The core's rule for caller-chosen limits (each at least 1), reported with the JS name.
+    ParseLimits::checked(
+        member(MEMBERS[0])?,
+        member(MEMBERS[1])?,
+        member(MEMBERS[2])?,
+        member(MEMBERS[3])?,
+    )
+    .map_err(|e| {
+        // The core names the limit in Rust's spelling; JavaScript callers know it in camelCase.
+        let name = e
+            .argument
+            .as_deref()
+            .map_or_else(String::new, crate::envelope::camel);
+        Failure::argument(format!("limits.{name}: {}", e.detail))
     })
 }
 

@@ -8,6 +8,7 @@ use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 use missionweaveprotocol::VerificationError;
 
 use crate::events::EventBuildError;
+use crate::store::error::{int, revision_conflict_fields};
 use crate::store::{AggregateKey, StoreError};
 use crate::work::WorkError;
 
@@ -169,10 +170,6 @@ impl From<EventBuildError> for EngineError {
     }
 }
 
-fn int(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
 impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -326,11 +323,7 @@ impl DescribeError for EngineError {
                 key,
                 expected,
                 current,
-            } => Fields::new()
-                .text("aggregate_kind", key.kind.as_str())
-                .text("aggregate_id", key.id.as_str())
-                .integer("expected_revision", int(*expected))
-                .integer("current_revision", int(*current)),
+            } => revision_conflict_fields(key, *expected, *current),
             Self::StaleCoordinator { presented, current } => {
                 let fields = Fields::new().integer("current_coordinator_epoch", int(*current));
                 match presented {

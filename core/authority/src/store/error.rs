@@ -108,8 +108,18 @@ impl StoreError {
     }
 }
 
-fn int(value: u64) -> i64 {
+pub(crate) fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// The fields of a revision conflict (§19 `expectedRevision`, `currentRevision`), shared by the
+/// store's commit-time conflict and the engine's `expectedRevision` check.
+pub(crate) fn revision_conflict_fields(key: &AggregateKey, expected: u64, current: u64) -> Fields {
+    Fields::new()
+        .text("aggregate_kind", key.kind.as_str())
+        .text("aggregate_id", key.id.as_str())
+        .integer("expected_revision", int(expected))
+        .integer("current_revision", int(current))
 }
 
 impl fmt::Display for StoreError {
@@ -215,11 +225,7 @@ impl DescribeError for StoreError {
                 key,
                 expected,
                 current,
-            } => Fields::new()
-                .text("aggregate_kind", key.kind.as_str())
-                .text("aggregate_id", key.id.as_str())
-                .integer("expected_revision", int(*expected))
-                .integer("current_revision", int(*current)),
+            } => revision_conflict_fields(key, *expected, *current),
             Self::ActionIdCollision { key } | Self::AlreadyApplied { key, .. } => Fields::new()
                 .text("actor_type", key.actor_type.as_str())
                 .text("actor_id", key.actor_id.as_str())

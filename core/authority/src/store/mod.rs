@@ -58,7 +58,7 @@
 //! ```
 
 mod aggregate;
-mod error;
+pub(crate) mod error;
 mod event_log;
 mod memory;
 mod receipt;

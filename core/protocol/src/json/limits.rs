@@ -39,6 +39,38 @@ impl ParseLimits {
     };
 }
 
+impl ParseLimits {
+    /// Limits chosen by a caller: each must be at least 1 (a zero limit would refuse every
+    /// document); otherwise an [`ArgumentError`](crate::ArgumentError) naming the limit. The
+    /// one check every binding's constructor goes through.
+    pub fn checked(
+        max_document_bytes: usize,
+        max_container_entries: usize,
+        max_string_bytes: usize,
+        max_number_chars: usize,
+    ) -> Result<Self, crate::ArgumentError> {
+        for (name, value) in [
+            ("max_document_bytes", max_document_bytes),
+            ("max_container_entries", max_container_entries),
+            ("max_string_bytes", max_string_bytes),
+            ("max_number_chars", max_number_chars),
+        ] {
+            if value == 0 {
+                return Err(crate::ArgumentError::new(
+                    name,
+                    "a parse limit must be at least 1",
+                ));
+            }
+        }
+        Ok(Self {
+            max_document_bytes,
+            max_container_entries,
+            max_string_bytes,
+            max_number_chars,
+        })
+    }
+}
+
 impl Default for ParseLimits {
     /// [`ParseLimits::STATE`]: the general-purpose `parse` serves local state as well as
     /// documents; the verifier and the frame codec apply [`ParseLimits::DOCUMENT`] themselves.
@@ -74,5 +106,21 @@ impl Limit {
             Self::StringBytes => limits.max_string_bytes,
             Self::NumberChars => limits.max_number_chars,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn caller_limits_must_each_be_at_least_one() {
+        let limits = ParseLimits::checked(1, 2, 3, 4).unwrap();
+        assert_eq!((limits.max_document_bytes, limits.max_number_chars), (1, 4));
+        let error = ParseLimits::checked(10, 0, 3, 4).unwrap_err();
+        assert_eq!(error.argument.as_deref(), Some("max_container_entries"));
+        assert!(ParseLimits::checked(0, 1, 1, 1).is_err());
+        assert!(ParseLimits::checked(1, 1, 1, 0).is_err());
     }
 }
