@@ -80,9 +80,17 @@ fn canonical_of(bytes: &[u8], limits: &str) -> Result<Vec<u8>, Failure> {
     Ok(out)
 }
 
+/// Strict parse into the bounded tape for the calls that only read (no owned tree).
+fn read_only(bytes: &[u8], limits: ParseLimits) -> Result<Document<'_>, Failure> {
+    Document::parse(bytes, &limits).map_err(|e| Failure::error(&e))
+}
+
 /// Strict parse check (§6.4 stage 1): returns the top-level JSON type.
 pub fn check_json(bytes: &[u8]) -> String {
-    finish(strict(bytes).map(|value| Value::string(value.type_name())))
+    finish(
+        read_only(bytes, ParseLimits::STATE)
+            .map(|document| Value::string(document.root().type_name())),
+    )
 }
 
 /// Schema validation by name (`command`, `command.schema.json` or the `$id`).
@@ -92,9 +100,9 @@ pub fn validate_schema(name: &str, bytes: &[u8]) -> String {
         if !catalog.contains(name) {
             return Err(Failure::argument(format!("unknown schema {name:?}")));
         }
-        let value = strict(bytes)?;
+        let document = read_only(bytes, ParseLimits::STATE)?;
         catalog
-            .validate(name, &value)
+            .validate_view(name, document.root())
             .map_err(|issue| Failure::error(&issue))?;
         Ok(Value::Null)
     })())
@@ -320,11 +328,13 @@ pub fn sign(
 /// parse, the document without its top-level `signature`, RFC 8785.
 pub fn signing_preview(bytes: &[u8]) -> String {
     finish((|| {
-        let value = strict(bytes)?;
-        if value.as_object().is_none() {
+        // A document: the codec's DOCUMENT limits, as Python's `SignedDocumentCodec`.
+        let document = read_only(bytes, ParseLimits::DOCUMENT)?;
+        if document.root().as_object().is_none() {
             return Err(Failure::argument("a signed document is a JSON object"));
         }
-        let out = signed_documents::signing_bytes(&value).map_err(|e| Failure::error(&e))?;
+        let out =
+            signed_documents::signing_bytes_of(document.root()).map_err(|e| Failure::error(&e))?;
         Ok(Obj::new()
             .str("signingHash", sha256_prefixed(&out))
             .str("signingBytes", text(&out))
@@ -335,8 +345,8 @@ pub fn signing_preview(bytes: &[u8]) -> String {
 /// The kinds whose schema the document satisfies (`SignedDocumentCodec::detect_kinds`).
 pub fn detect_kinds(bytes: &[u8]) -> String {
     finish((|| {
-        let value = strict(bytes)?;
-        let kinds = SignedDocumentCodec::new().detect_kinds(&value);
+        let document = read_only(bytes, ParseLimits::DOCUMENT)?;
+        let kinds = SignedDocumentCodec::new().detect_kinds_of(document.root());
         Ok(Value::Array(
             kinds
                 .into_iter()
