@@ -10,7 +10,7 @@ use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot}
 use missionweaveprotocol_authority::resources::{Currency, Resources};
 
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, first_difference, typed_error};
-use super::mutate_json_or_bytes;
+use super::{mutate_json_or_bytes, parse_stage};
 
 const CODES: &[WireCode] = &[
     WireCode::ProtocolViolation,
@@ -79,15 +79,9 @@ impl Target for BudgetTarget {
     }
 
     fn execute(&self, input: &[u8]) -> Verdict {
-        let value = match parse(input) {
+        let value = match parse_stage("budget parse", input, CODES)? {
             Ok(value) => value,
-            Err(error) => {
-                let reason = typed_error("budget parse", &error, CODES)?;
-                return Ok(Outcome {
-                    bucket: 0,
-                    signal: reason,
-                });
-            }
+            Err(refused) => return Ok(refused),
         };
         let snapshot = match BudgetLedgerSnapshot::from_value(&value) {
             Ok(snapshot) => snapshot,

@@ -9,8 +9,27 @@ pub mod registry;
 pub mod scheduler;
 pub mod verify;
 
+use missionweaveprotocol::WireCode;
+use missionweaveprotocol::json::{Value, parse};
+
 use super::mutate_json::{self, J};
-use super::{Rng, mutate_bytes};
+use super::{OracleFailure, Outcome, Rng, mutate_bytes, typed_error};
+
+/// Stage 1 of a snapshot target: the parsed value, or the outcome of bucket 0 for a typed
+/// refusal (an untyped one is an oracle failure).
+pub(crate) fn parse_stage(
+    what: &str,
+    input: &[u8],
+    codes: &[WireCode],
+) -> Result<Result<Value, Outcome>, OracleFailure> {
+    match parse(input) {
+        Ok(value) => Ok(Ok(value)),
+        Err(error) => Ok(Err(Outcome {
+            bucket: 0,
+            signal: typed_error(what, &error, codes)?,
+        })),
+    }
+}
 
 /// The embedded bundle file at `path` (the fuzz seeds come from the pinned bundle).
 pub(crate) fn bundle_file(path: &str) -> Vec<u8> {

@@ -14,7 +14,7 @@ use missionweaveprotocol_authority::scheduler::{
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, first_difference, typed_error};
-use super::mutate_json_or_bytes;
+use super::{mutate_json_or_bytes, parse_stage};
 
 const CODES: &[WireCode] = &[
     WireCode::ProtocolViolation,
@@ -109,15 +109,9 @@ impl Target for SchedulerTarget {
     }
 
     fn execute(&self, input: &[u8]) -> Verdict {
-        let value = match parse(input) {
+        let value = match parse_stage("scheduler parse", input, CODES)? {
             Ok(value) => value,
-            Err(error) => {
-                let reason = typed_error("scheduler parse", &error, CODES)?;
-                return Ok(Outcome {
-                    bucket: 0,
-                    signal: reason,
-                });
-            }
+            Err(refused) => return Ok(refused),
         };
         let snapshot = match SchedulerSnapshot::from_value(&value) {
             Ok(snapshot) => snapshot,
