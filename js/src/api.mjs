@@ -43,6 +43,10 @@ const DISPOSE = Symbol.dispose ?? Symbol.for('nodejs.dispose');
 class NativeTable {
   #live = new WeakMap();
   #freed = new WeakSet();
+  #freedError;
+
+  /** `raw`: the backend, whose core supplies the freed-object error (one text, in Rust). */
+  constructor(raw) { this.#freedError = (what) => toError(JSON.parse(raw.freedError(what)).error); }
 
   set(self, handle) { this.#live.set(self, handle); }
 
@@ -50,7 +54,7 @@ class NativeTable {
     const handle = this.#live.get(self);
     if (handle !== undefined) return handle;
     if (this.#freed.has(self)) {
-      throw new ArgumentError(`this ${what} was freed (free() or [Symbol.dispose]) and cannot be used`, { fields: { argument: what } });
+      throw this.#freedError(what);
     }
     throw new ArgumentError(`not a ${what} of this backend`, { fields: { argument: what } });
   }
@@ -816,7 +820,7 @@ function freezeUsage(raw) { return new ResourceUsage(raw); }
 // The leases, ledger, grants, retries and Scheduler of one backend. Each object holds one core
 // object through a backend `Handle`; calls pass a JSON argument array and get an envelope back.
 function authorityApi(raw, backendModule) {
-  const handles = new NativeTable();
+  const handles = new NativeTable(raw);
 
   function handleOf(self) {
     return handles.get(self);
@@ -1160,8 +1164,8 @@ export function createApi(backendModule, backend) {
     return toError(envelope.error ?? { detail: 'the core accepted an unpaired surrogate' });
   }
   const documentBytes = (input, what) => toBytes(input, what, unpairedSurrogateDocument);
-  const rawRegistries = new NativeTable();
-  const rawLogs = new NativeTable();
+  const rawRegistries = new NativeTable(raw);
+  const rawLogs = new NativeTable(raw);
   // The napi addon takes a Registry's bytes in place of a Registry object (validated on the Rust
   // stack for that one call): a call with bytes then creates no JavaScript object at all.
   const registryBytesArgument = backendModule.REGISTRY_BYTES_ARGUMENT === true;
@@ -1292,7 +1296,7 @@ export function createApi(backendModule, backend) {
    * to Principals and public keys, then `build()` the snapshot bytes, validated by the same
    * stage-4 rules a verifier applies (§6.4).
    */
-  const rawBuilders = new NativeTable();
+  const rawBuilders = new NativeTable(raw);
 
   class RegistryBuilder {
     constructor(organizationId) {

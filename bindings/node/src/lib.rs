@@ -9,18 +9,22 @@
 //! at once instead of when the garbage collector and then the event loop get to it. A freed
 //! object answers every call with an `invalid-argument` envelope.
 
+use missionweaveprotocol_ffi::RegistryHandle;
 use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, NoHost, Reply};
-use missionweaveprotocol_ffi::{Failure, RegistryHandle, finish};
 use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
 pub mod keys;
 
-/// The envelope every call on a freed object answers with.
+/// The envelope every call on a freed object answers with (the core's text).
 pub(crate) fn freed(class: &str) -> String {
-    finish(Err(Failure::argument(format!(
-        "this {class} was freed (free() or [Symbol.dispose]) and cannot be used"
-    ))))
+    missionweaveprotocol_ffi::freed(class)
+}
+
+/// The same envelope for the JavaScript wrapper's own freed objects.
+#[napi(catch_unwind)]
+pub fn freed_error(class: String) -> String {
+    missionweaveprotocol_ffi::freed(&class)
 }
 
 /// A Registry snapshot, validated once; a rejected snapshot fails verification at stage 4.

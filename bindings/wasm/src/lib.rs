@@ -56,6 +56,12 @@ pub fn canonical_hash(bytes: &[u8], limits: Option<String>) -> String {
     missionweaveprotocol_ffi::canonical_hash_of(bytes, limits.as_deref().unwrap_or_default())
 }
 
+/// The envelope for a use of a freed object (the core's text; the JS wrapper throws it).
+#[wasm_bindgen(js_name = freedError)]
+pub fn freed_error(class: &str) -> String {
+    missionweaveprotocol_ffi::freed(class)
+}
+
 /// The parse-limit profiles (`{"document": …, "state": …}` envelope).
 #[wasm_bindgen(js_name = parseLimitProfiles)]
 pub fn parse_limit_profiles() -> String {

@@ -80,6 +80,14 @@ fn canonical_of(bytes: &[u8], limits: &str) -> Result<Vec<u8>, Failure> {
     Ok(out)
 }
 
+/// The envelope every call on a freed native object answers with (`invalid-argument`): the one
+/// text for napi and, through `freedError`, the JS wrapper.
+pub fn freed(class: &str) -> String {
+    finish(Err(Failure::argument(format!(
+        "this {class} was freed (free() or [Symbol.dispose]) and cannot be used"
+    ))))
+}
+
 /// Strict parse into the bounded tape for the calls that only read (no owned tree).
 fn read_only(bytes: &[u8], limits: ParseLimits) -> Result<Document<'_>, Failure> {
     Document::parse(bytes, &limits).map_err(|e| Failure::error(&e))
