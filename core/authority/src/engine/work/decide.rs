@@ -8,7 +8,7 @@ use super::input::{
     work_item_id,
 };
 use super::plan::{after, draft, lease_grant, put_item};
-use super::read::{dependency_states, mission_items, read_item, read_proposal};
+use super::read::{dependency_closure, dependency_states, index_key, read_item, read_proposal};
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
 use crate::mission::payload::{artifact_hashes, opt_text, text};
@@ -118,8 +118,24 @@ fn authorize_item(
         Some(p) => read_proposal(store, &AggregateKey::new(PROPOSAL_AGGREGATE_KIND, p))?,
         None => None,
     };
-    let items = mission_items(store, mission.mission_id())?;
-    let graph = DependencyGraph::from_items(items.iter().map(|(_, item)| item))?;
+    // The declared dependencies (the payload's contract, else the proposal's) and what they
+    // reach: the new node's checks need nothing else (§10.4).
+    let declared: Vec<&str> = match payload.get("contract") {
+        Some(contract) => contract
+            .get("dependencyWorkItemIds")
+            .and_then(|ids| ids.as_array())
+            .map(|ids| ids.iter().filter_map(|id| id.as_str()).collect())
+            .unwrap_or_default(),
+        None => proposal.as_ref().map_or_else(Vec::new, |(_, p)| {
+            p.contract
+                .dependencies()
+                .iter()
+                .map(String::as_str)
+                .collect()
+        }),
+    };
+    let closure = dependency_closure(store, mission.mission_id(), &declared)?;
+    let graph = DependencyGraph::from_items(&closure)?;
     let conversation_id = match opt_text(payload, "conversationId")? {
         Some(c) => c.to_owned(),
         None => command
@@ -150,7 +166,12 @@ fn authorize_item(
         &authorized.item,
         read_revision,
         transition.events,
-    )?;
+    )?
+    .put(
+        index_key(mission.mission_id(), &authorized.item.work_item_id),
+        0,
+        Blob::from(b"{}".to_vec()),
+    );
     if let (Some(p), Some((proposal_revision, _))) = (authorized.proposal, proposal) {
         decision = decision.put(
             AggregateKey::new(PROPOSAL_AGGREGATE_KIND, &p.proposal_id),
@@ -302,9 +323,14 @@ fn existing_item(
             now,
         )?,
         "ext.missionweaveprotocol.core.work_dependency_add" => {
-            let items = mission_items(store, mission.mission_id())?;
-            let graph = DependencyGraph::from_items(items.iter().map(|(_, i)| i))?;
-            add_dependency(&item, &graph, text(payload, "dependencyId")?, now)?
+            let dependency = text(payload, "dependencyId")?;
+            let closure = dependency_closure(
+                store,
+                mission.mission_id(),
+                &[&item.work_item_id, dependency],
+            )?;
+            let graph = DependencyGraph::from_items(&closure)?;
+            add_dependency(&item, &graph, dependency, now)?
         }
         other => {
             return Err(EngineError::invalid(

@@ -1,7 +1,7 @@
 //! The store reads of the WorkItem Commands: the WorkItem, the Work Proposal, a Mission's
 //! WorkItems (for the dependency graph and row 18) and the states of a WorkItem's dependencies.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::EngineError;
 use crate::store::{AggregateKey, Store};
@@ -39,18 +39,74 @@ pub(crate) fn read_proposal(
     }
 }
 
-/// The WorkItems of `mission_id`, in ID order, with their store revisions.
+/// Store kind of the per-Mission WorkItem index: one empty row per WorkItem, ID
+/// `"<missionId> <workItemId>"`. Listing a Mission's WorkItems is then a prefix range over its
+/// own rows, never a scan of every WorkItem of every Mission (the reference's O(state) reads,
+/// `reference-python.md` §7 item 7). Identifiers contain no whitespace (§2), so the space
+/// cannot occur inside either part.
+pub(crate) const INDEX_KIND: &str = "mission_work_item";
+
+/// The index row of WorkItem `work_item_id` of Mission `mission_id`.
+pub(crate) fn index_key(mission_id: &str, work_item_id: &str) -> AggregateKey {
+    AggregateKey::new(INDEX_KIND, format!("{mission_id} {work_item_id}"))
+}
+
+/// The WorkItems of `mission_id`, in ID order, with their store revisions: O(the Mission's
+/// WorkItems), whatever the rest of the store holds.
 pub(crate) fn mission_items(
     store: &dyn Store,
     mission_id: &str,
 ) -> Result<Vec<(u64, WorkItem)>, EngineError> {
+    let prefix = format!("{mission_id} ");
     let mut items = Vec::new();
-    for (id, stored) in store.list(AGGREGATE_KIND, "")? {
-        let item = WorkItem::from_json(&stored.value)
-            .map_err(|e| corrupt(&AggregateKey::new(AGGREGATE_KIND, &id), &e))?;
-        if item.mission_id == mission_id {
-            items.push((stored.revision, item));
+    for (row, _) in store.list(INDEX_KIND, &prefix)? {
+        let id = &row[prefix.len()..];
+        let key = AggregateKey::new(AGGREGATE_KIND, id);
+        match read_item(store, &key)? {
+            Some((revision, item)) if item.mission_id == mission_id => items.push((revision, item)),
+            _ => {
+                return Err(EngineError::Corrupt {
+                    key: AggregateKey::new(INDEX_KIND, row.as_str()),
+                    detail: "the index names no WorkItem of this Mission".to_owned(),
+                });
+            }
         }
+    }
+    Ok(items)
+}
+
+/// The WorkItems of `mission_id` reachable from `roots` through dependencies (roots
+/// included), each once: what a dependency check needs (§10.4). A new WorkItem cannot close a
+/// cycle, and a new edge `item → d` closes one only through `d`'s dependencies, so the graph of
+/// this closure decides exactly as the graph of the whole Mission would, in O(the closure).
+/// Roots that are unknown or belong to another Mission are left out (the graph then reports
+/// them as unknown dependencies).
+pub(crate) fn dependency_closure(
+    store: &dyn Store,
+    mission_id: &str,
+    roots: &[&str],
+) -> Result<Vec<WorkItem>, EngineError> {
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut stack: Vec<String> = roots.iter().map(|r| (*r).to_owned()).collect();
+    let mut items = Vec::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        let Some((_, item)) = read_item(store, &AggregateKey::new(AGGREGATE_KIND, &id))? else {
+            continue;
+        };
+        if item.mission_id != mission_id {
+            continue;
+        }
+        stack.extend(
+            item.contract
+                .dependencies()
+                .iter()
+                .filter(|d| !seen.contains(*d))
+                .cloned(),
+        );
+        items.push(item);
     }
     Ok(items)
 }
