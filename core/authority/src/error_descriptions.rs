@@ -155,6 +155,7 @@ impl BudgetError {
             Self::Currency(_) => "currency",
             Self::UnsafeInteger(_) => "unsafe_integer",
             Self::ZeroDelta => "zero_delta",
+            Self::Malformed(_) => "malformed_budget",
             Self::Cycle(_) => "cycle",
             Self::CorruptTotals(_) => "corrupt_totals",
         }
@@ -169,6 +170,7 @@ impl BudgetError {
             | Self::Duplicate(a)
             | Self::CrossMissionParent(a)
             | Self::Currency(a)
+            | Self::Malformed(a)
             | Self::Cycle(a)
             | Self::CorruptTotals(a) => Some(a),
             Self::UnsafeInteger(_) | Self::ZeroDelta => None,
@@ -211,6 +213,13 @@ impl fmt::Display for BudgetError {
             ),
             Self::UnsafeInteger(d) => write!(f, "{} exceeds 2^53 - 1", d.as_str()),
             Self::ZeroDelta => f.write_str("a usage record must carry a nonzero delta"),
+            Self::Malformed(a) => write!(
+                f,
+                "the budget of {} {:?} cannot be read exactly (financial limits count whole \
+                 micro-units, other limits whole units)",
+                a.kind.title(),
+                a.id
+            ),
             Self::Cycle(a) => write!(
                 f,
                 "the snapshot's parent links form a cycle through {:?}",

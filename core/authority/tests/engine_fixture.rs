@@ -267,7 +267,7 @@ impl Fixture {
             r#"{{"missionId": "{mission}", "objective": "Close the July books",
             "definitionOfDone": [{{"criterionId": "ledger-balanced", "description": "The ledger balances",
               "evidenceRequired": ["deterministic_test", "human_review"]}}],
-            "budget": {{"modelTokenLimit": 100000, "currency": "EUR", "financialLimit": 50}},
+            "budget": {{"modelTokenLimit": 100000, "toolCallLimit": 1000, "currency": "EUR", "financialLimit": 50}},
             "deadline": "2026-08-01T00:00:00Z",
             "approvalPolicy": {{"finalHumanApproval": true, "highRiskExecutionApproval": true}},
             "coordinator": {{"agentId": "{COORDINATOR}", "agentCardVersion": 1, "leaseId": "{LEASE}"}},

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+pub mod account;
 mod json;
 
 pub use self::json::BUDGET_SNAPSHOT_VERSION;
@@ -83,6 +84,9 @@ pub enum BudgetError {
     UnsafeInteger(Dimension),
     /// A usage record must carry a nonzero delta (§12).
     ZeroDelta,
+    /// A budget object that cannot be read exactly (a financial limit finer than a
+    /// micro-unit, a non-integer count, a malformed currency).
+    Malformed(AccountId),
     /// A snapshot's parent links form a cycle through this account.
     Cycle(AccountId),
     /// A snapshot's totals are inconsistent at this account (usage ≠ direct + children, usage

@@ -7,6 +7,7 @@ use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
 use missionweaveprotocol::VerificationError;
 
+use crate::budget::BudgetError;
 use crate::events::EventBuildError;
 use crate::store::error::{int, revision_conflict_fields};
 use crate::store::{AggregateKey, StoreError};
@@ -130,6 +131,9 @@ pub enum EngineError {
     /// A WorkItem decision refused (§10; its own code: `WORK_STALE_OWNERSHIP`,
     /// `WORK_OFFER_EXPIRED`, `INVALID_STATE_TRANSITION`, …).
     Work(WorkError),
+    /// The budget ledger refused (§12; `BUDGET_EXCEEDED` naming the account and dimension, or
+    /// `INVALID_COMMAND` for a malformed budget).
+    Budget(BudgetError),
     /// A signed document carried in the payload (the `artifact.publish` manifest, §13.1) was
     /// rejected by the six-stage verifier: its own wire code (§6.4; the stage and reason stay
     /// in the protected diagnostic, not in the fields).
@@ -161,6 +165,12 @@ impl From<StoreError> for EngineError {
 impl From<WorkError> for EngineError {
     fn from(e: WorkError) -> Self {
         Self::Work(e)
+    }
+}
+
+impl From<BudgetError> for EngineError {
+    fn from(e: BudgetError) -> Self {
+        Self::Budget(e)
     }
 }
 
@@ -243,6 +253,7 @@ impl fmt::Display for EngineError {
             Self::Store(e) => fmt::Display::fmt(e, f),
             Self::Event(e) => fmt::Display::fmt(e, f),
             Self::Work(e) => fmt::Display::fmt(e, f),
+            Self::Budget(e) => fmt::Display::fmt(e, f),
             Self::Manifest(e) => write!(f, "signed manifest: {}", e.wire_message()),
         }
     }
@@ -256,6 +267,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => e.class(),
             Self::Event(e) => e.class(),
             Self::Work(e) => e.class(),
+            Self::Budget(e) => e.class(),
             Self::SchemaInvalid { .. } => ErrorClass::Schema,
             Self::LeaseExpired { .. } => ErrorClass::Lease,
             _ => ENGINE_CLASS,
@@ -279,6 +291,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => e.wire_code(),
             Self::Event(e) => e.wire_code(),
             Self::Work(e) => e.code(),
+            Self::Budget(e) => e.code(),
             Self::Manifest(e) => e.wire_code(),
         }
     }
@@ -301,6 +314,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => StoreError::reason(e),
             Self::Event(e) => e.reason(),
             Self::Work(e) => WorkError::reason(e),
+            Self::Budget(e) => BudgetError::reason(e),
             Self::Manifest(_) => "manifest_rejected",
         }
     }
@@ -361,6 +375,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => e.fields(),
             Self::Event(e) => e.fields(),
             Self::Work(e) => e.fields(),
+            Self::Budget(e) => e.fields(),
             Self::InvalidCommand { .. } | Self::Forbidden { .. } | Self::Manifest(_) => {
                 Fields::new()
             }

@@ -18,6 +18,7 @@ use super::aggregate::{CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission};
 use super::payload::{member, opt_text, text, u64_member};
 use super::read::MissionRead;
 use super::rules::{event_payload, lease_seconds, num, require_owner, require_state, rfc3339};
+use crate::budget::account::BudgetAccount;
 use crate::engine::{Decision, EngineError};
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
@@ -175,6 +176,9 @@ pub(crate) fn decide(
             0,
             group_blob.into(),
         );
+    // §12: the Mission's budget account opens with it; WorkItems reserve against it.
+    let account = BudgetAccount::mission(mission_id, member(p, "budget")?)?;
+    decision = decision.put(account.key(), 0, account.to_blob());
     // §8: the MissionOwner's and the first Coordinator's Memberships open with the Group, in
     // the same transaction.
     decision = crate::membership::with_initial(

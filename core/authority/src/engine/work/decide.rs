@@ -8,7 +8,11 @@ use super::input::{
     work_item_id,
 };
 use super::plan::{after, draft, lease_grant, put_item};
-use super::read::{dependency_closure, dependency_states, index_key, read_item, read_proposal};
+use super::read::{
+    dependency_closure, dependency_states, index_key, read_account, read_item, read_proposal,
+};
+use crate::budget::AccountKind;
+use crate::budget::account::BudgetAccount;
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
 use crate::mission::payload::{artifact_hashes, opt_text, text};
@@ -29,6 +33,7 @@ use crate::work::{
     AGGREGATE_KIND, Actor, ActorType, DependencyGraph, PROPOSAL_AGGREGATE_KIND, Transition,
     WorkError, WorkItem,
 };
+use missionweaveprotocol::json::Value;
 
 pub(super) fn decide(
     store: &dyn Store,
@@ -54,6 +59,7 @@ pub(super) fn decide(
     match command.kind() {
         "work.propose" => propose_proposal(store, command, &mission, base, now),
         "work.authorize" => authorize_item(store, command, &mission, base, now),
+        super::usage::RECORD_KIND => super::usage::record(store, command, &mission, base, now),
         _ => existing_item(store, command, &mission, base, as_coordinator, now),
     }
 }
@@ -172,6 +178,26 @@ fn authorize_item(
         0,
         Blob::from(b"{}".to_vec()),
     );
+    // §12: the contract's limits are reserved against what the Mission has left unreserved, in
+    // the same transaction as the Event (`BUDGET_EXCEEDED` otherwise, nothing applied).
+    let (mission_account_revision, mut mission_account) =
+        read_account(store, AccountKind::Mission, mission.mission_id())?;
+    let budget = authorized
+        .item
+        .contract
+        .document()
+        .get("budget")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let item_account =
+        BudgetAccount::work_item(&mut mission_account, &authorized.item.work_item_id, &budget)?;
+    decision = decision
+        .put(
+            mission_account.key(),
+            mission_account_revision,
+            mission_account.to_blob(),
+        )
+        .put(item_account.key(), 0, item_account.to_blob());
     if let (Some(p), Some((proposal_revision, _))) = (authorized.proposal, proposal) {
         decision = decision.put(
             AggregateKey::new(PROPOSAL_AGGREGATE_KIND, &p.proposal_id),

@@ -13,6 +13,7 @@ pub(crate) use read::mission_items;
 mod input;
 pub(crate) mod plan;
 mod read;
+mod usage;
 
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
@@ -20,7 +21,7 @@ use crate::store::Store;
 use crate::unix_millis::UnixMillis;
 
 /// The Command kinds wired here.
-pub const KINDS: [&str; 14] = [
+pub const KINDS: [&str; 15] = [
     "work.propose",
     "work.authorize",
     "work.offer",
@@ -35,6 +36,7 @@ pub const KINDS: [&str; 14] = [
     "work.cancel",
     "ext.missionweaveprotocol.core.work_execution_lease_renew",
     "ext.missionweaveprotocol.core.work_dependency_add",
+    usage::RECORD_KIND,
 ];
 
 /// Whether `kind` is a WorkItem Command the engine implements.

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::budget::AccountKind;
+use crate::budget::account::{BudgetAccount, account_key};
 use crate::engine::EngineError;
 use crate::store::{AggregateKey, Store};
 use crate::work::{AGGREGATE_KIND, WorkError, WorkItem, WorkItemState, WorkProposal};
@@ -124,4 +126,25 @@ pub(crate) fn dependency_states(
         }
     }
     Ok(states)
+}
+
+/// The budget account of `kind` `id` with its store revision (§12). Every Mission and WorkItem
+/// the engine created has one; a missing or unreadable account is corrupt state.
+pub(crate) fn read_account(
+    store: &dyn Store,
+    kind: AccountKind,
+    id: &str,
+) -> Result<(u64, BudgetAccount), EngineError> {
+    let key = account_key(kind, id);
+    let stored = store.aggregate(&key)?;
+    match stored
+        .as_ref()
+        .and_then(|s| BudgetAccount::from_stored(&s.value).map(|a| (s.revision, a)))
+    {
+        Some(found) => Ok(found),
+        None => Err(EngineError::Corrupt {
+            key,
+            detail: "no readable budget account".to_owned(),
+        }),
+    }
 }
