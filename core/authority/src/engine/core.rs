@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
 
+use super::controls::{self, CooperationLimits};
 use super::decision::Decision;
 use super::dispatch;
 use super::error::EngineError;
@@ -53,6 +54,7 @@ pub struct Engine<S, G, I> {
     issuer: EventIssuer<G>,
     ids: Mutex<I>,
     max_attempts: u32,
+    cooperation: CooperationLimits,
 }
 
 impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
@@ -63,7 +65,19 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             issuer,
             ids: Mutex::new(ids),
             max_attempts: DEFAULT_MAX_ATTEMPTS,
+            cooperation: CooperationLimits::default(),
         }
+    }
+
+    /// The same engine with other §20 cooperation limits (default: the reference's).
+    pub fn with_cooperation_limits(mut self, limits: CooperationLimits) -> Self {
+        self.cooperation = limits;
+        self
+    }
+
+    /// The §20 cooperation limits in force.
+    pub fn cooperation_limits(&self) -> &CooperationLimits {
+        &self.cooperation
     }
 
     /// The same engine with another retry bound (at least 1).
@@ -117,6 +131,8 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         for _ in 0..self.max_attempts {
             // (b) + (c): read what the kind needs, decide purely.
             let decision = dispatch::decide(&self.store, command, manifest, now)?;
+            // §20: the policy limits governing this kind, on the decision's own reads.
+            let decision = controls::apply(&self.store, &self.cooperation, command, decision, now)?;
             // (d): sign at the Group's next sequences and commit everything at once.
             let (tx, group_id, events) = self.transaction(command, &decision, now)?;
             match self.store.commit(tx) {

@@ -110,6 +110,16 @@ pub enum EngineError {
         /// The extension ID.
         extension: String,
     },
+    /// A §20 cooperation limit was reached: `RATE_LIMITED` (with `retry_after_ms` for rates).
+    RateLimited {
+        /// The reference's `CooperationPolicyName` (`proposal_rate`, `queued_work_items`,
+        /// `active_work_items`).
+        policy: &'static str,
+        /// The configured limit.
+        limit: u32,
+        /// When the sliding window frees a slot (rates only).
+        retry_after_ms: Option<u64>,
+    },
     /// Concurrent writers kept invalidating the decision's reads; nothing was applied and an
     /// unchanged retry may succeed: `INTERNAL_ERROR` (retryable, §19).
     Contended {
@@ -243,6 +253,17 @@ impl fmt::Display for EngineError {
             Self::UnknownCriticalExtension { extension } => {
                 write!(f, "critical extension {extension} is not implemented")
             }
+            Self::RateLimited {
+                policy,
+                limit,
+                retry_after_ms,
+            } => {
+                write!(f, "the {policy} limit of {limit} is reached")?;
+                match retry_after_ms {
+                    Some(ms) => write!(f, "; retry after {ms} ms"),
+                    None => f.write_str("; nothing was discarded"),
+                }
+            }
             Self::Contended { attempts } => write!(
                 f,
                 "concurrent Commands changed the state {attempts} times; nothing was applied"
@@ -287,6 +308,7 @@ impl DescribeError for EngineError {
             Self::MembershipRequired { .. } => WireCode::MembershipRequired,
             Self::LeaseExpired { .. } => WireCode::WorkLeaseExpired,
             Self::UnknownCriticalExtension { .. } => WireCode::UnknownCriticalExtension,
+            Self::RateLimited { .. } => WireCode::RateLimited,
             Self::Contended { .. } | Self::Corrupt { .. } => WireCode::InternalError,
             Self::Store(e) => e.wire_code(),
             Self::Event(e) => e.wire_code(),
@@ -310,6 +332,7 @@ impl DescribeError for EngineError {
             Self::LeaseExpired { .. } => "lease_expired",
             Self::UnknownCriticalExtension { .. } => "unknown_critical_extension",
             Self::Contended { .. } => "contended",
+            Self::RateLimited { policy, .. } => policy,
             Self::Corrupt { .. } => "corrupt_aggregate",
             Self::Store(e) => StoreError::reason(e),
             Self::Event(e) => e.reason(),
@@ -369,6 +392,21 @@ impl DescribeError for EngineError {
                 Fields::new().text("extension_id", extension.as_str())
             }
             Self::Contended { attempts } => Fields::new().integer("attempts", i64::from(*attempts)),
+            Self::RateLimited {
+                policy,
+                limit,
+                retry_after_ms,
+            } => {
+                let fields = Fields::new()
+                    .text("policy", *policy)
+                    .integer("limit", i64::from(*limit));
+                match retry_after_ms {
+                    Some(ms) => {
+                        fields.integer("retry_after_ms", i64::try_from(*ms).unwrap_or(i64::MAX))
+                    }
+                    None => fields,
+                }
+            }
             Self::Corrupt { key, .. } => Fields::new()
                 .text("aggregate_kind", key.kind.as_str())
                 .text("aggregate_id", key.id.as_str()),

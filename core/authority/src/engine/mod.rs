@@ -76,6 +76,7 @@
 //! ```
 
 mod artifact;
+pub mod controls;
 mod core;
 mod decision;
 mod dispatch;
@@ -83,5 +84,6 @@ mod error;
 pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
+pub use controls::CooperationLimits;
 pub use decision::{Decision, PlannedEvent, PlannedWrite};
 pub use error::EngineError;

@@ -8,9 +8,7 @@ use super::input::{
     work_item_id,
 };
 use super::plan::{after, draft, lease_grant, put_item};
-use super::read::{
-    dependency_closure, dependency_states, index_key, read_account, read_item, read_proposal,
-};
+use super::read::{dependency_closure, dependency_states, read_account, read_item, read_proposal};
 use crate::budget::AccountKind;
 use crate::budget::account::BudgetAccount;
 use crate::engine::{Decision, EngineError};
@@ -172,12 +170,7 @@ fn authorize_item(
         &authorized.item,
         read_revision,
         transition.events,
-    )?
-    .put(
-        index_key(mission.mission_id(), &authorized.item.work_item_id),
-        0,
-        Blob::from(b"{}".to_vec()),
-    );
+    )?;
     // §12: the contract's limits are reserved against what the Mission has left unreserved, in
     // the same transaction as the Event (`BUDGET_EXCEEDED` otherwise, nothing applied).
     let (mission_account_revision, mut mission_account) =

@@ -3,6 +3,7 @@
 
 use missionweaveprotocol::json::{Object, Value, sha256_prefixed};
 
+use super::read::{index_key, index_row};
 use crate::engine::{Decision, EngineError};
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
@@ -20,11 +21,19 @@ pub(crate) fn put_item(
     read_revision: u64,
     events: Vec<WorkEvent>,
 ) -> Result<Decision, EngineError> {
-    let mut decision = decision.put(
-        AggregateKey::new(AGGREGATE_KIND, &item.work_item_id),
-        read_revision,
-        Blob::from(item.to_canonical_bytes()?),
-    );
+    // The index row moves with the item, at the same revisions (created together at 1,
+    // written together ever after): the row's read revision is the item's.
+    let mut decision = decision
+        .put(
+            AggregateKey::new(AGGREGATE_KIND, &item.work_item_id),
+            read_revision,
+            Blob::from(item.to_canonical_bytes()?),
+        )
+        .put(
+            index_key(&item.mission_id, &item.work_item_id),
+            read_revision,
+            index_row(item),
+        );
     for event in events {
         decision = decision.event(
             draft(command, event, Some(&item.work_item_id)),

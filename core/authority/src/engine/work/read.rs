@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::budget::AccountKind;
 use crate::budget::account::{BudgetAccount, account_key};
 use crate::engine::EngineError;
-use crate::store::{AggregateKey, Store};
+use crate::store::{AggregateKey, Blob, Store};
 use crate::work::{AGGREGATE_KIND, WorkError, WorkItem, WorkItemState, WorkProposal};
+use missionweaveprotocol::json::{self, Object, Value};
 
 fn corrupt(key: &AggregateKey, e: &WorkError) -> EngineError {
     EngineError::Corrupt {
@@ -47,6 +48,18 @@ pub(crate) fn read_proposal(
 /// `reference-python.md` §7 item 7). Identifiers contain no whitespace (§2), so the space
 /// cannot occur inside either part.
 pub(crate) const INDEX_KIND: &str = "mission_work_item";
+
+/// The value of `item`'s index row: `{"state": …, "owner": <agent ID>?}`, what the §20
+/// queue controls count without reading the WorkItems themselves.
+pub(crate) fn index_row(item: &WorkItem) -> Blob {
+    let mut row = Object::new();
+    row.insert("state", Value::string(item.state.as_str()));
+    if let Some(owner) = &item.owner {
+        row.insert("owner", Value::string(&owner.agent_id));
+    }
+    // Two strings: always canonicalizable.
+    Blob::from(json::canonical_bytes(&Value::Object(row)).unwrap_or_default())
+}
 
 /// The index row of WorkItem `work_item_id` of Mission `mission_id`.
 pub(crate) fn index_key(mission_id: &str, work_item_id: &str) -> AggregateKey {
