@@ -80,8 +80,13 @@ mod core;
 mod decision;
 mod dispatch;
 mod error;
+pub(crate) mod organization;
 pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
 pub use decision::{Decision, PlannedEvent, PlannedWrite};
 pub use error::EngineError;
+pub use organization::{
+    AGENT_CARD_KIND, AGENT_CARD_REGISTER, AGENT_CARD_REGISTERED, AGENT_LEASES_KIND,
+    ORGANIZATION_EVENT_KIND, SESSION_KIND, SESSION_OPEN, SESSION_OPENED,
+};

@@ -9,6 +9,7 @@ use super::input::{
 };
 use super::plan::{after, draft, lease_grant, put_item};
 use super::read::{dependency_states, mission_items, read_item, read_proposal};
+use crate::engine::organization::lease_index::track;
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
 use crate::mission::payload::{artifact_hashes, opt_text, text};
@@ -313,6 +314,9 @@ fn existing_item(
             ));
         }
     };
+    // §11.3: the owner's lease index lists every item on which it holds an active lease, so a
+    // Session replacement can revoke them (`engine/organization/lease_index.rs`).
+    let base = track(store, base, &transition.state)?;
     put_item(
         base,
         command,
