@@ -48,6 +48,8 @@ pub struct Fixture {
     pub authority_key: SigningKey,
     pub registry: Arc<KeyRegistrySnapshot>,
     next_action: AtomicU64,
+    /// The Session Epoch Agent Commands carry (1 unless a test replaced the sessions).
+    session_epoch: AtomicU64,
 }
 
 pub fn fixture() -> Fixture {
@@ -89,6 +91,7 @@ pub fn fixture() -> Fixture {
         authority_key,
         registry: Arc::new(registry),
         next_action: AtomicU64::new(1),
+        session_epoch: AtomicU64::new(1),
     }
 }
 
@@ -163,6 +166,11 @@ impl Fixture {
         (p, k)
     }
 
+    /// From now on, Agent Commands carry Session Epoch `epoch`.
+    pub fn use_session_epoch(&self, epoch: u64) {
+        self.session_epoch.store(epoch, Ordering::Relaxed);
+    }
+
     /// A fresh Action ID.
     pub fn action(&self) -> String {
         format!(
@@ -185,9 +193,12 @@ impl Fixture {
         let (principal, _) = self.key(actor);
         let creation = kind == "mission.create" || kind == "mission.create_follow_up";
         let epochs = match principal.kind {
-            PrincipalType::Agent => r#""sessionEpoch": 1, "membershipEpoch": 1,"#,
-            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#,
-            _ => "",
+            PrincipalType::Agent => format!(
+                r#""sessionEpoch": {}, "membershipEpoch": 1,"#,
+                self.session_epoch.load(Ordering::Relaxed)
+            ),
+            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#.to_owned(),
+            _ => String::new(),
         };
         let extra = if extra.is_empty() {
             String::new()
