@@ -15,7 +15,14 @@ use missionweaveprotocol_authority::ingress::{
     AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
 };
 use missionweaveprotocol_authority::lease::{LeaseState, LeaseType};
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
+use std::sync::Mutex;
+
+use missionweaveprotocol_authority::engine::Engine;
+use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_authority::store::{
+    Aggregate, AggregateKey, GroupHead, InMemoryStore, Receipt, ReceiptKey, ReplayPage,
+    SnapshotPointer, Store, StoreError, Transaction,
+};
 
 const OPENED: &str = "ext.missionweaveprotocol.identity.session_opened";
 const REVOKED: &str = "ext.missionweaveprotocol.core.work_execution_lease_revoked";
@@ -503,4 +510,93 @@ fn two_engines_revoke_identically() {
         b.store().replay(GROUP, 0, 1000).unwrap().events
     );
     assert_eq!(stored(&a, W1), stored(&b, W1));
+}
+
+// ---- the commit-time check of the fence ---------------------------------------------------
+
+/// A store that runs `hook` (another engine's commit) just before the next commit: the
+/// interleaving a concurrent `session_open` produces between a decision and its commit.
+struct Interleave<'a> {
+    inner: &'a InMemoryStore,
+    hook: Mutex<Option<Box<dyn FnOnce() + 'a>>>,
+}
+
+impl Store for Interleave<'_> {
+    fn commit(&self, tx: Transaction) -> Result<(), StoreError> {
+        let hook = self.hook.lock().unwrap().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        self.inner.commit(tx)
+    }
+    fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
+        self.inner.aggregate(key)
+    }
+    fn list(&self, kind: &str, prefix: &str) -> Result<Vec<(String, Aggregate)>, StoreError> {
+        self.inner.list(kind, prefix)
+    }
+    fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+        self.inner.receipt(key)
+    }
+    fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
+        self.inner.head(group)
+    }
+    fn replay(&self, group: &str, after: u64, limit: usize) -> Result<ReplayPage, StoreError> {
+        self.inner.replay(group, after, limit)
+    }
+    fn archive_before(
+        &self,
+        group: &str,
+        before: u64,
+        snapshot: SnapshotPointer,
+    ) -> Result<(), StoreError> {
+        self.inner.archive_before(group, before, snapshot)
+    }
+}
+
+/// Renews the Coordinator lease at Session Epoch 1 while `session_open(opened)` commits
+/// between the decision and its commit.
+fn renew_racing_open(opened: &str) -> Result<usize, WireCode> {
+    let f = fixture();
+    let inner = InMemoryStore::new();
+    let other = Engine::new(
+        &inner,
+        EventIssuer::new(authority(), f.authority_key.clone()),
+        SequentialEventIds::new("urn:missionweaveprotocol:event:other-"),
+    );
+    f.open_sessions(&other);
+    f.checked(&other.perform(&f.create(), NOW).unwrap());
+    let open = f.session_open(opened);
+    let store = Interleave {
+        inner: &inner,
+        hook: Mutex::new(Some(Box::new(|| {
+            f.checked(&other.perform(&open, NOW).unwrap());
+        }))),
+    };
+    let engine = Engine::new(
+        &store,
+        EventIssuer::new(authority(), f.authority_key.clone()),
+        SequentialEventIds::new("urn:missionweaveprotocol:event:racing-"),
+    );
+    let result = engine.perform(&renew_coordinator(&f), NOW);
+    let renewals = inner
+        .replay(GROUP, 0, 100)
+        .unwrap()
+        .events
+        .iter()
+        .filter(|r| text(&f.check_event(r), "/kind") == "mission.coordinator.renewed")
+        .count();
+    result.map(|_| renewals).map_err(|e| e.wire_code())
+}
+
+#[test]
+fn a_session_opened_before_the_commit_fences_the_decision() {
+    // The decision read epoch 1; the commit-time check of the session sees epoch 2, the engine
+    // decides again and refuses: no Command of the fenced session commits after the opening.
+    assert_eq!(
+        renew_racing_open(COORDINATOR),
+        Err(WireCode::AuthStaleSession)
+    );
+    // Another Agent's session does not disturb it.
+    assert_eq!(renew_racing_open(WORKER), Ok(1));
 }

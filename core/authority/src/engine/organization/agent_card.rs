@@ -62,14 +62,13 @@ pub(crate) fn register(
     let value = blob(&key, card)?;
     let stored = read_card(store, agent_id)?;
     let revision = stored.as_ref().map_or(0, |(r, _)| *r);
-    if let Some(expected) = command.expected_revision() {
-        if expected != revision {
-            return Err(EngineError::RevisionConflict {
-                key,
-                expected,
-                current: revision,
-            });
-        }
+    // §15.3: `expectedRevision` names the aggregate's revision (0: absent).
+    if let Some(expected) = command.expected_revision().filter(|e| *e != revision) {
+        return Err(EngineError::RevisionConflict {
+            key,
+            expected,
+            current: revision,
+        });
     }
     if let Some((_, current)) = &stored {
         let current_version = u64_member(current, "cardVersion")?;

@@ -126,14 +126,13 @@ pub(crate) fn open(
     }
     let key = session_key(agent_id);
     let (revision, previous) = read_epoch(store, agent_id)?.unwrap_or((0, 0));
-    if let Some(expected) = command.expected_revision() {
-        if expected != revision {
-            return Err(EngineError::RevisionConflict {
-                key,
-                expected,
-                current: revision,
-            });
-        }
+    // §15.3: `expectedRevision` names the aggregate's revision (0: absent).
+    if let Some(expected) = command.expected_revision().filter(|e| *e != revision) {
+        return Err(EngineError::RevisionConflict {
+            key,
+            expected,
+            current: revision,
+        });
     }
     let epoch = previous.checked_add(1).ok_or_else(|| {
         EngineError::invalid("session_epoch_exhausted", "the Session Epoch cannot grow")
