@@ -9,7 +9,9 @@ mod engine_work_fixture;
 use engine_work_fixture::*;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol::schema::SchemaCatalog;
-use missionweaveprotocol::{DescribeError, SignedDocumentCodec, SignedDocumentKind, WireCode};
+use missionweaveprotocol::{
+    DescribeError, FieldValue, SignedDocumentCodec, SignedDocumentKind, WireCode,
+};
 use missionweaveprotocol_authority::engine::{AGENT_LEASES_KIND, ORGANIZATION_EVENT_KIND};
 use missionweaveprotocol_authority::ingress::{
     AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
@@ -230,9 +232,20 @@ fn the_current_session_epoch_passes_and_an_older_one_is_stale() {
         WireCode::AuthStaleSession,
     );
     assert_eq!(e.reason(), "stale_session_epoch");
-    let fields = format!("{:?}", e.fields());
-    assert!(fields.contains("presented_session_epoch"), "{fields}");
-    assert!(fields.contains("current_session_epoch"), "{fields}");
+    assert_eq!(
+        e.fields().get("presented_session_epoch"),
+        Some(&FieldValue::Integer(1))
+    );
+    assert_eq!(
+        e.fields().get("current_session_epoch"),
+        Some(&FieldValue::Integer(2))
+    );
+    assert_eq!(
+        e.fields().get("agent_id"),
+        Some(&FieldValue::Text(COORDINATOR.into()))
+    );
+    assert!(!e.retryable());
+    assert!(e.to_string().contains("is fenced"));
     assert_eq!(engine.mission(MISSION).unwrap().unwrap().revision(), 2);
     // The new epoch passes.
     f.use_session_epoch(2);
@@ -260,6 +273,10 @@ fn an_agent_without_a_session_is_not_authenticated() {
     f.ok(&engine, &f.create(), NOW);
     let e = f.refused(&engine, &renew_coordinator(&f), NOW, WireCode::AuthRequired);
     assert_eq!(e.reason(), "no_session");
+    assert_eq!(
+        e.fields().get("agent_id"),
+        Some(&FieldValue::Text(COORDINATOR.into()))
+    );
     // Once the session is open, the same kind passes.
     open(&f, &engine, COORDINATOR);
     f.ok(&engine, &renew_coordinator(&f), NOW);
