@@ -142,15 +142,28 @@ fn renew(s: &Setup, i: u64) -> VerifiedCommand {
 
 type BenchEngine = Engine<InMemoryStore, SigningKey, SequentialEventIds>;
 
+/// An engine in which the Coordinator opened Session Epoch 1 (§6.3: Agent Commands are fenced
+/// by their Session Epoch).
 fn engine(s: &Setup) -> BenchEngine {
-    Engine::new(
+    let engine = Engine::new(
         InMemoryStore::new(),
         EventIssuer::new(
             Principal::new(PrincipalType::Service, AUTHORITY),
             s.authority.clone(),
         ),
         SequentialEventIds::new("urn:missionweaveprotocol:event:bench-"),
-    )
+    );
+    let open = format!(
+        r#"{{"protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:session-open",
+        "actor": {{"type": "service", "id": "{AUTHORITY}"}},
+        "kind": "ext.missionweaveprotocol.identity.session_open",
+        "correlationId": "urn:missionweaveprotocol:correlation:1",
+        "issuedAt": "{NOW_TEXT}", "payload": {{"agentId": "{COORDINATOR}"}}}}"#
+    );
+    engine
+        .perform(&verified(s, &s.authority, &open), NOW)
+        .unwrap_or_else(|e| fail("session_open", &e));
+    engine
 }
 
 /// A clock of this thread's CPU time where the OS offers one (Linux

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use missionweaveprotocol::crypto::SigningKey;
+use missionweaveprotocol::crypto::{Signer, SigningKey};
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::registry::RegistryBuilder;
 use missionweaveprotocol::schema::SchemaCatalog;
@@ -17,11 +17,11 @@ use missionweaveprotocol::{
     SignedDocumentKind, WireCode,
 };
 use missionweaveprotocol_authority::engine::{Engine, EngineError, Performed};
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_authority::events::{EventIdSource, EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::{
     AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
 };
-use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore};
+use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 
 pub const ORG: &str = "urn:missionweaveprotocol:organization:acme";
@@ -48,6 +48,8 @@ pub struct Fixture {
     pub authority_key: SigningKey,
     pub registry: Arc<KeyRegistrySnapshot>,
     next_action: AtomicU64,
+    /// The Session Epoch Agent Commands carry (1 unless a test replaced the sessions).
+    session_epoch: AtomicU64,
 }
 
 pub fn fixture() -> Fixture {
@@ -89,6 +91,7 @@ pub fn fixture() -> Fixture {
         authority_key,
         registry: Arc::new(registry),
         next_action: AtomicU64::new(1),
+        session_epoch: AtomicU64::new(1),
     }
 }
 
@@ -101,17 +104,71 @@ impl Fixture {
         self.engine_over(InMemoryStore::new())
     }
 
+    /// An engine over `store` in which both Agents have opened Session Epoch 1 (§6.3: every
+    /// Agent Command is fenced by its Session Epoch; the Commands of [`unsigned`] carry 1).
     pub fn engine_over(&self, store: InMemoryStore) -> TestEngine {
-        Engine::new(
+        let engine = Engine::new(
             store,
             EventIssuer::new(authority(), self.authority_key.clone()),
             SequentialEventIds::new("urn:missionweaveprotocol:event:test-"),
+        );
+        self.open_sessions(&engine);
+        engine
+    }
+
+    /// An engine over a fresh store in which no session was opened.
+    pub fn engine_without_sessions(&self) -> TestEngine {
+        Engine::new(
+            InMemoryStore::new(),
+            EventIssuer::new(authority(), self.authority_key.clone()),
+            SequentialEventIds::new("urn:missionweaveprotocol:event:test-"),
+        )
+    }
+
+    /// Opens a session for both Agents through `session_open` (signed by `SERVICE`); every
+    /// Event is verified.
+    pub fn open_sessions<S: Store, G: Signer, I: EventIdSource>(&self, engine: &Engine<S, G, I>) {
+        for agent in [COORDINATOR, OTHER_AGENT] {
+            let performed = engine.perform(&self.session_open(agent), NOW).unwrap();
+            self.checked(&performed);
+        }
+    }
+
+    /// The unsigned Organization-scoped service Command `kind` by `SERVICE`: no `groupId`, no
+    /// epochs (§15.1, digest A.1).
+    pub fn unsigned_service(&self, kind: &str, action: &str, payload: &str) -> Value {
+        json::parse(
+            format!(
+                r#"{{"protocolVersion": "0.1", "actionId": "{action}",
+                "actor": {{"type": "service", "id": "{SERVICE}"}}, "kind": "{kind}",
+                "correlationId": "urn:missionweaveprotocol:correlation:1",
+                "issuedAt": "{NOW_TEXT}", "payload": {payload}}}"#
+            )
+            .as_bytes(),
+        )
+        .unwrap()
+    }
+
+    /// `ext.missionweaveprotocol.identity.session_open` for `agent`.
+    pub fn session_open(&self, agent: &str) -> VerifiedCommand {
+        self.verified(
+            SERVICE,
+            &self.unsigned_service(
+                "ext.missionweaveprotocol.identity.session_open",
+                &self.action(),
+                &format!(r#"{{"agentId": "{agent}"}}"#),
+            ),
         )
     }
 
     fn key(&self, id: &str) -> (&Principal, &SigningKey) {
         let (p, k) = self.keys.iter().find(|(p, _)| p.id == id).unwrap();
         (p, k)
+    }
+
+    /// From now on, Agent Commands carry Session Epoch `epoch`.
+    pub fn use_session_epoch(&self, epoch: u64) {
+        self.session_epoch.store(epoch, Ordering::Relaxed);
     }
 
     /// A fresh Action ID.
@@ -136,9 +193,12 @@ impl Fixture {
         let (principal, _) = self.key(actor);
         let creation = kind == "mission.create" || kind == "mission.create_follow_up";
         let epochs = match principal.kind {
-            PrincipalType::Agent => r#""sessionEpoch": 1, "membershipEpoch": 1,"#,
-            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#,
-            _ => "",
+            PrincipalType::Agent => format!(
+                r#""sessionEpoch": {}, "membershipEpoch": 1,"#,
+                self.session_epoch.load(Ordering::Relaxed)
+            ),
+            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#.to_owned(),
+            _ => String::new(),
         };
         let extra = if extra.is_empty() {
             String::new()
@@ -193,6 +253,9 @@ impl Fixture {
             .collect()
     }
 
+    /// Verifies one Event (six-stage verifier, Event profile, and `event.schema.json`). A Group
+    /// Event carries its record's sequence; an Organization-scoped one none (its record's
+    /// sequence is 0, §15.2).
     pub fn check_event(&self, record: &EventRecord) -> Value {
         let verified = SignedDocumentCodec::new()
             .verify(SignedDocumentKind::Event, &record.body, &self.registry)
@@ -205,13 +268,20 @@ impl Fixture {
             document.get("eventId").and_then(Value::as_str),
             Some(&*record.event_id)
         );
-        assert_eq!(
-            document
-                .get("sequence")
-                .and_then(Value::as_number)
-                .and_then(|n| n.as_u64()),
-            Some(record.sequence)
-        );
+        let sequence = document
+            .get("sequence")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64());
+        if record.sequence == 0 {
+            assert_eq!(
+                sequence, None,
+                "an Organization-scoped Event has no sequence"
+            );
+            assert!(document.get("groupId").is_none());
+            assert!(document.get("aggregateRevision").is_none());
+        } else {
+            assert_eq!(sequence, Some(record.sequence));
+        }
         assert_eq!(
             document.get("acceptedBy").and_then(Principal::from_value),
             Some(authority())
@@ -330,7 +400,6 @@ impl Fixture {
 }
 
 pub fn last_sequence(engine: &TestEngine) -> u64 {
-    use missionweaveprotocol_authority::store::Store;
     engine.store().head(GROUP).unwrap().last_sequence()
 }
 

@@ -37,6 +37,7 @@ fn engines_over_references_share_one_log() {
     let store = InMemoryStore::new();
     let a = engine_over(&f, &store, "a");
     let b = engine_over(&f, &store, "b");
+    f.open_sessions(&a);
     let created = a.perform(&f.create(), NOW).unwrap();
     f.checked(&created);
     // The second engine sees the Mission the first created and appends after it.
@@ -64,6 +65,7 @@ fn engines_over_arcs_share_one_log_and_dedup() {
     let store = Arc::new(InMemoryStore::new());
     let a = engine_over(&f, Arc::clone(&store), "a");
     let b = engine_over(&f, Arc::clone(&store), "b");
+    f.open_sessions(&a);
     let create = f.create();
     f.checked(&a.perform(&create, NOW).unwrap());
     // The same signed Command through the other engine is a duplicate: the original Event.

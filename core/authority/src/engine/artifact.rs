@@ -12,6 +12,7 @@ use missionweaveprotocol::{KeyResolver, SignedDocumentCodec, SignedDocumentKind}
 
 use super::core::{Engine, Performed};
 use super::error::EngineError;
+use super::organization;
 use missionweaveprotocol::crypto::Signer;
 
 use crate::artifact;
@@ -22,8 +23,9 @@ use crate::unix_millis::UnixMillis;
 
 impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
     /// [`perform`](Self::perform), first verifying the signed documents the Command's payload
-    /// carries (the `artifact.publish` manifest: six-stage verifier, Artifact profile, signer =
-    /// `producer.agentId`) against `resolver`. A rejected manifest answers with the verifier's
+    /// carries against `resolver`: the `artifact.publish` manifest (six-stage verifier, Artifact
+    /// profile, signer = `producer.agentId`) or the `…registry.agent_card_register` Agent Card
+    /// (Agent Card profile, signer = a `service` principal). A rejected manifest answers with the verifier's
     /// own wire code (`AUTH_INVALID_SIGNATURE`, `SCHEMA_VALIDATION_FAILED`, …; §6.4).
     pub fn perform_with_resolver(
         &self,
@@ -31,6 +33,14 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         now: UnixMillis,
         resolver: &dyn KeyResolver,
     ) -> Result<Performed, EngineError> {
+        if command.kind() == organization::AGENT_CARD_REGISTER {
+            // The Agent Card profile: signer = a `service` principal of the Registry (§6.4).
+            let card = organization::agent_card::card_of(command)?.clone();
+            let verified = SignedDocumentCodec::new()
+                .verify_value(SignedDocumentKind::AgentCard, card, resolver)
+                .map_err(EngineError::AgentCard)?;
+            return self.perform_verified(command, now, Some(&verified.document));
+        }
         if !artifact::handles(command.kind()) {
             return self.perform(command, now);
         }

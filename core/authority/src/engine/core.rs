@@ -9,11 +9,12 @@ use super::controls::{self, CooperationLimits};
 use super::decision::Decision;
 use super::dispatch;
 use super::error::EngineError;
+use super::organization::ORGANIZATION_EVENT_KIND;
 use crate::events::{EventIdSource, EventIssuer};
 use crate::ingress::VerifiedCommand;
 use crate::mission::{MISSION_KIND, Mission};
 use crate::store::{
-    AggregateKey, EventRecord, Receipt, ReplayPage, Store, StoreError, Transaction,
+    AggregateKey, Blob, EventRecord, Receipt, ReplayPage, Store, StoreError, Transaction,
 };
 use crate::unix_millis::UnixMillis;
 
@@ -34,9 +35,11 @@ pub const DEFAULT_MAX_ATTEMPTS: u32 = 16;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Performed {
     /// The Events, in Group order. For a duplicate, the first Event of the original
-    /// application (§15.1: "MUST return the original receipt").
+    /// application (§15.1: "MUST return the original receipt"). An Organization-scoped Event
+    /// (`…session_opened`, `…agent_card_registered`) has no Group position: its record's
+    /// `sequence` is 0.
     pub events: Vec<EventRecord>,
-    /// The Group they belong to.
+    /// The Group of the first Event; empty when the first Event is Organization-scoped.
     pub group_id: String,
     /// `true` when the Command had already been applied and nothing new was appended.
     pub duplicate: bool,
@@ -106,9 +109,9 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         self.perform_verified(command, now, None)
     }
 
-    /// [`perform`](Self::perform) with the signed documents the Command's payload carries,
-    /// already verified by the caller (`perform_with_resolver`): today the `artifact.publish`
-    /// manifest. `None` for every other kind.
+    /// [`perform`](Self::perform) with the signed document the Command's payload carries,
+    /// already verified by the caller (`perform_with_resolver`): the `artifact.publish`
+    /// manifest or the `…agent_card_register` Agent Card. `None` for every other kind.
     pub(crate) fn perform_verified(
         &self,
         command: &VerifiedCommand,
@@ -180,29 +183,44 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             Drawn(drawn.into_iter())
         };
         for planned in &decision.events {
-            let slot = match heads.iter().position(|(g, _)| *g == planned.group_id) {
+            let Some(planned_group) = &planned.group_id else {
+                // Organization-scoped (§15.2): no position; stored under its Event ID, whose
+                // absence the write checks (revision 0), so an Event ID is never reused.
+                let signed = self.issuer.issue(&planned.draft, &mut ids, now)?;
+                if first_ref.is_none() {
+                    first_ref = Some(signed.event_ref());
+                }
+                let bytes = Blob::from(signed.bytes());
+                tx.put(
+                    AggregateKey::new(ORGANIZATION_EVENT_KIND, signed.event_id()),
+                    0,
+                    bytes.clone(),
+                );
+                records.push(EventRecord::new(0, signed.event_id(), bytes));
+                continue;
+            };
+            let slot = match heads.iter().position(|(g, _)| g == planned_group) {
                 Some(slot) => slot,
                 None => {
-                    let head = self.store.head(&planned.group_id)?;
-                    heads.push((planned.group_id.clone(), head.next_sequence));
+                    let head = self.store.head(planned_group)?;
+                    heads.push((planned_group.clone(), head.next_sequence));
                     heads.len() - 1
                 }
             };
             let next = &mut heads[slot].1;
-            let draft =
-                planned
-                    .draft
-                    .clone()
-                    .at(&planned.group_id, *next, planned.aggregate_revision);
+            let draft = planned
+                .draft
+                .clone()
+                .at(planned_group, *next, planned.aggregate_revision);
             *next += 1;
             let signed = self.issuer.issue(&draft, &mut ids, now)?;
             if first_ref.is_none() {
                 first_ref = Some(signed.event_ref());
-                group_id = planned.group_id.clone();
+                group_id = planned_group.clone();
             }
-            // Every planned Event has a position, so it has a record.
+            // Every planned Group Event has a position, so it has a record.
             if let Some(record) = signed.to_record() {
-                tx.append(&planned.group_id, record.clone());
+                tx.append(planned_group, record.clone());
                 records.push(record);
             }
         }
@@ -225,13 +243,24 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         Ok((tx, group_id, records))
     }
 
-    /// The first Event of an applied Command, from its receipt.
+    /// The first Event of an applied Command, from its receipt: a Group Event from its Group
+    /// log, an Organization-scoped Event from the aggregate stored under its Event ID.
     fn original(&self, receipt: &Receipt) -> Result<Performed, EngineError> {
         let Some((group, sequence)) = &receipt.first_event.position else {
-            return Err(EngineError::invalid(
-                "organization_scoped",
-                "the original Event has no Group position",
-            ));
+            let key = AggregateKey::new(ORGANIZATION_EVENT_KIND, &receipt.first_event.event_id);
+            let stored = self
+                .store
+                .aggregate(&key)?
+                .ok_or_else(|| EngineError::Corrupt {
+                    key: key.clone(),
+                    detail: "the receipt names an Organization-scoped Event that is not stored"
+                        .into(),
+                })?;
+            return Ok(Performed {
+                events: vec![EventRecord::new(0, &key.id, stored.value)],
+                group_id: String::new(),
+                duplicate: true,
+            });
         };
         let page = self.store.replay(group, sequence - 1, 1)?;
         Ok(Performed {
@@ -259,6 +288,17 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         member: &missionweaveprotocol::Principal,
     ) -> Result<Option<crate::membership::Membership>, EngineError> {
         crate::membership::Membership::read(&self.store, group_id, member)
+    }
+
+    /// The Agent's current Session Epoch (reference `QueryKind.SESSION_EPOCH`, §6.3), or `None`
+    /// if no session was ever opened for it.
+    pub fn session_epoch(&self, agent_id: &str) -> Result<Option<u64>, EngineError> {
+        Ok(super::organization::session::read_epoch(&self.store, agent_id)?.map(|(_, e)| e))
+    }
+
+    /// The Agent's registered signed Agent Card (reference `QueryKind.AGENT_CARD`), or `None`.
+    pub fn agent_card(&self, agent_id: &str) -> Result<Option<Value>, EngineError> {
+        Ok(super::organization::agent_card::read_card(&self.store, agent_id)?.map(|(_, c)| c))
     }
 
     /// Up to `limit` Events of `group` after sequence `after`, in order, with a continuation

@@ -9,8 +9,10 @@ use crate::store::{AggregateKey, Blob};
 pub struct PlannedEvent {
     /// The Event, without its Group position.
     pub draft: EventDraft,
-    /// The Group whose log receives it.
-    pub group_id: String,
+    /// The Group whose log receives it; `None` for an Organization-scoped Event
+    /// (`…session_opened`, `…agent_card_registered`: no Group, sequence or aggregate revision,
+    /// §15.2), which the engine stores as an aggregate keyed by its Event ID.
+    pub group_id: Option<String>,
     /// The revision of the aggregate it changes, after the change (§15.2 `aggregateRevision`).
     pub aggregate_revision: u64,
 }
@@ -42,8 +44,18 @@ impl Decision {
     pub fn event(mut self, draft: EventDraft, group_id: &str, aggregate_revision: u64) -> Self {
         self.events.push(PlannedEvent {
             draft,
-            group_id: group_id.to_owned(),
+            group_id: Some(group_id.to_owned()),
             aggregate_revision,
+        });
+        self
+    }
+
+    /// Adds an Organization-scoped Event (§15.2: no Group ID, sequence or aggregate revision).
+    pub fn organization_event(mut self, draft: EventDraft) -> Self {
+        self.events.push(PlannedEvent {
+            draft,
+            group_id: None,
+            aggregate_revision: 0,
         });
         self
     }

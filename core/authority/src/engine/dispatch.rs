@@ -2,11 +2,13 @@
 //!
 //! Each family adds one arm: read its aggregates through the store, then call its pure
 //! `decide`: Mission kinds (`mission`), Membership kinds (`membership`), WorkItem kinds
-//! (`engine/work`), Artifact kinds (`artifact`); session kinds join here as they are built. Every kind is first fenced by
-//! the sender's Membership Epoch (`membership::fence`).
+//! (`engine/work`), Artifact kinds (`artifact`), the Organization-scoped bootstrap service kinds
+//! (`engine/organization`). Every kind is first fenced by the sender's Session Epoch (Agents,
+//! `organization::session::fence`) and Membership Epoch (`membership::fence`).
 
 use super::decision::Decision;
 use super::error::EngineError;
+use super::organization;
 use crate::ingress::VerifiedCommand;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
@@ -14,17 +16,24 @@ use crate::{artifact, membership, mission};
 use missionweaveprotocol::json::Value;
 
 /// Reads what `command` needs from `store` and decides.
-/// `manifest`: the payload's signed Artifact manifest, verified by
-/// `Engine::perform_with_resolver` (§13.1); `None` on the plain `perform` path.
+/// `manifest`: the payload's signed document (the Artifact manifest of `artifact.publish`,
+/// §13.1, or the Agent Card of `…agent_card_register`), verified by
+/// `Engine::perform_with_resolver`; `None` on the plain `perform` path.
 pub(crate) fn decide(
     store: &dyn Store,
     command: &VerifiedCommand,
     manifest: Option<&Value>,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
-    // §8, §15.1: a stale or revoked Membership Epoch is refused before anything else is read.
+    // §6.3, §4 invariant 4: every state-changing Agent Command carries the Agent's current
+    // Session Epoch; §8, §15.1: a stale or revoked Membership Epoch is refused. Both before
+    // anything else is read, and both re-checked at commit.
+    let session = organization::session::fence(store, command)?;
     let fence = membership::fence(store, command)?;
-    let decision = decide_kind(store, command, manifest, now)?;
+    let mut decision = decide_kind(store, command, manifest, now)?;
+    if let Some(session) = session {
+        decision = session.guard(decision);
+    }
     Ok(match fence {
         Some(fence) => fence.guard(decision),
         None => decision,
@@ -55,6 +64,19 @@ fn decide_kind(
             )
         })?;
         return artifact::decide(store, command, manifest, now);
+    }
+    if kind == organization::SESSION_OPEN {
+        return organization::session::open(store, command, now);
+    }
+    if kind == organization::AGENT_CARD_REGISTER {
+        // §6.4: the Agent Card was verified by `Engine::perform_with_resolver`.
+        let card = manifest.ok_or_else(|| {
+            EngineError::invalid(
+                "resolver_required",
+                "agent_card_register carries a signed Agent Card: use Engine::perform_with_resolver",
+            )
+        })?;
+        return organization::agent_card::register(store, command, card);
     }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);

@@ -77,6 +77,24 @@ pub enum EngineError {
         /// Whether the Membership has ended.
         ended: bool,
     },
+    /// An Agent Command's Session Epoch is not the Agent's current one (§6.3, §4 invariant 4:
+    /// "A lower epoch MUST be rejected even if its WebSocket is still connected"):
+    /// `AUTH_STALE_SESSION`.
+    StaleSession {
+        /// The Agent.
+        agent: String,
+        /// The epoch the Command carried.
+        presented: u64,
+        /// The Agent's current Session Epoch.
+        current: u64,
+    },
+    /// An Agent Command from an Agent for which no session was ever opened
+    /// (`ext.missionweaveprotocol.identity.session_open`): `AUTH_REQUIRED` (§19 "Authentication
+    /// is absent"; digest 2.10: a non-authenticated sender gets `AUTH_REQUIRED`).
+    SessionRequired {
+        /// The Agent.
+        agent: String,
+    },
     /// The Command needs a Membership that does not exist (§8, §17.2): `MEMBERSHIP_REQUIRED`.
     MembershipRequired {
         /// The Group.
@@ -148,6 +166,9 @@ pub enum EngineError {
     /// rejected by the six-stage verifier: its own wire code (§6.4; the stage and reason stay
     /// in the protected diagnostic, not in the fields).
     Manifest(VerificationError),
+    /// The signed Agent Card of `…registry.agent_card_register` was rejected by the six-stage
+    /// verifier (Agent Card profile, §6.4): its own wire code.
+    AgentCard(VerificationError),
 }
 
 impl EngineError {
@@ -276,6 +297,18 @@ impl fmt::Display for EngineError {
             Self::Work(e) => fmt::Display::fmt(e, f),
             Self::Budget(e) => fmt::Display::fmt(e, f),
             Self::Manifest(e) => write!(f, "signed manifest: {}", e.wire_message()),
+            Self::AgentCard(e) => write!(f, "signed Agent Card: {}", e.wire_message()),
+            Self::StaleSession {
+                agent,
+                presented,
+                current,
+            } => write!(
+                f,
+                "Session Epoch {presented} of Agent {agent} is fenced (current {current})"
+            ),
+            Self::SessionRequired { agent } => {
+                write!(f, "no session was opened for Agent {agent}")
+            }
         }
     }
 }
@@ -314,7 +347,9 @@ impl DescribeError for EngineError {
             Self::Event(e) => e.wire_code(),
             Self::Work(e) => e.code(),
             Self::Budget(e) => e.code(),
-            Self::Manifest(e) => e.wire_code(),
+            Self::Manifest(e) | Self::AgentCard(e) => e.wire_code(),
+            Self::StaleSession { .. } => WireCode::AuthStaleSession,
+            Self::SessionRequired { .. } => WireCode::AuthRequired,
         }
     }
 
@@ -339,6 +374,9 @@ impl DescribeError for EngineError {
             Self::Work(e) => WorkError::reason(e),
             Self::Budget(e) => BudgetError::reason(e),
             Self::Manifest(_) => "manifest_rejected",
+            Self::AgentCard(_) => "agent_card_rejected",
+            Self::StaleSession { .. } => "stale_session_epoch",
+            Self::SessionRequired { .. } => "no_session",
         }
     }
 
@@ -414,9 +452,19 @@ impl DescribeError for EngineError {
             Self::Event(e) => e.fields(),
             Self::Work(e) => e.fields(),
             Self::Budget(e) => e.fields(),
-            Self::InvalidCommand { .. } | Self::Forbidden { .. } | Self::Manifest(_) => {
-                Fields::new()
-            }
+            Self::StaleSession {
+                agent,
+                presented,
+                current,
+            } => Fields::new()
+                .text("agent_id", agent.as_str())
+                .integer("presented_session_epoch", int(*presented))
+                .integer("current_session_epoch", int(*current)),
+            Self::SessionRequired { agent } => Fields::new().text("agent_id", agent.as_str()),
+            Self::InvalidCommand { .. }
+            | Self::Forbidden { .. }
+            | Self::Manifest(_)
+            | Self::AgentCard(_) => Fields::new(),
         }
     }
 

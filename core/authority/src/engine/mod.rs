@@ -4,7 +4,9 @@
 //!
 //! 1. idempotency through the store receipt (§15.1): the same signing hash answers with the
 //!    original Event and appends nothing; another hash is `ACTION_ID_COLLISION`;
-//! 2. refusal of unknown critical extensions (§18, `UNKNOWN_CRITICAL_EXTENSION`);
+//! 2. refusal of unknown critical extensions (§18, `UNKNOWN_CRITICAL_EXTENSION`), then Session
+//!    Epoch fencing of Agent Commands (§6.3: `AUTH_STALE_SESSION`, `AUTH_REQUIRED` without a
+//!    session) and Membership Epoch fencing (§8);
 //! 3. reads of the aggregates the kind needs, then a pure decision
 //!    `(state read, command, now) → Decision { events, writes }` or a typed §19 error
 //!    (`mission::decide` for the Mission rows);
@@ -13,6 +15,10 @@
 //!    appends, the aggregate writes and checks with the revisions read, and the receipt;
 //! 5. on store contention (another Command of the Group committed first) steps 3–4 run again
 //!    on fresh state, a bounded number of times; nothing is ever half-applied.
+//!
+//! The Organization-scoped bootstrap service Commands (`…identity.session_open`,
+//! `…registry.agent_card_register`) answer with Events that have no Group position; the engine
+//! keeps them as aggregates under their Event IDs (`docs/engine.md`).
 //!
 //! Deterministic: with the same Event ID source and the same `now`, two engines fed the same
 //! Commands emit byte-identical Events (Ed25519 signatures are deterministic).
@@ -81,9 +87,14 @@ mod core;
 mod decision;
 mod dispatch;
 mod error;
+pub(crate) mod organization;
 pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
 pub use controls::CooperationLimits;
 pub use decision::{Decision, PlannedEvent, PlannedWrite};
 pub use error::EngineError;
+pub use organization::{
+    AGENT_CARD_KIND, AGENT_CARD_REGISTER, AGENT_CARD_REGISTERED, AGENT_LEASES_KIND,
+    ORGANIZATION_EVENT_KIND, SESSION_KIND, SESSION_OPEN, SESSION_OPENED,
+};

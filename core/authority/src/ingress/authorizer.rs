@@ -45,7 +45,8 @@ impl fmt::Display for AuthorizationRefusal {
     }
 }
 
-/// Authorizes every verified, fresh Command. **For tests only**: it checks no role and no
+/// Authorizes every verified, fresh Command. Deployments use
+/// [`OrganizationAuthorizer`](super::OrganizationAuthorizer) instead. **For tests only**: it checks no role and no
 /// policy, so a deployment using it lets any registered key act as anyone's role.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AllowAllAuthorizerForTests;

@@ -20,10 +20,14 @@ mod authorizer;
 mod command_ingress;
 mod error;
 mod freshness;
+mod organization_authorizer;
 mod verified_command;
 
 pub use authorizer::{AllowAllAuthorizerForTests, AuthorizationRefusal, CommandAuthorizer};
 pub use command_ingress::CommandIngress;
 pub use error::{FreshnessError, FreshnessViolation, IngressError};
 pub use freshness::FreshnessWindow;
+pub use organization_authorizer::{
+    AGENT_KINDS, BOOTSTRAP_KINDS, HUMAN_KINDS, OrganizationAuthorizer, SERVICE_KINDS,
+};
 pub use verified_command::VerifiedCommand;

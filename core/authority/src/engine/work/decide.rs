@@ -11,6 +11,7 @@ use super::plan::{after, draft, lease_grant, put_item};
 use super::read::{dependency_closure, dependency_states, read_account, read_item, read_proposal};
 use crate::budget::AccountKind;
 use crate::budget::account::BudgetAccount;
+use crate::engine::organization::lease_index::track;
 use crate::engine::{Decision, EngineError};
 use crate::ingress::VerifiedCommand;
 use crate::mission::payload::{artifact_hashes, opt_text, text};
@@ -358,6 +359,9 @@ fn existing_item(
             ));
         }
     };
+    // §11.3: the owner's lease index lists every item on which it holds an active lease, so a
+    // Session replacement can revoke them (`engine/organization/lease_index.rs`).
+    let base = track(store, base, &transition.state)?;
     put_item(
         base,
         command,

@@ -9,7 +9,7 @@
 mod authority;
 mod decide;
 
-pub(crate) use read::{INDEX_KIND, mission_items};
+pub(crate) use read::{INDEX_KIND, mission_items, read_item};
 mod input;
 pub(crate) mod plan;
 mod read;

@@ -118,6 +118,7 @@ macro_rules! store_test_suite {
             empty_transaction_changes_nothing,
             dedup_same_hash_returns_the_first_receipt,
             dedup_different_hash_is_a_collision,
+            organization_scoped_events_commit_atomically,
             replay_pages_with_continuation,
             archived_history_answers_cursor_too_old,
             groups_are_independent,

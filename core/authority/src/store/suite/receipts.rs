@@ -84,3 +84,47 @@ pub fn dedup_different_hash_is_a_collision<S: Store>(store: &S) {
     ));
     assert_eq!(store.receipt(&twice).unwrap(), None);
 }
+
+/// The transaction of an Organization-scoped Command (`docs/store.md`, "Organization-scoped
+/// Events"): a receipt without a Group position, the Event stored as an aggregate under its
+/// Event ID over revision 0, other aggregate writes and appends to Groups, all or nothing. A
+/// second Event with the same ID is refused (`REVISION_CONFLICT`) and leaves nothing.
+pub fn organization_scoped_events_commit_atomically<S: Store>(store: &S) {
+    let event_key = AggregateKey::new("organization_event", "urn:uuid:e1");
+    let session = AggregateKey::new("agent_session", "urn:agent:a");
+    let org_receipt = |action: &str| Receipt {
+        signing_hash: format!("sha256:{action}"),
+        first_event: EventRef {
+            event_id: "urn:uuid:e1".into(),
+            position: None,
+        },
+    };
+    let key = ReceiptKey::new("service", "urn:service:identity", "open-1");
+    let mut tx = appends("g", 1, 1);
+    tx.record_receipt(key.clone(), org_receipt("open-1"))
+        .put(event_key.clone(), 0, blob(r#"{"eventId":"urn:uuid:e1"}"#))
+        .put(session.clone(), 0, blob(r#"{"sessionEpoch":1}"#));
+    store.commit(tx).unwrap();
+    let stored = store.aggregate(&event_key).unwrap().unwrap();
+    assert_eq!(
+        (stored.revision, &*stored.value),
+        (1, &br#"{"eventId":"urn:uuid:e1"}"#[..])
+    );
+    assert_eq!(
+        store.dedup(&key, "sha256:open-1").unwrap(),
+        Some(org_receipt("open-1"))
+    );
+    assert_eq!(store.head("g").unwrap().next_sequence, 2);
+    // The same Event ID again: refused, and nothing of the transaction is written.
+    let other = ReceiptKey::new("service", "urn:service:identity", "open-2");
+    let mut tx = appends("g", 2, 1);
+    tx.record_receipt(other.clone(), org_receipt("open-2"))
+        .put(event_key.clone(), 0, blob("{}"))
+        .put(session.clone(), 1, blob(r#"{"sessionEpoch":2}"#));
+    let e = store.commit(tx).unwrap_err();
+    assert_describes(&e, WireCode::RevisionConflict, "revision_conflict");
+    assert_eq!(store.receipt(&other).unwrap(), None);
+    assert_eq!(store.aggregate(&session).unwrap().unwrap().revision, 1);
+    assert_eq!(store.aggregate(&event_key).unwrap().unwrap().revision, 1);
+    assert_eq!(store.head("g").unwrap().next_sequence, 2);
+}

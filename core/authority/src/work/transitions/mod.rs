@@ -19,6 +19,7 @@
 //! | 18 | parent Mission failure or cancellation | [`closing::propagate_mission_end`] |
 //! | — | Execution Lease renewal (`work.progressed`) | [`execution`] |
 //! | — | dependency insertion (`work.contract.revised`) | [`revise`] |
+//! | — | Session replacement (`…core.work_execution_lease_revoked`, §11.3) | [`session`] |
 //!
 //! Row 6 (`approval.grant_execution`) and rows 15–17 (child Missions) belong to part 2; the
 //! start gate of row 6 is honoured here as an input (`StartInput::execution_approved`).
@@ -28,6 +29,7 @@ pub mod create;
 pub mod execution;
 pub mod review;
 pub mod revise;
+pub mod session;
 
 use missionweaveprotocol::json::{Number, Object, Value};
 
