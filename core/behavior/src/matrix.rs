@@ -70,6 +70,9 @@ pub struct Row {
     pub category: Category,
     pub subject: Subject,
     pub evidence: Evidence,
+    /// Further scenarios of the row (its other `from` states, branches and authorities):
+    /// each must pass and match the row as a positive (applied) or a negative (refused) does.
+    pub variants: Vec<&'static str>,
 }
 
 /// Rows and the scenarios they name.
@@ -690,9 +693,44 @@ fn trigger_name(trigger: &Trigger, table: Category, number: u8) -> String {
     }
 }
 
+/// The variants of a transition row (`scenarios/variants.rs`).
+fn variants(category: Category, number: u8) -> Vec<&'static str> {
+    match (category, number) {
+        (Category::MissionTransition, 7) => vec!["mission.cancel: awaiting_approval → cancelled"],
+        (Category::MissionTransition, 8) => {
+            vec!["mission.terminate: awaiting_approval → failed by Organization policy"]
+        }
+        (Category::WorkItemTransition, 2) => vec!["work.authorize: an open Work Proposal → open"],
+        (Category::WorkItemTransition, 3) => vec![
+            "work.offer: failed → offered",
+            "work.offer: queued, the owner's lease lapsed → offered",
+        ],
+        (Category::WorkItemTransition, 4) => vec!["work.accept_offer: the losing candidate"],
+        (Category::WorkItemTransition, 10) => {
+            vec!["work.unblock: blocked past its blocked lease → open"]
+        }
+        (Category::WorkItemTransition, 13) => vec![
+            "work.fail: active → failed, reported by the Worker",
+            "work.fail: submitted → failed",
+        ],
+        (Category::WorkItemTransition, 14) => {
+            vec!["work.cancel: submitted → cancelled by Organization policy"]
+        }
+        (Category::WorkItemTransition, 18) => {
+            vec!["Mission termination propagates: active → failed"]
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn transition_rows(category: Category, table: &str, rows: Vec<TransitionRow>) -> Vec<Row> {
     rows.into_iter()
         .map(|(number, from, trigger, to, evidence)| Row {
+            variants: if matches!(evidence, Evidence::Scenarios { .. }) {
+                variants(category, number)
+            } else {
+                Vec::new()
+            },
             id: format!(
                 "{table} row {number}: {} --{}--> {}",
                 from.join("|"),
@@ -729,6 +767,7 @@ impl Matrix {
                 category: Category::Command,
                 subject: Subject::Command(kind.clone()),
                 evidence: kind_evidence(kind, COMMANDS),
+                variants: Vec::new(),
             });
         }
         for kind in &kinds.events {
@@ -737,6 +776,7 @@ impl Matrix {
                 category: Category::Event,
                 subject: Subject::Event(kind.clone()),
                 evidence: kind_evidence(kind, EVENTS),
+                variants: Vec::new(),
             });
         }
         rows.extend(transition_rows(

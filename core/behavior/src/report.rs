@@ -11,6 +11,9 @@
 //!   to one of its `to` states; the negative is refused (for a Command trigger, that same
 //!   Command kind) and left the watched state as it was.
 //!
+//! A row's variants (further `from` states, branches, authorities) must each pass and match it
+//! as a positive (applied) or a negative (refused) does.
+//!
 //! A row whose scenario failed, or whose scenario does not match it, is **failing**; a row
 //! with no scenarios is **not covered**, with the reason.
 
@@ -44,6 +47,8 @@ pub struct RowReport {
     pub status: Status,
     pub positive: Option<String>,
     pub negative: Option<String>,
+    /// Further scenarios the row relies on (see [`Row::variants`]).
+    pub variants: Vec<String>,
     /// Why it is failing or not covered.
     pub detail: Option<String>,
 }
@@ -98,6 +103,7 @@ fn decide(row: &Row, outcomes: &[Outcome]) -> RowReport {
         status: Status::NotCovered,
         positive: None,
         negative: None,
+        variants: row.variants.iter().map(|v| (*v).to_owned()).collect(),
         detail: None,
     };
     let (positive, negative) = match &row.evidence {
@@ -133,79 +139,111 @@ fn find<'a>(outcomes: &'a [Outcome], name: &str, role: &str) -> Result<&'a Outco
     }
 }
 
+fn kind_of(o: &Outcome) -> String {
+    o.act_kind.clone().unwrap_or_else(|| "(time)".to_owned())
+}
+
 fn check(row: &Row, positive: &str, negative: &str, outcomes: &[Outcome]) -> Result<(), String> {
     let pos = find(outcomes, positive, "positive")?;
     let neg = find(outcomes, negative, "negative")?;
-    let kind_of = |o: &Outcome| o.act_kind.clone().unwrap_or_else(|| "(time)".to_owned());
-    if pos.emitted.is_empty()
-        && !matches!(
-            row.subject,
-            Subject::Transition {
-                trigger: Trigger::Time,
-                ..
-            }
-        )
-    {
-        return Err(format!("positive scenario {positive:?} emitted no Event"));
+    applied_matches(row, pos, "positive")?;
+    refused_matches(row, neg, pos, "negative")?;
+    for name in &row.variants {
+        let variant = find(outcomes, name, "variant")?;
+        if variant.refused.is_some() {
+            refused_matches(row, variant, pos, &format!("variant {name:?}"))?;
+        } else {
+            applied_matches(row, variant, &format!("variant {name:?}"))?;
+        }
     }
-    if neg.refused.is_none() {
-        return Err(format!("negative scenario {negative:?} was not refused"));
+    Ok(())
+}
+
+/// The watched aggregate fits the row's table.
+fn watches_row(row: &Row, o: &Outcome, role: &str) -> Result<(), String> {
+    let fits = match row.category {
+        Category::MissionTransition => matches!(o.watch, Some(Watch::Mission(_))),
+        _ => matches!(o.watch, Some(Watch::WorkItem(_) | Watch::Proposal(_))),
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!("the {role} scenario watches {:?}", o.watch))
+    }
+}
+
+fn triggered(trigger: &Trigger, o: &Outcome) -> bool {
+    match trigger {
+        Trigger::Command(kinds) => kinds.iter().any(|k| o.act_kind.as_deref() == Some(*k)),
+        Trigger::Time => o.act_kind.is_none(),
+    }
+}
+
+/// `o` (passed) is evidence that the row applies.
+fn applied_matches(row: &Row, o: &Outcome, role: &str) -> Result<(), String> {
+    let time = matches!(
+        row.subject,
+        Subject::Transition {
+            trigger: Trigger::Time,
+            ..
+        }
+    );
+    if o.refused.is_some() || (o.emitted.is_empty() && !time) {
+        return Err(format!("the {role} scenario applied nothing"));
     }
     match &row.subject {
-        Subject::Command(kind) => {
-            for (o, role) in [(pos, "positive"), (neg, "negative")] {
-                if o.act_kind.as_deref() != Some(kind) {
-                    return Err(format!("the {role} scenario's act is {}", kind_of(o)));
-                }
-            }
+        Subject::Command(kind) if o.act_kind.as_deref() != Some(kind) => {
+            Err(format!("the {role} scenario's act is {}", kind_of(o)))
         }
-        Subject::Event(kind) => {
-            if !pos.emitted.iter().any(|k| k == kind) {
-                return Err(format!("the positive scenario emitted {:?}", pos.emitted));
-            }
-            if neg.act_kind != pos.act_kind {
-                return Err(format!(
-                    "the negative scenario refused {}, the positive applied {}",
-                    kind_of(neg),
-                    kind_of(pos)
-                ));
-            }
+        Subject::Event(kind) if !o.emitted.iter().any(|k| k == kind) => {
+            Err(format!("the {role} scenario emitted {:?}", o.emitted))
         }
         Subject::Transition { from, trigger, to } => {
-            let aggregate_fits = |w: Option<Watch>| match row.category {
-                Category::MissionTransition => matches!(w, Some(Watch::Mission(_))),
-                _ => matches!(w, Some(Watch::WorkItem(_) | Watch::Proposal(_))),
-            };
-            for (o, role) in [(pos, "positive"), (neg, "negative")] {
-                if !aggregate_fits(o.watch) {
-                    return Err(format!("the {role} scenario watches {:?}", o.watch));
-                }
+            watches_row(row, o, role)?;
+            if !triggered(trigger, o) {
+                return Err(format!("the {role} scenario's act is {}", kind_of(o)));
             }
-            let triggered = |o: &Outcome| match trigger {
-                Trigger::Command(kinds) => kinds.iter().any(|k| o.act_kind.as_deref() == Some(*k)),
-                Trigger::Time => o.act_kind.is_none(),
-            };
-            if !triggered(pos) {
-                return Err(format!("the positive scenario's act is {}", kind_of(pos)));
-            }
-            if matches!(trigger, Trigger::Command(_)) && !triggered(neg) {
-                return Err(format!("the negative scenario's act is {}", kind_of(neg)));
-            }
-            let (before, after) = (pos.before.as_deref(), pos.after.as_deref());
+            let (before, after) = (o.before.as_deref(), o.after.as_deref());
             if !before.is_some_and(|s| from.contains(&s)) || !after.is_some_and(|s| to.contains(&s))
             {
                 return Err(format!(
-                    "the positive scenario moved {before:?} → {after:?}, not {} → {}",
+                    "the {role} scenario moved {before:?} → {after:?}, not {} → {}",
                     from.join("|"),
                     to.join("|")
                 ));
             }
-            if neg.before != neg.after {
-                return Err("the negative scenario changed the watched state".into());
-            }
+            Ok(())
         }
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// `o` (passed) is evidence that the row refuses; `positive` is the row's positive outcome.
+fn refused_matches(row: &Row, o: &Outcome, positive: &Outcome, role: &str) -> Result<(), String> {
+    if o.refused.is_none() {
+        return Err(format!("the {role} scenario was not refused"));
+    }
+    match &row.subject {
+        Subject::Command(kind) if o.act_kind.as_deref() != Some(kind) => {
+            Err(format!("the {role} scenario's act is {}", kind_of(o)))
+        }
+        Subject::Event(_) if o.act_kind != positive.act_kind => Err(format!(
+            "the {role} scenario refused {}, the positive applied {}",
+            kind_of(o),
+            kind_of(positive)
+        )),
+        Subject::Transition { trigger, .. } => {
+            watches_row(row, o, role)?;
+            if matches!(trigger, Trigger::Command(_)) && !triggered(trigger, o) {
+                return Err(format!("the {role} scenario's act is {}", kind_of(o)));
+            }
+            if o.before != o.after {
+                return Err(format!("the {role} scenario changed the watched state"));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 impl BehaviorReport {
@@ -268,6 +306,7 @@ impl BehaviorReport {
             if !self.rows.iter().any(|r| {
                 r.positive.as_deref() == Some(&outcome.name)
                     || r.negative.as_deref() == Some(&outcome.name)
+                    || r.variants.contains(&outcome.name)
             }) {
                 lines.push(format!(
                     "FAIL [behavior] scenario {:?}: {}",
@@ -292,7 +331,7 @@ impl BehaviorReport {
 
     /// The machine-readable matrix:
     /// `{"covered", "failing", "notCovered", "total", "ok", "summary", "problems", "rows": [{"id",
-    /// "category", "status", "positive"?, "negative"?, "detail"?}], "scenarios": [{"name",
+    /// "category", "status", "positive"?, "negative"?, "variants"?, "detail"?}], "scenarios": [{"name",
     /// "passed", "act"?, "emitted", "refused"?, "before"?, "after"?, "eventsVerified",
     /// "failure"?}]}`.
     pub fn to_value(&self) -> Value {
@@ -317,6 +356,12 @@ impl BehaviorReport {
                 row.insert("id", s(&r.id));
                 row.insert("category", s(r.category.as_str()));
                 row.insert("status", s(r.status.as_str()));
+                if !r.variants.is_empty() {
+                    row.insert(
+                        "variants",
+                        Value::Array(r.variants.iter().map(|v| s(v)).collect()),
+                    );
+                }
                 for (name, value) in [
                     ("positive", &r.positive),
                     ("negative", &r.negative),

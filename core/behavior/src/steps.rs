@@ -238,6 +238,14 @@ pub fn verified(item: &'static str) -> Vec<Step> {
     steps
 }
 
+/// The Coordinator renews its lease for an hour, so it outlives a lapse of the Worker's leases.
+pub fn coordinator_for_an_hour() -> Vec<Step> {
+    vec![step(coordinator(
+        "mission.renew_coordinator",
+        r#"{"leaseSeconds": 3600}"#,
+    ))]
+}
+
 /// Time passes.
 pub fn elapse(ms: u64) -> Vec<Step> {
     vec![Step::Elapse(ms)]

@@ -191,3 +191,31 @@ fn a_row_naming_a_missing_scenario_is_failing_not_uncovered() {
     assert!(!report.ok());
     assert!(report.lines()[0].starts_with("FAIL [behavior] matrix: two scenarios"));
 }
+
+#[test]
+fn a_variant_that_does_not_match_its_row_fails_the_row() {
+    let name = "work.fail: submitted → failed";
+    let cancel = Scenario::new(name)
+        .given(steps::submitted(W1))
+        .when(steps::by(
+            missionweaveprotocol_behavior::world::OWNER,
+            "work.cancel",
+            "",
+            format!(r#"{{"workItemId":"{W1}","reason":"no"}}"#),
+        ))
+        .watch(Watch::WorkItem(W1))
+        .emits(&["work.cancelled"])
+        .moves("submitted", "cancelled");
+    let report = with_replaced(name, cancel);
+    assert!(report.scenarios.iter().all(|s| s.passed));
+    let (status, detail) = status(
+        &report,
+        "work item §10.2 row 13: open|offered|queued|active|blocked|submitted --work.fail--> failed",
+    );
+    assert_eq!(status, Status::Failing);
+    assert!(
+        detail.contains("variant") && detail.contains("work.cancel"),
+        "{detail}"
+    );
+    assert_eq!(report.failing(), 1);
+}

@@ -3,6 +3,7 @@
 mod artifact;
 mod membership;
 mod mission;
+mod variants;
 mod work;
 
 use crate::scenario::Scenario;
@@ -13,5 +14,6 @@ pub fn all() -> Vec<Scenario> {
     all.extend(membership::scenarios());
     all.extend(work::scenarios());
     all.extend(artifact::scenarios());
+    all.extend(variants::scenarios());
     all
 }
