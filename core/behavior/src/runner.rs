@@ -61,9 +61,7 @@ pub fn run_scenario(scenario: &Scenario) -> Outcome {
 
 fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
     let world = World::setup(scenario.start)?;
-    if scenario.start == crate::world::Start::ActiveMission {
-        outcome.events_verified += 1;
-    }
+    outcome.events_verified += world.setup_events();
     for (i, step) in scenario.given.iter().enumerate() {
         match step {
             Step::Perform(build) => {
@@ -82,11 +80,14 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
         .as_ref()
         .ok_or("the scenario expects nothing")?;
     outcome.before = scenario.watch.map(|w| observe(&world, w)).transpose()?;
-    let heads = world.heads()?;
+    let mut group = None;
+    let mut heads = world.heads(None)?;
     match act {
         Act::Perform(build) => {
             let command = build(&world).map_err(|e| format!("act: {e}"))?;
             outcome.act_kind = Some(command.kind().to_owned());
+            group = command.group_id().map(str::to_owned);
+            heads = world.heads(group.as_deref())?;
             let result = world.perform(&command);
             match (expect, result) {
                 (Expect::Events(kinds), Ok(performed)) => {
@@ -139,8 +140,18 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
             world.elapse(*ms);
         }
     }
-    if !matches!(expect, Expect::Events(_)) && world.heads()? != heads {
-        return Err("the act appended Events (a Group head moved)".into());
+    let after: Vec<u64> = world.heads(group.as_deref())?;
+    // Heads never move back; the act appends exactly the Events it returned (none if refused).
+    let appended: Option<u64> = after
+        .iter()
+        .zip(&heads)
+        .map(|(a, b)| a.checked_sub(*b))
+        .sum();
+    let expected = outcome.emitted.len() as u64;
+    if appended != Some(expected) {
+        return Err(format!(
+            "the act appended {appended:?} Events, expected {expected} (Group heads {heads:?} → {after:?})"
+        ));
     }
     outcome.after = scenario.watch.map(|w| observe(&world, w)).transpose()?;
     if let Some((from, to)) = scenario.states {

@@ -67,6 +67,7 @@ pub struct World {
     engine: BehaviorEngine,
     next_action: Cell<u64>,
     now: Cell<UnixMillis>,
+    setup_events: usize,
 }
 
 impl World {
@@ -114,12 +115,13 @@ impl World {
             ),
             SequentialEventIds::new("urn:missionweaveprotocol:event:behavior-"),
         );
-        let world = World {
+        let mut world = World {
             keys,
             registry: Arc::new(registry),
             engine,
             next_action: Cell::new(1),
             now: Cell::new(START),
+            setup_events: 0,
         };
         // Session opening (§6.3, `identity.session_open`) belongs here, before any Agent
         // Command, once the engine implements it.
@@ -130,9 +132,17 @@ impl World {
                 "",
                 &payloads::create_mission(MISSION, ""),
             )?;
-            world.apply(&create).map_err(|e| format!("setup: {e}"))?;
+            world.setup_events += world
+                .apply(&create)
+                .map_err(|e| format!("setup: {e}"))?
+                .len();
         }
         Ok(world)
+    }
+
+    /// How many Events the setup appended (each verified).
+    pub fn setup_events(&self) -> usize {
+        self.setup_events
     }
 
     pub fn engine(&self) -> &BehaviorEngine {
@@ -153,10 +163,12 @@ impl World {
         self.now.set(self.now.get().saturating_add_ms(ms));
     }
 
-    /// The last sequence of each Group in [`GROUPS`].
-    pub fn heads(&self) -> Result<Vec<u64>, String> {
+    /// The last sequence of each Group in [`GROUPS`] and of `also` (the act's Group).
+    pub fn heads(&self, also: Option<&str>) -> Result<Vec<u64>, String> {
         GROUPS
             .iter()
+            .copied()
+            .chain(also.filter(|g| !GROUPS.contains(g)))
             .map(|g| {
                 self.engine
                     .store()
