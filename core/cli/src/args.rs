@@ -48,9 +48,11 @@ pub fn help_text() -> String {
 Runs the MissionWeaveProtocol conformance bundles (§22): the structural vectors, the
 cryptography evaluations and the admission evaluations. By default it uses the bundle
 embedded at build time, so it works from any directory; that bundle is protocol commit
-{SOURCE_COMMIT}. `--bundle behavior` instead runs the engine's evidence matrix: every
-Command kind, Event kind, Mission row (§7.1) and WorkItem row (§10.2) with a positive and a
-negative scenario executed in process against the authoritative engine.
+{SOURCE_COMMIT}.
+
+`--bundle behavior` instead runs the engine's evidence matrix: every Command kind, Event
+kind, Mission row (§7.1) and WorkItem row (§10.2) with a positive and a negative scenario
+executed in process against the authoritative engine.
 
 {USAGE}
        {NAME} --help | --version
