@@ -700,25 +700,46 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
         (Category::MissionTransition, 8) => {
             vec!["mission.terminate: awaiting_approval → failed by Organization policy"]
         }
-        (Category::WorkItemTransition, 2) => vec!["work.authorize: an open Work Proposal → open"],
+        (Category::WorkItemTransition, 1) => {
+            vec!["work.propose: the Mission is approved (terminal)"]
+        }
+        (Category::WorkItemTransition, 2) => vec![
+            "work.authorize: an open Work Proposal → open",
+            "work.authorize: the Mission is approved (terminal)",
+        ],
         (Category::WorkItemTransition, 3) => vec![
             "work.offer: failed → offered",
             "work.offer: queued, the owner's lease lapsed → offered",
+            "work.offer: active, the owner's Execution Lease lapsed → offered",
+            "work.offer: blocked, the blocked lease is live",
         ],
         (Category::WorkItemTransition, 4) => vec!["work.accept_offer: the losing candidate"],
+        (Category::WorkItemTransition, 7) => vec!["work.start: a stale expectedRevision"],
+        (Category::WorkItemTransition, 8) => {
+            vec!["work.checkpoint: a queued WorkItem is not executing"]
+        }
         (Category::WorkItemTransition, 10) => {
             vec!["work.unblock: blocked past its blocked lease → open"]
+        }
+        (Category::WorkItemTransition, 11) => vec![
+            "work.submit: after the Execution Lease lapsed",
+            "work.submit: Evidence about another WorkItem",
+        ],
+        (Category::WorkItemTransition, 12) => {
+            vec!["work.accept_result: a stale Coordinator Epoch is fenced"]
         }
         (Category::WorkItemTransition, 13) => vec![
             "work.fail: active → failed, reported by the Worker",
             "work.fail: submitted → failed",
+            "work.fail: no failure Evidence",
         ],
         (Category::WorkItemTransition, 14) => {
             vec!["work.cancel: submitted → cancelled by Organization policy"]
         }
-        (Category::WorkItemTransition, 18) => {
-            vec!["Mission termination propagates: active → failed"]
-        }
+        (Category::WorkItemTransition, 18) => vec![
+            "Mission termination propagates: active → failed",
+            "Mission termination by Organization policy propagates: submitted → failed",
+        ],
         _ => Vec::new(),
     }
 }

@@ -5,9 +5,9 @@
 
 use missionweaveprotocol::WireCode;
 
-use crate::payloads::{self, PROPOSAL, W1};
+use crate::payloads::{self, PROPOSAL, W1, W2};
 use crate::scenario::{Scenario, Step, Watch};
-use crate::steps::{self, Lease, by, coordinator, worker};
+use crate::steps::{self, Lease, by, coordinator, coordinator_at, worker};
 use crate::world::{COORDINATOR, MISSION, SERVICE, WORKER, World};
 
 const REASON: &str = r#"{"reason": "The quarter was restated"}"#;
@@ -145,6 +145,119 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(w1)
             .emits(&["work.cancelled"])
             .moves("submitted", "cancelled"),
+        Scenario::new("work.propose: the Mission is approved (terminal)")
+            .given(steps::approved())
+            .when(by(
+                WORKER,
+                "work.propose",
+                "",
+                format!(
+                    r#"{{"proposalId":"{PROPOSAL}","contract":{}}}"#,
+                    payloads::contract(&[])
+                ),
+            ))
+            .watch(Watch::Proposal(PROPOSAL))
+            .refused(WireCode::InvalidStateTransition)
+            .moves("none", "none"),
+        Scenario::new("work.authorize: the Mission is approved (terminal)")
+            .given(steps::approved())
+            .when(coordinator("work.authorize", payloads::authorize(W1, &[])))
+            .watch(w1)
+            .refused(WireCode::InvalidStateTransition)
+            .moves("none", "none"),
+        Scenario::new("work.offer: active, the owner's Execution Lease lapsed → offered")
+            .given(steps::active(W1))
+            .given(steps::coordinator_for_an_hour())
+            .given(steps::elapse(LAPSED_MS))
+            .when(coordinator("work.offer", payloads::offer(W1, "r2")))
+            .watch(w1)
+            .emits(&["work.offer.created"])
+            .moves("active", "offered"),
+        Scenario::new("work.offer: blocked, the blocked lease is live")
+            .given(steps::blocked(W1))
+            .when(coordinator("work.offer", payloads::offer(W1, "r2")))
+            .watch(w1)
+            .refused(WireCode::InvalidStateTransition)
+            .moves("blocked", "blocked"),
+        Scenario::new("work.start: a stale expectedRevision")
+            .given(steps::queued(W1))
+            .when(Box::new(|w: &World| {
+                let (epoch, lease) = steps::claim(w, W1, Lease::Ownership)?;
+                w.command(
+                    "work.start",
+                    WORKER,
+                    r#""expectedRevision": 1"#,
+                    &format!(
+                        r#"{{"workItemId":"{W1}","ownershipEpoch":{epoch},"leaseId":"{lease}"}}"#
+                    ),
+                )
+            }))
+            .watch(w1)
+            .refused(WireCode::RevisionConflict)
+            .moves("queued", "queued"),
+        Scenario::new("work.checkpoint: a queued WorkItem is not executing")
+            .given(steps::queued(W1))
+            .when(worker(
+                "work.checkpoint",
+                W1,
+                Lease::Ownership,
+                0,
+                payloads::CHECKPOINT,
+            ))
+            .watch(w1)
+            .refused(WireCode::InvalidStateTransition)
+            .moves("queued", "queued"),
+        Scenario::new("work.submit: after the Execution Lease lapsed")
+            .given(steps::active(W1))
+            .given(steps::coordinator_for_an_hour())
+            .given(steps::elapse(LAPSED_MS))
+            .when(worker(
+                "work.submit",
+                W1,
+                Lease::Execution,
+                0,
+                payloads::submit_members(W1),
+            ))
+            .watch(w1)
+            .refused(WireCode::WorkLeaseExpired)
+            .moves("active", "active"),
+        Scenario::new("work.submit: Evidence about another WorkItem")
+            .given(steps::active(W1))
+            .when(worker(
+                "work.submit",
+                W1,
+                Lease::Execution,
+                0,
+                payloads::submit_members(W2),
+            ))
+            .watch(w1)
+            .refused(WireCode::InvalidCommand)
+            .moves("active", "active"),
+        Scenario::new("work.accept_result: a stale Coordinator Epoch is fenced")
+            .given(steps::submitted(W1))
+            .when(coordinator_at(
+                2,
+                "work.accept_result",
+                payloads::accept_result(W1),
+            ))
+            .watch(w1)
+            .refused(WireCode::AuthStaleCoordinator)
+            .moves("submitted", "submitted"),
+        Scenario::new("work.fail: no failure Evidence")
+            .given(steps::active(W1))
+            .when(coordinator(
+                "work.fail",
+                format!(r#"{{"workItemId":"{W1}","reason":"x","evidenceIds":[]}}"#),
+            ))
+            .watch(w1)
+            .refused(WireCode::InvalidCommand)
+            .moves("active", "active"),
+        Scenario::new("Mission termination by Organization policy propagates: submitted → failed")
+            .given(steps::submitted(W1))
+            .when(by(SERVICE, "mission.terminate", "", REASON))
+            .watch(w1)
+            .emits(&["mission.terminated", "work.failed"])
+            .moves("submitted", "failed"),
         Scenario::new("Mission termination propagates: active → failed")
             .given(steps::active(W1))
             .when(coordinator("mission.terminate", REASON))
