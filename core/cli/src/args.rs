@@ -10,7 +10,7 @@ use missionweaveprotocol::conformance::BundleKind;
 pub(crate) const NAME: &str = "missionweaveprotocol-conformance";
 
 /// The one-line synopsis printed after a usage error.
-pub const USAGE: &str = "usage: missionweaveprotocol-conformance [--root DIR] [--bundle structural|cryptography|admission|all] [--json]";
+pub const USAGE: &str = "usage: missionweaveprotocol-conformance [--root DIR] [--bundle structural|cryptography|admission|all|behavior] [--json]";
 
 /// What the arguments ask for.
 #[derive(Debug)]
@@ -26,6 +26,8 @@ pub(crate) struct Options {
     /// A bundle root directory instead of the embedded bundle.
     pub root: Option<PathBuf>,
     pub bundles: Vec<BundleKind>,
+    /// `--bundle behavior`: the engine's evidence matrix instead of the protocol bundles.
+    pub behavior: bool,
     pub json: bool,
 }
 
@@ -48,6 +50,10 @@ cryptography evaluations and the admission evaluations. By default it uses the b
 embedded at build time, so it works from any directory; that bundle is protocol commit
 {SOURCE_COMMIT}.
 
+`--bundle behavior` instead runs the engine's evidence matrix: every Command kind, Event
+kind, Mission row (§7.1) and WorkItem row (§10.2) with a positive and a negative scenario
+executed in process against the authoritative engine.
+
 {USAGE}
        {NAME} --help | --version
 
@@ -55,7 +61,11 @@ Options:
   --root DIR       Read the bundle from the directory DIR (a protocol checkout holding
                    schemas/, conformance/, cryptography/ and admission/) instead of the
                    embedded bundle.
-  --bundle NAME    Run one bundle: structural, cryptography, admission, or all (default: all).
+  --bundle NAME    Run one bundle: structural, cryptography, admission, or all (default: all);
+                   or behavior: the evidence matrix, reported as `N/M rows with positive and
+                   negative evidence`, one `FAIL [behavior] row: reason` line per failing row
+                   and one `NOT COVERED [behavior] row: reason` line per row without scenarios
+                   (it reads no bundle root; --json gives every row and scenario).
   --json           Print the report as one line of RFC 8785 JSON:
                    {{\"bundles\":{{\"structural\":{{\"facts\":{{…}},\"failures\":[…],\"ok\":…,
                    \"passed\":…,\"total\":…}},…}},\"ok\":…}}
@@ -68,8 +78,9 @@ integrity problem, then one `passed/total` line per bundle. If standard output i
 early (`| head -1`), output stops quietly and the exit status is still the verdict.
 
 Exit status:
-  0  every selected evaluation passed
-  1  some evaluation failed (a wrong verdict, stage or code, or a bundle integrity problem)
+  0  every selected evaluation passed (behavior: no row failing; rows not covered are listed)
+  1  some evaluation failed (a wrong verdict, stage or code, or a bundle integrity problem;
+     behavior: a scenario failed or does not match its row)
   2  usage error (unknown option, missing value, unknown bundle name)
   3  a selected bundle is missing or empty: DIR is not a directory, the bundle's manifest
      is absent, or no evaluation could run from it (an empty manifest, no schemas)
@@ -89,6 +100,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     let mut options = Options {
         root: None,
         bundles: BundleKind::ALL.to_vec(),
+        behavior: false,
         json: false,
     };
     let mut args = args.into_iter();
@@ -114,7 +126,10 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
             "--root" => options.root = Some(PathBuf::from(value("--root")?)),
             "--bundle" => {
                 let name = value("--bundle")?;
-                options.bundles = if name == "all" {
+                options.behavior = name == "behavior";
+                options.bundles = if options.behavior {
+                    Vec::new()
+                } else if name == "all" {
                     BundleKind::ALL.to_vec()
                 } else {
                     vec![
@@ -160,6 +175,15 @@ mod tests {
         assert_eq!(options.root, Some(PathBuf::from("/y")));
         assert_eq!(options.bundles, BundleKind::ALL);
         assert!(matches!(parse_strs(&["-V"]), Ok(Command::Version)));
+        let Command::Run(options) = parse_strs(&["--bundle", "behavior"]).unwrap() else {
+            panic!("not a run");
+        };
+        assert!(options.behavior && options.bundles.is_empty());
+        let Command::Run(options) = parse_strs(&["--bundle=behavior", "--bundle=all"]).unwrap()
+        else {
+            panic!("not a run");
+        };
+        assert!(!options.behavior && options.bundles == BundleKind::ALL);
         assert!(matches!(
             parse_strs(&["--bundle", "nope", "--help"]),
             Err(message) if message == "unknown bundle \"nope\""

@@ -2,9 +2,11 @@
 //!
 //! The binary and the Python console script both call [`main_with_args`], so the options, the
 //! output and the exit codes ([`Exit`]) have one implementation. The bundle runners themselves
-//! are `missionweaveprotocol::conformance` (§22).
+//! are `missionweaveprotocol::conformance` (§22); `--bundle behavior` runs the engine's evidence
+//! matrix (`missionweaveprotocol_behavior`).
 
 mod args;
+mod behavior;
 mod cli_error;
 mod directory;
 mod output;

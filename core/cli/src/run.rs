@@ -64,6 +64,9 @@ fn write_error(stderr: &mut dyn Write, error: &CliError) -> std::io::Result<()> 
 }
 
 fn run(options: &Options, out: &mut Output<'_>) -> Result<Exit, CliError> {
+    if options.behavior {
+        return crate::behavior::run(options.json, out);
+    }
     let directory;
     let source: &dyn BundleSource = match &options.root {
         Some(root) => {

@@ -175,6 +175,7 @@ fn help_lists_every_option_and_exit_status() {
             "--root DIR",
             "--bundle NAME",
             "structural, cryptography, admission, or all",
+            "or behavior",
             "--json",
             "--version",
             "0  every selected evaluation passed",

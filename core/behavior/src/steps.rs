@@ -1,0 +1,252 @@
+//! Command builders and setup steps of the DSL. A builder is evaluated when the step runs, so
+//! Worker Commands cite the WorkItem's Ownership Epoch and lease as stored at that moment.
+
+use missionweaveprotocol::json;
+use missionweaveprotocol_authority::store::{AggregateKey, Store};
+use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
+
+use crate::payloads::{self, W1};
+use crate::scenario::{Build, Step};
+use crate::world::{COORDINATOR, FOLLOW_UP_GROUP, OWNER, World};
+
+/// `kind` by `actor` with envelope members `extra` and `payload`.
+pub fn by(
+    actor: &'static str,
+    kind: &'static str,
+    extra: &str,
+    payload: impl Into<String>,
+) -> Build {
+    let (extra, payload) = (extra.to_owned(), payload.into());
+    Box::new(move |w: &World| w.command(kind, actor, &extra, &payload))
+}
+
+/// `kind` by the Coordinator at Coordinator Epoch 1 (the current one).
+pub fn coordinator(kind: &'static str, payload: impl Into<String>) -> Build {
+    coordinator_at(1, kind, payload)
+}
+
+/// `kind` by the Coordinator presenting Coordinator Epoch `epoch`.
+pub fn coordinator_at(epoch: u64, kind: &'static str, payload: impl Into<String>) -> Build {
+    by(
+        COORDINATOR,
+        kind,
+        &format!(r#""coordinatorEpoch": {epoch}"#),
+        payload,
+    )
+}
+
+/// `mission.create_follow_up` of the Mission by `actor`, in its own new Group.
+pub fn follow_up(actor: &'static str) -> Build {
+    Box::new(move |w: &World| {
+        w.command_in(
+            FOLLOW_UP_GROUP,
+            "mission.create_follow_up",
+            actor,
+            "",
+            &payloads::follow_up(crate::world::FOLLOW_UP),
+        )
+    })
+}
+
+/// Which lease a Worker Command cites (§11.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lease {
+    /// The ownership (or blocked) lease: `work.start`.
+    Ownership,
+    /// The Execution Lease: renewal, checkpoint, block, submit, Worker-reported fail.
+    Execution,
+}
+
+/// The stored WorkItem `item`.
+pub fn work_item(w: &World, item: &str) -> Result<Option<WorkItem>, String> {
+    let stored = w
+        .engine()
+        .store()
+        .aggregate(&AggregateKey::new(AGGREGATE_KIND, item))
+        .map_err(|e| format!("reading {item}: {e}"))?;
+    stored
+        .map(|a| WorkItem::from_json(&a.value).map_err(|e| format!("stored {item}: {e}")))
+        .transpose()
+}
+
+/// The owner's Ownership Epoch and the ID of the `lease` it holds on `item`.
+pub fn claim(w: &World, item: &str, lease: Lease) -> Result<(u64, String), String> {
+    let stored = work_item(w, item)?.ok_or_else(|| format!("{item} does not exist"))?;
+    let epoch = stored
+        .owner
+        .as_ref()
+        .map(|o| o.ownership_epoch)
+        .ok_or_else(|| format!("{item} has no owner"))?;
+    let held = match lease {
+        Lease::Ownership => stored.ownership_lease.as_ref(),
+        Lease::Execution => stored.execution_lease.as_ref(),
+    };
+    let lease = held.ok_or_else(|| format!("{item} holds no {lease:?} lease"))?;
+    Ok((epoch, lease.lease_id().to_owned()))
+}
+
+/// A Worker Command on `item` citing its current claim (Ownership Epoch + `epoch_shift`, and
+/// the `lease` it holds), with further payload `members` (JSON members text, may be empty).
+pub fn worker(
+    kind: &'static str,
+    item: &'static str,
+    lease: Lease,
+    epoch_shift: i64,
+    members: impl Into<String>,
+) -> Build {
+    let members = members.into();
+    Box::new(move |w: &World| {
+        let (epoch, lease_id) = claim(w, item, lease)?;
+        let epoch = epoch
+            .checked_add_signed(epoch_shift)
+            .ok_or("epoch out of range")?;
+        let members = if members.is_empty() {
+            String::new()
+        } else {
+            format!(",{members}")
+        };
+        w.command(
+            kind,
+            crate::world::WORKER,
+            "",
+            &format!(
+                r#"{{"workItemId":"{item}","ownershipEpoch":{epoch},"leaseId":"{lease_id}"{members}}}"#
+            ),
+        )
+    })
+}
+
+/// `artifact.publish` by `actor` of the manifest produced by `producer` (signed with the
+/// producer's key), citing `W1`'s Execution Lease.
+pub fn publish(actor: &'static str, producer: &'static str) -> Build {
+    Box::new(move |w: &World| {
+        let created = w.now().to_rfc3339().ok_or("clock out of range")?;
+        let unsigned = json::parse(payloads::manifest(producer, &created).as_bytes())
+            .map_err(|e| format!("manifest JSON: {e}"))?;
+        let signed = w.sign_artifact(&unsigned, producer)?;
+        let text = json::canonical_bytes(&signed)
+            .map_err(|e| format!("manifest JCS: {e}"))
+            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))?;
+        let (epoch, lease) = claim(w, W1, Lease::Execution)?;
+        w.command(
+            "artifact.publish",
+            actor,
+            "",
+            &format!(r#"{{"manifest":{text},"ownershipEpoch":{epoch},"leaseId":"{lease}"}}"#),
+        )
+    })
+}
+
+fn step(build: Build) -> Step {
+    Step::Perform(build)
+}
+
+// ---- Setup steps: the Mission ----------------------------------------------------------------
+
+/// The Mission submitted for approval (Mission revision 2).
+pub fn awaiting() -> Vec<Step> {
+    vec![step(coordinator(
+        "mission.submit_for_approval",
+        payloads::submission(),
+    ))]
+}
+
+/// The Mission approved (terminal).
+pub fn approved() -> Vec<Step> {
+    let mut steps = awaiting();
+    steps.push(step(by(
+        OWNER,
+        "mission.approve",
+        "",
+        payloads::approval(2),
+    )));
+    steps
+}
+
+// ---- Setup steps: a WorkItem ---------------------------------------------------------------
+
+/// `item` authorized: `open`.
+pub fn authorized(item: &'static str) -> Vec<Step> {
+    vec![step(coordinator(
+        "work.authorize",
+        payloads::authorize(item, &[]),
+    ))]
+}
+
+/// … offered to the Worker: `offered`.
+pub fn offered(item: &'static str) -> Vec<Step> {
+    let mut steps = authorized(item);
+    steps.push(step(coordinator("work.offer", payloads::offer(item, "r1"))));
+    steps
+}
+
+/// … accepted: `queued`, owned by the Worker at Ownership Epoch 1.
+pub fn queued(item: &'static str) -> Vec<Step> {
+    let mut steps = offered(item);
+    steps.push(step(by(
+        crate::world::WORKER,
+        "work.accept_offer",
+        "",
+        payloads::accept_offer(item),
+    )));
+    steps
+}
+
+/// … started: `active`, with an Execution Lease.
+pub fn active(item: &'static str) -> Vec<Step> {
+    let mut steps = queued(item);
+    steps.push(step(worker("work.start", item, Lease::Ownership, 0, "")));
+    steps
+}
+
+/// … blocked: `blocked`, with a live blocked lease.
+pub fn blocked(item: &'static str) -> Vec<Step> {
+    let mut steps = active(item);
+    steps.push(step(worker(
+        "work.block",
+        item,
+        Lease::Execution,
+        0,
+        format!(
+            r#""reason":"needs the bank statement",{}"#,
+            payloads::CHECKPOINT
+        ),
+    )));
+    steps
+}
+
+/// … submitted: `submitted`.
+pub fn submitted(item: &'static str) -> Vec<Step> {
+    let mut steps = active(item);
+    steps.push(step(worker(
+        "work.submit",
+        item,
+        Lease::Execution,
+        0,
+        payloads::submit_members(item),
+    )));
+    steps
+}
+
+/// … accepted: `verified` (terminal for this revision).
+pub fn verified(item: &'static str) -> Vec<Step> {
+    let mut steps = submitted(item);
+    steps.push(step(coordinator(
+        "work.accept_result",
+        payloads::accept_result(item),
+    )));
+    steps
+}
+
+/// The Coordinator renews its lease for an hour, so it outlives a lapse of the Worker's leases.
+pub fn coordinator_for_an_hour() -> Vec<Step> {
+    vec![step(coordinator(
+        "mission.renew_coordinator",
+        r#"{"leaseSeconds": 3600}"#,
+    ))]
+}
+
+/// Time passes.
+pub fn elapse(ms: u64) -> Vec<Step> {
+    vec![Step::Elapse(ms)]
+}

@@ -1,0 +1,321 @@
+//! The world a scenario runs in: an Organization Registry with test keys, the Group Authority's
+//! key, the real engine over an `InMemoryStore`, a clock, and signed Commands passed through
+//! `CommandIngress` (§6.4 six stages, §15.1 freshness) before the engine sees them.
+//!
+//! [`World::setup`] is the ONE place that builds a world: keys, Registry, engine, (later)
+//! Sessions, and the Mission most scenarios start from. When Session Epoch fencing lands
+//! (`ext.missionweaveprotocol.identity.session_open`, §6.3), the session-open step goes there.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use missionweaveprotocol::crypto::SigningKey;
+use missionweaveprotocol::json::{self, Value};
+use missionweaveprotocol::registry::RegistryBuilder;
+use missionweaveprotocol::schema::SchemaCatalog;
+use missionweaveprotocol::{
+    DescribeError, KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec,
+    SignedDocumentKind,
+};
+use missionweaveprotocol_authority::engine::{Engine, EngineError, Performed};
+use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_authority::ingress::{
+    AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
+};
+use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
+use missionweaveprotocol_authority::unix_millis::UnixMillis;
+
+use crate::payloads;
+
+pub const ORG: &str = "urn:missionweaveprotocol:organization:behavior";
+pub const OWNER: &str = "urn:missionweaveprotocol:human:alice";
+pub const OTHER_HUMAN: &str = "urn:missionweaveprotocol:human:bob";
+pub const COORDINATOR: &str = "urn:missionweaveprotocol:agent:planner";
+pub const WORKER: &str = "urn:missionweaveprotocol:agent:worker";
+pub const SERVICE: &str = "urn:missionweaveprotocol:service:control-plane";
+pub const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
+pub const GROUP: &str = "urn:missionweaveprotocol:group:finance";
+pub const MISSION: &str = "urn:missionweaveprotocol:mission:close-books";
+pub const FOLLOW_UP_GROUP: &str = "urn:missionweaveprotocol:group:finance-fix";
+pub const FOLLOW_UP: &str = "urn:missionweaveprotocol:mission:close-books-fix";
+/// Every Group a scenario may touch: a refusal must leave all their heads unchanged.
+pub const GROUPS: [&str; 2] = [GROUP, FOLLOW_UP_GROUP];
+/// 2026-07-15T09:30:00Z, the clock at the start of every scenario.
+pub const START: UnixMillis = UnixMillis(1_784_107_800_000);
+/// The Session Epoch Agents present (§6.3). Until `identity.session_open` exists the engine
+/// trusts it; then [`World::setup`] opens the Sessions and this becomes what it returned.
+pub const SESSION_EPOCH: u64 = 1;
+
+/// The engine every scenario drives: the real one, over the in-memory store.
+pub type BehaviorEngine = Engine<InMemoryStore, SigningKey, SequentialEventIds>;
+
+/// Where a scenario starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Keys and an empty engine: nothing exists yet (creation rows).
+    Empty,
+    /// As `Empty`, then `mission.create` applied: `MISSION` is `active` in `GROUP`, Coordinator
+    /// `COORDINATOR` at Coordinator Epoch 1, MissionOwner `OWNER`.
+    ActiveMission,
+}
+
+/// A scenario's world. Not shared between scenarios: each one starts from [`World::setup`].
+#[derive(Debug)]
+pub struct World {
+    keys: Vec<(Principal, SigningKey)>,
+    registry: Arc<KeyRegistrySnapshot>,
+    engine: BehaviorEngine,
+    next_action: Cell<u64>,
+    now: Cell<UnixMillis>,
+    setup_events: usize,
+}
+
+impl World {
+    /// The one world setup: Registry with two humans, two Agents, a control-plane service and
+    /// the Group Authority; the engine signing Events as that Authority; then, for
+    /// [`Start::ActiveMission`], the root Mission (its Events verified like every other).
+    pub fn setup(start: Start) -> Result<World, String> {
+        let principals = [
+            (PrincipalType::Human, OWNER, 41u8),
+            (PrincipalType::Human, OTHER_HUMAN, 42),
+            (PrincipalType::Agent, COORDINATOR, 43),
+            (PrincipalType::Agent, WORKER, 44),
+            (PrincipalType::Service, SERVICE, 45),
+            (PrincipalType::Service, AUTHORITY, 46),
+        ];
+        let mut builder = RegistryBuilder::new(ORG);
+        let mut keys = Vec::new();
+        for (kind, id, seed) in principals {
+            let key = SigningKey::from_seed(
+                format!("urn:missionweaveprotocol:key:behavior-{seed}"),
+                &[seed; 32],
+            );
+            let principal = Principal::new(kind, id);
+            builder
+                .add_key(
+                    key.key_id(),
+                    principal.clone(),
+                    &key.public_key_bytes(),
+                    "2026-01-01T00:00:00Z",
+                )
+                .map_err(|e| format!("registry: {e}"))?;
+            keys.push((principal, key));
+        }
+        let (_, registry) = builder.build().map_err(|e| format!("registry: {e}"))?;
+        let authority_key = keys
+            .iter()
+            .find(|(p, _)| p.id == AUTHORITY)
+            .map(|(_, k)| k.clone())
+            .ok_or("no Group Authority key")?;
+        let engine = Engine::new(
+            InMemoryStore::new(),
+            EventIssuer::new(
+                Principal::new(PrincipalType::Service, AUTHORITY),
+                authority_key,
+            ),
+            SequentialEventIds::new("urn:missionweaveprotocol:event:behavior-"),
+        );
+        let mut world = World {
+            keys,
+            registry: Arc::new(registry),
+            engine,
+            next_action: Cell::new(1),
+            now: Cell::new(START),
+            setup_events: 0,
+        };
+        // Session opening (§6.3, `identity.session_open`) belongs here, before any Agent
+        // Command, once the engine implements it.
+        if start == Start::ActiveMission {
+            let create = world.command(
+                "mission.create",
+                OWNER,
+                "",
+                &payloads::create_mission(MISSION, ""),
+            )?;
+            world.setup_events += world
+                .apply(&create)
+                .map_err(|e| format!("setup: {e}"))?
+                .len();
+        }
+        Ok(world)
+    }
+
+    /// How many Events the setup appended (each verified).
+    pub fn setup_events(&self) -> usize {
+        self.setup_events
+    }
+
+    pub fn engine(&self) -> &BehaviorEngine {
+        &self.engine
+    }
+
+    pub fn registry(&self) -> &Arc<KeyRegistrySnapshot> {
+        &self.registry
+    }
+
+    /// The scenario clock.
+    pub fn now(&self) -> UnixMillis {
+        self.now.get()
+    }
+
+    /// Lets `ms` milliseconds pass.
+    pub fn elapse(&self, ms: u64) {
+        self.now.set(self.now.get().saturating_add_ms(ms));
+    }
+
+    /// The last sequence of each Group in [`GROUPS`] and of `also` (the act's Group).
+    pub fn heads(&self, also: Option<&str>) -> Result<Vec<u64>, String> {
+        GROUPS
+            .iter()
+            .copied()
+            .chain(also.filter(|g| !GROUPS.contains(g)))
+            .map(|g| {
+                self.engine
+                    .store()
+                    .head(g)
+                    .map(|h| h.last_sequence())
+                    .map_err(|e| format!("head of {g}: {e}"))
+            })
+            .collect()
+    }
+
+    /// `kind` by `actor` in `GROUP`, issued now, signed and passed through ingress.
+    /// `extra`: further envelope members (JSON members text, may be empty).
+    pub fn command(
+        &self,
+        kind: &str,
+        actor: &str,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        self.command_in(GROUP, kind, actor, extra, payload)
+    }
+
+    /// As [`command`](Self::command), addressed to `group`. Agents carry their Session and
+    /// Membership Epochs, humans a Membership Epoch except for the creation kinds (§15.1,
+    /// `command.schema.json` conditionals).
+    pub fn command_in(
+        &self,
+        group: &str,
+        kind: &str,
+        actor: &str,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        let (principal, key) = self
+            .keys
+            .iter()
+            .find(|(p, _)| p.id == actor)
+            .ok_or_else(|| format!("no key for {actor}"))?;
+        let creation = kind == "mission.create" || kind == "mission.create_follow_up";
+        let epochs = match principal.kind {
+            PrincipalType::Agent => {
+                format!(r#""sessionEpoch": {SESSION_EPOCH}, "membershipEpoch": 1,"#)
+            }
+            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#.to_owned(),
+            _ => String::new(),
+        };
+        let extra = if extra.is_empty() {
+            String::new()
+        } else {
+            format!("{extra},")
+        };
+        let action = self.next_action.get();
+        self.next_action.set(action + 1);
+        let issued_at = self.now().to_rfc3339().ok_or("clock out of range")?;
+        let text = format!(
+            r#"{{"protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:{action}",
+            "actor": {{"type": "{}", "id": "{actor}"}}, {epochs} {extra}
+            "groupId": "{group}", "kind": "{kind}",
+            "correlationId": "urn:missionweaveprotocol:correlation:behavior",
+            "issuedAt": "{issued_at}", "payload": {payload}}}"#,
+            principal.kind.as_str()
+        );
+        let unsigned =
+            json::parse(text.as_bytes()).map_err(|e| format!("{kind}: unsigned JSON: {e}"))?;
+        let bytes = SignedDocumentCodec::new()
+            .sign(SignedDocumentKind::Command, &unsigned, key)
+            .map_err(|e| format!("{kind}: signing refused: {e}"))?
+            .bytes;
+        CommandIngress::new(AllowAllAuthorizerForTests)
+            .verify(&bytes, &self.registry, self.now())
+            .map_err(|e| format!("{kind}: ingress refused: {} ({e})", e.wire_code().as_str()))
+    }
+
+    /// Signs `document` (Artifact manifest) with `signer`'s Registry key; the signed document.
+    pub fn sign_artifact(&self, document: &Value, signer: &str) -> Result<Value, String> {
+        let (_, key) = self
+            .keys
+            .iter()
+            .find(|(p, _)| p.id == signer)
+            .ok_or_else(|| format!("no key for {signer}"))?;
+        SignedDocumentCodec::new()
+            .sign(SignedDocumentKind::Artifact, document, key)
+            .map(|s| s.document)
+            .map_err(|e| format!("manifest signing refused: {e}"))
+    }
+
+    /// Performs `command` now (with the Registry, so `artifact.publish` manifests are verified).
+    pub fn perform(&self, command: &VerifiedCommand) -> Result<Performed, EngineError> {
+        self.engine
+            .perform_with_resolver(command, self.now(), &self.registry)
+    }
+
+    /// Performs `command`, which must apply; verifies its Events; returns their kinds.
+    pub fn apply(&self, command: &VerifiedCommand) -> Result<Vec<String>, String> {
+        let performed = self.perform(command).map_err(|e| {
+            format!(
+                "{} refused: {} ({e})",
+                command.kind(),
+                e.wire_code().as_str()
+            )
+        })?;
+        if performed.duplicate {
+            return Err(format!("{} answered as a duplicate", command.kind()));
+        }
+        self.verify_events(&performed)
+    }
+
+    /// Every Event of `performed` through the six-stage verifier (Event profile, against the
+    /// Registry) and `event.schema.json`, with its `eventId`, `sequence` and `acceptedBy`
+    /// matching the record; the Events' kinds in order.
+    pub fn verify_events(&self, performed: &Performed) -> Result<Vec<String>, String> {
+        if performed.events.is_empty() {
+            return Err("an applied Command returned no Event".into());
+        }
+        performed
+            .events
+            .iter()
+            .map(|record| self.verify_event(record))
+            .collect()
+    }
+
+    fn verify_event(&self, record: &EventRecord) -> Result<String, String> {
+        let id = &record.event_id;
+        let verified = SignedDocumentCodec::new()
+            .verify(SignedDocumentKind::Event, &record.body, &self.registry)
+            .map_err(|e| format!("Event {id} fails the six-stage verifier: {e}"))?;
+        let document = verified.document;
+        SchemaCatalog::embedded()
+            .validate("event", &document)
+            .map_err(|e| format!("Event {id} fails event.schema.json: {e}"))?;
+        let text = |name: &str| document.get(name).and_then(Value::as_str);
+        if text("eventId") != Some(&**id) {
+            return Err(format!("Event {id}: eventId differs from the log record"));
+        }
+        let sequence = document
+            .get("sequence")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64());
+        if sequence != Some(record.sequence) {
+            return Err(format!("Event {id}: sequence differs from the log record"));
+        }
+        let accepted_by = document.get("acceptedBy").and_then(Principal::from_value);
+        if accepted_by != Some(Principal::new(PrincipalType::Service, AUTHORITY)) {
+            return Err(format!("Event {id}: acceptedBy is not the Group Authority"));
+        }
+        text("kind")
+            .map(str::to_owned)
+            .ok_or_else(|| format!("Event {id} has no kind"))
+    }
+}

@@ -1,0 +1,221 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+//! The runner reports what went wrong: a scenario expecting the wrong code, an act that applies
+//! where a refusal was expected, a refusal where Events were expected, a setup step that fails,
+//! a scenario that does not match its row, and a missing scenario. Each makes its rows failing
+//! (never "not covered") and the report not ok.
+
+use missionweaveprotocol::WireCode;
+use missionweaveprotocol_behavior::matrix::{Evidence, Matrix};
+use missionweaveprotocol_behavior::payloads::{self, W1};
+use missionweaveprotocol_behavior::scenario::{Scenario, Watch};
+use missionweaveprotocol_behavior::steps::{self, Lease, coordinator, worker};
+use missionweaveprotocol_behavior::{BehaviorReport, Status, run_matrix, run_scenario};
+
+const STALE_START: &str = "work.start: a stale Ownership Epoch is fenced";
+
+/// The standard matrix with scenario `name` replaced by `scenario` (renamed to `name`).
+fn with_replaced(name: &'static str, mut scenario: Scenario) -> BehaviorReport {
+    let mut matrix = Matrix::standard().unwrap();
+    let slot = matrix
+        .scenarios
+        .iter_mut()
+        .find(|s| s.name == name)
+        .unwrap();
+    scenario.name = name;
+    *slot = scenario;
+    run_matrix(&matrix)
+}
+
+fn status(report: &BehaviorReport, id: &str) -> (Status, String) {
+    let row = report.rows.iter().find(|r| r.id == id).unwrap();
+    (row.status, row.detail.clone().unwrap_or_default())
+}
+
+#[test]
+fn a_scenario_expecting_the_wrong_code_fails_its_rows() {
+    let broken = Scenario::new(STALE_START)
+        .given(steps::queued(W1))
+        .when(worker("work.start", W1, Lease::Ownership, 1, ""))
+        .watch(Watch::WorkItem(W1))
+        .refused(WireCode::WorkLeaseExpired);
+    let outcome = run_scenario(&broken);
+    assert!(!outcome.passed);
+    assert_eq!(outcome.refused, Some(WireCode::WorkStaleOwnership));
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .starts_with("expected WORK_LEASE_EXPIRED, refused WORK_STALE_OWNERSHIP")
+    );
+    let report = with_replaced(STALE_START, broken);
+    assert!(!report.ok());
+    for id in [
+        "command work.start",
+        "event work.started",
+        "work item §10.2 row 7: queued --work.start--> active",
+    ] {
+        let (status, detail) = status(&report, id);
+        assert_eq!(status, Status::Failing, "{id}");
+        assert!(detail.contains("WORK_LEASE_EXPIRED"), "{detail}");
+    }
+    assert_eq!(report.failing(), 3);
+    let lines = report.lines();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("FAIL [behavior] command work.start: "))
+    );
+    assert!(lines.last().unwrap().contains("(3 failing, 30 not covered"));
+    let value = report.to_value();
+    assert_eq!(value.get("ok").and_then(|v| v.as_bool()), Some(false));
+}
+
+#[test]
+fn an_applied_act_where_a_refusal_was_expected_fails() {
+    // The current epoch: the engine applies it, so the "negative" is no evidence.
+    let broken = Scenario::new(STALE_START)
+        .given(steps::queued(W1))
+        .when(worker("work.start", W1, Lease::Ownership, 0, ""))
+        .watch(Watch::WorkItem(W1))
+        .refused(WireCode::WorkStaleOwnership);
+    let outcome = run_scenario(&broken);
+    assert!(!outcome.passed);
+    assert_eq!(outcome.emitted, ["work.started"]);
+    assert!(outcome.failure.unwrap().contains("applied"));
+}
+
+#[test]
+fn a_refusal_where_events_were_expected_fails() {
+    let outcome = run_scenario(
+        &Scenario::new("offer with a stale epoch, expected to apply")
+            .given(steps::authorized(W1))
+            .when(steps::coordinator_at(
+                2,
+                "work.offer",
+                payloads::offer(W1, "r1"),
+            ))
+            .watch(Watch::WorkItem(W1))
+            .emits(&["work.offer.created"]),
+    );
+    assert!(!outcome.passed);
+    assert_eq!(outcome.refused, Some(WireCode::AuthStaleCoordinator));
+}
+
+#[test]
+fn wrong_events_or_states_fail() {
+    let wrong_kind = run_scenario(
+        &Scenario::new("offer emitting another kind")
+            .given(steps::authorized(W1))
+            .when(coordinator("work.offer", payloads::offer(W1, "r1")))
+            .emits(&["work.offer.accepted"]),
+    );
+    assert!(!wrong_kind.passed);
+    assert_eq!(wrong_kind.emitted, ["work.offer.created"]);
+    let wrong_state = run_scenario(
+        &Scenario::new("offer to the wrong state")
+            .given(steps::authorized(W1))
+            .when(coordinator("work.offer", payloads::offer(W1, "r1")))
+            .watch(Watch::WorkItem(W1))
+            .emits(&["work.offer.created"])
+            .moves("open", "queued"),
+    );
+    assert!(!wrong_state.passed);
+    assert!(
+        wrong_state
+            .failure
+            .unwrap()
+            .contains("observed open → offered")
+    );
+}
+
+#[test]
+fn a_failing_setup_step_fails_the_scenario() {
+    let outcome = run_scenario(
+        &Scenario::new("accept before any offer, as setup")
+            .given(vec![
+                missionweaveprotocol_behavior::scenario::Step::Perform(steps::by(
+                    missionweaveprotocol_behavior::world::WORKER,
+                    "work.accept_offer",
+                    "",
+                    payloads::accept_offer(W1),
+                )),
+            ])
+            .when(coordinator("work.authorize", payloads::authorize(W1, &[])))
+            .emits(&["work.authorized"]),
+    );
+    assert!(!outcome.passed);
+    assert!(outcome.failure.unwrap().starts_with("setup step 1"));
+}
+
+#[test]
+fn a_scenario_that_does_not_match_its_row_fails_the_row() {
+    // A passing scenario, but of another kind than the row's.
+    let other_kind = Scenario::new(STALE_START)
+        .given(steps::authorized(W1))
+        .when(steps::coordinator_at(
+            2,
+            "work.offer",
+            payloads::offer(W1, "r1"),
+        ))
+        .watch(Watch::WorkItem(W1))
+        .refused(WireCode::AuthStaleCoordinator);
+    let report = with_replaced(STALE_START, other_kind);
+    assert!(report.scenarios.iter().all(|s| s.passed));
+    let (status, detail) = status(&report, "command work.start");
+    assert_eq!(status, Status::Failing);
+    assert!(detail.contains("work.offer"), "{detail}");
+    assert!(!report.ok());
+}
+
+#[test]
+fn a_row_naming_a_missing_scenario_is_failing_not_uncovered() {
+    let mut matrix = Matrix::standard().unwrap();
+    let row = matrix
+        .rows
+        .iter_mut()
+        .find(|r| r.id == "command work.block")
+        .unwrap();
+    row.evidence = Evidence::Scenarios {
+        positive: "work.block: active → blocked",
+        negative: "no such scenario",
+    };
+    let report = run_matrix(&matrix);
+    let (status, detail) = status(&report, "command work.block");
+    assert_eq!(status, Status::Failing);
+    assert!(detail.contains("does not exist"));
+    // Two scenarios with one name are a matrix problem.
+    let mut matrix = Matrix::standard().unwrap();
+    matrix.scenarios.push(Scenario::new(STALE_START));
+    let report = run_matrix(&matrix);
+    assert!(!report.ok());
+    assert!(report.lines()[0].starts_with("FAIL [behavior] matrix: two scenarios"));
+}
+
+#[test]
+fn a_variant_that_does_not_match_its_row_fails_the_row() {
+    let name = "work.fail: submitted → failed";
+    let cancel = Scenario::new(name)
+        .given(steps::submitted(W1))
+        .when(steps::by(
+            missionweaveprotocol_behavior::world::OWNER,
+            "work.cancel",
+            "",
+            format!(r#"{{"workItemId":"{W1}","reason":"no"}}"#),
+        ))
+        .watch(Watch::WorkItem(W1))
+        .emits(&["work.cancelled"])
+        .moves("submitted", "cancelled");
+    let report = with_replaced(name, cancel);
+    assert!(report.scenarios.iter().all(|s| s.passed));
+    let (status, detail) = status(
+        &report,
+        "work item §10.2 row 13: open|offered|queued|active|blocked|submitted --work.fail--> failed",
+    );
+    assert_eq!(status, Status::Failing);
+    assert!(
+        detail.contains("variant") && detail.contains("work.cancel"),
+        "{detail}"
+    );
+    assert_eq!(report.failing(), 1);
+}

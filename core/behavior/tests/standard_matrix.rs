@@ -1,0 +1,93 @@
+#![allow(clippy::unwrap_used, clippy::panic)]
+//! The standard matrix: every row of the four parts, no failing row, and exactly the part-2
+//! and parallel-slice kinds listed as not covered.
+
+use missionweaveprotocol_behavior::matrix::Category;
+use missionweaveprotocol_behavior::{Status, run};
+
+#[test]
+fn the_standard_matrix_covers_part_one_and_lists_the_rest() {
+    let report = run();
+    assert!(report.ok(), "{:#?}", report.lines());
+    let count = |c: Category| report.rows.iter().filter(|r| r.category == c).count();
+    assert_eq!(count(Category::Command), 38);
+    assert_eq!(count(Category::Event), 39);
+    assert_eq!(count(Category::MissionTransition), 8);
+    assert_eq!(count(Category::WorkItemTransition), 18);
+    assert_eq!(report.total(), 103);
+    assert_eq!(report.failing(), 0);
+    assert_eq!(report.covered() + report.not_covered(), 103);
+    let uncovered: Vec<&str> = report
+        .rows
+        .iter()
+        .filter(|r| r.status == Status::NotCovered)
+        .map(|r| r.id.as_str())
+        .collect();
+    for id in [
+        "command mission.create_child",
+        "command ext.missionweaveprotocol.identity.session_open",
+        "command ext.missionweaveprotocol.registry.agent_card_register",
+        "event group.archived",
+        "mission §7.1 row 3: none --mission.create_child--> active",
+        "work item §10.2 row 6: queued --approval.grant_execution--> queued",
+    ] {
+        assert!(
+            uncovered.contains(&id),
+            "{id} is not listed: {uncovered:#?}"
+        );
+    }
+    // Every part-1 kind of the issue is covered.
+    for kind in [
+        "mission.create",
+        "mission.create_follow_up",
+        "mission.assign_coordinator",
+        "mission.renew_coordinator",
+        "mission.submit_for_approval",
+        "mission.approve",
+        "mission.request_changes",
+        "mission.cancel",
+        "mission.terminate",
+        "membership.change",
+        "membership.end",
+        "work.propose",
+        "work.authorize",
+        "work.offer",
+        "work.accept_offer",
+        "work.start",
+        "work.checkpoint",
+        "work.block",
+        "work.unblock",
+        "work.submit",
+        "work.accept_result",
+        "work.fail",
+        "work.cancel",
+        "artifact.publish",
+        "ext.missionweaveprotocol.core.work_execution_lease_renew",
+        "ext.missionweaveprotocol.core.work_dependency_add",
+    ] {
+        let row = report
+            .rows
+            .iter()
+            .find(|r| r.id == format!("command {kind}"))
+            .unwrap();
+        assert_eq!(row.status, Status::Covered, "{kind}");
+    }
+    assert_eq!(report.covered(), 73, "{:#?}", report.lines());
+    // Every scenario ran and verified Events (at least the setup's mission.create).
+    assert!(
+        report
+            .scenarios
+            .iter()
+            .all(|s| s.passed && s.events_verified > 0)
+    );
+    assert_eq!(
+        report
+            .lines()
+            .last()
+            .map(String::as_str)
+            .unwrap()
+            .split(" (")
+            .next(),
+        Some("73/103 rows with positive and negative evidence")
+    );
+}

@@ -1,0 +1,115 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `missionweaveprotocol-conformance --bundle behavior` as a real process: the text report and
+//! the machine-readable matrix (`--json`).
+
+use std::process::Command;
+
+use missionweaveprotocol::json::{Value, parse};
+
+fn binary() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_missionweaveprotocol-conformance"))
+}
+
+fn int(value: &Value, pointer: &str) -> u64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_u64())
+        .unwrap_or_else(|| panic!("no {pointer}"))
+}
+
+#[test]
+fn text_report_counts_rows_and_lists_the_uncovered_by_name() {
+    let output = binary().args(["--bundle", "behavior"]).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(output.stderr.is_empty());
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("behavior: scenarios run in process against the engine"));
+    let last = lines.last().unwrap();
+    let (counts, rest) = last
+        .split_once(" rows with positive and negative evidence (")
+        .unwrap();
+    let (covered, total) = counts.split_once('/').unwrap();
+    let (covered, total): (u64, u64) = (covered.parse().unwrap(), total.parse().unwrap());
+    assert_eq!(total, 103);
+    assert!(covered >= 73 && covered < total, "{last}");
+    assert!(rest.starts_with("0 failing, "), "{last}");
+    let uncovered = lines
+        .iter()
+        .filter(|l| l.starts_with("NOT COVERED [behavior] "))
+        .count() as u64;
+    assert_eq!(uncovered, total - covered);
+    for name in [
+        "NOT COVERED [behavior] command mission.create_child: part 2",
+        "NOT COVERED [behavior] command message.post: part 2",
+        "NOT COVERED [behavior] command ext.missionweaveprotocol.identity.session_open: ",
+        "NOT COVERED [behavior] event approval.execution.granted: part 2",
+        "NOT COVERED [behavior] work item §10.2 row 16: blocked --linked child Mission approval--> verified: part 2",
+    ] {
+        assert!(
+            lines.iter().any(|l| l.starts_with(name)),
+            "{name} missing:\n{text}"
+        );
+    }
+    assert!(!text.contains("FAIL ["), "{text}");
+}
+
+#[test]
+fn json_report_is_the_matrix() {
+    let output = binary()
+        .args(["--bundle=behavior", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let report = parse(&output.stdout).unwrap();
+    assert_eq!(report.get("ok"), Some(&Value::Bool(true)));
+    let behavior = report.pointer("/bundles/behavior").unwrap();
+    let rows = behavior.get("rows").and_then(Value::as_array).unwrap();
+    assert_eq!(rows.len() as u64, int(behavior, "/total"));
+    assert_eq!(
+        int(behavior, "/covered") + int(behavior, "/notCovered") + int(behavior, "/failing"),
+        int(behavior, "/total")
+    );
+    assert_eq!(int(behavior, "/failing"), 0);
+    let mut per_category = std::collections::BTreeMap::new();
+    for row in rows {
+        let text = |name: &str| row.get(name).and_then(Value::as_str);
+        let status = text("status").unwrap();
+        *per_category
+            .entry(text("category").unwrap().to_owned())
+            .or_insert(0) += 1;
+        assert!(text("id").is_some());
+        match status {
+            "covered" => assert!(text("positive").is_some() && text("negative").is_some()),
+            "not_covered" => assert!(text("detail").is_some()),
+            other => panic!("row status {other}"),
+        }
+    }
+    assert_eq!(
+        per_category.into_iter().collect::<Vec<_>>(),
+        [
+            ("command".to_owned(), 38),
+            ("event".to_owned(), 39),
+            ("mission_transition".to_owned(), 8),
+            ("work_item_transition".to_owned(), 18),
+        ]
+    );
+    // Every named scenario ran, passed and verified Events.
+    let scenarios = behavior.get("scenarios").and_then(Value::as_array).unwrap();
+    for scenario in scenarios {
+        assert_eq!(scenario.get("passed"), Some(&Value::Bool(true)));
+        assert!(int(scenario, "/eventsVerified") >= 1);
+    }
+    for row in rows.iter().filter(|r| r.get("positive").is_some()) {
+        for role in ["positive", "negative"] {
+            let name = row.get(role).and_then(Value::as_str).unwrap();
+            assert!(
+                scenarios
+                    .iter()
+                    .any(|s| s.get("name").and_then(Value::as_str) == Some(name)),
+                "{name}"
+            );
+        }
+    }
+}
