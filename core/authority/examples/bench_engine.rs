@@ -7,7 +7,11 @@
 //!   distinct Missions (N Groups), then N `mission.renew_coordinator` of one Mission (one Group,
 //!   N Events). Performs/s overall, over the first and the last 10 % and their ratio; net bytes
 //!   the store grew by per Event (Event, receipt and aggregates together);
-//! - `engine_replay`: replay of the resulting log(s), Events/s, and the mean Event size.
+//! - `engine_replay`: replay of the resulting log(s), Events/s, and the mean Event size;
+//! - `ingress_perform`: six-stage verification alone against ingress + perform from wire bytes
+//!   over the same signed Commands, and their ratio;
+//! - `engine_perform_threads`: one engine shared by as many threads as cores, each with its own
+//!   Groups, against one thread (wall clock).
 //!
 //! Run: `cargo run --release -p missionweaveprotocol-authority --example bench_engine [N]`
 //! (N defaults to 100000). Deterministic inputs: fixed seeds, sequential Event IDs, one `now`.
@@ -109,7 +113,20 @@ fn verified(s: &Setup, key: &SigningKey, text: &str) -> VerifiedCommand {
 }
 
 fn create(s: &Setup, i: u64) -> VerifiedCommand {
-    let text = format!(
+    verified(s, &s.owner, &create_text(i))
+}
+
+/// The wire bytes of `create(i)`, signed by the MissionOwner.
+fn create_bytes(s: &Setup, i: u64) -> Vec<u8> {
+    let unsigned = json::parse(create_text(i).as_bytes()).unwrap_or_else(|e| fail("command", &e));
+    SignedDocumentCodec::new()
+        .sign(SignedDocumentKind::Command, &unsigned, &s.owner)
+        .unwrap_or_else(|e| fail("command signing", &e.detail))
+        .bytes
+}
+
+fn create_text(i: u64) -> String {
+    format!(
         r#"{{"protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:create-{i}",
         "actor": {{"type": "human", "id": "{OWNER}"}}, "groupId": "{}", "kind": "mission.create",
         "correlationId": "urn:missionweaveprotocol:correlation:1", "issuedAt": "{NOW_TEXT}",
@@ -124,8 +141,7 @@ fn create(s: &Setup, i: u64) -> VerifiedCommand {
           "mainConversationId": "urn:missionweaveprotocol:conversation:main"}}}}"#,
         group(i),
         mission(i)
-    );
-    verified(s, &s.owner, &text)
+    )
 }
 
 fn renew(s: &Setup, i: u64) -> VerifiedCommand {
@@ -415,6 +431,78 @@ fn replay_once(engine: &BenchEngine, groups: &[String], events: &mut usize, byte
     }
 }
 
+/// Ingress + perform from wire bytes against six-stage verification alone, over the same `m`
+/// signed `mission.create` Commands in the same run (issue target: ratio ≥ 0.8).
+fn bench_ingress(s: &Setup, m: u64) {
+    let bytes: Vec<Vec<u8>> = (0..m).map(|i| create_bytes(s, 1_000_000 + i)).collect();
+    let codec = SignedDocumentCodec::new();
+    let clock = Clock::new();
+    let start = clock.now();
+    for b in &bytes {
+        black_box(
+            codec
+                .verify(SignedDocumentKind::Command, b, &s.registry)
+                .unwrap_or_else(|e| fail("verify", &e)),
+        );
+    }
+    let verify_rate = m as f64 / (clock.now() - start);
+    let engine = engine(s);
+    let ingress = CommandIngress::new(AllowAllAuthorizerForTests);
+    let start = clock.now();
+    for b in &bytes {
+        let command = ingress
+            .verify(b, &s.registry, NOW)
+            .unwrap_or_else(|e| fail("ingress", &e));
+        black_box(
+            engine
+                .perform(&command, NOW)
+                .unwrap_or_else(|e| fail("perform", &e)),
+        );
+    }
+    let perform_rate = m as f64 / (clock.now() - start);
+    println!(
+        "{{\"name\": \"ingress_perform\", \"command\": \"mission.create\", \"commands\": {m}, \"verify_only_per_second\": {verify_rate:.0}, \"ingress_and_perform_per_second\": {perform_rate:.0}, \"ratio\": {:.3}, \"clock\": \"{}\"}}",
+        perform_rate / verify_rate,
+        clock.name()
+    );
+}
+
+/// `perform` of already-verified `mission.create` Commands of distinct Groups from `threads`
+/// threads sharing one engine, against one thread, by wall clock (each thread its own Groups:
+/// Commands of different Groups never contend, §15.2).
+fn bench_threads(s: &Setup, per_thread: u64, threads: u64) {
+    let run = |threads: u64| -> f64 {
+        let engine = engine(s);
+        let batches: Vec<Vec<VerifiedCommand>> = (0..threads)
+            .map(|t| {
+                (0..per_thread)
+                    .map(|i| create(s, 2_000_000 + t * per_thread + i))
+                    .collect()
+            })
+            .collect();
+        let wall = Instant::now();
+        std::thread::scope(|scope| {
+            for batch in &batches {
+                let engine = &engine;
+                scope.spawn(move || {
+                    for command in batch {
+                        engine
+                            .perform(command, NOW)
+                            .unwrap_or_else(|e| fail("perform", &e));
+                    }
+                });
+            }
+        });
+        (threads * per_thread) as f64 / wall.elapsed().as_secs_f64()
+    };
+    let one = run(1);
+    let many = run(threads);
+    println!(
+        "{{\"name\": \"engine_perform_threads\", \"command\": \"mission.create\", \"threads\": {threads}, \"commands_per_thread\": {per_thread}, \"one_thread_per_second\": {one:.0}, \"threads_per_second\": {many:.0}, \"speedup\": {:.2}, \"clock\": \"wall\"}}",
+        many / one
+    );
+}
+
 fn main() {
     let n: u64 = match std::env::args().nth(1) {
         None => 100_000,
@@ -425,6 +513,9 @@ fn main() {
     }
     let s = setup();
     bench_stages(&s);
+    bench_ingress(&s, (n / 10).clamp(1_000, 20_000));
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get() as u64);
+    bench_threads(&s, (n / 10).clamp(1_000, 20_000), cores.max(2));
 
     let creates: Vec<VerifiedCommand> = (0..n).map(|i| create(&s, i)).collect();
     let engine_a = engine(&s);
