@@ -92,6 +92,7 @@ fn active_work_items_are_limited_per_worker() {
     assert_eq!(item_state(&engine, W2), "queued");
     // Once W1 is submitted, W2 may start: the same signed Command applies now (a refusal
     // leaves no receipt, §19).
+    f.publish_artifact(&engine, W1);
     let (epoch1, exec1) = execution(&engine, W1);
     f.ok(
         &engine,

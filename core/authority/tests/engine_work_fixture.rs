@@ -8,7 +8,8 @@ mod engine_fixture;
 
 pub use engine_fixture::*;
 
-use missionweaveprotocol::json::Value;
+use missionweaveprotocol::json::{self, Value};
+use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind};
 use missionweaveprotocol_authority::ingress::VerifiedCommand;
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
@@ -150,9 +151,52 @@ impl Fixture {
         );
     }
 
+    /// `artifact.publish` by `WORKER` of content `HASH_A` for `item` (active, owned by
+    /// `WORKER`): what `work.submit` may then cite (§13.1).
+    pub fn publish_artifact(&self, engine: &TestEngine, item: &str) {
+        let publish = self.publish_command(engine, item);
+        let performed = engine
+            .perform_with_resolver(&publish, NOW, &self.registry)
+            .unwrap_or_else(|e| panic!("artifact.publish refused: {e}"));
+        self.checked(&performed);
+    }
+
+    /// The `artifact.publish` Command of [`publish_artifact`](Self::publish_artifact).
+    pub fn publish_command(&self, engine: &TestEngine, item: &str) -> VerifiedCommand {
+        let (epoch, lease) = execution(engine, item);
+        let manifest = json::parse(
+            format!(
+                r#"{{"artifactId":"urn:missionweaveprotocol:artifact:{}","contentHash":"{HASH_A}",
+                "uri":"https://store.example.org/objects/report","sizeBytes":1234,
+                "mediaType":"application/json","schemaUri":"https://example.org/report.json",
+                "producer":{{"agentId":"{WORKER}","agentCardVersion":1,
+                  "capabilities":[{{"id":"text.summarise","version":"1.2.0"}}]}},
+                "missionId":"{MISSION}","groupId":"{GROUP}","workItemId":"{item}",
+                "sourceArtifactHashes":[],"toolVersions":[],"modelVersions":[],
+                "classification":"internal","createdAt":"{NOW_TEXT}"}}"#,
+                item.rsplit(':').next().unwrap_or("report")
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let (_, key) = self.keys.iter().find(|(p, _)| p.id == WORKER).unwrap();
+        let signed = SignedDocumentCodec::new()
+            .sign(SignedDocumentKind::Artifact, &manifest, key)
+            .unwrap()
+            .document;
+        let text = String::from_utf8(json::canonical_bytes(&signed).unwrap()).unwrap();
+        self.command(
+            "artifact.publish",
+            WORKER,
+            "",
+            &format!(r#"{{"manifest":{text},"ownershipEpoch":{epoch},"leaseId":"{lease}"}}"#),
+        )
+    }
+
     /// … → submit: `item` is `submitted`.
     pub fn submitted_item(&self, engine: &TestEngine, item: &str) {
         self.active_item(engine, item);
+        self.publish_artifact(engine, item);
         let (epoch, lease) = execution(engine, item);
         self.ok(
             engine,

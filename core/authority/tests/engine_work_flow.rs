@@ -80,6 +80,7 @@ fn happy_path_create_to_accept_result() {
         NOW,
     );
     let (_, exec) = execution(&engine, W1);
+    f.publish_artifact(&engine, W1);
     f.ok(
         &engine,
         &f.by_worker(
@@ -114,13 +115,16 @@ fn happy_path_create_to_accept_result() {
             "work.progressed",
             "work.checkpointed",
             "work.started",
+            "artifact.published",
             "work.submitted",
             "work.result.accepted",
         ]
     );
-    // Each WorkItem Event carries the WorkItem's revision after the change (§15.2).
+    // Each WorkItem Event carries the WorkItem's revision after the change (§15.2); the
+    // Artifact's Event carries the Artifact's (1).
     let revisions: Vec<u64> = log[2..]
         .iter()
+        .filter(|e| e.get("kind").and_then(Value::as_str) != Some("artifact.published"))
         .map(|e| {
             e.get("aggregateRevision")
                 .and_then(Value::as_number)
@@ -359,6 +363,11 @@ fn two_engines_emit_identical_logs_and_items() {
         assert_eq!(a.perform(c, NOW).unwrap(), b.perform(c, NOW).unwrap());
     }
     let (_, exec) = execution(&a, W1);
+    let publish = f.publish_command(&a, W1);
+    assert_eq!(
+        a.perform_with_resolver(&publish, NOW, &f.registry).unwrap(),
+        b.perform_with_resolver(&publish, NOW, &f.registry).unwrap()
+    );
     let next = [
         f.by_worker(
             "work.submit",

@@ -43,6 +43,7 @@ fn a_lapsed_execution_lease_authorizes_nothing() {
     let f = fixture();
     let engine = f.active();
     f.active_item(&engine, W1);
+    f.publish_artifact(&engine, W1);
     let (epoch, exec) = execution(&engine, W1);
     let submit = f.by_worker(
         "work.submit",
@@ -183,4 +184,35 @@ fn the_mission_rebuilds_from_a_log_with_work_item_events() {
     let stored = engine.mission(MISSION).unwrap().unwrap();
     assert_eq!(rebuilt, stored);
     assert_eq!(stored.state().as_str(), "cancelled");
+}
+
+#[test]
+fn a_submission_cites_only_content_published_for_its_work_item() {
+    let f = fixture();
+    let engine = f.active();
+    f.active_item(&engine, W1);
+    f.active_item(&engine, W2);
+    let (epoch, exec) = execution(&engine, W1);
+    let submit = f.by_worker(
+        "work.submit",
+        WORKER,
+        W1,
+        epoch,
+        &exec,
+        &Fixture::submit_members(W1),
+    );
+    // Nothing published yet.
+    let error = f.refused(&engine, &submit, NOW, WireCode::InvalidCommand);
+    assert_eq!(
+        missionweaveprotocol::DescribeError::reason(&error),
+        "artifact_not_published"
+    );
+    // The same bytes published for another WorkItem do not count for this one.
+    f.publish_artifact(&engine, W2);
+    f.refused(&engine, &submit, NOW, WireCode::InvalidCommand);
+    assert_eq!(item_state(&engine, W1), "active");
+    // Published for W1: the same signed submission applies (a refusal left no receipt).
+    f.publish_artifact(&engine, W1);
+    f.ok(&engine, &submit, NOW);
+    assert_eq!(item_state(&engine, W1), "submitted");
 }

@@ -27,6 +27,16 @@ use crate::work::fencing::{WorkClaim, check_execution_claim};
 
 /// Store kind of Artifact manifests.
 pub const ARTIFACT_KIND: &str = "artifact";
+
+/// Store kind of the rows naming the content published for a WorkItem: ID
+/// `"<workItemId> <contentHash>"`, value `{"artifactId": …}` (the first Artifact with those
+/// bytes).
+pub const PUBLISHED_KIND: &str = "work_item_artifact";
+
+/// The row saying `content_hash` was published for WorkItem `work_item_id`.
+pub fn published_key(work_item_id: &str, content_hash: &str) -> AggregateKey {
+    AggregateKey::new(PUBLISHED_KIND, format!("{work_item_id} {content_hash}"))
+}
 /// The Command kind.
 pub const PUBLISH: &str = "artifact.publish";
 /// The Event kind (`event.schema.json`).
@@ -202,7 +212,23 @@ pub fn decide(
     let mut draft = EventDraft::for_command(command, PUBLISHED, payload);
     // The Event is about the manifest's WorkItem, whether or not the envelope named it.
     draft.work_item_id = Some(work_id.to_owned());
-    Ok(Decision::default()
+    // §13.1 / §13.2: `work.submit` may cite only content published for its WorkItem; the row
+    // says so. Another Artifact with the same bytes for the same WorkItem keeps the first row.
+    let content_hash = text(manifest, "contentHash");
+    let row_key = published_key(work_id, content_hash);
+    let decision = match store.aggregate(&row_key)? {
+        Some(row) => Decision::default().check(row_key, row.revision),
+        None => {
+            let mut row = Object::new();
+            row.insert("artifactId", Value::string(artifact_id));
+            let row = canonical_bytes(&Value::Object(row)).map_err(|e| EngineError::Corrupt {
+                key: row_key.clone(),
+                detail: e.to_string(),
+            })?;
+            Decision::default().put(row_key, 0, row.into())
+        }
+    };
+    Ok(decision
         .event(draft, &read.group_id, 1)
         .put(key, 0, bytes.into())
         .check(

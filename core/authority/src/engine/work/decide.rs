@@ -301,7 +301,11 @@ fn existing_item(
             &item,
             SubmitInput {
                 claim: claim(command)?,
-                artifact_hashes: artifact_hashes(payload, "artifactHashes")?,
+                artifact_hashes: published(
+                    store,
+                    &id,
+                    artifact_hashes(payload, "artifactHashes")?,
+                )?,
                 evidence: evidence(payload)?,
             },
             now,
@@ -369,6 +373,30 @@ fn existing_item(
         read_revision,
         transition.events,
     )
+}
+
+/// §13.1, §13.2: every Artifact a submission cites was published for this WorkItem
+/// (`artifact.publish`, which verified its signed manifest); unpublished content is refused
+/// with `INVALID_COMMAND` (`artifact_not_published`).
+fn published(
+    store: &dyn Store,
+    work_item_id: &str,
+    hashes: Vec<String>,
+) -> Result<Vec<String>, EngineError> {
+    for hash in &hashes {
+        if store
+            .aggregate(&crate::artifact::published_key(work_item_id, hash))?
+            .is_none()
+        {
+            return Err(EngineError::invalid(
+                "artifact_not_published",
+                format!(
+                    "no Artifact with content {hash} was published for WorkItem {work_item_id}"
+                ),
+            ));
+        }
+    }
+    Ok(hashes)
 }
 
 /// §15.3: `expectedRevision`, when present, names the addressed aggregate's current revision
