@@ -4,6 +4,9 @@
 
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, WireCode};
+use missionweaveprotocol_authority::budget::AccountKind;
+use missionweaveprotocol_authority::budget::account::{BudgetAccount, account_key};
+use missionweaveprotocol_authority::resources::Dimension;
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::work::PROPOSAL_AGGREGATE_KIND;
 
@@ -82,6 +85,7 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
     outcome.before = scenario.watch.map(|w| observe(&world, w)).transpose()?;
     let mut group = None;
     let mut heads = world.heads(None)?;
+    let organization_before = world.organization_events()?;
     match act {
         Act::Perform(build) => {
             let command = build(&world).map_err(|e| format!("act: {e}"))?;
@@ -141,16 +145,21 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
         }
     }
     let after: Vec<u64> = world.heads(group.as_deref())?;
-    // Heads never move back; the act appends exactly the Events it returned (none if refused).
+    // Heads never move back; the act appends exactly the Events it returned (none if refused):
+    // Group Events to their Group's log, Organization-scoped ones (§15.2) to none.
+    let organization_after = world.organization_events()?;
     let appended: Option<u64> = after
         .iter()
         .zip(&heads)
         .map(|(a, b)| a.checked_sub(*b))
+        .chain([organization_after
+            .checked_sub(organization_before)
+            .map(|n| n as u64)])
         .sum();
     let expected = outcome.emitted.len() as u64;
     if appended != Some(expected) {
         return Err(format!(
-            "the act appended {appended:?} Events, expected {expected} (Group heads {heads:?} → {after:?})"
+            "the act appended {appended:?} Events, expected {expected} (Group heads {heads:?} → {after:?}, Organization Events {organization_before} → {organization_after})"
         ));
     }
     outcome.after = scenario.watch.map(|w| observe(&world, w)).transpose()?;
@@ -201,6 +210,39 @@ pub fn observe(world: &World, watch: Watch) -> Result<String, String> {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
                 .ok_or_else(|| format!("stored {id} has no status"))
+        }
+        Watch::Session(agent) => Ok(world
+            .session_epoch(agent)?
+            .map_or_else(|| "none".to_owned(), |e| format!("epoch {e}"))),
+        Watch::AgentCard(agent) => {
+            let card = world
+                .engine()
+                .agent_card(agent)
+                .map_err(|e| format!("reading the Agent Card of {agent}: {e}"))?;
+            let Some(card) = card else {
+                return Ok("none".to_owned());
+            };
+            card.get("cardVersion")
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_u64())
+                .map(|v| format!("version {v}"))
+                .ok_or_else(|| format!("the Agent Card of {agent} has no cardVersion"))
+        }
+        Watch::Usage(item) => {
+            let stored = world
+                .engine()
+                .store()
+                .aggregate(&account_key(AccountKind::WorkItem, item))
+                .map_err(|e| format!("reading the budget account of {item}: {e}"))?;
+            let Some(stored) = stored else {
+                return Ok("none".to_owned());
+            };
+            let account = BudgetAccount::from_stored(&stored.value)
+                .ok_or_else(|| format!("the budget account of {item} is malformed"))?;
+            Ok(format!(
+                "{} tool calls used",
+                account.usage.get(Dimension::ToolCalls)
+            ))
         }
     }
 }
