@@ -730,7 +730,10 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.offer: active, the owner's Execution Lease lapsed → offered",
             "work.offer: blocked, the blocked lease is live",
         ],
-        (Category::WorkItemTransition, 4) => vec!["work.accept_offer: the losing candidate"],
+        (Category::WorkItemTransition, 4) => vec![
+            "work.accept_offer: the losing candidate",
+            "work.accept_offer: an Agent that never opened a Session",
+        ],
         (Category::WorkItemTransition, 7) => vec![
             "work.start: a stale expectedRevision",
             "work.start: the replacement Session starts the re-leased WorkItem",

@@ -34,6 +34,9 @@ pub const OWNER: &str = "urn:missionweaveprotocol:human:alice";
 pub const OTHER_HUMAN: &str = "urn:missionweaveprotocol:human:bob";
 pub const COORDINATOR: &str = "urn:missionweaveprotocol:agent:planner";
 pub const WORKER: &str = "urn:missionweaveprotocol:agent:worker";
+/// An Agent with a Registry key that never opens a Session (§6.3: its Commands are refused
+/// `AUTH_REQUIRED`).
+pub const SESSIONLESS: &str = "urn:missionweaveprotocol:agent:reviewer";
 pub const SERVICE: &str = "urn:missionweaveprotocol:service:control-plane";
 pub const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
 pub const GROUP: &str = "urn:missionweaveprotocol:group:finance";
@@ -48,7 +51,7 @@ pub const START: UnixMillis = UnixMillis(1_784_107_800_000);
 /// `identity.session_open` of an Agent issues 1). Agent Commands carry the Agent's current
 /// epoch, read from the engine when they are built.
 pub const SESSION_EPOCH: u64 = 1;
-/// The Agents whose Sessions [`World::setup`] opens, by [`SERVICE`].
+/// The Agents whose Sessions [`World::setup`] opens, by [`SERVICE`] ([`SESSIONLESS`] has none).
 pub const AGENTS: [&str; 2] = [COORDINATOR, WORKER];
 
 /// The engine every scenario drives: the real one, over the in-memory store.
@@ -76,7 +79,7 @@ pub struct World {
 }
 
 impl World {
-    /// The one world setup: Registry with two humans, two Agents, a control-plane service and
+    /// The one world setup: Registry with two humans, three Agents, a control-plane service and
     /// the Group Authority; the engine signing Events as that Authority (with the default §20
     /// cooperation limits); a Session opened for each Agent by the control-plane service; then,
     /// for [`Start::ActiveMission`], the root Mission (all Events verified like every other).
@@ -86,6 +89,7 @@ impl World {
             (PrincipalType::Human, OTHER_HUMAN, 42),
             (PrincipalType::Agent, COORDINATOR, 43),
             (PrincipalType::Agent, WORKER, 44),
+            (PrincipalType::Agent, SESSIONLESS, 47),
             (PrincipalType::Service, SERVICE, 45),
             (PrincipalType::Service, AUTHORITY, 46),
         ];

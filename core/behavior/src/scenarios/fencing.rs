@@ -1,14 +1,15 @@
-//! Variants of §10.2 row 7 (`work.start`) for the controls main gained after the matrix was
-//! written: Session Epoch fencing (§6.3, §11.3: a replaced Session's runtime is fenced, the
-//! re-leased WorkItem is started by the new one) and the §20 runaway control on active
-//! WorkItems per Worker and Group (default 4, `RATE_LIMITED`).
+//! Variants of §10.2 rows 4 and 7 for the controls main gained after the matrix was written:
+//! Session Epoch fencing (§6.3, §11.3: an Agent without a Session is not authenticated, a
+//! replaced Session's runtime is fenced, the re-leased WorkItem is started by the new one) and
+//! the §20 runaway control on active WorkItems per Worker and Group (default 4,
+//! `RATE_LIMITED`).
 
 use missionweaveprotocol::WireCode;
 
 use crate::payloads::{self, W1};
 use crate::scenario::{Scenario, Step, Watch};
 use crate::steps::{self, Lease, by, coordinator, worker};
-use crate::world::{SESSION_EPOCH, WORKER, World};
+use crate::world::{SESSION_EPOCH, SESSIONLESS, WORKER, World};
 
 /// The default §20 limit of active WorkItems per Worker and Group (`CooperationLimits`).
 const ACTIVE_LIMIT: usize = 4;
@@ -50,6 +51,21 @@ pub fn scenarios() -> Vec<Scenario> {
         busy.extend(started(item, round));
     }
     vec![
+        Scenario::new("work.accept_offer: an Agent that never opened a Session")
+            .given(steps::authorized(W1))
+            .given(vec![Step::Perform(coordinator(
+                "work.offer",
+                payloads::offer(W1, "r1").replace(WORKER, SESSIONLESS),
+            ))])
+            .when(by(
+                SESSIONLESS,
+                "work.accept_offer",
+                "",
+                payloads::accept_offer(W1),
+            ))
+            .watch(w1)
+            .refused(WireCode::AuthRequired)
+            .moves("offered", "offered"),
         Scenario::new("work.start: the replacement Session starts the re-leased WorkItem")
             .given(steps::active(W1))
             .given(steps::replace_session(WORKER))

@@ -5,6 +5,7 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol_authority::engine::{AGENT_CARD_REGISTERED, SESSION_OPENED};
+use missionweaveprotocol_authority::lease::LeaseState;
 
 use crate::payloads::W1;
 use crate::scenario::{Scenario, Watch};
@@ -16,11 +17,14 @@ use crate::world::{WORKER, World};
 pub const LEASE_REVOKED: &str = "ext.missionweaveprotocol.core.work_execution_lease_revoked";
 
 /// The Worker's claim on W1 is bound to Session Epoch `epoch` (§11.3: every lease binds its
-/// holder's Session Epoch) and it holds no Execution Lease.
+/// holder's Session Epoch) and its Execution Lease was revoked.
 fn rebound(w: &World, epoch: u64) -> Result<(), String> {
     let item = steps::work_item(w, W1)?.ok_or("no WorkItem")?;
-    if item.execution_lease.is_some() {
-        return Err("the Execution Lease survived the Session replacement".into());
+    let execution = item.execution_lease.as_ref().map(|l| l.state());
+    if execution != Some(LeaseState::Revoked) {
+        return Err(format!(
+            "the Execution Lease is {execution:?} after the Session replacement, not revoked"
+        ));
     }
     let lease = item.ownership_lease.ok_or("no ownership lease")?;
     let bound = lease.binding().session_epoch;
