@@ -263,12 +263,7 @@ pub fn elapse(ms: u64) -> Vec<Step> {
 /// with envelope members `extra` (e.g. `expectedRevision`).
 pub fn session_open(agent: &'static str, extra: &'static str) -> Build {
     Box::new(move |w: &World| {
-        w.organization_command(
-            SESSION_OPEN,
-            SERVICE,
-            extra,
-            &payloads::session_open(agent),
-        )
+        w.organization_command(SESSION_OPEN, SERVICE, extra, &payloads::session_open(agent))
     })
 }
 
@@ -292,14 +287,20 @@ pub fn worker_at_session(
             crate::world::WORKER,
             session,
             "",
-            &format!(r#"{{"workItemId":"{item}","ownershipEpoch":{epoch},"leaseId":"{lease_id}"}}"#),
+            &format!(
+                r#"{{"workItemId":"{item}","ownershipEpoch":{epoch},"leaseId":"{lease_id}"}}"#
+            ),
         )
     })
 }
 
 /// The Worker's Agent Card at `version`, signed by the control-plane service (§6.4: an Agent
 /// Card is signed by a `service` principal); `tamper` may change it after signing.
-pub fn register_card(version: u64, name: &'static str, tamper: Option<(&'static str, &'static str)>) -> Build {
+pub fn register_card(
+    version: u64,
+    name: &'static str,
+    tamper: Option<(&'static str, &'static str)>,
+) -> Build {
     Box::new(move |w: &World| {
         let (key_id, public_key) = w.public_key(WORKER)?;
         let unsigned = payloads::agent_card(

@@ -142,10 +142,7 @@ impl World {
                 "",
                 &payloads::session_open(agent),
             )?;
-            world.setup_events += world
-                .apply(&open)
-                .map_err(|e| format!("setup: {e}"))?
-                .len();
+            world.setup_events += world.apply(&open).map_err(|e| format!("setup: {e}"))?.len();
             let epoch = world.session_epoch(agent)?;
             if epoch != Some(SESSION_EPOCH) {
                 return Err(format!(

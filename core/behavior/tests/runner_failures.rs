@@ -9,6 +9,7 @@ use missionweaveprotocol_behavior::matrix::{Evidence, Matrix};
 use missionweaveprotocol_behavior::payloads::{self, W1};
 use missionweaveprotocol_behavior::scenario::{Scenario, Watch};
 use missionweaveprotocol_behavior::steps::{self, Lease, coordinator, worker};
+use missionweaveprotocol_behavior::world::WORKER;
 use missionweaveprotocol_behavior::{BehaviorReport, Status, run_matrix, run_scenario};
 
 const STALE_START: &str = "work.start: a stale Ownership Epoch is fenced";
@@ -66,7 +67,7 @@ fn a_scenario_expecting_the_wrong_code_fails_its_rows() {
             .iter()
             .any(|l| l.starts_with("FAIL [behavior] command work.start: "))
     );
-    assert!(lines.last().unwrap().contains("(3 failing, 30 not covered"));
+    assert!(lines.last().unwrap().contains("(3 failing, 24 not covered"));
     let value = report.to_value();
     assert_eq!(value.get("ok").and_then(|v| v.as_bool()), Some(false));
 }
@@ -218,4 +219,37 @@ fn a_variant_that_does_not_match_its_row_fails_the_row() {
         "{detail}"
     );
     assert_eq!(report.failing(), 1);
+}
+
+#[test]
+fn a_session_replacement_that_revokes_a_lease_must_expect_the_revocation() {
+    // The Worker holds W1's Execution Lease: replacing its Session also emits the revocation
+    // (§11.3), in W1's Group, after the Organization-scoped `session_opened` (§15.2).
+    let opened = "ext.missionweaveprotocol.identity.session_opened";
+    let revoked = "ext.missionweaveprotocol.core.work_execution_lease_revoked";
+    let incomplete = Scenario::new("Session replacement: only the Session Event expected")
+        .given(steps::active(W1))
+        .when(steps::session_open(WORKER, ""))
+        .watch(Watch::WorkItem(W1))
+        .emits(&[opened]);
+    let outcome = run_scenario(&incomplete);
+    assert!(!outcome.passed);
+    assert_eq!(outcome.emitted, [opened, revoked]);
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .starts_with("expected Events"),
+        "{outcome:?}"
+    );
+    // Without a lease to revoke, the same act emits the Organization-scoped Event alone, and
+    // the runner counts it although no Group head moved.
+    let alone = Scenario::new("Session replacement: nothing to revoke")
+        .when(steps::session_open(WORKER, ""))
+        .watch(Watch::Session(WORKER))
+        .emits(&[opened])
+        .moves("epoch 1", "epoch 2");
+    let outcome = run_scenario(&alone);
+    assert!(outcome.passed, "{outcome:?}");
 }

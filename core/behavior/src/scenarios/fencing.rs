@@ -25,7 +25,10 @@ const ROUNDS: [&str; ACTIVE_LIMIT] = ["busy-1", "busy-2", "busy-3", "busy-4"];
 /// `item` authorized, offered (offer ID from `round`), accepted and started by the Worker.
 fn started(item: &'static str, round: &'static str) -> Vec<Step> {
     vec![
-        Step::Perform(coordinator("work.authorize", payloads::authorize(item, &[]))),
+        Step::Perform(coordinator(
+            "work.authorize",
+            payloads::authorize(item, &[]),
+        )),
         Step::Perform(coordinator("work.offer", payloads::offer(item, round))),
         Step::Perform(by(
             WORKER,
@@ -40,7 +43,9 @@ fn started(item: &'static str, round: &'static str) -> Vec<Step> {
 fn session_is(w: &World, epoch: u64) -> Result<(), String> {
     match w.session_epoch(WORKER)? {
         Some(e) if e == epoch => Ok(()),
-        other => Err(format!("the Worker's Session Epoch is {other:?}, not {epoch}")),
+        other => Err(format!(
+            "the Worker's Session Epoch is {other:?}, not {epoch}"
+        )),
     }
 }
 

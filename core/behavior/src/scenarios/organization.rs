@@ -69,7 +69,9 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(Watch::WorkItem(W1))
             .emits(&[SESSION_OPENED, LEASE_REVOKED])
             .moves("active", "queued")
-            .check("the claim is re-bound to Session Epoch 2", |w| rebound(w, 2)),
+            .check("the claim is re-bound to Session Epoch 2", |w| {
+                rebound(w, 2)
+            }),
         Scenario::new("Session replacement refused: the active WorkItem keeps its lease")
             .given(steps::active(W1))
             .when(steps::session_open(WORKER, r#""expectedRevision": 2"#))
@@ -85,7 +87,11 @@ pub fn scenarios() -> Vec<Scenario> {
             .emits(&[AGENT_CARD_REGISTERED])
             .moves("none", "version 1"),
         Scenario::new("registry.agent_card_register: a tampered Agent Card")
-            .when(steps::register_card(1, "Worker", Some(("displayName", "Impostor"))))
+            .when(steps::register_card(
+                1,
+                "Worker",
+                Some(("displayName", "Impostor")),
+            ))
             .watch(card)
             .refused(WireCode::AuthInvalidSignature)
             .moves("none", "none"),
