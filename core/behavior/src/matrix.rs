@@ -229,7 +229,7 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     (
         "ext.missionweaveprotocol.identity.session_open",
         "identity.session_open: a replacement Session (epoch 1 → 2)",
-        "identity.session_open: a stale expectedRevision",
+        "identity.session_open: sent by the policy service, not the identity service",
     ),
     (
         "ext.missionweaveprotocol.registry.agent_card_register",
@@ -402,7 +402,7 @@ const EVENTS: &[(&str, &str, &str)] = &[
     (
         "ext.missionweaveprotocol.identity.session_opened",
         "identity.session_open: a replacement Session (epoch 1 → 2)",
-        "identity.session_open: an agentId that is not a URI",
+        "identity.session_open: a stale expectedRevision",
     ),
     (
         "ext.missionweaveprotocol.registry.agent_card_registered",
@@ -710,6 +710,35 @@ fn trigger_name(trigger: &Trigger, table: Category, number: u8) -> String {
     }
 }
 
+/// The variants of a Command row: further applied or refused scenarios of the kind (other
+/// refusal reasons, the ingress authorizer's and the engine's).
+const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
+    (
+        "ext.missionweaveprotocol.identity.session_open",
+        &[
+            "identity.session_open: a stale expectedRevision",
+            "identity.session_open: an agentId that is not a URI",
+            "Session replacement: the active WorkItem returns to queued",
+            "Session replacement refused: the active WorkItem keeps its lease",
+        ],
+    ),
+    (
+        "ext.missionweaveprotocol.registry.agent_card_register",
+        &[
+            "registry.agent_card_register: sent by the policy service, not the identity service",
+            "registry.agent_card_register: a newer version replaces the card",
+            "registry.agent_card_register: a lower version than the registered one",
+        ],
+    ),
+    (
+        "ext.missionweaveprotocol.core.resource_usage_record",
+        &[
+            "resource_usage_record: the rest of the budget is used up exactly",
+            "resource_usage_record: an overflow after 8 tool calls charges nothing",
+        ],
+    ),
+];
+
 /// The variants of a transition row (`scenarios/variants.rs`).
 fn variants(category: Category, number: u8) -> Vec<&'static str> {
     match (category, number) {
@@ -813,7 +842,10 @@ impl Matrix {
                 category: Category::Command,
                 subject: Subject::Command(kind.clone()),
                 evidence: kind_evidence(kind, COMMANDS),
-                variants: Vec::new(),
+                variants: COMMAND_VARIANTS
+                    .iter()
+                    .find(|(k, _)| k == kind)
+                    .map_or_else(Vec::new, |(_, v)| v.to_vec()),
             });
         }
         for kind in &kinds.events {

@@ -10,7 +10,7 @@ use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
 
 use crate::payloads::{self, W1};
 use crate::scenario::{Build, Step};
-use crate::world::{COORDINATOR, FOLLOW_UP_GROUP, OWNER, SERVICE, WORKER, World};
+use crate::world::{COORDINATOR, FOLLOW_UP_GROUP, IDENTITY, OWNER, WORKER, World};
 
 /// `ext.missionweaveprotocol.core.resource_usage_record` (§12, digest A.3).
 pub const RESOURCE_USAGE_RECORD: &str = "ext.missionweaveprotocol.core.resource_usage_record";
@@ -259,11 +259,16 @@ pub fn elapse(ms: u64) -> Vec<Step> {
 
 // ---- Organization-scoped service Commands (§15.1, §6.3) ---------------------------------------
 
-/// `ext.missionweaveprotocol.identity.session_open` of `agent` by the control-plane service,
+/// `ext.missionweaveprotocol.identity.session_open` of `agent` by the identity service,
 /// with envelope members `extra` (e.g. `expectedRevision`).
 pub fn session_open(agent: &'static str, extra: &'static str) -> Build {
     Box::new(move |w: &World| {
-        w.organization_command(SESSION_OPEN, SERVICE, extra, &payloads::session_open(agent))
+        w.organization_command(
+            SESSION_OPEN,
+            IDENTITY,
+            extra,
+            &payloads::session_open(agent),
+        )
     })
 }
 
@@ -294,9 +299,24 @@ pub fn worker_at_session(
     })
 }
 
-/// The Worker's Agent Card at `version`, signed by the control-plane service (§6.4: an Agent
-/// Card is signed by a `service` principal); `tamper` may change it after signing.
+/// The Worker's Agent Card at `version`, signed by the identity service (§6.4: an Agent Card
+/// is signed by a `service` principal) and registered by it; `tamper` may change one member
+/// after signing.
 pub fn register_card(
+    version: u64,
+    name: &'static str,
+    tamper: Option<(&'static str, &'static str)>,
+) -> Build {
+    card_command(IDENTITY, version, name, tamper)
+}
+
+/// As [`register_card`], but the Command is sent by `sender`.
+pub fn register_card_by(sender: &'static str, version: u64, name: &'static str) -> Build {
+    card_command(sender, version, name, None)
+}
+
+fn card_command(
+    sender: &'static str,
     version: u64,
     name: &'static str,
     tamper: Option<(&'static str, &'static str)>,
@@ -312,7 +332,7 @@ pub fn register_card(
         );
         let unsigned =
             json::parse(unsigned.as_bytes()).map_err(|e| format!("Agent Card JSON: {e}"))?;
-        let mut card = w.sign_document(SignedDocumentKind::AgentCard, &unsigned, SERVICE)?;
+        let mut card = w.sign_document(SignedDocumentKind::AgentCard, &unsigned, IDENTITY)?;
         if let (Some((member, value)), Value::Object(members)) = (tamper, &mut card) {
             members.insert(member, Value::string(value));
         }
@@ -321,7 +341,7 @@ pub fn register_card(
             .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))?;
         w.organization_command(
             AGENT_CARD_REGISTER,
-            SERVICE,
+            sender,
             "",
             &format!(r#"{{"agentCard": {text}}}"#),
         )

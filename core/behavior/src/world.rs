@@ -6,7 +6,7 @@
 //! Sessions (`ext.missionweaveprotocol.identity.session_open`, §6.3: every Agent Command is
 //! fenced by its Session Epoch), and the Mission most scenarios start from.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use missionweaveprotocol::crypto::SigningKey;
@@ -15,14 +15,14 @@ use missionweaveprotocol::registry::RegistryBuilder;
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::{
     DescribeError, KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec,
-    SignedDocumentKind,
+    SignedDocumentKind, WireCode,
 };
 use missionweaveprotocol_authority::engine::{
     Engine, EngineError, ORGANIZATION_EVENT_KIND, Performed, SESSION_OPEN,
 };
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::{
-    AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
+    CommandIngress, OrganizationAuthorizer, VerifiedCommand,
 };
 use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -37,7 +37,12 @@ pub const WORKER: &str = "urn:missionweaveprotocol:agent:worker";
 /// An Agent with a Registry key that never opens a Session (§6.3: its Commands are refused
 /// `AUTH_REQUIRED`).
 pub const SESSIONLESS: &str = "urn:missionweaveprotocol:agent:reviewer";
+/// The Organization policy service (`OrganizationAuthorizer` policy service: it may sign the
+/// kinds the spec lets Organization policy sign, e.g. `mission.terminate`).
 pub const SERVICE: &str = "urn:missionweaveprotocol:service:control-plane";
+/// The identity and registry service (`OrganizationAuthorizer` bootstrap service: it opens
+/// Sessions and registers Agent Cards, §6.3, §15.1).
+pub const IDENTITY: &str = "urn:missionweaveprotocol:service:identity";
 pub const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
 pub const GROUP: &str = "urn:missionweaveprotocol:group:finance";
 pub const MISSION: &str = "urn:missionweaveprotocol:mission:close-books";
@@ -76,6 +81,8 @@ pub struct World {
     next_action: Cell<u64>,
     now: Cell<UnixMillis>,
     setup_events: usize,
+    /// The kind and code of the last Command ingress refused (§6.4 stages, authorizer).
+    ingress_refusal: RefCell<Option<(String, WireCode)>>,
 }
 
 impl World {
@@ -91,6 +98,7 @@ impl World {
             (PrincipalType::Agent, WORKER, 44),
             (PrincipalType::Agent, SESSIONLESS, 47),
             (PrincipalType::Service, SERVICE, 45),
+            (PrincipalType::Service, IDENTITY, 48),
             (PrincipalType::Service, AUTHORITY, 46),
         ];
         let mut builder = RegistryBuilder::new(ORG);
@@ -132,13 +140,14 @@ impl World {
             next_action: Cell::new(1),
             now: Cell::new(START),
             setup_events: 0,
+            ingress_refusal: RefCell::new(None),
         };
         // §6.3: every Agent Command is fenced by the Agent's Session Epoch, so the Sessions are
         // opened before any Agent Command (the engine answers `AUTH_REQUIRED` otherwise).
         for agent in AGENTS {
             let open = world.organization_command(
                 SESSION_OPEN,
-                SERVICE,
+                IDENTITY,
                 "",
                 &payloads::session_open(agent),
             )?;
@@ -337,9 +346,18 @@ impl World {
             .sign(SignedDocumentKind::Command, &unsigned, key)
             .map_err(|e| format!("{kind}: signing refused: {e}"))?
             .bytes;
-        CommandIngress::new(AllowAllAuthorizerForTests)
+        CommandIngress::new(OrganizationAuthorizer::new([IDENTITY], [SERVICE]))
             .verify(&bytes, &self.registry, self.now())
-            .map_err(|e| format!("{kind}: ingress refused: {} ({e})", e.wire_code().as_str()))
+            .map_err(|e| {
+                self.ingress_refusal
+                    .replace(Some((kind.to_owned(), e.wire_code())));
+                format!("{kind}: ingress refused: {} ({e})", e.wire_code().as_str())
+            })
+    }
+
+    /// The kind and code of the last Command ingress refused since the last call, if any.
+    pub fn take_ingress_refusal(&self) -> Option<(String, WireCode)> {
+        self.ingress_refusal.take()
     }
 
     /// Signs `document` (Artifact manifest) with `signer`'s Registry key; the signed document.

@@ -253,3 +253,49 @@ fn a_session_replacement_that_revokes_a_lease_must_expect_the_revocation() {
     let outcome = run_scenario(&alone);
     assert!(outcome.passed, "{outcome:?}");
 }
+
+#[test]
+fn an_ingress_refusal_is_a_refusal_with_its_code_and_stage() {
+    // The deployment authorizer refuses a bootstrap kind from the policy service (§6.4).
+    let by_policy =
+        || steps::register_card_by(missionweaveprotocol_behavior::world::SERVICE, 1, "Worker");
+    let expected = Scenario::new("ingress: the policy service registers a card")
+        .when(by_policy())
+        .watch(Watch::AgentCard(WORKER))
+        .refused(WireCode::AuthForbidden);
+    let outcome = run_scenario(&expected);
+    assert!(outcome.passed, "{outcome:?}");
+    assert_eq!(outcome.refused_at, Some("ingress"));
+    assert_eq!(
+        outcome.act_kind.as_deref(),
+        Some("ext.missionweaveprotocol.registry.agent_card_register")
+    );
+    // Another code expected: the scenario fails and names both.
+    let wrong = Scenario::new("ingress: the wrong code")
+        .when(by_policy())
+        .refused(WireCode::InvalidCommand);
+    let outcome = run_scenario(&wrong);
+    assert!(!outcome.passed);
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .starts_with("expected INVALID_COMMAND, refused at ingress AUTH_FORBIDDEN"),
+        "{outcome:?}"
+    );
+    // Events expected: an ingress refusal fails it.
+    let applied = Scenario::new("ingress: Events expected")
+        .when(by_policy())
+        .emits(&["ext.missionweaveprotocol.registry.agent_card_registered"]);
+    let outcome = run_scenario(&applied);
+    assert!(!outcome.passed);
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .contains("ingress refused"),
+        "{outcome:?}"
+    );
+}

@@ -4,13 +4,13 @@
 //! the Group heads.
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::engine::{AGENT_CARD_REGISTERED, SESSION_OPENED};
+use missionweaveprotocol_authority::engine::{AGENT_CARD_REGISTERED, SESSION_OPEN, SESSION_OPENED};
 use missionweaveprotocol_authority::lease::LeaseState;
 
-use crate::payloads::W1;
+use crate::payloads::{self, W1};
 use crate::scenario::{Scenario, Watch};
 use crate::steps::{self, Lease};
-use crate::world::{WORKER, World};
+use crate::world::{IDENTITY, SERVICE, WORKER, World};
 
 /// The Event of a lease revoked by a Session replacement (`docs/engine.md`, the reference's
 /// `EXECUTION_LEASE_REVOKED`).
@@ -45,6 +45,15 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(session)
             .emits(&[SESSION_OPENED])
             .moves("epoch 1", "epoch 2"),
+        Scenario::new(
+            "identity.session_open: sent by the policy service, not the identity service",
+        )
+        .when(Box::new(|w: &World| {
+            w.organization_command(SESSION_OPEN, SERVICE, "", &payloads::session_open(WORKER))
+        }))
+        .watch(session)
+        .refused(WireCode::AuthForbidden)
+        .moves("epoch 1", "epoch 1"),
         Scenario::new("identity.session_open: a stale expectedRevision")
             .given(steps::replace_session(WORKER))
             .when(steps::session_open(WORKER, r#""expectedRevision": 1"#))
@@ -53,12 +62,7 @@ pub fn scenarios() -> Vec<Scenario> {
             .moves("epoch 2", "epoch 2"),
         Scenario::new("identity.session_open: an agentId that is not a URI")
             .when(Box::new(|w: &World| {
-                w.organization_command(
-                    missionweaveprotocol_authority::engine::SESSION_OPEN,
-                    crate::world::SERVICE,
-                    "",
-                    r#"{"agentId": "worker"}"#,
-                )
+                w.organization_command(SESSION_OPEN, IDENTITY, "", r#"{"agentId": "worker"}"#)
             }))
             .watch(session)
             .refused(WireCode::InvalidCommand)
@@ -95,6 +99,13 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(card)
             .refused(WireCode::AuthInvalidSignature)
             .moves("none", "none"),
+        Scenario::new(
+            "registry.agent_card_register: sent by the policy service, not the identity service",
+        )
+        .when(steps::register_card_by(SERVICE, 1, "Worker"))
+        .watch(card)
+        .refused(WireCode::AuthForbidden)
+        .moves("none", "none"),
         Scenario::new("registry.agent_card_register: a newer version replaces the card")
             .given(steps::card_registered(1))
             .when(steps::register_card(2, "Worker Two", None))
