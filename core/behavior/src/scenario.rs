@@ -82,7 +82,8 @@ pub enum Watch {
 pub enum Expect {
     /// Applied, emitting exactly these Event kinds in this order, each verified.
     Events(Vec<&'static str>),
-    /// Refused by the engine with this code; every Group head unchanged and no
+    /// Refused with this code, by the engine or at ingress (§6.4 stages, the Organization's
+    /// authorizer); every Group head unchanged and no
     /// Organization-scoped Event stored.
     Refused(WireCode),
     /// Nothing is appended (time passing).

@@ -1,6 +1,7 @@
 //! The world a scenario runs in: an Organization Registry with test keys, the Group Authority's
 //! key, the real engine over an `InMemoryStore`, a clock, and signed Commands passed through
-//! `CommandIngress` (§6.4 six stages, §15.1 freshness) before the engine sees them.
+//! `CommandIngress` (§6.4 six stages and the deployment `OrganizationAuthorizer`, §15.1
+//! freshness) before the engine sees them.
 //!
 //! [`World::setup`] is the ONE place that builds a world: keys, Registry, engine, the Agents'
 //! Sessions (`ext.missionweaveprotocol.identity.session_open`, §6.3: every Agent Command is
@@ -56,7 +57,7 @@ pub const START: UnixMillis = UnixMillis(1_784_107_800_000);
 /// `identity.session_open` of an Agent issues 1). Agent Commands carry the Agent's current
 /// epoch, read from the engine when they are built.
 pub const SESSION_EPOCH: u64 = 1;
-/// The Agents whose Sessions [`World::setup`] opens, by [`SERVICE`] ([`SESSIONLESS`] has none).
+/// The Agents whose Sessions [`World::setup`] opens, by [`IDENTITY`] ([`SESSIONLESS`] has none).
 pub const AGENTS: [&str; 2] = [COORDINATOR, WORKER];
 
 /// The engine every scenario drives: the real one, over the in-memory store.
@@ -86,10 +87,12 @@ pub struct World {
 }
 
 impl World {
-    /// The one world setup: Registry with two humans, three Agents, a control-plane service and
-    /// the Group Authority; the engine signing Events as that Authority (with the default §20
-    /// cooperation limits); a Session opened for each Agent by the control-plane service; then,
-    /// for [`Start::ActiveMission`], the root Mission (all Events verified like every other).
+    /// The one world setup: Registry with two humans, three Agents, the control-plane policy
+    /// service, the identity service and the Group Authority; ingress with the deployment
+    /// authorizer (`OrganizationAuthorizer`: `IDENTITY` bootstraps, `SERVICE` is policy); the
+    /// engine signing Events as that Authority (with the default §20 cooperation limits); a
+    /// Session opened for each Agent of [`AGENTS`] by the identity service; then, for
+    /// [`Start::ActiveMission`], the root Mission (all Events verified like every other).
     pub fn setup(start: Start) -> Result<World, String> {
         let principals = [
             (PrincipalType::Human, OWNER, 41u8),
