@@ -221,9 +221,21 @@ pub fn blocked(item: &'static str) -> Vec<Step> {
     steps
 }
 
-/// … submitted: `submitted`.
+/// [`W1`] active, and the Worker has published Artifact A for it (§13.1): a submission may
+/// cite only content published for its WorkItem.
+pub fn active_with_artifact() -> Vec<Step> {
+    let mut steps = active(W1);
+    steps.push(step(publish(crate::world::WORKER, crate::world::WORKER)));
+    steps
+}
+
+/// … submitted: `submitted` (only [`W1`] has a manifest to publish).
 pub fn submitted(item: &'static str) -> Vec<Step> {
-    let mut steps = active(item);
+    let mut steps = if item == W1 {
+        active_with_artifact()
+    } else {
+        active(item)
+    };
     steps.push(step(worker(
         "work.submit",
         item,
