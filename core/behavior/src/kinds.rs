@@ -1,7 +1,7 @@
 //! The Command and Event kinds the matrix must cover, read from the embedded pinned schemas
 //! (`command.schema.json` `$defs/coreCommandKind` and `$defs/organizationScopedKind`,
 //! `event.schema.json` `kind` enum and its Organization-scoped conditional), plus the `ext.`
-//! kinds the spec names only in prose.
+//! kinds the spec names only in prose and the `ext.` Event kinds the engine emits beyond them.
 
 use missionweaveprotocol::bundle;
 use missionweaveprotocol::json::{self, Value};
@@ -18,6 +18,12 @@ pub const PROSE_EXT_COMMANDS: [&str; 4] = [
 
 /// `ext.` Event kinds named only in prose (digest Appendix A.3).
 pub const PROSE_EXT_EVENTS: [&str; 1] = ["ext.missionweaveprotocol.core.resource_usage_recorded"];
+
+/// `ext.` Event kinds the engine emits that neither the schemas nor the prose name: the lease
+/// revocation of a Session replacement (§11.3 requires the revocation but names no Event; the
+/// reference's `EXECUTION_LEASE_REVOKED`, `docs/engine.md`).
+pub const ENGINE_EXT_EVENTS: [&str; 1] =
+    ["ext.missionweaveprotocol.core.work_execution_lease_revoked"];
 
 /// Every Command and Event kind, in schema order (core first, then `ext.`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +72,7 @@ impl KindCatalogue {
             "event schema",
         )?);
         events.extend(PROSE_EXT_EVENTS.iter().map(|k| (*k).to_owned()));
+        events.extend(ENGINE_EXT_EVENTS.iter().map(|k| (*k).to_owned()));
         Ok(Self { commands, events })
     }
 }
@@ -76,10 +83,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pinned_schemas_name_38_commands_and_39_events() {
+    fn the_pinned_schemas_name_38_commands_and_40_events() {
         let kinds = KindCatalogue::embedded().unwrap();
         assert_eq!(kinds.commands.len(), 32 + 2 + 4);
-        assert_eq!(kinds.events.len(), 36 + 2 + 1);
+        assert_eq!(kinds.events.len(), 36 + 2 + 1 + 1);
         assert!(kinds.commands.iter().any(|k| k == "mission.create_child"));
         assert!(
             kinds

@@ -88,9 +88,6 @@ const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
 const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
 const ARCHIVE: &str = "part 2: Group archive and snapshots (§7.4)";
-const USAGE: &str = "part 2: resource usage records (§12)";
-const SERVICE: &str =
-    "service Command being added in parallel (Session Epoch fencing, §6.3): no scenario yet";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
@@ -224,6 +221,21 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "dependency insertion: open → open, contract revised",
         "dependency insertion: a cycle is refused",
     ),
+    (
+        "ext.missionweaveprotocol.core.resource_usage_record",
+        "resource_usage_record: the Worker records 3 tool calls",
+        "resource_usage_record: 11 tool calls overflow the WorkItem's 10",
+    ),
+    (
+        "ext.missionweaveprotocol.identity.session_open",
+        "identity.session_open: a replacement Session (epoch 1 → 2)",
+        "identity.session_open: sent by the policy service, not the identity service",
+    ),
+    (
+        "ext.missionweaveprotocol.registry.agent_card_register",
+        "registry.agent_card_register: a verified Agent Card (version 1)",
+        "registry.agent_card_register: a tampered Agent Card",
+    ),
 ];
 
 /// Why a kind without scenarios has none (by Command or Event kind).
@@ -247,21 +259,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("ext.missionweaveprotocol.core.group_archive", ARCHIVE),
     ("group.snapshot.created", ARCHIVE),
     ("group.archived", ARCHIVE),
-    ("ext.missionweaveprotocol.core.resource_usage_record", USAGE),
-    (
-        "ext.missionweaveprotocol.core.resource_usage_recorded",
-        USAGE,
-    ),
-    (
-        "ext.missionweaveprotocol.registry.agent_card_register",
-        SERVICE,
-    ),
-    (
-        "ext.missionweaveprotocol.registry.agent_card_registered",
-        SERVICE,
-    ),
-    ("ext.missionweaveprotocol.identity.session_open", SERVICE),
-    ("ext.missionweaveprotocol.identity.session_opened", SERVICE),
 ];
 
 /// An Event kind's evidence: the positive scenario of a Command emitting it, and a refusal of
@@ -396,6 +393,26 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "artifact.published",
         "artifact.publish: the owner publishes its signed manifest",
         "artifact.publish: the manifest's producer is not the actor",
+    ),
+    (
+        "ext.missionweaveprotocol.core.resource_usage_recorded",
+        "resource_usage_record: the rest of the budget is used up exactly",
+        "resource_usage_record: an overflow after 8 tool calls charges nothing",
+    ),
+    (
+        "ext.missionweaveprotocol.identity.session_opened",
+        "identity.session_open: a replacement Session (epoch 1 → 2)",
+        "identity.session_open: a stale expectedRevision",
+    ),
+    (
+        "ext.missionweaveprotocol.registry.agent_card_registered",
+        "registry.agent_card_register: a newer version replaces the card",
+        "registry.agent_card_register: a lower version than the registered one",
+    ),
+    (
+        "ext.missionweaveprotocol.core.work_execution_lease_revoked",
+        "Session replacement: the active WorkItem returns to queued",
+        "Session replacement refused: the active WorkItem keeps its lease",
     ),
 ];
 
@@ -693,6 +710,35 @@ fn trigger_name(trigger: &Trigger, table: Category, number: u8) -> String {
     }
 }
 
+/// The variants of a Command row: further applied or refused scenarios of the kind (other
+/// refusal reasons, the ingress authorizer's and the engine's).
+const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
+    (
+        "ext.missionweaveprotocol.identity.session_open",
+        &[
+            "identity.session_open: a stale expectedRevision",
+            "identity.session_open: an agentId that is not a URI",
+            "Session replacement: the active WorkItem returns to queued",
+            "Session replacement refused: the active WorkItem keeps its lease",
+        ],
+    ),
+    (
+        "ext.missionweaveprotocol.registry.agent_card_register",
+        &[
+            "registry.agent_card_register: sent by the policy service, not the identity service",
+            "registry.agent_card_register: a newer version replaces the card",
+            "registry.agent_card_register: a lower version than the registered one",
+        ],
+    ),
+    (
+        "ext.missionweaveprotocol.core.resource_usage_record",
+        &[
+            "resource_usage_record: the rest of the budget is used up exactly",
+            "resource_usage_record: an overflow after 8 tool calls charges nothing",
+        ],
+    ),
+];
+
 /// The variants of a transition row (`scenarios/variants.rs`).
 fn variants(category: Category, number: u8) -> Vec<&'static str> {
     match (category, number) {
@@ -713,8 +759,16 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.offer: active, the owner's Execution Lease lapsed → offered",
             "work.offer: blocked, the blocked lease is live",
         ],
-        (Category::WorkItemTransition, 4) => vec!["work.accept_offer: the losing candidate"],
-        (Category::WorkItemTransition, 7) => vec!["work.start: a stale expectedRevision"],
+        (Category::WorkItemTransition, 4) => vec![
+            "work.accept_offer: the losing candidate",
+            "work.accept_offer: an Agent that never opened a Session",
+        ],
+        (Category::WorkItemTransition, 7) => vec![
+            "work.start: a stale expectedRevision",
+            "work.start: the replacement Session starts the re-leased WorkItem",
+            "work.start: a runtime of a replaced Session is fenced",
+            "work.start: a fifth active WorkItem of the Worker is rate limited",
+        ],
         (Category::WorkItemTransition, 8) => {
             vec!["work.checkpoint: a queued WorkItem is not executing"]
         }
@@ -788,7 +842,10 @@ impl Matrix {
                 category: Category::Command,
                 subject: Subject::Command(kind.clone()),
                 evidence: kind_evidence(kind, COMMANDS),
-                variants: Vec::new(),
+                variants: COMMAND_VARIANTS
+                    .iter()
+                    .find(|(k, _)| k == kind)
+                    .map_or_else(Vec::new, |(_, v)| v.to_vec()),
             });
         }
         for kind in &kinds.events {

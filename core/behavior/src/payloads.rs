@@ -2,7 +2,7 @@
 //! payload only `{"type": "object"}` (digest §8 item 1); the members are the engine's
 //! (`docs/engine.md`, `docs/work.md`, "Payloads").
 
-use crate::world::{COORDINATOR, MISSION, WORKER};
+use crate::world::{COORDINATOR, MISSION, ORG, OWNER, WORKER};
 
 pub const HASH_A: &str = "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 pub const HASH_B: &str = "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
@@ -14,12 +14,15 @@ pub const W2: &str = "urn:missionweaveprotocol:work:report";
 pub const ARTIFACT: &str = "urn:missionweaveprotocol:artifact:report-1";
 
 /// `mission.create` (and, with `extra` = `, "followUpToMissionId": …`, `create_follow_up`).
+/// Its budget (§12) must cover every contract the scenarios authorize: a dimension it leaves
+/// out has limit 0 (`BUDGET_EXCEEDED` at `work.authorize`), so it grants the tool calls each
+/// contract reserves.
 pub fn create_mission(mission: &str, extra: &str) -> String {
     format!(
         r#"{{"missionId": "{mission}", "objective": "Close the July books",
         "definitionOfDone": [{{"criterionId": "ledger-balanced", "description": "The ledger balances",
           "evidenceRequired": ["deterministic_test", "human_review"]}}],
-        "budget": {{"modelTokenLimit": 100000, "currency": "EUR", "financialLimit": 50}},
+        "budget": {{"modelTokenLimit": 100000, "toolCallLimit": 1000, "currency": "EUR", "financialLimit": 50}},
         "deadline": "2026-08-01T00:00:00Z",
         "approvalPolicy": {{"finalHumanApproval": true, "highRiskExecutionApproval": true}},
         "coordinator": {{"agentId": "{COORDINATOR}", "agentCardVersion": 1, "leaseId": "{COORDINATOR_LEASE}"}},
@@ -122,4 +125,34 @@ pub fn manifest(producer: &str, created_at: &str) -> String {
         "classification":"internal","createdAt":"{created_at}"}}"#,
         group = crate::world::GROUP
     )
+}
+
+/// `ext.missionweaveprotocol.identity.session_open` of `agent` (§6.3; engine payload
+/// `{agentId}`).
+pub fn session_open(agent: &str) -> String {
+    format!(r#"{{"agentId": "{agent}"}}"#)
+}
+
+/// The unsigned Agent Card (`agent-card.schema.json`, digest 2.15) of `agent` at `version`,
+/// naming its Registry key (`key_id`, base64url `public_key`).
+pub fn agent_card(agent: &str, version: u64, name: &str, key_id: &str, public_key: &str) -> String {
+    format!(
+        r#"{{"agentId": "{agent}", "organizationId": "{ORG}", "cardVersion": {version},
+        "displayName": "{name}", "owner": {{"type": "human", "id": "{OWNER}"}},
+        "status": "active", "protocolVersions": ["0.1"],
+        "endpoints": [{{"transport": "wss", "uri": "wss://agents.behavior.example/worker"}}],
+        "publicKeys": [{{"keyId": "{key_id}", "algorithm": "Ed25519", "publicKey": "{public_key}",
+          "validFrom": "2026-01-01T00:00:00Z"}}],
+        "capabilities": [{{"id": "text.summarise", "version": "1.2.0",
+          "inputSchema": "https://schemas.behavior.example/in.json", "inputSchemaHash": "{HASH_A}",
+          "outputSchema": "https://schemas.behavior.example/out.json", "outputSchemaHash": "{HASH_B}",
+          "constraints": {{}}, "verifiedEvidence": ["urn:missionweaveprotocol:evidence:summarise-2026"]}}],
+        "maxConcurrency": 2, "issuedAt": "2026-07-01T00:00:00Z"}}"#
+    )
+}
+
+/// The `usageDelta` member of `…core.resource_usage_record` charging `tool_calls` tool calls
+/// (§12; the contract of [`contract`] grants 10).
+pub fn usage_delta(tool_calls: u64) -> String {
+    format!(r#""usageDelta":{{"toolCalls":{tool_calls}}}"#)
 }

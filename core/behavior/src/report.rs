@@ -332,7 +332,8 @@ impl BehaviorReport {
     /// The machine-readable matrix:
     /// `{"covered", "failing", "notCovered", "total", "ok", "summary", "problems", "rows": [{"id",
     /// "category", "status", "positive"?, "negative"?, "variants"?, "detail"?}], "scenarios": [{"name",
-    /// "passed", "act"?, "emitted", "refused"?, "before"?, "after"?, "eventsVerified",
+    /// "passed", "act"?, "emitted", "refused"?, "refusedAt"? (`ingress` | `engine`), "before"?,
+    /// "after"?, "eventsVerified",
     /// "failure"?}]}`.
     pub fn to_value(&self) -> Value {
         let n = |v: usize| Value::Number(Number::from_u64(v as u64));
@@ -390,6 +391,7 @@ impl BehaviorReport {
                 for (name, value) in [
                     ("act", x.act_kind.as_deref()),
                     ("refused", x.refused.map(|c| c.as_str())),
+                    ("refusedAt", x.refused_at),
                     ("before", x.before.as_deref()),
                     ("after", x.after.as_deref()),
                     ("failure", x.failure.as_deref()),

@@ -4,6 +4,9 @@
 
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, WireCode};
+use missionweaveprotocol_authority::budget::AccountKind;
+use missionweaveprotocol_authority::budget::account::{BudgetAccount, account_key};
+use missionweaveprotocol_authority::resources::Dimension;
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::work::PROPOSAL_AGGREGATE_KIND;
 
@@ -24,6 +27,9 @@ pub struct Outcome {
     pub emitted: Vec<String>,
     /// The code the act was refused with.
     pub refused: Option<WireCode>,
+    /// Where it was refused: `ingress` (§6.4 verification and the Organization's authorizer)
+    /// or `engine`.
+    pub refused_at: Option<&'static str>,
     pub watch: Option<Watch>,
     /// The watched state before and after the act.
     pub before: Option<String>,
@@ -41,6 +47,7 @@ impl Outcome {
             act_kind: None,
             emitted: Vec::new(),
             refused: None,
+            refused_at: None,
             watch: scenario.watch,
             before: None,
             after: None,
@@ -82,9 +89,32 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
     outcome.before = scenario.watch.map(|w| observe(&world, w)).transpose()?;
     let mut group = None;
     let mut heads = world.heads(None)?;
+    let organization_before = world.organization_events()?;
     match act {
         Act::Perform(build) => {
-            let command = build(&world).map_err(|e| format!("act: {e}"))?;
+            world.take_ingress_refusal();
+            let command = match build(&world) {
+                Ok(command) => command,
+                Err(e) => {
+                    // A Command the Group Authority's ingress refused is a refusal like the
+                    // engine's; any other build failure fails the scenario.
+                    let (kind, code) = world.take_ingress_refusal().ok_or(format!("act: {e}"))?;
+                    outcome.act_kind = Some(kind);
+                    outcome.refused = Some(code);
+                    outcome.refused_at = Some("ingress");
+                    return match expect {
+                        Expect::Refused(expected) if *expected == code => {
+                            finish(scenario, &world, outcome, None, &heads, organization_before)
+                        }
+                        Expect::Refused(expected) => Err(format!(
+                            "expected {}, refused at ingress {} ({e})",
+                            expected.as_str(),
+                            code.as_str()
+                        )),
+                        _ => Err(format!("act: {e}")),
+                    };
+                }
+            };
             outcome.act_kind = Some(command.kind().to_owned());
             group = command.group_id().map(str::to_owned);
             heads = world.heads(group.as_deref())?;
@@ -105,6 +135,7 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
                 }
                 (Expect::Events(kinds), Err(e)) => {
                     outcome.refused = Some(e.wire_code());
+                    outcome.refused_at = Some("engine");
                     return Err(format!(
                         "expected Events {kinds:?}, refused {} ({e})",
                         e.wire_code().as_str()
@@ -112,6 +143,7 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
                 }
                 (Expect::Refused(code), Err(e)) => {
                     outcome.refused = Some(e.wire_code());
+                    outcome.refused_at = Some("engine");
                     if e.wire_code() != *code {
                         return Err(format!(
                             "expected {}, refused {} ({e})",
@@ -140,20 +172,45 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
             world.elapse(*ms);
         }
     }
-    let after: Vec<u64> = world.heads(group.as_deref())?;
-    // Heads never move back; the act appends exactly the Events it returned (none if refused).
+    finish(
+        scenario,
+        &world,
+        outcome,
+        group.as_deref(),
+        &heads,
+        organization_before,
+    )
+}
+
+/// After the act: exactly the returned Events were appended (none if refused), the watched
+/// state moved as expected (unchanged if refused), and every check holds.
+fn finish(
+    scenario: &Scenario,
+    world: &World,
+    outcome: &mut Outcome,
+    group: Option<&str>,
+    heads: &[u64],
+    organization_before: usize,
+) -> Result<(), String> {
+    let after: Vec<u64> = world.heads(group)?;
+    // Heads never move back; the act appends exactly the Events it returned (none if refused):
+    // Group Events to their Group's log, Organization-scoped ones (§15.2) to none.
+    let organization_after = world.organization_events()?;
     let appended: Option<u64> = after
         .iter()
-        .zip(&heads)
+        .zip(heads)
         .map(|(a, b)| a.checked_sub(*b))
+        .chain([organization_after
+            .checked_sub(organization_before)
+            .map(|n| n as u64)])
         .sum();
     let expected = outcome.emitted.len() as u64;
     if appended != Some(expected) {
         return Err(format!(
-            "the act appended {appended:?} Events, expected {expected} (Group heads {heads:?} → {after:?})"
+            "the act appended {appended:?} Events, expected {expected} (Group heads {heads:?} → {after:?}, Organization Events {organization_before} → {organization_after})"
         ));
     }
-    outcome.after = scenario.watch.map(|w| observe(&world, w)).transpose()?;
+    outcome.after = scenario.watch.map(|w| observe(world, w)).transpose()?;
     if let Some((from, to)) = scenario.states {
         let (before, after) = (outcome.before.as_deref(), outcome.after.as_deref());
         if before != Some(from) || after != Some(to) {
@@ -164,14 +221,14 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
             ));
         }
     }
-    if matches!(expect, Expect::Refused(_)) && outcome.before != outcome.after {
+    if outcome.refused.is_some() && outcome.before != outcome.after {
         return Err(format!(
             "a refused act changed the watched state: {:?} → {:?}",
             outcome.before, outcome.after
         ));
     }
     for (label, check) in &scenario.checks {
-        check(&world).map_err(|e| format!("check {label:?}: {e}"))?;
+        check(world).map_err(|e| format!("check {label:?}: {e}"))?;
     }
     Ok(())
 }
@@ -201,6 +258,39 @@ pub fn observe(world: &World, watch: Watch) -> Result<String, String> {
                 .and_then(Value::as_str)
                 .map(str::to_owned)
                 .ok_or_else(|| format!("stored {id} has no status"))
+        }
+        Watch::Session(agent) => Ok(world
+            .session_epoch(agent)?
+            .map_or_else(|| "none".to_owned(), |e| format!("epoch {e}"))),
+        Watch::AgentCard(agent) => {
+            let card = world
+                .engine()
+                .agent_card(agent)
+                .map_err(|e| format!("reading the Agent Card of {agent}: {e}"))?;
+            let Some(card) = card else {
+                return Ok("none".to_owned());
+            };
+            card.get("cardVersion")
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_u64())
+                .map(|v| format!("version {v}"))
+                .ok_or_else(|| format!("the Agent Card of {agent} has no cardVersion"))
+        }
+        Watch::Usage(item) => {
+            let stored = world
+                .engine()
+                .store()
+                .aggregate(&account_key(AccountKind::WorkItem, item))
+                .map_err(|e| format!("reading the budget account of {item}: {e}"))?;
+            let Some(stored) = stored else {
+                return Ok("none".to_owned());
+            };
+            let account = BudgetAccount::from_stored(&stored.value)
+                .ok_or_else(|| format!("the budget account of {item} is malformed"))?;
+            Ok(format!(
+                "{} tool calls used",
+                account.usage.get(Dimension::ToolCalls)
+            ))
         }
     }
 }

@@ -69,6 +69,12 @@ pub enum Watch {
     WorkItem(&'static str),
     /// A Work Proposal's `status` (`none` when absent).
     Proposal(&'static str),
+    /// An Agent's Session Epoch (`epoch n`, `none` before its first Session, §6.3).
+    Session(&'static str),
+    /// An Agent's registered Agent Card (`version n`, `none` when absent).
+    AgentCard(&'static str),
+    /// A WorkItem's budget account usage (`n tool calls used`, `none` when absent, §12).
+    Usage(&'static str),
 }
 
 /// What the act must do.
@@ -76,7 +82,9 @@ pub enum Watch {
 pub enum Expect {
     /// Applied, emitting exactly these Event kinds in this order, each verified.
     Events(Vec<&'static str>),
-    /// Refused by the engine with this code; every Group head unchanged.
+    /// Refused with this code, by the engine or at ingress (§6.4 stages, the Organization's
+    /// authorizer); every Group head unchanged and no
+    /// Organization-scoped Event stored.
     Refused(WireCode),
     /// Nothing is appended (time passing).
     Nothing,

@@ -1,13 +1,19 @@
 //! Command builders and setup steps of the DSL. A builder is evaluated when the step runs, so
 //! Worker Commands cite the WorkItem's Ownership Epoch and lease as stored at that moment.
 
-use missionweaveprotocol::json;
+use missionweaveprotocol::SignedDocumentKind;
+use missionweaveprotocol::json::{self, Value};
+use missionweaveprotocol::schema_formats::encode_base64url;
+use missionweaveprotocol_authority::engine::{AGENT_CARD_REGISTER, SESSION_OPEN};
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
 
 use crate::payloads::{self, W1};
 use crate::scenario::{Build, Step};
-use crate::world::{COORDINATOR, FOLLOW_UP_GROUP, OWNER, World};
+use crate::world::{COORDINATOR, FOLLOW_UP_GROUP, IDENTITY, OWNER, WORKER, World};
+
+/// `ext.missionweaveprotocol.core.resource_usage_record` (§12, digest A.3).
+pub const RESOURCE_USAGE_RECORD: &str = "ext.missionweaveprotocol.core.resource_usage_record";
 
 /// `kind` by `actor` with envelope members `extra` and `payload`.
 pub fn by(
@@ -215,9 +221,21 @@ pub fn blocked(item: &'static str) -> Vec<Step> {
     steps
 }
 
-/// … submitted: `submitted`.
+/// [`W1`] active, and the Worker has published Artifact A for it (§13.1): a submission may
+/// cite only content published for its WorkItem.
+pub fn active_with_artifact() -> Vec<Step> {
+    let mut steps = active(W1);
+    steps.push(step(publish(crate::world::WORKER, crate::world::WORKER)));
+    steps
+}
+
+/// … submitted: `submitted` (only [`W1`] has a manifest to publish).
 pub fn submitted(item: &'static str) -> Vec<Step> {
-    let mut steps = active(item);
+    let mut steps = if item == W1 {
+        active_with_artifact()
+    } else {
+        active(item)
+    };
     steps.push(step(worker(
         "work.submit",
         item,
@@ -249,4 +267,116 @@ pub fn coordinator_for_an_hour() -> Vec<Step> {
 /// Time passes.
 pub fn elapse(ms: u64) -> Vec<Step> {
     vec![Step::Elapse(ms)]
+}
+
+// ---- Organization-scoped service Commands (§15.1, §6.3) ---------------------------------------
+
+/// `ext.missionweaveprotocol.identity.session_open` of `agent` by the identity service,
+/// with envelope members `extra` (e.g. `expectedRevision`).
+pub fn session_open(agent: &'static str, extra: &'static str) -> Build {
+    Box::new(move |w: &World| {
+        w.organization_command(
+            SESSION_OPEN,
+            IDENTITY,
+            extra,
+            &payloads::session_open(agent),
+        )
+    })
+}
+
+/// `agent` opens a replacement Session (§6.3: its Session Epoch grows by one).
+pub fn replace_session(agent: &'static str) -> Vec<Step> {
+    vec![step(session_open(agent, ""))]
+}
+
+/// `kind` by `actor` presenting Session Epoch `session` (a runtime of a replaced Session),
+/// citing `item`'s current claim like [`worker`].
+pub fn worker_at_session(
+    session: u64,
+    kind: &'static str,
+    item: &'static str,
+    lease: Lease,
+) -> Build {
+    Box::new(move |w: &World| {
+        let (epoch, lease_id) = claim(w, item, lease)?;
+        w.command_at_session(
+            kind,
+            crate::world::WORKER,
+            session,
+            "",
+            &format!(
+                r#"{{"workItemId":"{item}","ownershipEpoch":{epoch},"leaseId":"{lease_id}"}}"#
+            ),
+        )
+    })
+}
+
+/// The Worker's Agent Card at `version`, signed by the identity service (§6.4: an Agent Card
+/// is signed by a `service` principal) and registered by it; `tamper` may change one member
+/// after signing.
+pub fn register_card(
+    version: u64,
+    name: &'static str,
+    tamper: Option<(&'static str, &'static str)>,
+) -> Build {
+    card_command(IDENTITY, version, name, tamper)
+}
+
+/// As [`register_card`], but the Command is sent by `sender`.
+pub fn register_card_by(sender: &'static str, version: u64, name: &'static str) -> Build {
+    card_command(sender, version, name, None)
+}
+
+fn card_command(
+    sender: &'static str,
+    version: u64,
+    name: &'static str,
+    tamper: Option<(&'static str, &'static str)>,
+) -> Build {
+    Box::new(move |w: &World| {
+        let (key_id, public_key) = w.public_key(WORKER)?;
+        let unsigned = payloads::agent_card(
+            WORKER,
+            version,
+            name,
+            &key_id,
+            &encode_base64url(&public_key),
+        );
+        let unsigned =
+            json::parse(unsigned.as_bytes()).map_err(|e| format!("Agent Card JSON: {e}"))?;
+        let mut card = w.sign_document(SignedDocumentKind::AgentCard, &unsigned, IDENTITY)?;
+        if let (Some((member, value)), Value::Object(members)) = (tamper, &mut card) {
+            members.insert(member, Value::string(value));
+        }
+        let text = json::canonical_bytes(&card)
+            .map_err(|e| format!("Agent Card JCS: {e}"))
+            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))?;
+        w.organization_command(
+            AGENT_CARD_REGISTER,
+            sender,
+            "",
+            &format!(r#"{{"agentCard": {text}}}"#),
+        )
+    })
+}
+
+/// The Worker's Agent Card registered at `version`.
+pub fn card_registered(version: u64) -> Vec<Step> {
+    vec![step(register_card(version, "Worker", None))]
+}
+
+/// The Worker records `tool_calls` tool calls against `item` under its Execution Lease (§12).
+pub fn record_usage(item: &'static str, tool_calls: u64) -> Build {
+    worker(
+        RESOURCE_USAGE_RECORD,
+        item,
+        Lease::Execution,
+        0,
+        payloads::usage_delta(tool_calls),
+    )
+}
+
+/// `tool_calls` tool calls recorded against `item`.
+pub fn usage_recorded(item: &'static str, tool_calls: u64) -> Vec<Step> {
+    vec![step(record_usage(item, tool_calls))]
 }

@@ -1,12 +1,13 @@
 //! The world a scenario runs in: an Organization Registry with test keys, the Group Authority's
 //! key, the real engine over an `InMemoryStore`, a clock, and signed Commands passed through
-//! `CommandIngress` (§6.4 six stages, §15.1 freshness) before the engine sees them.
+//! `CommandIngress` (§6.4 six stages and the deployment `OrganizationAuthorizer`, §15.1
+//! freshness) before the engine sees them.
 //!
-//! [`World::setup`] is the ONE place that builds a world: keys, Registry, engine, (later)
-//! Sessions, and the Mission most scenarios start from. When Session Epoch fencing lands
-//! (`ext.missionweaveprotocol.identity.session_open`, §6.3), the session-open step goes there.
+//! [`World::setup`] is the ONE place that builds a world: keys, Registry, engine, the Agents'
+//! Sessions (`ext.missionweaveprotocol.identity.session_open`, §6.3: every Agent Command is
+//! fenced by its Session Epoch), and the Mission most scenarios start from.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use missionweaveprotocol::crypto::SigningKey;
@@ -15,12 +16,14 @@ use missionweaveprotocol::registry::RegistryBuilder;
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::{
     DescribeError, KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec,
-    SignedDocumentKind,
+    SignedDocumentKind, WireCode,
 };
-use missionweaveprotocol_authority::engine::{Engine, EngineError, Performed};
+use missionweaveprotocol_authority::engine::{
+    Engine, EngineError, ORGANIZATION_EVENT_KIND, Performed, SESSION_OPEN,
+};
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::{
-    AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
+    CommandIngress, OrganizationAuthorizer, VerifiedCommand,
 };
 use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -32,7 +35,15 @@ pub const OWNER: &str = "urn:missionweaveprotocol:human:alice";
 pub const OTHER_HUMAN: &str = "urn:missionweaveprotocol:human:bob";
 pub const COORDINATOR: &str = "urn:missionweaveprotocol:agent:planner";
 pub const WORKER: &str = "urn:missionweaveprotocol:agent:worker";
+/// An Agent with a Registry key that never opens a Session (§6.3: its Commands are refused
+/// `AUTH_REQUIRED`).
+pub const SESSIONLESS: &str = "urn:missionweaveprotocol:agent:reviewer";
+/// The Organization policy service (`OrganizationAuthorizer` policy service: it may sign the
+/// kinds the spec lets Organization policy sign, e.g. `mission.terminate`).
 pub const SERVICE: &str = "urn:missionweaveprotocol:service:control-plane";
+/// The identity and registry service (`OrganizationAuthorizer` bootstrap service: it opens
+/// Sessions and registers Agent Cards, §6.3, §15.1).
+pub const IDENTITY: &str = "urn:missionweaveprotocol:service:identity";
 pub const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
 pub const GROUP: &str = "urn:missionweaveprotocol:group:finance";
 pub const MISSION: &str = "urn:missionweaveprotocol:mission:close-books";
@@ -42,9 +53,12 @@ pub const FOLLOW_UP: &str = "urn:missionweaveprotocol:mission:close-books-fix";
 pub const GROUPS: [&str; 2] = [GROUP, FOLLOW_UP_GROUP];
 /// 2026-07-15T09:30:00Z, the clock at the start of every scenario.
 pub const START: UnixMillis = UnixMillis(1_784_107_800_000);
-/// The Session Epoch Agents present (§6.3). Until `identity.session_open` exists the engine
-/// trusts it; then [`World::setup`] opens the Sessions and this becomes what it returned.
+/// The Session Epoch [`World::setup`] opens for every Agent of [`AGENTS`] (§6.3: the first
+/// `identity.session_open` of an Agent issues 1). Agent Commands carry the Agent's current
+/// epoch, read from the engine when they are built.
 pub const SESSION_EPOCH: u64 = 1;
+/// The Agents whose Sessions [`World::setup`] opens, by [`IDENTITY`] ([`SESSIONLESS`] has none).
+pub const AGENTS: [&str; 2] = [COORDINATOR, WORKER];
 
 /// The engine every scenario drives: the real one, over the in-memory store.
 pub type BehaviorEngine = Engine<InMemoryStore, SigningKey, SequentialEventIds>;
@@ -68,19 +82,26 @@ pub struct World {
     next_action: Cell<u64>,
     now: Cell<UnixMillis>,
     setup_events: usize,
+    /// The kind and code of the last Command ingress refused (§6.4 stages, authorizer).
+    ingress_refusal: RefCell<Option<(String, WireCode)>>,
 }
 
 impl World {
-    /// The one world setup: Registry with two humans, two Agents, a control-plane service and
-    /// the Group Authority; the engine signing Events as that Authority; then, for
-    /// [`Start::ActiveMission`], the root Mission (its Events verified like every other).
+    /// The one world setup: Registry with two humans, three Agents, the control-plane policy
+    /// service, the identity service and the Group Authority; ingress with the deployment
+    /// authorizer (`OrganizationAuthorizer`: `IDENTITY` bootstraps, `SERVICE` is policy); the
+    /// engine signing Events as that Authority (with the default §20 cooperation limits); a
+    /// Session opened for each Agent of [`AGENTS`] by the identity service; then, for
+    /// [`Start::ActiveMission`], the root Mission (all Events verified like every other).
     pub fn setup(start: Start) -> Result<World, String> {
         let principals = [
             (PrincipalType::Human, OWNER, 41u8),
             (PrincipalType::Human, OTHER_HUMAN, 42),
             (PrincipalType::Agent, COORDINATOR, 43),
             (PrincipalType::Agent, WORKER, 44),
+            (PrincipalType::Agent, SESSIONLESS, 47),
             (PrincipalType::Service, SERVICE, 45),
+            (PrincipalType::Service, IDENTITY, 48),
             (PrincipalType::Service, AUTHORITY, 46),
         ];
         let mut builder = RegistryBuilder::new(ORG);
@@ -122,9 +143,25 @@ impl World {
             next_action: Cell::new(1),
             now: Cell::new(START),
             setup_events: 0,
+            ingress_refusal: RefCell::new(None),
         };
-        // Session opening (§6.3, `identity.session_open`) belongs here, before any Agent
-        // Command, once the engine implements it.
+        // §6.3: every Agent Command is fenced by the Agent's Session Epoch, so the Sessions are
+        // opened before any Agent Command (the engine answers `AUTH_REQUIRED` otherwise).
+        for agent in AGENTS {
+            let open = world.organization_command(
+                SESSION_OPEN,
+                IDENTITY,
+                "",
+                &payloads::session_open(agent),
+            )?;
+            world.setup_events += world.apply(&open).map_err(|e| format!("setup: {e}"))?.len();
+            let epoch = world.session_epoch(agent)?;
+            if epoch != Some(SESSION_EPOCH) {
+                return Err(format!(
+                    "setup: {agent} has Session Epoch {epoch:?}, not {SESSION_EPOCH}"
+                ));
+            }
+        }
         if start == Start::ActiveMission {
             let create = world.command(
                 "mission.create",
@@ -151,6 +188,23 @@ impl World {
 
     pub fn registry(&self) -> &Arc<KeyRegistrySnapshot> {
         &self.registry
+    }
+
+    /// `agent`'s current Session Epoch (`None`: no Session was ever opened).
+    pub fn session_epoch(&self, agent: &str) -> Result<Option<u64>, String> {
+        self.engine
+            .session_epoch(agent)
+            .map_err(|e| format!("Session Epoch of {agent}: {e}"))
+    }
+
+    /// How many Organization-scoped Events the engine holds (§15.2: they have no Group, so no
+    /// Group head shows them).
+    pub fn organization_events(&self) -> Result<usize, String> {
+        self.engine
+            .store()
+            .list(ORGANIZATION_EVENT_KIND, "")
+            .map(|events| events.len())
+            .map_err(|e| format!("Organization Events: {e}"))
     }
 
     /// The scenario clock.
@@ -191,9 +245,9 @@ impl World {
         self.command_in(GROUP, kind, actor, extra, payload)
     }
 
-    /// As [`command`](Self::command), addressed to `group`. Agents carry their Session and
-    /// Membership Epochs, humans a Membership Epoch except for the creation kinds (§15.1,
-    /// `command.schema.json` conditionals).
+    /// As [`command`](Self::command), addressed to `group`. Agents carry their current Session
+    /// Epoch and Membership Epoch 1, humans a Membership Epoch except for the creation kinds
+    /// (§15.1, `command.schema.json` conditionals).
     pub fn command_in(
         &self,
         group: &str,
@@ -202,31 +256,89 @@ impl World {
         extra: &str,
         payload: &str,
     ) -> Result<VerifiedCommand, String> {
+        let session = self.session_epoch(actor)?.unwrap_or(SESSION_EPOCH);
+        self.group_command(group, kind, actor, session, extra, payload)
+    }
+
+    /// As [`command`](Self::command), but an Agent presents Session Epoch `session` whatever
+    /// its current one is (a runtime of a replaced Session, §6.3).
+    pub fn command_at_session(
+        &self,
+        kind: &str,
+        actor: &str,
+        session: u64,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        self.group_command(GROUP, kind, actor, session, extra, payload)
+    }
+
+    fn group_command(
+        &self,
+        group: &str,
+        kind: &str,
+        actor: &str,
+        session: u64,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        let principal = self.principal(actor)?;
+        let creation = kind == "mission.create" || kind == "mission.create_follow_up";
+        let epochs = match principal.kind {
+            PrincipalType::Agent => {
+                format!(r#""sessionEpoch": {session}, "membershipEpoch": 1,"#)
+            }
+            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#.to_owned(),
+            _ => String::new(),
+        };
+        self.signed(
+            kind,
+            actor,
+            &format!(r#"{epochs} {} "groupId": "{group}","#, members(extra)),
+            payload,
+        )
+    }
+
+    /// An Organization-scoped service Command (§15.1, digest A.1): no `groupId` and no epochs.
+    pub fn organization_command(
+        &self,
+        kind: &str,
+        actor: &str,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        self.signed(kind, actor, &members(extra), payload)
+    }
+
+    fn principal(&self, actor: &str) -> Result<&Principal, String> {
+        self.keys
+            .iter()
+            .find(|(p, _)| p.id == actor)
+            .map(|(p, _)| p)
+            .ok_or_else(|| format!("no key for {actor}"))
+    }
+
+    /// `kind` by `actor` with further envelope `members` (JSON members text ending in a comma,
+    /// or empty), issued now, signed with the actor's key and passed through ingress.
+    fn signed(
+        &self,
+        kind: &str,
+        actor: &str,
+        members: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
         let (principal, key) = self
             .keys
             .iter()
             .find(|(p, _)| p.id == actor)
             .ok_or_else(|| format!("no key for {actor}"))?;
-        let creation = kind == "mission.create" || kind == "mission.create_follow_up";
-        let epochs = match principal.kind {
-            PrincipalType::Agent => {
-                format!(r#""sessionEpoch": {SESSION_EPOCH}, "membershipEpoch": 1,"#)
-            }
-            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#.to_owned(),
-            _ => String::new(),
-        };
-        let extra = if extra.is_empty() {
-            String::new()
-        } else {
-            format!("{extra},")
-        };
         let action = self.next_action.get();
         self.next_action.set(action + 1);
         let issued_at = self.now().to_rfc3339().ok_or("clock out of range")?;
         let text = format!(
             r#"{{"protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:{action}",
-            "actor": {{"type": "{}", "id": "{actor}"}}, {epochs} {extra}
-            "groupId": "{group}", "kind": "{kind}",
+            "actor": {{"type": "{}", "id": "{actor}"}}, {members}
+            "kind": "{kind}",
             "correlationId": "urn:missionweaveprotocol:correlation:behavior",
             "issuedAt": "{issued_at}", "payload": {payload}}}"#,
             principal.kind.as_str()
@@ -237,22 +349,50 @@ impl World {
             .sign(SignedDocumentKind::Command, &unsigned, key)
             .map_err(|e| format!("{kind}: signing refused: {e}"))?
             .bytes;
-        CommandIngress::new(AllowAllAuthorizerForTests)
+        CommandIngress::new(OrganizationAuthorizer::new([IDENTITY], [SERVICE]))
             .verify(&bytes, &self.registry, self.now())
-            .map_err(|e| format!("{kind}: ingress refused: {} ({e})", e.wire_code().as_str()))
+            .map_err(|e| {
+                self.ingress_refusal
+                    .replace(Some((kind.to_owned(), e.wire_code())));
+                format!("{kind}: ingress refused: {} ({e})", e.wire_code().as_str())
+            })
+    }
+
+    /// The kind and code of the last Command ingress refused since the last call, if any.
+    pub fn take_ingress_refusal(&self) -> Option<(String, WireCode)> {
+        self.ingress_refusal.take()
     }
 
     /// Signs `document` (Artifact manifest) with `signer`'s Registry key; the signed document.
     pub fn sign_artifact(&self, document: &Value, signer: &str) -> Result<Value, String> {
+        self.sign_document(SignedDocumentKind::Artifact, document, signer)
+    }
+
+    /// Signs `document` as a `kind` signed document with `signer`'s Registry key.
+    pub fn sign_document(
+        &self,
+        kind: SignedDocumentKind,
+        document: &Value,
+        signer: &str,
+    ) -> Result<Value, String> {
         let (_, key) = self
             .keys
             .iter()
             .find(|(p, _)| p.id == signer)
             .ok_or_else(|| format!("no key for {signer}"))?;
         SignedDocumentCodec::new()
-            .sign(SignedDocumentKind::Artifact, document, key)
+            .sign(kind, document, key)
             .map(|s| s.document)
-            .map_err(|e| format!("manifest signing refused: {e}"))
+            .map_err(|e| format!("{kind:?} signing refused: {e}"))
+    }
+
+    /// `signer`'s Registry key: its ID and public key bytes (an Agent Card names them).
+    pub fn public_key(&self, signer: &str) -> Result<(String, Vec<u8>), String> {
+        self.keys
+            .iter()
+            .find(|(p, _)| p.id == signer)
+            .map(|(_, k)| (k.key_id().to_owned(), k.public_key_bytes().to_vec()))
+            .ok_or_else(|| format!("no key for {signer}"))
     }
 
     /// Performs `command` now (with the Registry, so `artifact.publish` manifests are verified).
@@ -307,7 +447,16 @@ impl World {
             .get("sequence")
             .and_then(Value::as_number)
             .and_then(|n| n.as_u64());
-        if sequence != Some(record.sequence) {
+        if record.sequence == 0 {
+            // §15.2: an Organization-scoped Event has no Group, sequence or aggregate revision;
+            // its log record's sequence is 0.
+            let scoped = ["sequence", "groupId", "aggregateRevision"]
+                .iter()
+                .find(|name| document.get(name).is_some());
+            if let Some(name) = scoped {
+                return Err(format!("Organization-scoped Event {id} carries {name}"));
+            }
+        } else if sequence != Some(record.sequence) {
             return Err(format!("Event {id}: sequence differs from the log record"));
         }
         let accepted_by = document.get("acceptedBy").and_then(Principal::from_value);
@@ -317,5 +466,14 @@ impl World {
         text("kind")
             .map(str::to_owned)
             .ok_or_else(|| format!("Event {id} has no kind"))
+    }
+}
+
+/// `extra` envelope members followed by a comma, or nothing.
+fn members(extra: &str) -> String {
+    if extra.is_empty() {
+        String::new()
+    } else {
+        format!("{extra},")
     }
 }

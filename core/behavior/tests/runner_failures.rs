@@ -9,6 +9,7 @@ use missionweaveprotocol_behavior::matrix::{Evidence, Matrix};
 use missionweaveprotocol_behavior::payloads::{self, W1};
 use missionweaveprotocol_behavior::scenario::{Scenario, Watch};
 use missionweaveprotocol_behavior::steps::{self, Lease, coordinator, worker};
+use missionweaveprotocol_behavior::world::WORKER;
 use missionweaveprotocol_behavior::{BehaviorReport, Status, run_matrix, run_scenario};
 
 const STALE_START: &str = "work.start: a stale Ownership Epoch is fenced";
@@ -66,7 +67,7 @@ fn a_scenario_expecting_the_wrong_code_fails_its_rows() {
             .iter()
             .any(|l| l.starts_with("FAIL [behavior] command work.start: "))
     );
-    assert!(lines.last().unwrap().contains("(3 failing, 30 not covered"));
+    assert!(lines.last().unwrap().contains("(3 failing, 24 not covered"));
     let value = report.to_value();
     assert_eq!(value.get("ok").and_then(|v| v.as_bool()), Some(false));
 }
@@ -218,4 +219,83 @@ fn a_variant_that_does_not_match_its_row_fails_the_row() {
         "{detail}"
     );
     assert_eq!(report.failing(), 1);
+}
+
+#[test]
+fn a_session_replacement_that_revokes_a_lease_must_expect_the_revocation() {
+    // The Worker holds W1's Execution Lease: replacing its Session also emits the revocation
+    // (§11.3), in W1's Group, after the Organization-scoped `session_opened` (§15.2).
+    let opened = "ext.missionweaveprotocol.identity.session_opened";
+    let revoked = "ext.missionweaveprotocol.core.work_execution_lease_revoked";
+    let incomplete = Scenario::new("Session replacement: only the Session Event expected")
+        .given(steps::active(W1))
+        .when(steps::session_open(WORKER, ""))
+        .watch(Watch::WorkItem(W1))
+        .emits(&[opened]);
+    let outcome = run_scenario(&incomplete);
+    assert!(!outcome.passed);
+    assert_eq!(outcome.emitted, [opened, revoked]);
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .starts_with("expected Events"),
+        "{outcome:?}"
+    );
+    // Without a lease to revoke, the same act emits the Organization-scoped Event alone, and
+    // the runner counts it although no Group head moved.
+    let alone = Scenario::new("Session replacement: nothing to revoke")
+        .when(steps::session_open(WORKER, ""))
+        .watch(Watch::Session(WORKER))
+        .emits(&[opened])
+        .moves("epoch 1", "epoch 2");
+    let outcome = run_scenario(&alone);
+    assert!(outcome.passed, "{outcome:?}");
+}
+
+#[test]
+fn an_ingress_refusal_is_a_refusal_with_its_code_and_stage() {
+    // The deployment authorizer refuses a bootstrap kind from the policy service (§6.4).
+    let by_policy =
+        || steps::register_card_by(missionweaveprotocol_behavior::world::SERVICE, 1, "Worker");
+    let expected = Scenario::new("ingress: the policy service registers a card")
+        .when(by_policy())
+        .watch(Watch::AgentCard(WORKER))
+        .refused(WireCode::AuthForbidden);
+    let outcome = run_scenario(&expected);
+    assert!(outcome.passed, "{outcome:?}");
+    assert_eq!(outcome.refused_at, Some("ingress"));
+    assert_eq!(
+        outcome.act_kind.as_deref(),
+        Some("ext.missionweaveprotocol.registry.agent_card_register")
+    );
+    // Another code expected: the scenario fails and names both.
+    let wrong = Scenario::new("ingress: the wrong code")
+        .when(by_policy())
+        .refused(WireCode::InvalidCommand);
+    let outcome = run_scenario(&wrong);
+    assert!(!outcome.passed);
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .starts_with("expected INVALID_COMMAND, refused at ingress AUTH_FORBIDDEN"),
+        "{outcome:?}"
+    );
+    // Events expected: an ingress refusal fails it.
+    let applied = Scenario::new("ingress: Events expected")
+        .when(by_policy())
+        .emits(&["ext.missionweaveprotocol.registry.agent_card_registered"]);
+    let outcome = run_scenario(&applied);
+    assert!(!outcome.passed);
+    assert!(
+        outcome
+            .failure
+            .as_deref()
+            .unwrap()
+            .contains("ingress refused"),
+        "{outcome:?}"
+    );
 }

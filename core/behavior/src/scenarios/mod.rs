@@ -1,8 +1,11 @@
 //! Every scenario of the standard matrix, by aggregate.
 
 mod artifact;
+mod budget;
+mod fencing;
 mod membership;
 mod mission;
+mod organization;
 mod variants;
 mod work;
 
@@ -14,6 +17,9 @@ pub fn all() -> Vec<Scenario> {
     all.extend(membership::scenarios());
     all.extend(work::scenarios());
     all.extend(artifact::scenarios());
+    all.extend(organization::scenarios());
+    all.extend(budget::scenarios());
+    all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
     all
 }

@@ -208,7 +208,7 @@ pub fn scenarios() -> Vec<Scenario> {
             .refused(WireCode::InvalidStateTransition)
             .moves("queued", "queued"),
         Scenario::new("work.submit: after the Execution Lease lapsed")
-            .given(steps::active(W1))
+            .given(steps::active_with_artifact())
             .given(steps::coordinator_for_an_hour())
             .given(steps::elapse(LAPSED_MS))
             .when(worker(
@@ -222,7 +222,7 @@ pub fn scenarios() -> Vec<Scenario> {
             .refused(WireCode::WorkLeaseExpired)
             .moves("active", "active"),
         Scenario::new("work.submit: Evidence about another WorkItem")
-            .given(steps::active(W1))
+            .given(steps::active_with_artifact())
             .when(worker(
                 "work.submit",
                 W1,

@@ -265,7 +265,7 @@ pub fn scenarios() -> Vec<Scenario> {
             .refused(WireCode::InvalidStateTransition)
             .moves("active", "active"),
         Scenario::new("work.submit: active → submitted")
-            .given(steps::active(W1))
+            .given(steps::active_with_artifact())
             .when(worker(
                 "work.submit",
                 W1,
@@ -277,7 +277,7 @@ pub fn scenarios() -> Vec<Scenario> {
             .emits(&["work.submitted"])
             .moves("active", "submitted"),
         Scenario::new("work.submit: a submission without Evidence")
-            .given(steps::active(W1))
+            .given(steps::active_with_artifact())
             .when(worker(
                 "work.submit",
                 W1,
