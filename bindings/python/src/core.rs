@@ -245,6 +245,38 @@ impl NativeCore {
         Ok(out)
     }
 
+    /// `perform_many` with each Command's own time: `items` are `(bytes, now_ms | None)`
+    /// pairs (the Core's batching of concurrent awaits, one GIL release per batch).
+    fn perform_timed<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut owned = Vec::new();
+        for item in convert::iter_arg(py, items, "items")? {
+            let (bytes, now_ms): (Bound<'py, PyAny>, Option<i64>) = item?.extract()?;
+            owned.push((
+                convert::bytes_arg(py, &bytes, "command", false)?.into_owned(),
+                now_ms,
+            ));
+        }
+        let core = &self.inner;
+        let results: Vec<Result<Performed, CoreError>> = py.detach(|| {
+            owned
+                .iter()
+                .map(|(bytes, now_ms)| core.perform_bytes(bytes, now_or(*now_ms)))
+                .collect()
+        });
+        let out = PyList::empty(py);
+        for result in &results {
+            match result {
+                Ok(done) => out.append(performed(py, done)?)?,
+                Err(e) => out.append(refusal_exception(py, e)?)?,
+            }
+        }
+        Ok(out)
+    }
+
     /// The query answer (the normative document, as plain Python values).
     #[pyo3(signature = (kind, entity_id, group_id = None, actor_type = None, now_ms = None))]
     fn query<'py>(

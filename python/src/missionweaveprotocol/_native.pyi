@@ -1309,6 +1309,9 @@ class AuthorityCore:
     def perform_many(
         self, commands: Iterable[_Buffer], now_ms: Optional[int] = None
     ) -> list[Union[tuple[tuple[bytes, ...], str, bool], Exception]]: ...
+    def perform_timed(
+        self, items: Iterable[tuple[_Buffer, Optional[int]]]
+    ) -> list[Union[tuple[tuple[bytes, ...], str, bool], Exception]]: ...
     def query(
         self,
         kind: str,
