@@ -154,7 +154,11 @@ class CommandKind(_StrEnum):
 
 
 class EventKind(_StrEnum):
-    """The reference's 40 Event kinds (member names) with their wire ``kind`` strings."""
+    """The reference's 40 Event kinds (member names) with their wire ``kind`` strings.
+
+    ``EXECUTION_LEASE_REVOKED``'s wire string is this package's (an ``ext.`` kind, as the
+    reference's other service Events); the engine does not emit it yet.
+    """
 
     AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
     AGENT_SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
