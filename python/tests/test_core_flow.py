@@ -246,3 +246,31 @@ def test_worker_is_the_owner_after_accept() -> None:
         item = await query(core, QueryKind.WORK_ITEM, W1)
         assert item["owner"]["agentId"] == WORKER
     run(main())
+
+
+def test_two_cores_fed_the_same_commands_emit_identical_events() -> None:
+    async def main() -> None:
+        commands = [create(), authorize(), offer(), accept(),
+                    by_coordinator("mission.renew_coordinator", {"leaseSeconds": 600})]
+        logs = []
+        for _ in range(2):
+            core = make_core()
+            for raw in commands:
+                await core.perform(raw)
+            logs.append([e.signed_bytes for e in await core.replay(GROUP)])
+        assert logs[0] == logs[1] and len(logs[0]) == 5
+    run(main())
+
+
+def test_registry_evidence_may_be_given_as_bytes() -> None:
+    from core_support import AUTHORITY, AUTHORITY_KEY, registry_bytes
+    from missionweaveprotocol.models import Principal
+    from missionweaveprotocol.store import InMemoryStore
+
+    async def main() -> None:
+        core = Core(InMemoryStore(), clock=Clock(), registry=registry_bytes(),
+                    authority_key=AUTHORITY_KEY, authority=Principal.service(AUTHORITY))
+        event = await core.perform(create())
+        verified(event)
+        assert event.id.startswith("urn:uuid:")  # random v4 Event IDs by default
+    run(main())
