@@ -274,3 +274,18 @@ def test_registry_evidence_may_be_given_as_bytes() -> None:
         verified(event)
         assert event.id.startswith("urn:uuid:")  # random v4 Event IDs by default
     run(main())
+
+
+def test_perform_all_returns_the_propagated_events() -> None:
+    async def main() -> None:
+        core = make_core()
+        await core.perform(create())
+        await core.perform(authorize())
+        events = await core.perform_all(signed("mission.cancel", OWNER, {"reason": "no"}))
+        assert kinds(events) == [EventKind.MISSION_CANCELLED, EventKind.WORK_ITEM_CANCELLED]
+        assert [e.sequence for e in events] == [3, 4]
+        for event in events:
+            verified(event)
+        item = await query(core, QueryKind.WORK_ITEM, W1)
+        assert item["state"] == WorkItemStatus.CANCELLED
+    run(main())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, ClassVar, Deque, Dict, List, Optional, Tuple, Type, Union
 
@@ -185,15 +185,16 @@ def _deliver(pairs: List[Tuple["asyncio.Future[_Performed]", Any]]) -> None:
 
 
 class _Batcher:
-    """Runs performs on executor threads, coalescing those awaited concurrently.
+    """Runs performs on worker threads, coalescing those awaited concurrently.
 
-    Each ``perform`` queues its bytes and awaits a future. While fewer than ``DRAINERS`` jobs
-    run, a new job is started on the executor; a job takes up to ``BATCH`` queued Commands,
-    performs them in one native call (GIL released once), and completes their futures with one
-    ``call_soon_threadsafe`` per batch, until the queue is empty. A lone ``perform`` costs one
-    executor hand-off, as ``run_in_executor``; concurrent ones share hand-offs. Commands are
-    applied in queue order within a job; two jobs may run in parallel (different Groups never
-    conflict; the engine serializes one Group's Commands).
+    A ``perform`` that finds fewer than ``DRAINERS`` jobs running and nothing queued *leads*:
+    it runs on the executor by itself (one hand-off, as ``run_in_executor``) and gets its
+    result from that job. Otherwise it queues its bytes and awaits a future. When a job ends
+    with Commands queued, it hands its slot to a draining job, which takes up to ``BATCH``
+    queued Commands at a time, performs them in one native call (the GIL released once), and
+    completes their futures with one ``call_soon_threadsafe`` per batch, until the queue is
+    empty. At most ``DRAINERS`` jobs run at once, so two cores apply Commands of different
+    Groups in parallel (the engine serializes one Group's Commands).
     """
 
     BATCH = 64
@@ -204,27 +205,56 @@ class _Batcher:
         self._executor = executor
         self._queue: Deque[_Item] = deque()
         self._lock = threading.Lock()
-        self._drainers = 0
+        self._running = 0
 
-    def submit(self, raw: bytes, now: Optional[int]) -> "asyncio.Future[_Performed]":
+    def _pool(self) -> Executor:
+        if self._executor is None:
+            # Jobs are handed over from worker threads, so the pool must accept submissions
+            # from any thread: the Core's own, not the loop's default executor.
+            self._executor = ThreadPoolExecutor(
+                max_workers=self.DRAINERS, thread_name_prefix="missionweaveprotocol-core"
+            )
+        return self._executor
+
+    async def perform(self, raw: bytes, now: Optional[int]) -> _Performed:
         loop = asyncio.get_running_loop()
-        future: "asyncio.Future[_Performed]" = loop.create_future()
-        self._queue.append((raw, now, future, loop))
         with self._lock:
-            start = self._drainers < self.DRAINERS
-            if start:
-                self._drainers += 1
-        if start:
-            loop.run_in_executor(self._executor, self._drain)
-        return future
+            free = self._running < self.DRAINERS
+            lead = free and not self._queue
+            if free:
+                self._running += 1
+            if not lead:
+                future: "asyncio.Future[_Performed]" = loop.create_future()
+                self._queue.append((raw, now, future, loop))
+        if lead:
+            return await loop.run_in_executor(self._pool(), self._lead, raw, now)
+        if free:  # a free slot and a queue: one more job drains it
+            self._pool().submit(self._drain)
+        return await future
+
+    def _lead(self, raw: bytes, now: Optional[int]) -> _Performed:
+        try:
+            return self._native.perform(raw, now)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Ends a job: hands its slot to a draining job if Commands are queued."""
+        with self._lock:
+            hand_over = bool(self._queue)
+            if not hand_over:
+                self._running -= 1
+        if hand_over:
+            self._pool().submit(self._drain)
 
     def _drain(self) -> None:
         while True:
             with self._lock:
                 if not self._queue:
-                    self._drainers -= 1
+                    self._running -= 1
                     return
-                batch = [self._queue.popleft() for _ in range(min(self.BATCH, len(self._queue)))]
+                count = min(self.BATCH, len(self._queue))
+                batch = [self._queue.popleft() for _ in range(count)]
             try:
                 items = [(raw, now) for raw, now, _, _ in batch]
                 results: List[Any] = self._native.perform_timed(items)
@@ -265,9 +295,9 @@ class Core:
     - ``max_future_skew`` / ``max_age``: the freshness window (default 30 s / 5 min);
     - ``event_id_prefix``: deterministic Event IDs ``<prefix>1, 2, …`` (tests); by default
       ``urn:uuid:`` v4 IDs from OS randomness;
-    - ``executor``: where the engine runs (default: the running loop's default executor).
-      Awaiting never blocks the event loop: the engine runs on an executor thread with the GIL
-      released; performs awaited concurrently share executor hand-offs (at most two batches
+    - ``executor``: where the engine runs (default: a pool of two threads owned by the Core).
+      Awaiting never blocks the event loop: the engine runs on a worker thread with the GIL
+      released; performs awaited concurrently are coalesced into batches (at most two jobs
       run at once, so two cores apply Commands of different Groups in parallel).
 
     ``cooperation_limits`` is not enforced by this engine yet (§20 queue and rate controls);
@@ -349,8 +379,9 @@ class Core:
     async def perform_all(self, command: CommandLike) -> Tuple[Event, ...]:
         """Every Event the Command produced, in Group order (``mission.cancel`` also closes the
         Mission's WorkItems); for a duplicate, its original first Event."""
-        raw = self._wire(command)
-        events, _group, _duplicate = await self._batcher.submit(raw, self._now_ms())
+        events, _group, _duplicate = await self._batcher.perform(
+            self._wire(command), self._now_ms()
+        )
         return tuple(Event.from_signed_bytes(event) for event in events)
 
     async def perform(self, command: CommandLike) -> Event:
@@ -362,7 +393,10 @@ class Core:
         verified signing hash: the same signed Command returns its first Event again; other
         content under the same Action ID is :class:`ActionIdCollision` (§15.1).
         """
-        return (await self.perform_all(command))[0]
+        events, _group, _duplicate = await self._batcher.perform(
+            self._wire(command), self._now_ms()
+        )
+        return Event.from_signed_bytes(events[0])
 
     async def query(self, query: Query) -> QueryResult:
         """The entity's normative document (see :class:`~missionweaveprotocol.models.QueryResult`);
