@@ -1,6 +1,6 @@
 """``await core.perform(...)`` per second through Python (issue 10: ≥ 20,000/s target).
 
-    python python/bench/bench_core.py [N]
+    python python/benchmarks/bench_core.py [N]
 
 Signs N ``mission.create`` Commands (N Missions in N Groups, so that Commands never contend)
 and N ``mission.renew_coordinator`` Commands of one Group before the clock starts, then prints
