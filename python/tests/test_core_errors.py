@@ -307,3 +307,15 @@ def test_naive_clock_is_refused() -> None:
     with pytest.raises(RuntimeError):
         asyncio.run(core.perform(create()))
 
+
+
+def test_a_signed_model_changed_after_signing_is_refused() -> None:
+    from core_support import signed_command
+
+    core = ready()
+    command = signed_command("mission.cancel", OWNER, {"reason": "no"})
+    command.payload = {"reason": "changed after signing"}
+    refused(core, command, AuthorizationDenied, "AUTH_INVALID_SIGNATURE")
+    # The untouched model applies.
+    event = asyncio.run(core.perform(signed_command("mission.cancel", OWNER, {"reason": "no"})))
+    assert str(event.kind) == "mission.cancelled"
