@@ -65,8 +65,8 @@ def test_a_pending_perform_leaves_the_loop_running() -> None:
 def test_the_loop_stays_responsive_during_many_performs() -> None:
     async def main() -> None:
         core = make_core()
-        # 200 Missions in 200 Groups, awaited concurrently on the default executor.
-        commands = [create(f"{MISSION}-{i}", f"{GROUP}-{i}") for i in range(200)]
+        # 400 Missions in 400 Groups, awaited concurrently on the Core's own pool.
+        commands = [create(f"{MISSION}-{i}", f"{GROUP}-{i}") for i in range(400)]
         gaps: List[float] = []
         done = False
 
@@ -84,10 +84,10 @@ def test_the_loop_stays_responsive_during_many_performs() -> None:
         elapsed = time.perf_counter() - started
         done = True
         await tick
-        assert len({e.group_id for e in events}) == 200
-        # The loop kept ticking throughout: no tick waited for more than a fraction of the run
-        # (a blocking perform would stall it for the whole batch).
-        assert len(gaps) >= 5, (len(gaps), elapsed)
+        assert len({e.group_id for e in events}) == 400
+        # The loop kept ticking while the performs ran (a blocking perform would stall it for
+        # the whole batch): ticks happened, and no tick waited for more than a part of the run.
+        assert len(gaps) >= 2, (len(gaps), elapsed)
         assert max(gaps) < max(0.25, elapsed / 2), (max(gaps), elapsed)
     asyncio.run(main())
 
