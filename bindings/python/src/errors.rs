@@ -36,7 +36,7 @@ fn class_object<'py>(py: Python<'py>, class: ErrorClass) -> PyResult<&'py Bound<
     CLASSES[index].import(py, ERRORS_MODULE, class.python_name())
 }
 
-fn field<'py>(py: Python<'py>, value: &FieldValue) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn field<'py>(py: Python<'py>, value: &FieldValue) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         FieldValue::Text(text) => text.into_pyobject(py)?.into_any(),
         FieldValue::Integer(n) => n.into_pyobject(py)?.into_any(),

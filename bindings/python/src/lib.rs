@@ -8,6 +8,7 @@ mod bundle;
 mod cli;
 mod codec;
 mod convert;
+mod core;
 mod delegation;
 mod errors;
 mod execution;
@@ -283,5 +284,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scheduler::ScheduleDisclosure>()?;
     m.add_class::<scheduler::SchedulerSnapshot>()?;
     m.add_class::<scheduler::Scheduler>()?;
+    // the authoritative core (missionweaveprotocol.core / store)
+    m.add_class::<core::NativeStore>()?;
+    m.add_class::<core::NativeCore>()?;
+    m.add_function(wrap_pyfunction!(core::error_family, m)?)?;
+    m.add_function(wrap_pyfunction!(core::wire_code_families, m)?)?;
     Ok(())
 }

@@ -3,8 +3,10 @@
 Module map (as the reference runtime): ``canonical``, ``crypto``, ``schema_formats``,
 ``signed_documents``, ``registry``, ``admission``, ``bundle``, ``conformance``, ``wire``, and the
 sans-IO bounded-authority and scheduling modules ``lease``, ``budget``, ``delegation``,
-``execution``, ``scheduler``;
-``errors`` holds the exception hierarchy (base :class:`MissionWeaveError`).
+``execution``, ``scheduler``; the authoritative core ``core`` (``Core``: ``perform``, ``query``,
+``replay``), ``models``, ``payloads``, ``store`` and ``ingress``;
+``errors`` holds the exception hierarchy (base :class:`MissionWeaveError`; the Core's
+refusals are ``core.MissionWeaveProtocolError``, the reference's families).
 
 Importing the package is cheap: the native module and the submodules load on first use.
 """

@@ -39,6 +39,7 @@ __all__ = [
     "AppendOutcome",
     "Attempt",
     "AuthenticatedRecord",
+    "AuthorityCore",
     "BudgetLedger",
     "BudgetLedgerSnapshot",
     "BundleReport",
@@ -58,6 +59,7 @@ __all__ = [
     "Frame",
     "GroupSchedulingPolicy",
     "InMemoryAdmissionLog",
+    "InMemoryStore",
     "KeyRegistrySnapshot",
     "KeyResolutionRequest",
     "KeyValidityEvidence",
@@ -105,6 +107,7 @@ __all__ = [
     "embedded_paths",
     "encode_base64url",
     "encode_frame",
+    "error_family",
     "error_frame",
     "idempotency_key",
     "is_protocol_uri",
@@ -126,6 +129,7 @@ __all__ = [
     "verify_admission_bundle",
     "verify_cryptography_bundle",
     "vocabularies",
+    "wire_code_families",
     "wire_code_retryable",
 ]
 
@@ -1279,3 +1283,49 @@ class Scheduler:
     def disclose(self, work_id: str, *, now: datetime) -> Optional[ScheduleDisclosure]: ...
     def snapshot(self) -> SchedulerSnapshot: ...
     def __len__(self) -> int: ...
+
+# the authoritative core (missionweaveprotocol.core / store)
+
+@final
+class InMemoryStore:
+    def __new__(cls) -> InMemoryStore: ...
+    def last_sequence(self, group_id: str) -> int: ...
+
+@final
+class AuthorityCore:
+    def __new__(
+        cls,
+        store: InMemoryStore,
+        registry: Union[AgentRegistryKeyResolver, _Buffer],
+        authority_key: SigningKey,
+        authority_type: str,
+        authority_id: str,
+        *,
+        max_future_skew_ms: int,
+        max_age_ms: int,
+        event_id_prefix: Optional[str] = None,
+        bootstrap_services: Optional[Sequence[str]] = None,
+        policy_services: Optional[Sequence[str]] = None,
+        cooperation_limits: Optional[tuple[Optional[int], Optional[int], Optional[int]]] = None,
+    ) -> AuthorityCore: ...
+    def perform(self, command: _Buffer, now_ms: Optional[int] = None) -> tuple[tuple[bytes, ...], str, bool]: ...
+    def perform_many(
+        self, commands: Iterable[_Buffer], now_ms: Optional[int] = None
+    ) -> list[Union[tuple[tuple[bytes, ...], str, bool], Exception]]: ...
+    def perform_timed(
+        self, items: Iterable[tuple[_Buffer, Optional[int]]]
+    ) -> list[Union[tuple[tuple[bytes, ...], str, bool], Exception]]: ...
+    def query(
+        self,
+        kind: str,
+        entity_id: str,
+        group_id: Optional[str] = None,
+        actor_type: Optional[str] = None,
+        now_ms: Optional[int] = None,
+    ) -> Any: ...
+    def replay(self, group_id: str, after: int, limit: int) -> tuple[tuple[bytes, ...], Optional[int], int]: ...
+    @property
+    def freshness(self) -> tuple[int, int]: ...
+
+def error_family(wire_code: str, reason: str) -> str: ...
+def wire_code_families() -> dict[str, str]: ...

@@ -88,6 +88,7 @@ mod decision;
 mod dispatch;
 mod error;
 pub(crate) mod organization;
+mod query;
 pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
@@ -98,3 +99,4 @@ pub use organization::{
     AGENT_CARD_KIND, AGENT_CARD_REGISTER, AGENT_CARD_REGISTERED, AGENT_LEASES_KIND,
     ORGANIZATION_EVENT_KIND, SESSION_KIND, SESSION_OPEN, SESSION_OPENED,
 };
+pub use query::{Query, QueryKind};

@@ -1,0 +1,396 @@
+//! The authoritative core (`service::AuthorityCore`) for `missionweaveprotocol.core` and
+//! `missionweaveprotocol.store`: conversions only. Every call that runs the engine releases the
+//! GIL; refusals become `missionweaveprotocol.core` exceptions through the core's own
+//! family table (`CoreError::family`), never a Python-side table of codes.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use missionweaveprotocol::crypto::SigningKey as CoreSigningKey;
+use missionweaveprotocol::registry::KeyRegistrySnapshot;
+use missionweaveprotocol::{Principal, PrincipalType};
+use missionweaveprotocol_authority::engine::{CooperationLimits, Performed};
+use missionweaveprotocol_authority::events::{
+    EventIdSource, EventIssuer, RandomEventIds, SequentialEventIds,
+};
+use missionweaveprotocol_authority::ingress::FreshnessWindow;
+use missionweaveprotocol_authority::service::{self, AuthorityCore, CoreError};
+use missionweaveprotocol_authority::store::{InMemoryStore as CoreStore, ReplayPage, Store};
+use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use crate::convert;
+use crate::errors;
+use crate::keys::SigningKey;
+use crate::registry::AgentRegistryKeyResolver;
+
+type Core = AuthorityCore<Arc<CoreStore>, CoreSigningKey>;
+
+const CORE_MODULE: &str = "missionweaveprotocol.core";
+static REFUSAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The `missionweaveprotocol.core` exception of a core refusal (not raised).
+fn refusal_exception<'py>(py: Python<'py>, error: &CoreError) -> PyResult<Bound<'py, PyAny>> {
+    let build = REFUSAL.import(py, CORE_MODULE, "_native_refusal")?;
+    let fields = PyDict::new(py);
+    for (name, value) in error.fields.iter() {
+        fields.set_item(*name, errors::field(py, value)?)?;
+    }
+    build.call1((
+        error.family.as_str(),
+        error.wire_code.as_str(),
+        error.reason.as_str(),
+        error.message.as_str(),
+        fields,
+        error.retryable,
+    ))
+}
+
+fn refusal(py: Python<'_>, error: &CoreError) -> PyErr {
+    refusal_exception(py, error)
+        .map(PyErr::from_value)
+        .unwrap_or_else(|e| e)
+}
+
+fn now_or(now_ms: Option<i64>) -> UnixMillis {
+    UnixMillis(now_ms.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }))
+}
+
+/// `InMemoryStore()`: the engine's per-aggregate in-memory store (a handle; `Core` shares it).
+#[pyclass(
+    module = "missionweaveprotocol._native",
+    frozen,
+    name = "InMemoryStore"
+)]
+#[derive(Debug)]
+pub struct NativeStore {
+    inner: Arc<CoreStore>,
+}
+
+#[pymethods]
+impl NativeStore {
+    #[new]
+    fn py_new() -> Self {
+        Self {
+            inner: Arc::new(CoreStore::new()),
+        }
+    }
+
+    /// The last sequence of `group_id`'s Event log (0: no Events).
+    fn last_sequence(&self, py: Python<'_>, group_id: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let group = convert::str_arg(py, group_id, "group_id")?;
+        self.inner
+            .head(&group)
+            .map(|h| h.last_sequence())
+            .map_err(|e| refusal(py, &CoreError::describe(&e)))
+    }
+}
+
+/// `AuthorityCore(store, registry, authority_key, authority_type, authority_id, *,
+/// max_future_skew_ms, max_age_ms, event_id_prefix)`: the engine, the Registry and ingress.
+#[pyclass(
+    module = "missionweaveprotocol._native",
+    frozen,
+    name = "AuthorityCore"
+)]
+pub struct NativeCore {
+    inner: Arc<Core>,
+}
+
+impl core::fmt::Debug for NativeCore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+fn registry_arg(py: Python<'_>, registry: &Bound<'_, PyAny>) -> PyResult<Arc<KeyRegistrySnapshot>> {
+    if let Ok(resolver) = registry.cast::<AgentRegistryKeyResolver>() {
+        return resolver
+            .get()
+            .inner
+            .snapshot()
+            .cloned()
+            .map_err(|e| errors::describe(py, e));
+    }
+    let bytes = convert::bytes_arg(py, registry, "registry", false).map_err(|_| {
+        errors::invalid_input(
+            py,
+            format!(
+                "registry must be an AgentRegistryKeyResolver or Registry bytes, not {}",
+                convert::type_name(registry)
+            ),
+        )
+    })?;
+    py.detach(|| KeyRegistrySnapshot::from_bytes_cached(&bytes))
+        .map_err(|e| errors::describe(py, &e))
+}
+
+fn performed<'py>(py: Python<'py>, performed: &Performed) -> PyResult<Bound<'py, PyTuple>> {
+    let events = PyTuple::new(
+        py,
+        performed.events.iter().map(|e| PyBytes::new(py, &e.body)),
+    )?;
+    (events, performed.group_id.as_str(), performed.duplicate).into_pyobject(py)
+}
+
+fn page<'py>(py: Python<'py>, page: &ReplayPage) -> PyResult<Bound<'py, PyTuple>> {
+    let events = PyTuple::new(py, page.events.iter().map(|e| PyBytes::new(py, &e.body)))?;
+    (events, page.continuation, page.last_sequence).into_pyobject(py)
+}
+
+#[pymethods]
+impl NativeCore {
+    #[new]
+    #[pyo3(signature = (store, registry, authority_key, authority_type, authority_id, *, max_future_skew_ms, max_age_ms, event_id_prefix = None, bootstrap_services = None, policy_services = None, cooperation_limits = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        py: Python<'_>,
+        store: &Bound<'_, PyAny>,
+        registry: &Bound<'_, PyAny>,
+        authority_key: &Bound<'_, PyAny>,
+        authority_type: &Bound<'_, PyAny>,
+        authority_id: &Bound<'_, PyAny>,
+        max_future_skew_ms: &Bound<'_, PyAny>,
+        max_age_ms: &Bound<'_, PyAny>,
+        event_id_prefix: Option<&Bound<'_, PyAny>>,
+        bootstrap_services: Option<&Bound<'_, PyAny>>,
+        policy_services: Option<&Bound<'_, PyAny>>,
+        cooperation_limits: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let store = convert::typed::<NativeStore>(py, store, "store", "InMemoryStore")?;
+        let key = convert::typed::<SigningKey>(py, authority_key, "authority_key", "SigningKey")?;
+        let kind = convert::str_arg(py, authority_type, "authority_type")?;
+        let kind = PrincipalType::parse(&kind).ok_or_else(|| {
+            errors::invalid_input(
+                py,
+                format!("authority_type {kind:?} is not agent, human or service"),
+            )
+        })?;
+        let id = convert::str_arg(py, authority_id, "authority_id")?;
+        let skew = convert::uint_arg(
+            py,
+            max_future_skew_ms,
+            "max_future_skew_ms",
+            i64::MAX as u64,
+        )?;
+        let age = convert::uint_arg(py, max_age_ms, "max_age_ms", i64::MAX as u64)?;
+        let ids: Box<dyn EventIdSource + Send> =
+            match convert::opt_str_arg(py, event_id_prefix, "event_id_prefix")? {
+                Some(prefix) => Box::new(SequentialEventIds::new(prefix)),
+                None => Box::new(RandomEventIds::new()),
+            };
+        let registry = registry_arg(py, registry)?;
+        // §6.3: by default the Group Authority itself opens Agent sessions after HELLO.
+        let bootstrap = match convert::present(bootstrap_services) {
+            Some(list) => convert::str_list_arg(py, list, "bootstrap_services")?,
+            None => vec![id.to_string()],
+        };
+        let policy = match convert::present(policy_services) {
+            Some(list) => convert::str_list_arg(py, list, "policy_services")?,
+            None => Vec::new(),
+        };
+        // §20: `None` → the reference's defaults; else `(queued, active, proposals per
+        // minute)`, each an int or `None` (no limit).
+        let limits = match convert::present(cooperation_limits) {
+            None => CooperationLimits::default(),
+            Some(tuple) => {
+                let items: Vec<Bound<'_, PyAny>> =
+                    convert::iter_arg(py, tuple, "cooperation_limits")?.collect::<PyResult<_>>()?;
+                if items.len() != 3 {
+                    return Err(errors::invalid_input(
+                        py,
+                        "cooperation_limits is (queued, active, proposals per minute)".to_owned(),
+                    ));
+                }
+                let limit = |i: usize, what: &str| -> PyResult<Option<u32>> {
+                    convert::present(Some(&items[i]))
+                        .map(|v| convert::uint_arg(py, v, what, u64::from(u32::MAX)))
+                        .transpose()
+                        .map(|v| v.map(|n| n as u32))
+                };
+                CooperationLimits {
+                    maximum_queued_work_items: limit(0, "maximum_queued_work_items")?,
+                    maximum_active_work_items: limit(1, "maximum_active_work_items")?,
+                    maximum_proposal_rate_per_minute: limit(2, "maximum_proposal_rate_per_minute")?,
+                }
+            }
+        };
+        let issuer = EventIssuer::new(Principal::new(kind, id.as_ref()), key.get().inner.clone());
+        let core = AuthorityCore::new(
+            Arc::clone(&store.get().inner),
+            registry,
+            issuer,
+            service::default_authorizer(bootstrap, policy),
+            ids,
+        )
+        .with_freshness(FreshnessWindow::new(skew, age))
+        .with_cooperation_limits(limits);
+        Ok(Self {
+            inner: Arc::new(core),
+        })
+    }
+
+    /// Verifies and applies wire Command bytes (GIL released): `(event bytes, group, duplicate)`.
+    #[pyo3(signature = (command, now_ms = None))]
+    fn perform<'py>(
+        &self,
+        py: Python<'py>,
+        command: &Bound<'py, PyAny>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let bytes = convert::bytes_arg(py, command, "command", false)?;
+        let core = &self.inner;
+        let result = py.detach(|| core.perform_bytes(&bytes, now_or(now_ms)));
+        match result {
+            Ok(done) => performed(py, &done),
+            Err(e) => Err(refusal(py, &e)),
+        }
+    }
+
+    /// Several wire Commands in order, one GIL release for all: each result is the tuple of
+    /// `perform` or the refusal's exception instance (not raised).
+    #[pyo3(signature = (commands, now_ms = None))]
+    fn perform_many<'py>(
+        &self,
+        py: Python<'py>,
+        commands: &Bound<'py, PyAny>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut owned = Vec::new();
+        for item in convert::iter_arg(py, commands, "commands")? {
+            owned.push(convert::bytes_arg(py, &item?, "command", false)?.into_owned());
+        }
+        let core = &self.inner;
+        let results: Vec<Result<Performed, CoreError>> = py.detach(|| {
+            owned
+                .iter()
+                .map(|bytes| core.perform_bytes(bytes, now_or(now_ms)))
+                .collect()
+        });
+        let out = PyList::empty(py);
+        for result in &results {
+            match result {
+                Ok(done) => out.append(performed(py, done)?)?,
+                Err(e) => out.append(refusal_exception(py, e)?)?,
+            }
+        }
+        Ok(out)
+    }
+
+    /// `perform_many` with each Command's own time: `items` are `(bytes, now_ms | None)`
+    /// pairs (the Core's batching of concurrent awaits, one GIL release per batch).
+    fn perform_timed<'py>(
+        &self,
+        py: Python<'py>,
+        items: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut owned = Vec::new();
+        for item in convert::iter_arg(py, items, "items")? {
+            let (bytes, now_ms): (Bound<'py, PyAny>, Option<i64>) = item?.extract()?;
+            owned.push((
+                convert::bytes_arg(py, &bytes, "command", false)?.into_owned(),
+                now_ms,
+            ));
+        }
+        let core = &self.inner;
+        let results: Vec<Result<Performed, CoreError>> = py.detach(|| {
+            owned
+                .iter()
+                .map(|(bytes, now_ms)| core.perform_bytes(bytes, now_or(*now_ms)))
+                .collect()
+        });
+        let out = PyList::empty(py);
+        for result in &results {
+            match result {
+                Ok(done) => out.append(performed(py, done)?)?,
+                Err(e) => out.append(refusal_exception(py, e)?)?,
+            }
+        }
+        Ok(out)
+    }
+
+    /// The query answer (the normative document, as plain Python values).
+    #[pyo3(signature = (kind, entity_id, group_id = None, actor_type = None, now_ms = None))]
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        kind: &Bound<'py, PyAny>,
+        entity_id: &Bound<'py, PyAny>,
+        group_id: Option<&Bound<'py, PyAny>>,
+        actor_type: Option<&Bound<'py, PyAny>>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kind = convert::str_arg(py, kind, "kind")?;
+        let entity = convert::str_arg(py, entity_id, "entity_id")?;
+        let group = convert::opt_str_arg(py, group_id, "group_id")?;
+        let actor = convert::opt_str_arg(py, actor_type, "actor_type")?;
+        let core = &self.inner;
+        let answer = py.detach(|| {
+            core.query_named(
+                &kind,
+                &entity,
+                group.as_deref(),
+                actor.as_deref(),
+                now_or(now_ms),
+            )
+        });
+        match answer {
+            Ok(value) => convert::to_python(py, &value),
+            Err(e) => Err(refusal(py, &e)),
+        }
+    }
+
+    /// `(event bytes, continuation, last_sequence)` of up to `limit` Events after `after`.
+    fn replay<'py>(
+        &self,
+        py: Python<'py>,
+        group_id: &Bound<'py, PyAny>,
+        after: i64,
+        limit: i64,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let group = convert::str_arg(py, group_id, "group_id")?;
+        let core = &self.inner;
+        match py.detach(|| core.replay(&group, after, limit)) {
+            Ok(p) => page(py, &p),
+            Err(e) => Err(refusal(py, &e)),
+        }
+    }
+
+    /// The freshness window `(max_future_skew_ms, max_age_ms)`.
+    #[getter]
+    fn freshness(&self) -> (u64, u64) {
+        let w = self.inner.freshness();
+        (w.max_future_skew_ms, w.max_age_ms)
+    }
+}
+
+/// `error_family(wire_code, reason)`: the reference family of a refusal (the core's table).
+#[pyfunction]
+pub fn error_family(
+    py: Python<'_>,
+    wire_code: &Bound<'_, PyAny>,
+    reason: &Bound<'_, PyAny>,
+) -> PyResult<&'static str> {
+    let code = convert::str_arg(py, wire_code, "wire_code")?;
+    let reason = convert::str_arg(py, reason, "reason")?;
+    let code = missionweaveprotocol::WireCode::parse(&code)
+        .ok_or_else(|| errors::invalid_input(py, format!("{code:?} is not a wire code")))?;
+    Ok(service::ErrorFamily::of(code, &reason).as_str())
+}
+
+/// `wire_code_families()`: every §19 wire code with its family, `{code: family}`.
+#[pyfunction]
+pub fn wire_code_families(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (code, family) in service::wire_code_families() {
+        out.set_item(code, family)?;
+    }
+    Ok(out)
+}

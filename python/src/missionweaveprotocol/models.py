@@ -1,0 +1,471 @@
+"""The vocabulary shared by :class:`~missionweaveprotocol.core.Core`, its store and ingress: the
+reference runtime's enums and its ``Command`` / ``Event`` / ``Query`` models (pydantic v2, the
+reference's snake_case field names, camelCase aliases), on the wire's own shapes.
+
+Differences from the reference (``reference-python.md`` §1.1), each deliberate:
+
+- **``Command.payload`` is the wire payload** of the protocol (the members the engine reads,
+  ``docs/engine.md`` "Payloads" and ``docs/work.md`` "Engine wiring"), not the reference's
+  compact payload models (``CreateMissionPayload(mission_id, title, …)`` and so on): those shapes
+  differ from the protocol's, and translating one into the other silently would sign something
+  the caller never saw. The wire payload models are in :mod:`missionweaveprotocol.payloads`
+  under distinct names (``MissionCreateWirePayload``, …).
+- **Commands and Events are normative signed documents.** ``Command.signature`` is the §6.4
+  signature envelope over the JCS of the wire document; the reference's legacy string signature
+  and its ``signing_payload()`` with ``null`` members (gap §7.2, §7.3) do not exist here.
+  A Command built from wire bytes (:meth:`Command.from_wire`, ``CommandIngress.project_verified``)
+  keeps those exact bytes and is performed with them; assigning any field drops them, and the
+  model is then dumped by alias without ``None`` members.
+- **``ActorType``** is the wire's ``agent | human | service``; the reference's ``system`` is the
+  wire's ``service`` (``Principal.system()`` builds one).
+- **``Event``** carries every member of the signed Event (``aggregateRevision``, ``cause``,
+  ``acceptedBy``, ``signature`` …) and keeps its exact signed bytes (:attr:`Event.signed_bytes`);
+  the reference's ``action_id`` is the ``cause`` of a Command-caused Event.
+- **``QueryResult``** wraps the answer: the aggregate's normative document (``mission.schema.json``,
+  ``work-item.schema.json``, …), not the reference's compact projections.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Dict, Optional, Union
+
+from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, field_serializer
+
+from ._protocol_model import ProtocolModel
+from ._types import _StrEnum
+
+JsonValue = Any
+"""Any JSON value (the wire's ``payload`` and extension ``data``)."""
+
+
+class ActorType(_StrEnum):
+    """Principal types of the wire (``common.schema.json#/$defs/actor``); the reference's
+    ``system`` is ``service``."""
+
+    AGENT = "agent"
+    HUMAN = "human"
+    SERVICE = "service"
+
+
+class Role(_StrEnum):
+    MISSION_OWNER = "mission_owner"
+    COORDINATOR = "coordinator"
+    WORKER = "worker"
+    REVIEWER = "reviewer"
+    OBSERVER = "observer"
+    WORK_DELEGATE = "work_delegate"
+
+
+class MembershipStatus(_StrEnum):
+    PROVISIONAL = "provisional"
+    ACTIVE = "active"
+    ENDED = "ended"
+
+
+class MissionStatus(_StrEnum):
+    ACTIVE = "active"
+    AWAITING_APPROVAL = "awaiting_approval"
+    APPROVED = "approved"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class WorkItemStatus(_StrEnum):
+    OPEN = "open"
+    OFFERED = "offered"
+    QUEUED = "queued"
+    ACTIVE = "active"
+    BLOCKED = "blocked"
+    SUBMITTED = "submitted"
+    VERIFIED = "verified"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class QueryKind(_StrEnum):
+    """The reference's 21 query kinds (spelled by the Rust core, ``engine/query.rs``; which ones
+    are served is the core's answer, :data:`SERVED_QUERY_KINDS`)."""
+
+    COMMAND = "command"
+    AGENT_CARD = "agent_card"
+    SESSION_EPOCH = "session_epoch"
+    MISSION = "mission"
+    GROUP = "group"
+    MEMBERSHIP = "membership"
+    CONVERSATION = "conversation"
+    MESSAGE = "message"
+    MESSAGE_AMENDMENT = "message_amendment"
+    WORK_PROPOSAL = "work_proposal"
+    WORK_ITEM = "work_item"
+    MISSION_WORK_ITEMS = "mission_work_items"
+    ARTIFACT = "artifact"
+    APPROVAL = "approval"
+    EXECUTION_APPROVAL = "execution_approval"
+    COOPERATION_OVERRIDE_GRANT = "cooperation_override_grant"
+    POLICY_LOG = "policy_log"
+    GROUP_SNAPSHOT = "group_snapshot"
+    DELEGATION_GRANT = "delegation_grant"
+    EXECUTION_LEASE = "execution_lease"
+    BUDGET_REMAINING = "budget_remaining"
+
+
+class CommandKind(_StrEnum):
+    """The reference's 38 Command kinds (member names) with their wire ``kind`` strings."""
+
+    REGISTER_AGENT_CARD = "ext.missionweaveprotocol.registry.agent_card_register"
+    OPEN_AGENT_SESSION = "ext.missionweaveprotocol.identity.session_open"
+    CREATE_MISSION = "mission.create"
+    CREATE_FOLLOW_UP_MISSION = "mission.create_follow_up"
+    CREATE_CHILD_MISSION = "mission.create_child"
+    ADD_MEMBERSHIP = "membership.change"
+    END_MEMBERSHIP = "membership.end"
+    GRANT_DELEGATION = "membership.grant_delegation"
+    REPLACE_COORDINATOR = "mission.assign_coordinator"
+    RENEW_COORDINATOR_LEASE = "mission.renew_coordinator"
+    POST_MESSAGE = "message.post"
+    CORRECT_MESSAGE = "message.correct"
+    RETRACT_MESSAGE = "message.retract"
+    REDACT_MESSAGE = "message.redact"
+    PROPOSE_WORK_ITEM = "work.propose"
+    CREATE_WORK_ITEM = "work.authorize"
+    ADD_WORK_ITEM_DEPENDENCY = "ext.missionweaveprotocol.core.work_dependency_add"
+    OFFER_WORK_ITEM = "work.offer"
+    ACCEPT_WORK_OFFER = "work.accept_offer"
+    START_WORK_ITEM = "work.start"
+    RENEW_EXECUTION_LEASE = "ext.missionweaveprotocol.core.work_execution_lease_renew"
+    RECORD_RESOURCE_USAGE = "ext.missionweaveprotocol.core.resource_usage_record"
+    CHECKPOINT_WORK_ITEM = "work.checkpoint"
+    BLOCK_WORK_ITEM = "work.block"
+    UNBLOCK_WORK_ITEM = "work.unblock"
+    PUBLISH_ARTIFACT = "artifact.publish"
+    SUBMIT_WORK_ITEM = "work.submit"
+    VERIFY_WORK_ITEM = "work.accept_result"
+    FAIL_WORK_ITEM = "work.fail"
+    CANCEL_WORK_ITEM = "work.cancel"
+    SUBMIT_MISSION = "mission.submit_for_approval"
+    APPROVE_MISSION = "mission.approve"
+    GRANT_EXECUTION_APPROVAL = "approval.grant_execution"
+    GRANT_COOPERATION_OVERRIDE = "policy.grant_cooperation_override"
+    REQUEST_MISSION_CHANGES = "mission.request_changes"
+    FAIL_MISSION = "mission.terminate"
+    CANCEL_MISSION = "mission.cancel"
+    ARCHIVE_GROUP = "ext.missionweaveprotocol.core.group_archive"
+
+
+class EventKind(_StrEnum):
+    """The reference's 40 Event kinds (member names) with their wire ``kind`` strings.
+
+    ``EXECUTION_LEASE_REVOKED``'s wire string is this package's (an ``ext.`` kind, as the
+    reference's other service Events); the engine does not emit it yet.
+    """
+
+    AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
+    AGENT_SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
+    EXECUTION_LEASE_REVOKED = "ext.missionweaveprotocol.core.execution_lease_revoked"
+    MISSION_CREATED = "mission.created"
+    FOLLOW_UP_MISSION_CREATED = "mission.follow_up.created"
+    CHILD_MISSION_CREATED = "mission.child.created"
+    MEMBERSHIP_ADDED = "membership.changed"
+    MEMBERSHIP_ENDED = "membership.ended"
+    DELEGATION_GRANTED = "membership.delegation.granted"
+    COORDINATOR_REPLACED = "mission.coordinator.assigned"
+    COORDINATOR_LEASE_RENEWED = "mission.coordinator.renewed"
+    MESSAGE_POSTED = "message.posted"
+    MESSAGE_CORRECTED = "message.corrected"
+    MESSAGE_RETRACTED = "message.retracted"
+    MESSAGE_REDACTED = "message.redacted"
+    WORK_ITEM_PROPOSED = "work.proposed"
+    WORK_ITEM_CREATED = "work.authorized"
+    WORK_ITEM_DEPENDENCY_ADDED = "work.contract.revised"
+    WORK_ITEM_OFFERED = "work.offer.created"
+    WORK_OFFER_ACCEPTED = "work.offer.accepted"
+    WORK_ITEM_STARTED = "work.started"
+    EXECUTION_LEASE_RENEWED = "work.progressed"
+    RESOURCE_USAGE_RECORDED = "ext.missionweaveprotocol.core.resource_usage_recorded"
+    WORK_ITEM_CHECKPOINTED = "work.checkpointed"
+    WORK_ITEM_BLOCKED = "work.blocked"
+    WORK_ITEM_UNBLOCKED = "work.unblocked"
+    ARTIFACT_PUBLISHED = "artifact.published"
+    WORK_ITEM_SUBMITTED = "work.submitted"
+    WORK_ITEM_VERIFIED = "work.result.accepted"
+    WORK_ITEM_FAILED = "work.failed"
+    WORK_ITEM_CANCELLED = "work.cancelled"
+    MISSION_SUBMITTED = "mission.submitted_for_approval"
+    MISSION_APPROVED = "mission.approved"
+    EXECUTION_APPROVAL_GRANTED = "approval.execution.granted"
+    COOPERATION_OVERRIDE_GRANTED = "policy.cooperation_override.granted"
+    MISSION_CHANGES_REQUESTED = "mission.changes_requested"
+    MISSION_FAILED = "mission.terminated"
+    MISSION_CANCELLED = "mission.cancelled"
+    GROUP_SNAPSHOT_CREATED = "group.snapshot.created"
+    GROUP_ARCHIVED = "group.archived"
+
+
+def render_timestamp(value: datetime) -> str:
+    """An aware instant in the wire's RFC 3339 profile: UTC, ``Z``, the shortest fraction
+    (none for whole seconds), so that a wire text re-renders to itself."""
+    utc = value.astimezone(timezone.utc)
+    text = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    if utc.microsecond:
+        text += ("." + f"{utc.microsecond:06d}").rstrip("0")
+    return text + "Z"
+
+
+class Principal(ProtocolModel):
+    """An actor: ``type`` and ``id`` (frozen)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: ActorType
+    id: str = Field(min_length=1)
+
+    @classmethod
+    def agent(cls, id: str) -> "Principal":
+        return cls(type=ActorType.AGENT, id=id)
+
+    @classmethod
+    def human(cls, id: str) -> "Principal":
+        return cls(type=ActorType.HUMAN, id=id)
+
+    @classmethod
+    def service(cls, id: str) -> "Principal":
+        return cls(type=ActorType.SERVICE, id=id)
+
+    @classmethod
+    def system(cls, id: str = "organization") -> "Principal":
+        """The reference's ``SYSTEM`` principal: a wire ``service``."""
+        return cls(type=ActorType.SERVICE, id=id)
+
+
+class SignatureEnvelope(ProtocolModel):
+    """The §6.4 signature envelope (``common.schema.json#/$defs/signature``)."""
+
+    algorithm: str = "Ed25519"
+    key_id: str
+    created_at: AwareDatetime
+    value: str
+
+    @field_serializer("created_at")
+    def _created_at(self, value: datetime) -> str:
+        return render_timestamp(value)
+
+
+class ExtensionEnvelope(ProtocolModel):
+    """One extension member: ``version``, ``critical``, ``data`` (§18)."""
+
+    version: str
+    critical: bool
+    data: JsonValue = None
+
+
+class EventCause(ProtocolModel):
+    """What caused an Event: ``command`` (its Action ID), ``event``, ``timer`` or ``policy``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    id: str
+
+
+class Command(ProtocolModel):
+    """A wire Command (``command.schema.json``), with the reference's field names.
+
+    ``payload`` is the protocol's wire payload (see the module docstring); ``signature`` the
+    §6.4 envelope. :meth:`to_wire` is the document (by alias, no ``None`` members) that
+    ``SignedDocumentCodec.sign(COMMAND, …)`` signs; a Command made by :meth:`from_wire` keeps
+    the exact signed bytes (:attr:`signed_bytes`) until a field is assigned.
+    """
+
+    protocol_version: str = "0.1"
+    action_id: str
+    kind: CommandKind
+    actor: Principal
+    group_id: Optional[str] = None
+    session_epoch: Optional[int] = Field(default=None, ge=1)
+    membership_epoch: Optional[int] = Field(default=None, ge=1)
+    coordinator_epoch: Optional[int] = Field(default=None, ge=1)
+    correlation_id: Optional[str] = None
+    caused_by_event_id: Optional[str] = None
+    conversation_id: Optional[str] = None
+    work_item_id: Optional[str] = None
+    cooperation_override_grant_id: Optional[str] = None
+    expected_revision: Optional[int] = Field(default=None, ge=0)
+    issued_at: AwareDatetime
+    payload: Dict[str, JsonValue] = Field(default_factory=dict)
+    extensions: Dict[str, ExtensionEnvelope] = Field(default_factory=dict)
+    signature: Optional[SignatureEnvelope] = None
+    verified_signing_hash: Optional[str] = None
+
+    _signed_bytes: Optional[bytes] = PrivateAttr(default=None)
+
+    _NOT_WIRE: ClassVar[frozenset[str]] = frozenset({"verified_signing_hash"})
+
+    @field_serializer("issued_at")
+    def _issued_at(self, value: datetime) -> str:
+        return render_timestamp(value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in type(self).model_fields and name != "verified_signing_hash":
+            # The model no longer says what was signed.
+            super().__setattr__("_signed_bytes", None)
+
+    def model_copy(self, *, update: Optional[Dict[str, Any]] = None, deep: bool = False) -> "Command":  # type: ignore[override]
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            copy._signed_bytes = None
+        return copy
+
+    def to_wire(self) -> Dict[str, JsonValue]:
+        """The wire document: by alias, without ``None`` members, without empty
+        ``extensions``, without ``verifiedSigningHash``."""
+        document: Dict[str, JsonValue] = self.model_dump(
+            mode="json", by_alias=True, exclude_none=True, exclude=set(self._NOT_WIRE)
+        )
+        if not document.get("extensions"):
+            document.pop("extensions", None)
+        return document
+
+    def signing_payload(self) -> Dict[str, JsonValue]:
+        """What the signature covers (§6.4): :meth:`to_wire` without ``signature``. Unlike the
+        reference's, it has no ``null`` members."""
+        document = self.to_wire()
+        document.pop("signature", None)
+        return document
+
+    @property
+    def signed_bytes(self) -> Optional[bytes]:
+        """The exact wire bytes this Command was made from, while no field was assigned."""
+        return self._signed_bytes
+
+    def wire_bytes(self) -> bytes:
+        """The bytes :meth:`Core.perform` sends: :attr:`signed_bytes`, else the canonical JSON
+        of :meth:`to_wire`."""
+        if self._signed_bytes is not None:
+            return self._signed_bytes
+        from ._native import canonical_bytes
+
+        return canonical_bytes(self.to_wire())
+
+    @classmethod
+    def from_wire(cls, raw: bytes, *, verified_signing_hash: Optional[str] = None) -> "Command":
+        """The Command of wire bytes (strict JSON), keeping the bytes."""
+        from ._native import parse_json
+
+        document = parse_json(bytes(raw))
+        if not isinstance(document, dict):
+            raise ValueError("a wire Command is a JSON object")
+        if verified_signing_hash is not None:
+            document["verifiedSigningHash"] = verified_signing_hash
+        command = cls.model_validate(document)
+        command._signed_bytes = bytes(raw)
+        return command
+
+
+class Event(ProtocolModel):
+    """A signed Group Event (``event.schema.json``), frozen, with its exact signed bytes.
+
+    Reference field names where the reference has them (``id`` is the wire's ``eventId``);
+    plus every signed member: ``aggregate_revision``, ``cause``, ``accepted_by``,
+    ``signature``, ``conversation_id``, ``work_item_id``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    protocol_version: str = "0.1"
+    id: str = Field(alias="eventId")
+    kind: EventKind
+    group_id: Optional[str] = None
+    sequence: Optional[int] = Field(default=None, ge=1)
+    aggregate_revision: Optional[int] = None
+    actor: Principal
+    cause: EventCause
+    correlation_id: str
+    conversation_id: Optional[str] = None
+    work_item_id: Optional[str] = None
+    occurred_at: AwareDatetime
+    payload: Dict[str, JsonValue] = Field(default_factory=dict)
+    accepted_by: Principal
+    command_hash: Optional[str] = None
+    extensions: Dict[str, ExtensionEnvelope] = Field(default_factory=dict)
+    signature: SignatureEnvelope
+
+    _signed_bytes: bytes = PrivateAttr(default=b"")
+
+    @field_serializer("occurred_at")
+    def _occurred_at(self, value: datetime) -> str:
+        return render_timestamp(value)
+
+    @property
+    def action_id(self) -> Optional[str]:
+        """The causing Command's Action ID (the reference's ``Event.action_id``)."""
+        return self.cause.id if self.cause.type == "command" else None
+
+    @property
+    def signed_bytes(self) -> bytes:
+        """The Event's canonical signed JSON bytes, exactly as the Group Authority signed them
+        (verify them with ``SignedDocumentCodec.verify(EVENT, …)``)."""
+        return self._signed_bytes
+
+    @classmethod
+    def from_signed_bytes(cls, raw: bytes) -> "Event":
+        """The Event of its signed bytes (as ``Core`` returns and replays them)."""
+        event = cls.model_validate_json(raw)
+        event._signed_bytes = bytes(raw)
+        return event
+
+
+class Query(ProtocolModel):
+    """``Query(kind, entity_id, group_id=None, actor_type=None)`` (the reference's).
+
+    ``entity_id``: a Mission, Group, WorkItem, Work Proposal or Artifact ID; the member's ID for
+    ``membership`` (with ``group_id`` and ``actor_type``); the Mission ID for
+    ``mission_work_items``; the WorkItem ID for ``execution_lease`` (an Execution Lease lives in
+    its WorkItem, §11.3).
+    """
+
+    kind: QueryKind
+    entity_id: str
+    group_id: Optional[str] = None
+    actor_type: Optional[ActorType] = None
+
+
+class QueryResult(ProtocolModel):
+    """A query's answer: the normative document of the entity (``mission.schema.json``,
+    ``group.schema.json``, ``membership.schema.json``, ``work-item.schema.json``, the Work
+    Proposal, the signed Artifact manifest, ``lease.schema.json`` with its state projected at the
+    query's time), or the list of ``work-item.schema.json`` documents for
+    ``mission_work_items``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: QueryKind
+    entity_id: str
+    value: JsonValue
+
+
+CommandLike = Union[Command, bytes, bytearray, memoryview]
+"""What :meth:`Core.perform` accepts: a :class:`Command` or raw wire bytes."""
+
+__all__ = [
+    "ActorType",
+    "Command",
+    "CommandKind",
+    "CommandLike",
+    "Event",
+    "EventCause",
+    "EventKind",
+    "ExtensionEnvelope",
+    "JsonValue",
+    "MembershipStatus",
+    "MissionStatus",
+    "Principal",
+    "Query",
+    "QueryKind",
+    "QueryResult",
+    "Role",
+    "SignatureEnvelope",
+    "WorkItemStatus",
+    "render_timestamp",
+]
