@@ -206,7 +206,7 @@ impl NativeCore {
                 if items.len() != 3 {
                     return Err(errors::invalid_input(
                         py,
-                        "cooperation_limits is (queued, active, proposals per minute)".to_owned(),
+                        "cooperation_limits is (queued, active, proposals per minute)",
                     ));
                 }
                 let limit = |i: usize, what: &str| -> PyResult<Option<u32>> {
