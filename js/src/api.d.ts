@@ -903,6 +903,13 @@ export declare class InMemoryStore implements NativeResource {
 /** A signed wire Command: its exact bytes or text, a SignedDocument, or the parsed object. */
 export type CommandInput = Bytes | SignedDocument | Readonly<Record<string, unknown>>;
 
+/**
+ * A query's answer: the aggregate's normative document (`mission.schema.json`,
+ * `work-item.schema.json`, `membership.schema.json`, `lease.schema.json`, …), frozen; an array of
+ * documents for `mission_work_items`. An absent entity rejects with {@link NotFound}.
+ */
+export type QueryResult = Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[];
+
 export interface CoreQuery {
   kind: QueryKindName;
   entityId: string;
@@ -945,7 +952,8 @@ export declare class Core implements NativeResource {
   constructor(options: CoreOptions);
   /** Rejects with a {@link MissionWeaveProtocolError} subclass; nothing is applied then. */
   perform(command: CommandInput): Promise<PerformResult>;
-  query(query: CoreQuery): Promise<Readonly<Record<string, unknown>> | null>;
+  /** Rejects with {@link NotFound} for an absent entity, {@link InvalidCommand} for a kind not served yet. */
+  query(query: CoreQuery): Promise<QueryResult>;
   replay(groupId: string, options?: { after?: number; limit?: number }): Promise<ReplayPage>;
   /** Releases the native memory now; Promises already running finish. */
   free(): void;

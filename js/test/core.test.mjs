@@ -69,6 +69,14 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       const item = await core.query({ kind: 'work_item', entityId: W1 });
       assert.equal(item.state, 'verified');
       assert.ok(Object.isFrozen(mission));
+      const items = await core.query({ kind: api.QueryKind.MISSION_WORK_ITEMS, entityId: MISSION });
+      assert.deepEqual(items.map((i) => i.workItemId), [W1]);
+      const membership = await core.query({ kind: 'membership', entityId: worker(1), groupId: GROUP, actorType: 'agent' });
+      assert.equal(membership.state, 'active');
+      assert.equal(membership.role, 'worker');
+      api.validateSchema('membership', JSON.stringify(membership));
+      await refused(api, core.query({ kind: 'membership', entityId: worker(1) }), api.InvalidCommand, 'INVALID_COMMAND', 'invalid_command');
+      await refused(api, core.query({ kind: 'approval', entityId: MISSION }), api.InvalidCommand, 'INVALID_COMMAND', 'invalid_command');
     });
 
     test('refusals carry the §19 code, the reference family and its class; nothing is applied', async (t) => {
