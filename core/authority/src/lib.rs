@@ -19,6 +19,7 @@
 //! | [`engine`] | §15.1–15.3, §16 | the authoritative engine: dedup, decide, sign, commit, replay |
 //! | [`membership`] | §8, digest 2.7 | the Membership aggregate, `membership.change`/`end`, Membership Epoch fencing |
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
+//! | [`service`] | §15, §16, §19 | `AuthorityCore`: the facade bindings serve (verify + perform, query, replay, error families) |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
 pub mod artifact;
@@ -34,6 +35,7 @@ pub mod membership;
 pub mod mission;
 pub mod resources;
 pub mod scheduler;
+pub mod service;
 pub mod snapshot_json;
 pub mod store;
 pub mod work;
@@ -48,7 +50,7 @@ pub fn vocabularies() -> Vec<(&'static str, Vec<&'static str>)> {
     fn names<T: Copy, const N: usize>(all: [T; N], f: fn(T) -> &'static str) -> Vec<&'static str> {
         all.into_iter().map(f).collect()
     }
-    vec![
+    let mut all = vec![
         ("wire_code", names(WireCode::ALL, WireCode::as_str)),
         ("error_class", names(ErrorClass::ALL, ErrorClass::as_str)),
         ("stage", names(Stage::ALL, Stage::as_str)),
@@ -104,5 +106,7 @@ pub fn vocabularies() -> Vec<(&'static str, Vec<&'static str>)> {
                 scheduler::AdmissionReason::as_str,
             ),
         ),
-    ]
+    ];
+    all.extend(service::vocabularies());
+    all
 }

@@ -80,8 +80,10 @@ mod core;
 mod decision;
 mod dispatch;
 mod error;
+mod query;
 pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
 pub use decision::{Decision, PlannedEvent, PlannedWrite};
 pub use error::EngineError;
+pub use query::{Query, QueryKind};

@@ -14,6 +14,12 @@ impl<S: EventIdSource + ?Sized> EventIdSource for &mut S {
     }
 }
 
+impl<S: EventIdSource + ?Sized> EventIdSource for Box<S> {
+    fn next_event_id(&mut self) -> String {
+        (**self).next_event_id()
+    }
+}
+
 /// Deterministic IDs `<prefix><n>` for n = 1, 2, …: for tests and replayable simulations. The
 /// prefix must make the IDs unique across runs (a deployment would use a random or time-ordered
 /// UUID source instead).

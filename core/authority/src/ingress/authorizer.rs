@@ -20,6 +20,12 @@ impl<A: CommandAuthorizer + ?Sized> CommandAuthorizer for &A {
     }
 }
 
+impl<A: CommandAuthorizer + ?Sized> CommandAuthorizer for Box<A> {
+    fn authorize(&self, command: &VerifiedCommand) -> Result<(), AuthorizationRefusal> {
+        (**self).authorize(command)
+    }
+}
+
 /// Why the signer is not authorized: a stable reason slug and a readable protected detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthorizationRefusal {
