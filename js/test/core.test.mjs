@@ -122,12 +122,31 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       const org = organization(api);
       const core = org.core();
       t.after(() => core.free());
-      const results = await missionFlow(org, core);
-      const { ownershipEpoch, executionLeaseId } = results.start.event.payload;
+      await core.perform(org.command('mission.create', OWNER, createPayload()));
+      await core.perform(org.byCoordinator('work.authorize', { workItemId: W1, conversationId: CONVERSATION, contract: contract() }));
+      await core.perform(org.byCoordinator('work.offer', {
+        workItemId: W1, candidates: [{ offerId: 'urn:missionweaveprotocol:offer:r1-0', agentId: worker(1), agentCardVersion: 1 }],
+        selectionBasis: SELECTION_BASIS,
+      }));
+      const accepted = await core.perform(org.command('work.accept_offer', worker(1),
+        { workItemId: W1, capabilityPins: [{ id: 'text.summarise', version: '1.2.0' }] }));
+      const { ownershipEpoch, ownershipLeaseId } = accepted.event.payload;
+      const started = await core.perform(org.command('work.start', worker(1), { workItemId: W1, ownershipEpoch, leaseId: ownershipLeaseId }));
+      const { executionLeaseId } = started.event.payload;
+      const checkpoint = { currentPhase: 'x', completedMilestones: [], nextCheckpoint: 'y', blockers: [], updatedCompletionEstimate: '2026-07-15T11:00:00Z', evidenceIds: [] };
       await refused(api, core.perform(org.command('work.checkpoint', worker(1), {
-        workItemId: W1, ownershipEpoch: ownershipEpoch + 1, leaseId: executionLeaseId,
-        checkpoint: { currentPhase: 'x', completedMilestones: [], nextCheckpoint: 'y', blockers: [], updatedCompletionEstimate: '2026-07-15T11:00:00Z', evidenceIds: [] },
+        workItemId: W1, ownershipEpoch: ownershipEpoch + 1, leaseId: executionLeaseId, checkpoint,
       })), api.StaleOwnershipEpoch, 'WORK_STALE_OWNERSHIP', 'stale_ownership_epoch');
+      // The current epoch with an old lease ID: the lease the Command cites is no longer valid (§11.3).
+      await refused(api, core.perform(org.command('work.checkpoint', worker(1), {
+        workItemId: W1, ownershipEpoch, leaseId: ownershipLeaseId, checkpoint,
+      })), api.LeaseExpired, 'WORK_LEASE_EXPIRED', 'lease_expired');
+      const lease = await core.query({ kind: api.QueryKind.EXECUTION_LEASE, entityId: W1 });
+      assert.equal(lease.leaseId, executionLeaseId);
+      assert.equal(lease.state, 'active');
+      assert.equal((await core.perform(org.command('work.checkpoint', worker(1), {
+        workItemId: W1, ownershipEpoch, leaseId: executionLeaseId, checkpoint,
+      }))).event.kind, 'work.checkpointed');
     });
 
     test('the same signed Command again returns its original Event; another one under its Action ID collides', async (t) => {
