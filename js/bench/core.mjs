@@ -2,7 +2,10 @@
 // call an AsyncTask on the libuv pool) and, for comparison, the WebAssembly build (synchronous
 // in a Promise). Commands are signed before the clock starts; each perform verifies the wire
 // bytes (six stages, freshness) and applies them in memory. One JSON line per figure:
-//   {"name": ..., "ops_per_sec": ..., "commands": ..., "in_flight": ..., "threadpool": ...}
+//   {"name": ..., "ops_per_sec": ..., "cpu_ops_per_sec": ..., "commands": ..., "in_flight": ..., "threadpool": ...}
+// `ops_per_sec` is wall time; `cpu_ops_per_sec` divides by the process's CPU time (all threads,
+// `process.cpuUsage`), which other load on a shared machine does not inflate. The verify-only
+// rate of the same Command bytes (synchronous `verifySignedDocument`) is printed alongside.
 //
 //   node js/bench/core.mjs [--commands N]
 //
@@ -31,6 +34,7 @@ function renewals(org) {
 }
 
 async function run(core, commands, inFlight) {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   if (inFlight === 1) {
     for (const bytes of commands) await core.perform(bytes);
@@ -41,23 +45,35 @@ async function run(core, commands, inFlight) {
     };
     await Promise.all(Array.from({ length: inFlight }, lane));
   }
-  return commands.length / (Number(process.hrtime.bigint() - start) / 1e9);
+  return rates(commands.length, start, cpu);
+}
+
+function rates(count, start, cpu) {
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
+  return { ops_per_sec: Math.round(count / wall), cpu_ops_per_sec: Math.round(count / cpuSeconds) };
 }
 
 const threadpool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
 for (const [backend, entry] of [['napi', 'node.mjs'], ['wasm', 'wasm.mjs']]) {
   const api = await import(join(DIST, entry));
   const org = organization(api);
+  {
+    const commands = creates(org, `${backend}-verify`);
+    const cpu = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    for (const bytes of commands) api.verifySignedDocument('command', bytes, org.registry);
+    emit({ name: `${backend}_verify_command_only`, ...rates(commands.length, start, cpu), commands: N });
+  }
   for (const [workload, inFlight] of [['create_distinct_groups', 1], ['create_distinct_groups', 64]]) {
     const core = org.core({ eventIdPrefix: `urn:missionweaveprotocol:event:bench-${inFlight}-` });
     const commands = creates(org, `${backend}-${inFlight}`);
-    const rate = await run(core, commands, inFlight);
-    emit({ name: `${backend}_core_perform_${workload}`, ops_per_sec: Math.round(rate), commands: N, in_flight: inFlight, threadpool });
+    emit({ name: `${backend}_core_perform_${workload}`, ...(await run(core, commands, inFlight)), commands: N, in_flight: inFlight, threadpool });
     core.free();
   }
   const core = org.core();
   await core.perform(org.command('mission.create', OWNER, createPayload()));
-  const rate = await run(core, renewals(org), 1);
-  emit({ name: `${backend}_core_perform_renew_one_group`, ops_per_sec: Math.round(rate), commands: N, in_flight: 1, threadpool, actor: COORDINATOR });
+  emit({ name: `${backend}_core_perform_renew_one_group`, ...(await run(core, renewals(org), 1)), commands: N, in_flight: 1, threadpool, actor: COORDINATOR });
   core.free();
 }
