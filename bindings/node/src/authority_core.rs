@@ -20,6 +20,12 @@ use crate::{RegistryArg, freed};
 #[derive(Debug)]
 pub struct InMemoryStore(Option<StoreHandle>);
 
+impl Default for InMemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[napi]
 impl InMemoryStore {
     #[napi(constructor)]
