@@ -292,3 +292,134 @@ fn events_answer(members: &[(&str, Member<'_>)], events: &[EventRecord]) -> Stri
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used, clippy::unwrap_used)]
+
+    use missionweaveprotocol::json::{Value, parse};
+    use missionweaveprotocol::registry::RegistryBuilder;
+    use missionweaveprotocol::{Principal, PrincipalType};
+
+    use super::*;
+
+    const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
+    const KEY: &str = "urn:missionweaveprotocol:key:authority";
+
+    fn registry(bound_to: &str) -> RegistryHandle {
+        let key = SigningKey::from_seed(KEY, &[30; 32]);
+        let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+        builder
+            .add_key(
+                key.key_id(),
+                Principal::new(PrincipalType::Service, bound_to),
+                &key.public_key_bytes(),
+                "2026-01-01T00:00:00Z",
+            )
+            .unwrap();
+        RegistryHandle::new(&builder.build().unwrap().0)
+    }
+
+    fn options() -> String {
+        format!(
+            r#"{{"authority":{{"principal":{{"type":"service","id":"{AUTHORITY}"}},"keyId":"{KEY}"}},"eventIdPrefix":"urn:missionweaveprotocol:event:t-"}}"#
+        )
+    }
+
+    fn error_of(envelope: &str) -> Value {
+        parse(envelope.as_bytes())
+            .unwrap()
+            .get("error")
+            .cloned()
+            .expect("an error envelope")
+    }
+
+    fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
+        value.pointer(pointer).and_then(Value::as_str).unwrap()
+    }
+
+    #[test]
+    fn events_cross_as_a_header_and_one_canonical_body_per_line() {
+        let none = events_answer(&[("continuation", Member::Null)], &[]);
+        assert!(!none.contains('\n'));
+        let parsed = parse(none.as_bytes()).unwrap();
+        assert_eq!(
+            parsed.pointer("/ok/events"),
+            Some(&Value::Array(Vec::new()))
+        );
+        let events = [
+            EventRecord::new(1, "urn:e:1", br#"{"a":"x"}"#.to_vec()),
+            EventRecord::new(2, "urn:e:\"2", br#"{"b":1}"#.to_vec()),
+        ];
+        let answer = events_answer(
+            &[
+                ("groupId", Member::Text("urn:g")),
+                ("duplicate", Member::Bool(false)),
+            ],
+            &events,
+        );
+        let lines: Vec<&str> = answer.split('\n').collect();
+        assert_eq!(lines.len(), 3);
+        let head = parse(lines[0].as_bytes()).unwrap();
+        assert_eq!(text(&head, "/ok/groupId"), "urn:g");
+        assert_eq!(head.pointer("/ok/duplicate"), Some(&Value::Bool(false)));
+        assert_eq!(text(&head, "/ok/events/1/eventId"), "urn:e:\"2");
+        assert_eq!(lines[1..], [r#"{"a":"x"}"#, r#"{"b":1}"#]);
+    }
+
+    #[test]
+    fn options_and_the_authority_binding_are_checked() {
+        let store = StoreHandle::new();
+        let bad =
+            error_of(&CoreHandle::new("{}", &registry(AUTHORITY), &[30; 32], &store).unwrap_err());
+        assert_eq!(text(&bad, "/class"), "ArgumentError");
+        let unknown = options().replacen('{', r#"{"colour":"red","#, 1);
+        let bad = error_of(
+            &CoreHandle::new(&unknown, &registry(AUTHORITY), &[30; 32], &store).unwrap_err(),
+        );
+        assert!(text(&bad, "/message").contains("colour"), "{bad:?}");
+        // The key is bound to another service, or the seed is another key's.
+        let other = registry("urn:missionweaveprotocol:service:other");
+        let bad = error_of(&CoreHandle::new(&options(), &other, &[30; 32], &store).unwrap_err());
+        assert!(text(&bad, "/message").contains("not bound"), "{bad:?}");
+        let bad = error_of(
+            &CoreHandle::new(&options(), &registry(AUTHORITY), &[31; 32], &store).unwrap_err(),
+        );
+        assert!(text(&bad, "/message").contains("not bound"), "{bad:?}");
+        let short = error_of(
+            &CoreHandle::new(&options(), &registry(AUTHORITY), &[30; 31], &store).unwrap_err(),
+        );
+        assert_eq!(text(&short, "/class"), "ArgumentError");
+        let unusable = RegistryHandle::new(b"{}");
+        assert!(CoreHandle::new(&options(), &unusable, &[30; 32], &store).is_err());
+    }
+
+    #[test]
+    fn refusals_carry_the_family_and_arguments_are_checked() {
+        let core = CoreHandle::new(
+            &options(),
+            &registry(AUTHORITY),
+            &[30; 32],
+            &StoreHandle::new(),
+        )
+        .unwrap();
+        let refused = error_of(&core.perform(b"[]", 1_784_107_800_000.0));
+        assert_eq!(text(&refused, "/family"), "invalid_command");
+        let unknown = error_of(&core.replay("urn:missionweaveprotocol:group:none", 0.0, 10.0));
+        assert_eq!(text(&unknown, "/code"), "GROUP_NOT_FOUND");
+        assert_eq!(text(&unknown, "/family"), "not_found");
+        let limit = error_of(&core.replay("urn:missionweaveprotocol:group:none", 0.0, 0.0));
+        assert_eq!(text(&limit, "/code"), "INVALID_COMMAND");
+        for now in [f64::NAN, 1.5, 1e300] {
+            let bad = error_of(&core.perform(b"{}", now));
+            assert_eq!(text(&bad, "/class"), "ArgumentError");
+        }
+        let query = error_of(&core.query(r#"{"kind":"mission"}"#, 0.0));
+        assert_eq!(text(&query, "/class"), "ArgumentError");
+        let absent = error_of(&core.query(
+            r#"{"kind":"mission","entityId":"urn:missionweaveprotocol:mission:m","groupId":null,"actorType":null}"#,
+            0.0,
+        ));
+        assert_eq!(text(&absent, "/family"), "not_found");
+    }
+}
