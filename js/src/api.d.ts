@@ -784,10 +784,14 @@ export declare function parseDurationMs(duration: string): number;
  * The core's spelling list of every wire vocabulary, by name (`wire_code`, `error_class`, `stage`,
  * `signed_document_kind`, `admission_reason`, `dimension`, `lease_state`, `lease_type`,
  * `account_kind`, `delegation_violation_kind`, `retry_reason`, `work_state`,
- * `scheduler_admission_reason`), and `js_error_class` (the `Error` subclass of each error class):
+ * `scheduler_admission_reason`, `query_kind`, `error_family`, `error_family_class`), `js_error_class` (the
+ * `Error` subclass of each error class) and `wire_code_family` (the Core's ErrorCode family of each wire code):
  * the one source this package's enum objects are tested against.
  */
-export declare function vocabularies(): Readonly<Record<string, readonly string[]>> & { readonly js_error_class: Readonly<Record<string, string>> };
+export declare function vocabularies(): Readonly<Record<string, readonly string[]>> & {
+  readonly js_error_class: Readonly<Record<string, string>>;
+  readonly wire_code_family: Readonly<Record<WireCode, ErrorCodeName>>;
+};
 
 // ---- the authoritative Core (issue 10) ------------------------------------------------------
 
@@ -827,8 +831,8 @@ export declare class MissionWeaveProtocolError extends MwpError {
   readonly code: WireCode;
   /** The reference runtime's ErrorCode family, from the core's one table. */
   readonly family: ErrorCodeName;
-  /** `{code, family, reason, message, details}` (the reference's `as_dict()`, plus the wire code). */
-  asDict(): { code: WireCode; family: ErrorCodeName; reason: string | null; message: string; details: Record<string, ErrorFieldValue> };
+  /** The reference's `as_dict()`, as in the Python package: `code` is the ErrorCode family there. */
+  asDict(): { code: ErrorCodeName; message: string; details: Record<string, ErrorFieldValue> };
 }
 export declare class InvalidCommand extends MissionWeaveProtocolError { readonly family: 'invalid_command'; }
 export declare class NotFound extends MissionWeaveProtocolError { readonly family: 'not_found'; }

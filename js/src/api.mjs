@@ -281,9 +281,12 @@ export class MissionWeaveProtocolError extends MwpError {
     hidden(this, { family: options.family ?? FAMILY_OF_CLASS.get(new.target) ?? null });
   }
 
-  /** `{code, family, reason, message, details}`: the reference's `as_dict()`, plus the wire code. */
+  /**
+   * The reference's `as_dict()`, as the Python package gives it: `{code, message, details}`, where
+   * `code` is the ErrorCode family (the wire code is `this.code`).
+   */
   asDict() {
-    return { code: this.code, family: this.family, reason: this.reason, message: this.message, details: { ...this.fields } };
+    return { code: this.family, message: this.message, details: { ...this.fields } };
   }
 }
 

@@ -42,8 +42,7 @@ async function refused(api, promise, Class, code, family) {
   assert.ok(error instanceof Class, `${error.name} (${error.code}/${error.reason}) is not ${Class.name}`);
   assert.equal(error.code, code, `${error.code}/${error.reason}: ${error.message}`);
   assert.equal(error.family, family);
-  assert.equal(error.asDict().family, family);
-  assert.equal(error.asDict().code, code);
+  assert.deepEqual(error.asDict(), { code: family, message: error.message, details: { ...error.fields } });
   return error;
 }
 
@@ -295,6 +294,19 @@ test('the enum objects are the core\'s vocabularies', () => {
       assert.equal(typeof api[className], 'function', className);
       assert.ok(api[className].prototype instanceof api.MissionWeaveProtocolError, className);
     }
+    // Every §19 wire code has a family (the Core's one table), and every family a class named
+    // after it, also the families the engine cannot produce yet (sessions, budget, §20 controls).
+    assert.deepEqual(Object.keys(v.wire_code_family).sort(), [...v.wire_code].sort());
+    const camel = (s) => s.split('_').map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+    for (const [code, family] of Object.entries(v.wire_code_family)) {
+      assert.ok(v.error_family.includes(family), `${code} → ${family}`);
+      const error = new api[camel(family)]('text', { code });
+      assert.equal(error.family, family);
+      assert.equal(error.code, code);
+    }
+    assert.equal(v.wire_code_family.AUTH_STALE_SESSION, 'stale_session_epoch');
+    assert.equal(v.wire_code_family.BUDGET_EXCEEDED, 'budget_exceeded');
+    assert.equal(v.wire_code_family.RATE_LIMITED, 'policy_violation');
   }
 });
 

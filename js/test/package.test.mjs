@@ -151,7 +151,7 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
       const page: ReplayPage = await core.replay('urn:missionweaveprotocol:group:g', { after: 0, limit: 10 });
       try { await core.perform(event.bytes); } catch (e) {
         if (e instanceof RevisionConflict) { const family: ErrorCodeName = e.family; void family; }
-        if (e instanceof MissionWeaveProtocolError && e.family === ErrorCode.NOT_FOUND) { void e.asDict().code; }
+        if (e instanceof MissionWeaveProtocolError && e.family === ErrorCode.NOT_FOUND) { const code: ErrorCodeName = e.asDict().code; void code; }
       }
       void mission;
       return page.events.length + event.sequence + (page.continuation ?? 0);
