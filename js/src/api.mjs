@@ -1322,7 +1322,10 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   }
 
   function commandBytes(command) {
-    if (command instanceof SignedDocument) return command.bytes;
+    // A SignedDocument, also one made by the other backend's module (its own class object).
+    if (command instanceof SignedDocument || (command?.kind === 'command' && typeof command.text === 'string' && command.bytes instanceof Uint8Array)) {
+      return documentBytes(command.text, 'command');
+    }
     if (command !== null && typeof command === 'object' && !ArrayBuffer.isView(command) && !isArrayBuffer(command)) {
       return encoder.encode(argumentJson(command, 'command'));
     }

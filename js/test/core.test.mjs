@@ -310,6 +310,18 @@ test('the enum objects are the core\'s vocabularies', () => {
   }
 });
 
+test('a SignedDocument from the other backend is the same Command; noncritical extensions are relayed', async (t) => {
+  const napi = organization(apis['napi (ESM)']);
+  const wasm = organization(apis['wasm (ESM)']);
+  const core = wasm.core();
+  t.after(() => core.free());
+  const extensions = { 'urn:acme:extension:y': { version: '1.0.0', critical: false, data: { k: [1, 2], s: 'é' } } };
+  const signed = napi.command('mission.create', OWNER, createPayload(), { extra: { extensions } });
+  const { event } = await core.perform(signed);
+  assert.equal(event.kind, 'mission.created');
+  assert.deepEqual(event.document.extensions, extensions, 'relayed unchanged into the Event (§18)');
+});
+
 test('napi and wasm emit byte-identical Events for the same Commands, clock and Event IDs', async (t) => {
   const logs = [];
   for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
