@@ -921,19 +921,24 @@ export interface CoreQuery {
   actorType?: Principal['type'];
 }
 
+/** The options of `new Core(…)`: the Python package's keyword arguments, in camelCase. */
 export interface CoreOptions {
   /** The Organization's Registry: every Command is verified against it (§6.4). */
   registry: RegistryInput;
-  /** The Group Authority: the Principal that accepts and signs every Event, and its key. */
-  authority: { principal: Principal; key: SigningKey };
+  /** The Group Authority: the Principal that accepts and signs every Event. */
+  authority: Principal;
+  /** Its signing key, bound to `authority` in `registry` (checked: receivers verify the Events). */
+  authorityKey: SigningKey;
   /** The store (default: a new InMemoryStore). */
   store?: InMemoryStore;
   /** The authority's clock, read once per call (default `Date.now`). */
   clock?: () => TimeInput;
   /** Event IDs are `<prefix>1`, `<prefix>2`, … (default: a random `urn:missionweaveprotocol:event:<hex>-`). */
   eventIdPrefix?: string;
-  /** The freshness window of `issuedAt` (§6.4, §22; default 30 s ahead, 5 min old). */
-  freshness?: { maxFutureSkewMs?: number; maxAgeMs?: number };
+  /** How far `issuedAt` may lie ahead of the clock (§6.4, §22; default 30,000 ms). */
+  maxFutureSkewMs?: number;
+  /** How old `issuedAt` may be (default 300,000 ms). */
+  maxAgeMs?: number;
   /** How often a decision is retried when concurrent Commands of its Group commit first (default 16). */
   maxAttempts?: number;
 }
@@ -945,7 +950,7 @@ export interface CoreOptions {
  *
  * @example
  * ```js
- * const core = new Core({ registry, authority: { principal, key } });
+ * const core = new Core({ registry, authority: { type: 'service', id: authorityId }, authorityKey });
  * const { event } = await core.perform(signedCommandBytes);
  * const mission = await core.query({ kind: QueryKind.MISSION, entityId: missionId });
  * const page = await core.replay(groupId, { after: 0, limit: 100 });

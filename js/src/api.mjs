@@ -1360,22 +1360,24 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   class Core {
     #clock;
 
-    constructor({ registry, authority, store, clock, eventIdPrefix, freshness, maxAttempts } = {}) {
-      if (!authority || typeof authority !== 'object') throw new ArgumentError('authority must be {principal, key}');
-      const principal = principalOf(authority.principal, 'authority.principal');
-      if (!(authority.key instanceof SigningKey)) throw new ArgumentError('authority.key must be a SigningKey');
+    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts } = {}) {
+      const principal = principalOf(authority, 'authority');
+      if (!(authorityKey instanceof SigningKey)) throw new ArgumentError('authorityKey must be a SigningKey');
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
       if (store !== undefined && !(store instanceof InMemoryStore)) throw new ArgumentError('store must be an InMemoryStore');
+      // The ranges (non-negative windows, attempts) are the core's to check.
       const config = argumentJson({
-        authority: { principal: { type: principal.type, id: principal.id }, keyId: authority.key.keyId },
+        authority: { type: principal.type, id: principal.id },
+        authorityKeyId: authorityKey.keyId,
         eventIdPrefix: eventIdPrefix === undefined ? defaultEventIdPrefix() : checkString(eventIdPrefix, 'eventIdPrefix'),
-        freshness: freshness ?? null,
+        maxFutureSkewMs: maxFutureSkewMs ?? null,
+        maxAgeMs: maxAgeMs ?? null,
         maxAttempts: maxAttempts ?? null,
       }, 'options');
       // The native core always takes a store: a new one unless the caller shares theirs (the
       // core keeps its own reference, so this one is freed at once).
       const own = store === undefined ? new raw.InMemoryStore() : undefined;
-      const seed = seedOf(authority.key);
+      const seed = seedOf(authorityKey);
       let handle;
       try {
         handle = withRegistry(registry, (r) => new raw.Core(config, r, seed, own ?? stores.get(store, 'InMemoryStore')));

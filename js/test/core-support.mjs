@@ -131,7 +131,8 @@ export function organization(api, { workers = 1 } = {}) {
   function core(options = {}) {
     return new api.Core({
       registry,
-      authority: { principal: authority, key: authorityKey },
+      authority,
+      authorityKey,
       clock: () => NOW,
       eventIdPrefix: EVENT_ID_PREFIX,
       ...options,

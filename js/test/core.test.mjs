@@ -255,10 +255,12 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('argument errors, free() and Symbol.dispose', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      assert.throws(() => new api.Core({ registry: org.registry, authority: { principal: { type: 'service', id: AUTHORITY }, key: org.keys.get(OWNER).key } }),
+      assert.throws(() => new api.Core({ registry: org.registry, authority: { type: 'service', id: AUTHORITY }, authorityKey: org.keys.get(OWNER).key }),
         (e) => e instanceof api.ArgumentError && /not bound/.test(e.message));
       assert.throws(() => new api.Core({ registry: org.registry }), api.ArgumentError);
-      assert.throws(() => org.core({ freshness: { maxAgeMs: -1 } }), api.ArgumentError);
+      assert.throws(() => org.core({ authorityKey: 'seed' }), api.ArgumentError);
+      assert.throws(() => org.core({ maxAgeMs: -1 }), (e) => e instanceof api.ArgumentError && e.argument === 'options.maxAgeMs');
+      assert.throws(() => org.core({ maxAttempts: 1.5 }), api.ArgumentError);
       assert.throws(() => org.core({ clock: 5 }), api.ArgumentError);
       const core = org.core();
       await assert.rejects(core.perform(42), api.ArgumentError);

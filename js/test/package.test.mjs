@@ -142,8 +142,8 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
       type PerformResult, type Event, type ReplayPage, type ErrorCodeName } from '${from}';
     declare const registry: Uint8Array;
     const key = SigningKey.generate('urn:missionweaveprotocol:key:authority');
-    const core = new Core({ registry, authority: { principal: { type: 'service', id: 'urn:missionweaveprotocol:service:a' }, key },
-      store: new InMemoryStore(), clock: () => new Date(), eventIdPrefix: 'urn:missionweaveprotocol:event:x-' });
+    const core = new Core({ registry, authority: { type: 'service', id: 'urn:missionweaveprotocol:service:a' }, authorityKey: key,
+      store: new InMemoryStore(), clock: () => new Date(), eventIdPrefix: 'urn:missionweaveprotocol:event:x-', maxAgeMs: 60_000 });
     async function go(): Promise<number> {
       const result: PerformResult = await core.perform('{}');
       const event: Event = result.event;

@@ -35,22 +35,17 @@ impl StoreHandle {
     }
 }
 
-/// The options of `new Core(…)` the wrapper passes as JSON (the Registry, the authority's seed
-/// and the store cross as their own arguments).
+/// The options of `new Core(…)` the wrapper passes as JSON, named as the JavaScript options
+/// (the Registry, the authority key's seed and the store cross as their own arguments).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CoreOptions {
-    authority: AuthorityOptions,
+    authority: PrincipalOptions,
+    authority_key_id: String,
     event_id_prefix: String,
-    freshness: Option<FreshnessOptions>,
+    max_future_skew_ms: Option<Safe>,
+    max_age_ms: Option<Safe>,
     max_attempts: Option<u32>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct AuthorityOptions {
-    principal: PrincipalOptions,
-    key_id: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -59,13 +54,6 @@ struct PrincipalOptions {
     #[serde(rename = "type")]
     kind: String,
     id: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct FreshnessOptions {
-    max_future_skew_ms: Option<Safe>,
-    max_age_ms: Option<Safe>,
 }
 
 /// The arguments of `Core.query` (the reference's `Query`).
@@ -139,16 +127,16 @@ impl CoreHandle {
             .clone();
         let seed: &[u8; 32] = seed
             .try_into()
-            .map_err(|_| Failure::argument("authority.key: the signing seed must be 32 bytes"))?;
-        let key = SigningKey::from_seed(options.authority.key_id.as_str(), seed);
+            .map_err(|_| Failure::argument("authorityKey: the signing seed must be 32 bytes"))?;
+        let key = SigningKey::from_seed(options.authority_key_id.as_str(), seed);
         let principal = Principal::from_value(
             &crate::envelope::Obj::new()
-                .str("type", options.authority.principal.kind.as_str())
-                .str("id", options.authority.principal.id.as_str())
+                .str("type", options.authority.kind.as_str())
+                .str("id", options.authority.id.as_str())
                 .build(),
         )
         .ok_or_else(|| {
-            Failure::argument("authority.principal must be {type: 'agent'|'human'|'service', id}")
+            Failure::argument("authority must be a Principal {type: 'agent'|'human'|'service', id}")
         })?;
         // Receivers verify every Event against this Registry (§6.4 stage 4): an authority key
         // bound to another Principal or another public key would sign Events nobody accepts.
@@ -158,20 +146,18 @@ impl CoreHandle {
         });
         if !bound {
             return Err(Failure::argument(format!(
-                "authority.key {} is not bound to {} {} with this public key in the Registry",
+                "authorityKey {} is not bound to {} {} with this public key in the Registry",
                 key.key_id(),
                 principal.kind.as_str(),
                 principal.id
             )));
         }
         let mut window = FreshnessWindow::default();
-        if let Some(freshness) = &options.freshness {
-            if let Some(skew) = freshness.max_future_skew_ms {
-                window.max_future_skew_ms = skew.0;
-            }
-            if let Some(age) = freshness.max_age_ms {
-                window.max_age_ms = age.0;
-            }
+        if let Some(skew) = options.max_future_skew_ms {
+            window.max_future_skew_ms = skew.0;
+        }
+        if let Some(age) = options.max_age_ms {
+            window.max_age_ms = age.0;
         }
         let mut core = AuthorityCore::new(
             Arc::clone(&store.0),
@@ -322,7 +308,7 @@ mod tests {
 
     fn options() -> String {
         format!(
-            r#"{{"authority":{{"principal":{{"type":"service","id":"{AUTHORITY}"}},"keyId":"{KEY}"}},"eventIdPrefix":"urn:missionweaveprotocol:event:t-"}}"#
+            r#"{{"authority":{{"type":"service","id":"{AUTHORITY}"}},"authorityKeyId":"{KEY}","eventIdPrefix":"urn:missionweaveprotocol:event:t-","maxAgeMs":null}}"#
         )
     }
 
