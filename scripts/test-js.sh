@@ -6,7 +6,7 @@
 # and the vectors in headless Chromium.
 #
 #   scripts/test-js.sh            install what is missing, build, lint, test
-#   scripts/test-js.sh --bench    ... then js/bench/bench.mjs, scheduling.mjs and rejection-timing.mjs
+#   scripts/test-js.sh --bench    ... then js/bench/bench.mjs, scheduling.mjs, rejection-timing.mjs and core.mjs
 #
 # Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
 # chromium, the npm packages of js/package-lock.json). One target dir: $CARGO_TARGET_DIR, by
@@ -85,4 +85,5 @@ if [ "$BENCH" = 1 ]; then
   node "$ROOT/js/bench/bench.mjs"
   node "$ROOT/js/bench/scheduling.mjs"
   node "$ROOT/js/bench/rejection-timing.mjs"
+  node "$ROOT/js/bench/core.mjs"
 fi

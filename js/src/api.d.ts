@@ -784,7 +784,187 @@ export declare function parseDurationMs(duration: string): number;
  * The core's spelling list of every wire vocabulary, by name (`wire_code`, `error_class`, `stage`,
  * `signed_document_kind`, `admission_reason`, `dimension`, `lease_state`, `lease_type`,
  * `account_kind`, `delegation_violation_kind`, `retry_reason`, `work_state`,
- * `scheduler_admission_reason`), and `js_error_class` (the `Error` subclass of each error class):
+ * `scheduler_admission_reason`, `query_kind`, `error_family`, `error_family_class`), `js_error_class` (the
+ * `Error` subclass of each error class) and `wire_code_family` (the Core's ErrorCode family of each wire code):
  * the one source this package's enum objects are tested against.
  */
-export declare function vocabularies(): Readonly<Record<string, readonly string[]>> & { readonly js_error_class: Readonly<Record<string, string>> };
+export declare function vocabularies(): Readonly<Record<string, readonly string[]>> & {
+  readonly js_error_class: Readonly<Record<string, string>>;
+  readonly wire_code_family: Readonly<Record<WireCode, ErrorCodeName>>;
+};
+
+// ---- the authoritative Core (issue 10) ------------------------------------------------------
+
+/** The reference runtime's error families (`ErrorCode`). */
+export type ErrorCodeName =
+  | 'invalid_command' | 'not_found' | 'already_exists' | 'authorization_denied' | 'action_id_collision'
+  | 'stale_session_epoch' | 'stale_membership_epoch' | 'stale_coordinator_epoch' | 'stale_ownership_epoch'
+  | 'lease_expired' | 'invalid_transition' | 'revision_conflict' | 'dependency_error' | 'policy_violation'
+  | 'budget_exceeded';
+export declare const ErrorCode: Readonly<{
+  INVALID_COMMAND: 'invalid_command'; NOT_FOUND: 'not_found'; ALREADY_EXISTS: 'already_exists';
+  AUTHORIZATION_DENIED: 'authorization_denied'; ACTION_ID_COLLISION: 'action_id_collision';
+  STALE_SESSION_EPOCH: 'stale_session_epoch'; STALE_MEMBERSHIP_EPOCH: 'stale_membership_epoch';
+  STALE_COORDINATOR_EPOCH: 'stale_coordinator_epoch'; STALE_OWNERSHIP_EPOCH: 'stale_ownership_epoch';
+  LEASE_EXPIRED: 'lease_expired'; INVALID_TRANSITION: 'invalid_transition'; REVISION_CONFLICT: 'revision_conflict';
+  DEPENDENCY_ERROR: 'dependency_error'; POLICY_VIOLATION: 'policy_violation'; BUDGET_EXCEEDED: 'budget_exceeded';
+}>;
+
+/** What `Core.query` can read (the reference's `QueryKind`). */
+export type QueryKindName =
+  | 'command' | 'agent_card' | 'session_epoch' | 'mission' | 'group' | 'membership' | 'conversation' | 'message'
+  | 'message_amendment' | 'work_proposal' | 'work_item' | 'mission_work_items' | 'artifact' | 'approval'
+  | 'execution_approval' | 'cooperation_override_grant' | 'policy_log' | 'group_snapshot' | 'delegation_grant'
+  | 'execution_lease' | 'budget_remaining';
+export declare const QueryKind: Readonly<Record<
+  | 'COMMAND' | 'AGENT_CARD' | 'SESSION_EPOCH' | 'MISSION' | 'GROUP' | 'MEMBERSHIP' | 'CONVERSATION' | 'MESSAGE'
+  | 'MESSAGE_AMENDMENT' | 'WORK_PROPOSAL' | 'WORK_ITEM' | 'MISSION_WORK_ITEMS' | 'ARTIFACT' | 'APPROVAL'
+  | 'EXECUTION_APPROVAL' | 'COOPERATION_OVERRIDE_GRANT' | 'POLICY_LOG' | 'GROUP_SNAPSHOT' | 'DELEGATION_GRANT'
+  | 'EXECUTION_LEASE' | 'BUDGET_REMAINING', QueryKindName>>;
+
+/**
+ * A Command was refused, or a query or replay could not be answered, by the authoritative Core;
+ * nothing was applied (§15.1). The class is the `family`'s (`RevisionConflict`, …).
+ */
+export declare class MissionWeaveProtocolError extends MwpError {
+  /** The §19 wire code a peer gets (e.g. `REVISION_CONFLICT`, `WORK_ALREADY_OWNED`). */
+  readonly code: WireCode;
+  /** The reference runtime's ErrorCode family, from the core's one table. */
+  readonly family: ErrorCodeName;
+  /** The reference's `as_dict()`, as in the Python package: `code` is the ErrorCode family there. */
+  asDict(): { code: ErrorCodeName; message: string; details: Record<string, ErrorFieldValue> };
+}
+export declare class InvalidCommand extends MissionWeaveProtocolError { readonly family: 'invalid_command'; }
+export declare class NotFound extends MissionWeaveProtocolError { readonly family: 'not_found'; }
+export declare class AlreadyExists extends MissionWeaveProtocolError { readonly family: 'already_exists'; }
+export declare class AuthorizationDenied extends MissionWeaveProtocolError { readonly family: 'authorization_denied'; }
+export declare class ActionIdCollision extends MissionWeaveProtocolError { readonly family: 'action_id_collision'; }
+export declare class StaleSessionEpoch extends MissionWeaveProtocolError { readonly family: 'stale_session_epoch'; }
+export declare class StaleMembershipEpoch extends MissionWeaveProtocolError { readonly family: 'stale_membership_epoch'; }
+export declare class StaleCoordinatorEpoch extends MissionWeaveProtocolError { readonly family: 'stale_coordinator_epoch'; }
+export declare class StaleOwnershipEpoch extends MissionWeaveProtocolError { readonly family: 'stale_ownership_epoch'; }
+export declare class LeaseExpired extends MissionWeaveProtocolError { readonly family: 'lease_expired'; }
+export declare class InvalidTransition extends MissionWeaveProtocolError { readonly family: 'invalid_transition'; }
+export declare class RevisionConflict extends MissionWeaveProtocolError {
+  readonly family: 'revision_conflict';
+  readonly expectedRevision?: number;
+  readonly currentRevision?: number;
+}
+export declare class DependencyError extends MissionWeaveProtocolError { readonly family: 'dependency_error'; }
+export declare class PolicyViolation extends MissionWeaveProtocolError { readonly family: 'policy_violation'; }
+export declare class BudgetExceeded extends MissionWeaveProtocolError { readonly family: 'budget_exceeded'; }
+
+/** One signed Group Event as the Core stored it. */
+export declare class Event {
+  private constructor();
+  readonly eventId: string;
+  readonly groupId: string;
+  /** The Group sequence, contiguous from 1 (§16). */
+  readonly sequence: number;
+  /** The exact RFC 8785 text of the signed Event. */
+  readonly text: string;
+  /** The same as UTF-8 bytes (a fresh copy). */
+  readonly bytes: Uint8Array;
+  /** The parsed, frozen `event.schema.json` document. */
+  readonly document: Readonly<Record<string, unknown>>;
+  readonly kind: string;
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly actionId: string;
+  readonly aggregateRevision: number | undefined;
+  toJSON(): Readonly<Record<string, unknown>>;
+}
+
+/** What `Core.perform` resolves to. */
+export declare class PerformResult {
+  private constructor();
+  readonly groupId: string;
+  /** True when the same signed Command was applied before: `events` is its original first Event (§15.1). */
+  readonly duplicate: boolean;
+  /** The Command's Events, in Group order (a Mission's cancellation also closes its WorkItems). */
+  readonly events: readonly Event[];
+  /** The first Event. */
+  readonly event: Event;
+}
+
+/** One page of `Core.replay`. */
+export declare class ReplayPage {
+  private constructor();
+  readonly groupId: string;
+  readonly events: readonly Event[];
+  /** The `after` of the next page, or null when this page reaches the head. */
+  readonly continuation: number | null;
+  /** The Group's last sequence when the page was read. */
+  readonly lastSequence: number;
+}
+
+/** The in-memory authoritative store; one may be shared by several `Core`s. */
+export declare class InMemoryStore implements NativeResource {
+  constructor();
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A signed wire Command: its exact bytes or text, a SignedDocument, or the parsed object. */
+export type CommandInput = Bytes | SignedDocument | Readonly<Record<string, unknown>>;
+
+/**
+ * A query's answer: the aggregate's normative document (`mission.schema.json`,
+ * `work-item.schema.json`, `membership.schema.json`, `lease.schema.json`, …), frozen; an array of
+ * documents for `mission_work_items`. An absent entity rejects with {@link NotFound}.
+ */
+export type QueryResult = Readonly<Record<string, unknown>> | readonly Readonly<Record<string, unknown>>[];
+
+export interface CoreQuery {
+  kind: QueryKindName;
+  entityId: string;
+  groupId?: string;
+  actorType?: Principal['type'];
+}
+
+/** The options of `new Core(…)`: the Python package's keyword arguments, in camelCase. */
+export interface CoreOptions {
+  /** The Organization's Registry: every Command is verified against it (§6.4). */
+  registry: RegistryInput;
+  /** The Group Authority: the Principal that accepts and signs every Event. */
+  authority: Principal;
+  /** Its signing key, bound to `authority` in `registry` (checked: receivers verify the Events). */
+  authorityKey: SigningKey;
+  /** The store (default: a new InMemoryStore). */
+  store?: InMemoryStore;
+  /** The authority's clock, read once per call (default `Date.now`). */
+  clock?: () => TimeInput;
+  /** Event IDs are `<prefix>1`, `<prefix>2`, … (default: a random `urn:missionweaveprotocol:event:<hex>-`). */
+  eventIdPrefix?: string;
+  /** How far `issuedAt` may lie ahead of the clock (§6.4, §22; default 30,000 ms). */
+  maxFutureSkewMs?: number;
+  /** How old `issuedAt` may be (default 300,000 ms). */
+  maxAgeMs?: number;
+  /** How often a decision is retried when concurrent Commands of its Group commit first (default 16). */
+  maxAttempts?: number;
+}
+
+/**
+ * The authoritative Core (reference `core.Core`): `perform` a signed Command, `query` a
+ * projection, `replay` a Group's Events. Every method returns a Promise; under Node (napi) the
+ * work runs on the libuv thread pool.
+ *
+ * @example
+ * ```js
+ * const core = new Core({ registry, authority: { type: 'service', id: authorityId }, authorityKey });
+ * const { event } = await core.perform(signedCommandBytes);
+ * const mission = await core.query({ kind: QueryKind.MISSION, entityId: missionId });
+ * const page = await core.replay(groupId, { after: 0, limit: 100 });
+ * ```
+ */
+export declare class Core implements NativeResource {
+  /** @throws {@link ArgumentError} for bad options, {@link RegistryError} for unusable Registry evidence. */
+  constructor(options: CoreOptions);
+  /** Rejects with a {@link MissionWeaveProtocolError} subclass; nothing is applied then. */
+  perform(command: CommandInput): Promise<PerformResult>;
+  /** Rejects with {@link NotFound} for an absent entity, {@link InvalidCommand} for a kind not served yet. */
+  query(query: CoreQuery): Promise<QueryResult>;
+  replay(groupId: string, options?: { after?: number; limit?: number }): Promise<ReplayPage>;
+  /** Releases the native memory now; Promises already running finish. */
+  free(): void;
+  [Symbol.dispose](): void;
+}

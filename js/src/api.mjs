@@ -241,6 +241,97 @@ export class SchedulerStateError extends MwpError {}
 /** A persisted snapshot is malformed or inconsistent: INTERNAL_ERROR (`path` says where). */
 export class SnapshotError extends MwpError {}
 
+// ---- the authoritative Core: vocabularies and the error families -----------------------------
+//
+// `Core.perform`, `query` and `replay` reject with a MissionWeaveProtocolError subclass. Its
+// `code` is the §19 wire code; `family` is the reference runtime's ErrorCode (one of 15), which
+// the Rust core derives from the wire code and reason (one table, in Rust); the class is the
+// family's (`InvalidCommand`, `NotFound`, …), so `catch (e) { if (e instanceof RevisionConflict) … }`
+// reads as in the Python package.
+
+/** The reference runtime's error families (`ErrorCode`, snake_case values). */
+export const ErrorCode = Object.freeze({
+  INVALID_COMMAND: 'invalid_command', NOT_FOUND: 'not_found', ALREADY_EXISTS: 'already_exists',
+  AUTHORIZATION_DENIED: 'authorization_denied', ACTION_ID_COLLISION: 'action_id_collision',
+  STALE_SESSION_EPOCH: 'stale_session_epoch', STALE_MEMBERSHIP_EPOCH: 'stale_membership_epoch',
+  STALE_COORDINATOR_EPOCH: 'stale_coordinator_epoch', STALE_OWNERSHIP_EPOCH: 'stale_ownership_epoch',
+  LEASE_EXPIRED: 'lease_expired', INVALID_TRANSITION: 'invalid_transition', REVISION_CONFLICT: 'revision_conflict',
+  DEPENDENCY_ERROR: 'dependency_error', POLICY_VIOLATION: 'policy_violation', BUDGET_EXCEEDED: 'budget_exceeded',
+});
+
+/** What `Core.query` can read (the reference's `QueryKind`). */
+export const QueryKind = Object.freeze({
+  COMMAND: 'command', AGENT_CARD: 'agent_card', SESSION_EPOCH: 'session_epoch', MISSION: 'mission', GROUP: 'group',
+  MEMBERSHIP: 'membership', CONVERSATION: 'conversation', MESSAGE: 'message', MESSAGE_AMENDMENT: 'message_amendment',
+  WORK_PROPOSAL: 'work_proposal', WORK_ITEM: 'work_item', MISSION_WORK_ITEMS: 'mission_work_items', ARTIFACT: 'artifact',
+  APPROVAL: 'approval', EXECUTION_APPROVAL: 'execution_approval', COOPERATION_OVERRIDE_GRANT: 'cooperation_override_grant',
+  POLICY_LOG: 'policy_log', GROUP_SNAPSHOT: 'group_snapshot', DELEGATION_GRANT: 'delegation_grant',
+  EXECUTION_LEASE: 'execution_lease', BUDGET_REMAINING: 'budget_remaining',
+});
+
+/**
+ * A Command was refused, or a query or replay could not be answered, by the authoritative Core.
+ * `code`: the §19 wire code a peer gets; `family`: the reference's ErrorCode; `reason`: the
+ * core's stable slug; the structured fields (`expectedRevision`, `currentRevision`, …) are
+ * properties and `fields`. Nothing was applied (§15.1).
+ */
+export class MissionWeaveProtocolError extends MwpError {
+  constructor(message, options = {}) {
+    super(message, options);
+    hidden(this, { family: options.family ?? FAMILY_OF_CLASS.get(new.target) ?? null });
+  }
+
+  /**
+   * The reference's `as_dict()`, as the Python package gives it: `{code, message, details}`, where
+   * `code` is the ErrorCode family (the wire code is `this.code`).
+   */
+  asDict() {
+    return { code: this.family, message: this.message, details: { ...this.fields } };
+  }
+}
+
+/** The Command is malformed or names something it may not (INVALID_COMMAND, SCHEMA_VALIDATION_FAILED, …). */
+export class InvalidCommand extends MissionWeaveProtocolError {}
+/** The Group, Mission, WorkItem or other entity does not exist (GROUP_NOT_FOUND, …). */
+export class NotFound extends MissionWeaveProtocolError {}
+/** The entity already exists. */
+export class AlreadyExists extends MissionWeaveProtocolError {}
+/** The signer may not do this, or the signature did not verify (AUTH_FORBIDDEN, AUTH_INVALID_SIGNATURE, …). */
+export class AuthorizationDenied extends MissionWeaveProtocolError {}
+/** The Action ID was used before for another signed Command (ACTION_ID_COLLISION). */
+export class ActionIdCollision extends MissionWeaveProtocolError {}
+/** The Session Epoch is not the current one (AUTH_STALE_SESSION). */
+export class StaleSessionEpoch extends MissionWeaveProtocolError {}
+/** The Membership Epoch is stale or the Membership ended (MEMBERSHIP_STALE). */
+export class StaleMembershipEpoch extends MissionWeaveProtocolError {}
+/** The Coordinator Epoch is not the current one (AUTH_STALE_COORDINATOR). */
+export class StaleCoordinatorEpoch extends MissionWeaveProtocolError {}
+/** The Ownership Epoch is not the current one (WORK_STALE_OWNERSHIP). */
+export class StaleOwnershipEpoch extends MissionWeaveProtocolError {}
+/** The lease or offer the Command relies on is no longer valid (WORK_LEASE_EXPIRED, WORK_OFFER_EXPIRED). */
+export class LeaseExpired extends MissionWeaveProtocolError {}
+/** The aggregate's state does not allow this transition (INVALID_STATE_TRANSITION, WORK_ALREADY_OWNED). */
+export class InvalidTransition extends MissionWeaveProtocolError {}
+/** `expectedRevision` is not the current revision (REVISION_CONFLICT). */
+export class RevisionConflict extends MissionWeaveProtocolError {}
+/** A dependency is missing, not ready, or would close a cycle. */
+export class DependencyError extends MissionWeaveProtocolError {}
+/** Policy refuses the Command (UNKNOWN_CRITICAL_EXTENSION, APPROVAL_REQUIRED, RATE_LIMITED, …). */
+export class PolicyViolation extends MissionWeaveProtocolError {}
+/** Charging the Command would pass a budget limit (BUDGET_EXCEEDED). */
+export class BudgetExceeded extends MissionWeaveProtocolError {}
+
+/** The class of each ErrorCode family. */
+const FAMILY_CLASSES = {
+  invalid_command: InvalidCommand, not_found: NotFound, already_exists: AlreadyExists,
+  authorization_denied: AuthorizationDenied, action_id_collision: ActionIdCollision,
+  stale_session_epoch: StaleSessionEpoch, stale_membership_epoch: StaleMembershipEpoch,
+  stale_coordinator_epoch: StaleCoordinatorEpoch, stale_ownership_epoch: StaleOwnershipEpoch,
+  lease_expired: LeaseExpired, invalid_transition: InvalidTransition, revision_conflict: RevisionConflict,
+  dependency_error: DependencyError, policy_violation: PolicyViolation, budget_exceeded: BudgetExceeded,
+};
+const FAMILY_OF_CLASS = new Map(Object.entries(FAMILY_CLASSES).map(([family, Class]) => [Class, family]));
+
 function deepFreeze(value) {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -357,11 +448,15 @@ const ERROR_CLASSES = {
   RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError,
 };
 
+// An error of the authoritative Core also names its ErrorCode `family` (the core's table): its
+// class is the family's, whatever layer (ingress, engine, store) refused.
 function toError(raw, cause) {
-  const Class = ERROR_CLASSES[raw.class] ?? MwpError;
+  const Class = typeof raw.family === 'string'
+    ? FAMILY_CLASSES[raw.family] ?? MissionWeaveProtocolError
+    : ERROR_CLASSES[raw.class] ?? MwpError;
   return new Class(raw.message ?? raw.detail ?? 'internal error', {
     code: raw.code ?? 'INTERNAL_ERROR', stage: raw.stage ?? null, reason: raw.reason ?? null,
-    detail: raw.detail, retryable: raw.retryable, fields: raw.fields ?? {}, cause,
+    detail: raw.detail, retryable: raw.retryable, fields: raw.fields ?? {}, cause, family: raw.family,
   });
 }
 
@@ -1140,6 +1235,205 @@ function authorityApi(raw, backendModule) {
   };
 }
 
+/** One signed Group Event as the Core stored it: `text` and `bytes` are its exact RFC 8785 form. */
+export class Event {
+  #document;
+  #bytes;
+
+  constructor(raw, groupId) {
+    this.eventId = raw.eventId;
+    this.groupId = groupId;
+    this.sequence = raw.sequence;
+    this.text = raw.body;
+    Object.freeze(this);
+  }
+
+  /** The canonical signed bytes (a fresh copy): what a subscriber receives and verifies. */
+  get bytes() {
+    this.#bytes ??= encoder.encode(this.text);
+    return this.#bytes.slice();
+  }
+
+  /** The Event document (`event.schema.json`), parsed once and frozen. */
+  get document() {
+    this.#document ??= deepFreeze(JSON.parse(this.text));
+    return this.#document;
+  }
+
+  /** The Event kind (`mission.created`, `work.offer.accepted`, …). */
+  get kind() { return this.document.kind; }
+
+  get payload() { return this.document.payload; }
+
+  get actionId() { return this.document.actionId; }
+
+  get aggregateRevision() { return this.document.aggregateRevision; }
+
+  /** The document, so `JSON.stringify(event)` gives the Event itself. */
+  toJSON() { return this.document; }
+}
+
+/** What `Core.perform` resolves to: the Command's Events, in Group order. */
+export class PerformResult {
+  constructor(raw) {
+    this.groupId = raw.groupId;
+    /** True when the same signed Command was applied before: `events` holds its original first Event (§15.1). */
+    this.duplicate = raw.duplicate;
+    this.events = Object.freeze(raw.events.map((e) => new Event(e, raw.groupId)));
+    Object.freeze(this);
+  }
+
+  /** The first Event (the Command's own; later ones are its consequences, e.g. §10.2 row 18). */
+  get event() { return this.events[0]; }
+}
+
+/** One page of `Core.replay`: `continuation` is the `after` of the next page, null at the head (§16). */
+export class ReplayPage {
+  constructor(raw, groupId) {
+    this.groupId = groupId;
+    this.events = Object.freeze(raw.events.map((e) => new Event(e, groupId)));
+    this.continuation = raw.continuation;
+    this.lastSequence = raw.lastSequence;
+    Object.freeze(this);
+  }
+}
+
+// The authoritative Core of one backend. The napi addon runs each call on the libuv thread pool
+// and answers with a Promise of the envelope; the WebAssembly build answers synchronously and
+// the Promise is made here. Either way every method returns a Promise and never blocks on I/O.
+function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
+  const stores = new NativeTable(raw);
+  const cores = new NativeTable(raw);
+
+  /**
+   * The in-memory authoritative store (per-aggregate records, the Group logs, receipts). Give
+   * one to several `Core`s to share it (as several Group Authority threads would).
+   */
+  class InMemoryStore {
+    constructor() { stores.set(this, new raw.InMemoryStore()); }
+  }
+  disposable(stores, [InMemoryStore]);
+
+  function defaultEventIdPrefix() {
+    const random = globalThis.crypto?.getRandomValues;
+    if (typeof random !== 'function') throw new ArgumentError('crypto.getRandomValues is not available: give eventIdPrefix');
+    const hex = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+    return `urn:missionweaveprotocol:event:${hex}-`;
+  }
+
+  function commandBytes(command) {
+    // A SignedDocument, also one made by the other backend's module (its own class object).
+    if (command instanceof SignedDocument || (command?.kind === 'command' && typeof command.text === 'string' && command.bytes instanceof Uint8Array)) {
+      return documentBytes(command.text, 'command');
+    }
+    if (command !== null && typeof command === 'object' && !ArrayBuffer.isView(command) && !isArrayBuffer(command)) {
+      return encoder.encode(argumentJson(command, 'command'));
+    }
+    return documentBytes(command, 'command');
+  }
+
+  // A backend answer: an envelope string, or (napi) a Promise of one.
+  async function answer(call, read = open) {
+    let envelope;
+    try { envelope = await call(); } catch (error) { throw internal(error); }
+    return read(envelope);
+  }
+
+  // An answer with Events: the header envelope, then each Event's canonical text on its own
+  // line (RFC 8785 text holds no raw line feed), so the bytes cross unescaped.
+  function withEvents(envelope) {
+    const split = envelope.indexOf('\n');
+    if (split < 0) return open(envelope);
+    const head = open(envelope.slice(0, split));
+    const bodies = envelope.slice(split + 1).split('\n');
+    if (bodies.length !== head.events.length) throw new MwpError('the core answered with a malformed Event list', { code: 'INTERNAL_ERROR' });
+    head.events.forEach((event, i) => { event.body = bodies[i]; });
+    return head;
+  }
+
+  /**
+   * The authoritative Core of one Organization's Groups (reference `core.Core`): `perform` a
+   * signed wire Command, `query` a projection, `replay` a Group's Events. Commands are verified
+   * by all six stages against `registry`, checked for freshness, then decided by the Rust
+   * engine; Events are signed with the Group Authority's key.
+   */
+  class Core {
+    #clock;
+
+    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts } = {}) {
+      const principal = principalOf(authority, 'authority');
+      if (!(authorityKey instanceof SigningKey)) throw new ArgumentError('authorityKey must be a SigningKey');
+      if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
+      if (store !== undefined && !(store instanceof InMemoryStore)) throw new ArgumentError('store must be an InMemoryStore');
+      // The ranges (non-negative windows, attempts) are the core's to check.
+      const config = argumentJson({
+        authority: { type: principal.type, id: principal.id },
+        authorityKeyId: authorityKey.keyId,
+        eventIdPrefix: eventIdPrefix === undefined ? defaultEventIdPrefix() : checkString(eventIdPrefix, 'eventIdPrefix'),
+        maxFutureSkewMs: maxFutureSkewMs ?? null,
+        maxAgeMs: maxAgeMs ?? null,
+        maxAttempts: maxAttempts ?? null,
+      }, 'options');
+      // The native core always takes a store: a new one unless the caller shares theirs (the
+      // core keeps its own reference, so this one is freed at once).
+      const own = store === undefined ? new raw.InMemoryStore() : undefined;
+      const seed = seedOf(authorityKey);
+      let handle;
+      try {
+        handle = withRegistry(registry, (r) => new raw.Core(config, r, seed, own ?? stores.get(store, 'InMemoryStore')));
+      } finally {
+        own?.free?.();
+      }
+      try {
+        open(handle.status());
+      } catch (error) {
+        handle.free?.();
+        throw error;
+      }
+      cores.set(this, handle);
+      this.#clock = clock ?? Date.now;
+    }
+
+    #now() { return toMillis(this.#clock(), 'clock()'); }
+
+    /**
+     * Verifies and applies one signed Command (its exact bytes, text, a SignedDocument, or the
+     * parsed object) at the clock's `now`. Resolves to its Events; rejects with a
+     * MissionWeaveProtocolError subclass (`code`, `family`, `reason`) and nothing applied.
+     */
+    async perform(command) {
+      const handle = cores.get(this, 'Core');
+      const bytes = commandBytes(command);
+      const now = this.#now();
+      return new PerformResult(await answer(() => handle.perform(bytes, now), withEvents));
+    }
+
+    /** A projection (`{kind, entityId, groupId?, actorType?}`, kind a QueryKind). */
+    async query(query) {
+      if (!query || typeof query !== 'object') throw new ArgumentError('query must be {kind, entityId, groupId?, actorType?}');
+      const { kind, entityId, groupId = null, actorType = null } = query;
+      const handle = cores.get(this, 'Core');
+      const text = argumentJson({ kind, entityId, groupId, actorType }, 'query');
+      const now = this.#now();
+      return deepFreeze(await answer(() => handle.query(text, now)));
+    }
+
+    /** Up to `limit` (1–10,000) Events of the Group after sequence `after`, with the continuation (§16). */
+    async replay(groupId, { after = 0, limit = 1000 } = {}) {
+      checkString(groupId, 'groupId');
+      // The core checks the ranges (one rule for every binding); only the types are JavaScript's.
+      if (typeof after !== 'number') throw new ArgumentError('after must be a number', { fields: { argument: 'after' } });
+      if (typeof limit !== 'number') throw new ArgumentError('limit must be a number', { fields: { argument: 'limit' } });
+      const handle = cores.get(this, 'Core');
+      const page = await answer(() => handle.replay(groupId, after, limit), withEvents);
+      return new ReplayPage(page, groupId);
+    }
+  }
+  disposable(cores, [Core]);
+
+  return { Core, InMemoryStore };
+}
+
 /**
  * Binds the API to one backend. `raw` is the napi addon or the wasm-bindgen module; both expose
  * the same functions and the classes `Registry` and `InMemoryAdmissionLog`.
@@ -1588,6 +1882,7 @@ export function createApi(backendModule, backend) {
 
   return {
     ...authorityApi(raw, backendModule),
+    ...coreApi(raw, { withRegistry, SigningKey, seedOf: (key) => seeds.get(key), documentBytes }),
     backend,
     sourceCommit: raw.sourceCommit(),
     Registry,

@@ -10,7 +10,8 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 
 import { startServer } from '../scripts/serve.mjs';
-import { BUNDLE, CHROMIUM, CHROMIUM_ARGS, TARGET } from './support.mjs';
+import { BUNDLE, CHROMIUM, CHROMIUM_ARGS, DIST, TARGET } from './support.mjs';
+import { GROUP, missionFlow, organization } from './core-support.mjs';
 
 const ARTIFACTS = join(TARGET, 'js-artifacts');
 
@@ -133,4 +134,26 @@ test('dropped files keep their exact bytes (invalid UTF-8 fails stage 1)', async
   await page.selectOption('#kind', 'auto');
   await page.click('#verify');
   assert.equal((await page.evaluate(() => window.__verifier.last)).ok, true);
+});
+
+test('an in-browser Group simulation: the wasm Core runs a Mission to approval, byte-identical to napi', async () => {
+  const texts = await page.evaluate(async (group) => {
+    const api = await import('/dist/wasm.mjs');
+    const support = await import('/test/core-support.mjs');
+    const org = support.organization(api);
+    const core = org.core();
+    await support.missionFlow(org, core);
+    const { events } = await core.replay(group);
+    for (const event of events) api.verifySignedDocument('event', event.bytes, org.registry);
+    core.free();
+    return events.map((event) => event.text);
+  }, GROUP);
+  assert.equal(texts.length, 10);
+  const napi = await import(join(DIST, 'node.mjs'));
+  const org = organization(napi);
+  const core = org.core();
+  await missionFlow(org, core);
+  assert.deepEqual(texts, (await core.replay(GROUP)).events.map((event) => event.text));
+  core.free();
+  assert.ok(!consoleLines.some((line) => /^(error|pageerror)/.test(line)), consoleLines.join('\n'));
 });

@@ -74,7 +74,7 @@ describe('napi: native memory in a synchronous loop', () => {
 });
 
 describe('napi: the raw addon answers a freed object with an envelope', () => {
-  test('Registry, Handle, AdmissionSession, RegistryBuilder, InMemoryAdmissionLog', () => {
+  test('Registry, Handle, AdmissionSession, RegistryBuilder, InMemoryAdmissionLog, Core, InMemoryStore', () => {
     const raw = createRequire(import.meta.url)(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
     const misuse = (envelope) => {
       const { error } = JSON.parse(envelope);
@@ -116,6 +116,20 @@ describe('napi: the raw addon answers a freed object with an envelope', () => {
     log.free();
     assert.equal(log.size(), 0);
     misuse(raw.admitWithMemoryLog(false, 'command', document, bundleBytes(REGISTRY), log, undefined));
+
+    // The authoritative Core: a freed core answers every call (also its Promise-returning ones)
+    // with the envelope at once; a freed store cannot back a new core.
+    const store = new raw.InMemoryStore();
+    const core = new raw.Core('{}', bundleBytes(REGISTRY), new Uint8Array(32), store);
+    assert.equal(JSON.parse(core.status()).error.class, 'ArgumentError', 'options are checked by the core');
+    core.free();
+    core.free();
+    misuse(core.status());
+    misuse(core.perform(document, T0));
+    misuse(core.query('{}', T0));
+    misuse(core.replay('urn:missionweaveprotocol:group:g', 0, 1));
+    store.free();
+    misuse(new raw.Core('{}', bundleBytes(REGISTRY), new Uint8Array(32), store).status());
   });
 });
 

@@ -136,6 +136,30 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
       if (e instanceof VerificationError) { const why: FailureReason | null = explainFailure(e); void why; }
     }
     const seed: string = key.toSeedBase64url(); void SigningKey.fromSeedBase64url(key.keyId, seed);`;
+  // The authoritative Core: Promise-returning calls, typed results and family classes.
+  const core = (from) => `
+    import { Core, InMemoryStore, QueryKind, ErrorCode, RevisionConflict, MissionWeaveProtocolError, SigningKey,
+      type PerformResult, type Event, type ReplayPage, type ErrorCodeName } from '${from}';
+    declare const registry: Uint8Array;
+    const key = SigningKey.generate('urn:missionweaveprotocol:key:authority');
+    const core = new Core({ registry, authority: { type: 'service', id: 'urn:missionweaveprotocol:service:a' }, authorityKey: key,
+      store: new InMemoryStore(), clock: () => new Date(), eventIdPrefix: 'urn:missionweaveprotocol:event:x-', maxAgeMs: 60_000 });
+    async function go(): Promise<number> {
+      const result: PerformResult = await core.perform('{}');
+      const event: Event = result.event;
+      const mission = await core.query({ kind: QueryKind.MISSION, entityId: 'urn:missionweaveprotocol:mission:m' });
+      const page: ReplayPage = await core.replay('urn:missionweaveprotocol:group:g', { after: 0, limit: 10 });
+      try { await core.perform(event.bytes); } catch (e) {
+        if (e instanceof RevisionConflict) { const family: ErrorCodeName = e.family; void family; }
+        if (e instanceof MissionWeaveProtocolError && e.family === ErrorCode.NOT_FOUND) { const code: ErrorCodeName = e.asDict().code; void code; }
+      }
+      void mission;
+      return page.events.length + event.sequence + (page.continuation ?? 0);
+    }
+    void go;
+    core.free();`;
+  writeFileSync(join(project, 'core.mts'), core('missionweaveprotocol'));
+  writeFileSync(join(project, 'core.cts'), core('missionweaveprotocol/wasm'));
   writeFileSync(join(project, 'keys.mts'), keys('missionweaveprotocol'));
   writeFileSync(join(project, 'keys-verify.mts'), keys('missionweaveprotocol/verify'));
   writeFileSync(join(project, 'esm.mts'), use('missionweaveprotocol'));
@@ -151,7 +175,7 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
   writeFileSync(join(project, 'using.mts'), using('missionweaveprotocol'));
   writeFileSync(join(project, 'using.cts'), using('missionweaveprotocol'));
   try {
-    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts', 'shapes.mts', 'shapes.cts']);
+    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts', 'shapes.mts', 'shapes.cts', 'core.mts', 'core.cts']);
     execFileSync(process.execPath, [tsc, ...flags.map((f) => (f === 'es2022,dom' ? 'es2022,esnext.disposable,dom' : f)), 'using.mts', 'using.cts'],
       { cwd: project, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {

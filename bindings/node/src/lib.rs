@@ -14,6 +14,7 @@ use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, N
 use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
+pub mod authority_core;
 pub mod keys;
 
 /// The envelope every call on a freed object answers with (the core's text).
@@ -66,7 +67,7 @@ pub const REGISTRY_BYTES_ARGUMENT: bool = true;
 
 /// A Registry argument: a `Registry` object, or the snapshot bytes themselves, validated for
 /// this one call (problems fail stage 4) and dropped when it returns.
-type RegistryArg<'a> = Either<&'a Registry, &'a [u8]>;
+pub(crate) type RegistryArg<'a> = Either<&'a Registry, &'a [u8]>;
 
 /// Runs `use_` with the Registry of `registry`; a freed `Registry` is the `invalid-argument`
 /// envelope.

@@ -14,6 +14,8 @@ mod admission;
 #[cfg(feature = "full")]
 mod authority;
 #[cfg(feature = "full")]
+mod authority_core;
+#[cfg(feature = "full")]
 mod bundle;
 mod keys;
 
@@ -21,6 +23,8 @@ mod keys;
 pub use admission::*;
 #[cfg(feature = "full")]
 pub use authority::*;
+#[cfg(feature = "full")]
+pub use authority_core::*;
 #[cfg(feature = "full")]
 pub use bundle::*;
 pub use keys::*;

@@ -537,6 +537,12 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
                 classes.insert(class.as_str(), Value::string(class.js_name()));
             }
             out.insert("js_error_class", Value::Object(classes));
+            // The Core's one table: the reference ErrorCode family of every §19 wire code.
+            let mut families = missionweaveprotocol::json::Object::new();
+            for (code, family) in missionweaveprotocol_authority::service::wire_code_families() {
+                families.insert(code, Value::string(family));
+            }
+            out.insert("wire_code_family", Value::Object(families));
             Ok(Value::Object(out))
         }
         "parseDurationMs" => {

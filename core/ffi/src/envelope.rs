@@ -200,6 +200,12 @@ impl Failure {
         )
     }
 
+    /// The same failure with one more string member (the Core's ErrorCode `family`).
+    pub fn with_str(mut self, name: &str, text: &str) -> Self {
+        self.0.insert(name, Value::string(text));
+        self
+    }
+
     /// API misuse: unknown kind, wrong seed length, unknown schema name (`PROTOCOL_VIOLATION`,
     /// reason `invalid-argument`: see [`ArgumentError`]).
     pub fn argument(detail: impl Into<String>) -> Self {

@@ -8,6 +8,8 @@
 pub mod admission;
 #[cfg(feature = "authority")]
 pub mod authority;
+#[cfg(feature = "authority")]
+pub mod authority_core;
 pub mod envelope;
 pub mod keys;
 pub mod limits;
