@@ -72,7 +72,7 @@ for (const [backend, entry] of [['napi', 'node.mjs'], ['wasm', 'wasm.mjs']]) {
     emit({ name: `${backend}_core_perform_${workload}`, ...(await run(core, commands, inFlight)), commands: N, in_flight: inFlight, threadpool });
     core.free();
   }
-  const core = org.core();
+  const core = await org.ready();
   await core.perform(org.command('mission.create', OWNER, createPayload()));
   emit({ name: `${backend}_core_perform_renew_one_group`, ...(await run(core, renewals(org), 1)), commands: N, in_flight: 1, threadpool, actor: COORDINATOR });
   core.free();

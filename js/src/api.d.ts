@@ -941,6 +941,22 @@ export interface CoreOptions {
   maxAgeMs?: number;
   /** How often a decision is retried when concurrent Commands of its Group commit first (default 16). */
   maxAttempts?: number;
+  /** Services that may send `…identity.session_open` and `…registry.agent_card_register` (default: `authority.id`, §6.3). */
+  bootstrapServices?: string[];
+  /** Services that may sign the Group kinds of Organization policy (`mission.cancel`, `work.cancel`, …; default none). */
+  policyServices?: string[];
+  /** §20 limits (the reference's `CooperationLimits`): absent keeps the default (100, 4, 30), `null` means no limit. */
+  cooperationLimits?: CooperationLimits;
+}
+
+/** The §20 cooperation limits the Core enforces (`RATE_LIMITED`). */
+export interface CooperationLimits {
+  /** WorkItems of a Group not yet started (`open`, `offered`, `queued`). */
+  maximumQueuedWorkItems?: number | null;
+  /** `active` WorkItems of one Worker in one Group. */
+  maximumActiveWorkItems?: number | null;
+  /** `work.propose` of one sender in one Group per minute. */
+  maximumProposalRatePerMinute?: number | null;
 }
 
 /**

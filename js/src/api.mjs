@@ -1357,10 +1357,22 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
    * by all six stages against `registry`, checked for freshness, then decided by the Rust
    * engine; Events are signed with the Group Authority's key.
    */
+  /** The §20 limits the core reads (the reference's `CooperationLimits` members in camelCase;
+   * an absent member keeps the default, `null` means no limit); other members are ignored. */
+  function cooperationLimitsOf(limits) {
+    if (limits === undefined || limits === null) return null;
+    if (typeof limits !== 'object') throw new ArgumentError('cooperationLimits must be an object');
+    const picked = {};
+    for (const name of ['maximumQueuedWorkItems', 'maximumActiveWorkItems', 'maximumProposalRatePerMinute']) {
+      if (name in limits) picked[name] = limits[name];
+    }
+    return picked;
+  }
+
   class Core {
     #clock;
 
-    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts } = {}) {
+    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts, bootstrapServices, policyServices, cooperationLimits } = {}) {
       const principal = principalOf(authority, 'authority');
       if (!(authorityKey instanceof SigningKey)) throw new ArgumentError('authorityKey must be a SigningKey');
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
@@ -1373,6 +1385,9 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
         maxFutureSkewMs: maxFutureSkewMs ?? null,
         maxAgeMs: maxAgeMs ?? null,
         maxAttempts: maxAttempts ?? null,
+        bootstrapServices: bootstrapServices ?? null,
+        policyServices: policyServices ?? null,
+        cooperationLimits: cooperationLimitsOf(cooperationLimits),
       }, 'options');
       // The native core always takes a store: a new one unless the caller shares theirs (the
       // core keeps its own reference, so this one is freed at once).

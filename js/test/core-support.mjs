@@ -68,7 +68,7 @@ export function createPayload(mission = MISSION) {
     missionId: mission,
     objective: 'Close the July books',
     definitionOfDone: [{ criterionId: 'ledger-balanced', description: 'The ledger balances', evidenceRequired: ['deterministic_test', 'human_review'] }],
-    budget: { modelTokenLimit: 100000, currency: 'EUR', financialLimit: 50 },
+    budget: { modelTokenLimit: 100000, toolCallLimit: 1000, currency: 'EUR', financialLimit: 50 },
     deadline: '2026-08-01T00:00:00Z',
     approvalPolicy: { finalHumanApproval: true, highRiskExecutionApproval: true },
     coordinator: { agentId: COORDINATOR, agentCardVersion: 1, leaseId: COORDINATOR_LEASE },
@@ -139,7 +139,55 @@ export function organization(api, { workers = 1 } = {}) {
     });
   }
 
-  return { api, keys, registry, registryBytes, authority, authorityKey, unsigned, command, byCoordinator, core };
+  /** `…identity.session_open` for `agentId`, by the Group Authority (the Core's default
+   * bootstrap service, §6.3): Organization-scoped, no Group, no epochs. */
+  function sessionOpen(agentId) {
+    const document = {
+      protocolVersion: '0.1',
+      actionId: `urn:missionweaveprotocol:action:${nextAction++}`,
+      actor: authority,
+      kind: 'ext.missionweaveprotocol.identity.session_open',
+      correlationId: 'urn:missionweaveprotocol:correlation:1',
+      issuedAt: NOW_TEXT,
+      payload: { agentId },
+    };
+    return api.signDocument('command', JSON.stringify(document), { key: authorityKey });
+  }
+
+  /** A Core in which every Agent opened Session Epoch 1: Agent Commands need one (§6.3). */
+  async function ready(options = {}) {
+    const made = core(options);
+    for (const [id, { principal }] of keys) {
+      if (principal.type === 'agent') await made.perform(sessionOpen(id));
+    }
+    return made;
+  }
+
+  /** `artifact.publish` by `agentId` of content `hash` for `item` (§13.1): the manifest is a
+   * normative signed document (Artifact profile) signed with the Agent's key. */
+  function publish(agentId, item, ownershipEpoch, leaseId, hash = HASH_A) {
+    const manifest = {
+      artifactId: `urn:missionweaveprotocol:artifact:${item.split(':').pop()}`,
+      contentHash: hash,
+      uri: 'https://store.example.org/objects/report',
+      sizeBytes: 1234,
+      mediaType: 'application/json',
+      schemaUri: 'https://example.org/report.json',
+      producer: { agentId, agentCardVersion: 1, capabilities: [{ id: 'text.summarise', version: '1.2.0' }] },
+      missionId: MISSION,
+      groupId: GROUP,
+      workItemId: item,
+      sourceArtifactHashes: [],
+      toolVersions: [],
+      modelVersions: [],
+      classification: 'internal',
+      createdAt: NOW_TEXT,
+    };
+    const signedManifest = JSON.parse(api.signDocument('artifact', JSON.stringify(manifest), { key: keys.get(agentId).key }).text);
+    return command('artifact.publish', agentId, { workItemId: item, ownershipEpoch, leaseId, manifest: signedManifest });
+  }
+
+  return { api, keys, registry, registryBytes, authority, authorityKey, unsigned, command, byCoordinator, core, ready, sessionOpen, publish };
 }
 
 /**
@@ -170,6 +218,7 @@ export async function missionFlow(org, core, check = () => {}) {
   const started = await step('start', org.command('work.start', worker(1),
     { workItemId: W1, ownershipEpoch, leaseId: ownershipLeaseId }), 'work.started');
   const { executionLeaseId } = started.event.payload;
+  await step('publish', org.publish(worker(1), W1, ownershipEpoch, executionLeaseId), 'artifact.published');
   await step('submit', org.command('work.submit', worker(1), {
     workItemId: W1, ownershipEpoch, leaseId: executionLeaseId,
     artifactHashes: [HASH_A], evidence: [evidence(W1, 'test-1', 'deterministic_test')],

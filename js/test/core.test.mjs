@@ -7,7 +7,7 @@ import { before, describe, test } from 'node:test';
 
 import { backends } from './support.mjs';
 import {
-  AUTHORITY, CONVERSATION, COORDINATOR, GROUP, MISSION, NOW, OWNER, SELECTION_BASIS, W1, contract, createPayload,
+  AUTHORITY, CONVERSATION, COORDINATOR, GROUP, MISSION, NOW, OWNER, SELECTION_BASIS, SERVICE, W1, contract, createPayload,
   missionFlow, organization, worker,
 } from './core-support.mjs';
 
@@ -51,7 +51,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('a Mission from creation to approval, from signed wire Commands', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       const results = await missionFlow(org, core, (step, result, kind) => {
         assert.equal(result.duplicate, false, step);
@@ -60,7 +60,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
         for (const event of result.events) checkEvent(api, org, event);
       });
       const log = await wholeLog(core);
-      assert.equal(log.length, 10);
+      assert.equal(log.length, 11);
       const performed = Object.values(results).flatMap((r) => r.events);
       assert.deepEqual(log.map((e) => e.text), performed.map((e) => e.text), 'replay returns the performed Events byte for byte');
       const mission = await core.query({ kind: api.QueryKind.MISSION, entityId: MISSION });
@@ -81,7 +81,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('refusals carry the §19 code, the reference family and its class; nothing is applied', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       await refused(api, core.replay(GROUP), api.NotFound, 'GROUP_NOT_FOUND', 'not_found');
       await core.perform(org.command('mission.create', OWNER, createPayload()));
@@ -119,7 +119,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('a stale Ownership Epoch is refused (WORK_STALE_OWNERSHIP, stale_ownership_epoch)', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       await core.perform(org.command('mission.create', OWNER, createPayload()));
       await core.perform(org.byCoordinator('work.authorize', { workItemId: W1, conversationId: CONVERSATION, contract: contract() }));
@@ -151,7 +151,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('the same signed Command again returns its original Event; another one under its Action ID collides', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       const create = org.command('mission.create', OWNER, createPayload(), { actionId: 'urn:missionweaveprotocol:action:create' });
       const first = await core.perform(create);
@@ -170,7 +170,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('replay pages with a continuation to the head; bounds are the core\'s', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       await missionFlow(org, core);
       const seen = [];
@@ -179,15 +179,15 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       for (;;) {
         const page = await core.replay(GROUP, { after, limit: 3 });
         pages += 1;
-        assert.equal(page.lastSequence, 10);
+        assert.equal(page.lastSequence, 11);
         seen.push(...page.events.map((e) => e.sequence));
         if (page.continuation === null) break;
         assert.equal(page.continuation, page.events.at(-1).sequence);
         after = page.continuation;
       }
       assert.equal(pages, 4);
-      assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-      const empty = await core.replay(GROUP, { after: 10 });
+      assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      const empty = await core.replay(GROUP, { after: 11 });
       assert.deepEqual([...empty.events], []);
       assert.equal(empty.continuation, null);
       await refused(api, core.replay(GROUP, { limit: 0 }), api.InvalidCommand, 'INVALID_COMMAND', 'invalid_command');
@@ -200,7 +200,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
     test('a forged or foreign signature is refused and nothing is applied', async (t) => {
       const api = apis[name];
       const org = organization(api);
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       const signed = org.command('mission.create', OWNER, createPayload());
       const forged = signed.text.replace('Close the July books', 'Close the June books');
@@ -222,7 +222,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       const api = apis[name];
       const N = 8;
       const org = organization(api, { workers: N });
-      const core = org.core();
+      const core = await org.ready();
       t.after(() => core.free());
       await core.perform(org.command('mission.create', OWNER, createPayload()));
       await core.perform(org.byCoordinator('work.authorize', {
@@ -262,7 +262,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       assert.throws(() => org.core({ maxAgeMs: -1 }), (e) => e instanceof api.ArgumentError && e.argument === 'options.maxAgeMs');
       assert.throws(() => org.core({ maxAttempts: 1.5 }), api.ArgumentError);
       assert.throws(() => org.core({ clock: 5 }), api.ArgumentError);
-      const core = org.core();
+      const core = await org.ready();
       await assert.rejects(core.perform(42), api.ArgumentError);
       await assert.rejects(core.query({ kind: 'mission' }), api.ArgumentError);
       core.free();
@@ -315,7 +315,7 @@ test('the enum objects are the core\'s vocabularies', () => {
 test('a SignedDocument from the other backend is the same Command; noncritical extensions are relayed', async (t) => {
   const napi = organization(apis['napi (ESM)']);
   const wasm = organization(apis['wasm (ESM)']);
-  const core = wasm.core();
+  const core = await wasm.ready();
   t.after(() => core.free());
   const extensions = { 'urn:acme:extension:y': { version: '1.0.0', critical: false, data: { k: [1, 2], s: 'é' } } };
   const signed = napi.command('mission.create', OWNER, createPayload(), { extra: { extensions } });
@@ -328,12 +328,12 @@ test('napi and wasm emit byte-identical Events for the same Commands, clock and 
   const logs = [];
   for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
     const org = organization(apis[name]);
-    const core = org.core();
+    const core = await org.ready();
     t.after(() => core.free());
     await missionFlow(org, core);
     logs.push((await wholeLog(core)).map((e) => e.text));
   }
-  assert.equal(logs[0].length, 10);
+  assert.equal(logs[0].length, 11);
   assert.deepEqual(logs[1], logs[0]);
   assert.deepEqual(logs[2], logs[0]);
 });
@@ -348,4 +348,27 @@ test('the Core\'s clock is read per call and passed to the engine (freshness at 
   await refused(api, core.perform(create), api.AuthorizationDenied, 'AUTH_INVALID_SIGNATURE', 'authorization_denied');
   now = new Date(NOW + 1_000);
   assert.equal((await core.perform(create)).event.kind, 'mission.created');
+});
+
+test('§20 cooperation limits and the bootstrap services are the core\'s', async (t) => {
+  const api = apis['napi (ESM)'];
+  const org = organization(api);
+  const core = await org.ready({ cooperationLimits: { maximumQueuedWorkItems: 1, maximumActiveWorkItems: null } });
+  t.after(() => core.free());
+  await core.perform(org.command('mission.create', OWNER, createPayload()));
+  await core.perform(org.byCoordinator('work.authorize', { workItemId: W1, conversationId: CONVERSATION, contract: contract() }));
+  const second = org.byCoordinator('work.authorize', { workItemId: 'urn:missionweaveprotocol:work:second', conversationId: CONVERSATION, contract: contract() });
+  const limited = await refused(api, core.perform(second), api.PolicyViolation, 'RATE_LIMITED', 'policy_violation');
+  assert.equal(limited.reason, 'queued_work_items');
+  assert.equal(limited.limit, 1);
+  // Without the limit the same Command applies.
+  const free = await org.ready({ cooperationLimits: { maximumQueuedWorkItems: null } });
+  t.after(() => free.free());
+  await free.perform(org.command('mission.create', OWNER, createPayload()));
+  await free.perform(org.byCoordinator('work.authorize', { workItemId: W1, conversationId: CONVERSATION, contract: contract() }));
+  assert.equal((await free.perform(second)).event.kind, 'work.authorized');
+  // Session opening is a bootstrap service's: the control-plane service is not one by default.
+  const session = await core.query({ kind: 'session_epoch', entityId: COORDINATOR });
+  assert.deepEqual({ ...session }, { agentId: COORDINATOR, sessionEpoch: 1 });
+  await assert.rejects(core.perform(org.command('mission.cancel', SERVICE, { reason: 'policy' })), api.AuthorizationDenied);
 });

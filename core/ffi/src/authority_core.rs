@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use missionweaveprotocol::Principal;
 use missionweaveprotocol::crypto::SigningKey;
+use missionweaveprotocol_authority::engine::CooperationLimits;
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::FreshnessWindow;
 use missionweaveprotocol_authority::service::{AuthorityCore, CoreError, default_authorizer};
@@ -46,6 +47,28 @@ struct CoreOptions {
     max_future_skew_ms: Option<Safe>,
     max_age_ms: Option<Safe>,
     max_attempts: Option<u32>,
+    /// Who may send the bootstrap Commands (default: the authority itself, §6.3).
+    bootstrap_services: Option<Vec<String>>,
+    /// Who may sign the Group kinds of Organization policy (default: nobody).
+    policy_services: Option<Vec<String>>,
+    /// §20 limits; an absent member keeps the reference's default, `null` means no limit.
+    cooperation_limits: Option<LimitOptions>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LimitOptions {
+    #[serde(default, deserialize_with = "present")]
+    maximum_queued_work_items: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "present")]
+    maximum_active_work_items: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "present")]
+    maximum_proposal_rate_per_minute: Option<Option<u32>>,
+}
+
+/// A member that is present (`null` included): `Some(value)`; absent members stay `None`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u32>>, D::Error> {
+    Option::<u32>::deserialize(d).map(Some)
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,14 +182,37 @@ impl CoreHandle {
         if let Some(age) = options.max_age_ms {
             window.max_age_ms = age.0;
         }
+        let bootstrap = options
+            .bootstrap_services
+            .unwrap_or_else(|| vec![principal.id.clone()]);
+        let policy = options.policy_services.unwrap_or_default();
+        let mut limits = CooperationLimits::default();
+        if let Some(given) = options.cooperation_limits {
+            let pick = |given: Option<Option<u32>>, default: Option<u32>| given.unwrap_or(default);
+            limits = CooperationLimits {
+                maximum_queued_work_items: pick(
+                    given.maximum_queued_work_items,
+                    limits.maximum_queued_work_items,
+                ),
+                maximum_active_work_items: pick(
+                    given.maximum_active_work_items,
+                    limits.maximum_active_work_items,
+                ),
+                maximum_proposal_rate_per_minute: pick(
+                    given.maximum_proposal_rate_per_minute,
+                    limits.maximum_proposal_rate_per_minute,
+                ),
+            };
+        }
         let mut core = AuthorityCore::new(
             Arc::clone(&store.0),
             snapshot,
             EventIssuer::new(principal, key),
-            default_authorizer(),
+            default_authorizer(bootstrap, policy),
             Box::new(SequentialEventIds::new(options.event_id_prefix)),
         )
-        .with_freshness(window);
+        .with_freshness(window)
+        .with_cooperation_limits(limits);
         if let Some(attempts) = options.max_attempts {
             core = core.with_max_attempts(attempts);
         }
