@@ -44,7 +44,7 @@ from missionweaveprotocol.documents import (
     ProtocolDocumentConfig,
 )
 from missionweaveprotocol.errors import SignedDocumentVerificationError
-from missionweaveprotocol.models import Principal, Query, QueryKind, QueryResult
+from missionweaveprotocol.models import ActorType, Principal, Query, QueryKind, QueryResult
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 
 ENDPOINT = "wss://agents.acme.example/reviewer"
@@ -95,7 +95,7 @@ def answers() -> Dict[str, QueryResult]:
             "mission": Query(kind=QueryKind.MISSION, entity_id=MISSION),
             "group": Query(kind=QueryKind.GROUP, entity_id=GROUP),
             "membership": Query(kind=QueryKind.MEMBERSHIP, entity_id=OWNER, group_id=GROUP,
-                                actor_type="human"),
+                                actor_type=ActorType.HUMAN),
             "work_item": Query(kind=QueryKind.WORK_ITEM, entity_id=W1),
             "artifact": Query(kind=QueryKind.ARTIFACT,
                               entity_id="urn:missionweaveprotocol:artifact:ledger"),
@@ -348,8 +348,9 @@ def test_unsigned_kind_negatives(answers: Dict[str, QueryResult]) -> None:
     with pytest.raises(DocumentMappingError) as error:
         made.mission(answers["mission"], {**card(), "agentId": WORKER})
     assert error.value.member == "agentId"
-    group = {k: v for k, v in answers["group"].value.items()  # type: ignore[union-attr]
-             if k != "mainConversationId"}
+    stored = answers["group"].value
+    assert isinstance(stored, dict)
+    group = {k: v for k, v in stored.items() if k != "mainConversationId"}
     with pytest.raises(DocumentMappingError) as error:
         made.group(group)
     missing(error, "mainConversationId")

@@ -70,6 +70,10 @@ class DocumentMappingError(MissionWeaveError, ValueError):
     member too (for a schema failure, the core's description).
     """
 
+    member: Optional[str] = None
+    keyword: Optional[str] = None
+    instance_path: str = ""
+
     def __init__(
         self,
         message: str,
@@ -376,7 +380,7 @@ class ProtocolDocumentAdapter:
         evidence: ProjectionLike,
         work: Optional[ProjectionLike] = None,
         *,
-        generated_by: Optional[Mapping[str, Any]] = None,
+        generated_by: Optional[Union[Mapping[str, Any], BaseModel]] = None,
         created_at: Optional[Union[datetime, str]] = None,
     ) -> ProtocolDocument:
         """The signed Evidence (``evidence.schema.json``), signed by ``generatedBy``.
