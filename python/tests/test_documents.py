@@ -250,6 +250,9 @@ def test_artifact_negatives(answers: Dict[str, QueryResult]) -> None:
         adapter().artifact(foreign)
     assert error.value.reason == "signed-by-another-key"
     with pytest.raises(DocumentMappingError) as error:
+        adapter().artifact({**stored, "signature": "not an envelope"})
+    assert error.value.reason == "signed-by-another-key"
+    with pytest.raises(DocumentMappingError) as error:
         adapter().artifact(stored, location=ArtifactLocation("https://elsewhere.example/x", 1))
     assert error.value.reason == "mismatch" and error.value.member == "uri"
     with pytest.raises(DocumentMappingError) as error:

@@ -308,11 +308,13 @@ class ProtocolDocumentAdapter:
     def _signed(self, kind: SignedDocumentKind, document: ProtocolDocument,
                 signer: DocumentSigner) -> ProtocolDocument:
         existing = document.pop("signature", None)
-        if isinstance(existing, Mapping) and existing.get("keyId") != signer.key_id:
+        if existing is not None and (
+            not isinstance(existing, Mapping) or existing.get("keyId") != signer.key_id
+        ):
             # Re-signing with another key would replace its signer; signing is deterministic,
             # so the same key reproduces the same signature.
             raise DocumentMappingError(
-                f"{kind.value}: signed by key {existing.get('keyId')!r}, the expected signer's "
+                f"{kind.value}: signed by {existing!r}, the expected signer's "
                 f"key is {signer.key_id!r}",
                 code="AUTH_INVALID_SIGNATURE",
                 reason="signed-by-another-key",
