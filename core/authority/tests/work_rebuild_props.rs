@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use fixture::*;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, SignedDocumentCodec, SignedDocumentKind};
-use missionweaveprotocol_authority::artifact::ARTIFACT_KIND;
+use missionweaveprotocol_authority::artifact::{ARTIFACT_KIND, published_key};
 use missionweaveprotocol_authority::budget::AccountKind;
 use missionweaveprotocol_authority::budget::account::{BudgetAccount, account_key};
 use missionweaveprotocol_authority::engine::{EngineError, Performed};
@@ -46,6 +46,9 @@ const NO_LEASE: &str = "urn:missionweaveprotocol:lease:none";
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
+    /// A Command that fits the item's stored state (`Run::resolve`), `choice` picking among
+    /// the fitting ones; the other variants are sent whatever the state.
+    Progress { item: usize, choice: u8 },
     Authorize { item: usize, deps: u8 },
     Offer { item: usize, who: u8 },
     Accept { item: usize, agent: usize },
@@ -69,6 +72,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     let item = 0usize..3;
     prop_oneof![
+        60 => (item.clone(), any::<u8>()).prop_map(|(item, choice)| Op::Progress { item, choice }),
         3 => (item.clone(), 0u8..8).prop_map(|(item, deps)| Op::Authorize { item, deps }),
         3 => (item.clone(), 1u8..4).prop_map(|(item, who)| Op::Offer { item, who }),
         3 => (item.clone(), 0usize..2).prop_map(|(item, agent)| Op::Accept { item, agent }),
@@ -88,7 +92,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop_oneof![Just(30u16), Just(200), Just(320)].prop_map(|seconds| Op::Advance { seconds }),
         1 => (0usize..2).prop_map(|agent| Op::ReplaceSession { agent }),
         // Rare: it ends every unfinished WorkItem (row 18) and refuses everything after.
-        1 => proptest::bool::weighted(0.3).prop_filter_map("rare", |b| b.then_some(Op::MissionCancel)),
+        1 => Just(Op::MissionCancel),
     ]
 }
 
@@ -168,6 +172,128 @@ impl Run {
         (agent, owner.ownership_epoch, lease)
     }
 
+    /// A Command that fits `item`'s stored state, `choice` picking among them.
+    fn resolve(&self, item: usize, choice: u8) -> Op {
+        self.resolve_from(item, choice, 0)
+    }
+
+    fn resolve_from(&self, item: usize, choice: u8, hops: usize) -> Op {
+        use WorkItemState::*;
+        let id = ITEMS[item];
+        let c = usize::from(choice);
+        let Some(w) = self.item(id) else {
+            // Dependencies among the authorized items only.
+            let deps = (0..3)
+                .filter(|d| *d != item && choice & (1 << d) != 0 && self.item(ITEMS[*d]).is_some())
+                .fold(0u8, |m, d| m | (1 << d));
+            return Op::Authorize { item, deps };
+        };
+        let owner = w
+            .owner
+            .as_ref()
+            .map_or(0, |o| usize::from(o.agent_id != WORKER));
+        let who = 1 + (choice % 3);
+        let dep = (c / 7) % 3;
+        let published = self
+            .engine
+            .store()
+            .aggregate(&published_key(id, HASH_A))
+            .unwrap()
+            .is_some();
+        let pending: Vec<usize> = w
+            .offers
+            .iter()
+            .filter(|o| o.status == OfferStatus::Pending)
+            .map(|o| usize::from(o.agent_id != WORKER))
+            .collect();
+        let accept = Op::Accept {
+            item,
+            agent: pending.get(c % pending.len().max(1)).copied().unwrap_or(c % 2),
+        };
+        let lapse = Op::Advance { seconds: 320 };
+        let options: Vec<Op> = match w.state {
+            Open => vec![
+                Op::Offer { item, who },
+                Op::Offer { item, who },
+                Op::Offer { item, who },
+                Op::Offer { item, who },
+                Op::Offer { item, who },
+                Op::AddDependency { item, dep },
+                Op::AddDependency { item, dep },
+                Op::Cancel { item },
+            ],
+            Offered => vec![
+                accept,
+                accept,
+                accept,
+                Op::Accept { item, agent: c % 2 },
+                accept,
+                accept,
+                Op::Offer { item, who },
+                Op::AddDependency { item, dep },
+                Op::Cancel { item },
+            ],
+            Queued => vec![
+                Op::Start { item, other: false },
+                Op::Start { item, other: false },
+                Op::Start { item, other: false },
+                Op::Start { item, other: false },
+                Op::Start { item, other: false },
+                Op::Start { item, other: true },
+                Op::ReplaceSession { agent: owner },
+                Op::Cancel { item },
+                lapse,
+            ],
+            Active => vec![
+                Op::Renew { item },
+                Op::Checkpoint { item },
+                Op::Block { item },
+                Op::Publish { item, hash_b: false },
+                if published {
+                    Op::Submit { item, hash_b: false, other: false }
+                } else {
+                    Op::Publish { item, hash_b: false }
+                },
+                Op::Submit { item, hash_b: false, other: false },
+                Op::Usage { item, calls: 1 + choice % 4 },
+                Op::Fail { item, by_worker: true },
+                Op::ReplaceSession { agent: owner },
+                lapse,
+            ],
+            Blocked => vec![
+                Op::Unblock { item },
+                Op::Unblock { item },
+                Op::Unblock { item },
+                Op::Unblock { item },
+                Op::Cancel { item },
+                lapse,
+            ],
+            Submitted => vec![
+                Op::AcceptResult { item },
+                Op::AcceptResult { item },
+                Op::AcceptResult { item },
+                Op::AcceptResult { item },
+                Op::Fail { item, by_worker: false },
+                Op::Cancel { item },
+            ],
+            Failed => vec![
+                Op::Offer { item, who },
+                Op::Offer { item, who },
+                Op::AddDependency { item, dep },
+            ],
+            // Terminal: mostly move on to the next item; else a Command that is refused.
+            Verified | Cancelled if hops < 2 && c % 3 != 0 => {
+                return self.resolve_from((item + 1) % 3, choice / 3, hops + 1);
+            }
+            Verified | Cancelled => vec![
+                Op::Cancel { item },
+                Op::Offer { item, who },
+                Op::Start { item, other: false },
+            ],
+        };
+        options[c % options.len()]
+    }
+
     /// Builds with `agent`'s current Session Epoch in the envelope.
     fn as_agent(&self, agent: &str, build: impl FnOnce(&Fixture) -> VerifiedCommand) -> VerifiedCommand {
         self.f.use_session_epoch(self.sessions[agent]);
@@ -223,6 +349,10 @@ impl Run {
 
     /// The Command of `op` in the current state (`None`: no Command, only time passes).
     fn command(&mut self, op: Op) -> Option<Step> {
+        let op = match op {
+            Op::Progress { item, choice } => self.resolve(item, choice),
+            other => other,
+        };
         let mut resolver = false;
         let command = match op {
             Op::Authorize { item, deps } => {
@@ -340,6 +470,7 @@ impl Run {
                 self.now = UnixMillis(self.now.0 + i64::from(seconds) * 1000);
                 return None;
             }
+            Op::Progress { .. } => unreachable!("resolved above"),
             Op::ReplaceSession { agent } => {
                 // `session_open` always applies (Organization-scoped, §6.3).
                 *self.sessions.get_mut(AGENTS[agent]).unwrap() += 1;
@@ -376,6 +507,10 @@ impl Run {
 
     /// One step and every check; `Err` names the broken property.
     fn step(&mut self, op: Op) -> Result<(), TestCaseError> {
+        let op = match op {
+            Op::Progress { item, choice } => self.resolve(item, choice),
+            other => other,
+        };
         let Some(step) = self.command(op) else {
             return Ok(());
         };
@@ -506,7 +641,7 @@ proptest! {
     #[test]
     fn random_work_sequences_keep_invariants_replay_and_determinism(
         head in proptest::collection::vec((0usize..3, 0u8..4).prop_map(|(item, deps)| Op::Authorize { item, deps }), 1..3),
-        ops in proptest::collection::vec(op(), 1..28),
+        ops in proptest::collection::vec(op(), 1..40),
     ) {
         let mut run = Run::new();
         run.setup()?;
