@@ -22,7 +22,7 @@ mod fixture;
 use std::collections::BTreeMap;
 
 use fixture::*;
-use missionweaveprotocol::json::{self, Value};
+use missionweaveprotocol::json::{self, Number, Value};
 use missionweaveprotocol::{DescribeError, SignedDocumentCodec, SignedDocumentKind};
 use missionweaveprotocol_authority::artifact::{ARTIFACT_KIND, published_key};
 use missionweaveprotocol_authority::budget::AccountKind;
@@ -725,15 +725,23 @@ fn a_gap_in_the_log_is_detected() {
     }
     assert_eq!(run.applied, 4);
     assert!(rebuild(&run.log).is_ok());
+    let at = |kind: &str| kinds(&run.log).iter().position(|k| k == kind).unwrap();
     let mut gapped = run.log.clone();
-    gapped.remove(3); // work.offer.accepted
+    gapped.remove(at("work.offer.accepted"));
     let error = rebuild(&gapped).unwrap_err();
     assert_eq!(error.wire_code(), missionweaveprotocol::WireCode::InternalError);
     let mut swapped = run.log.clone();
-    swapped.swap(2, 3);
+    swapped.swap(at("work.offer.created"), at("work.offer.accepted"));
     assert!(rebuild(&swapped).is_err());
-    // An Event about an unknown WorkItem is refused too.
-    assert!(rebuild(&run.log[2..]).is_err());
+    // An Event about a WorkItem never authorized is refused too.
+    assert!(rebuild(&run.log[at("work.offer.created")..]).is_err());
+    // A forged revision is refused.
+    let mut forged = run.log.clone();
+    let started = at("work.started");
+    if let Value::Object(event) = &mut forged[started] {
+        event.insert("aggregateRevision", Value::Number(Number::from_u64(7)));
+    }
+    assert!(rebuild(&forged).is_err());
 }
 
 /// Replaying rebuilds the whole lifecycle including session replacement, lapsed leases, row 18
