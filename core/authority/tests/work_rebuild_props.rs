@@ -48,25 +48,72 @@ const NO_LEASE: &str = "urn:missionweaveprotocol:lease:none";
 enum Op {
     /// A Command that fits the item's stored state (`Run::resolve`), `choice` picking among
     /// the fitting ones; the other variants are sent whatever the state.
-    Progress { item: usize, choice: u8 },
-    Authorize { item: usize, deps: u8 },
-    Offer { item: usize, who: u8 },
-    Accept { item: usize, agent: usize },
-    Start { item: usize, other: bool },
-    Renew { item: usize },
-    Checkpoint { item: usize },
-    Block { item: usize },
-    Unblock { item: usize },
-    Publish { item: usize, hash_b: bool },
-    Submit { item: usize, hash_b: bool, other: bool },
-    AcceptResult { item: usize },
-    Fail { item: usize, by_worker: bool },
-    Cancel { item: usize },
-    AddDependency { item: usize, dep: usize },
-    Usage { item: usize, calls: u8 },
+    Progress {
+        item: usize,
+        choice: u8,
+    },
+    Authorize {
+        item: usize,
+        deps: u8,
+    },
+    Offer {
+        item: usize,
+        who: u8,
+    },
+    Accept {
+        item: usize,
+        agent: usize,
+    },
+    Start {
+        item: usize,
+        other: bool,
+    },
+    Renew {
+        item: usize,
+    },
+    Checkpoint {
+        item: usize,
+    },
+    Block {
+        item: usize,
+    },
+    Unblock {
+        item: usize,
+    },
+    Publish {
+        item: usize,
+        hash_b: bool,
+    },
+    Submit {
+        item: usize,
+        hash_b: bool,
+        other: bool,
+    },
+    AcceptResult {
+        item: usize,
+    },
+    Fail {
+        item: usize,
+        by_worker: bool,
+    },
+    Cancel {
+        item: usize,
+    },
+    AddDependency {
+        item: usize,
+        dep: usize,
+    },
+    Usage {
+        item: usize,
+        calls: u8,
+    },
     MissionCancel,
-    Advance { seconds: u16 },
-    ReplaceSession { agent: usize },
+    Advance {
+        seconds: u16,
+    },
+    ReplaceSession {
+        agent: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -210,7 +257,10 @@ impl Run {
             .collect();
         let accept = Op::Accept {
             item,
-            agent: pending.get(c % pending.len().max(1)).copied().unwrap_or(c % 2),
+            agent: pending
+                .get(c % pending.len().max(1))
+                .copied()
+                .unwrap_or(c % 2),
         };
         let lapse = Op::Advance { seconds: 320 };
         let live = [&w.ownership_lease, &w.execution_lease]
@@ -259,28 +309,65 @@ impl Run {
                 lapse,
             ],
             Active if published => vec![
-                Op::Submit { item, hash_b: false, other: false },
-                Op::Submit { item, hash_b: false, other: false },
-                Op::Submit { item, hash_b: false, other: false },
+                Op::Submit {
+                    item,
+                    hash_b: false,
+                    other: false,
+                },
+                Op::Submit {
+                    item,
+                    hash_b: false,
+                    other: false,
+                },
+                Op::Submit {
+                    item,
+                    hash_b: false,
+                    other: false,
+                },
                 Op::Renew { item },
                 Op::Checkpoint { item },
                 Op::Block { item },
-                Op::Usage { item, calls: 1 + choice % 4 },
-                Op::Fail { item, by_worker: true },
+                Op::Usage {
+                    item,
+                    calls: 1 + choice % 4,
+                },
+                Op::Fail {
+                    item,
+                    by_worker: true,
+                },
                 Op::ReplaceSession { agent: owner },
                 Op::Publish { item, hash_b: true },
             ],
             Active => vec![
-                Op::Publish { item, hash_b: false },
-                Op::Publish { item, hash_b: false },
-                Op::Publish { item, hash_b: false },
+                Op::Publish {
+                    item,
+                    hash_b: false,
+                },
+                Op::Publish {
+                    item,
+                    hash_b: false,
+                },
+                Op::Publish {
+                    item,
+                    hash_b: false,
+                },
                 Op::Renew { item },
                 Op::Checkpoint { item },
                 Op::Block { item },
-                Op::Usage { item, calls: 1 + choice % 4 },
-                Op::Fail { item, by_worker: true },
+                Op::Usage {
+                    item,
+                    calls: 1 + choice % 4,
+                },
+                Op::Fail {
+                    item,
+                    by_worker: true,
+                },
                 Op::ReplaceSession { agent: owner },
-                Op::Submit { item, hash_b: false, other: false },
+                Op::Submit {
+                    item,
+                    hash_b: false,
+                    other: false,
+                },
                 lapse,
             ],
             Blocked => vec![
@@ -296,7 +383,10 @@ impl Run {
                 Op::AcceptResult { item },
                 Op::AcceptResult { item },
                 Op::AcceptResult { item },
-                Op::Fail { item, by_worker: false },
+                Op::Fail {
+                    item,
+                    by_worker: false,
+                },
                 Op::Cancel { item },
             ],
             Failed => vec![
@@ -318,7 +408,11 @@ impl Run {
     }
 
     /// Builds with `agent`'s current Session Epoch in the envelope.
-    fn as_agent(&self, agent: &str, build: impl FnOnce(&Fixture) -> VerifiedCommand) -> VerifiedCommand {
+    fn as_agent(
+        &self,
+        agent: &str,
+        build: impl FnOnce(&Fixture) -> VerifiedCommand,
+    ) -> VerifiedCommand {
         self.f.use_session_epoch(self.sessions[agent]);
         build(&self.f)
     }
@@ -327,8 +421,18 @@ impl Run {
         self.as_agent(COORDINATOR, |f| f.by_coordinator(kind, 1, &payload))
     }
 
-    fn worker(&self, kind: &str, agent: &str, item: &str, epoch: u64, lease: &str, members: &str) -> VerifiedCommand {
-        self.as_agent(agent, |f| f.by_worker(kind, agent, item, epoch, lease, members))
+    fn worker(
+        &self,
+        kind: &str,
+        agent: &str,
+        item: &str,
+        epoch: u64,
+        lease: &str,
+        members: &str,
+    ) -> VerifiedCommand {
+        self.as_agent(agent, |f| {
+            f.by_worker(kind, agent, item, epoch, lease, members)
+        })
     }
 
     fn other(agent: &str) -> &'static str {
@@ -543,9 +647,17 @@ impl Run {
         let twin = Self::perform(&self.twin, &self.f, &step);
         // (c) determinism, step by step.
         match (&outcome, &twin) {
-            (Ok(a), Ok(b)) => prop_assert_eq!(&a.events, &b.events, "{:?}: the twin's Events differ", op),
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(&a.events, &b.events, "{:?}: the twin's Events differ", op)
+            }
             (Err(a), Err(b)) => prop_assert_eq!(a.wire_code(), b.wire_code(), "{:?}", op),
-            (a, b) => prop_assert!(false, "{:?}: engine {:?}, twin {:?}", op, a.is_ok(), b.is_ok()),
+            (a, b) => prop_assert!(
+                false,
+                "{:?}: engine {:?}, twin {:?}",
+                op,
+                a.is_ok(),
+                b.is_ok()
+            ),
         }
         if std::env::var_os("WORK_REBUILD_STATS").is_some() {
             let result = outcome.as_ref().map(|_| ()).map_err(|e| e.to_string());
@@ -554,8 +666,18 @@ impl Run {
         let after_seq = last_sequence(&self.engine);
         match &outcome {
             Err(_) => {
-                prop_assert_eq!(after_seq, before_seq, "{:?}: a refused Command appended", op);
-                prop_assert_eq!(&self.stored_bytes(), &before, "{:?}: a refused Command changed a WorkItem", op);
+                prop_assert_eq!(
+                    after_seq,
+                    before_seq,
+                    "{:?}: a refused Command appended",
+                    op
+                );
+                prop_assert_eq!(
+                    &self.stored_bytes(),
+                    &before,
+                    "{:?}: a refused Command changed a WorkItem",
+                    op
+                );
             }
             Ok(p) => {
                 self.applied += 1;
@@ -565,9 +687,15 @@ impl Run {
         // (a) the log is contiguous and verifies; fold the new Events into the replica.
         let page = self.engine.replay(GROUP, before_seq, 10_000).unwrap();
         for (i, record) in page.events.iter().enumerate() {
-            prop_assert_eq!(record.sequence, before_seq + i as u64 + 1, "the Group log is contiguous");
+            prop_assert_eq!(
+                record.sequence,
+                before_seq + i as u64 + 1,
+                "the Group log is contiguous"
+            );
             let event = self.f.check_event(record);
-            self.replica.apply(&event).map_err(|e| TestCaseError::fail(format!("{op:?}: replay refused: {e}")))?;
+            self.replica
+                .apply(&event)
+                .map_err(|e| TestCaseError::fail(format!("{op:?}: replay refused: {e}")))?;
             self.log.push(event);
         }
         prop_assert_eq!(self.log.len() as u64, after_seq);
@@ -576,17 +704,38 @@ impl Run {
         for id in ITEMS {
             let Some(item) = self.item(id) else { continue };
             if let Some(bytes) = self.terminal.get(id) {
-                prop_assert_eq!(Some(bytes), after.get(id), "{:?}: terminal {} changed", op, id);
+                prop_assert_eq!(
+                    Some(bytes),
+                    after.get(id),
+                    "{:?}: terminal {} changed",
+                    op,
+                    id
+                );
             }
             if item.state.is_terminal() {
                 self.terminal.insert(id, after[id].clone());
             }
             let epoch = item.owner.as_ref().map_or(0, |o| o.ownership_epoch);
             let seen = self.epochs.entry(id).or_insert(0);
-            prop_assert!(epoch >= *seen, "{:?}: {} Ownership Epoch went {} → {}", op, id, seen, epoch);
+            prop_assert!(
+                epoch >= *seen,
+                "{:?}: {} Ownership Epoch went {} → {}",
+                op,
+                id,
+                seen,
+                epoch
+            );
             *seen = epoch;
-            let accepted = item.offers.iter().filter(|o| o.status == OfferStatus::Accepted).count();
-            prop_assert_eq!(accepted as u64, epoch, "one accepted offer per Ownership Epoch");
+            let accepted = item
+                .offers
+                .iter()
+                .filter(|o| o.status == OfferStatus::Accepted)
+                .count();
+            prop_assert_eq!(
+                accepted as u64,
+                epoch,
+                "one accepted offer per Ownership Epoch"
+            );
             let live: Vec<_> = [&item.ownership_lease, &item.execution_lease]
                 .into_iter()
                 .flatten()
@@ -598,14 +747,27 @@ impl Run {
                 .flatten()
                 .filter(|l| l.state() == LeaseState::Active)
                 .collect();
-            prop_assert!(recorded.len() <= 1, "{:?}: {} has two active leases", op, id);
+            prop_assert!(
+                recorded.len() <= 1,
+                "{:?}: {} has two active leases",
+                op,
+                id
+            );
             for lease in live {
                 let owner = item.owner.as_ref().unwrap();
-                prop_assert_eq!(&lease.binding().holder_agent_id, &owner.agent_id, "a lease held by a non-owner");
+                prop_assert_eq!(
+                    &lease.binding().holder_agent_id,
+                    &owner.agent_id,
+                    "a lease held by a non-owner"
+                );
                 prop_assert_eq!(lease.ownership_epoch(), Some(owner.ownership_epoch));
             }
             if item.state.is_terminal() || item.state == WorkItemState::Failed {
-                prop_assert!(recorded.is_empty(), "{:?}: a closed item keeps an active lease", op);
+                prop_assert!(
+                    recorded.is_empty(),
+                    "{:?}: a closed item keeps an active lease",
+                    op
+                );
             }
         }
         // (b) the replica equals the stored aggregates.
@@ -614,7 +776,11 @@ impl Run {
 
     /// The projection of the stored state (WorkItems, their Artifact rows, their budget
     /// accounts) equals `rebuilt`.
-    fn compare(&self, rebuilt: &BTreeMap<String, WorkItemProjection>, op: Op) -> Result<(), TestCaseError> {
+    fn compare(
+        &self,
+        rebuilt: &BTreeMap<String, WorkItemProjection>,
+        op: Op,
+    ) -> Result<(), TestCaseError> {
         let mut expected = BTreeMap::new();
         for id in ITEMS {
             let Some(item) = self.item(id) else { continue };
@@ -638,22 +804,42 @@ impl Run {
                         .aggregate(&AggregateKey::new(ARTIFACT_KIND, artifact))
                         .unwrap();
                     let manifest = json::parse(&stored.unwrap().value).unwrap();
-                    prop_assert_eq!(manifest.get("contentHash").and_then(Value::as_str), Some(hash.as_str()));
+                    prop_assert_eq!(
+                        manifest.get("contentHash").and_then(Value::as_str),
+                        Some(hash.as_str())
+                    );
                     prop_assert_eq!(manifest.get("workItemId").and_then(Value::as_str), Some(id));
-                    view.published_artifacts.insert(artifact.clone(), hash.clone());
+                    view.published_artifacts
+                        .insert(artifact.clone(), hash.clone());
                 }
             }
             expected.insert(id.to_owned(), view);
         }
-        let published = rebuilt.values().map(|v| v.published_artifacts.len()).sum::<usize>();
+        let published = rebuilt
+            .values()
+            .map(|v| v.published_artifacts.len())
+            .sum::<usize>();
         let stored_artifacts = (1..=self.artifacts)
             .filter(|n| {
                 let id = format!("urn:missionweaveprotocol:artifact:a{n}");
-                self.engine.store().aggregate(&AggregateKey::new(ARTIFACT_KIND, &id)).unwrap().is_some()
+                self.engine
+                    .store()
+                    .aggregate(&AggregateKey::new(ARTIFACT_KIND, &id))
+                    .unwrap()
+                    .is_some()
             })
             .count();
-        prop_assert_eq!(published, stored_artifacts, "every stored Artifact is replayed");
-        prop_assert_eq!(rebuilt, &expected, "{:?}: the replayed WorkItems differ from the stored ones", op);
+        prop_assert_eq!(
+            published,
+            stored_artifacts,
+            "every stored Artifact is replayed"
+        );
+        prop_assert_eq!(
+            rebuilt,
+            &expected,
+            "{:?}: the replayed WorkItems differ from the stored ones",
+            op
+        );
         Ok(())
     }
 }
@@ -719,7 +905,10 @@ fn a_gap_in_the_log_is_detected() {
         Op::Authorize { item: 0, deps: 0 },
         Op::Offer { item: 0, who: 1 },
         Op::Accept { item: 0, agent: 0 },
-        Op::Start { item: 0, other: false },
+        Op::Start {
+            item: 0,
+            other: false,
+        },
     ] {
         run.step(op).unwrap();
     }
@@ -729,7 +918,10 @@ fn a_gap_in_the_log_is_detected() {
     let mut gapped = run.log.clone();
     gapped.remove(at("work.offer.accepted"));
     let error = rebuild(&gapped).unwrap_err();
-    assert_eq!(error.wire_code(), missionweaveprotocol::WireCode::InternalError);
+    assert_eq!(
+        error.wire_code(),
+        missionweaveprotocol::WireCode::InternalError
+    );
     let mut swapped = run.log.clone();
     swapped.swap(at("work.offer.created"), at("work.offer.accepted"));
     assert!(rebuild(&swapped).is_err());
@@ -756,34 +948,62 @@ fn a_fixed_lifecycle_replays() {
         Op::Offer { item: 0, who: 3 },
         Op::Accept { item: 0, agent: 0 },
         Op::Accept { item: 0, agent: 1 }, // the loser: WORK_ALREADY_OWNED
-        Op::Start { item: 0, other: false },
+        Op::Start {
+            item: 0,
+            other: false,
+        },
         Op::Renew { item: 0 },
         Op::Usage { item: 0, calls: 3 },
         Op::Checkpoint { item: 0 },
         Op::ReplaceSession { agent: 0 }, // queued: the ownership lease is re-bound
-        Op::Start { item: 0, other: false },
+        Op::Start {
+            item: 0,
+            other: false,
+        },
         Op::ReplaceSession { agent: 0 }, // active → queued
-        Op::Start { item: 0, other: false },
+        Op::Start {
+            item: 0,
+            other: false,
+        },
         Op::Block { item: 0 },
         Op::Unblock { item: 0 },
-        Op::Start { item: 0, other: false },
+        Op::Start {
+            item: 0,
+            other: false,
+        },
         Op::Block { item: 0 },
         Op::Advance { seconds: 320 },
         Op::Unblock { item: 0 }, // the blocked lease lapsed → open
         Op::Offer { item: 0, who: 1 },
         Op::Accept { item: 0, agent: 0 },
-        Op::Start { item: 0, other: false },
-        Op::Publish { item: 0, hash_b: false },
-        Op::Submit { item: 0, hash_b: false, other: false },
+        Op::Start {
+            item: 0,
+            other: false,
+        },
+        Op::Publish {
+            item: 0,
+            hash_b: false,
+        },
+        Op::Submit {
+            item: 0,
+            hash_b: false,
+            other: false,
+        },
         Op::AcceptResult { item: 0 },
         Op::Offer { item: 1, who: 1 },
         Op::AddDependency { item: 1, dep: 2 }, // unknown dependency: refused
         Op::Authorize { item: 2, deps: 0 },
         Op::AddDependency { item: 1, dep: 2 }, // withdraws the pending offer
-        Op::Fail { item: 1, by_worker: false },
+        Op::Fail {
+            item: 1,
+            by_worker: false,
+        },
         Op::Offer { item: 2, who: 1 },
         Op::Accept { item: 2, agent: 0 },
-        Op::Start { item: 2, other: false },
+        Op::Start {
+            item: 2,
+            other: false,
+        },
         Op::Advance { seconds: 320 },
         Op::Offer { item: 2, who: 2 }, // the lapsed owner is fenced
         Op::MissionCancel,             // row 18
@@ -792,14 +1012,24 @@ fn a_fixed_lifecycle_replays() {
     for op in ops {
         run.step(op).unwrap();
     }
-    let commands = ops.iter().filter(|o| !matches!(o, Op::Advance { .. })).count();
+    let commands = ops
+        .iter()
+        .filter(|o| !matches!(o, Op::Advance { .. }))
+        .count();
     assert_eq!(run.applied, commands - expected_refusals);
     let rebuilt = rebuild(&run.log).unwrap();
     assert_eq!(rebuilt[W1].state.as_str(), "verified");
     assert_eq!(rebuilt[W1].owner.as_ref().unwrap().ownership_epoch, 2);
-    assert_eq!(rebuilt[W1].submission.as_ref().unwrap().artifact_hashes, [HASH_A]);
+    assert_eq!(
+        rebuilt[W1].submission.as_ref().unwrap().artifact_hashes,
+        [HASH_A]
+    );
     assert!(rebuilt[W1].cumulative_usage.is_some());
-    assert_eq!(rebuilt[W2].state.as_str(), "failed", "row 18 leaves failed items alone");
+    assert_eq!(
+        rebuilt[W2].state.as_str(),
+        "failed",
+        "row 18 leaves failed items alone"
+    );
     assert_eq!(rebuilt[W2].contract_version, 2);
     assert_eq!(rebuilt[W3].state.as_str(), "cancelled");
     let kinds = kinds(&run.log);

@@ -33,10 +33,10 @@ use std::collections::BTreeMap;
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
+use super::AGGREGATE_KIND;
 use super::contract::WorkContract;
 use super::state::{Actor, ActorType, Offer, OfferStatus, WorkItem, WorkItemState};
 use super::transitions::session::LEASE_REVOKED_EVENT;
-use super::AGGREGATE_KIND;
 use crate::engine::EngineError;
 use crate::lease::{Lease, LeaseState, LeaseType};
 use crate::store::AggregateKey;
