@@ -232,7 +232,7 @@ impl Run {
             // Dependencies (one time in four) among the authorized items only: an item waits
             // for its dependencies to be verified, so too many stall every sequence.
             let deps = (0..3)
-                .filter(|d| *d != item && choice % 4 == 0 && choice & (8 << d) != 0)
+                .filter(|d| *d != item && choice.is_multiple_of(4) && choice & (8 << d) != 0)
                 .filter(|d| self.item(ITEMS[*d]).is_some())
                 .fold(0u8, |m, d| m | (1 << d));
             return Op::Authorize { item, deps };
