@@ -221,4 +221,30 @@ fn a_fixed_lifecycle_replays() {
             .count(),
         2
     );
+    // `work.unblocked` → `queued` carries the new lease's expiry; without it the replica
+    // cannot rebuild the lease, and says so.
+    let unblocked = run
+        .log
+        .iter()
+        .position(|e| {
+            e.pointer("/payload/nextState").and_then(Value::as_str) == Some("queued")
+                && text(e, "/kind") == "work.unblocked"
+        })
+        .unwrap();
+    assert!(
+        run.log[unblocked]
+            .pointer("/payload/leaseExpiresAt")
+            .is_some()
+    );
+    let mut stripped = run.log.clone();
+    if let Value::Object(event) = &mut stripped[unblocked] {
+        let mut payload = event
+            .get("payload")
+            .and_then(Value::as_object)
+            .unwrap()
+            .clone();
+        payload.remove("leaseExpiresAt");
+        event.insert("payload", Value::Object(payload));
+    }
+    assert!(rebuild(&stripped).is_err());
 }
