@@ -21,6 +21,7 @@
 //! | [`offers`] | §10.3, digest 2.6 | `work.offer`, `work.accept_offer` |
 //! | [`fencing`] | §4.5, §11.3, §11.5 | Ownership Epoch and lease claims, live owners |
 //! | [`transitions`] | §10.2 rows 1–5, 7–14, 18 | one function per Command kind |
+//! | [`projection`] | §16, §7.4 | replica-side rebuild of a Group's WorkItems from its Events |
 //! | [`error`] | §19 | [`WorkError`] |
 
 pub mod contract;
@@ -30,6 +31,7 @@ pub mod error;
 pub mod evidence;
 pub mod fencing;
 pub mod offers;
+pub mod projection;
 pub mod proposal;
 mod proposal_document;
 pub mod state;

@@ -388,6 +388,9 @@ pub fn unblock(
         (live, &next.ownership_lease, &mut unblocked.payload)
     {
         payload.insert("ownershipLeaseId", Value::string(lease.lease_id()));
+        // Additive: the new lease's expiry (= its start-by), so that a replica rebuilds the
+        // lease from the Event alone (`work::projection`).
+        payload.insert("leaseExpiresAt", timestamp(lease.window().expires_at)?);
     }
     Ok(Transition {
         state: next,
