@@ -599,6 +599,13 @@ export declare class SnapshotError extends MwpError {
   readonly reason: 'malformed_snapshot';
   readonly path: string;
 }
+/** Content-addressed Artifact bytes or their manifest were refused (§13.1). */
+export declare class ArtifactError extends MwpError {
+  readonly reason:
+    | 'unsupported_hash' | 'invalid_metadata' | 'unsignable_manifest' | 'manifest_rejected'
+    | 'hash_mismatch' | 'size_mismatch' | 'content_missing' | 'stored_bytes_conflict' | 'io';
+  readonly contentHash?: string;
+}
 
 export declare class ResourceUsage {
   constructor(values?: ResourceInput);

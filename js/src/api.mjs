@@ -241,6 +241,9 @@ export class SchedulerStateError extends MwpError {}
 /** A persisted snapshot is malformed or inconsistent: INTERNAL_ERROR (`path` says where). */
 export class SnapshotError extends MwpError {}
 
+/** Content-addressed Artifact bytes or their manifest were refused (§13.1; `reason`: hash_mismatch, size_mismatch, content_missing, stored_bytes_conflict, …). */
+export class ArtifactError extends MwpError {}
+
 // ---- the authoritative Core: vocabularies and the error families -----------------------------
 //
 // `Core.perform`, `query` and `replay` reject with a MissionWeaveProtocolError subclass. Its
@@ -445,7 +448,7 @@ const ERROR_CLASSES = {
   ArgumentError, ParseError, CanonicalizationError, SchemaValidationError, TimestampError,
   VerificationError, AdmissionError, SigningError, RegistryError, FrameError, BundleError,
   LeaseError, BudgetLedgerError, BudgetExceededError, DelegationViolation, RetryError,
-  RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError,
+  RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError, ArtifactError,
 };
 
 // An error of the authoritative Core also names its ErrorCode `family` (the core's table): its

@@ -2,7 +2,8 @@
 //!
 //! Everything here builds on the verification crate [`missionweaveprotocol`] and never the other
 //! way round: the compiler enforces that verification does not depend on the authority layer.
-//! No sockets, no clocks, no filesystem: time is always an argument ([`unix_millis::UnixMillis`]).
+//! No sockets, no clocks, no filesystem (except `artifact::local_store`, the one filesystem
+//! Artifact store the bindings wrap): time is always an argument ([`unix_millis::UnixMillis`]).
 //!
 //! | module | spec | what |
 //! | --- | --- | --- |
