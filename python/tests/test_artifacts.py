@@ -211,6 +211,6 @@ def test_manifest_from_put_is_accepted_by_artifact_publish(tmp_path: Path) -> No
             await core.perform(
                 by_worker("artifact.publish", W1, epoch, lease, manifest=forged.to_wire())
             )
-        assert caught.value.code == "AUTH_INVALID_SIGNATURE"
+        assert caught.value.wire_code == "AUTH_INVALID_SIGNATURE"
 
     asyncio.run(scenario())
