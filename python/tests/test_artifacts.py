@@ -164,6 +164,16 @@ def test_manifest_verifies_with_the_registry(tmp_path: Path) -> None:
         manifest.check_content(CONTENT + b" ")
 
 
+def test_from_wire_refuses_what_is_not_a_manifest(tmp_path: Path) -> None:
+    document = put(LocalArtifactStore(tmp_path)).to_wire()
+    assert ArtifactManifest.from_wire(json.dumps(document).encode()).content_hash == document["contentHash"]
+    for bad in (b"[]", json.dumps({**document, "inlineContent": "e30="}).encode(),
+                json.dumps({k: v for k, v in document.items() if k != "signature"}).encode()):
+        with pytest.raises(ArtifactError) as caught:
+            ArtifactManifest.from_wire(bad)
+        assert caught.value.reason == "invalid_metadata"
+
+
 def test_forged_or_tampered_manifest_is_rejected(tmp_path: Path) -> None:
     store = LocalArtifactStore(tmp_path)
     # Signed with the Coordinator's key but naming the Worker as producer.

@@ -15,6 +15,8 @@ Differences from the reference (``reference-python.md`` §1.3 and §7 item 2), e
   (``SignedDocumentCodec``, Artifact profile: the signer is ``producer.agentId``, the protected
   time ``createdAt``) and :meth:`ArtifactManifest.verify` runs the six-stage verifier against
   the Organization's Registry, not a bare public key. ``signature`` is the §6.4 envelope.
+- No ``signed_by(identity)``: :meth:`LocalArtifactStore.put` builds and signs the manifest in one
+  step (signing an existing manifest again would change what the producer attested).
 - Hashing, the path layout, the size check, manifest building, signing and verification are
   all in Rust; this module converts arguments.
 """
@@ -26,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, field_serializer
+from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, ValidationError, field_serializer
 
 from ._protocol_model import ProtocolModel
 from ._types import SigningKeyProtocol
@@ -123,7 +125,14 @@ class ArtifactManifest(ProtocolModel):
                 code="SCHEMA_VALIDATION_FAILED",
                 reason="invalid_metadata",
             )
-        manifest = cls.model_validate(document)
+        try:
+            manifest = cls.model_validate(document)
+        except ValidationError as error:
+            raise ArtifactError(
+                f"not an Artifact manifest: {error.errors()[0]['msg']}",
+                code="SCHEMA_VALIDATION_FAILED",
+                reason="invalid_metadata",
+            ) from error
         manifest._signed_bytes = raw
         return manifest
 
