@@ -424,6 +424,57 @@ export declare function validateSchema(name: string, json: Bytes): void;
 export declare function schemaNames(): string[];
 /** The kinds whose schema the document satisfies (for auto-detection). */
 export declare function detectKinds(document: Bytes): DocumentKind[];
+/** The options of {@link LocalArtifactStore.put}: the Artifact manifest's members (camelCase). */
+export interface ArtifactPutOptions {
+  /** The producer's Registry key. */
+  key: SigningKey;
+  /** The producer's Agent ID (`producer.agentId`). */
+  producer: string;
+  agentCardVersion: number;
+  capability: string;
+  capabilityVersion: string;
+  missionId: string;
+  groupId: string;
+  workItemId: string;
+  mediaType: string;
+  classification: 'public' | 'internal' | 'confidential' | 'restricted';
+  schemaUri: string;
+  sourceArtifactHashes?: readonly string[];
+  /** `{name: version}` or `{name, version}` items. */
+  toolVersions?: Readonly<Record<string, string>> | readonly { name: string; version: string }[];
+  modelVersions?: readonly { provider: string; model: string; version: string }[];
+  /** Default: now (UTC, whole seconds). */
+  createdAt?: string | Date;
+  /** Default: the RFC 6920 name `ni:///sha-256;…` of the bytes. */
+  uri?: string;
+  /** Default: derived from `workItemId` and the content hash. */
+  artifactId?: string;
+  extensions?: Readonly<Record<string, unknown>>;
+}
+/**
+ * Artifact bytes on the local filesystem (§13.1), keyed by SHA-256: `<root>/<hex[:2]>/<hex[2:]>`,
+ * written to a temporary file, fsynced and linked into place; other bytes already at the path are
+ * never overwritten. Node (napi) only: the WebAssembly build throws {@link ArgumentError}.
+ */
+export declare class LocalArtifactStore {
+  constructor(root: string);
+  readonly root: string;
+  /**
+   * Signs the protocol's Artifact manifest (`artifact.schema.json`, Artifact profile) of `content`
+   * and stores the bytes. `JSON.parse(result.text)` is the `manifest` of an `artifact.publish` payload.
+   * @throws {@link ArtifactError} (`unsignable_manifest`, `stored_bytes_conflict`, `io`).
+   */
+  put(content: Bytes, options: ArtifactPutOptions): SignedDocument;
+  /**
+   * The bytes a manifest names, re-hashed and size-checked.
+   * @throws {@link ArtifactError} (`hash_mismatch`, `size_mismatch`, `content_missing`, `unsupported_hash`).
+   */
+  get(manifest: Bytes | Readonly<Record<string, unknown>>): Uint8Array;
+}
+/** Six-stage verification of an Artifact manifest, Artifact profile. @throws {@link ArtifactError} (`manifest_rejected`). Node (napi) only. */
+export declare function verifyArtifactManifest(manifest: Bytes, registry: RegistryInput): VerifiedDocument;
+/** `sha256:<hex>` of Artifact bytes. Node (napi) only. */
+export declare function artifactContentHash(content: Bytes): string;
 /**
  * Signs an unsigned document of `kind`: adds the `signature` envelope (Ed25519 over the RFC 8785
  * bytes without `signature`, `createdAt` = the kind's protected time) and returns the exact bytes
@@ -598,6 +649,13 @@ export declare class SnapshotError extends MwpError {
   readonly code: 'INTERNAL_ERROR';
   readonly reason: 'malformed_snapshot';
   readonly path: string;
+}
+/** Content-addressed Artifact bytes or their manifest were refused (§13.1). */
+export declare class ArtifactError extends MwpError {
+  readonly reason:
+    | 'unsupported_hash' | 'invalid_metadata' | 'unsignable_manifest' | 'manifest_rejected'
+    | 'hash_mismatch' | 'size_mismatch' | 'content_missing' | 'stored_bytes_conflict' | 'io';
+  readonly contentHash?: string;
 }
 
 export declare class ResourceUsage {

@@ -241,6 +241,9 @@ export class SchedulerStateError extends MwpError {}
 /** A persisted snapshot is malformed or inconsistent: INTERNAL_ERROR (`path` says where). */
 export class SnapshotError extends MwpError {}
 
+/** Content-addressed Artifact bytes or their manifest were refused (§13.1; `reason`: hash_mismatch, size_mismatch, content_missing, stored_bytes_conflict, …). */
+export class ArtifactError extends MwpError {}
+
 // ---- the authoritative Core: vocabularies and the error families -----------------------------
 //
 // `Core.perform`, `query` and `replay` reject with a MissionWeaveProtocolError subclass. Its
@@ -445,7 +448,7 @@ const ERROR_CLASSES = {
   ArgumentError, ParseError, CanonicalizationError, SchemaValidationError, TimestampError,
   VerificationError, AdmissionError, SigningError, RegistryError, FrameError, BundleError,
   LeaseError, BudgetLedgerError, BudgetExceededError, DelegationViolation, RetryError,
-  RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError,
+  RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError, ArtifactError,
 };
 
 // An error of the authoritative Core also names its ErrorCode `family` (the core's table): its
@@ -1895,8 +1898,85 @@ export function createApi(backendModule, backend) {
     ));
   }
 
+  // ---- content-addressed Artifact bytes (napi only: a filesystem store) -----------------------
+  // Every rule (hash, layout, size check, manifest building, signing, verification) is the
+  // core's `artifact::LocalArtifactStore`; this converts arguments (docs/engine.md "Artifact bytes").
+  function needsFilesystem(what) {
+    if (typeof raw.ArtifactStore !== 'function') {
+      throw new ArgumentError(`${what} needs a filesystem: use the Node (napi) entry, not the WebAssembly build`);
+    }
+  }
+
+  function timestampText(value, what) {
+    if (value === undefined) return new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    if (value instanceof Date) {
+      checkDate(value, what);
+      return value.toISOString().replace('.000Z', 'Z');
+    }
+    return checkString(value, what);
+  }
+
+  /** Artifact bytes under `root`, keyed by SHA-256: `<root>/<hex[:2]>/<hex[2:]>`. */
+  class LocalArtifactStore {
+    #native;
+
+    constructor(root) {
+      needsFilesystem('LocalArtifactStore');
+      this.root = checkString(root, 'root');
+      this.#native = new raw.ArtifactStore(this.root);
+      Object.freeze(this);
+    }
+
+    /** Signs the protocol's Artifact manifest of `content` with the producer's key and stores the bytes. */
+    put(content, options = {}) {
+      const {
+        key, producer, agentCardVersion, capability, capabilityVersion, missionId, groupId, workItemId,
+        mediaType, classification, schemaUri, sourceArtifactHashes = [], toolVersions = [], modelVersions = [],
+        createdAt, uri, artifactId, extensions,
+      } = options;
+      if (!(key instanceof SigningKey)) throw new ArgumentError('key must be a SigningKey');
+      const tools = Array.isArray(toolVersions)
+        ? toolVersions
+        : Object.entries(toolVersions ?? {}).map(([name, version]) => ({ name, version }));
+      const metadata = {
+        mediaType, schemaUri,
+        producer: { agentId: producer, agentCardVersion, capabilities: [{ id: capability, version: capabilityVersion }] },
+        missionId, groupId, workItemId, sourceArtifactHashes, toolVersions: tools, modelVersions, classification,
+        createdAt: timestampText(createdAt, 'createdAt'), uri, artifactId, extensions,
+      };
+      const bytes = encoder.encode(JSON.stringify(metadata));
+      const envelope = this.#native.put(inputBytes(content, 'content'), bytes, key.keyId, seeds.get(key));
+      return new SignedDocument(open(envelope));
+    }
+
+    /** The bytes a manifest names, re-hashed and size-checked (`ArtifactError` otherwise). */
+    get(manifest) {
+      const bytes = documentBytes(typeof manifest === 'object' && !(manifest instanceof Uint8Array)
+        && !(manifest instanceof ArrayBuffer) ? JSON.stringify(manifest) : manifest, 'manifest');
+      const result = this.#native.get(bytes);
+      if (typeof result === 'string') open(result);
+      return new Uint8Array(result);
+    }
+  }
+
+  /** Six-stage verification of an Artifact manifest (Artifact profile); a rejection is an `ArtifactError`. */
+  function verifyArtifactManifest(manifest, registry) {
+    needsFilesystem('verifyArtifactManifest');
+    const bytes = documentBytes(manifest, 'manifest');
+    return verifiedFrom(withRegistry(registry, (handle) => raw.verifyArtifactManifest(bytes, handle)), bytes, true);
+  }
+
+  /** `sha256:<hex>` of Artifact bytes. */
+  function artifactContentHash(content) {
+    needsFilesystem('artifactContentHash');
+    return open(raw.artifactContentHash(inputBytes(content, 'content')));
+  }
+
   return {
     ...authorityApi(raw, backendModule),
+    LocalArtifactStore,
+    verifyArtifactManifest,
+    artifactContentHash,
     ...coreApi(raw, { withRegistry, SigningKey, seedOf: (key) => seeds.get(key), documentBytes }),
     backend,
     sourceCommit: raw.sourceCommit(),

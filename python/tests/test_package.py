@@ -52,7 +52,7 @@ def test_module_map() -> None:
 
     for name in ("canonical", "crypto", "schema_formats", "signed_documents", "registry",
                  "admission", "bundle", "conformance", "wire", "errors",
-                 "lease", "budget", "delegation", "execution", "scheduler"):
+                 "lease", "budget", "delegation", "execution", "scheduler", "artifacts"):
         module = importlib.import_module(f"missionweaveprotocol.{name}")
         for exported in module.__all__:
             assert hasattr(module, exported), f"{name}.{exported}"

@@ -14,6 +14,7 @@ use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, N
 use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
+pub mod artifacts;
 pub mod authority_core;
 pub mod keys;
 
@@ -71,7 +72,7 @@ pub(crate) type RegistryArg<'a> = Either<&'a Registry, &'a [u8]>;
 
 /// Runs `use_` with the Registry of `registry`; a freed `Registry` is the `invalid-argument`
 /// envelope.
-fn with_registry(
+pub(crate) fn with_registry(
     registry: RegistryArg<'_>,
     use_: impl FnOnce(&RegistryHandle) -> String,
 ) -> String {

@@ -44,6 +44,21 @@ pub struct VerifiedSignedDocument {
     received: Py<PyAny>,
 }
 
+impl VerifiedSignedDocument {
+    /// Wraps a core verification result of the caller's `received` bytes object.
+    pub(crate) fn from_core(
+        py: Python<'_>,
+        inner: core_sd::VerifiedSignedDocument,
+        object: &Bound<'_, PyAny>,
+        bytes: &[u8],
+    ) -> Self {
+        Self {
+            inner,
+            received: received(py, object, bytes),
+        }
+    }
+}
+
 #[pymethods]
 impl VerifiedSignedDocument {
     #[getter]
@@ -136,6 +151,13 @@ impl VerifiedSignedDocument {
 pub struct SignedDocument {
     inner: core_sd::SignedDocument,
     key_id: String,
+}
+
+impl SignedDocument {
+    /// Wraps a core signed document signed with `key_id`.
+    pub(crate) fn from_core(inner: core_sd::SignedDocument, key_id: String) -> Self {
+        Self { inner, key_id }
+    }
 }
 
 #[pymethods]

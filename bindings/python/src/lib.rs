@@ -3,6 +3,7 @@
 //! `python/src/missionweaveprotocol/`.
 
 mod admission;
+mod artifacts;
 mod budget;
 mod bundle;
 mod cli;
@@ -289,5 +290,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::NativeCore>()?;
     m.add_function(wrap_pyfunction!(core::error_family, m)?)?;
     m.add_function(wrap_pyfunction!(core::wire_code_families, m)?)?;
+    // content-addressed Artifact bytes (missionweaveprotocol.artifacts)
+    m.add_class::<artifacts::NativeArtifactStore>()?;
+    m.add_function(wrap_pyfunction!(artifacts::artifact_content_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(artifacts::artifact_check_content, m)?)?;
+    m.add_function(wrap_pyfunction!(artifacts::verify_artifact_manifest, m)?)?;
     Ok(())
 }

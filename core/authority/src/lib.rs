@@ -2,11 +2,12 @@
 //!
 //! Everything here builds on the verification crate [`missionweaveprotocol`] and never the other
 //! way round: the compiler enforces that verification does not depend on the authority layer.
-//! No sockets, no clocks, no filesystem: time is always an argument ([`unix_millis::UnixMillis`]).
+//! No sockets, no clocks, no filesystem (except `artifact::local_store`, the one filesystem
+//! Artifact store the bindings wrap): time is always an argument ([`unix_millis::UnixMillis`]).
 //!
 //! | module | spec | what |
 //! | --- | --- | --- |
-//! | [`artifact`] | §13.1 | the Artifact aggregate and `artifact.publish` (signed manifest, content-addressed) |
+//! | [`artifact`] | §13.1 | the Artifact aggregate and `artifact.publish` (signed manifest, content-addressed); the content rules and the local filesystem store the bindings wrap |
 //! | [`resources`] | §12 | the six budget dimensions |
 //! | [`lease`] | §11.3 | Execution, ownership and coordinator leases, and their schema documents |
 //! | [`budget`] | §12 | the six-dimensional hierarchical budget ledger and its snapshot |

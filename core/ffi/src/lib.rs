@@ -6,6 +6,8 @@
 //! converts its result or error.
 
 pub mod admission;
+#[cfg(all(feature = "authority", not(target_arch = "wasm32")))]
+pub mod artifacts;
 #[cfg(feature = "authority")]
 pub mod authority;
 #[cfg(feature = "authority")]
@@ -54,7 +56,7 @@ pub fn kind(name: &str) -> Result<SignedDocumentKind, Failure> {
     })
 }
 
-fn strict(bytes: &[u8]) -> Result<Value, Failure> {
+pub(crate) fn strict(bytes: &[u8]) -> Result<Value, Failure> {
     parse(bytes).map_err(|e| Failure::error(&e))
 }
 
@@ -181,7 +183,7 @@ impl RegistryHandle {
 /// The result of one verification: an error envelope, or an `ok` envelope with every field but
 /// `signingBytes`, which follow it after a line feed. JSON text never holds a raw line feed, so
 /// the first one separates the two and the bytes cross without JSON escaping.
-fn verified_envelope(result: Result<VerifiedSignedDocument, Failure>) -> String {
+pub(crate) fn verified_envelope(result: Result<VerifiedSignedDocument, Failure>) -> String {
     let verified = match result {
         Ok(verified) => verified,
         Err(failure) => return finish(Err(failure)),
@@ -294,7 +296,7 @@ pub fn verify_many(
     out
 }
 
-fn signed_value(signed: &SignedDocument) -> Value {
+pub(crate) fn signed_value(signed: &SignedDocument) -> Value {
     Obj::new()
         .str("kind", signed.kind.as_str())
         .str("document", text(&signed.bytes))

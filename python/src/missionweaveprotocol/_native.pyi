@@ -65,6 +65,7 @@ __all__ = [
     "KeyValidityEvidence",
     "LookupOutcome",
     "MembershipView",
+    "NativeArtifactStore",
     "PROTOCOL_VERSION",
     "ParseLimits",
     "Preempt",
@@ -98,6 +99,8 @@ __all__ = [
     "WorkOffer",
     "WorkTransition",
     "admit_first",
+    "artifact_check_content",
+    "artifact_content_hash",
     "canonical_bytes",
     "canonical_hash",
     "canonicalize_json",
@@ -127,6 +130,7 @@ __all__ = [
     "stage_wire_code",
     "validate_record",
     "verify_admission_bundle",
+    "verify_artifact_manifest",
     "verify_cryptography_bundle",
     "vocabularies",
     "wire_code_families",
@@ -1329,3 +1333,18 @@ class AuthorityCore:
 
 def error_family(wire_code: str, reason: str) -> str: ...
 def wire_code_families() -> dict[str, str]: ...
+
+@final
+class NativeArtifactStore:
+    def __new__(cls, root: _Path) -> NativeArtifactStore: ...
+    @property
+    def root(self) -> str: ...
+    def path_of(self, content_hash: str) -> str: ...
+    def put(
+        self, content: _Buffer, metadata: dict[str, Any], signing_key: SigningKeyProtocol
+    ) -> SignedDocument: ...
+    def get(self, manifest: dict[str, Any]) -> bytes: ...
+
+def artifact_content_hash(content: _Buffer) -> str: ...
+def artifact_check_content(manifest: dict[str, Any], content: _Buffer) -> None: ...
+def verify_artifact_manifest(raw_utf8_json_bytes: _Buffer, key_resolver: Any) -> VerifiedSignedDocument: ...

@@ -354,8 +354,23 @@ class SnapshotError(BudgetLedgerError, SchedulerError):
     path: Optional[str] = None
 
 
+class ArtifactError(MissionWeaveError, ValueError):
+    """Content-addressed Artifact bytes or their manifest were refused (§13.1); the
+    reference's ``artifacts.ArtifactError(ValueError)``. ``reason``: ``hash_mismatch`` and
+    ``size_mismatch`` (stored bytes that do not match the manifest, ``PROTOCOL_VIOLATION``),
+    ``content_missing``, ``stored_bytes_conflict`` (other bytes already at the hash's path;
+    nothing is overwritten), ``unsupported_hash``, ``invalid_metadata``,
+    ``unsignable_manifest`` (the code of the stage it would fail), ``manifest_rejected``
+    (six-stage verification failed; the verifier's code and ``stage``), ``io``
+    (``INTERNAL_ERROR``, retryable). ``content_hash`` names the content when known.
+    """
+
+    content_hash: Optional[str] = None
+
+
 __all__ = [
     "AdmissionError",
+    "ArtifactError",
     "BudgetLedgerError",
     "DelegationViolation",
     "LeaseError",

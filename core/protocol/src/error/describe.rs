@@ -57,11 +57,14 @@ pub enum ErrorClass {
     SchedulerState,
     /// A persisted snapshot document is malformed.
     Snapshot,
+    /// Content-addressed Artifact bytes or their manifest were refused (§13.1): a local store
+    /// operation, not a wire event.
+    Artifact,
 }
 
 impl ErrorClass {
     /// Every class.
-    pub const ALL: [ErrorClass; 20] = [
+    pub const ALL: [ErrorClass; 21] = [
         Self::Argument,
         Self::Parse,
         Self::Canonicalization,
@@ -82,6 +85,7 @@ impl ErrorClass {
         Self::Scheduler,
         Self::SchedulerState,
         Self::Snapshot,
+        Self::Artifact,
     ];
 
     /// Stable kebab-case name.
@@ -107,6 +111,7 @@ impl ErrorClass {
             Self::Scheduler => "scheduler",
             Self::SchedulerState => "scheduler-state",
             Self::Snapshot => "snapshot",
+            Self::Artifact => "artifact",
         }
     }
 
@@ -138,6 +143,7 @@ impl ErrorClass {
             Self::Scheduler => "SchedulerError",
             Self::SchedulerState => "SchedulerStateError",
             Self::Snapshot => "SnapshotError",
+            Self::Artifact => "ArtifactError",
         }
     }
 
@@ -164,6 +170,7 @@ impl ErrorClass {
             Self::Scheduler => "SchedulerError",
             Self::SchedulerState => "SchedulerStateError",
             Self::Snapshot => "SnapshotError",
+            Self::Artifact => "ArtifactError",
         }
     }
 }
