@@ -5,7 +5,7 @@
 //! `<groupId>#membership:<principal type>:<principal id>`: deterministic, so two engines fed the
 //! same Commands store the same bytes, and one Principal has at most one Membership per Group.
 
-use missionweaveprotocol::json::{self, Number, Object, Value};
+use missionweaveprotocol::json::{self, Number, Object, Value, View};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::{Principal, PrincipalType};
 
@@ -75,22 +75,27 @@ impl Membership {
     /// A Membership from its document at store `revision`; the document must conform to
     /// `membership.schema.json` (checked here, so no invalid Membership is ever stored).
     pub(crate) fn from_document(document: Object, revision: u64) -> Result<Self, EngineError> {
-        let value = Value::Object(document.clone());
+        // Validated in place through a view: no copy of the document.
         SchemaCatalog::embedded()
-            .validate("membership", &value)
+            .validate_view("membership", View::Object(document.view()))
             .map_err(|issue| EngineError::SchemaInvalid {
                 schema: "membership",
                 detail: issue.to_string(),
             })?;
         // The schema guarantees every member read below.
-        let text = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default();
+        let text = |name: &str| {
+            document
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
         let state = MembershipState::parse(text("state")).unwrap_or(MembershipState::Ended);
-        let epoch = value
+        let epoch = document
             .get("membershipEpoch")
             .and_then(Value::as_number)
             .and_then(Number::as_u64)
             .unwrap_or(FIRST_MEMBERSHIP_EPOCH);
-        let member = value
+        let member = document
             .get("member")
             .and_then(Principal::from_value)
             .unwrap_or_else(|| Principal::new(PrincipalType::Service, ""));
@@ -133,9 +138,11 @@ impl Membership {
 
     /// The canonical JSON bytes stored.
     pub fn to_blob(&self) -> Result<Blob, EngineError> {
-        json::canonical_bytes(&self.to_value())
-            .map(Blob::from)
-            .map_err(|e| EngineError::invalid("not_canonical", e.to_string()))
+        // Written from a view of the document: no copy of it.
+        let mut bytes = Vec::with_capacity(512);
+        json::write_view(View::Object(self.document.view()), &mut bytes)
+            .map_err(|e| EngineError::invalid("not_canonical", e.to_string()))?;
+        Ok(Blob::from(bytes))
     }
 
     /// The `membership.schema.json` document.
