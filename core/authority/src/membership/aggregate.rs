@@ -10,6 +10,9 @@ use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::{Principal, PrincipalType};
 
 use crate::engine::EngineError;
+use std::sync::Arc;
+
+use crate::store::decoded::decode_shared;
 use crate::store::{Aggregate, AggregateKey, Blob, Store};
 
 /// The store kind of Membership aggregates.
@@ -129,10 +132,23 @@ impl Membership {
         group_id: &str,
         member: &Principal,
     ) -> Result<Option<Self>, EngineError> {
+        Ok(Self::read_shared(store, group_id, member)?.map(|m| (*m).clone()))
+    }
+
+    /// [`read`](Self::read) through the store's memo of decoded aggregates: a Membership read
+    /// again while unchanged (every fenced Command reads its sender's) is parsed and
+    /// schema-checked once per stored revision.
+    pub(crate) fn read_shared(
+        store: &dyn Store,
+        group_id: &str,
+        member: &Principal,
+    ) -> Result<Option<Arc<Self>>, EngineError> {
         let key = membership_key(group_id, member);
         match store.aggregate(&key)? {
             None => Ok(None),
-            Some(stored) => Self::from_stored(&key, &stored).map(Some),
+            Some(stored) => {
+                decode_shared(store, &key, &stored, |s| Self::from_stored(&key, s)).map(Some)
+            }
         }
     }
 

@@ -147,11 +147,14 @@ impl Mission {
             detail,
         };
         let value = json::parse(&stored.value).map_err(|e| corrupt(e.to_string()))?;
-        let document = value
-            .get("document")
-            .and_then(Value::as_object)
-            .cloned()
-            .ok_or_else(|| corrupt("no document".into()))?;
+        // The document is taken out of the parsed value, not copied.
+        let Value::Object(mut value) = value else {
+            return Err(corrupt("no document".into()));
+        };
+        let document = match value.remove("document") {
+            Some(Value::Object(document)) => document,
+            _ => return Err(corrupt("no document".into())),
+        };
         let lease = value
             .get("coordinatorLease")
             .ok_or_else(|| corrupt("no coordinatorLease".into()))?;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    Aggregate, AggregateKey, EventRecord, GroupHead, Receipt, ReceiptKey, ReplayPage,
+    Aggregate, AggregateKey, DecodedCache, EventRecord, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, Store, StoreError, Transaction, TransactionParts,
 };
 
@@ -18,6 +18,8 @@ use super::{
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     state: Mutex<State>,
+    /// Decoded aggregates (bounded, `store/decoded.rs`).
+    decoded: DecodedCache,
 }
 
 #[derive(Debug, Default)]
@@ -246,6 +248,10 @@ impl Store for InMemoryStore {
             continuation,
             last_sequence: log.next_sequence() - 1,
         })
+    }
+
+    fn decoded_cache(&self) -> Option<&DecodedCache> {
+        Some(&self.decoded)
     }
 
     fn archive_before(
