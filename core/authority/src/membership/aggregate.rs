@@ -85,7 +85,12 @@ impl Membership {
                 schema: "membership",
                 detail: issue.to_string(),
             })?;
-        // The schema guarantees every member read below.
+        Ok(Self::from_valid_document(document, revision))
+    }
+
+    /// A Membership from a document known to conform to `membership.schema.json` (the schema
+    /// guarantees every member read here).
+    pub(crate) fn from_valid_document(document: Object, revision: u64) -> Self {
         let text = |name: &str| {
             document
                 .get(name)
@@ -103,14 +108,14 @@ impl Membership {
             .and_then(Principal::from_value)
             .unwrap_or_else(|| Principal::new(PrincipalType::Service, ""));
         let role = text("role").to_owned();
-        Ok(Self {
+        Self {
             document,
             revision,
             state,
             epoch,
             member,
             role,
-        })
+        }
     }
 
     /// Reads a stored Membership.
