@@ -230,6 +230,7 @@ pub(super) fn self_check(signed: &SignedDocument, signer: &dyn Signer) -> Result
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
     use missionweaveprotocol::json::parse;
