@@ -133,8 +133,18 @@ impl State {
         for write in writes {
             if let Some(value) = write.value {
                 let revision = write.expected_revision + 1;
-                self.aggregates
-                    .insert(write.key, Aggregate { revision, value });
+                let aggregate = Aggregate { revision, value };
+                match self.aggregates.get_mut(&write.key) {
+                    Some(slot) => *slot = aggregate,
+                    None => {
+                        // A new key stays for good: keep no spare capacity (the engine moves
+                        // its keys in, some built by `format!`).
+                        let mut key = write.key;
+                        key.kind.shrink_to_fit();
+                        key.id.shrink_to_fit();
+                        self.aggregates.insert(key, aggregate);
+                    }
+                }
             }
         }
     }
