@@ -431,3 +431,44 @@ fn ending_needs_a_membership_and_never_ends_the_owners() {
         MembershipState::Active
     );
 }
+
+/// `mission.create` derives each initial `membershipId` (`<groupId>#membership:<type>:<id>`):
+/// a Group ID that is itself a valid ID (≤ 512 characters) can make it too long for
+/// `common.schema.json#/$defs/id`, and the create is refused whole (SCHEMA_VALIDATION_FAILED);
+/// one character shorter, both Memberships fit and the create is applied.
+#[test]
+fn mission_create_refuses_a_membership_id_outgrowing_the_id_limit() {
+    let f = fixture();
+    let longest_suffix = format!("#membership:human:{OWNER}")
+        .len()
+        .max(format!("#membership:agent:{COORDINATOR}").len());
+    let prefix = "urn:missionweaveprotocol:group:";
+    for (fits, group_len) in [(true, 512 - longest_suffix), (false, 513 - longest_suffix)] {
+        let group = format!("{prefix}{}", "g".repeat(group_len - prefix.len()));
+        assert_eq!(group.len(), group_len);
+        let mut unsigned = f.unsigned(
+            "mission.create",
+            OWNER,
+            &f.action(),
+            "",
+            &f.create_payload(MISSION, ""),
+        );
+        if let Value::Object(o) = &mut unsigned {
+            o.insert("groupId", Value::string(group.as_str()));
+        }
+        let command = f.verified(OWNER, &unsigned);
+        let engine = f.engine();
+        match engine.perform(&command, NOW) {
+            Ok(performed) => {
+                assert!(fits, "a {group_len}-character Group ID was accepted");
+                f.checked(&performed);
+            }
+            Err(e) => {
+                assert!(!fits, "a {group_len}-character Group ID was refused: {e}");
+                assert_eq!(e.wire_code(), WireCode::SchemaValidationFailed);
+                assert!(e.to_string().contains("membership"), "{e}");
+                assert!(engine.mission(MISSION).unwrap().is_none());
+            }
+        }
+    }
+}

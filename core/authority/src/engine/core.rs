@@ -137,7 +137,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             // §20: the policy limits governing this kind, on the decision's own reads.
             let decision = controls::apply(&self.store, &self.cooperation, command, decision, now)?;
             // (d): sign at the Group's next sequences and commit everything at once.
-            let (tx, group_id, events) = self.transaction(command, &decision, now)?;
+            let (tx, group_id, events) = self.transaction(command, decision, now)?;
             match self.store.commit(tx) {
                 Ok(()) => {
                     return Ok(Performed {
@@ -160,7 +160,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
     fn transaction(
         &self,
         command: &VerifiedCommand,
-        decision: &Decision,
+        decision: Decision,
         now: UnixMillis,
     ) -> Result<(Transaction, String, Vec<EventRecord>), EngineError> {
         let mut tx = Transaction::new();
@@ -182,11 +182,12 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                 .collect();
             Drawn(drawn.into_iter())
         };
-        for planned in &decision.events {
+        // The decision is consumed: each draft's payload moves into its Event (no copy).
+        for planned in decision.events {
             let Some(planned_group) = &planned.group_id else {
                 // Organization-scoped (§15.2): no position; stored under its Event ID, whose
                 // absence the write checks (revision 0), so an Event ID is never reused.
-                let signed = self.issuer.issue(&planned.draft, &mut ids, now)?;
+                let signed = self.issuer.issue_owned(planned.draft, &mut ids, now)?;
                 if first_ref.is_none() {
                     first_ref = Some(signed.event_ref());
                 }
@@ -210,10 +211,9 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             let next = &mut heads[slot].1;
             let draft = planned
                 .draft
-                .clone()
                 .at(planned_group, *next, planned.aggregate_revision);
             *next += 1;
-            let signed = self.issuer.issue(&draft, &mut ids, now)?;
+            let signed = self.issuer.issue_owned(draft, &mut ids, now)?;
             if first_ref.is_none() {
                 first_ref = Some(signed.event_ref());
                 group_id = planned_group.clone();
@@ -227,10 +227,10 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         let first_event = first_ref.ok_or_else(|| {
             EngineError::invalid("no_transition", "the Command produced no Event")
         })?;
-        for write in &decision.writes {
-            match &write.value {
-                Some(value) => tx.put(write.key.clone(), write.read_revision, value.clone()),
-                None => tx.check(write.key.clone(), write.read_revision),
+        for write in decision.writes {
+            match write.value {
+                Some(value) => tx.put(write.key, write.read_revision, value),
+                None => tx.check(write.key, write.read_revision),
             };
         }
         tx.record_receipt(

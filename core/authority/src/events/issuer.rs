@@ -75,13 +75,23 @@ impl<S: Signer> EventIssuer<S> {
         event_id: &str,
         now: UnixMillis,
     ) -> Result<Value, EventBuildError> {
-        self.unsigned_object(draft, event_id, now)
-            .map(Value::Object)
+        self.unsigned_object(
+            draft,
+            draft.payload.clone(),
+            draft.extensions.clone(),
+            event_id,
+            now,
+        )
+        .map(Value::Object)
     }
 
+    /// The unsigned Event of `draft` with its `payload` and `extensions` given by value (moved
+    /// in by [`issue_owned`](Self::issue_owned), cloned by the borrowing callers).
     fn unsigned_object(
         &self,
         draft: &EventDraft,
+        payload: Object,
+        extensions: Option<Object>,
         event_id: &str,
         now: UnixMillis,
     ) -> Result<Object, EventBuildError> {
@@ -116,13 +126,13 @@ impl<S: Signer> EventIssuer<S> {
             o.insert("workItemId", Value::string(id));
         }
         o.insert("occurredAt", Value::string(occurred_at));
-        o.insert("payload", Value::Object(draft.payload.clone()));
+        o.insert("payload", Value::Object(payload));
         o.insert("acceptedBy", self.accepted_by.to_value());
         if let Some(hash) = &draft.command_hash {
             o.insert("commandHash", Value::string(hash));
         }
-        if let Some(extensions) = &draft.extensions {
-            o.insert("extensions", Value::Object(extensions.clone()));
+        if let Some(extensions) = extensions {
+            o.insert("extensions", Value::Object(extensions));
         }
         Ok(o)
     }
@@ -138,8 +148,34 @@ impl<S: Signer> EventIssuer<S> {
         ids: &mut dyn EventIdSource,
         now: UnixMillis,
     ) -> Result<SignedEvent, EventBuildError> {
+        let payload = draft.payload.clone();
+        let extensions = draft.extensions.clone();
+        self.issue_parts(draft, payload, extensions, ids, now)
+    }
+
+    /// [`issue`](Self::issue) of a draft the caller no longer needs: its payload and extensions
+    /// move into the Event instead of being copied (the engine's path).
+    pub fn issue_owned(
+        &self,
+        mut draft: EventDraft,
+        ids: &mut dyn EventIdSource,
+        now: UnixMillis,
+    ) -> Result<SignedEvent, EventBuildError> {
+        let payload = std::mem::take(&mut draft.payload);
+        let extensions = draft.extensions.take();
+        self.issue_parts(&draft, payload, extensions, ids, now)
+    }
+
+    fn issue_parts(
+        &self,
+        draft: &EventDraft,
+        payload: Object,
+        extensions: Option<Object>,
+        ids: &mut dyn EventIdSource,
+        now: UnixMillis,
+    ) -> Result<SignedEvent, EventBuildError> {
         let event_id = ids.next_event_id();
-        let unsigned = self.unsigned_object(draft, &event_id, now)?;
+        let unsigned = self.unsigned_object(draft, payload, extensions, &event_id, now)?;
         let signed = sign_event(unsigned, &self.signer).map_err(EventBuildError::Signing)?;
         validate(self.codec.catalog(), &signed).map_err(EventBuildError::Signing)?;
         if self.self_check {

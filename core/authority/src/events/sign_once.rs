@@ -18,7 +18,9 @@
 //! `tests/events_sign_once.rs` checks byte equality.
 
 use missionweaveprotocol::crypto::{Signer, split_signature};
-use missionweaveprotocol::json::{Object, Value, canonical_bytes, sha256_prefixed};
+use missionweaveprotocol::json::{
+    Object, Value, canonical_bytes, sha256_prefixed, write_canonical,
+};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::schema_formats::{Timestamp, decode_base64url, encode_base64url};
 use missionweaveprotocol::signed_documents::{SignedDocument, SigningError};
@@ -63,11 +65,10 @@ pub(super) fn sign_event(
             ),
         ));
     }
-    let mut document = Value::Object(object);
     // The signing input is the JCS of the document without `signature` (§6.4), which is all of
-    // it at this point.
-    let signing_bytes =
-        canonical_bytes(&document).map_err(|e| refused(Stage::Canonicalization, e.to_string()))?;
+    // it at this point. Written member by member, so the signed form below reuses it.
+    let canonical = CanonicalMembers::of(&object)?;
+    let signing_bytes = canonical.bytes;
     let signature_bytes = signer
         .sign(&signing_bytes)
         .map_err(|e| refused(Stage::Signature, e.to_string()))?;
@@ -79,11 +80,28 @@ pub(super) fn sign_event(
     envelope.insert("keyId", Value::string(signer.key_id()));
     envelope.insert("createdAt", Value::string(protected_text));
     envelope.insert("value", Value::string(signature.clone()));
-    if let Value::Object(o) = &mut document {
-        o.insert("signature", Value::Object(envelope));
-    }
-    let bytes =
-        canonical_bytes(&document).map_err(|e| refused(Stage::Canonicalization, e.to_string()))?;
+    let envelope = Value::Object(envelope);
+    // The signed form is the signing input with the `signature` member spliced in at its
+    // sorted place: JCS (RFC 8785 §3.2.3) sorts members by name and serializes each value on
+    // its own, so every other member's bytes are unchanged (`tests/events_sign_once.rs` checks
+    // equality with `SignedDocumentCodec::sign`, which canonicalizes the whole document again).
+    let bytes = match canonical.signature_at {
+        Some(at) => splice_signature(&signing_bytes, at, &envelope)?,
+        None => {
+            let mut with_signature = object.clone();
+            with_signature.insert("signature", envelope.clone());
+            canonical_bytes(&Value::Object(with_signature))
+                .map_err(|e| refused(Stage::Canonicalization, e.to_string()))?
+        }
+    };
+    let mut object = object;
+    object.insert("signature", envelope);
+    let document = Value::Object(object);
+    debug_assert_eq!(
+        canonical_bytes(&document).ok().as_deref(),
+        Some(bytes.as_slice()),
+        "the spliced signed form is the JCS of the signed document"
+    );
     Ok(SignedDocument {
         kind: KIND,
         signing_hash: sha256_prefixed(&signing_bytes),
@@ -94,6 +112,91 @@ pub(super) fn sign_event(
         protected_time,
         signature,
     })
+}
+
+/// The JCS (RFC 8785) of an unsigned top-level object, written member by member, and where a
+/// `signature` member would sit in it.
+struct CanonicalMembers {
+    bytes: Vec<u8>,
+    /// The byte offset in `bytes` at which the `signature` member starts in the signed form
+    /// (the start of the first member sorting after it, or the closing brace); `None` when the
+    /// names are not all plain ASCII (the splice then falls back to a whole second JCS).
+    signature_at: Option<usize>,
+}
+
+impl CanonicalMembers {
+    fn of(object: &Object) -> Result<Self, SigningError> {
+        let mut names: Vec<(&str, &Value)> = Vec::with_capacity(object.len());
+        for (name, value) in object.iter() {
+            match name.as_str() {
+                Some(name) if plain_name(name) => names.push((name, value)),
+                _ => {
+                    let bytes = canonical_bytes(&Value::Object(object.clone()))
+                        .map_err(|e| refused(Stage::Canonicalization, e.to_string()))?;
+                    return Ok(Self {
+                        bytes,
+                        signature_at: None,
+                    });
+                }
+            }
+        }
+        // Plain ASCII names: UTF-16 code-unit order (RFC 8785 §3.2.3) is byte order, and the
+        // names need no escaping.
+        names.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let mut bytes = Vec::with_capacity(2048);
+        let mut signature_at = None;
+        bytes.push(b'{');
+        for (index, (name, value)) in names.iter().enumerate() {
+            if index > 0 {
+                bytes.push(b',');
+            }
+            if signature_at.is_none() && name.as_bytes() > b"signature".as_slice() {
+                // This member starts here: `signature` goes in front of it.
+                signature_at = Some(bytes.len());
+            }
+            bytes.push(b'"');
+            bytes.extend_from_slice(name.as_bytes());
+            bytes.extend_from_slice(b"\":");
+            write_canonical(value, &mut bytes)
+                .map_err(|e| refused(Stage::Canonicalization, e.to_string()))?;
+        }
+        let end = bytes.len();
+        bytes.push(b'}');
+        Ok(Self {
+            bytes,
+            // An existing `signature` member cannot be spliced: fall back.
+            signature_at: if names.iter().any(|(n, _)| *n == "signature") {
+                None
+            } else {
+                Some(signature_at.unwrap_or(end))
+            },
+        })
+    }
+}
+
+/// A member name written as is in JCS: ASCII letters and digits only.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// `unsigned` (a JCS object) with `"signature":<envelope>` inserted at byte `at` (the start
+/// of the member that follows it in sorted order, or the closing brace).
+fn splice_signature(unsigned: &[u8], at: usize, envelope: &Value) -> Result<Vec<u8>, SigningError> {
+    let mut out = Vec::with_capacity(unsigned.len() + 160);
+    out.extend_from_slice(&unsigned[..at]);
+    let at_end = at + 1 == unsigned.len();
+    if at_end && at > 1 {
+        // After the last member.
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"signature\":");
+    write_canonical(envelope, &mut out)
+        .map_err(|e| refused(Stage::Canonicalization, e.to_string()))?;
+    if !at_end {
+        out.push(b',');
+    }
+    out.extend_from_slice(&unsigned[at..]);
+    Ok(out)
 }
 
 /// The signed Event against `event.schema.json` (§6.4 stage 1 of a receiver).
@@ -124,4 +227,46 @@ pub(super) fn self_check(signed: &SignedDocument, signer: &dyn Signer) -> Result
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use missionweaveprotocol::json::parse;
+
+    /// The splice equals a whole JCS of the signed document, wherever `signature` sorts and
+    /// whatever the names (the fallback for names that are not plain ASCII).
+    #[test]
+    fn spliced_signed_form_is_the_jcs_of_the_signed_document() {
+        let envelope = parse(br#"{"value": "x", "algorithm": "Ed25519"}"#).unwrap();
+        for text in [
+            r#"{}"#,
+            r#"{"a": 1}"#,
+            r#"{"zz": [1, {"b": 2, "a": 1}]}"#,
+            r#"{"sequence": 2, "a": 1, "workItemId": "w", "signaturf": 0, "signatur": 1}"#,
+            r#"{"b": 1, "\u00e9": 2, "a-b": 3}"#,
+        ] {
+            let Value::Object(object) = parse(text.as_bytes()).unwrap() else {
+                panic!("not an object")
+            };
+            let members = CanonicalMembers::of(&object).unwrap();
+            assert_eq!(
+                members.bytes,
+                canonical_bytes(&Value::Object(object.clone())).unwrap()
+            );
+            let mut signed = object.clone();
+            signed.insert("signature", envelope.clone());
+            let expected = canonical_bytes(&Value::Object(signed)).unwrap();
+            match members.signature_at {
+                Some(at) => {
+                    assert_eq!(
+                        splice_signature(&members.bytes, at, &envelope).unwrap(),
+                        expected
+                    )
+                }
+                None => assert!(text.contains("\\u00e9") || text.contains("a-b")),
+            }
+        }
+    }
 }

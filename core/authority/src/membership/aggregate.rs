@@ -5,11 +5,14 @@
 //! `<groupId>#membership:<principal type>:<principal id>`: deterministic, so two engines fed the
 //! same Commands store the same bytes, and one Principal has at most one Membership per Group.
 
-use missionweaveprotocol::json::{self, Number, Object, Value};
+use missionweaveprotocol::json::{self, Number, Object, Value, View};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::{Principal, PrincipalType};
 
 use crate::engine::EngineError;
+use std::sync::Arc;
+
+use crate::store::decoded::decode_shared;
 use crate::store::{Aggregate, AggregateKey, Blob, Store};
 
 /// The store kind of Membership aggregates.
@@ -75,34 +78,44 @@ impl Membership {
     /// A Membership from its document at store `revision`; the document must conform to
     /// `membership.schema.json` (checked here, so no invalid Membership is ever stored).
     pub(crate) fn from_document(document: Object, revision: u64) -> Result<Self, EngineError> {
-        let value = Value::Object(document.clone());
+        // Validated in place through a view: no copy of the document.
         SchemaCatalog::embedded()
-            .validate("membership", &value)
+            .validate_view("membership", View::Object(document.view()))
             .map_err(|issue| EngineError::SchemaInvalid {
                 schema: "membership",
                 detail: issue.to_string(),
             })?;
-        // The schema guarantees every member read below.
-        let text = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default();
+        Ok(Self::from_valid_document(document, revision))
+    }
+
+    /// A Membership from a document known to conform to `membership.schema.json` (the schema
+    /// guarantees every member read here).
+    pub(crate) fn from_valid_document(document: Object, revision: u64) -> Self {
+        let text = |name: &str| {
+            document
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
         let state = MembershipState::parse(text("state")).unwrap_or(MembershipState::Ended);
-        let epoch = value
+        let epoch = document
             .get("membershipEpoch")
             .and_then(Value::as_number)
             .and_then(Number::as_u64)
             .unwrap_or(FIRST_MEMBERSHIP_EPOCH);
-        let member = value
+        let member = document
             .get("member")
             .and_then(Principal::from_value)
             .unwrap_or_else(|| Principal::new(PrincipalType::Service, ""));
         let role = text("role").to_owned();
-        Ok(Self {
+        Self {
             document,
             revision,
             state,
             epoch,
             member,
             role,
-        })
+        }
     }
 
     /// Reads a stored Membership.
@@ -124,18 +137,33 @@ impl Membership {
         group_id: &str,
         member: &Principal,
     ) -> Result<Option<Self>, EngineError> {
+        Ok(Self::read_shared(store, group_id, member)?.map(|m| (*m).clone()))
+    }
+
+    /// [`read`](Self::read) through the store's memo of decoded aggregates: a Membership read
+    /// again while unchanged (every fenced Command reads its sender's) is parsed and
+    /// schema-checked once per stored revision.
+    pub(crate) fn read_shared(
+        store: &dyn Store,
+        group_id: &str,
+        member: &Principal,
+    ) -> Result<Option<Arc<Self>>, EngineError> {
         let key = membership_key(group_id, member);
         match store.aggregate(&key)? {
             None => Ok(None),
-            Some(stored) => Self::from_stored(&key, &stored).map(Some),
+            Some(stored) => {
+                decode_shared(store, &key, &stored, |s| Self::from_stored(&key, s)).map(Some)
+            }
         }
     }
 
     /// The canonical JSON bytes stored.
     pub fn to_blob(&self) -> Result<Blob, EngineError> {
-        json::canonical_bytes(&self.to_value())
-            .map(Blob::from)
-            .map_err(|e| EngineError::invalid("not_canonical", e.to_string()))
+        // Written from a view of the document: no copy of it.
+        let mut bytes = Vec::with_capacity(512);
+        json::write_view(View::Object(self.document.view()), &mut bytes)
+            .map_err(|e| EngineError::invalid("not_canonical", e.to_string()))?;
+        Ok(Blob::from(bytes))
     }
 
     /// The `membership.schema.json` document.

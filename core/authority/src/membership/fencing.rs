@@ -41,7 +41,7 @@ pub fn fence(store: &dyn Store, command: &VerifiedCommand) -> Result<Option<Fenc
     let (Some(presented), Some(group_id)) = (command.membership_epoch(), command.group_id()) else {
         return Ok(None);
     };
-    let Some(current) = Membership::read(store, group_id, command.actor())? else {
+    let Some(current) = Membership::read_shared(store, group_id, command.actor())? else {
         return Ok(None);
     };
     if current.state() == MembershipState::Ended || current.epoch() != presented {

@@ -7,7 +7,7 @@
 //! compares against the revision clients see in the Mission.
 
 use missionweaveprotocol::Principal;
-use missionweaveprotocol::json::{self, Number, Object, Value};
+use missionweaveprotocol::json::{self, Number, Object, Value, View};
 
 use super::MissionState;
 use crate::engine::EngineError;
@@ -147,11 +147,14 @@ impl Mission {
             detail,
         };
         let value = json::parse(&stored.value).map_err(|e| corrupt(e.to_string()))?;
-        let document = value
-            .get("document")
-            .and_then(Value::as_object)
-            .cloned()
-            .ok_or_else(|| corrupt("no document".into()))?;
+        // The document is taken out of the parsed value, not copied.
+        let Value::Object(mut value) = value else {
+            return Err(corrupt("no document".into()));
+        };
+        let document = match value.remove("document") {
+            Some(Value::Object(document)) => document,
+            _ => return Err(corrupt("no document".into())),
+        };
         let lease = value
             .get("coordinatorLease")
             .ok_or_else(|| corrupt("no coordinatorLease".into()))?;
@@ -207,26 +210,49 @@ impl Mission {
             Value::Number(Number::from_i64(self.lease.expires_at.0)),
         );
         lease.insert("renewalCount", num(self.lease.renewal_count));
-        let mut o = Object::new();
-        o.insert("document", Value::Object(self.document.clone()));
-        o.insert("coordinatorLease", Value::Object(lease));
-        if let Some(s) = &self.submission {
+        let submission = self.submission.as_ref().map(|s| {
             let mut so = Object::new();
             so.insert("missionRevision", num(s.mission_revision));
             so.insert(
                 "artifactHashes",
                 Value::Array(s.artifact_hashes.iter().map(Value::string).collect()),
             );
-            o.insert("submission", Value::Object(so));
-        }
+            Value::Object(so)
+        });
         // Every member is a string, a safe integer, or copied from a verified Command (which
-        // passed the I-JSON checks of stage 5), so the canonical form exists.
-        json::canonical_bytes(&Value::Object(o))
-            .map(Blob::from)
-            .map_err(|e| EngineError::Corrupt {
-                key: AggregateKey::new(MISSION_KIND, &self.mission_id),
-                detail: e.to_string(),
-            })
+        // passed the I-JSON checks of stage 5), so the canonical form exists. The JCS of
+        // `{"coordinatorLease", "document", "submission"?}` is written member by member in that
+        // (sorted) order, the document through a view: no copy of it.
+        let corrupt = |e: json::CanonicalError| EngineError::Corrupt {
+            key: AggregateKey::new(MISSION_KIND, &self.mission_id),
+            detail: e.to_string(),
+        };
+        let lease = Value::Object(lease);
+        let mut bytes = Vec::with_capacity(1024);
+        bytes.extend_from_slice(b"{\"coordinatorLease\":");
+        json::write_canonical(&lease, &mut bytes).map_err(corrupt)?;
+        bytes.extend_from_slice(b",\"document\":");
+        json::write_view(View::Object(self.document.view()), &mut bytes).map_err(corrupt)?;
+        if let Some(submission) = &submission {
+            bytes.extend_from_slice(b",\"submission\":");
+            json::write_canonical(submission, &mut bytes).map_err(corrupt)?;
+        }
+        bytes.push(b'}');
+        #[cfg(debug_assertions)]
+        {
+            let mut o = Object::new();
+            o.insert("document", Value::Object(self.document.clone()));
+            o.insert("coordinatorLease", lease);
+            if let Some(submission) = submission {
+                o.insert("submission", submission);
+            }
+            debug_assert_eq!(
+                json::canonical_bytes(&Value::Object(o)).ok().as_deref(),
+                Some(bytes.as_slice()),
+                "the member-by-member form is the JCS of the stored Mission"
+            );
+        }
+        Ok(Blob::from(bytes))
     }
 
     /// The `mission.schema.json` document.

@@ -153,7 +153,9 @@ pub(crate) fn decide(
 
     let mut payload = event_payload(&mission);
     payload.insert("mission", doc_value);
-    payload.insert("group", group.clone());
+    let group_blob = missionweaveprotocol::json::canonical_bytes(&group)
+        .map_err(|e| EngineError::invalid("not_canonical", e.to_string()))?;
+    payload.insert("group", group);
     payload.insert(
         "coordinatorLeaseExpiresAt",
         Value::string(rfc3339(lease.expires_at)),
@@ -163,8 +165,6 @@ pub(crate) fn decide(
     } else {
         "mission.created"
     };
-    let group_blob = missionweaveprotocol::json::canonical_bytes(&group)
-        .map_err(|e| EngineError::invalid("not_canonical", e.to_string()))?;
     let mut decision = Decision::default()
         .put(
             AggregateKey::new(MISSION_KIND, mission_id),

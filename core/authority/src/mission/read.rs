@@ -2,12 +2,13 @@
 //! follows (§7.1). Reads are plain store reads; the decision names every one of them in its
 //! write set, so a concurrent change makes the commit fail and the engine decide again.
 
-use missionweaveprotocol::json::{self, Value};
+use missionweaveprotocol::json::Value;
 
 use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use super::payload;
 use crate::engine::EngineError;
 use crate::ingress::VerifiedCommand;
+use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
 
 /// A stored Group: its revision and `group.schema.json` document.
@@ -60,12 +61,10 @@ pub fn read(store: &dyn Store, command: &VerifiedCommand) -> Result<MissionRead,
     let key = AggregateKey::new(GROUP_KIND, &group_id);
     let group = match store.aggregate(&key)? {
         None => None,
+        // Parsed once per stored revision (the store's memo): the Group rarely changes.
         Some(stored) => Some(GroupRead {
             revision: stored.revision,
-            document: json::parse(&stored.value).map_err(|e| EngineError::Corrupt {
-                key: key.clone(),
-                detail: e.to_string(),
-            })?,
+            document: parsed(store, &key, &stored)?.0.clone(),
         }),
     };
     let mission = match group.as_ref().and_then(GroupRead::mission_id) {

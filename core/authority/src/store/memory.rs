@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::{
-    Aggregate, AggregateKey, EventRecord, GroupHead, Receipt, ReceiptKey, ReplayPage,
+    Aggregate, AggregateKey, DecodedCache, EventRecord, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, Store, StoreError, Transaction, TransactionParts,
 };
 
@@ -18,6 +18,8 @@ use super::{
 #[derive(Debug, Default)]
 pub struct InMemoryStore {
     state: Mutex<State>,
+    /// Decoded aggregates (bounded, `store/decoded.rs`).
+    decoded: DecodedCache,
 }
 
 #[derive(Debug, Default)]
@@ -131,8 +133,18 @@ impl State {
         for write in writes {
             if let Some(value) = write.value {
                 let revision = write.expected_revision + 1;
-                self.aggregates
-                    .insert(write.key, Aggregate { revision, value });
+                let aggregate = Aggregate { revision, value };
+                match self.aggregates.get_mut(&write.key) {
+                    Some(slot) => *slot = aggregate,
+                    None => {
+                        // A new key stays for good: keep no spare capacity (the engine moves
+                        // its keys in, some built by `format!`).
+                        let mut key = write.key;
+                        key.kind.shrink_to_fit();
+                        key.id.shrink_to_fit();
+                        self.aggregates.insert(key, aggregate);
+                    }
+                }
             }
         }
     }
@@ -246,6 +258,10 @@ impl Store for InMemoryStore {
             continuation,
             last_sequence: log.next_sequence() - 1,
         })
+    }
+
+    fn decoded_cache(&self) -> Option<&DecodedCache> {
+        Some(&self.decoded)
     }
 
     fn archive_before(

@@ -58,6 +58,7 @@
 //! ```
 
 mod aggregate;
+pub(crate) mod decoded;
 pub(crate) mod error;
 mod event_log;
 mod memory;
@@ -67,6 +68,7 @@ pub mod suite;
 mod transaction;
 
 pub use aggregate::{Aggregate, AggregateKey};
+pub use decoded::DecodedCache;
 pub use error::StoreError;
 pub use event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer};
 pub use memory::InMemoryStore;
@@ -133,6 +135,13 @@ pub trait Store {
         limit: usize,
     ) -> Result<ReplayPage, StoreError>;
 
+    /// The backend's memo of decoded aggregates, if it keeps one ([`DecodedCache`]: bounded,
+    /// hit only by the very blob it decoded). The in-memory store keeps one; a backend that
+    /// reads fresh bytes on every call gains nothing from it. Default: none.
+    fn decoded_cache(&self) -> Option<&DecodedCache> {
+        None
+    }
+
     /// Archival (§7.4, §16): Events of `group` before `before` leave the online log; later
     /// replays from before them answer `CURSOR_TOO_OLD` with `snapshot`, whose
     /// `throughSequence` is `before - 1`. `before` must advance the archive and may not pass
@@ -194,6 +203,9 @@ macro_rules! forward_store {
                 snapshot: SnapshotPointer,
             ) -> Result<(), StoreError> {
                 (**self).archive_before(group, before, snapshot)
+            }
+            fn decoded_cache(&self) -> Option<&DecodedCache> {
+                (**self).decoded_cache()
             }
         }
     )+};

@@ -11,13 +11,14 @@ use missionweaveprotocol::json::{Number, Object, Value, sha256_prefixed};
 use missionweaveprotocol::schema_formats::is_protocol_id;
 
 use super::lease_index::LeaseIndex;
-use super::{SESSION_KIND, SESSION_OPENED, blob, read_value};
+use super::{SESSION_KIND, SESSION_OPENED, blob};
 use crate::engine::work::plan::{after, put_item};
 use crate::engine::work::read_item;
 use crate::engine::{Decision, EngineError};
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::mission::payload::text;
+use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
 use crate::unix_millis::UnixMillis;
 use crate::work::transitions::session::{ReplaceSessionInput, replace_session};
@@ -38,10 +39,14 @@ pub(crate) fn read_epoch(
     agent_id: &str,
 ) -> Result<Option<(u64, u64)>, EngineError> {
     let key = session_key(agent_id);
-    let Some((revision, value)) = read_value(store, &key)? else {
+    // Parsed once per stored revision (the store's memo): every Agent Command reads it.
+    let Some(stored) = store.aggregate(&key)? else {
         return Ok(None);
     };
+    let revision = stored.revision;
+    let value = parsed(store, &key, &stored)?;
     let epoch = value
+        .0
         .get("sessionEpoch")
         .and_then(Value::as_number)
         .and_then(|n| n.as_u64())
