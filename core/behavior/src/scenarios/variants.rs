@@ -221,6 +221,18 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(w1)
             .refused(WireCode::WorkLeaseExpired)
             .moves("active", "active"),
+        Scenario::new("work.submit: an Artifact not published for the WorkItem")
+            .given(steps::active(W1))
+            .when(worker(
+                "work.submit",
+                W1,
+                Lease::Execution,
+                0,
+                payloads::submit_members(W1),
+            ))
+            .watch(w1)
+            .refused(WireCode::InvalidCommand)
+            .moves("active", "active"),
         Scenario::new("work.submit: Evidence about another WorkItem")
             .given(steps::active_with_artifact())
             .when(worker(
