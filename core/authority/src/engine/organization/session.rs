@@ -7,12 +7,12 @@
 use std::collections::BTreeSet;
 
 use missionweaveprotocol::PrincipalType;
-use missionweaveprotocol::json::{Number, Object, Value, sha256_prefixed};
+use missionweaveprotocol::json::{Number, Object, Value};
 use missionweaveprotocol::schema_formats::is_protocol_id;
 
 use super::lease_index::LeaseIndex;
 use super::{SESSION_KIND, SESSION_OPENED, blob};
-use crate::engine::work::plan::{after, put_item};
+use crate::engine::work::plan::{after, derived_lease_id, put_item};
 use crate::engine::work::read_item;
 use crate::engine::{Decision, EngineError};
 use crate::events::EventDraft;
@@ -203,19 +203,11 @@ fn revoke_leases(
 /// The replacement lease of `work_item_id`: its ID hashes the receipt key (unique per applied
 /// Command, §15.1) and the WorkItem, so two engines fed the same Commands grant the same IDs.
 fn replacement_grant(command: &VerifiedCommand, work_item_id: &str, now: UnixMillis) -> LeaseGrant {
-    let actor = command.actor();
-    let seed = format!(
-        "{}\n{}\n{}\nsession-replacement\n{work_item_id}",
-        actor.kind.as_str(),
-        actor.id,
-        command.action_id()
-    );
-    let hash = sha256_prefixed(seed.as_bytes());
-    let hex = hash.strip_prefix("sha256:").unwrap_or(&hash);
     LeaseGrant {
-        lease_id: format!(
-            "urn:missionweaveprotocol:lease:ownership-{}",
-            &hex[..32.min(hex.len())]
+        lease_id: derived_lease_id(
+            command,
+            &format!("session-replacement\n{work_item_id}"),
+            "ownership",
         ),
         expires_at: after(now, REPLACEMENT_LEASE_SECONDS),
     }

@@ -74,22 +74,33 @@ pub(crate) fn lease_grant(
     now: UnixMillis,
     seconds: u64,
 ) -> LeaseGrant {
+    LeaseGrant {
+        lease_id: derived_lease_id(command, purpose, purpose),
+        expires_at: after(now, seconds),
+    }
+}
+
+/// `urn:missionweaveprotocol:lease:<purpose>-<32 hex>`: the hex is a SHA-256 of the receipt key
+/// (actor type, actor ID, Action ID: unique per applied Command, §15.1) and `seed_tail`, so two
+/// engines fed the same Commands derive the same lease IDs and no two Commands collide.
+pub(crate) fn derived_lease_id(
+    command: &VerifiedCommand,
+    seed_tail: &str,
+    purpose: &str,
+) -> String {
     let actor = command.actor();
     let seed = format!(
-        "{}\n{}\n{}\n{purpose}",
+        "{}\n{}\n{}\n{seed_tail}",
         actor.kind.as_str(),
         actor.id,
         command.action_id()
     );
     let hash = sha256_prefixed(seed.as_bytes());
     let hex = hash.strip_prefix("sha256:").unwrap_or(&hash);
-    LeaseGrant {
-        lease_id: format!(
-            "urn:missionweaveprotocol:lease:{purpose}-{}",
-            &hex[..32.min(hex.len())]
-        ),
-        expires_at: after(now, seconds),
-    }
+    format!(
+        "urn:missionweaveprotocol:lease:{purpose}-{}",
+        &hex[..32.min(hex.len())]
+    )
 }
 
 /// `now + seconds`, saturating.
