@@ -1,0 +1,142 @@
+//! The authoritative store on SQLite: a durable backend of the engine's store seam
+//! (`missionweaveprotocol_authority::store`, `docs/store.md`, §4.6, §4.7, §15, §16, §7.4).
+//!
+//! [`SqliteStore`] keeps the same per-aggregate shape as the in-memory reference: one Event
+//! log per Group keyed by `(group_id, sequence)`, aggregates by `(kind, id)` with their
+//! revision, receipts by `(actor_type, actor_id, action_id)` (`schema.rs`). A commit is one
+//! `BEGIN IMMEDIATE` SQLite transaction that validates the whole write set exactly as the
+//! in-memory store does, then applies it, or rolls back: all or nothing, the same
+//! [`StoreError`] variants. A file store runs in WAL mode with `synchronous=FULL`, so a
+//! commit that returned `Ok` is on disk.
+//!
+//! The connection sits behind one `Mutex` (the store is `Send + Sync` as the engine needs):
+//! commits and reads are serialized. Group commit across callers and a connection pool for
+//! concurrent readers are later work (`docs/store.md`, "SQLite backend").
+//!
+//! ```
+//! use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Store, Transaction};
+//! use missionweaveprotocol_store_sqlite::SqliteStore;
+//!
+//! let store = SqliteStore::in_memory().unwrap();
+//! let mut tx = Transaction::new();
+//! tx.append("g", EventRecord::new(1, "e1", &b"{}"[..]))
+//!     .put(AggregateKey::new("mission", "m"), 0, b"{}"[..].into());
+//! store.commit(tx).unwrap();
+//! assert_eq!(store.head("g").unwrap().next_sequence, 2);
+//! ```
+
+mod commit;
+mod convert;
+mod read;
+mod schema;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use missionweaveprotocol_authority::store::{
+    Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
+    StoreError, Transaction,
+};
+use rusqlite::Connection;
+
+pub use schema::SCHEMA_VERSION;
+
+use convert::backend;
+
+/// The authoritative store in one SQLite database (a file, or memory for tests).
+#[derive(Debug)]
+pub struct SqliteStore {
+    /// One connection, serialized: a rolled-back or never-begun transaction leaves it clean,
+    /// so a poisoned lock is recovered.
+    conn: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the store in the file at `path`: WAL journal,
+    /// `synchronous=FULL` (a commit is durable when it returns). Refuses a database written by
+    /// a newer schema version than [`SCHEMA_VERSION`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let conn = Connection::open(path).map_err(backend)?;
+        // `journal_mode` answers with the mode in force; anything but WAL is a refusal.
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
+            .map_err(backend)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Backend {
+                detail: format!("SQLite refused WAL journal mode (answered {mode})"),
+            });
+        }
+        Self::with_connection(conn)
+    }
+
+    /// A store in a private in-memory database (tests, ephemeral hosts): nothing survives it.
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::with_connection(Connection::open_in_memory().map_err(backend)?)
+    }
+
+    fn with_connection(conn: Connection) -> Result<Self, StoreError> {
+        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            .map_err(backend)?;
+        // A concurrent process holding the write lock is waited for, not failed at once.
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(backend)?;
+        schema::migrate(&conn)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // Every write runs in a SQLite transaction that rolls back when dropped (also while
+        // unwinding), so the connection behind a poisoned lock holds committed state only.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Store for SqliteStore {
+    fn commit(&self, tx: Transaction) -> Result<(), StoreError> {
+        commit::commit(&mut self.conn(), &tx)
+    }
+
+    fn commit_many(&self, txs: Vec<Transaction>) -> Vec<Result<(), StoreError>> {
+        commit::commit_many(&mut self.conn(), &txs)
+    }
+
+    fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
+        read::aggregate(&self.conn(), key)
+    }
+
+    fn list(&self, kind: &str, id_prefix: &str) -> Result<Vec<(String, Aggregate)>, StoreError> {
+        read::list(&self.conn(), kind, id_prefix)
+    }
+
+    fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+        read::receipt(&self.conn(), key)
+    }
+
+    fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
+        Ok(read::head(&self.conn(), group)?.unwrap_or(GroupHead {
+            next_sequence: 1,
+            first_online: 1,
+            snapshot: None,
+        }))
+    }
+
+    fn replay(
+        &self,
+        group: &str,
+        after_sequence: u64,
+        limit: usize,
+    ) -> Result<ReplayPage, StoreError> {
+        read::replay(&self.conn(), group, after_sequence, limit)
+    }
+
+    fn archive_before(
+        &self,
+        group: &str,
+        before: u64,
+        snapshot: SnapshotPointer,
+    ) -> Result<(), StoreError> {
+        commit::archive_before(&mut self.conn(), group, before, &snapshot)
+    }
+}
