@@ -260,3 +260,82 @@ fn a_path_that_cannot_be_opened_is_a_backend_error() {
     let error = SqliteStore::open(dir.path().join("missing/dir/store.sqlite")).unwrap_err();
     assert_eq!(error.reason(), "backend_failure");
 }
+
+/// Two stores (two connections, as two processes would hold) on one file: `BEGIN IMMEDIATE`
+/// serializes their commits, so a decision made on a stale head is refused, not interleaved.
+#[test]
+fn two_connections_on_one_file_conflict_instead_of_interleaving() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    let next_a = a.head("g").unwrap().next_sequence;
+    let next_b = b.head("g").unwrap().next_sequence;
+    let mut tx = Transaction::new();
+    tx.append("g", EventRecord::new(next_a, "from-a", &b"{}"[..]))
+        .put(
+            AggregateKey::new("mission", "m"),
+            0,
+            b"{\"by\":\"a\"}"[..].into(),
+        );
+    a.commit(tx).unwrap();
+    let mut tx = Transaction::new();
+    tx.append("g", EventRecord::new(next_b, "from-b", &b"{}"[..]));
+    let error = b.commit(tx).unwrap_err();
+    assert!(error.is_contention(), "{error}");
+    let mut tx = Transaction::new();
+    tx.put(
+        AggregateKey::new("mission", "m"),
+        0,
+        b"{\"by\":\"b\"}"[..].into(),
+    );
+    assert!(matches!(
+        b.commit(tx),
+        Err(StoreError::RevisionConflict { current: 1, .. })
+    ));
+    // B sees A's commit once it reads again.
+    assert_eq!(b.head("g").unwrap().next_sequence, 2);
+    assert_eq!(
+        b.replay("g", 0, 10).unwrap().events[0].event_id.as_ref(),
+        "from-a"
+    );
+}
+
+/// A group commit is durable as a whole, each write set atomic: the refused one leaves nothing
+/// after a reopen, the others everything.
+#[test]
+fn a_group_commit_survives_a_reopen_with_each_write_set_atomic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        let mut first = Transaction::new();
+        first
+            .append("g", EventRecord::new(1, "e1", &b"{}"[..]))
+            .put(AggregateKey::new("mission", "m"), 0, b"{}"[..].into());
+        let mut refused = Transaction::new();
+        refused
+            .append("g", EventRecord::new(2, "e2", &b"{}"[..]))
+            .put(AggregateKey::new("mission", "m"), 0, b"{}"[..].into());
+        let mut third = Transaction::new();
+        third.append("g", EventRecord::new(2, "e2b", &b"{}"[..]));
+        let results = store.commit_many(vec![first, refused, third]);
+        assert!(results[0].is_ok());
+        assert_eq!(
+            results[1].as_ref().unwrap_err().wire_code(),
+            WireCode::RevisionConflict
+        );
+        assert!(results[2].is_ok());
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    let ids: Vec<String> = store
+        .replay("g", 0, 10)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.event_id.to_string())
+        .collect();
+    assert_eq!(ids, ["e1", "e2b"]);
+    let mission = store.aggregate(&AggregateKey::new("mission", "m")).unwrap();
+    assert_eq!(mission.unwrap().revision, 1);
+}
