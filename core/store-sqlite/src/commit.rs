@@ -15,6 +15,10 @@ use crate::read;
 
 /// Commits `tx` in its own durable transaction.
 pub(crate) fn commit(conn: &mut Connection, tx: &Transaction) -> Result<(), StoreError> {
+    if tx.is_empty() {
+        // Nothing to check or write: no write lock, no fsync.
+        return Ok(());
+    }
     let db = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;

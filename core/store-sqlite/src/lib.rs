@@ -43,6 +43,10 @@ pub use schema::SCHEMA_VERSION;
 
 use convert::backend;
 
+/// How long a commit waits for another connection's (another process's) write lock before
+/// it fails with a backend error.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The authoritative store in one SQLite database (a file, or memory for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -57,6 +61,9 @@ impl SqliteStore {
     /// a newer schema version than [`SCHEMA_VERSION`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let conn = Connection::open(path).map_err(backend)?;
+        // A concurrent process holding the write lock (also while switching to WAL or
+        // creating the schema) is waited for, not failed at once.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
         // `journal_mode` answers with the mode in force; anything but WAL is a refusal.
         let mode: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
@@ -76,9 +83,6 @@ impl SqliteStore {
 
     fn with_connection(conn: Connection) -> Result<Self, StoreError> {
         conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-            .map_err(backend)?;
-        // A concurrent process holding the write lock is waited for, not failed at once.
-        conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(backend)?;
         schema::migrate(&conn)?;
         Ok(Self {
