@@ -71,13 +71,17 @@ fn engine(keys: &Keys, path: &Path) -> Engine<SqliteStore, SigningKey, Sequentia
 }
 
 fn create(keys: &Keys) -> VerifiedCommand {
+    create_in(keys, GROUP, MISSION, "0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11")
+}
+
+fn create_in(keys: &Keys, group: &str, mission: &str, action: &str) -> VerifiedCommand {
     let text = format!(
         r#"{{"protocolVersion": "0.1",
-        "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
-        "actor": {{"type": "human", "id": "{OWNER}"}}, "groupId": "{GROUP}",
+        "actionId": "urn:uuid:{action}",
+        "actor": {{"type": "human", "id": "{OWNER}"}}, "groupId": "{group}",
         "kind": "mission.create", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
         "issuedAt": "2026-07-15T09:30:00Z",
-        "payload": {{"missionId": "{MISSION}", "objective": "Close the July books",
+        "payload": {{"missionId": "{mission}", "objective": "Close the July books",
           "definitionOfDone": [{{"criterionId": "balanced", "description": "The ledger balances",
                                 "evidenceRequired": ["human_review"]}}],
           "budget": {{"modelTokenLimit": 100000}}, "deadline": "2026-08-01T00:00:00Z",
@@ -164,4 +168,51 @@ fn an_in_memory_sqlite_engine_pages_its_replay_and_refuses_a_limit_of_zero() {
         "{page:?}"
     );
     assert!(engine.replay(GROUP, 0, 0).is_err());
+}
+
+/// One engine over one file store shared by threads, each creating Missions in its own Group:
+/// every Command is applied once, every Group log starts at 1, and all of it is on disk.
+#[test]
+fn threads_sharing_an_engine_over_sqlite_each_get_their_missions() {
+    let keys = keys();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("authority.sqlite");
+    let commands: Vec<Vec<VerifiedCommand>> = (0..4)
+        .map(|t| {
+            (0..3)
+                .map(|i| {
+                    create_in(
+                        &keys,
+                        &format!("urn:missionweaveprotocol:group:t{t}-{i}"),
+                        &format!("urn:missionweaveprotocol:mission:t{t}-{i}"),
+                        &format!("00000000-0000-4000-8000-0000000{t}000{i}"),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    {
+        let engine = engine(&keys, &path);
+        std::thread::scope(|scope| {
+            for batch in &commands {
+                let engine = &engine;
+                scope.spawn(move || {
+                    for command in batch {
+                        let performed = engine.perform(command, NOW).unwrap();
+                        assert!(!performed.duplicate);
+                        assert_eq!(performed.events[0].sequence, 1);
+                    }
+                });
+            }
+        });
+    }
+    let engine = engine(&keys, &path);
+    for t in 0..4 {
+        for i in 0..3 {
+            let mission = format!("urn:missionweaveprotocol:mission:t{t}-{i}");
+            assert!(engine.mission(&mission).unwrap().is_some(), "{mission}");
+            let group = format!("urn:missionweaveprotocol:group:t{t}-{i}");
+            assert!(!engine.replay(&group, 0, 100).unwrap().events.is_empty());
+        }
+    }
 }
