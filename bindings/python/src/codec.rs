@@ -411,3 +411,32 @@ fn received(py: Python<'_>, object: &Bound<'_, PyAny>, bytes: &[u8]) -> Py<PyAny
         PyBytes::new(py, bytes).into_any().unbind()
     }
 }
+
+/// `(pointer, principal type, principal ID)` of [`expected_signer`].
+type NamedSigner = (&'static str, Option<&'static str>, Option<String>);
+
+/// The signer a document of `kind` names under its profile's expected-signer rule (§6.4):
+/// `(pointer, principal type, principal ID)`, the last two `None` when the member there is not
+/// what the rule reads; `None` for a kind any service Principal signs (Agent Cards). The rule
+/// is the verifier's own (`ExpectedSignerRule::resolve`).
+#[pyfunction]
+pub fn expected_signer(
+    py: Python<'_>,
+    kind: &Bound<'_, PyAny>,
+    document: &Bound<'_, PyAny>,
+) -> PyResult<Option<NamedSigner>> {
+    let kind = kind_arg(py, kind)?;
+    let value = convert::to_value(document).map_err(|e| match e {
+        ToJsonError::Python(error) => error,
+        ToJsonError::Unsupported(text) => errors::invalid_input(py, text),
+        ToJsonError::Parse(error) => errors::invalid_input(py, error.to_string()),
+    })?;
+    let rule = kind.expected_signer_rule();
+    let Some(pointer) = rule.pointer() else {
+        return Ok(None);
+    };
+    Ok(Some(match rule.resolve(value.view()) {
+        Ok(Some(principal)) => (pointer, Some(principal.kind.as_str()), Some(principal.id)),
+        _ => (pointer, None, None),
+    }))
+}

@@ -217,6 +217,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry_builder::ValidityRecord>()?;
     // signed documents / crypto
     m.add_class::<codec::SignedDocumentCodec>()?;
+    m.add_function(wrap_pyfunction!(codec::expected_signer, m)?)?;
     m.add_class::<limits::ParseLimits>()?;
     m.add_class::<codec::VerifiedSignedDocument>()?;
     m.add_class::<codec::SignedDocument>()?;

@@ -39,7 +39,13 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Unio
 
 from pydantic import BaseModel
 
-from ._native import SchemaCatalog, SignedDocumentCodec, SigningKey, is_protocol_uri
+from ._native import (
+    SchemaCatalog,
+    SignedDocumentCodec,
+    SigningKey,
+    expected_signer,
+    is_protocol_uri,
+)
 from ._types import SignedDocumentKind
 from .crypto import ALGORITHM, PrivateKeyLike, load_private_key
 from .errors import (
@@ -305,6 +311,16 @@ class ProtocolDocumentAdapter:
             )
         return signer
 
+    def _expected_signer(self, kind: SignedDocumentKind,
+                         document: ProtocolDocument) -> DocumentSigner:
+        """The configured signer of the Principal ``document`` names as its signer, by the
+        profile's expected-signer rule as the Rust verifier reads it (§6.4)."""
+        named = expected_signer(kind.value, document)
+        if named is None:  # any service Principal: the Registry's signer
+            return self.config.registry_signer
+        pointer, _principal_type, principal_id = named
+        return self._signer_for(principal_id, pointer)
+
     def _signed(self, kind: SignedDocumentKind, document: ProtocolDocument,
                 signer: DocumentSigner) -> ProtocolDocument:
         existing = document.pop("signature", None)
@@ -374,8 +390,8 @@ class ProtocolDocumentAdapter:
             card = _plain(producer_card, "producer_card")
             _agree(producer, card, (("agentId", "agentId"), ("agentCardVersion", "cardVersion")),
                    "artifact producer")
-        signer = self._signer_for(producer.get("agentId"), "/producer/agentId")
-        return self._signed(SignedDocumentKind.ARTIFACT, document, signer)
+        return self._signed(SignedDocumentKind.ARTIFACT, document,
+                            self._expected_signer(SignedDocumentKind.ARTIFACT, document))
 
     def evidence(
         self,
@@ -401,10 +417,8 @@ class ProtocolDocumentAdapter:
             _supply(document, "generatedBy", _plain(generated_by, "generated_by"), "evidence")
         if created_at is not None:
             _supply(document, "createdAt", _instant(created_at, "created_at"), "evidence")
-        generator = document.get("generatedBy")
-        generator_id = generator.get("id") if isinstance(generator, dict) else None
-        signer = self._signer_for(generator_id, "/generatedBy/id")
-        return self._signed(SignedDocumentKind.EVIDENCE, document, signer)
+        return self._signed(SignedDocumentKind.EVIDENCE, document,
+                            self._expected_signer(SignedDocumentKind.EVIDENCE, document))
 
     def approval(self, approval: ProjectionLike,
                  mission: Optional[ProjectionLike] = None) -> ProtocolDocument:
@@ -417,10 +431,8 @@ class ProtocolDocumentAdapter:
         if mission is not None:
             _agree(document, _plain(mission, "mission"),
                    (("missionId", "missionId"), ("groupId", "groupId")), "approval")
-        approver = document.get("approver")
-        approver_id = approver.get("id") if isinstance(approver, dict) else None
-        signer = self._signer_for(approver_id, "/approver/id")
-        return self._signed(SignedDocumentKind.APPROVAL, document, signer)
+        return self._signed(SignedDocumentKind.APPROVAL, document,
+                            self._expected_signer(SignedDocumentKind.APPROVAL, document))
 
     # -- unsigned kinds --------------------------------------------------------------------
 

@@ -2,6 +2,9 @@
 
 use core::fmt;
 
+use crate::json::View;
+use crate::{Principal, PrincipalType};
+
 /// How the expected signer is found in a document (§6.4 profile table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExpectedSignerRule {
@@ -11,6 +14,36 @@ pub enum ExpectedSignerRule {
     PrincipalObject(&'static str),
     /// The Agent whose ID is the string at this JSON Pointer.
     AgentId(&'static str),
+}
+
+impl ExpectedSignerRule {
+    /// The JSON Pointer the rule reads the signer from (`None`: any service Principal).
+    pub const fn pointer(self) -> Option<&'static str> {
+        match self {
+            Self::ServicePrincipal => None,
+            Self::PrincipalObject(pointer) | Self::AgentId(pointer) => Some(pointer),
+        }
+    }
+
+    /// The Principal a document names as its signer under this rule: `Ok(None)` for a rule any
+    /// service Principal satisfies; `Err(pointer)` when the member there is not what the rule
+    /// reads (a `{type, id}` object, or an Agent ID string). The verifier's stage 3 and the
+    /// bindings' document builders both resolve the signer here.
+    pub fn resolve(self, document: View<'_>) -> Result<Option<Principal>, &'static str> {
+        match self {
+            Self::ServicePrincipal => Ok(None),
+            Self::PrincipalObject(pointer) => document
+                .pointer(pointer)
+                .and_then(Principal::from_view)
+                .map(Some)
+                .ok_or(pointer),
+            Self::AgentId(pointer) => document
+                .pointer(pointer)
+                .and_then(|value| value.as_str())
+                .map(|id| Some(Principal::new(PrincipalType::Agent, id)))
+                .ok_or(pointer),
+        }
+    }
 }
 
 /// The nine signature-required document kinds.

@@ -12,7 +12,7 @@ use crate::error::Stage;
 use crate::json::{
     Document, ObjectView, ParseErrorKind, Value, View, canonical_hash, sha256_prefixed,
 };
-use crate::principal::{Principal, PrincipalType};
+use crate::principal::Principal;
 use crate::registry::{ExpectedSigner, KeyResolutionRequest, KeyResolver};
 use crate::schema_formats::{Timestamp, decode_base64url};
 
@@ -142,28 +142,20 @@ fn envelope<'d>(
         .get("keyId")
         .and_then(|value| value.as_str())
         .ok_or_else(|| stage3("key-id-missing", "signature.keyId is not a string"))?;
-    let signer = match kind.expected_signer_rule() {
-        ExpectedSignerRule::ServicePrincipal => ExpectedSigner::ServicePrincipal,
-        ExpectedSignerRule::PrincipalObject(pointer) => ExpectedSigner::Principal(
-            document
-                .pointer(pointer)
-                .and_then(Principal::from_view)
-                .ok_or_else(|| {
-                    stage3(
-                        "signer-unresolvable",
-                        format!("{pointer} is not a Principal object"),
-                    )
-                })?,
-        ),
-        ExpectedSignerRule::AgentId(pointer) => ExpectedSigner::Principal(Principal::new(
-            PrincipalType::Agent,
-            document
-                .pointer(pointer)
-                .and_then(|value| value.as_str())
-                .ok_or_else(|| {
-                    stage3("signer-unresolvable", format!("{pointer} is not a string"))
-                })?,
-        )),
+    let rule = kind.expected_signer_rule();
+    let signer = match rule.resolve(document) {
+        Ok(None) => ExpectedSigner::ServicePrincipal,
+        Ok(Some(principal)) => ExpectedSigner::Principal(principal),
+        Err(pointer) => {
+            let what = match rule {
+                ExpectedSignerRule::AgentId(_) => "a string",
+                _ => "a Principal object",
+            };
+            return Err(stage3(
+                "signer-unresolvable",
+                format!("{pointer} is not {what}"),
+            ));
+        }
     };
     let signature_text = signature
         .get("value")
