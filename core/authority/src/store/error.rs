@@ -74,6 +74,17 @@ pub enum StoreError {
         /// What is wrong with it.
         detail: String,
     },
+    /// Stored data failed its integrity check when read (a changed Event body, a broken hash
+    /// chain, a revision that does not match its checksum, a missing sequence): the row is
+    /// never served. Nothing was committed by the call that found it.
+    Corrupt {
+        /// What was being read: `event`, `aggregate`, `receipt`, `group`.
+        what: &'static str,
+        /// Which row (Group and sequence, or aggregate kind and ID).
+        locator: String,
+        /// What failed (a hash mismatch, a gap).
+        detail: String,
+    },
     /// The backend failed; nothing was committed.
     Backend {
         /// What failed (never shown on the wire beyond the code).
@@ -103,6 +114,7 @@ impl StoreError {
             Self::CursorTooOld { .. } => "cursor_too_old",
             Self::ArchiveOutOfRange { .. } => "archive_out_of_range",
             Self::InvalidArgument { .. } => "invalid_argument",
+            Self::Corrupt { .. } => "store_corrupt",
             Self::Backend { .. } => "backend_failure",
         }
     }
@@ -173,6 +185,14 @@ impl fmt::Display for StoreError {
                  {first_online} and not after {next_sequence}"
             ),
             Self::InvalidArgument { argument, detail } => write!(f, "{argument}: {detail}"),
+            Self::Corrupt {
+                what,
+                locator,
+                detail,
+            } => write!(
+                f,
+                "stored {what} {locator} failed its integrity check: {detail}"
+            ),
             Self::Backend { detail } => write!(f, "the store failed: {detail}"),
         }
     }
@@ -198,7 +218,10 @@ impl DescribeError for StoreError {
             Self::ActionIdCollision { .. } => WireCode::ActionIdCollision,
             // This attempt accepted nothing; an unchanged retry returns the original receipt
             // (§15.1, §19), so the transient code is the honest one.
-            Self::AlreadyApplied { .. } | Self::Backend { .. } => WireCode::InternalError,
+            // Damaged data at rest is the server's fault, never the caller's (§19).
+            Self::AlreadyApplied { .. } | Self::Backend { .. } | Self::Corrupt { .. } => {
+                WireCode::InternalError
+            }
             Self::CursorTooOld { .. } => WireCode::CursorTooOld,
             Self::ArchiveOutOfRange { .. } | Self::InvalidArgument { .. } => {
                 WireCode::ProtocolViolation
@@ -252,6 +275,9 @@ impl DescribeError for StoreError {
                 .integer("first_online", int(*first_online))
                 .integer("next_sequence", int(*next_sequence)),
             Self::InvalidArgument { argument, .. } => Fields::new().text("argument", *argument),
+            Self::Corrupt { what, locator, .. } => Fields::new()
+                .text("stored", *what)
+                .text("locator", locator.as_str()),
             Self::Backend { .. } => Fields::new(),
         }
     }

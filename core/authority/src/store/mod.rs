@@ -61,6 +61,7 @@ mod aggregate;
 pub(crate) mod decoded;
 pub(crate) mod error;
 mod event_log;
+pub mod integrity;
 mod memory;
 mod receipt;
 #[doc(hidden)]
