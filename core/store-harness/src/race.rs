@@ -22,6 +22,8 @@ use crate::workload::{HarnessCore, Workload};
 
 /// How long a [`FileBarrier`] waits for the other processes.
 const BARRIER_TIMEOUT: Duration = Duration::from_secs(120);
+/// The marker a failing process leaves in the barrier directory.
+const ABORT: &str = "abort";
 
 /// A barrier across processes through marker files in one directory: process `process` of
 /// `parties` creates `round-R-process-P`, then waits until every party's marker of round R
@@ -53,12 +55,25 @@ impl FileBarrier {
         dir.join(format!("round-{round}-process-{process}"))
     }
 
-    /// Arrives at `round` and waits for every party.
+    /// Tells every party to stop waiting (this process failed): their [`wait`](Self::wait)
+    /// fails at once instead of after the timeout.
+    pub fn abort(&self) {
+        // Best effort: if even this fails, the others time out.
+        let _ = std::fs::write(self.dir.join(ABORT), self.process.to_string());
+    }
+
+    /// Arrives at `round` and waits for every party. Fails if a party aborted, or did not
+    /// arrive within two minutes.
     pub fn wait(&self, round: u64) -> Result<(), HarnessError> {
         let io = |e: std::io::Error| HarnessError::argument("barrier", e.to_string());
         std::fs::write(Self::marker(&self.dir, round, self.process), b"").map_err(io)?;
         let start = Instant::now();
         while !(0..self.parties).all(|p| Self::marker(&self.dir, round, p).exists()) {
+            if self.dir.join(ABORT).exists() {
+                return Err(HarnessError::check(format!(
+                    "barrier of round {round}: another process failed"
+                )));
+            }
             if start.elapsed() > BARRIER_TIMEOUT {
                 return Err(HarnessError::check(format!(
                     "barrier of round {round}: the other processes did not arrive"

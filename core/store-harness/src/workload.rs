@@ -15,7 +15,7 @@ use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol_authority::engine::SESSION_OPEN;
 use missionweaveprotocol_authority::events::RandomEventIds;
 use missionweaveprotocol_authority::service::{AuthorityCore, default_authorizer};
-use missionweaveprotocol_authority::store::Store;
+use missionweaveprotocol_authority::store::{ReceiptKey, Store};
 
 use crate::command::{CommandSigner, WireCommand};
 use crate::error::HarnessError;
@@ -294,14 +294,25 @@ impl Workload {
     /// loser sharing the winner's Agent `INVALID_STATE_TRANSITION` (the item is `queued`).
     pub fn race_accept(&self, round: u64, submitter: u64) -> Result<WireCommand, HarnessError> {
         let name = format!("race-{round}");
-        let agent = WORKERS[(submitter % WORKERS.len() as u64) as usize];
+        let key = self.race_accept_key(round, submitter);
         self.signer().group_command(
             &self.id("group", &name),
             "work.accept_offer",
-            agent,
-            &self.id("action", &format!("{name}-accept-{submitter}")),
+            &key.actor_id,
+            &key.action_id,
             "",
             &payloads::accept_offer(&self.id("work", &name)),
+        )
+    }
+
+    /// The receipt key of [`race_accept`](Self::race_accept)`(round, submitter)`, without
+    /// signing it (checks look up every submitter's receipt).
+    pub fn race_accept_key(&self, round: u64, submitter: u64) -> ReceiptKey {
+        let agent = WORKERS[(submitter % WORKERS.len() as u64) as usize];
+        ReceiptKey::new(
+            "agent",
+            agent,
+            self.id("action", &format!("race-{round}-accept-{submitter}")),
         )
     }
 

@@ -177,17 +177,33 @@ fn race(options: &Options) -> Result<(), HarnessError> {
     let tasks = options.number("tasks")?;
     let (process, barrier) = options.barrier()?;
     let core = workload.core(open_store(options.store()?)?)?;
-    for round in first..first + rounds {
-        // Idempotent: every process applies the round's setup; one application wins, the
-        // others are answered from the receipt (§15.1). All before the barrier.
-        for command in workload.race_round(round)?.setup {
-            apply(&core, &command)?;
+    let result = (first..first + rounds).try_for_each(|round| {
+        // Process 0 offers the round's WorkItem before it reaches the barrier, so the offer
+        // exists when the submitters of every process are released. (Only one process sends
+        // the setup: a concurrent re-send of the same Command may be refused by its decision
+        // instead of being answered from the receipt, docs/store.md.)
+        if process == 0 {
+            for command in workload.race_round(round)?.setup {
+                apply(&core, &command)?;
+            }
         }
         let submitters = process * tasks..(process + 1) * tasks;
         let tally = race_round(&core, &workload, round, submitters, barrier.as_ref())?;
         println!("{tally}");
+        Ok(())
+    });
+    abort_on_error(result, barrier.as_ref())
+}
+
+/// On failure, tells the other processes at the barrier to stop waiting.
+fn abort_on_error(
+    result: Result<(), HarnessError>,
+    barrier: Option<&FileBarrier>,
+) -> Result<(), HarnessError> {
+    if let (Err(_), Some(barrier)) = (&result, barrier) {
+        barrier.abort();
     }
-    Ok(())
+    result
 }
 
 fn shared(options: &Options) -> Result<(), HarnessError> {
@@ -201,7 +217,11 @@ fn shared(options: &Options) -> Result<(), HarnessError> {
         options.number("threads")?,
         options.number("count")?,
         barrier.as_ref(),
-    )?;
+    );
+    let tally = match tally {
+        Ok(tally) => tally,
+        Err(e) => return abort_on_error(Err(e), barrier.as_ref()),
+    };
     print!(
         "shared applied {} resends {} refused",
         tally.applied, tally.resends
