@@ -27,6 +27,13 @@ pub enum HarnessError {
     Store(StoreError),
     /// The core refused a Command or a query.
     Core(CoreError),
+    /// The core refused this Command (`kind` and Action ID) with `error`.
+    Refused {
+        /// `<kind> <actionId>`.
+        command: String,
+        /// The refusal.
+        error: CoreError,
+    },
     /// The workload could not be built (a key, the Registry, a signature).
     Workload {
         /// What failed.
@@ -79,6 +86,9 @@ impl fmt::Display for HarnessError {
             ),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Core(e) => write!(f, "core: {} ({})", e.wire_code, e.detail),
+            Self::Refused { command, error } => {
+                write!(f, "{command} refused: {} ({})", error.wire_code, error.detail)
+            }
             Self::Workload { detail } => write!(f, "workload: {detail}"),
             Self::Check { detail } => write!(f, "check failed: {detail}"),
         }
@@ -92,7 +102,7 @@ impl DescribeError for HarnessError {
         match self {
             Self::InvalidArgument { .. } => ErrorClass::Argument,
             Self::Store(e) => e.class(),
-            Self::Core(e) => e.class(),
+            Self::Core(e) | Self::Refused { error: e, .. } => e.class(),
             Self::Workload { .. } => ErrorClass::Signing,
             // The persistence family (the store's own class until a store class exists).
             Self::BackendNotBuilt { .. } | Self::Check { .. } => ErrorClass::Snapshot,
@@ -103,7 +113,7 @@ impl DescribeError for HarnessError {
         match self {
             Self::InvalidArgument { .. } => WireCode::ProtocolViolation,
             Self::Store(e) => e.wire_code(),
-            Self::Core(e) => e.wire_code,
+            Self::Core(e) | Self::Refused { error: e, .. } => e.wire_code,
             Self::BackendNotBuilt { .. } | Self::Workload { .. } | Self::Check { .. } => {
                 WireCode::InternalError
             }
@@ -115,7 +125,7 @@ impl DescribeError for HarnessError {
             Self::InvalidArgument { .. } => "invalid_argument",
             Self::BackendNotBuilt { .. } => "backend_not_built",
             Self::Store(e) => e.reason(),
-            Self::Core(e) => &e.reason,
+            Self::Core(e) | Self::Refused { error: e, .. } => &e.reason,
             Self::Workload { .. } => "workload",
             Self::Check { .. } => "check_failed",
         }
@@ -124,7 +134,7 @@ impl DescribeError for HarnessError {
     fn retryable(&self) -> bool {
         match self {
             Self::Store(e) => e.retryable(),
-            Self::Core(e) => e.retryable,
+            Self::Core(e) | Self::Refused { error: e, .. } => e.retryable,
             // A missing backend, a bad argument or a failed check stays so.
             _ => false,
         }

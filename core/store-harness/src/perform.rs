@@ -47,12 +47,12 @@ pub fn apply<S: Store>(
     core: &HarnessCore<S>,
     command: &WireCommand,
 ) -> Result<Performed, HarnessError> {
-    send(core, command).result.map_err(|e| {
-        HarnessError::check(format!(
-            "{} {} refused: {} {} ({})",
-            command.kind, command.action_id, e.wire_code, e.reason, e.detail
-        ))
-    })
+    send(core, command)
+        .result
+        .map_err(|error| HarnessError::Refused {
+            command: format!("{} {}", command.kind, command.action_id),
+            error,
+        })
 }
 
 /// Applies every Command of `commands` in order ([`apply`]).

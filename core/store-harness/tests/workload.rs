@@ -102,7 +102,8 @@ fn a_stream_command_before_the_setup_is_refused_and_nothing_is_applied() {
         .find(|c| matches!(c.effect, StreamEffect::RenewCoordinator { .. }))
         .unwrap();
     let error = apply(&core, &renewal.command).unwrap_err();
-    assert!(matches!(error, HarnessError::Check { .. }), "{error}");
+    assert!(matches!(error, HarnessError::Refused { .. }), "{error}");
+    assert_eq!(error.wire_code(), WireCode::AuthRequired);
     assert!(
         group_log(core.store(), &renewal.group, None)
             .unwrap()
