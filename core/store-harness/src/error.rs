@@ -26,13 +26,13 @@ pub enum HarnessError {
     /// The store refused a call.
     Store(StoreError),
     /// The core refused a Command or a query.
-    Core(CoreError),
+    Core(Box<CoreError>),
     /// The core refused this Command (`kind` and Action ID) with `error`.
     Refused {
         /// `<kind> <actionId>`.
         command: String,
         /// The refusal.
-        error: CoreError,
+        error: Box<CoreError>,
     },
     /// The workload could not be built (a key, the Registry, a signature).
     Workload {
@@ -87,7 +87,11 @@ impl fmt::Display for HarnessError {
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Core(e) => write!(f, "core: {} ({})", e.wire_code, e.detail),
             Self::Refused { command, error } => {
-                write!(f, "{command} refused: {} ({})", error.wire_code, error.detail)
+                write!(
+                    f,
+                    "{command} refused: {} ({})",
+                    error.wire_code, error.detail
+                )
             }
             Self::Workload { detail } => write!(f, "workload: {detail}"),
             Self::Check { detail } => write!(f, "check failed: {detail}"),
@@ -149,6 +153,6 @@ impl From<StoreError> for HarnessError {
 
 impl From<CoreError> for HarnessError {
     fn from(e: CoreError) -> Self {
-        Self::Core(e)
+        Self::Core(Box::new(e))
     }
 }

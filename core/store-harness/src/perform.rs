@@ -51,7 +51,7 @@ pub fn apply<S: Store>(
         .result
         .map_err(|error| HarnessError::Refused {
             command: format!("{} {}", command.kind, command.action_id),
-            error,
+            error: Box::new(error),
         })
 }
 

@@ -8,6 +8,7 @@ use std::fmt;
 use missionweaveprotocol::SignedDocumentKind;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol_authority::mission::MissionState;
+use missionweaveprotocol_authority::service::CoreError;
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
 
@@ -297,7 +298,7 @@ fn mission_of<S: Store>(
     let found = core
         .engine()
         .mission(mission)
-        .map_err(|e| HarnessError::Core(e.into()))?
+        .map_err(|e| HarnessError::from(CoreError::from(e)))?
         .ok_or_else(|| HarnessError::check(format!("Mission {mission} is not stored")))?;
     Ok((found.revision(), found.state()))
 }

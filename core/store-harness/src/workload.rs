@@ -328,7 +328,7 @@ impl Workload {
     ) -> Result<WireCommand, HarnessError> {
         let (group, _) = self.shared_group();
         let name = format!("shared-p{process}-t{thread}-k{k}");
-        if (process + thread + k) % 4 == 0 {
+        if (process + thread + k).is_multiple_of(4) {
             self.renew(&group, &name)
         } else {
             self.add_member(&group, &self.id("agent", &name), &name)

@@ -14,7 +14,9 @@ use missionweaveprotocol_store_harness::check::{
     group_log, mission_matches_log, stream_applied, verify_store,
 };
 use missionweaveprotocol_store_harness::perform::apply_all;
-use missionweaveprotocol_store_harness::{HarnessError, NOW, StreamCommand, StreamEffect, Workload};
+use missionweaveprotocol_store_harness::{
+    HarnessError, NOW, StreamCommand, StreamEffect, Workload,
+};
 
 /// A store serving another's data with one fault injected on reads.
 struct Faulty {
@@ -68,7 +70,7 @@ impl Store for Faulty {
                     let mut body = record.body.to_vec();
                     let at = body.len() / 2;
                     body[at] ^= 0x01;
-                    events.push(EventRecord::new(record.sequence, &*record.event_id, body));
+                    events.push(EventRecord::new(record.sequence, &record.event_id, body));
                 }
                 _ => events.push(record),
             }
@@ -87,13 +89,17 @@ fn store_with_stream(workload: &Workload, n: u64) -> Arc<InMemoryStore> {
     let core = workload.core(Arc::clone(&store)).unwrap();
     apply_all(&core, &workload.setup().unwrap()).unwrap();
     for i in 0..n {
-        core.perform_bytes(&workload.stream(i).unwrap().command.bytes, NOW).unwrap();
+        core.perform_bytes(&workload.stream(i).unwrap().command.bytes, NOW)
+            .unwrap();
     }
     store
 }
 
 fn first(workload: &Workload, effect: fn(&StreamEffect) -> bool) -> StreamCommand {
-    (0..).map(|i| workload.stream(i).unwrap()).find(|c| effect(&c.effect)).unwrap()
+    (0..)
+        .map(|i| workload.stream(i).unwrap())
+        .find(|c| effect(&c.effect))
+        .unwrap()
 }
 
 fn check_error(result: Result<impl std::fmt::Debug, HarnessError>, needle: &str) {
@@ -128,12 +134,30 @@ fn a_gap_a_repeat_a_wrong_head_and_a_changed_event_are_found() {
     let inner = store_with_stream(&workload, 0);
     let (group, _) = workload.stream_group(0);
     let registry = workload.keys().registry();
-    let faulty = |fault| Faulty { inner: Arc::clone(&inner), fault };
-    check_error(group_log(&faulty(Fault::Drop(2)), &group, None), "sequence 3 where 2 was next");
-    check_error(group_log(&faulty(Fault::Repeat(2)), &group, None), "sequence 2 where 3 was next");
-    check_error(group_log(&faulty(Fault::Head), &group, None), "the head says next sequence 7");
-    check_error(group_log(&faulty(Fault::Flip(3)), &group, Some(registry)), "fails §6.4");
-    check_error(verify_store(&faulty(Fault::Flip(1)), registry), "fails §6.4");
+    let faulty = |fault| Faulty {
+        inner: Arc::clone(&inner),
+        fault,
+    };
+    check_error(
+        group_log(&faulty(Fault::Drop(2)), &group, None),
+        "sequence 3 where 2 was next",
+    );
+    check_error(
+        group_log(&faulty(Fault::Repeat(2)), &group, None),
+        "sequence 2 where 3 was next",
+    );
+    check_error(
+        group_log(&faulty(Fault::Head), &group, None),
+        "the head says next sequence 7",
+    );
+    check_error(
+        group_log(&faulty(Fault::Flip(3)), &group, Some(registry)),
+        "fails §6.4",
+    );
+    check_error(
+        verify_store(&faulty(Fault::Flip(1)), registry),
+        "fails §6.4",
+    );
     // A fault on a sequence the log does not have changes nothing.
     group_log(&faulty(Fault::Drop(99)), &group, Some(registry)).unwrap();
     verify_store(&faulty(Fault::Flip(99)), registry).unwrap();
@@ -156,7 +180,9 @@ fn an_event_moved_to_another_sequence_is_found() {
 #[test]
 fn a_receipt_an_event_or_an_aggregate_alone_is_a_half_applied_command() {
     let workload = Workload::new(1).unwrap();
-    let create = first(&workload, |e| matches!(e, StreamEffect::CreateMission { .. }));
+    let create = first(&workload, |e| {
+        matches!(e, StreamEffect::CreateMission { .. })
+    });
     let member = first(&workload, |e| matches!(e, StreamEffect::AddMember { .. }));
     // A receipt without its Event.
     let store = store_with_stream(&workload, 0);
@@ -176,15 +202,26 @@ fn a_receipt_an_event_or_an_aggregate_alone_is_a_half_applied_command() {
     check_error(stream_applied(&*store, &create, &log), "half-applied");
     // A Mission without receipt or Event.
     let store = store_with_stream(&workload, 0);
-    let StreamEffect::CreateMission { mission } = &create.effect else { unreachable!() };
+    let StreamEffect::CreateMission { mission } = &create.effect else {
+        unreachable!()
+    };
     let mut tx = Transaction::new();
-    tx.put(AggregateKey::new(MISSION_KIND, mission), 0, b"{}"[..].into());
+    tx.put(
+        AggregateKey::new(MISSION_KIND, mission),
+        0,
+        b"{}"[..].into(),
+    );
     store.commit(tx).unwrap();
-    check_error(stream_applied(&*store, &create, &[]), "Mission stored true, its Group false");
+    check_error(
+        stream_applied(&*store, &create, &[]),
+        "Mission stored true, its Group false",
+    );
     // A Membership without receipt or Event.
     let store = store_with_stream(&workload, 0);
     let applied = store_with_stream(&workload, member.index + 1);
-    let StreamEffect::AddMember { member: agent } = &member.effect else { unreachable!() };
+    let StreamEffect::AddMember { member: agent } = &member.effect else {
+        unreachable!()
+    };
     let (id, stored) = applied
         .list("membership", "")
         .unwrap()
@@ -204,10 +241,16 @@ fn a_command_with_two_events_is_applied_twice() {
     let member = first(&workload, |e| matches!(e, StreamEffect::AddMember { .. }));
     let store = store_with_stream(&workload, member.index + 1);
     let log = group_log(&*store, &member.group, None).unwrap();
-    let event = log.iter().find(|e| e.action_id.as_deref() == Some(&*member.command.action_id)).unwrap();
+    let event = log
+        .iter()
+        .find(|e| e.action_id.as_deref() == Some(&*member.command.action_id))
+        .unwrap();
     let mut twice = log.clone();
     twice.push(event.clone());
-    check_error(stream_applied(&*store, &member, &twice), "applied more than once");
+    check_error(
+        stream_applied(&*store, &member, &twice),
+        "applied more than once",
+    );
 }
 
 #[test]
@@ -221,5 +264,8 @@ fn a_mission_revision_no_event_announced_is_found() {
     tx.put(key, current.revision, current.value);
     store.commit(tx).unwrap();
     let log = group_log(&*store, &group, None).unwrap();
-    check_error(mission_matches_log(&*store, &mission, &log), "announced Some(1)");
+    check_error(
+        mission_matches_log(&*store, &mission, &log),
+        "announced Some(1)",
+    );
 }

@@ -8,10 +8,10 @@
 mod common;
 
 #[test]
-fn a_writer_killed_sixty_times_loses_nothing_confirmed_and_half_applies_nothing() {
+fn a_writer_killed_a_hundred_times_loses_nothing_confirmed_and_half_applies_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let spec = format!("sqlite:{}", dir.path().join("crash.sqlite").display());
-    let report = common::crash::run(&spec, 1, 60, 0x5eed_c4a5);
+    let report = common::crash::run(&spec, 1, 100, 0x5eed_c4a5);
     println!(
         "crash test on SQLite: {} kills ({} before the first confirmation), {} stream Commands; \
          in-flight Command applied-unconfirmed {} times, absent {} times; {:.1} s",
