@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use missionweaveprotocol_authority::store::Store;
 
@@ -32,13 +32,18 @@ pub struct BenchReport {
     pub duplicates: usize,
     /// Re-sends after retryable refusals.
     pub resends: u64,
+    /// When the first Command was sent and the last answered, milliseconds since the Unix
+    /// epoch: several processes' windows combine into one rate.
+    pub start_unix_ms: u128,
+    /// See [`start_unix_ms`](Self::start_unix_ms).
+    pub end_unix_ms: u128,
 }
 
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "bench commands {} threads {} seconds {:.3} commands_per_second {:.0} p50_ms {:.3} p99_ms {:.3} duplicates {} resends {}",
+            "bench commands {} threads {} seconds {:.3} commands_per_second {:.0} p50_ms {:.3} p99_ms {:.3} duplicates {} resends {} start_unix_ms {} end_unix_ms {}",
             self.commands,
             self.threads,
             self.seconds,
@@ -46,19 +51,23 @@ impl fmt::Display for BenchReport {
             self.p50_ms,
             self.p99_ms,
             self.duplicates,
-            self.resends
+            self.resends,
+            self.start_unix_ms,
+            self.end_unix_ms
         )
     }
 }
 
 /// `count` `mission.create` Commands of distinct Missions, each in its own Group (no two
-/// contend), named `bench-<i>` under `workload`'s seed.
+/// contend), named `bench-p<process>-<i>` under `workload`'s seed: processes benchmarking one
+/// store together each pass their own `process`.
 pub fn create_commands(
     workload: &Workload,
+    process: u64,
     count: usize,
 ) -> Result<Vec<WireCommand>, HarnessError> {
     (0..count)
-        .map(|i| workload.create_mission(&format!("bench-{i}")))
+        .map(|i| workload.create_mission(&format!("bench-p{process}-{i}")))
         .collect()
 }
 
@@ -70,6 +79,7 @@ pub fn run<S: Store + Sync>(
 ) -> Result<BenchReport, HarnessError> {
     let threads = threads.max(1);
     let next = AtomicUsize::new(0);
+    let start_unix_ms = unix_ms();
     let start = Instant::now();
     let per_thread = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
@@ -109,6 +119,7 @@ pub fn run<S: Store + Sync>(
             .collect::<Result<Vec<_>, HarnessError>>()
     })?;
     let seconds = start.elapsed().as_secs_f64();
+    let end_unix_ms = unix_ms();
     let mut latencies: Vec<Duration> = Vec::with_capacity(commands.len());
     let (mut duplicates, mut resends) = (0, 0);
     for (l, d, r) in per_thread {
@@ -131,5 +142,13 @@ pub fn run<S: Store + Sync>(
         p99_ms: percentile(0.99),
         duplicates,
         resends,
+        start_unix_ms,
+        end_unix_ms,
     })
+}
+
+fn unix_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
 }

@@ -66,6 +66,49 @@ fn setup_stream_verify_and_bench_print_what_they_did() {
 }
 
 #[test]
+fn two_bench_processes_start_together_on_distinct_missions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = spec(&dir, "pb.sqlite");
+    let barrier = dir.path().join("barrier");
+    std::fs::create_dir(&barrier).unwrap();
+    let barrier = barrier.display().to_string();
+    let children: Vec<_> = ["0", "1"]
+        .iter()
+        .map(|p| {
+            Command::new(worker())
+                .args([
+                    "bench",
+                    "--store",
+                    &store,
+                    "--threads",
+                    "2",
+                    "--count",
+                    "15",
+                    "--process",
+                    p,
+                    "--parties",
+                    "2",
+                    "--barrier",
+                    &barrier,
+                ])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = common::check_output(&["bench"], child.wait_with_output().unwrap());
+        assert!(out.starts_with("bench commands 15 threads 2 "), "{out}");
+        assert!(out.contains(" duplicates 0 "), "{out}");
+    }
+    let verified = run_worker(&["verify", "--store", &store]);
+    assert!(
+        verified.starts_with("verified groups 30 events 30 "),
+        "{verified}"
+    );
+}
+
+#[test]
 fn race_and_shared_print_their_tallies() {
     let dir = tempfile::tempdir().unwrap();
     let store = spec(&dir, "r.sqlite");

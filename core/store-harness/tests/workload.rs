@@ -151,13 +151,17 @@ fn threads_sending_to_the_shared_group_leave_one_contiguous_log() {
 fn bench_counts_fresh_commands_and_reports_duplicates_on_a_used_store() {
     let workload = Workload::new(1).unwrap();
     let core = set_up(&workload);
-    let commands = bench::create_commands(&workload, 40).unwrap();
+    let commands = bench::create_commands(&workload, 0, 40).unwrap();
     let first = bench::run(&core, &commands, 4).unwrap();
     assert_eq!(
         (first.commands, first.threads, first.duplicates),
         (40, 4, 0)
     );
     assert!(first.per_second > 0.0 && first.p99_ms >= first.p50_ms);
+    assert!(first.end_unix_ms >= first.start_unix_ms);
+    // Another process's Commands are other Missions.
+    let other = bench::create_commands(&workload, 1, 40).unwrap();
+    assert!(other.iter().all(|c| !commands.contains(c)));
     let again = bench::run(&core, &commands, 4).unwrap();
     assert_eq!(again.duplicates, 40);
 }

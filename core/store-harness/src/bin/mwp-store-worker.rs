@@ -7,7 +7,7 @@
 //! mwp-store-worker stream   --store S --from I --to J      # prints "done <i> <group> <sequence>"
 //! mwp-store-worker race     --store S --round R --tasks 32 [--rounds N] [--process P --parties K --barrier DIR]
 //! mwp-store-worker shared   --store S --threads T --count N [--process P --parties K --barrier DIR]
-//! mwp-store-worker bench    --store S --threads T --count N
+//! mwp-store-worker bench    --store S --threads T --count N [--process P --parties K --barrier DIR]
 //! mwp-store-worker verify   --store S
 //! mwp-store-worker scenario --store S
 //! ```
@@ -34,6 +34,7 @@ const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|ver
   shared   --store S --threads T --count N [--process P --parties K --barrier DIR]
                                            T threads send N Commands each to the one shared Group
   bench    --store S --threads T --count N Commands/s of N mission.create over T threads
+           [--process P --parties K --barrier DIR]   start together with K-1 other processes
   verify   --store S                       replay and verify every Group and Organization Event
   scenario --store S                       the end-to-end story, then reopen and replay
   common:  --seed N (default 1); store specs: sqlite:PATH (postgresql://… reserved)";
@@ -182,7 +183,7 @@ fn race(options: &Options) -> Result<(), HarnessError> {
         // exists when the submitters of every process are released. (Only one process sends
         // the setup: a concurrent re-send of the same Command may be refused by its decision
         // instead of being answered from the receipt, docs/store.md.)
-        if process == 0 {
+        if process == 0 || barrier.is_none() {
             for command in workload.race_round(round)?.setup {
                 apply(&core, &command)?;
             }
@@ -239,11 +240,21 @@ fn run_bench(options: &Options) -> Result<(), HarnessError> {
         .map_err(|_| HarnessError::argument("--count", "too large"))?;
     let threads = usize::try_from(options.number("threads")?)
         .map_err(|_| HarnessError::argument("--threads", "too large"))?;
+    let (process, barrier) = options.barrier()?;
     let core = workload.core(open_store(options.store()?)?)?;
-    apply_on(options.store()?, &workload, &workload.sessions()?)?;
-    let commands = bench::create_commands(&workload, count)?;
-    println!("{}", bench::run(&core, &commands, threads)?);
-    Ok(())
+    let commands = bench::create_commands(&workload, process, count)?;
+    // Signed before the clock starts; the processes start together.
+    let result = barrier
+        .as_ref()
+        .map_or(Ok(()), |b| b.wait(0))
+        .and_then(|()| bench::run(&core, &commands, threads));
+    match result {
+        Ok(report) => {
+            println!("{report}");
+            Ok(())
+        }
+        Err(e) => abort_on_error(Err(e), barrier.as_ref()),
+    }
 }
 
 fn verify(options: &Options) -> Result<(), HarnessError> {
