@@ -39,6 +39,13 @@ pub enum HarnessError {
         /// What failed.
         detail: String,
     },
+    /// Local I/O outside the store failed (the worker's stdout, the barrier directory).
+    Io {
+        /// What was being written or read.
+        what: String,
+        /// The operating system's error.
+        detail: String,
+    },
     /// A consistency check of a store failed: what the store holds is not what the
     /// Commands performed imply (a missing Event, a gap, a half-applied Command, …).
     Check {
@@ -60,6 +67,14 @@ impl HarnessError {
     pub fn workload(detail: impl Into<String>) -> Self {
         Self::Workload {
             detail: detail.into(),
+        }
+    }
+
+    /// An [`Io`](Self::Io) failure.
+    pub fn io(what: impl Into<String>, error: &std::io::Error) -> Self {
+        Self::Io {
+            what: what.into(),
+            detail: error.to_string(),
         }
     }
 
@@ -94,6 +109,7 @@ impl fmt::Display for HarnessError {
                 )
             }
             Self::Workload { detail } => write!(f, "workload: {detail}"),
+            Self::Io { what, detail } => write!(f, "{what}: {detail}"),
             Self::Check { detail } => write!(f, "check failed: {detail}"),
         }
     }
@@ -109,7 +125,9 @@ impl DescribeError for HarnessError {
             Self::Core(e) | Self::Refused { error: e, .. } => e.class(),
             Self::Workload { .. } => ErrorClass::Signing,
             // The persistence family (the store's own class until a store class exists).
-            Self::BackendNotBuilt { .. } | Self::Check { .. } => ErrorClass::Snapshot,
+            Self::BackendNotBuilt { .. } | Self::Io { .. } | Self::Check { .. } => {
+                ErrorClass::Snapshot
+            }
         }
     }
 
@@ -118,9 +136,10 @@ impl DescribeError for HarnessError {
             Self::InvalidArgument { .. } => WireCode::ProtocolViolation,
             Self::Store(e) => e.wire_code(),
             Self::Core(e) | Self::Refused { error: e, .. } => e.wire_code,
-            Self::BackendNotBuilt { .. } | Self::Workload { .. } | Self::Check { .. } => {
-                WireCode::InternalError
-            }
+            Self::BackendNotBuilt { .. }
+            | Self::Workload { .. }
+            | Self::Io { .. }
+            | Self::Check { .. } => WireCode::InternalError,
         }
     }
 
@@ -131,6 +150,7 @@ impl DescribeError for HarnessError {
             Self::Store(e) => e.reason(),
             Self::Core(e) | Self::Refused { error: e, .. } => &e.reason,
             Self::Workload { .. } => "workload",
+            Self::Io { .. } => "io",
             Self::Check { .. } => "check_failed",
         }
     }

@@ -65,8 +65,9 @@ impl FileBarrier {
     /// Arrives at `round` and waits for every party. Fails if a party aborted, or did not
     /// arrive within two minutes.
     pub fn wait(&self, round: u64) -> Result<(), HarnessError> {
-        let io = |e: std::io::Error| HarnessError::argument("barrier", e.to_string());
-        std::fs::write(Self::marker(&self.dir, round, self.process), b"").map_err(io)?;
+        let marker = Self::marker(&self.dir, round, self.process);
+        std::fs::write(&marker, b"")
+            .map_err(|e| HarnessError::io(marker.display().to_string(), &e))?;
         let start = Instant::now();
         while !(0..self.parties).all(|p| Self::marker(&self.dir, round, p).exists()) {
             if self.dir.join(ABORT).exists() {

@@ -224,6 +224,14 @@ fn the_file_barrier_lines_up_its_parties_and_fails_fast_after_an_abort() {
         error.to_string().contains("another process failed"),
         "{error}"
     );
+    // A directory that does not exist: a typed I/O error, not a hang.
+    let nowhere = FileBarrier::new(dir.path().join("missing"), 1, 0).unwrap();
+    let error = nowhere.wait(0).unwrap_err();
+    assert!(matches!(error, HarnessError::Io { .. }), "{error}");
+    assert_eq!(
+        (error.wire_code(), error.reason()),
+        (WireCode::InternalError, "io")
+    );
 }
 
 #[test]

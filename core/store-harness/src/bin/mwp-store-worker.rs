@@ -166,7 +166,7 @@ fn stream(options: &Options) -> Result<(), HarnessError> {
         let mut out = stdout.lock();
         writeln!(out, "done {i} {} {sequence}", performed.group_id)
             .and_then(|()| out.flush())
-            .map_err(|e| HarnessError::argument("stdout", e.to_string()))?;
+            .map_err(|e| HarnessError::io("stdout", &e))?;
     }
     Ok(())
 }
