@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: builds the conformance runner with the pinned, embedded
 # protocol bundle and runs all 150 evaluations, then the engine's behavior evidence matrix
-# (`--bundle behavior`, docs/behavior.md). Arguments, if any, go to the runner instead (one run).
+# (`--bundle behavior`, docs/behavior.md), then an end-to-end scenario on a SQLite file.
+# Arguments, if any, go to the runner instead (one run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,5 +19,16 @@ behavior=0
 # The first non-zero status is the verdict.
 if [ "$status" -eq 0 ]; then
     status=$behavior
+fi
+# A small end-to-end scenario on the embedded durable default, a SQLite file under a temp dir
+# (issue 11): Mission, members, WorkItem through publish/submit/accept, approval; then the
+# store is reopened and the Group replayed and verified (docs/store.md, "Crash and race tests").
+cargo build --release --locked -p missionweaveprotocol-store-harness --bin mwp-store-worker
+scenario_dir=$(mktemp -d)
+trap 'rm -rf "$scenario_dir"' EXIT
+scenario=0
+target/release/mwp-store-worker scenario --store "sqlite:$scenario_dir/authority.sqlite" || scenario=$?
+if [ "$status" -eq 0 ]; then
+    status=$scenario
 fi
 exit "$status"
