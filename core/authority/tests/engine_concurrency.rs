@@ -178,3 +178,40 @@ fn bounded_retries_report_contention_as_retryable() {
         applied as u64
     );
 }
+
+/// §15.1 under a race: copies of one signed `mission.create` sent at once. A copy whose
+/// decision runs after the first copy committed sees the Mission "already existing"; it must
+/// still answer the first result (a duplicate), never a refusal, and the log holds one Event.
+#[test]
+fn the_same_refusable_command_raced_answers_the_first_result() {
+    let f = fixture();
+    let create = f.create();
+    for _round in 0..40 {
+        let engine = f.engine();
+        let outcomes = race(&engine, &vec![create.clone(); THREADS]);
+        assert_eq!(
+            outcomes.iter().filter(|o| **o == Ok(false)).count(),
+            1,
+            "{outcomes:?}"
+        );
+        assert_eq!(
+            outcomes.iter().filter(|o| **o == Ok(true)).count(),
+            THREADS - 1,
+            "every other copy answers the first result: {outcomes:?}"
+        );
+        assert_eq!(audit(&f, &engine).len(), 1);
+    }
+}
+
+/// The second receipt read on the refusal path changes nothing for a Command that is simply
+/// refused: a different `mission.create` of the same Mission still gets its refusal.
+#[test]
+fn a_refusal_without_a_receipt_stays_a_refusal() {
+    let f = fixture();
+    let engine = f.engine();
+    f.ok(&engine, &f.create(), NOW);
+    let again = f.create(); // a new Action ID: another Command, same Mission
+    let e = engine.perform(&again, NOW).unwrap_err();
+    assert_eq!(e.wire_code(), WireCode::InvalidStateTransition);
+    assert_eq!(audit(&f, &engine).len(), 1);
+}

@@ -14,7 +14,8 @@ use crate::events::{EventIdSource, EventIssuer};
 use crate::ingress::VerifiedCommand;
 use crate::mission::{MISSION_KIND, Mission};
 use crate::store::{
-    AggregateKey, Blob, EventRecord, Receipt, ReplayPage, Store, StoreError, Transaction,
+    AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, ReplayPage, Store, StoreError,
+    Transaction,
 };
 use crate::unix_millis::UnixMillis;
 
@@ -132,10 +133,16 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             });
         }
         for _ in 0..self.max_attempts {
-            // (b) + (c): read what the kind needs, decide purely.
-            let decision = dispatch::decide(&self.store, command, manifest, now)?;
-            // §20: the policy limits governing this kind, on the decision's own reads.
-            let decision = controls::apply(&self.store, &self.cooperation, command, decision, now)?;
+            // (b) + (c): read what the kind needs, decide purely; §20: the policy limits
+            // governing this kind, on the decision's own reads.
+            let decided =
+                dispatch::decide(&self.store, command, manifest, now).and_then(|decision| {
+                    controls::apply(&self.store, &self.cooperation, command, decision, now)
+                });
+            let decision = match decided {
+                Ok(decision) => decision,
+                Err(refusal) => return self.refused(&receipt_key, command, refusal),
+            };
             // (d): sign at the Group's next sequences and commit everything at once.
             let (tx, group_id, events) = self.transaction(command, decision, now)?;
             match self.store.commit(tx) {
@@ -245,6 +252,22 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
 
     /// The first Event of an applied Command, from its receipt: a Group Event from its Group
     /// log, an Organization-scoped Event from the aggregate stored under its Event ID.
+    /// A refusal of the decision, unless the same signed Command was applied concurrently
+    /// between the receipt check and the decision's reads: the decision then saw the Command's
+    /// own effects (a Mission that "already exists", an offer already taken) and §15.1 wants
+    /// the first result again, not a refusal. Only refusals pay for the second receipt read.
+    fn refused(
+        &self,
+        receipt_key: &ReceiptKey,
+        command: &VerifiedCommand,
+        refusal: EngineError,
+    ) -> Result<Performed, EngineError> {
+        match self.store.dedup(receipt_key, command.signing_hash())? {
+            Some(receipt) => self.original(&receipt),
+            None => Err(refusal),
+        }
+    }
+
     fn original(&self, receipt: &Receipt) -> Result<Performed, EngineError> {
         let Some((group, sequence)) = &receipt.first_event.position else {
             let key = AggregateKey::new(ORGANIZATION_EVENT_KIND, &receipt.first_event.event_id);
