@@ -53,6 +53,16 @@ pub(crate) fn text(
     column: &str,
     value: ValueRef<'_>,
 ) -> Result<String, StoreError> {
+    text_ref(what, locator, column, value).map(str::to_owned)
+}
+
+/// [`text`] borrowed from the row.
+pub(crate) fn text_ref<'v>(
+    what: &'static str,
+    locator: impl FnOnce() -> String,
+    column: &str,
+    value: ValueRef<'v>,
+) -> Result<&'v str, StoreError> {
     let ValueRef::Text(bytes) = value else {
         return Err(corrupt(
             what,
@@ -60,7 +70,7 @@ pub(crate) fn text(
             format!("stored {column} is {:?}, not text", value.data_type()),
         ));
     };
-    String::from_utf8(bytes.to_vec())
+    std::str::from_utf8(bytes)
         .map_err(|_| corrupt(what, locator(), format!("stored {column} is not UTF-8")))
 }
 

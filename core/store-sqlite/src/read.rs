@@ -15,7 +15,7 @@ use missionweaveprotocol_authority::store::{
 };
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use crate::convert::{backend, bytes, corrupt, from_sql, integer, text, to_sql};
+use crate::convert::{backend, bytes, corrupt, from_sql, integer, text, text_ref, to_sql};
 
 /// An aggregate row (`revision, value, checksum` from column `first`) checked against its
 /// checksum.
@@ -406,14 +406,14 @@ fn verified_rows(
             column(0)?,
         )?;
         let locator = || format!("{group} #{sequence}");
-        let event_id = text("event", locator, "event_id", column(1)?)?;
+        let event_id = text_ref("event", locator, "event_id", column(1)?)?;
         let body = bytes("event", locator, "body", column(2)?)?;
         let stored = hash_from_slice(
             "event",
             locator,
             bytes("event", locator, "chain_hash", column(3)?)?,
         )?;
-        verifier.check(sequence, &event_id, body, &stored)?;
+        verifier.check(sequence, event_id, body, &stored)?;
         events.push(EventRecord {
             sequence,
             event_id: Arc::from(event_id),
