@@ -211,61 +211,65 @@ pub(crate) fn group_state(
 }
 
 /// The log's last row against the head; the last row's stored chain hash, if any is online.
+///
+/// Two point reads on the log's full primary key: the head's last sequence must be there
+/// (when anything is online) and its next sequence must not. Only full-key lookups: with the
+/// bundled SQLite's STAT4, a statement constraining part of the key by a bound parameter is
+/// re-prepared on every execution, which would cost each commit more than both reads.
 fn check_last_row(
     conn: &Connection,
     group: &str,
     head: &GroupHead,
 ) -> Result<Option<Hash32>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT sequence, chain_hash FROM events WHERE group_id = ?1 \
-             ORDER BY sequence DESC LIMIT 1",
-        )
-        .map_err(backend)?;
-    let mut rows = statement.query([group]).map_err(backend)?;
-    let last = match rows.next().map_err(backend)? {
-        Some(row) => {
-            let sequence = integer(
-                "event",
-                || format!("{group} (last row)"),
-                "sequence",
-                row.get_ref(0).map_err(backend)?,
-            )?;
-            let locator = || format!("{group} #{sequence}");
-            let hash = bytes(
-                "event",
-                locator,
-                "chain_hash",
-                row.get_ref(1).map_err(backend)?,
-            )?;
-            Some((sequence, hash_from_slice("event", locator, hash)?))
-        }
-        None => None,
-    };
     let last_sequence = head.last_sequence();
-    let online = head.next_sequence > head.first_online;
-    match last {
-        Some((sequence, _)) if sequence > last_sequence => Err(corrupt(
+    let tip = if head.next_sequence > head.first_online {
+        match row_chain(conn, group, last_sequence)? {
+            Some(hash) => Some(hash),
+            None => {
+                return Err(corrupt(
+                    "event",
+                    format!("{group} #{last_sequence}"),
+                    format!(
+                        "sequence {last_sequence} is missing: the head says the log reaches it"
+                    ),
+                ));
+            }
+        }
+    } else {
+        None
+    };
+    if row_chain(conn, group, head.next_sequence)?.is_some() {
+        return Err(corrupt(
             "group",
             group.to_owned(),
             format!(
-                "row #{sequence} lies past the head (next sequence {})",
-                head.next_sequence
+                "row #{} lies past the head (next sequence {})",
+                head.next_sequence, head.next_sequence
             ),
-        )),
-        Some((sequence, hash)) if online && sequence == last_sequence => Ok(Some(hash)),
-        // Rows before the archive boundary are deleted with it; one left over is never read.
-        _ if !online => Ok(None),
-        _ => Err(corrupt(
-            "event",
-            format!("{group} #{last_sequence}"),
-            format!(
-                "sequence {last_sequence} is missing: the head says the log reaches it, the last \
-                 stored row is {}",
-                last.map_or_else(|| "none".to_owned(), |(s, _)| format!("#{s}"))
-            ),
-        )),
+        ));
     }
+    Ok(tip)
+}
+
+/// The stored chain hash of the row at `sequence`, if there is one.
+fn row_chain(conn: &Connection, group: &str, sequence: u64) -> Result<Option<Hash32>, StoreError> {
+    let mut statement = conn
+        .prepare_cached("SELECT chain_hash FROM events WHERE group_id = ?1 AND sequence = ?2")
+        .map_err(backend)?;
+    let mut rows = statement
+        .query(params![group, to_sql("sequence", sequence)?])
+        .map_err(backend)?;
+    let Some(row) = rows.next().map_err(backend)? else {
+        return Ok(None);
+    };
+    let locator = || format!("{group} #{sequence}");
+    let hash = bytes(
+        "event",
+        locator,
+        "chain_hash",
+        row.get_ref(0).map_err(backend)?,
+    )?;
+    hash_from_slice("event", locator, hash).map(Some)
 }
 
 /// The head of `group` (checked, `group_state`), `None` for a Group without a log.
@@ -279,27 +283,13 @@ pub(crate) fn stored_chain(
     group: &str,
     sequence: u64,
 ) -> Result<Hash32, StoreError> {
-    let mut statement = conn
-        .prepare_cached("SELECT chain_hash FROM events WHERE group_id = ?1 AND sequence = ?2")
-        .map_err(backend)?;
-    let mut rows = statement
-        .query(params![group, to_sql("sequence", sequence)?])
-        .map_err(backend)?;
-    let locator = || format!("{group} #{sequence}");
-    let Some(row) = rows.next().map_err(backend)? else {
-        return Err(corrupt(
+    row_chain(conn, group, sequence)?.ok_or_else(|| {
+        corrupt(
             "event",
-            locator(),
+            format!("{group} #{sequence}"),
             format!("sequence {sequence} is missing"),
-        ));
-    };
-    let hash = bytes(
-        "event",
-        locator,
-        "chain_hash",
-        row.get_ref(0).map_err(backend)?,
-    )?;
-    hash_from_slice("event", locator, hash)
+        )
+    })
 }
 
 /// One replay page, as the in-memory store pages (§16): a cursor before the archive answers
