@@ -30,7 +30,7 @@ pub(crate) fn corrupt(what: &'static str, locator: String, detail: String) -> St
 }
 
 /// A stored integer read back: a negative one is a damaged row.
-pub(crate) fn from_sql(
+fn from_sql(
     what: &'static str,
     locator: impl FnOnce() -> String,
     column: &str,

@@ -13,9 +13,9 @@ use missionweaveprotocol_authority::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, StoreError,
 };
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, Row, params};
 
-use crate::convert::{backend, bytes, corrupt, from_sql, integer, text, text_ref, to_sql};
+use crate::convert::{backend, bytes, corrupt, integer, text, text_ref, to_sql};
 
 /// An aggregate row (`revision, value, checksum` from column `first`) checked against its
 /// checksum.
@@ -63,20 +63,21 @@ pub(crate) fn aggregate(
 /// a revision changed behind the store's back makes the write a conflict, and the re-read that
 /// follows (`aggregate`) reports the damage.
 pub(crate) fn revision(conn: &Connection, key: &AggregateKey) -> Result<u64, StoreError> {
-    let revision: Option<i64> = conn
+    let mut statement = conn
         .prepare_cached("SELECT revision FROM aggregates WHERE kind = ?1 AND id = ?2")
-        .map_err(backend)?
-        .query_row(params![key.kind, key.id], |row| row.get(0))
-        .optional()
         .map_err(backend)?;
-    revision.map_or(Ok(0), |r| {
-        from_sql(
+    let mut rows = statement
+        .query(params![key.kind, key.id])
+        .map_err(backend)?;
+    match rows.next().map_err(backend)? {
+        Some(row) => integer(
             "aggregate",
             || format!("{} {}", key.kind, key.id),
             "revision",
-            r,
-        )
-    })
+            row.get_ref(0).map_err(backend)?,
+        ),
+        None => Ok(0),
+    }
 }
 
 /// A range scan over the primary key from `(kind, prefix)`, stopped at the first ID that no

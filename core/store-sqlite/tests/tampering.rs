@@ -432,3 +432,19 @@ fn random_single_byte_flips_in_any_event_body_are_always_detected() {
         }
     }
 }
+
+#[test]
+fn a_revision_that_is_not_an_integer_is_detected_by_reads_and_commits() {
+    let f = fixture(1);
+    f.raw
+        .execute(
+            "UPDATE aggregates SET revision = 'two' WHERE kind = 'mission' AND id = 'm'",
+            [],
+        )
+        .unwrap();
+    let detail = corrupt(mission(&f.store, "m"), "aggregate", "mission m");
+    assert!(detail.contains("not an integer"), "{detail}");
+    let mut tx = Transaction::new();
+    tx.put(AggregateKey::new("mission", "m"), 2, b"{}"[..].into());
+    corrupt(f.store.commit(tx), "aggregate", "mission m");
+}
