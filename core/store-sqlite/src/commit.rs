@@ -2,9 +2,16 @@
 //! against committed state plus the write set's own earlier writes (the in-memory store's
 //! rules and order: receipts, appends, aggregate writes; `docs/store.md`, "Commit
 //! semantics"), then applies it. A refusal or a failure rolls everything back.
+//!
+//! Appends extend each Group's hash chain and aggregate writes store their checksum
+//! (`store::integrity`). The chain hash to extend is read once per Group per write set, with
+//! the head (`read::group_state`, which also checks the head against the last row, so nothing
+//! is appended to a damaged log); inside a group commit it is carried in memory from one write
+//! set to the next ([`Tips`]).
 
 use std::collections::HashMap;
 
+use missionweaveprotocol_authority::store::integrity::{Hash32, aggregate_checksum, event_chain};
 use missionweaveprotocol_authority::store::{
     AggregateKey, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
 };
@@ -12,6 +19,18 @@ use rusqlite::{Connection, TransactionBehavior, params};
 
 use crate::convert::{backend, to_sql};
 use crate::read;
+
+/// Where a Group's log stands inside an open write transaction: the next sequence and the
+/// chain hash of the row before it. Exactly the database's state, since the transaction holds
+/// the write lock and every append of it goes through [`apply`].
+#[derive(Debug, Clone, Copy)]
+struct Tip {
+    next_sequence: u64,
+    chain: Hash32,
+}
+
+/// The tips of the Groups a batch appended to so far (committed savepoints only).
+type Tips = HashMap<String, Tip>;
 
 /// Commits `tx` in its own durable transaction.
 pub(crate) fn commit(conn: &mut Connection, tx: &Transaction) -> Result<(), StoreError> {
@@ -22,8 +41,8 @@ pub(crate) fn commit(conn: &mut Connection, tx: &Transaction) -> Result<(), Stor
     let db = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    validate(&db, tx)?;
-    apply(&db, tx)?;
+    let starts = validate(&db, tx, &Tips::new())?;
+    apply(&db, tx, starts)?;
     db.commit().map_err(backend)
 }
 
@@ -41,9 +60,10 @@ pub(crate) fn commit_many(
             return txs.iter().map(|_| Err(failure.clone())).collect();
         }
     };
+    let mut tips = Tips::new();
     let mut results = Vec::with_capacity(txs.len());
     for tx in txs {
-        results.push(commit_savepoint(&mut db, tx));
+        results.push(commit_savepoint(&mut db, tx, &mut tips));
     }
     match db.commit() {
         Ok(()) => results,
@@ -57,16 +77,25 @@ pub(crate) fn commit_many(
 fn commit_savepoint(
     db: &mut rusqlite::Transaction<'_>,
     tx: &Transaction,
+    tips: &mut Tips,
 ) -> Result<(), StoreError> {
-    // Dropped without `commit` (on any error), the savepoint rolls back.
+    // Dropped without `commit` (on any error), the savepoint rolls back, and `tips` keeps
+    // what it had.
     let savepoint = db.savepoint().map_err(backend)?;
-    validate(&savepoint, tx)?;
-    apply(&savepoint, tx)?;
-    savepoint.commit().map_err(backend)
+    let starts = validate(&savepoint, tx, tips)?;
+    let ends = apply(&savepoint, tx, starts)?;
+    savepoint.commit().map_err(backend)?;
+    tips.extend(ends.into_iter().map(|(group, tip)| (group.to_owned(), tip)));
+    Ok(())
 }
 
-/// Every check of the commit; changes nothing.
-fn validate(conn: &Connection, tx: &Transaction) -> Result<(), StoreError> {
+/// Every check of the commit; changes nothing. Answers the tip each appended Group starts
+/// from.
+fn validate<'t>(
+    conn: &Connection,
+    tx: &'t Transaction,
+    tips: &Tips,
+) -> Result<HashMap<&'t str, Tip>, StoreError> {
     let mut recorded: HashMap<&ReceiptKey, &Receipt> = HashMap::new();
     for (key, receipt) in tx.receipts() {
         let existing = match read::receipt(conn, key)? {
@@ -78,13 +107,25 @@ fn validate(conn: &Connection, tx: &Transaction) -> Result<(), StoreError> {
         }
         recorded.insert(key, receipt);
     }
+    let mut starts: HashMap<&str, Tip> = HashMap::new();
     let mut next: HashMap<&str, u64> = HashMap::new();
     for (group, event) in tx.appends() {
         let expected = match next.get_mut(group.as_str()) {
             Some(expected) => expected,
             None => {
-                let head = read::head(conn, group)?.map_or(1, |h| h.next_sequence);
-                next.entry(group.as_str()).or_insert(head)
+                let tip = match tips.get(group.as_str()) {
+                    Some(tip) => *tip,
+                    None => {
+                        let state = read::group_state(conn, group)?;
+                        let (next_sequence, chain) = read::append_tip(state.as_ref());
+                        Tip {
+                            next_sequence,
+                            chain,
+                        }
+                    }
+                };
+                starts.insert(group.as_str(), tip);
+                next.entry(group.as_str()).or_insert(tip.next_sequence)
             }
         };
         if event.sequence != *expected {
@@ -116,7 +157,7 @@ fn validate(conn: &Connection, tx: &Transaction) -> Result<(), StoreError> {
             *current += 1;
         }
     }
-    Ok(())
+    Ok(starts)
 }
 
 /// Same signed content → the first application stands; different → collision (§15.1).
@@ -131,8 +172,13 @@ fn receipt_conflict(key: &ReceiptKey, existing: Receipt, new: &Receipt) -> Store
     }
 }
 
-/// Writes a validated transaction.
-fn apply(conn: &Connection, tx: &Transaction) -> Result<(), StoreError> {
+/// Writes a validated transaction, chaining each append from its Group's tip in `tips`;
+/// answers the tips after it.
+fn apply<'t>(
+    conn: &Connection,
+    tx: &'t Transaction,
+    mut tips: HashMap<&'t str, Tip>,
+) -> Result<HashMap<&'t str, Tip>, StoreError> {
     for (key, receipt) in tx.receipts() {
         let (group, sequence) = match &receipt.first_event.position {
             Some((group, sequence)) => (Some(group.as_str()), Some(to_sql("sequence", *sequence)?)),
@@ -155,41 +201,82 @@ fn apply(conn: &Connection, tx: &Transaction) -> Result<(), StoreError> {
         .map_err(backend)?;
     }
     for (group, event) in tx.appends() {
-        let sequence = to_sql("sequence", event.sequence)?;
+        let Some(tip) = tips.get_mut(group.as_str()) else {
+            return Err(StoreError::Backend {
+                detail: format!("no validated tip for Group {group}"),
+            });
+        };
+        let chain = event_chain(
+            &tip.chain,
+            group,
+            event.sequence,
+            &event.event_id,
+            &event.body,
+        );
         conn.prepare_cached(
-            "INSERT INTO events (group_id, sequence, event_id, body) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO events (group_id, sequence, event_id, body, chain_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )
         .map_err(backend)?
-        .execute(params![group, sequence, &*event.event_id, &*event.body])
+        .execute(params![
+            group,
+            to_sql("sequence", event.sequence)?,
+            &*event.event_id,
+            &*event.body,
+            &chain[..]
+        ])
         .map_err(backend)?;
-        // The head follows the append (validated contiguous, so `sequence + 1` is the next).
+        // Validated contiguous, so `sequence + 1` is the next.
+        *tip = Tip {
+            next_sequence: event.sequence + 1,
+            chain,
+        };
+    }
+    // Each appended Group's head follows its last append; a new Group's log starts at 1 with
+    // nothing archived before it.
+    for (group, tip) in &tips {
         conn.prepare_cached(
-            "INSERT INTO groups (group_id, next_sequence, first_online) VALUES (?1, ?2, 1) \
+            "INSERT INTO groups (group_id, next_sequence, first_online, chain_before) \
+             VALUES (?1, ?2, 1, ?3) \
              ON CONFLICT (group_id) DO UPDATE SET next_sequence = excluded.next_sequence",
         )
         .map_err(backend)?
-        .execute(params![group, to_sql("sequence", event.sequence + 1)?])
+        .execute(params![
+            group,
+            to_sql("sequence", tip.next_sequence)?,
+            &missionweaveprotocol_authority::store::integrity::GENESIS[..]
+        ])
         .map_err(backend)?;
     }
     for write in tx.writes() {
         let Some(value) = &write.value else {
             continue;
         };
-        let revision = to_sql("revision", write.expected_revision + 1)?;
+        let revision = write.expected_revision + 1;
+        let checksum = aggregate_checksum(&write.key.kind, &write.key.id, revision, value);
         conn.prepare_cached(
-            "INSERT INTO aggregates (kind, id, revision, value) VALUES (?1, ?2, ?3, ?4) \
+            "INSERT INTO aggregates (kind, id, revision, value, checksum) \
+             VALUES (?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT (kind, id) DO UPDATE SET revision = excluded.revision, \
-             value = excluded.value",
+             value = excluded.value, checksum = excluded.checksum",
         )
         .map_err(backend)?
-        .execute(params![write.key.kind, write.key.id, revision, &**value])
+        .execute(params![
+            write.key.kind,
+            write.key.id,
+            to_sql("revision", revision)?,
+            &**value,
+            &checksum[..]
+        ])
         .map_err(backend)?;
     }
-    Ok(())
+    Ok(tips)
 }
 
 /// Archival (§7.4, §16): the boundary must advance the archive and not pass the head; Events
-/// before it are deleted and the snapshot pointer recorded, in one transaction.
+/// before it are deleted, the snapshot pointer recorded and the chain hash of the last
+/// archived row kept as `chain_before` (so what stays online still verifies), in one
+/// transaction.
 pub(crate) fn archive_before(
     conn: &mut Connection,
     group: &str,
@@ -211,6 +298,8 @@ pub(crate) fn archive_before(
             next_sequence,
         });
     }
+    // `before - 1 >= first_online`: the last archived row is online until this commit.
+    let chain_before = read::stored_chain(&db, group, before - 1)?;
     let boundary = to_sql("before", before)?;
     db.execute(
         "DELETE FROM events WHERE group_id = ?1 AND sequence < ?2",
@@ -218,8 +307,9 @@ pub(crate) fn archive_before(
     )
     .map_err(backend)?;
     db.execute(
-        "UPDATE groups SET first_online = ?2, snapshot_hash = ?3 WHERE group_id = ?1",
-        params![group, boundary, snapshot.artifact_hash],
+        "UPDATE groups SET first_online = ?2, snapshot_hash = ?3, chain_before = ?4 \
+         WHERE group_id = ?1",
+        params![group, boundary, snapshot.artifact_hash, &chain_before[..]],
     )
     .map_err(backend)?;
     db.commit().map_err(backend)

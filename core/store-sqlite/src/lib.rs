@@ -27,6 +27,7 @@
 
 mod commit;
 mod convert;
+mod migrations;
 mod read;
 mod schema;
 

@@ -1,46 +1,83 @@
 //! Reads of committed state: aggregates, prefix listing (a range scan), receipts, Group heads
-//! and replay pages (§16).
+//! and replay pages (§16). Every read checks what it returns against the integrity columns
+//! (`store::integrity`, `docs/store.md` "Data at rest"): an aggregate against its checksum, a
+//! replay page against the Group's hash chain from the stored hash before it, a head against
+//! the log's last row. A damaged row is [`StoreError::Corrupt`] and is never served.
 
 use std::sync::Arc;
 
+use missionweaveprotocol_authority::store::integrity::{
+    ChainVerifier, GENESIS, Hash32, check_aggregate, hash_from_slice,
+};
 use missionweaveprotocol_authority::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, StoreError,
 };
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, Row, params};
 
-use crate::convert::{backend, from_sql, to_sql};
+use crate::convert::{backend, bytes, corrupt, integer, text, text_ref, to_sql};
+
+/// An aggregate row (`revision, value, checksum` from column `first`) checked against its
+/// checksum.
+fn checked_aggregate(
+    kind: &str,
+    id: &str,
+    row: &Row<'_>,
+    first: usize,
+) -> Result<Aggregate, StoreError> {
+    let locator = || format!("{kind} {id}");
+    let value_at = |i: usize| row.get_ref(first + i).map_err(backend);
+    let revision = integer("aggregate", locator, "revision", value_at(0)?)?;
+    let value = bytes("aggregate", locator, "value", value_at(1)?)?;
+    let stored = hash_from_slice(
+        "aggregate",
+        locator,
+        bytes("aggregate", locator, "checksum", value_at(2)?)?,
+    )?;
+    check_aggregate(kind, id, revision, value, &stored)?;
+    Ok(Aggregate {
+        revision,
+        value: value.into(),
+    })
+}
 
 pub(crate) fn aggregate(
     conn: &Connection,
     key: &AggregateKey,
 ) -> Result<Option<Aggregate>, StoreError> {
-    let row = conn
-        .prepare_cached("SELECT revision, value FROM aggregates WHERE kind = ?1 AND id = ?2")
-        .map_err(backend)?
-        .query_row(params![key.kind, key.id], |row| {
-            Ok((row.get::<_, i64>(0)?, row.get::<_, Vec<u8>>(1)?))
-        })
-        .optional()
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT revision, value, checksum FROM aggregates WHERE kind = ?1 AND id = ?2",
+        )
         .map_err(backend)?;
-    row.map(|(revision, value)| {
-        Ok(Aggregate {
-            revision: from_sql("revision", revision)?,
-            value: value.into(),
-        })
-    })
-    .transpose()
+    let mut rows = statement
+        .query(params![key.kind, key.id])
+        .map_err(backend)?;
+    match rows.next().map_err(backend)? {
+        Some(row) => checked_aggregate(&key.kind, &key.id, row, 0).map(Some),
+        None => Ok(None),
+    }
 }
 
-/// The current revision of `key` (0: absent).
+/// The current revision of `key` (0: absent). Commit-time validation reads the revision alone:
+/// a revision changed behind the store's back makes the write a conflict, and the re-read that
+/// follows (`aggregate`) reports the damage.
 pub(crate) fn revision(conn: &Connection, key: &AggregateKey) -> Result<u64, StoreError> {
-    let revision: Option<i64> = conn
+    let mut statement = conn
         .prepare_cached("SELECT revision FROM aggregates WHERE kind = ?1 AND id = ?2")
-        .map_err(backend)?
-        .query_row(params![key.kind, key.id], |row| row.get(0))
-        .optional()
         .map_err(backend)?;
-    revision.map_or(Ok(0), |r| from_sql("revision", r))
+    let mut rows = statement
+        .query(params![key.kind, key.id])
+        .map_err(backend)?;
+    match rows.next().map_err(backend)? {
+        Some(row) => integer(
+            "aggregate",
+            || format!("{} {}", key.kind, key.id),
+            "revision",
+            row.get_ref(0).map_err(backend)?,
+        ),
+        None => Ok(0),
+    }
 }
 
 /// A range scan over the primary key from `(kind, prefix)`, stopped at the first ID that no
@@ -52,56 +89,60 @@ pub(crate) fn list(
 ) -> Result<Vec<(String, Aggregate)>, StoreError> {
     let mut statement = conn
         .prepare_cached(
-            "SELECT id, revision, value FROM aggregates WHERE kind = ?1 AND id >= ?2 ORDER BY id",
+            "SELECT id, revision, value, checksum FROM aggregates \
+             WHERE kind = ?1 AND id >= ?2 ORDER BY id",
         )
         .map_err(backend)?;
     let mut rows = statement.query(params![kind, prefix]).map_err(backend)?;
     let mut found = Vec::new();
     while let Some(row) = rows.next().map_err(backend)? {
-        let id: String = row.get(0).map_err(backend)?;
+        let id = text(
+            "aggregate",
+            || format!("{kind} after {prefix:?}"),
+            "id",
+            row.get_ref(0).map_err(backend)?,
+        )?;
         if !id.starts_with(prefix) {
             break;
         }
-        let revision = from_sql("revision", row.get(1).map_err(backend)?)?;
-        let value: Vec<u8> = row.get(2).map_err(backend)?;
-        found.push((
-            id,
-            Aggregate {
-                revision,
-                value: value.into(),
-            },
-        ));
+        let aggregate = checked_aggregate(kind, &id, row, 1)?;
+        found.push((id, aggregate));
     }
     Ok(found)
 }
 
 pub(crate) fn receipt(conn: &Connection, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-    type Row = (String, String, Option<String>, Option<i64>);
-    let row: Option<Row> = conn
+    let mut statement = conn
         .prepare_cached(
             "SELECT signing_hash, event_id, group_id, sequence FROM receipts \
              WHERE actor_type = ?1 AND actor_id = ?2 AND action_id = ?3",
         )
-        .map_err(backend)?
-        .query_row(
-            params![key.actor_type, key.actor_id, key.action_id],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
-        )
-        .optional()
         .map_err(backend)?;
-    let Some((signing_hash, event_id, group, sequence)) = row else {
+    let mut rows = statement
+        .query(params![key.actor_type, key.actor_id, key.action_id])
+        .map_err(backend)?;
+    let Some(row) = rows.next().map_err(backend)? else {
         return Ok(None);
     };
-    let position = match (group, sequence) {
-        (Some(group), Some(sequence)) => Some((group, from_sql("sequence", sequence)?)),
-        (None, None) => None,
-        _ => {
-            return Err(StoreError::Backend {
-                detail: "a receipt row has a Group without a sequence or the reverse: the \
-                         database is damaged"
-                    .to_owned(),
-            });
+    let locator = || format!("{} {} {}", key.actor_type, key.actor_id, key.action_id);
+    let column = |i: usize| row.get_ref(i).map_err(backend);
+    let signing_hash = text("receipt", locator, "signing_hash", column(0)?)?;
+    let event_id = text("receipt", locator, "event_id", column(1)?)?;
+    let group = column(2)?;
+    let sequence = column(3)?;
+    let position = match (group.data_type(), sequence.data_type()) {
+        (rusqlite::types::Type::Null, rusqlite::types::Type::Null) => None,
+        (rusqlite::types::Type::Null, _) | (_, rusqlite::types::Type::Null) => {
+            return Err(corrupt(
+                "receipt",
+                locator(),
+                "a Group without a sequence or a sequence without a Group".to_owned(),
+            ));
         }
+        _ => Some((
+            text("receipt", locator, "group_id", group)?,
+            integer("receipt", locator, "sequence", sequence)?,
+        )),
     };
     Ok(Some(Receipt {
         signing_hash,
@@ -109,29 +150,153 @@ pub(crate) fn receipt(conn: &Connection, key: &ReceiptKey) -> Result<Option<Rece
     }))
 }
 
-/// The head of `group`, `None` for a Group without a log.
-pub(crate) fn head(conn: &Connection, group: &str) -> Result<Option<GroupHead>, StoreError> {
-    let row: Option<(i64, i64, Option<String>)> = conn
+/// A Group's head with what integrity checks need: the chain hash before the first online
+/// sequence and the chain hash of the last row (`tip`, `chain_before` when nothing is online).
+#[derive(Debug, Clone)]
+pub(crate) struct GroupState {
+    pub(crate) head: GroupHead,
+    pub(crate) chain_before: Hash32,
+    pub(crate) tip: Hash32,
+}
+
+/// The state of `group`, `None` for a Group without a log. Checks the head against the log's
+/// last row (one more seek on the log's key): the head may not promise a row that is missing,
+/// and no row may lie past it.
+pub(crate) fn group_state(
+    conn: &Connection,
+    group: &str,
+) -> Result<Option<GroupState>, StoreError> {
+    let mut statement = conn
         .prepare_cached(
-            "SELECT next_sequence, first_online, snapshot_hash FROM groups WHERE group_id = ?1",
+            "SELECT next_sequence, first_online, snapshot_hash, chain_before FROM groups \
+             WHERE group_id = ?1",
         )
-        .map_err(backend)?
-        .query_row([group], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .optional()
         .map_err(backend)?;
-    row.map(|(next, first, snapshot)| {
-        Ok(GroupHead {
-            next_sequence: from_sql("next_sequence", next)?,
-            first_online: from_sql("first_online", first)?,
-            snapshot: snapshot.map(|artifact_hash| SnapshotPointer { artifact_hash }),
-        })
+    let mut rows = statement.query([group]).map_err(backend)?;
+    let Some(row) = rows.next().map_err(backend)? else {
+        return Ok(None);
+    };
+    let locator = || group.to_owned();
+    let column = |i: usize| row.get_ref(i).map_err(backend);
+    let next_sequence = integer("group", locator, "next_sequence", column(0)?)?;
+    let first_online = integer("group", locator, "first_online", column(1)?)?;
+    let snapshot = match column(2)? {
+        rusqlite::types::ValueRef::Null => None,
+        value => Some(SnapshotPointer {
+            artifact_hash: text("group", locator, "snapshot_hash", value)?,
+        }),
+    };
+    let chain_before = hash_from_slice(
+        "group",
+        locator,
+        bytes("group", locator, "chain_before", column(3)?)?,
+    )?;
+    if first_online == 0 || first_online > next_sequence {
+        return Err(corrupt(
+            "group",
+            locator(),
+            format!("first online sequence {first_online} is outside 1..={next_sequence}"),
+        ));
+    }
+    let head = GroupHead {
+        next_sequence,
+        first_online,
+        snapshot,
+    };
+    let tip = check_last_row(conn, group, &head)?.unwrap_or(chain_before);
+    Ok(Some(GroupState {
+        head,
+        chain_before,
+        tip,
+    }))
+}
+
+/// The log's last row against the head; the last row's stored chain hash, if any is online.
+///
+/// Two point reads on the log's full primary key: the head's last sequence must be there
+/// (when anything is online) and its next sequence must not. Only full-key lookups: with the
+/// bundled SQLite's STAT4, a statement constraining part of the key by a bound parameter is
+/// re-prepared on every execution, which would cost each commit more than both reads.
+fn check_last_row(
+    conn: &Connection,
+    group: &str,
+    head: &GroupHead,
+) -> Result<Option<Hash32>, StoreError> {
+    let last_sequence = head.last_sequence();
+    let tip = if head.next_sequence > head.first_online {
+        match row_chain(conn, group, last_sequence)? {
+            Some(hash) => Some(hash),
+            None => {
+                return Err(corrupt(
+                    "event",
+                    format!("{group} #{last_sequence}"),
+                    format!(
+                        "sequence {last_sequence} is missing: the head says the log reaches it"
+                    ),
+                ));
+            }
+        }
+    } else {
+        None
+    };
+    if row_chain(conn, group, head.next_sequence)?.is_some() {
+        return Err(corrupt(
+            "group",
+            group.to_owned(),
+            format!(
+                "row #{} lies past the head (next sequence {})",
+                head.next_sequence, head.next_sequence
+            ),
+        ));
+    }
+    Ok(tip)
+}
+
+/// The stored chain hash of the row at `sequence`, if there is one.
+fn row_chain(conn: &Connection, group: &str, sequence: u64) -> Result<Option<Hash32>, StoreError> {
+    let mut statement = conn
+        .prepare_cached("SELECT chain_hash FROM events WHERE group_id = ?1 AND sequence = ?2")
+        .map_err(backend)?;
+    let mut rows = statement
+        .query(params![group, to_sql("sequence", sequence)?])
+        .map_err(backend)?;
+    let Some(row) = rows.next().map_err(backend)? else {
+        return Ok(None);
+    };
+    let locator = || format!("{group} #{sequence}");
+    let hash = bytes(
+        "event",
+        locator,
+        "chain_hash",
+        row.get_ref(0).map_err(backend)?,
+    )?;
+    hash_from_slice("event", locator, hash).map(Some)
+}
+
+/// The head of `group` (checked, `group_state`), `None` for a Group without a log.
+pub(crate) fn head(conn: &Connection, group: &str) -> Result<Option<GroupHead>, StoreError> {
+    Ok(group_state(conn, group)?.map(|state| state.head))
+}
+
+/// The stored chain hash of the row at `sequence` (missing: a damaged log).
+pub(crate) fn stored_chain(
+    conn: &Connection,
+    group: &str,
+    sequence: u64,
+) -> Result<Hash32, StoreError> {
+    row_chain(conn, group, sequence)?.ok_or_else(|| {
+        corrupt(
+            "event",
+            format!("{group} #{sequence}"),
+            format!("sequence {sequence} is missing"),
+        )
     })
-    .transpose()
 }
 
 /// One replay page, as the in-memory store pages (§16): a cursor before the archive answers
 /// `CURSOR_TOO_OLD`, one at or past the head an empty page, an unknown Group an empty page
-/// with `last_sequence` 0.
+/// with `last_sequence` 0. Every row is checked against the chain from the stored hash of the
+/// row before the page (`chain_before` at the first online sequence).
 pub(crate) fn replay(
     conn: &Connection,
     group: &str,
@@ -144,13 +309,14 @@ pub(crate) fn replay(
             detail: "a replay page holds at least one Event".to_owned(),
         });
     }
-    let Some(head) = head(conn, group)? else {
+    let Some(state) = group_state(conn, group)? else {
         return Ok(ReplayPage {
             events: Vec::new(),
             continuation: None,
             last_sequence: 0,
         });
     };
+    let head = &state.head;
     let wanted = after_sequence.saturating_add(1);
     if let Some(snapshot) = head
         .snapshot
@@ -168,31 +334,25 @@ pub(crate) fn replay(
     let start = wanted.max(head.first_online);
     let mut events = Vec::new();
     if start <= last_sequence {
-        let count = u64::try_from(limit).unwrap_or(u64::MAX);
-        let mut statement = conn
-            .prepare_cached(
-                "SELECT sequence, event_id, body FROM events \
-                 WHERE group_id = ?1 AND sequence >= ?2 ORDER BY sequence LIMIT ?3",
-            )
-            .map_err(backend)?;
-        let mut rows = statement
-            .query(params![
-                group,
-                to_sql("after_sequence", start)?,
-                i64::try_from(limit).unwrap_or(i64::MAX)
-            ])
-            .map_err(backend)?;
-        while let Some(row) = rows.next().map_err(backend)? {
-            let sequence = from_sql("sequence", row.get(0).map_err(backend)?)?;
-            let event_id: String = row.get(1).map_err(backend)?;
-            let body: Vec<u8> = row.get(2).map_err(backend)?;
-            events.push(EventRecord {
-                sequence,
-                event_id: Arc::from(event_id),
-                body: body.into(),
-            });
+        let anchor = if start == head.first_online {
+            state.chain_before
+        } else {
+            stored_chain(conn, group, start - 1)?
+        };
+        let expected = (last_sequence - start + 1).min(u64::try_from(limit).unwrap_or(u64::MAX));
+        events = verified_rows(conn, group, start, anchor, expected)?;
+        let found = events.len() as u64;
+        if found < expected {
+            let missing = start + found;
+            return Err(corrupt(
+                "event",
+                format!("{group} #{missing}"),
+                format!(
+                    "sequence {missing} is missing: the head says the log reaches \
+                     {last_sequence}"
+                ),
+            ));
         }
-        check_contiguous(group, start, &events, last_sequence, count)?;
     }
     let continuation = events
         .last()
@@ -205,28 +365,57 @@ pub(crate) fn replay(
     })
 }
 
-/// The log holds every sequence from `first_online` to the head (§15.2): a missing or
-/// out-of-place row is a damaged database, reported as a typed error rather than a page
-/// with a silent gap.
-fn check_contiguous(
+/// Up to `count` rows of `group` from `start`, each checked against the chain from `anchor`.
+fn verified_rows(
+    conn: &Connection,
     group: &str,
     start: u64,
-    events: &[EventRecord],
-    last_sequence: u64,
-    limit: u64,
-) -> Result<(), StoreError> {
-    let expected_len = (last_sequence - start + 1).min(limit);
-    let in_order = events
-        .iter()
-        .zip(start..)
-        .all(|(event, sequence)| event.sequence == sequence);
-    if in_order && events.len() as u64 == expected_len {
-        return Ok(());
+    anchor: Hash32,
+    count: u64,
+) -> Result<Vec<EventRecord>, StoreError> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT sequence, event_id, body, chain_hash FROM events \
+             WHERE group_id = ?1 AND sequence >= ?2 ORDER BY sequence LIMIT ?3",
+        )
+        .map_err(backend)?;
+    let mut rows = statement
+        .query(params![
+            group,
+            to_sql("after_sequence", start)?,
+            i64::try_from(count).unwrap_or(i64::MAX)
+        ])
+        .map_err(backend)?;
+    let mut verifier = ChainVerifier::new(group, start, anchor);
+    let mut events = Vec::with_capacity(usize::try_from(count.min(4096)).unwrap_or(0));
+    while let Some(row) = rows.next().map_err(backend)? {
+        let column = |i: usize| row.get_ref(i).map_err(backend);
+        let sequence = integer(
+            "event",
+            || format!("{group} (after #{})", start + events.len() as u64),
+            "sequence",
+            column(0)?,
+        )?;
+        let locator = || format!("{group} #{sequence}");
+        let event_id = text_ref("event", locator, "event_id", column(1)?)?;
+        let body = bytes("event", locator, "body", column(2)?)?;
+        let stored = hash_from_slice(
+            "event",
+            locator,
+            bytes("event", locator, "chain_hash", column(3)?)?,
+        )?;
+        verifier.check(sequence, event_id, body, &stored)?;
+        events.push(EventRecord {
+            sequence,
+            event_id: Arc::from(event_id),
+            body: body.into(),
+        });
     }
-    Err(StoreError::Backend {
-        detail: format!(
-            "Group {group}'s stored log is not contiguous from sequence {start}: the database \
-             is damaged"
-        ),
-    })
+    Ok(events)
+}
+
+/// The chain hash a Group's next append follows: the last row's, or `chain_before` when
+/// nothing is online, `GENESIS` for a Group without a log.
+pub(crate) fn append_tip(state: Option<&GroupState>) -> (u64, Hash32) {
+    state.map_or((1, GENESIS), |state| (state.head.next_sequence, state.tip))
 }

@@ -1,58 +1,33 @@
-//! The database schema and its version (recorded at creation; a newer one is refused).
+//! The database schema and its version, brought forward by the numbered steps of
+//! `migrations.rs` when a store is opened; a newer version is refused.
 //!
-//! - `aggregates (kind, id) → (revision, value)`: §15.3 optimistic concurrency per aggregate;
-//!   `WITHOUT ROWID` so the primary key is the table's order and `list` by ID prefix is a range
-//!   scan (TEXT compares bytewise, the in-memory store's order).
-//! - `events (group_id, sequence) → (event_id, body)`: the per-Group logs (§15.2);
-//!   the Event ID is stored, not indexed (lookup by Event ID is not part of the seam).
-//! - `groups group_id → (next_sequence, first_online, snapshot_hash)`: each log's head and
-//!   archive boundary (§7.4, §16).
+//! - `aggregates (kind, id) → (revision, value, checksum)`: §15.3 optimistic concurrency per
+//!   aggregate; `WITHOUT ROWID` so the primary key is the table's order and `list` by ID prefix
+//!   is a range scan (TEXT compares bytewise, the in-memory store's order). `checksum` is
+//!   `store::integrity::aggregate_checksum` of the row.
+//! - `events (group_id, sequence) → (event_id, body, chain_hash)`: the per-Group logs (§15.2)
+//!   with each row's hash chain (`store::integrity::event_chain`); the Event ID is stored, not
+//!   indexed (lookup by Event ID is not part of the seam).
+//! - `groups group_id → (next_sequence, first_online, snapshot_hash, chain_before)`: each log's
+//!   head and archive boundary (§7.4, §16), and the chain hash of sequence `first_online - 1`.
 //! - `receipts (actor_type, actor_id, action_id) → (signing_hash, first Event)`: §15.1.
+//! - `schema_version (version)`: one row, the version the steps reached.
 
 use missionweaveprotocol_authority::store::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::convert::backend;
+use crate::migrations::STEPS;
 
-/// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema version this build writes and reads (the last migration step's).
+pub const SCHEMA_VERSION: i64 = 2;
 
-const SCHEMA_V1: &str = "
-CREATE TABLE aggregates (
-    kind TEXT NOT NULL,
-    id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    value BLOB NOT NULL,
-    PRIMARY KEY (kind, id)
-) WITHOUT ROWID;
-CREATE TABLE groups (
-    group_id TEXT NOT NULL PRIMARY KEY,
-    next_sequence INTEGER NOT NULL,
-    first_online INTEGER NOT NULL,
-    snapshot_hash TEXT
-) WITHOUT ROWID;
-CREATE TABLE events (
-    group_id TEXT NOT NULL,
-    sequence INTEGER NOT NULL,
-    event_id TEXT NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (group_id, sequence)
-) WITHOUT ROWID;
-CREATE TABLE receipts (
-    actor_type TEXT NOT NULL,
-    actor_id TEXT NOT NULL,
-    action_id TEXT NOT NULL,
-    signing_hash TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    group_id TEXT,
-    sequence INTEGER,
-    PRIMARY KEY (actor_type, actor_id, action_id)
-) WITHOUT ROWID;
-";
+const _: () = assert!(STEPS[STEPS.len() - 1].version == SCHEMA_VERSION);
 
-/// Creates the schema in an empty database and records its version; accepts a database at
-/// [`SCHEMA_VERSION`]; refuses a newer one (written by a later build: reading it could
-/// misinterpret rows) and an unversioned one that already holds tables.
+/// Brings the database to [`SCHEMA_VERSION`] in one `BEGIN IMMEDIATE` transaction: an empty
+/// database gets every step, an older one the steps after its version, in order; any failure
+/// rolls all of them back. Refuses a newer version (written by a later build: reading it could
+/// misinterpret rows) and an unversioned database that already holds tables.
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
     let result = migrate_locked(conn);
@@ -62,6 +37,35 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
 }
 
 fn migrate_locked(conn: &Connection) -> Result<(), StoreError> {
+    let current = stored_version(conn)?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::Backend {
+            detail: format!(
+                "the database has schema version {current}, newer than this build supports \
+                 ({SCHEMA_VERSION}): open it with a newer missionweaveprotocol-store-sqlite"
+            ),
+        });
+    }
+    for step in STEPS.iter().filter(|step| step.version > current) {
+        (step.apply)(conn).map_err(|error| match error {
+            StoreError::Backend { detail } => StoreError::Backend {
+                detail: format!(
+                    "migration to schema version {} ({}) failed, the database stays at \
+                     version {current}: {detail}",
+                    step.version, step.summary
+                ),
+            },
+            // A damaged row the step could not carry forward keeps its typed error.
+            other => other,
+        })?;
+        conn.execute("UPDATE schema_version SET version = ?1", [step.version])
+            .map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// The recorded version; 0 for an empty database (whose `schema_version` is created here).
+fn stored_version(conn: &Connection) -> Result<i64, StoreError> {
     let versioned: bool = conn
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
@@ -85,15 +89,12 @@ fn migrate_locked(conn: &Connection) -> Result<(), StoreError> {
                     .to_owned(),
             });
         }
-        conn.execute_batch(SCHEMA_V1).map_err(backend)?;
-        conn.execute_batch("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-            .map_err(backend)?;
-        conn.execute(
-            "INSERT INTO schema_version (version) VALUES (?1)",
-            [SCHEMA_VERSION],
+        conn.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL);
+             INSERT INTO schema_version (version) VALUES (0);",
         )
         .map_err(backend)?;
-        return Ok(());
+        return Ok(0);
     }
     let version: Option<i64> = conn
         .query_row("SELECT max(version) FROM schema_version", [], |row| {
@@ -103,13 +104,7 @@ fn migrate_locked(conn: &Connection) -> Result<(), StoreError> {
         .map_err(backend)?
         .flatten();
     match version {
-        Some(SCHEMA_VERSION) => Ok(()),
-        Some(newer) if newer > SCHEMA_VERSION => Err(StoreError::Backend {
-            detail: format!(
-                "the database has schema version {newer}, newer than this build supports \
-                 ({SCHEMA_VERSION}): open it with a newer missionweaveprotocol-store-sqlite"
-            ),
-        }),
+        Some(version) if version >= 1 => Ok(version),
         other => Err(StoreError::Backend {
             detail: format!("the database has an unknown schema version {other:?}"),
         }),

@@ -1,6 +1,6 @@
 //! What a file store keeps across a reopen, which databases it refuses, and damaged rows as
 //! typed errors (never a panic).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::{DescribeError, WireCode};
 use missionweaveprotocol_authority::store::{
@@ -190,8 +190,9 @@ fn a_database_of_someone_else_is_refused() {
     assert!(error.to_string().contains("no schema_version"), "{error}");
 }
 
-/// Damaged rows (written behind the store's back) surface as `backend_failure`, never as a
-/// panic or a silently wrong answer.
+/// Damaged rows (written behind the store's back) surface as `store_corrupt`
+/// (`StoreError::Corrupt`, `INTERNAL_ERROR`) naming the row, never as a panic or a silently
+/// wrong answer. `tests/tampering.rs` covers the integrity checks one damage at a time.
 #[test]
 fn tampered_rows_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -199,6 +200,18 @@ fn tampered_rows_are_typed_errors() {
     let store = SqliteStore::open(&path).unwrap();
     fill(&store);
     let raw = Connection::open(&path).unwrap();
+    let corrupt = |error: StoreError, what: &str, locator: &str| {
+        assert_eq!(error.wire_code(), WireCode::InternalError);
+        assert_eq!(error.reason(), "store_corrupt");
+        match error {
+            StoreError::Corrupt {
+                what: found,
+                locator: at,
+                ..
+            } => assert_eq!((found, at.as_str()), (what, locator)),
+            other => panic!("not Corrupt: {other:?}"),
+        }
+    };
 
     // An Event ID that is not text.
     raw.execute(
@@ -206,15 +219,17 @@ fn tampered_rows_are_typed_errors() {
         [],
     )
     .unwrap();
-    let error = store.replay("g", 1, 10).unwrap_err();
-    assert_eq!(error.reason(), "backend_failure");
+    corrupt(store.replay("g", 1, 10).unwrap_err(), "event", "g #2");
 
-    // A deleted Event row: the log would have a gap.
+    // A deleted Event row: the head promises a row the log no longer has.
     raw.execute("DELETE FROM events WHERE sequence = 2", [])
         .unwrap();
     let error = store.replay("g", 1, 10).unwrap_err();
-    assert_eq!(error.reason(), "backend_failure");
-    assert!(error.to_string().contains("not contiguous"), "{error}");
+    assert!(
+        error.to_string().contains("sequence 2 is missing"),
+        "{error}"
+    );
+    corrupt(error, "event", "g #2");
 
     // A negative revision.
     raw.execute(
@@ -222,10 +237,13 @@ fn tampered_rows_are_typed_errors() {
         [],
     )
     .unwrap();
-    let error = store
-        .aggregate(&AggregateKey::new("mission", "m"))
-        .unwrap_err();
-    assert_eq!(error.reason(), "backend_failure");
+    corrupt(
+        store
+            .aggregate(&AggregateKey::new("mission", "m"))
+            .unwrap_err(),
+        "aggregate",
+        "mission m",
+    );
 
     // A receipt with a Group but no sequence.
     raw.execute(
@@ -233,10 +251,13 @@ fn tampered_rows_are_typed_errors() {
         [],
     )
     .unwrap();
-    let error = store
-        .receipt(&ReceiptKey::new("agent", "urn:agent:a", "action-1"))
-        .unwrap_err();
-    assert_eq!(error.reason(), "backend_failure");
+    corrupt(
+        store
+            .receipt(&ReceiptKey::new("agent", "urn:agent:a", "action-1"))
+            .unwrap_err(),
+        "receipt",
+        "agent urn:agent:a action-1",
+    );
 }
 
 /// Extreme cursors and limits (the stored integers are i64) neither overflow nor panic.

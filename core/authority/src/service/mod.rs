@@ -12,7 +12,8 @@
 //! - [`query`](AuthorityCore::query): the [`QueryKind`]s the engine answers (logic in
 //!   `engine/query.rs`); absent entities are `NOT_FOUND`-family errors.
 //! - [`replay`](AuthorityCore::replay) with the reference's bounds (`after ≥ 0`,
-//!   `1 ≤ limit ≤ 10,000`).
+//!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is served (`served_events.rs`:
+//!   its log position and the Group Authority's signature).
 //!
 //! Every refusal is a [`CoreError`] carrying its §19 wire code and its reference
 //! [`ErrorFamily`] (one table, `error.rs`). The facade is `Sync`: bindings share it between
@@ -20,6 +21,7 @@
 
 mod authorizer;
 mod error;
+mod served_events;
 
 use std::sync::Arc;
 
@@ -186,6 +188,11 @@ impl<S: Store, G: Signer> AuthorityCore<S, G> {
     /// Up to `limit` Events of `group` after sequence `after`, with a continuation (§16).
     /// `after < 0` or `limit ∉ 1..=10,000` is `INVALID_COMMAND`; an unknown Group is
     /// `GROUP_NOT_FOUND`; archived history is `CURSOR_TOO_OLD` with the snapshot pointer.
+    ///
+    /// Each Event is checked before the page is served: it names the log position it was read
+    /// from and carries the Group Authority's signature (`served_events.rs`). A stored Event
+    /// that fails (or a row the store's own integrity check refuses) is `INTERNAL_ERROR`
+    /// (`store_corrupt`) naming its Event ID and sequence, and nothing is served.
     pub fn replay(&self, group: &str, after: i64, limit: i64) -> Result<ReplayPage, CoreError> {
         let Ok(after) = u64::try_from(after) else {
             return Err(CoreError::invalid(
@@ -203,7 +210,10 @@ impl<S: Store, G: Signer> AuthorityCore<S, G> {
         }
         // Within 1..=10,000: fits every usize.
         let limit = usize::try_from(limit).unwrap_or(1);
-        Ok(self.engine.replay(group, after, limit)?)
+        let page = self.engine.replay(group, after, limit)?;
+        served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry)
+            .check_page(group, &page.events)?;
+        Ok(page)
     }
 }
 
