@@ -233,6 +233,12 @@ impl DescribeError for StoreError {
         StoreError::reason(self)
     }
 
+    /// Damaged data at rest stays damaged: retrying the same read cannot succeed until an
+    /// operator restores the row, unlike the transient `INTERNAL_ERROR`s.
+    fn retryable(&self) -> bool {
+        !matches!(self, Self::Corrupt { .. }) && self.wire_code().retryable()
+    }
+
     fn fields(&self) -> Fields {
         match self {
             Self::SequenceConflict {

@@ -193,6 +193,7 @@ mod tests {
             let e = r.unwrap_err();
             assert_eq!(e.wire_code(), WireCode::InternalError);
             assert_eq!(e.reason(), "store_corrupt");
+            assert!(!e.retryable(), "damage at rest is not transient");
             e
         };
         corrupt(ChainVerifier::new("g", 1, GENESIS).check(1, "e1", b"{ }", &hashes[0]));
