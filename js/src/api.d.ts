@@ -962,6 +962,60 @@ export declare class InMemoryStore implements NativeResource {
   [Symbol.dispose](): void;
 }
 
+/** The options of the SQL stores (the reference's keyword arguments). */
+export interface SQLStoreOptions {
+  /** Kept for the reference's signature (where it logs SQL); no SQL is issued from JavaScript. */
+  echo?: boolean;
+}
+
+/**
+ * A durable authoritative store named by a URL (Node only: the WebAssembly build throws
+ * {@link ArgumentError}): `sqlite:///relative.db`, `sqlite:////absolute/path.db`,
+ * `sqlite:///:memory:`, `postgresql://user:password@host:port/database` (also `postgres://`, and the
+ * reference's `+aiosqlite` / `+asyncpg` driver spellings). A `Core` takes it once initialized.
+ *
+ * The reference's `transact` / `inspect` (a whole-state document per operation) are not offered:
+ * the store is per aggregate; read through `Core.query` and `Core.replay`.
+ *
+ * @example
+ * ```js
+ * const store = new SQLiteStore('authority.db');
+ * await store.initialize();
+ * const core = new Core({ registry, authority, authorityKey, store });
+ * // … later, a new process: a new store on the same file replays and continues.
+ * await store.close();
+ * ```
+ */
+export declare class SQLStore implements NativeResource {
+  /** @throws {@link ArgumentError} for a URL that is not sqlite or postgres (`reason` says why; the message never repeats the URL). */
+  constructor(url: string, options?: SQLStoreOptions);
+  /** `'sqlite'` or `'postgresql'`. */
+  readonly dialectName: 'sqlite' | 'postgresql';
+  /** The URL with its password replaced by `***`. */
+  readonly url: string;
+  readonly echo: boolean;
+  /**
+   * Opens (creating if needed) the database and migrates its schema, on the libuv thread pool;
+   * idempotent while open. Rejects with {@link ArgumentError} (`store-closed`) after `close()`, or
+   * with the store's error when the database cannot be opened (PostgreSQL: not linked in this build yet).
+   */
+  initialize(): Promise<void>;
+  /** Releases the connection (idempotent). A `Core` over the store then refuses every call (`INTERNAL_ERROR`, `backend_failure`). */
+  close(): Promise<void>;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The embedded durable store: one SQLite file, or `':memory:'` (the default: a private in-memory database). */
+export declare class SQLiteStore extends SQLStore {
+  constructor(path?: string, options?: SQLStoreOptions);
+}
+
+/** A PostgreSQL server. @throws {@link ArgumentError} for a URL that is not `postgresql://` or `postgres://`. */
+export declare class PostgreSQLStore extends SQLStore {
+  constructor(url: string, options?: SQLStoreOptions);
+}
+
 /** A signed wire Command: its exact bytes or text, a SignedDocument, or the parsed object. */
 export type CommandInput = Bytes | SignedDocument | Readonly<Record<string, unknown>>;
 
@@ -987,8 +1041,8 @@ export interface CoreOptions {
   authority: Principal;
   /** Its signing key, bound to `authority` in `registry` (checked: receivers verify the Events). */
   authorityKey: SigningKey;
-  /** The store (default: a new InMemoryStore). */
-  store?: InMemoryStore;
+  /** The store (default: a new InMemoryStore); an SQLStore must be initialized ({@link ArgumentError} `store-not-initialized` / `store-closed` otherwise). */
+  store?: InMemoryStore | SQLStore;
   /** The authority's clock, read once per call (default `Date.now`). */
   clock?: () => TimeInput;
   /** Event IDs are `<prefix>1`, `<prefix>2`, … (default: a random `urn:missionweaveprotocol:event:<hex>-`). */

@@ -1317,6 +1317,83 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   }
   disposable(stores, [InMemoryStore]);
 
+  // Durable stores by URL (napi only: a database on this machine's disk or network). The URL
+  // rules and the open/close life cycle are the core's (`missionweaveprotocol-stores`), shared
+  // with the Python package; this converts arguments. `SQLiteStore` and `PostgreSQLStore` pass
+  // their argument to the `SQLStore` constructor wrapped in a module-private `StoreTarget`.
+  const sqlStores = new NativeTable(raw);
+  class StoreTarget {
+    constructor(form, text) { this.form = form; this.text = text; }
+  }
+
+  function checkEcho(options) {
+    if (options === null || typeof options !== 'object') throw new ArgumentError('options must be an object');
+    const { echo = false } = options;
+    if (typeof echo !== 'boolean') throw new ArgumentError('echo must be a boolean', { fields: { argument: 'echo' } });
+    return echo;
+  }
+
+  /**
+   * A durable authoritative store named by a `sqlite://` or `postgresql://` URL (the reference's
+   * `store.SQLStore`): `await initialize()` opens the database and migrates its schema on the
+   * libuv thread pool, `await close()` releases it. A `Core` takes it once initialized.
+   */
+  class SQLStore {
+    #echo;
+
+    constructor(url, options = {}) {
+      if (typeof raw.SqlStore !== 'function') {
+        throw new ArgumentError(`${new.target?.name ?? 'SQLStore'} needs a database: use the Node (napi) entry, not the WebAssembly build`);
+      }
+      const target = url instanceof StoreTarget ? url : new StoreTarget('url', checkString(url, 'url'));
+      this.#echo = checkEcho(options);
+      const handle = new raw.SqlStore(target.form, target.text);
+      try {
+        open(handle.status());
+      } catch (error) {
+        handle.free?.();
+        throw error;
+      }
+      sqlStores.set(this, handle);
+    }
+
+    /** `'sqlite'` or `'postgresql'`. */
+    get dialectName() { return open(sqlStores.get(this, 'SQLStore').info()).dialectName; }
+
+    /** The URL with its password replaced by `***`. */
+    get url() { return open(sqlStores.get(this, 'SQLStore').info()).url; }
+
+    /** The `echo` option (kept for the reference's signature: no SQL is issued from JavaScript). */
+    get echo() { return this.#echo; }
+
+    /** Opens (creating if needed) the database and migrates its schema; idempotent while open. */
+    async initialize() {
+      const handle = sqlStores.get(this, 'SQLStore');
+      await answer(() => handle.initialize());
+    }
+
+    /** Releases the connection (idempotent); Cores built over the store then refuse every call. */
+    async close() {
+      const handle = sqlStores.get(this, 'SQLStore');
+      await answer(() => handle.close());
+    }
+  }
+  disposable(sqlStores, [SQLStore]);
+
+  /** The embedded durable store: one SQLite file (`':memory:'`: a private in-memory database). */
+  class SQLiteStore extends SQLStore {
+    constructor(path = ':memory:', options = {}) {
+      super(new StoreTarget('sqlite', checkString(path, 'path')), options);
+    }
+  }
+
+  /** A PostgreSQL server (`postgresql://` or `postgres://` URL only). */
+  class PostgreSQLStore extends SQLStore {
+    constructor(url, options = {}) {
+      super(new StoreTarget('postgresql', checkString(url, 'url')), options);
+    }
+  }
+
   function defaultEventIdPrefix() {
     const random = globalThis.crypto?.getRandomValues;
     if (typeof random !== 'function') throw new ArgumentError('crypto.getRandomValues is not available: give eventIdPrefix');
@@ -1379,7 +1456,9 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
       const principal = principalOf(authority, 'authority');
       if (!(authorityKey instanceof SigningKey)) throw new ArgumentError('authorityKey must be a SigningKey');
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
-      if (store !== undefined && !(store instanceof InMemoryStore)) throw new ArgumentError('store must be an InMemoryStore');
+      if (store !== undefined && !(store instanceof InMemoryStore) && !(store instanceof SQLStore)) {
+        throw new ArgumentError('store must be an InMemoryStore or an SQLStore');
+      }
       // The ranges (non-negative windows, attempts) are the core's to check.
       const config = argumentJson({
         authority: { type: principal.type, id: principal.id },
@@ -1398,7 +1477,8 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
       const seed = seedOf(authorityKey);
       let handle;
       try {
-        handle = withRegistry(registry, (r) => new raw.Core(config, r, seed, own ?? stores.get(store, 'InMemoryStore')));
+        const native = own ?? (store instanceof SQLStore ? sqlStores.get(store, 'SQLStore') : stores.get(store, 'InMemoryStore'));
+        handle = withRegistry(registry, (r) => new raw.Core(config, r, seed, native));
       } finally {
         own?.free?.();
       }
@@ -1449,7 +1529,7 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   }
   disposable(cores, [Core]);
 
-  return { Core, InMemoryStore };
+  return { Core, InMemoryStore, SQLStore, SQLiteStore, PostgreSQLStore };
 }
 
 /**

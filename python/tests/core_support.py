@@ -91,11 +91,11 @@ def session_open(agent: str, issued_at: datetime = NOW) -> bytes:
 
 
 def make_core(clock: Optional[Clock] = None, *, sessions: bool = True, **extra: Any) -> Core:
-    """A Core over a fresh store in which both Agents opened Session Epoch 1 (unless
-    ``sessions=False``): every Agent Command needs one (§6.3)."""
+    """A Core over a fresh store (or ``store=``) in which both Agents opened Session Epoch 1
+    (unless ``sessions=False``): every Agent Command needs one (§6.3)."""
     clock = clock or Clock()
     core = Core(
-        InMemoryStore(),
+        extra.pop("store", None) or InMemoryStore(),
         clock=clock,
         registry=REGISTRY,
         authority_key=AUTHORITY_KEY,

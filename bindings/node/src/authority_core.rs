@@ -13,6 +13,7 @@ use napi::bindgen_prelude::{AsyncTask, Either};
 use napi::{Env, Task};
 use napi_derive::napi;
 
+use crate::sql_store::SqlStore;
 use crate::{RegistryArg, freed};
 
 /// The in-memory authoritative store, shareable between cores.
@@ -89,12 +90,20 @@ impl Core {
         options: String,
         registry: RegistryArg<'_>,
         seed: &[u8],
-        store: &InMemoryStore,
+        store: Either<&InMemoryStore, &SqlStore>,
     ) -> Self {
-        let Some(store) = store.0.as_ref() else {
-            return Self(Err(freed("InMemoryStore")));
+        let store = match store {
+            Either::A(memory) => match memory.0.as_ref() {
+                Some(store) => store.clone(),
+                None => return Self(Err(freed("InMemoryStore"))),
+            },
+            // An SQL store must be open (initialized, not closed): else its lifecycle error.
+            Either::B(sql) => match sql.handle() {
+                Ok(store) => store,
+                Err(envelope) => return Self(Err(envelope)),
+            },
         };
-        let make = |registry: &RegistryHandle| CoreHandle::new(&options, registry, seed, store);
+        let make = |registry: &RegistryHandle| CoreHandle::new(&options, registry, seed, &store);
         Self(match registry {
             Either::A(object) => object
                 .0

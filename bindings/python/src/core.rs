@@ -17,6 +17,8 @@ use missionweaveprotocol_authority::ingress::FreshnessWindow;
 use missionweaveprotocol_authority::service::{self, AuthorityCore, CoreError};
 use missionweaveprotocol_authority::store::{InMemoryStore as CoreStore, ReplayPage, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -26,7 +28,8 @@ use crate::errors;
 use crate::keys::SigningKey;
 use crate::registry::AgentRegistryKeyResolver;
 
-type Core = AuthorityCore<Arc<CoreStore>, CoreSigningKey>;
+/// Every store is one more `Arc<dyn Store + Send + Sync>` (in memory, SQLite, PostgreSQL).
+type Core = AuthorityCore<SharedStore, CoreSigningKey>;
 
 const CORE_MODULE: &str = "missionweaveprotocol.core";
 static REFUSAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -69,9 +72,25 @@ fn now_or(now_ms: Option<i64>) -> UnixMillis {
     frozen,
     name = "InMemoryStore"
 )]
-#[derive(Debug)]
 pub struct NativeStore {
-    inner: Arc<CoreStore>,
+    inner: SharedStore,
+}
+
+impl core::fmt::Debug for NativeStore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("InMemoryStore")
+    }
+}
+
+/// The last sequence of `group`'s Event log in `store` (GIL released: a durable store reads).
+fn last_sequence_of(
+    py: Python<'_>,
+    store: &(dyn Store + Send + Sync),
+    group: &str,
+) -> PyResult<u64> {
+    py.detach(|| store.head(group))
+        .map(|h| h.last_sequence())
+        .map_err(|e| refusal(py, &CoreError::describe(&e)))
 }
 
 #[pymethods]
@@ -86,10 +105,117 @@ impl NativeStore {
     /// The last sequence of `group_id`'s Event log (0: no Events).
     fn last_sequence(&self, py: Python<'_>, group_id: &Bound<'_, PyAny>) -> PyResult<u64> {
         let group = convert::str_arg(py, group_id, "group_id")?;
+        last_sequence_of(py, &*self.inner, &group)
+    }
+}
+
+/// A lifecycle refusal as the reference raises it: `RuntimeError` (used before `initialize`,
+/// after `close`, or a database that would not open), with the core's `reason` and
+/// `wire_code` as attributes.
+fn lifecycle_error(py: Python<'_>, error: &LifecycleError) -> PyErr {
+    use missionweaveprotocol::DescribeError;
+    let err = PyRuntimeError::new_err(error.to_string());
+    let value = err.value(py);
+    let tagged = value
+        .setattr("reason", error.reason())
+        .and_then(|()| value.setattr("wire_code", error.wire_code().as_str()));
+    match tagged {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// `SQLStore(url)`: a store named by a sqlite or postgres URL (`missionweaveprotocol.store`
+/// wraps it). The URL is checked here (`InvalidInputError`, a `ValueError`); `initialize`
+/// opens the database and `close` releases it, both with the GIL released.
+#[pyclass(module = "missionweaveprotocol._native", frozen, name = "SQLStore")]
+#[derive(Debug)]
+pub struct NativeSqlStore {
+    inner: Arc<ManagedStore>,
+}
+
+impl NativeSqlStore {
+    fn with(url: StoreUrl) -> Self {
+        Self {
+            inner: Arc::new(ManagedStore::new(url)),
+        }
+    }
+
+    /// The open store for a core, or `RuntimeError`.
+    fn shared(&self, py: Python<'_>) -> PyResult<SharedStore> {
         self.inner
-            .head(&group)
-            .map(|h| h.last_sequence())
-            .map_err(|e| refusal(py, &CoreError::describe(&e)))
+            .ensure_open()
+            .map_err(|e| lifecycle_error(py, &e))?;
+        Ok(Arc::clone(&self.inner) as SharedStore)
+    }
+}
+
+#[pymethods]
+impl NativeSqlStore {
+    #[new]
+    fn py_new(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let url = convert::str_arg(py, url, "url")?;
+        StoreUrl::parse(&url)
+            .map(Self::with)
+            .map_err(|e| errors::describe(py, &e))
+    }
+
+    /// `SQLStore.sqlite(path)`: the SQLite store at `path` (`":memory:"`: in memory).
+    #[staticmethod]
+    fn sqlite(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let path = convert::str_arg(py, path, "path")?;
+        StoreUrl::sqlite_path(&path)
+            .map(Self::with)
+            .map_err(|e| errors::describe(py, &e))
+    }
+
+    /// `SQLStore.postgresql(url)`: a postgres URL, anything else refused.
+    #[staticmethod]
+    fn postgresql(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let url = convert::str_arg(py, url, "url")?;
+        StoreUrl::parse_postgresql(&url)
+            .map(Self::with)
+            .map_err(|e| errors::describe(py, &e))
+    }
+
+    /// `sqlite` or `postgresql`.
+    #[getter]
+    fn dialect_name(&self) -> &'static str {
+        self.inner.url().dialect_name()
+    }
+
+    /// The URL with its password masked (`***`).
+    #[getter]
+    fn url(&self) -> &str {
+        self.inner.url().masked()
+    }
+
+    /// Whether `initialize` opened it and `close` did not release it yet.
+    #[getter]
+    fn is_open(&self) -> bool {
+        self.inner.is_open()
+    }
+
+    /// Opens the database and migrates its schema (blocking I/O, GIL released); idempotent
+    /// while open. `RuntimeError` after `close` or when the database does not open.
+    fn initialize(&self, py: Python<'_>) -> PyResult<()> {
+        let store = &self.inner;
+        py.detach(|| store.initialize())
+            .map_err(|e| lifecycle_error(py, &e))
+    }
+
+    /// Releases the connection (GIL released: SQLite checkpoints on close); idempotent.
+    /// Returns whether it was open.
+    fn close(&self, py: Python<'_>) -> bool {
+        let store = &self.inner;
+        py.detach(|| store.close())
+    }
+
+    /// The last sequence of `group_id`'s Event log (0: no Events); `RuntimeError` unless open.
+    fn last_sequence(&self, py: Python<'_>, group_id: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let group = convert::str_arg(py, group_id, "group_id")?;
+        let store = self.shared(py)?;
+        last_sequence_of(py, &*store, &group)
     }
 }
 
@@ -164,7 +290,14 @@ impl NativeCore {
         policy_services: Option<&Bound<'_, PyAny>>,
         cooperation_limits: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let store = convert::typed::<NativeStore>(py, store, "store", "InMemoryStore")?;
+        let store: SharedStore = match store.cast::<NativeSqlStore>() {
+            Ok(sql) => sql.get().shared(py)?,
+            Err(_) => {
+                let memory =
+                    convert::typed::<NativeStore>(py, store, "store", "InMemoryStore or SQLStore")?;
+                Arc::clone(&memory.get().inner)
+            }
+        };
         let key = convert::typed::<SigningKey>(py, authority_key, "authority_key", "SigningKey")?;
         let kind = convert::str_arg(py, authority_type, "authority_type")?;
         let kind = PrincipalType::parse(&kind).ok_or_else(|| {
@@ -224,7 +357,7 @@ impl NativeCore {
         };
         let issuer = EventIssuer::new(Principal::new(kind, id.as_ref()), key.get().inner.clone());
         let core = AuthorityCore::new(
-            Arc::clone(&store.get().inner),
+            store,
             registry,
             issuer,
             service::default_authorizer(bootstrap, policy),

@@ -288,6 +288,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scheduler::Scheduler>()?;
     // the authoritative core (missionweaveprotocol.core / store)
     m.add_class::<core::NativeStore>()?;
+    m.add_class::<core::NativeSqlStore>()?;
     m.add_class::<core::NativeCore>()?;
     m.add_function(wrap_pyfunction!(core::error_family, m)?)?;
     m.add_function(wrap_pyfunction!(core::wire_code_families, m)?)?;

@@ -17,7 +17,7 @@ use missionweaveprotocol_authority::engine::CooperationLimits;
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::FreshnessWindow;
 use missionweaveprotocol_authority::service::{AuthorityCore, CoreError, default_authorizer};
-use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore};
+use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use serde::Deserialize;
 
@@ -26,13 +26,36 @@ use crate::envelope::{Failure, escape_into, finish};
 use crate::shapes::common::{Millis, Safe};
 use crate::shapes::{Res, read};
 
-/// The in-memory store a JavaScript `InMemoryStore` holds; several cores may share it.
-#[derive(Debug, Clone, Default)]
-pub struct StoreHandle(Arc<InMemoryStore>);
+/// Any store, shared: the in-memory store, or (napi) a durable one by URL; nothing here names
+/// a backend.
+pub type SharedStore = Arc<dyn Store + Send + Sync>;
+
+/// The store a JavaScript store object holds (an `InMemoryStore` by default); several cores may
+/// share it.
+#[derive(Clone)]
+pub struct StoreHandle(SharedStore);
+
+impl core::fmt::Debug for StoreHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("StoreHandle")
+    }
+}
+
+impl Default for StoreHandle {
+    fn default() -> Self {
+        Self(Arc::new(InMemoryStore::new()))
+    }
+}
 
 impl StoreHandle {
+    /// A new in-memory store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A handle on `store` (the napi addon's durable stores).
+    pub fn shared(store: SharedStore) -> Self {
+        Self(store)
     }
 }
 
@@ -89,7 +112,7 @@ struct QueryOptions {
     actor_type: Option<String>,
 }
 
-type Authority = AuthorityCore<Arc<InMemoryStore>, SigningKey>;
+type Authority = AuthorityCore<SharedStore, SigningKey>;
 
 /// One authoritative core; cloning shares it (the napi tasks hold a clone while they run).
 #[derive(Debug, Clone)]

@@ -81,6 +81,7 @@ __all__ = [
     "RetrySchedule",
     "SIGNED_DOCUMENT_KINDS",
     "SOURCE_COMMIT",
+    "SQLStore",
     "ScheduleDisclosure",
     "Scheduler",
     "SchedulerPolicy",
@@ -1300,10 +1301,27 @@ class InMemoryStore:
     def last_sequence(self, group_id: str) -> int: ...
 
 @final
+class SQLStore:
+    def __new__(cls, url: str) -> SQLStore: ...
+    @staticmethod
+    def sqlite(path: str) -> SQLStore: ...
+    @staticmethod
+    def postgresql(url: str) -> SQLStore: ...
+    @property
+    def dialect_name(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def is_open(self) -> bool: ...
+    def initialize(self) -> None: ...
+    def close(self) -> bool: ...
+    def last_sequence(self, group_id: str) -> int: ...
+
+@final
 class AuthorityCore:
     def __new__(
         cls,
-        store: InMemoryStore,
+        store: Union[InMemoryStore, SQLStore],
         registry: Union[AgentRegistryKeyResolver, _Buffer],
         authority_key: SigningKey,
         authority_type: str,

@@ -35,7 +35,7 @@ from ._types import _StrEnum
 from .crypto import SigningKey
 from .models import Command, CommandLike, Event, Principal, Query, QueryResult
 from .registry import AgentRegistryKeyResolver
-from .store import InMemoryStore
+from .store import InMemoryStore, SQLStore
 
 Clock = Callable[[], datetime]
 """A clock returning aware datetimes (the reference's ``Clock``)."""
@@ -283,7 +283,9 @@ class _Batcher:
 
 
 class Core:
-    """The authoritative core (the reference's ``Core``) over an :class:`InMemoryStore`.
+    """The authoritative core (the reference's ``Core``) over a store of
+    :mod:`~missionweaveprotocol.store`: an :class:`InMemoryStore`, or an initialized
+    :class:`~missionweaveprotocol.store.SQLStore` (``SQLiteStore``, ``PostgreSQLStore``).
 
     ``Core(store, *, clock=None, cooperation_limits=None, snapshot_authority_key_id=None,
     snapshot_authority_public_key=None, registry, authority_key, authority, max_future_skew,
@@ -336,7 +338,7 @@ class Core:
 
     def __init__(
         self,
-        store: InMemoryStore,
+        store: Union[InMemoryStore, SQLStore],
         *,
         clock: Optional[Clock] = None,
         cooperation_limits: Optional[object] = None,
@@ -368,8 +370,10 @@ class Core:
                 )
             queued, active, rate = (getattr(cooperation_limits, n) for n in names)
             limits = (queued, active, rate)
-        if not isinstance(store, InMemoryStore):
-            raise TypeError(f"store must be an InMemoryStore, not {type(store).__name__}")
+        if not isinstance(store, (InMemoryStore, SQLStore)):
+            raise TypeError(
+                f"store must be an InMemoryStore or an SQLStore, not {type(store).__name__}"
+            )
         self._store = store
         self._clock = clock
         self._executor = executor
@@ -391,7 +395,7 @@ class Core:
         self._batcher = _Batcher(self._native, executor)
 
     @property
-    def store(self) -> InMemoryStore:
+    def store(self) -> Union[InMemoryStore, SQLStore]:
         return self._store
 
     def _now_ms(self) -> Optional[int]:

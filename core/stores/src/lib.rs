@@ -1,0 +1,51 @@
+//! Authoritative stores by URL, for the Python and Node bindings (`docs/store.md`, "Stores by
+//! URL"): the one parser of store URLs ([`StoreUrl`]), the one opener ([`open`]) and the
+//! open/close life cycle of a store the bindings hand to a core ([`ManagedStore`]).
+//!
+//! Every store a binding's core runs over is a [`SharedStore`]: the in-memory store, SQLite
+//! (`missionweaveprotocol-store-sqlite`) and, once linked, PostgreSQL are one more
+//! `Arc<dyn Store + Send + Sync>`; nothing above this crate names a backend.
+//!
+//! ```
+//! use missionweaveprotocol_authority::store::Store;
+//! use missionweaveprotocol_stores::{StoreUrl, open};
+//!
+//! let url = StoreUrl::parse("postgresql+asyncpg://app:secret@db.internal/mwp").unwrap();
+//! assert_eq!(url.dialect_name(), "postgresql");
+//! assert_eq!(url.masked(), "postgresql+asyncpg://app:***@db.internal/mwp");
+//!
+//! let store = open(&StoreUrl::parse("sqlite:///:memory:").unwrap()).unwrap();
+//! assert_eq!(store.head("g").unwrap().next_sequence, 1);
+//! ```
+
+mod managed;
+mod url;
+
+use std::sync::Arc;
+
+use missionweaveprotocol_authority::store::{Store, StoreError};
+use missionweaveprotocol_store_sqlite::SqliteStore;
+
+pub use managed::{LifecycleError, ManagedStore};
+pub use url::{Dialect, Location, StoreUrl, StoreUrlError, StoreUrlProblem};
+
+/// Any authoritative store, shared between cores and threads.
+pub type SharedStore = Arc<dyn Store + Send + Sync>;
+
+/// The detail of [`open`]'s refusal of a PostgreSQL URL while no PostgreSQL backend is linked.
+pub const POSTGRESQL_NOT_LINKED: &str = "PostgreSQL backend not linked in this build";
+
+/// Opens (creating if needed) the store `url` names and brings its schema to the current
+/// version. Blocking: database I/O. SQLite `:memory:` is a private in-memory database; a SQLite
+/// file runs in WAL mode and a commit that returned is on disk.
+pub fn open(url: &StoreUrl) -> Result<SharedStore, StoreError> {
+    match url.location() {
+        Location::SqliteMemory => Ok(Arc::new(SqliteStore::in_memory()?)),
+        Location::SqliteFile(path) => Ok(Arc::new(SqliteStore::open(path)?)),
+        // The one place to link the PostgreSQL backend (`missionweaveprotocol-store-postgres`):
+        // Location::Postgresql(libpq_url) => Ok(Arc::new(PostgresStore::connect(libpq_url)?)),
+        Location::Postgresql(_) => Err(StoreError::Backend {
+            detail: POSTGRESQL_NOT_LINKED.into(),
+        }),
+    }
+}

@@ -1,0 +1,139 @@
+//! Opening stores by URL and the created → open → closed life cycle the bindings share.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
+use missionweaveprotocol_authority::store::{
+    AggregateKey, EventRecord, Store, StoreError, Transaction,
+};
+use missionweaveprotocol_stores::{
+    LifecycleError, ManagedStore, POSTGRESQL_NOT_LINKED, SharedStore, StoreUrl, open,
+};
+
+fn append(store: &dyn Store, group: &str) -> u64 {
+    let next = store.head(group).unwrap().next_sequence;
+    let mut tx = Transaction::new();
+    tx.append(
+        group,
+        EventRecord::new(next, &format!("e{next}"), &b"{}"[..]),
+    )
+    .put(
+        AggregateKey::new("mission", format!("m{next}")),
+        0,
+        b"{}"[..].into(),
+    );
+    store.commit(tx).unwrap();
+    next
+}
+
+#[test]
+fn a_sqlite_file_keeps_its_log_across_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = StoreUrl::sqlite_path(dir.path().join("a.db").to_str().unwrap()).unwrap();
+    let first: SharedStore = open(&url).unwrap();
+    assert_eq!(append(&*first, "g"), 1);
+    assert_eq!(append(&*first, "g"), 2);
+    drop(first);
+    let again = open(&url).unwrap();
+    assert_eq!(again.head("g").unwrap().next_sequence, 3);
+    assert_eq!(append(&*again, "g"), 3);
+    // The URL spelling of the same file opens the same database.
+    let text = format!("sqlite:///{}", dir.path().join("a.db").display());
+    let by_url = open(&StoreUrl::parse(&text).unwrap()).unwrap();
+    assert_eq!(by_url.replay("g", 0, 10).unwrap().events.len(), 3);
+}
+
+#[test]
+fn sqlite_memory_stores_are_private() {
+    let url = StoreUrl::parse("sqlite:///:memory:").unwrap();
+    let a = open(&url).unwrap();
+    let b = open(&url).unwrap();
+    append(&*a, "g");
+    assert_eq!(a.head("g").unwrap().next_sequence, 2);
+    assert_eq!(b.head("g").unwrap().next_sequence, 1);
+}
+
+#[test]
+fn a_sqlite_path_that_cannot_be_opened_is_a_backend_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = StoreUrl::sqlite_path(dir.path().join("missing/dir/a.db").to_str().unwrap()).unwrap();
+    let error = open(&url).err().expect("no such directory");
+    assert!(matches!(error, StoreError::Backend { .. }), "{error:?}");
+    assert_eq!(error.wire_code(), WireCode::InternalError);
+}
+
+#[test]
+fn postgresql_is_not_linked_yet() {
+    let url = StoreUrl::parse("postgresql://u:p@localhost/mwp").unwrap();
+    let error = open(&url).err().expect("not linked");
+    assert_eq!(
+        error,
+        StoreError::Backend {
+            detail: POSTGRESQL_NOT_LINKED.into()
+        }
+    );
+}
+
+#[test]
+fn managed_store_life_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = StoreUrl::sqlite_path(dir.path().join("m.db").to_str().unwrap()).unwrap();
+    let managed = Arc::new(ManagedStore::new(url));
+    assert!(!managed.is_open());
+    // Before initialize: a typed lifecycle error, and store calls fail without opening anything.
+    let error = managed.ensure_open().unwrap_err();
+    assert_eq!(error, LifecycleError::NotInitialized);
+    assert_eq!(error.class(), ErrorClass::Argument);
+    assert_eq!(error.reason(), "store-not-initialized");
+    assert!(matches!(managed.head("g"), Err(StoreError::Backend { .. })));
+    assert!(!dir.path().join("m.db").exists());
+
+    managed.initialize().unwrap();
+    managed.initialize().unwrap(); // idempotent while open
+    assert!(managed.is_open());
+    managed.ensure_open().unwrap();
+    let shared: SharedStore = managed.clone();
+    assert_eq!(append(&*shared, "g"), 1);
+    let mut txs = Vec::new();
+    for seq in [2, 3] {
+        let mut tx = Transaction::new();
+        tx.append("g", EventRecord::new(seq, &format!("e{seq}"), &b"{}"[..]));
+        txs.push(tx);
+    }
+    assert!(shared.commit_many(txs).iter().all(Result::is_ok));
+
+    assert!(managed.close());
+    assert!(!managed.close()); // idempotent
+    assert_eq!(managed.ensure_open().unwrap_err(), LifecycleError::Closed);
+    assert_eq!(managed.initialize().unwrap_err(), LifecycleError::Closed);
+    assert_eq!(LifecycleError::Closed.reason(), "store-closed");
+    // A core's handle no longer reaches the database.
+    let error = shared.head("g").unwrap_err();
+    assert!(error.to_string().contains("closed"), "{error}");
+    let mut tx = Transaction::new();
+    tx.append("g", EventRecord::new(4, "e4", &b"{}"[..]));
+    assert_eq!(shared.commit_many(vec![tx]).len(), 1);
+
+    // What was committed is on disk.
+    let again = open(managed.url()).unwrap();
+    assert_eq!(again.head("g").unwrap().next_sequence, 4);
+}
+
+#[test]
+fn a_managed_store_that_fails_to_open_stays_created() {
+    let managed = ManagedStore::new(StoreUrl::parse("postgresql://localhost/mwp").unwrap());
+    let error = managed.initialize().unwrap_err();
+    assert!(
+        matches!(error, LifecycleError::Open(StoreError::Backend { .. })),
+        "{error:?}"
+    );
+    assert_eq!(error.wire_code(), WireCode::InternalError);
+    assert_eq!(
+        managed.ensure_open().unwrap_err(),
+        LifecycleError::NotInitialized
+    );
+    // Closing a store never opened is allowed and final.
+    assert!(!managed.close());
+    assert_eq!(managed.initialize().unwrap_err(), LifecycleError::Closed);
+}
