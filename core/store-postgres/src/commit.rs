@@ -11,8 +11,7 @@ use std::collections::HashMap;
 
 use missionweaveprotocol_authority::store::integrity::{self, GENESIS, Hash32};
 use missionweaveprotocol_authority::store::{
-    AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, SnapshotPointer, StoreError,
-    Transaction,
+    AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
 };
 use postgres::Transaction as Db;
 
@@ -180,13 +179,13 @@ impl State {
     }
 
     fn chain(&self, group: &str) -> Result<Hash32, StoreError> {
-        self.heads.get(group).map_or(Ok(GENESIS), |h| h.chain.clone())
+        self.heads
+            .get(group)
+            .map_or(Ok(GENESIS), |h| h.chain.clone())
     }
 
     fn revision(&self, key: &AggregateKey) -> Result<u64, StoreError> {
-        self.revisions
-            .get(key)
-            .map_or(Ok(0), |r| r.current.clone())
+        self.revisions.get(key).map_or(Ok(0), |r| r.current.clone())
     }
 
     /// Every check of one write set against the state; changes nothing.
@@ -271,14 +270,11 @@ impl State {
             let Some(value) = &write.value else {
                 continue;
             };
-            let revision = self
-                .revisions
-                .entry(write.key.clone())
-                .or_insert(Revision {
-                    stored: None,
-                    current: Ok(0),
-                    written: None,
-                });
+            let revision = self.revisions.entry(write.key.clone()).or_insert(Revision {
+                stored: None,
+                current: Ok(0),
+                written: None,
+            });
             revision.current = Ok(write.expected_revision + 1);
             revision.written = Some(value.clone());
         }
@@ -302,10 +298,16 @@ fn receipt_conflict(key: &ReceiptKey, existing: &Receipt, new: &Receipt) -> Stor
 /// and the caller rolls back.
 fn write(db: &mut Db<'_>, st: &Statements, state: &State) -> Result<(), StoreError> {
     let receipts = &state.new_receipts;
-    let r_types: Vec<&str> = receipts.iter().map(|(k, _)| k.actor_type.as_str()).collect();
+    let r_types: Vec<&str> = receipts
+        .iter()
+        .map(|(k, _)| k.actor_type.as_str())
+        .collect();
     let r_ids: Vec<&str> = receipts.iter().map(|(k, _)| k.actor_id.as_str()).collect();
     let r_actions: Vec<&str> = receipts.iter().map(|(k, _)| k.action_id.as_str()).collect();
-    let r_hashes: Vec<&str> = receipts.iter().map(|(_, r)| r.signing_hash.as_str()).collect();
+    let r_hashes: Vec<&str> = receipts
+        .iter()
+        .map(|(_, r)| r.signing_hash.as_str())
+        .collect();
     let r_events: Vec<&str> = receipts
         .iter()
         .map(|(_, r)| r.first_event.event_id.as_str())
@@ -349,8 +351,14 @@ fn write(db: &mut Db<'_>, st: &Statements, state: &State) -> Result<(), StoreErr
         }
     }
 
-    let (mut au_kinds, mut au_ids, mut au_revisions, mut au_values, mut au_sums, mut au_stored) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut au_kinds, mut au_ids, mut au_revisions, mut au_values, mut au_sums, mut au_stored) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     let (mut ai_kinds, mut ai_ids, mut ai_revisions, mut ai_values, mut ai_sums) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (key, revision) in &state.revisions {
@@ -421,10 +429,17 @@ fn write(db: &mut Db<'_>, st: &Statements, state: &State) -> Result<(), StoreErr
         au_kinds.len(),
         ai_kinds.len(),
     ];
-    for (i, (part, wanted)) in ["receipts", "events", "group heads", "new groups", "aggregates", "new aggregates"]
-        .iter()
-        .zip(expected)
-        .enumerate()
+    for (i, (part, wanted)) in [
+        "receipts",
+        "events",
+        "group heads",
+        "new groups",
+        "aggregates",
+        "new aggregates",
+    ]
+    .iter()
+    .zip(expected)
+    .enumerate()
     {
         let written: i64 = row.try_get(i).map_err(backend)?;
         if written != wanted as i64 {
@@ -474,10 +489,12 @@ fn run(
 pub(crate) fn commit(conn: &mut Conn, namespace: &str, tx: &Transaction) -> Result<(), StoreError> {
     let Conn { client, statements } = conn;
     let mut db = client.transaction().map_err(backend)?;
-    lock(&mut db, statements, &locks::for_transactions(namespace, [tx]))?;
-    let result = run(&mut db, statements, &[tx])?
-        .pop()
-        .unwrap_or(Ok(()));
+    lock(
+        &mut db,
+        statements,
+        &locks::for_transactions(namespace, [tx]),
+    )?;
+    let result = run(&mut db, statements, &[tx])?.pop().unwrap_or(Ok(()));
     match result {
         Ok(()) => db.commit().map_err(backend),
         Err(e) => {

@@ -94,7 +94,10 @@ mod tests {
         assert!(text("group", "g").is_ok());
         assert!(matches!(
             text("group", "g\0"),
-            Err(StoreError::InvalidArgument { argument: "group", .. })
+            Err(StoreError::InvalidArgument {
+                argument: "group",
+                ..
+            })
         ));
         assert_eq!(to_sql("sequence", 7).unwrap(), 7);
         assert!(to_sql("sequence", u64::MAX).is_err());

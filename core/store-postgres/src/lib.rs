@@ -106,10 +106,11 @@ impl PostgresStore {
 
     /// Connects with `options` (pool size, schema).
     pub fn connect_with(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
-        let mut config = postgres::Config::from_str(url).map_err(|e| StoreError::InvalidArgument {
-            argument: "url",
-            detail: e.to_string(),
-        })?;
+        let mut config =
+            postgres::Config::from_str(url).map_err(|e| StoreError::InvalidArgument {
+                argument: "url",
+                detail: e.to_string(),
+            })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -188,10 +189,7 @@ impl Store for PostgresStore {
                 *slot = outcomes.next();
             }
         }
-        results
-            .into_iter()
-            .map(|r| r.unwrap_or(Ok(())))
-            .collect()
+        results.into_iter().map(|r| r.unwrap_or(Ok(()))).collect()
     }
 
     fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {

@@ -46,7 +46,11 @@ pub(crate) fn aggregate(namespace: &str, key: &AggregateKey) -> i64 {
 
 /// The lock of a receipt key.
 pub(crate) fn receipt(namespace: &str, key: &ReceiptKey) -> i64 {
-    lock_id(namespace, b'r', &[&key.actor_type, &key.actor_id, &key.action_id])
+    lock_id(
+        namespace,
+        b'r',
+        &[&key.actor_type, &key.actor_id, &key.action_id],
+    )
 }
 
 /// The lock serializing schema creation and migration.
@@ -81,7 +85,10 @@ mod tests {
         // Fixed across builds and processes: the ID is part of the cross-process protocol.
         assert_eq!(group("public", "g"), group("public", "g"));
         assert_ne!(group("public", "g"), group("other", "g"));
-        assert_ne!(group("public", "g"), aggregate("public", &AggregateKey::new("g", "")));
+        assert_ne!(
+            group("public", "g"),
+            aggregate("public", &AggregateKey::new("g", ""))
+        );
         assert_ne!(
             aggregate("public", &AggregateKey::new("ab", "c")),
             aggregate("public", &AggregateKey::new("a", "bc"))

@@ -174,7 +174,11 @@ pub(crate) fn replay(
         .query(
             &conn.statements.replay,
             // A cursor past every storable sequence reads nothing (an empty page).
-            &[&group, &i64::try_from(wanted).unwrap_or(i64::MAX), &rows_wanted],
+            &[
+                &group,
+                &i64::try_from(wanted).unwrap_or(i64::MAX),
+                &rows_wanted,
+            ],
         )
         .map_err(backend)?;
     let Some(first) = rows.first() else {
@@ -182,7 +186,8 @@ pub(crate) fn replay(
     };
     let next_sequence = from_sql("next_sequence", first.try_get(0).map_err(backend)?)?;
     let first_online = from_sql("first_online", first.try_get(1).map_err(backend)?)?;
-    if let Some(snapshot) = snapshot(first.try_get(2).map_err(backend)?).filter(|_| wanted < first_online)
+    if let Some(snapshot) =
+        snapshot(first.try_get(2).map_err(backend)?).filter(|_| wanted < first_online)
     {
         return Err(StoreError::CursorTooOld {
             group: group.to_owned(),

@@ -3,8 +3,7 @@
 
 /// Takes the commit's advisory locks in the order given (sorted by the caller, `locks.rs`):
 /// `unnest` yields them in array order.
-pub(crate) const LOCK: &str =
-    "SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::int8[]) AS k";
+pub(crate) const LOCK: &str = "SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::int8[]) AS k";
 
 /// The stored receipts among the given keys.
 pub(crate) const LOAD_RECEIPTS: &str = "

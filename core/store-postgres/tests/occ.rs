@@ -50,10 +50,17 @@ fn two_stores_racing_the_same_append_have_exactly_one_winner() {
         let results = race(&stores, |i| {
             let id = format!("s{i}/{round}");
             let mut tx = Transaction::new();
-            tx.append("g", EventRecord::new(round, &id, event_body("g", round, &id)));
+            tx.append(
+                "g",
+                EventRecord::new(round, &id, event_body("g", round, &id)),
+            );
             tx
         });
-        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
         for r in results.iter().filter_map(|r| r.as_ref().err()) {
             assert!(
                 matches!(r, StoreError::SequenceConflict { next, .. } if *next == round + 1),
@@ -61,7 +68,10 @@ fn two_stores_racing_the_same_append_have_exactly_one_winner() {
             );
         }
     }
-    assert_eq!(online_sequences(&base, "g"), (1..=ROUNDS).collect::<Vec<_>>());
+    assert_eq!(
+        online_sequences(&base, "g"),
+        (1..=ROUNDS).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -87,7 +97,11 @@ fn two_stores_racing_one_action_id_apply_it_once() {
             .append(&group, event(&group, 1));
             tx
         });
-        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
         assert!(
             results
                 .iter()
@@ -123,10 +137,18 @@ fn two_stores_racing_one_aggregate_revision_have_exactly_one_winner() {
     for round in 0..ROUNDS {
         let results = race(&stores, |i| {
             let mut tx = Transaction::new();
-            tx.put(key.clone(), round, format!("{{\"by\":{i}}}").into_bytes().into());
+            tx.put(
+                key.clone(),
+                round,
+                format!("{{\"by\":{i}}}").into_bytes().into(),
+            );
             tx
         });
-        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
         for r in results.iter().filter_map(|r| r.as_ref().err()) {
             assert!(
                 matches!(r, StoreError::RevisionConflict { current, .. } if *current == round + 1),
@@ -155,7 +177,11 @@ fn checks_of_absent_aggregates_prevent_write_skew() {
                 .put(keys[i].clone(), 0, b"{}"[..].into());
             tx
         });
-        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "{results:?}"
+        );
     }
 }
 
@@ -174,7 +200,10 @@ fn group_commits_and_single_commits_from_several_stores_keep_one_contiguous_log(
                         let id = |k: u64| format!("s{s}t{t}/{}", done + k);
                         let result = if t == 0 {
                             let mut tx = Transaction::new();
-                            tx.append("g", EventRecord::new(next, &id(0), event_body("g", next, &id(0))));
+                            tx.append(
+                                "g",
+                                EventRecord::new(next, &id(0), event_body("g", next, &id(0))),
+                            );
                             vec![store.commit(tx)]
                         } else {
                             // Two write sets in one group commit: the second follows the first.
@@ -184,7 +213,11 @@ fn group_commits_and_single_commits_from_several_stores_keep_one_contiguous_log(
                                     let sequence = next + k;
                                     tx.append(
                                         "g",
-                                        EventRecord::new(sequence, &id(k), event_body("g", sequence, &id(k))),
+                                        EventRecord::new(
+                                            sequence,
+                                            &id(k),
+                                            event_body("g", sequence, &id(k)),
+                                        ),
                                     );
                                     tx
                                 })

@@ -20,10 +20,10 @@ use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
 pub fn url() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
     URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("MWP_POSTGRES_URL") {
-            if !url.is_empty() {
-                return url;
-            }
+        if let Ok(url) = std::env::var("MWP_POSTGRES_URL")
+            && !url.is_empty()
+        {
+            return url;
         }
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster.sh");
         let output = Command::new("bash")
