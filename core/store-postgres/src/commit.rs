@@ -1,0 +1,628 @@
+//! Commits: the write set validated exactly as `memory.rs` validates it (receipts, then
+//! appends, then aggregate writes, against committed state plus the write set's own earlier
+//! writes; `docs/store.md`, "Commit semantics"), then applied, all or nothing, under the
+//! advisory locks of every key it names (`locks.rs`), so that engines in several processes
+//! sharing one database keep every rule.
+//!
+//! One round trip per step whatever the write set's size: lock, load the receipts, heads and
+//! aggregates it names (arrays of keys), validate in Rust, write every row in one statement.
+
+use std::collections::HashMap;
+
+use missionweaveprotocol_authority::store::integrity::{self, GENESIS, Hash32};
+use missionweaveprotocol_authority::store::{
+    AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
+};
+use postgres::Transaction as Db;
+
+use crate::convert::{backend, from_sql, text, to_sql};
+use crate::pool::{Conn, Statements};
+use crate::read::{checked_aggregate, receipt_from_row};
+use crate::{locks, sql};
+
+/// Refuses what PostgreSQL cannot store before anything is locked or written.
+pub(crate) fn check_arguments(tx: &Transaction) -> Result<(), StoreError> {
+    for (key, receipt) in tx.receipts() {
+        text("actor_type", &key.actor_type)?;
+        text("actor_id", &key.actor_id)?;
+        text("action_id", &key.action_id)?;
+        text("signing_hash", &receipt.signing_hash)?;
+        text("event_id", &receipt.first_event.event_id)?;
+        if let Some((group, sequence)) = &receipt.first_event.position {
+            text("group", group)?;
+            to_sql("sequence", *sequence)?;
+        }
+    }
+    for (group, event) in tx.appends() {
+        text("group", group)?;
+        text("event_id", &event.event_id)?;
+    }
+    for write in tx.writes() {
+        text("kind", &write.key.kind)?;
+        text("id", &write.key.id)?;
+    }
+    Ok(())
+}
+
+/// A Group's head as loaded, then as the batch's earlier write sets left it.
+#[derive(Debug)]
+struct Head {
+    /// The stored `next_sequence`, `None` without a row.
+    stored: Option<u64>,
+    next: u64,
+    /// The chain hash the next append follows (an error when the last row is missing).
+    chain: Result<Hash32, StoreError>,
+}
+
+/// An aggregate's revision as loaded (`stored`, `None` when absent), then as written.
+#[derive(Debug)]
+struct Revision {
+    stored: Option<u64>,
+    current: Result<u64, StoreError>,
+    written: Option<Blob>,
+}
+
+/// Committed state of every key the batch names, plus the batch's own validated writes.
+#[derive(Debug, Default)]
+struct State {
+    receipts: HashMap<ReceiptKey, Receipt>,
+    new_receipts: Vec<(ReceiptKey, Receipt)>,
+    heads: HashMap<String, Head>,
+    events: Vec<(String, EventRecord, Hash32)>,
+    revisions: HashMap<AggregateKey, Revision>,
+}
+
+fn load(db: &mut Db<'_>, st: &Statements, txs: &[&Transaction]) -> Result<State, StoreError> {
+    let mut state = State::default();
+    let receipt_keys: Vec<&ReceiptKey> = txs
+        .iter()
+        .flat_map(|tx| tx.receipts().iter().map(|(k, _)| k))
+        .collect();
+    if !receipt_keys.is_empty() {
+        let types: Vec<&str> = receipt_keys.iter().map(|k| k.actor_type.as_str()).collect();
+        let ids: Vec<&str> = receipt_keys.iter().map(|k| k.actor_id.as_str()).collect();
+        let actions: Vec<&str> = receipt_keys.iter().map(|k| k.action_id.as_str()).collect();
+        for row in db
+            .query(&st.load_receipts, &[&types, &ids, &actions])
+            .map_err(backend)?
+        {
+            let key = ReceiptKey::new(
+                row.try_get::<_, String>(0).map_err(backend)?,
+                row.try_get::<_, String>(1).map_err(backend)?,
+                row.try_get::<_, String>(2).map_err(backend)?,
+            );
+            let receipt = receipt_from_row(&row, 3)?;
+            state.receipts.insert(key, receipt);
+        }
+    }
+    let mut groups: Vec<&str> = txs
+        .iter()
+        .flat_map(|tx| tx.appends().iter().map(|(g, _)| g.as_str()))
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    if !groups.is_empty() {
+        for row in db.query(&st.load_heads, &[&groups]).map_err(backend)? {
+            let group: String = row.try_get(0).map_err(backend)?;
+            let next = from_sql("next_sequence", row.try_get(1).map_err(backend)?)?;
+            let first_online = from_sql("first_online", row.try_get(2).map_err(backend)?)?;
+            let stored: &[u8] = if next == first_online {
+                row.try_get(3).map_err(backend)?
+            } else {
+                match row.try_get::<_, Option<&[u8]>>(4).map_err(backend)? {
+                    Some(stored) => stored,
+                    None => {
+                        let chain = Err(StoreError::Corrupt {
+                            what: "event",
+                            locator: format!("{group} #{}", next - 1),
+                            detail: format!("sequence {} is missing", next - 1),
+                        });
+                        state.heads.insert(
+                            group,
+                            Head {
+                                stored: Some(next),
+                                next,
+                                chain,
+                            },
+                        );
+                        continue;
+                    }
+                }
+            };
+            let chain =
+                integrity::hash_from_slice("event", || format!("{group} #{}", next - 1), stored);
+            state.heads.insert(
+                group,
+                Head {
+                    stored: Some(next),
+                    next,
+                    chain,
+                },
+            );
+        }
+    }
+    let mut keys: Vec<&AggregateKey> = txs
+        .iter()
+        .flat_map(|tx| tx.writes().iter().map(|w| &w.key))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    if !keys.is_empty() {
+        let kinds: Vec<&str> = keys.iter().map(|k| k.kind.as_str()).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+        for row in db
+            .query(&st.load_aggregates, &[&kinds, &ids])
+            .map_err(backend)?
+        {
+            let key = AggregateKey::new(
+                row.try_get::<_, String>(0).map_err(backend)?,
+                row.try_get::<_, String>(1).map_err(backend)?,
+            );
+            let stored = from_sql("revision", row.try_get(2).map_err(backend)?)?;
+            let current = checked_aggregate(&key.kind, &key.id, &row, 2).map(|a| a.revision);
+            state.revisions.insert(
+                key,
+                Revision {
+                    stored: Some(stored),
+                    current,
+                    written: None,
+                },
+            );
+        }
+    }
+    Ok(state)
+}
+
+impl State {
+    fn next_sequence(&self, group: &str) -> u64 {
+        self.heads.get(group).map_or(1, |h| h.next)
+    }
+
+    fn chain(&self, group: &str) -> Result<Hash32, StoreError> {
+        self.heads
+            .get(group)
+            .map_or(Ok(GENESIS), |h| h.chain.clone())
+    }
+
+    fn revision(&self, key: &AggregateKey) -> Result<u64, StoreError> {
+        self.revisions.get(key).map_or(Ok(0), |r| r.current.clone())
+    }
+
+    /// Every check of one write set against the state; changes nothing.
+    fn validate(&self, tx: &Transaction) -> Result<(), StoreError> {
+        let mut recorded: HashMap<&ReceiptKey, &Receipt> = HashMap::new();
+        for (key, receipt) in tx.receipts() {
+            let existing = self
+                .receipts
+                .get(key)
+                .or_else(|| recorded.get(key).copied());
+            if let Some(existing) = existing {
+                return Err(receipt_conflict(key, existing, receipt));
+            }
+            recorded.insert(key, receipt);
+        }
+        let mut next: HashMap<&str, u64> = HashMap::new();
+        for (group, event) in tx.appends() {
+            let expected = next
+                .entry(group.as_str())
+                .or_insert_with(|| self.next_sequence(group));
+            if event.sequence != *expected {
+                return Err(StoreError::SequenceConflict {
+                    group: group.clone(),
+                    expected: event.sequence,
+                    next: *expected,
+                });
+            }
+            *expected += 1;
+        }
+        // A log whose last row is missing takes no append (it would chain onto nothing).
+        for group in next.keys() {
+            self.chain(group)?;
+        }
+        let mut revisions: HashMap<&AggregateKey, u64> = HashMap::new();
+        for write in tx.writes() {
+            let current = match revisions.get_mut(&write.key) {
+                Some(current) => current,
+                None => {
+                    let stored = self.revision(&write.key)?;
+                    revisions.entry(&write.key).or_insert(stored)
+                }
+            };
+            if write.expected_revision != *current {
+                return Err(StoreError::RevisionConflict {
+                    key: write.key.clone(),
+                    expected: write.expected_revision,
+                    current: *current,
+                });
+            }
+            if write.value.is_some() {
+                *current += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a validated write set: later write sets of the batch see it.
+    fn stage(&mut self, tx: &Transaction) {
+        for (key, receipt) in tx.receipts() {
+            self.receipts.insert(key.clone(), receipt.clone());
+            self.new_receipts.push((key.clone(), receipt.clone()));
+        }
+        for (group, event) in tx.appends() {
+            let head = self.heads.entry(group.clone()).or_insert(Head {
+                stored: None,
+                next: 1,
+                chain: Ok(GENESIS),
+            });
+            let previous = head.chain.as_ref().copied().unwrap_or(GENESIS);
+            let chain = integrity::event_chain(
+                &previous,
+                group,
+                event.sequence,
+                &event.event_id,
+                &event.body,
+            );
+            head.next = event.sequence + 1;
+            head.chain = Ok(chain);
+            self.events.push((group.clone(), event.clone(), chain));
+        }
+        for write in tx.writes() {
+            let Some(value) = &write.value else {
+                continue;
+            };
+            let revision = self.revisions.entry(write.key.clone()).or_insert(Revision {
+                stored: None,
+                current: Ok(0),
+                written: None,
+            });
+            revision.current = Ok(write.expected_revision + 1);
+            revision.written = Some(value.clone());
+        }
+    }
+}
+
+/// Same signed content → the first application stands; different → collision (§15.1).
+fn receipt_conflict(key: &ReceiptKey, existing: &Receipt, new: &Receipt) -> StoreError {
+    if existing.signing_hash == new.signing_hash {
+        StoreError::AlreadyApplied {
+            key: key.clone(),
+            receipt: Box::new(existing.clone()),
+        }
+    } else {
+        StoreError::ActionIdCollision { key: key.clone() }
+    }
+}
+
+/// Writes every staged row in one statement and checks that each part wrote exactly what was
+/// validated: fewer rows mean a writer changed a key without its lock (outside this store),
+/// and the caller rolls back.
+fn write(db: &mut Db<'_>, st: &Statements, state: &State) -> Result<(), StoreError> {
+    let receipts = &state.new_receipts;
+    let r_types: Vec<&str> = receipts
+        .iter()
+        .map(|(k, _)| k.actor_type.as_str())
+        .collect();
+    let r_ids: Vec<&str> = receipts.iter().map(|(k, _)| k.actor_id.as_str()).collect();
+    let r_actions: Vec<&str> = receipts.iter().map(|(k, _)| k.action_id.as_str()).collect();
+    let r_hashes: Vec<&str> = receipts
+        .iter()
+        .map(|(_, r)| r.signing_hash.as_str())
+        .collect();
+    let r_events: Vec<&str> = receipts
+        .iter()
+        .map(|(_, r)| r.first_event.event_id.as_str())
+        .collect();
+    let r_groups: Vec<Option<&str>> = receipts
+        .iter()
+        .map(|(_, r)| r.first_event.position.as_ref().map(|(g, _)| g.as_str()))
+        .collect();
+    let mut r_sequences: Vec<Option<i64>> = Vec::with_capacity(receipts.len());
+    for (_, r) in receipts {
+        r_sequences.push(match &r.first_event.position {
+            Some((_, s)) => Some(to_sql("sequence", *s)?),
+            None => None,
+        });
+    }
+
+    let events = &state.events;
+    let e_groups: Vec<&str> = events.iter().map(|(g, _, _)| g.as_str()).collect();
+    let mut e_sequences = Vec::with_capacity(events.len());
+    for (_, e, _) in events {
+        e_sequences.push(to_sql("sequence", e.sequence)?);
+    }
+    let e_ids: Vec<&str> = events.iter().map(|(_, e, _)| &*e.event_id).collect();
+    let e_bodies: Vec<&[u8]> = events.iter().map(|(_, e, _)| &*e.body).collect();
+    let e_chains: Vec<&[u8]> = events.iter().map(|(_, _, c)| &c[..]).collect();
+
+    let (mut gu_groups, mut gu_next, mut gu_stored) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut gi_groups, mut gi_next) = (Vec::new(), Vec::new());
+    for (group, head) in &state.heads {
+        match head.stored {
+            Some(stored) if stored != head.next => {
+                gu_groups.push(group.as_str());
+                gu_next.push(to_sql("sequence", head.next)?);
+                gu_stored.push(to_sql("sequence", stored)?);
+            }
+            Some(_) => {}
+            None => {
+                gi_groups.push(group.as_str());
+                gi_next.push(to_sql("sequence", head.next)?);
+            }
+        }
+    }
+
+    let (mut au_kinds, mut au_ids, mut au_revisions, mut au_values, mut au_sums, mut au_stored) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    let (mut ai_kinds, mut ai_ids, mut ai_revisions, mut ai_values, mut ai_sums) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (key, revision) in &state.revisions {
+        let (Some(value), Ok(current)) = (&revision.written, &revision.current) else {
+            continue;
+        };
+        let sum = integrity::aggregate_checksum(&key.kind, &key.id, *current, value);
+        match revision.stored {
+            Some(stored) => {
+                au_kinds.push(key.kind.as_str());
+                au_ids.push(key.id.as_str());
+                au_revisions.push(to_sql("revision", *current)?);
+                au_values.push(&**value);
+                au_sums.push(sum.to_vec());
+                au_stored.push(to_sql("revision", stored)?);
+            }
+            None => {
+                ai_kinds.push(key.kind.as_str());
+                ai_ids.push(key.id.as_str());
+                ai_revisions.push(to_sql("revision", *current)?);
+                ai_values.push(&**value);
+                ai_sums.push(sum.to_vec());
+            }
+        }
+    }
+    let genesis: &[u8] = &GENESIS;
+    let row = db
+        .query_one(
+            &st.apply,
+            &[
+                &r_types,
+                &r_ids,
+                &r_actions,
+                &r_hashes,
+                &r_events,
+                &r_groups,
+                &r_sequences,
+                &e_groups,
+                &e_sequences,
+                &e_ids,
+                &e_bodies,
+                &e_chains,
+                &gu_groups,
+                &gu_next,
+                &gu_stored,
+                &gi_groups,
+                &gi_next,
+                &genesis,
+                &au_kinds,
+                &au_ids,
+                &au_revisions,
+                &au_values,
+                &au_sums,
+                &au_stored,
+                &ai_kinds,
+                &ai_ids,
+                &ai_revisions,
+                &ai_values,
+                &ai_sums,
+            ],
+        )
+        .map_err(backend)?;
+    let expected = [
+        receipts.len(),
+        events.len(),
+        gu_groups.len(),
+        gi_groups.len(),
+        au_kinds.len(),
+        ai_kinds.len(),
+    ];
+    for (i, (part, wanted)) in [
+        "receipts",
+        "events",
+        "group heads",
+        "new groups",
+        "aggregates",
+        "new aggregates",
+    ]
+    .iter()
+    .zip(expected)
+    .enumerate()
+    {
+        let written: i64 = row.try_get(i).map_err(backend)?;
+        if written != wanted as i64 {
+            return Err(StoreError::Backend {
+                detail: format!(
+                    "{written} of {wanted} {part} written: rows changed without the store's \
+                     locks (another writer on the schema?); nothing was committed"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Takes the advisory locks `ids` (sorted) for the rest of the transaction.
+fn lock(db: &mut Db<'_>, st: &Statements, ids: &[i64]) -> Result<(), StoreError> {
+    if !ids.is_empty() {
+        db.query_one(&st.lock, &[&ids]).map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Validates and stages each write set in order against the loaded state, then writes the
+/// valid ones. The outer `Err` is a failure of the database (or of the backstop) that leaves
+/// the transaction to roll back; the inner results are each write set's outcome.
+fn run(
+    db: &mut Db<'_>,
+    st: &Statements,
+    txs: &[&Transaction],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let mut state = load(db, st, txs)?;
+    let results: Vec<Result<(), StoreError>> = txs
+        .iter()
+        .map(|tx| {
+            state.validate(tx)?;
+            state.stage(tx);
+            Ok(())
+        })
+        .collect();
+    if results.iter().any(Result::is_ok) {
+        write(db, st, &state)?;
+    }
+    Ok(results)
+}
+
+/// Commits one write set in its own durable transaction.
+pub(crate) fn commit(conn: &mut Conn, namespace: &str, tx: &Transaction) -> Result<(), StoreError> {
+    let Conn { client, statements } = conn;
+    let mut db = client.transaction().map_err(backend)?;
+    lock(
+        &mut db,
+        statements,
+        &locks::for_transactions(namespace, [tx]),
+    )?;
+    let result = run(&mut db, statements, &[tx])?.pop().unwrap_or(Ok(()));
+    match result {
+        Ok(()) => db.commit().map_err(backend),
+        Err(e) => {
+            // Nothing was written; the rollback only ends the transaction (and its locks).
+            let _ = db.rollback();
+            Err(e)
+        }
+    }
+}
+
+/// Group commit: every write set in one durable transaction (one `COMMIT`, one WAL flush),
+/// each atomic, a later one seeing the earlier ones. The batch's locks are taken up front in
+/// one sorted order. All valid write sets are written in one statement; if that statement
+/// fails, the batch starts over with a savepoint per write set, so a failing one costs only
+/// itself. If the final `COMMIT` fails, none is durable and every result is that failure.
+pub(crate) fn commit_many(
+    conn: &mut Conn,
+    namespace: &str,
+    txs: &[&Transaction],
+) -> Vec<Result<(), StoreError>> {
+    match group_commit(conn, namespace, txs) {
+        Ok(results) => results,
+        Err(e) => txs.iter().map(|_| Err(e.clone())).collect(),
+    }
+}
+
+fn group_commit(
+    conn: &mut Conn,
+    namespace: &str,
+    txs: &[&Transaction],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let ids = locks::for_transactions(namespace, txs.iter().copied());
+    let Conn { client, statements } = conn;
+    let mut db = client.transaction().map_err(backend)?;
+    lock(&mut db, statements, &ids)?;
+    match run(&mut db, statements, txs) {
+        Ok(results) => {
+            db.commit().map_err(backend)?;
+            return Ok(results);
+        }
+        Err(_) => db.rollback().map_err(backend)?,
+    }
+    let (db, results) = one_by_one(client, statements, &ids, txs)?;
+    db.commit().map_err(backend)?;
+    Ok(results)
+}
+
+/// The slow path of a group commit: each write set in a savepoint of its own.
+fn one_by_one<'c>(
+    client: &'c mut postgres::Client,
+    statements: &Statements,
+    ids: &[i64],
+    txs: &[&Transaction],
+) -> Result<(Db<'c>, Vec<Result<(), StoreError>>), StoreError> {
+    let mut db = client.transaction().map_err(backend)?;
+    lock(&mut db, statements, ids)?;
+    let mut results = Vec::with_capacity(txs.len());
+    for tx in txs {
+        let mut savepoint = db.transaction().map_err(backend)?;
+        let result = match run(&mut savepoint, statements, &[tx]) {
+            Ok(mut result) => result.pop().unwrap_or(Ok(())),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => savepoint.commit().map_err(backend)?,
+            Err(_) => savepoint.rollback().map_err(backend)?,
+        }
+        results.push(result);
+    }
+    Ok((db, results))
+}
+
+/// Archival (§7.4, §16): under the Group's lock, the boundary must advance the archive and
+/// not pass the head; Events before it are deleted and the snapshot pointer and the chain hash
+/// before the new first online Event recorded, in one transaction.
+pub(crate) fn archive_before(
+    conn: &mut Conn,
+    namespace: &str,
+    group: &str,
+    before: u64,
+    snapshot: &SnapshotPointer,
+) -> Result<(), StoreError> {
+    text("snapshot artifact_hash", &snapshot.artifact_hash)?;
+    let out_of_range = |first_online, next_sequence| StoreError::ArchiveOutOfRange {
+        group: group.to_owned(),
+        before,
+        first_online,
+        next_sequence,
+    };
+    if !crate::convert::storable(group) {
+        return Err(out_of_range(1, 1));
+    }
+    let Conn { client, statements } = conn;
+    let mut db = client.transaction().map_err(backend)?;
+    lock(&mut db, statements, &[locks::group(namespace, group)])?;
+    // A boundary beyond any stored integer lies past the head.
+    let boundary = i64::try_from(before).unwrap_or(i64::MAX);
+    let row = db
+        .query_opt(sql::ARCHIVE_HEAD, &[&group, &boundary])
+        .map_err(backend)?;
+    let Some(row) = row else {
+        return Err(out_of_range(1, 1));
+    };
+    let next = from_sql("next_sequence", row.try_get(0).map_err(backend)?)?;
+    let first = from_sql("first_online", row.try_get(1).map_err(backend)?)?;
+    if before <= first || before > next {
+        return Err(out_of_range(first, next));
+    }
+    let stored: Option<&[u8]> = row.try_get(2).map_err(backend)?;
+    let locator = || format!("{group} #{}", before - 1);
+    let Some(stored) = stored else {
+        return Err(StoreError::Corrupt {
+            what: "event",
+            locator: locator(),
+            detail: format!("sequence {} is missing", before - 1),
+        });
+    };
+    let chain = integrity::hash_from_slice("event", locator, stored)?;
+    db.execute(
+        "DELETE FROM events WHERE group_id = $1 AND sequence < $2",
+        &[&group, &boundary],
+    )
+    .map_err(backend)?;
+    db.execute(
+        "UPDATE groups SET first_online = $2, snapshot_hash = $3, chain_before = $4 \
+         WHERE group_id = $1",
+        &[&group, &boundary, &snapshot.artifact_hash, &&chain[..]],
+    )
+    .map_err(backend)?;
+    db.commit().map_err(backend)
+}
