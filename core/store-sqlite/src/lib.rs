@@ -9,9 +9,13 @@
 //! [`StoreError`] variants. A file store runs in WAL mode with `synchronous=FULL`, so a
 //! commit that returned `Ok` is on disk.
 //!
-//! The connection sits behind one `Mutex` (the store is `Send + Sync` as the engine needs):
-//! commits and reads are serialized. Group commit across callers and a connection pool for
-//! concurrent readers are later work (`docs/store.md`, "SQLite backend").
+//! A file store has one writer connection behind a `Mutex` (commits are serialized, as SQLite
+//! allows one writer) and a small pool of read connections ([`SqliteOptions::readers`],
+//! default [`DEFAULT_READERS`]): WAL readers see the last committed state and never wait
+//! behind a commit's fsync. `:memory:` keeps one shared connection (an in-memory database
+//! belongs to its connection). Wrap the store in
+//! [`GroupCommit`](missionweaveprotocol_authority::store::GroupCommit) so that concurrent
+//! commits share one durable transaction (`docs/store.md`, "Group commit and concurrency").
 //!
 //! ```
 //! use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Store, Transaction};
@@ -27,6 +31,7 @@
 
 mod commit;
 mod convert;
+mod pool;
 mod read;
 mod schema;
 
@@ -42,24 +47,53 @@ use rusqlite::Connection;
 pub use schema::SCHEMA_VERSION;
 
 use convert::backend;
+use pool::ReadPool;
 
 /// How long a commit waits for another connection's (another process's) write lock before
 /// it fails with a backend error.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Read connections a file store opens unless told otherwise.
+pub const DEFAULT_READERS: usize = 4;
+
+/// How a file store is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// Read connections beside the writer. 0: reads share the writer connection (and wait
+    /// behind its commits), as one connection would.
+    pub readers: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            readers: DEFAULT_READERS,
+        }
+    }
+}
 
 /// The authoritative store in one SQLite database (a file, or memory for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    /// One connection, serialized: a rolled-back or never-begun transaction leaves it clean,
-    /// so a poisoned lock is recovered.
+    /// The writer (and, without a pool, the only) connection, serialized: a rolled-back or
+    /// never-begun transaction leaves it clean, so a poisoned lock is recovered.
     conn: Mutex<Connection>,
+    /// Read connections of a file store; `None` in memory or with `readers: 0`.
+    readers: Option<ReadPool>,
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the store in the file at `path`: WAL journal,
-    /// `synchronous=FULL` (a commit is durable when it returns). Refuses a database written by
-    /// a newer schema version than [`SCHEMA_VERSION`].
+    /// `synchronous=FULL` (a commit is durable when it returns), [`DEFAULT_READERS`] read
+    /// connections. Refuses a database written by a newer schema version than
+    /// [`SCHEMA_VERSION`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, &SqliteOptions::default())
+    }
+
+    /// [`open`](Self::open) with other [`SqliteOptions`].
+    pub fn open_with(path: impl AsRef<Path>, options: &SqliteOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref();
         let conn = Connection::open(path).map_err(backend)?;
         // A concurrent process holding the write lock (also while switching to WAL or
         // creating the schema) is waited for, not failed at once.
@@ -73,10 +107,16 @@ impl SqliteStore {
                 detail: format!("SQLite refused WAL journal mode (answered {mode})"),
             });
         }
-        Self::with_connection(conn)
+        let mut store = Self::with_connection(conn)?;
+        // After the schema exists: readers never create or migrate anything.
+        if options.readers > 0 {
+            store.readers = Some(ReadPool::open(path, options.readers)?);
+        }
+        Ok(store)
     }
 
     /// A store in a private in-memory database (tests, ephemeral hosts): nothing survives it.
+    /// One connection serves reads and commits.
     pub fn in_memory() -> Result<Self, StoreError> {
         Self::with_connection(Connection::open_in_memory().map_err(backend)?)
     }
@@ -87,13 +127,32 @@ impl SqliteStore {
         schema::migrate(&conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            readers: None,
         })
+    }
+
+    /// Read connections beside the writer (0: reads use the writer connection).
+    pub fn read_connections(&self) -> usize {
+        self.readers.as_ref().map_or(0, ReadPool::size)
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // Every write runs in a SQLite transaction that rolls back when dropped (also while
         // unwinding), so the connection behind a poisoned lock holds committed state only.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `read` on a pooled read connection (one snapshot), or on the writer connection
+    /// when there is no pool.
+    fn read<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.readers {
+            Some(pool) => pool.read(read),
+            // Under the writer's lock nothing commits between two statements of `read`.
+            None => read(&self.conn()),
+        }
     }
 }
 
@@ -107,23 +166,25 @@ impl Store for SqliteStore {
     }
 
     fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
-        read::aggregate(&self.conn(), key)
+        self.read(|conn| read::aggregate(conn, key))
     }
 
     fn list(&self, kind: &str, id_prefix: &str) -> Result<Vec<(String, Aggregate)>, StoreError> {
-        read::list(&self.conn(), kind, id_prefix)
+        self.read(|conn| read::list(conn, kind, id_prefix))
     }
 
     fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-        read::receipt(&self.conn(), key)
+        self.read(|conn| read::receipt(conn, key))
     }
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
-        Ok(read::head(&self.conn(), group)?.unwrap_or(GroupHead {
-            next_sequence: 1,
-            first_online: 1,
-            snapshot: None,
-        }))
+        Ok(self
+            .read(|conn| read::head(conn, group))?
+            .unwrap_or(GroupHead {
+                next_sequence: 1,
+                first_online: 1,
+                snapshot: None,
+            }))
     }
 
     fn replay(
@@ -132,7 +193,7 @@ impl Store for SqliteStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<ReplayPage, StoreError> {
-        read::replay(&self.conn(), group, after_sequence, limit)
+        self.read(|conn| read::replay(conn, group, after_sequence, limit))
     }
 
     fn archive_before(
