@@ -142,15 +142,27 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `read` on a pooled read connection (one snapshot), or on the writer connection
-    /// when there is no pool.
+    /// Runs a single-statement `read` on a pooled read connection, or on the writer
+    /// connection when there is no pool.
     fn read<T>(
         &self,
         read: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         match &self.readers {
-            Some(pool) => pool.read(read),
-            // Under the writer's lock nothing commits between two statements of `read`.
+            Some(pool) => pool.read(false, read),
+            None => read(&self.conn()),
+        }
+    }
+
+    /// Runs a `read` of several statements on one snapshot: a pooled connection inside one
+    /// read transaction, or the writer connection under its lock (nothing commits between
+    /// two statements then).
+    fn read_snapshot<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.readers {
+            Some(pool) => pool.read(true, read),
             None => read(&self.conn()),
         }
     }
@@ -193,7 +205,7 @@ impl Store for SqliteStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<ReplayPage, StoreError> {
-        self.read(|conn| read::replay(conn, group, after_sequence, limit))
+        self.read_snapshot(|conn| read::replay(conn, group, after_sequence, limit))
     }
 
     fn archive_before(

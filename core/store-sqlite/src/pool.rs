@@ -3,9 +3,9 @@
 //! concurrency").
 //!
 //! In WAL mode a reader sees the last committed state as of the start of its read transaction
-//! and is never blocked by the writer (nor blocks it). Each read runs in one deferred
-//! transaction on one pooled connection, so a read of several statements (a replay page: the
-//! Group head, then the rows) sees one snapshot, as it did under the single connection.
+//! and is never blocked by the writer (nor blocks it). A read of several statements (a replay
+//! page: the Group head, then the rows) runs in one deferred transaction on one pooled
+//! connection, so it sees one snapshot, as it did under the single connection.
 
 use std::path::Path;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
@@ -62,10 +62,13 @@ impl ReadPool {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `read` on a pooled connection inside one read transaction, waiting for a free
-    /// connection if all are busy.
+    /// Runs `read` on a pooled connection, waiting for a free connection if all are busy.
+    /// With `snapshot`, inside one read transaction (a read of several statements sees one
+    /// state); without, each statement is its own (a single-statement read needs no more,
+    /// and skips a `BEGIN` and a `COMMIT`).
     pub(crate) fn read<T>(
         &self,
+        snapshot: bool,
         read: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut checkout = {
@@ -88,6 +91,9 @@ impl ReadPool {
                 detail: "read pool: a checked-out connection went missing".to_owned(),
             });
         };
+        if !snapshot {
+            return read(conn);
+        }
         // Deferred: the snapshot is taken at the first read and held to the end; dropped
         // without commit (an error, a panic), it rolls back, which for a read only ends it.
         let snapshot = conn.transaction().map_err(backend)?;
