@@ -404,8 +404,12 @@ fn bench_raw_floor(path: &Path, batches: &[Vec<Transaction>], engine_rate: f64, 
     // The store creates the same schema and switches the file to WAL, then steps aside.
     drop(open(path));
     let mut conn = rusqlite::Connection::open(path).unwrap_or_else(|e| fail("raw open", &e));
-    conn.execute_batch("PRAGMA synchronous=FULL;")
-        .unwrap_or_else(|e| fail("raw pragma", &e));
+    // The store's settings: WAL (set by the store), synchronous=FULL, the writer's cache.
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous=FULL; PRAGMA cache_size=-{};",
+        SqliteOptions::default().writer_cache_kib
+    ))
+    .unwrap_or_else(|e| fail("raw pragma", &e));
     let (mut txs, mut rows, mut bytes) = (0u64, 0u64, 0u64);
     for batch in batches {
         for tx in batch {
@@ -515,7 +519,10 @@ fn bench_latency(s: &Setup, dir: &Path, n: u64) {
             "file_wal_full_no_read_pool",
             SqliteStore::open_with(
                 dir.join("latency-no-pool.sqlite"),
-                &SqliteOptions { readers: 0 },
+                &SqliteOptions {
+                    readers: 0,
+                    ..SqliteOptions::default()
+                },
             )
             .unwrap_or_else(|e| fail("open", &e)),
         ),

@@ -21,11 +21,23 @@ fn pool_size_is_configurable_and_memory_keeps_one_connection() {
     let dir = tempfile::tempdir().unwrap();
     let default = SqliteStore::open(dir.path().join("a.sqlite")).unwrap();
     assert_eq!(default.read_connections(), DEFAULT_READERS);
-    let two =
-        SqliteStore::open_with(dir.path().join("b.sqlite"), &SqliteOptions { readers: 2 }).unwrap();
+    let two = SqliteStore::open_with(
+        dir.path().join("b.sqlite"),
+        &SqliteOptions {
+            readers: 2,
+            ..SqliteOptions::default()
+        },
+    )
+    .unwrap();
     assert_eq!(two.read_connections(), 2);
-    let none =
-        SqliteStore::open_with(dir.path().join("c.sqlite"), &SqliteOptions { readers: 0 }).unwrap();
+    let none = SqliteStore::open_with(
+        dir.path().join("c.sqlite"),
+        &SqliteOptions {
+            readers: 0,
+            ..SqliteOptions::default()
+        },
+    )
+    .unwrap();
     assert_eq!(none.read_connections(), 0);
     assert_eq!(SqliteStore::in_memory().unwrap().read_connections(), 0);
 
@@ -96,7 +108,10 @@ fn pooled_reads_see_every_commit_that_returned() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open_with(
         dir.path().join("store.sqlite"),
-        &SqliteOptions { readers: 3 },
+        &SqliteOptions {
+            readers: 3,
+            ..SqliteOptions::default()
+        },
     )
     .unwrap();
     std::thread::scope(|scope| {

@@ -6,7 +6,8 @@
 //! [`GroupCommit`] queues each caller's write set; the first caller that finds no batch in
 //! flight becomes the leader, takes every queued write set (up to a maximum batch size), hands
 //! them to the backend's `commit_many` (one durable transaction, a savepoint per write set) and
-//! gives each caller its own result. Followers wait on a condition variable. A caller's
+//! gives each caller its own result, then hands the lead to the first caller still queued.
+//! Followers wait each on their own condition variable. A caller's
 //! `commit` returns only after the `commit_many` holding its write set returned, so `Ok` still
 //! means durable (§15.1: the receipt, the Events and the revisions together).
 //!
@@ -20,8 +21,8 @@
 //! `Condvar` compile on wasm32, where nothing runs concurrently: there every batch has one
 //! write set.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::{
     Aggregate, AggregateKey, DecodedCache, GroupHead, Receipt, ReceiptKey, ReplayPage,
@@ -60,21 +61,48 @@ pub struct GroupCommit<S> {
     inner: S,
     max_batch: usize,
     queue: Mutex<Queue>,
-    /// Signalled when a batch's results are posted (followers take theirs, and one of the
-    /// callers still queued becomes the next leader).
-    done: Condvar,
 }
 
 #[derive(Debug, Default)]
 struct Queue {
-    /// Write sets waiting for a leader, in arrival order, each with its caller's ticket.
-    pending: VecDeque<(u64, Transaction)>,
-    next_ticket: u64,
-    /// A leader is inside `commit_many`.
+    /// Write sets waiting for a leader, in arrival order, each with its caller's slot.
+    pending: VecDeque<(Arc<Slot>, Transaction)>,
+    /// A leader is inside `commit_many`, or the lead was handed to the front of `pending`.
     leading: bool,
-    /// Results posted by a leader, until their callers take them.
-    results: HashMap<u64, Result<(), StoreError>>,
     stats: GroupCommitStats,
+}
+
+/// Where one caller waits, on its own condition variable: only the callers of a finished batch
+/// and the next leader are woken, never every waiter.
+#[derive(Debug, Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+    wake: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct SlotState {
+    /// The caller's result, once its batch's `commit_many` returned.
+    result: Option<Result<(), StoreError>>,
+    /// The caller leads the next batch (its write set is at the front of the queue).
+    lead: bool,
+}
+
+impl Slot {
+    fn state(&self) -> MutexGuard<'_, SlotState> {
+        // Only `Option`/`bool` writes happen under the lock.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn post(&self, result: Result<(), StoreError>) {
+        self.state().result = Some(result);
+        self.wake.notify_one();
+    }
+
+    fn hand_lead(&self) {
+        self.state().lead = true;
+        self.wake.notify_one();
+    }
 }
 
 impl<S: Store> GroupCommit<S> {
@@ -89,7 +117,6 @@ impl<S: Store> GroupCommit<S> {
             inner,
             max_batch: max_batch.max(1),
             queue: Mutex::new(Queue::default()),
-            done: Condvar::new(),
         }
     }
 
@@ -119,14 +146,21 @@ impl<S: Store> GroupCommit<S> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Leads one batch: commits `batch` outside the lock and posts one result per ticket.
-    fn lead(&self, batch: Vec<(u64, Transaction)>) {
-        let (tickets, txs): (Vec<u64>, Vec<Transaction>) = batch.into_iter().unzip();
-        // Posts the results and hands leadership back even if the backend panics, so the
-        // followers of this batch get an error instead of waiting forever.
+    /// Leads one batch: the queue's front (the leader's own write set is always there: the
+    /// lead goes only to an empty queue's first caller or to the front) up to `max_batch`,
+    /// committed outside every lock; then one result per caller and the lead handed on.
+    fn lead(&self) {
+        let batch: Vec<(Arc<Slot>, Transaction)> = {
+            let mut queue = self.queue();
+            let take = queue.pending.len().min(self.max_batch);
+            queue.pending.drain(..take).collect()
+        };
+        let (slots, txs): (Vec<Arc<Slot>>, Vec<Transaction>) = batch.into_iter().unzip();
+        // Posts the results and hands the lead on even if the backend panics, so the callers
+        // of this batch get an error and the queued ones a leader instead of waiting forever.
         let mut posting = Posting {
             owner: self,
-            tickets,
+            slots,
             results: None,
         };
         let asked = txs.len();
@@ -150,7 +184,7 @@ impl<S: Store> GroupCommit<S> {
 /// Posts a batch's results when dropped (also while unwinding from a panicking backend).
 struct Posting<'a, S> {
     owner: &'a GroupCommit<S>,
-    tickets: Vec<u64>,
+    slots: Vec<Arc<Slot>>,
     results: Option<Vec<Result<(), StoreError>>>,
 }
 
@@ -160,22 +194,30 @@ impl<S> Drop for Posting<'_, S> {
             let failure = StoreError::Backend {
                 detail: "group commit: the store panicked during the batch".to_owned(),
             };
-            vec![Err(failure); self.tickets.len()]
+            vec![Err(failure); self.slots.len()]
         });
-        let mut queue = self
-            .owner
-            .queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let size = self.tickets.len() as u64;
-        queue.stats.batches += 1;
-        queue.stats.transactions += size;
-        queue.stats.largest_batch = queue.stats.largest_batch.max(size);
-        queue.results.extend(self.tickets.drain(..).zip(results));
-        queue.leading = false;
-        drop(queue);
-        // Every waiter re-checks: its result may be posted, or it may lead the next batch.
-        self.owner.done.notify_all();
+        // The next batch first: its leader starts while this batch's callers wake up.
+        let next = {
+            let mut queue = self
+                .owner
+                .queue
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let size = self.slots.len() as u64;
+            queue.stats.batches += 1;
+            queue.stats.transactions += size;
+            queue.stats.largest_batch = queue.stats.largest_batch.max(size);
+            let next = queue.pending.front().map(|(slot, _)| Arc::clone(slot));
+            // With nobody queued the lead is free: the next caller takes it on arrival.
+            queue.leading = next.is_some();
+            next
+        };
+        if let Some(next) = next {
+            next.hand_lead();
+        }
+        for (slot, result) in self.slots.drain(..).zip(results) {
+            slot.post(result);
+        }
     }
 }
 
@@ -185,32 +227,33 @@ impl<S: Store> Store for GroupCommit<S> {
             // Nothing to check or write: no batch to wait for.
             return self.inner.commit(tx);
         }
-        let mut queue = self.queue();
-        let ticket = queue.next_ticket;
-        queue.next_ticket += 1;
-        queue.pending.push_back((ticket, tx));
+        let slot = Arc::new(Slot::default());
+        let mut leads = {
+            let mut queue = self.queue();
+            queue.pending.push_back((Arc::clone(&slot), tx));
+            // No batch in flight (and so nobody queued before this caller): it leads.
+            !std::mem::replace(&mut queue.leading, true)
+        };
         loop {
-            if let Some(result) = queue.results.remove(&ticket) {
-                return result;
+            if leads {
+                self.lead();
             }
-            if !queue.leading && !queue.pending.is_empty() {
-                // No batch in flight: this caller leads the next one (which holds its own
-                // write set unless more than `max_batch` were queued before it; then it
-                // leads again after this one).
-                queue.leading = true;
-                let take = queue.pending.len().min(self.max_batch);
-                let batch: Vec<(u64, Transaction)> = queue.pending.drain(..take).collect();
-                drop(queue);
-                self.lead(batch);
-                queue = self.queue();
-                continue;
+            // The state is only changed under the slot's lock, before its notification: a
+            // result or the lead posted before this wait began is seen here, not missed.
+            let mut state = slot.state();
+            loop {
+                if let Some(result) = state.result.take() {
+                    return result;
+                }
+                if std::mem::take(&mut state.lead) {
+                    leads = true;
+                    break;
+                }
+                state = slot
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
             }
-            // A leader is committing: its `Posting` notifies after posting, under the same
-            // lock this wait releases, so the wake-up cannot be missed.
-            queue = self
-                .done
-                .wait(queue)
-                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 
