@@ -565,17 +565,20 @@ fn bench_flat(s: &Setup, dir: &Path, n: u64, threads: usize) {
     let decile = (n / 10).max(1);
     let base = 10_000_000;
     let core = core_over(s, &dir.join("flat.sqlite"));
-    let phase = |from: u64, to: u64| -> f64 {
+    // (wall seconds, CPU µs per Command) of one timed decile.
+    let phase = |from: u64, to: u64| -> (f64, String) {
         let shares = deal(
             (from..to).map(|i| create_bytes(s, base + i)).collect(),
             threads,
         );
-        run_threads(&shares, |b| {
+        let cpu = process_cpu_seconds();
+        let seconds = run_threads(&shares, |b| {
             core.perform_bytes(b, NOW)
                 .unwrap_or_else(|e| fail("perform_bytes", &e));
-        })
+        });
+        (seconds, cpu_per_item(cpu, to - from))
     };
-    let first = phase(0, decile);
+    let (first, first_cpu) = phase(0, decile);
     let middle_start = Instant::now();
     let middle_end = n.saturating_sub(decile).max(decile);
     let shares = deal((decile..middle_end).collect::<Vec<u64>>(), threads);
@@ -584,11 +587,11 @@ fn bench_flat(s: &Setup, dir: &Path, n: u64, threads: usize) {
             .unwrap_or_else(|e| fail("perform_bytes", &e));
     });
     let middle = middle_start.elapsed().as_secs_f64();
-    let last = phase(middle_end, middle_end + decile);
+    let (last, last_cpu) = phase(middle_end, middle_end + decile);
     let total = middle_end + decile;
     let (first_rate, last_rate) = (decile as f64 / first, decile as f64 / last);
     println!(
-        "{{\"name\": \"sqlite_flat\", \"command\": \"mission.create\", \"path\": \"perform_bytes\", \"store\": \"file_wal_full\", \"threads\": {threads}, \"commands\": {total}, \"first_10pct_per_second\": {first_rate:.0}, \"last_10pct_per_second\": {last_rate:.0}, \"last_over_first\": {:.3}, \"middle_seconds_incl_signing\": {middle:.1}, \"mean_batch\": {:.1}, \"clock\": \"wall\"}}",
+        "{{\"name\": \"sqlite_flat\", \"command\": \"mission.create\", \"path\": \"perform_bytes\", \"store\": \"file_wal_full\", \"threads\": {threads}, \"commands\": {total}, \"first_10pct_per_second\": {first_rate:.0}, \"last_10pct_per_second\": {last_rate:.0}, \"last_over_first\": {:.3}, \"first_10pct_cpu_us_per_command\": {first_cpu}, \"last_10pct_cpu_us_per_command\": {last_cpu}, \"middle_seconds_incl_signing\": {middle:.1}, \"mean_batch\": {:.1}, \"clock\": \"wall\"}}",
         last_rate / first_rate,
         core.store().stats().mean_batch()
     );

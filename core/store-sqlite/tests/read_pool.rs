@@ -41,6 +41,22 @@ fn pool_size_is_configurable_and_memory_keeps_one_connection() {
     assert_eq!(none.read_connections(), 0);
     assert_eq!(SqliteStore::in_memory().unwrap().read_connections(), 0);
 
+    // A small writer cache and one reader change speed, never results.
+    let small = SqliteStore::open_with(
+        dir.path().join("d.sqlite"),
+        &SqliteOptions {
+            readers: 1,
+            writer_cache_kib: 16,
+        },
+    )
+    .unwrap();
+    assert_eq!(small.read_connections(), 1);
+    for i in 0..50 {
+        let key = AggregateKey::new("mission", format!("m{i}"));
+        small.commit(put(&key, 0, &"x".repeat(2_000))).unwrap();
+    }
+    assert_eq!(small.list("mission", "m").unwrap().len(), 50);
+
     // Without a pool, reads go through the writer connection and still see every commit.
     let key = AggregateKey::new("mission", "m");
     none.commit(put(&key, 0, "{}")).unwrap();
