@@ -9,9 +9,13 @@
 //! [`StoreError`] variants. A file store runs in WAL mode with `synchronous=FULL`, so a
 //! commit that returned `Ok` is on disk.
 //!
-//! The connection sits behind one `Mutex` (the store is `Send + Sync` as the engine needs):
-//! commits and reads are serialized. Group commit across callers and a connection pool for
-//! concurrent readers are later work (`docs/store.md`, "SQLite backend").
+//! A file store has one writer connection behind a `Mutex` (commits are serialized, as SQLite
+//! allows one writer) and a small pool of read connections ([`SqliteOptions::readers`],
+//! default [`DEFAULT_READERS`]): WAL readers see the last committed state and never wait
+//! behind a commit's fsync. `:memory:` keeps one shared connection (an in-memory database
+//! belongs to its connection). Wrap the store in
+//! [`GroupCommit`](missionweaveprotocol_authority::store::GroupCommit) so that concurrent
+//! commits share one durable transaction (`docs/store.md`, "Group commit and concurrency").
 //!
 //! ```
 //! use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Store, Transaction};
@@ -28,6 +32,7 @@
 mod commit;
 mod convert;
 mod migrations;
+mod pool;
 mod read;
 mod schema;
 
@@ -43,24 +48,62 @@ use rusqlite::Connection;
 pub use schema::SCHEMA_VERSION;
 
 use convert::backend;
+use pool::ReadPool;
 
 /// How long a commit waits for another connection's (another process's) write lock before
 /// it fails with a backend error.
-const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Read connections a file store opens unless told otherwise.
+pub const DEFAULT_READERS: usize = 8;
+
+/// The writer connection's page cache unless told otherwise: 64 MiB.
+pub const DEFAULT_WRITER_CACHE_KIB: u32 = 65_536;
+
+/// How a file store is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// Read connections beside the writer. 0: reads share the writer connection (and wait
+    /// behind its commits), as one connection would.
+    pub readers: usize,
+    /// The writer connection's page cache, KiB (SQLite's default is 2,000). The writer's cache
+    /// stays valid across its own commits, so a larger one keeps the B-tree pages that
+    /// validation and inserts touch in memory as the store grows; read connections keep the
+    /// default (WAL readers drop their cache whenever the database changed).
+    pub writer_cache_kib: u32,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            readers: DEFAULT_READERS,
+            writer_cache_kib: DEFAULT_WRITER_CACHE_KIB,
+        }
+    }
+}
 
 /// The authoritative store in one SQLite database (a file, or memory for tests).
 #[derive(Debug)]
 pub struct SqliteStore {
-    /// One connection, serialized: a rolled-back or never-begun transaction leaves it clean,
-    /// so a poisoned lock is recovered.
+    /// The writer (and, without a pool, the only) connection, serialized: a rolled-back or
+    /// never-begun transaction leaves it clean, so a poisoned lock is recovered.
     conn: Mutex<Connection>,
+    /// Read connections of a file store; `None` in memory or with `readers: 0`.
+    readers: Option<ReadPool>,
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the store in the file at `path`: WAL journal,
-    /// `synchronous=FULL` (a commit is durable when it returns). Refuses a database written by
-    /// a newer schema version than [`SCHEMA_VERSION`].
+    /// `synchronous=FULL` (a commit is durable when it returns), [`DEFAULT_READERS`] read
+    /// connections. Refuses a database written by a newer schema version than
+    /// [`SCHEMA_VERSION`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, &SqliteOptions::default())
+    }
+
+    /// [`open`](Self::open) with other [`SqliteOptions`].
+    pub fn open_with(path: impl AsRef<Path>, options: &SqliteOptions) -> Result<Self, StoreError> {
+        let path = path.as_ref();
         let conn = Connection::open(path).map_err(backend)?;
         // A concurrent process holding the write lock (also while switching to WAL or
         // creating the schema) is waited for, not failed at once.
@@ -74,27 +117,72 @@ impl SqliteStore {
                 detail: format!("SQLite refused WAL journal mode (answered {mode})"),
             });
         }
-        Self::with_connection(conn)
+        // Negative: a size in KiB rather than in pages.
+        conn.execute_batch(&format!("PRAGMA cache_size=-{};", options.writer_cache_kib))
+            .map_err(backend)?;
+        let mut store = Self::with_connection(conn)?;
+        // After the schema exists: readers never create or migrate anything.
+        if options.readers > 0 {
+            store.readers = Some(ReadPool::open(path, options.readers)?);
+        }
+        Ok(store)
     }
 
     /// A store in a private in-memory database (tests, ephemeral hosts): nothing survives it.
+    /// One connection serves reads and commits.
     pub fn in_memory() -> Result<Self, StoreError> {
         Self::with_connection(Connection::open_in_memory().map_err(backend)?)
     }
 
     fn with_connection(conn: Connection) -> Result<Self, StoreError> {
-        conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-            .map_err(backend)?;
+        // temp_store=MEMORY: the statement journal of `commit_many`'s savepoints (pages a
+        // write set changes that earlier write sets of the batch changed already) stays in
+        // memory instead of a temporary file written on every savepoint.
+        conn.execute_batch(
+            "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
+        )
+        .map_err(backend)?;
         schema::migrate(&conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
+            readers: None,
         })
+    }
+
+    /// Read connections beside the writer (0: reads use the writer connection).
+    pub fn read_connections(&self) -> usize {
+        self.readers.as_ref().map_or(0, ReadPool::size)
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
         // Every write runs in a SQLite transaction that rolls back when dropped (also while
         // unwinding), so the connection behind a poisoned lock holds committed state only.
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs a single-statement `read` on a pooled read connection, or on the writer
+    /// connection when there is no pool.
+    fn read<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.readers {
+            Some(pool) => pool.read(false, read),
+            None => read(&self.conn()),
+        }
+    }
+
+    /// Runs a `read` of several statements on one snapshot: a pooled connection inside one
+    /// read transaction, or the writer connection under its lock (nothing commits between
+    /// two statements then).
+    fn read_snapshot<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        match &self.readers {
+            Some(pool) => pool.read(true, read),
+            None => read(&self.conn()),
+        }
     }
 }
 
@@ -108,23 +196,29 @@ impl Store for SqliteStore {
     }
 
     fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
-        read::aggregate(&self.conn(), key)
+        self.read(|conn| read::aggregate(conn, key))
     }
 
     fn list(&self, kind: &str, id_prefix: &str) -> Result<Vec<(String, Aggregate)>, StoreError> {
-        read::list(&self.conn(), kind, id_prefix)
+        self.read(|conn| read::list(conn, kind, id_prefix))
     }
 
     fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-        read::receipt(&self.conn(), key)
+        self.read(|conn| read::receipt(conn, key))
     }
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
-        Ok(read::head(&self.conn(), group)?.unwrap_or(GroupHead {
-            next_sequence: 1,
-            first_online: 1,
-            snapshot: None,
-        }))
+        // Three statements (the head row, then its last and next rows) on one snapshot: a
+        // commit landing between them would look like a row past the head. (`group_state`
+        // keeps its first statement open, which holds one read transaction anyway; the
+        // explicit snapshot keeps that true if the reads are ever restructured.)
+        Ok(self
+            .read_snapshot(|conn| read::head(conn, group))?
+            .unwrap_or(GroupHead {
+                next_sequence: 1,
+                first_online: 1,
+                snapshot: None,
+            }))
     }
 
     fn replay(
@@ -133,7 +227,7 @@ impl Store for SqliteStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<ReplayPage, StoreError> {
-        read::replay(&self.conn(), group, after_sequence, limit)
+        self.read_snapshot(|conn| read::replay(conn, group, after_sequence, limit))
     }
 
     fn archive_before(
