@@ -55,17 +55,18 @@ describe('PostgreSQL stores: napi (ESM)', () => {
     const api = apis[name];
     const org = organization(api);
     const db = database();
-    let expected = 0;
+    let first = true;
     for (const scheme of ['postgresql', 'postgres', 'postgresql+asyncpg', 'postgresql+psycopg', 'postgresql+psycopg2']) {
       const store = new api.PostgreSQLStore(db.url(scheme));
       assert.equal(store.url, db.url(scheme)); // no password to mask
       await store.initialize();
       const core = org.core({ store }); // mission.create needs no Agent session
-      assert.equal((await core.replay(GROUP)).lastSequence, expected, scheme);
-      if (expected === 0) {
+      if (first) {
         assert.equal((await core.perform(org.command('mission.create', OWNER, createPayload()))).event.sequence, 1);
-        expected = 1;
+        first = false;
       }
+      // Every spelling reaches the one database the first one wrote.
+      assert.equal((await core.replay(GROUP)).lastSequence, 1, scheme);
       await store.close();
       core.free();
       store.free();
@@ -80,8 +81,9 @@ describe('PostgreSQL stores: napi (ESM)', () => {
     const store = new api.SQLStore(`${scheme}://${user}:s%40cret@${host}?application_name=mwp-js&connect_timeout=5`);
     assert.equal(store.url, `${scheme}://${user}:***@${host}?application_name=mwp-js&connect_timeout=5`);
     await store.initialize();
-    const core = organization(api).core({ store });
-    assert.equal((await core.replay(GROUP)).lastSequence, 0);
+    const org = organization(api);
+    const core = org.core({ store });
+    assert.equal((await core.perform(org.command('mission.create', OWNER, createPayload()))).event.sequence, 1);
     await store.close();
     core.free();
     store.free();
