@@ -11,7 +11,9 @@
 # Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
 # chromium, the npm packages of js/package-lock.json). One target dir: $CARGO_TARGET_DIR, by
 # default <repo>/target. The protocol bundle: $MWP_PROTOCOL_ROOT, default <repo>/../shared/protocol.
-# Chromium runs with --no-sandbox (CI runs as root).
+# Chromium runs with --no-sandbox (CI runs as root). The store tests need PostgreSQL:
+# $MWP_POSTGRES_URL, or the private cluster (scripts/pg-cluster.sh) started here and stopped on
+# exit (scripts/pg-env.sh).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +30,9 @@ for arg in "$@"; do
 done
 
 step() { printf '\n== %s\n' "$*"; }
+# shellcheck source=scripts/pg-env.sh
+. "$ROOT/scripts/pg-env.sh"
+trap mwp_pg_cleanup EXIT
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 step "tools"
@@ -67,6 +72,9 @@ VERIFY_WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-size/missionweaveprot
 wasm-bindgen --target web --remove-name-section --remove-producers-section \
   --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/verify-web" "$VERIFY_WASM"
 node "$ROOT/js/scripts/build.mjs" --target-dir "$CARGO_TARGET_DIR"
+
+step "PostgreSQL server for the store tests"
+mwp_pg_env
 
 step "lint"
 node "$ROOT/js/scripts/lint.mjs"

@@ -6,6 +6,8 @@
 # Idempotent; needs python3 (>= 3.9, with venv) and cargo. Environment:
 #   MWP_PY_VENV  the venv to create/reuse (default: <repo>/.venv-ci)
 #   PYTHON       the interpreter that creates the venv (default: python3)
+#   MWP_POSTGRES_URL  a PostgreSQL server for the store tests; unset: the private cluster
+#                (scripts/pg-cluster.sh) is started here and stopped on exit (scripts/pg-env.sh)
 # Steps: venv + pinned tools; the Rust conformance binary (reference for the console script);
 # the release wheel (`maturin build --release`, CARGO_TARGET_DIR=<repo>/target); install it;
 # run the installed console script from an empty directory; stubtest + mypy --strict (the
@@ -18,6 +20,17 @@ export CARGO_TARGET_DIR="$ROOT/target"
 VENV="${MWP_PY_VENV:-$ROOT/.venv-ci}"
 WHEELS="$CARGO_TARGET_DIR/wheels-python"
 step() { printf '\n=== python: %s (%ss)\n' "$1" "$SECONDS"; }
+# shellcheck source=scripts/pg-env.sh
+. "$ROOT/scripts/pg-env.sh"
+EMPTY=""
+cleanup() {
+  [ -z "$EMPTY" ] || rm -rf "$EMPTY"
+  mwp_pg_cleanup
+}
+trap cleanup EXIT
+
+step "PostgreSQL server for the store tests"
+mwp_pg_env
 
 step "venv and tools"
 [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
@@ -38,7 +51,6 @@ step "install the wheel"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$WHEEL"
 
 EMPTY="$(mktemp -d)"
-trap 'rm -rf "$EMPTY"' EXIT
 
 step "the wheel alone in a fresh venv: console script from an empty directory"
 "${PYTHON:-python3}" -m venv "$EMPTY/fresh"

@@ -997,7 +997,8 @@ export declare class SQLStore implements NativeResource {
   /**
    * Opens (creating if needed) the database and migrates its schema, on the libuv thread pool;
    * idempotent while open. Rejects with {@link ArgumentError} (`store-closed`) after `close()`, or
-   * with the store's error when the database cannot be opened (PostgreSQL: not linked in this build yet).
+   * with the store's error (`INTERNAL_ERROR`, `backend_failure`) when the database cannot be opened (a
+   * PostgreSQL server that cannot be reached, a refused login, a missing database); the store then stays unopened.
    */
   initialize(): Promise<void>;
   /** Releases the connection (idempotent). A `Core` over the store then refuses every call (`INTERNAL_ERROR`, `backend_failure`). */
@@ -1011,7 +1012,11 @@ export declare class SQLiteStore extends SQLStore {
   constructor(path?: string, options?: SQLStoreOptions);
 }
 
-/** A PostgreSQL server. @throws {@link ArgumentError} for a URL that is not `postgresql://` or `postgres://`. */
+/**
+ * A PostgreSQL server: `postgresql://user:password@host:port/database?options` (also `postgres://`, and the
+ * driver spellings `postgresql+asyncpg`, `+psycopg`, `+psycopg2`, which change nothing), read by libpq's URL rules.
+ * @throws {@link ArgumentError} for a URL that is not `postgresql://` or `postgres://`.
+ */
 export declare class PostgreSQLStore extends SQLStore {
   constructor(url: string, options?: SQLStoreOptions);
 }

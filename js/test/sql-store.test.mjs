@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { backends } from './support.mjs';
-import { CONVERSATION, GROUP, MISSION, OWNER, SELECTION_BASIS, W1, contract, createPayload, organization, worker } from './core-support.mjs';
+import { GROUP, OWNER, createPayload, organization } from './core-support.mjs';
+import { firstCommands, firstFlow, secondFlow } from './durable-flow.mjs';
 
 let apis;
 let dir;
@@ -19,23 +20,6 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mwp-sql-store-'));
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-const eventIds = (tag) => `urn:missionweaveprotocol:event:${tag}-`;
-
-/** create, membership, authorize, offer, accept: five Commands of GROUP (signed once, reusable). */
-function firstCommands(org) {
-  return [
-    org.command('mission.create', OWNER, createPayload()),
-    org.command('membership.change', OWNER, { member: { type: 'agent', id: worker(1) }, role: 'worker', scopes: ['work:execute'] }),
-    org.byCoordinator('work.authorize', { workItemId: W1, conversationId: CONVERSATION, contract: contract() }),
-    org.byCoordinator('work.offer', {
-      workItemId: W1,
-      candidates: [{ offerId: 'urn:missionweaveprotocol:offer:r1-0', agentId: worker(1), agentCardVersion: 1 }],
-      selectionBasis: SELECTION_BASIS,
-    }),
-    org.command('work.accept_offer', worker(1), { workItemId: W1, capabilityPins: [{ id: 'text.summarise', version: '1.2.0' }] }),
-  ];
-}
 
 /** Expects `call` to throw (or reject with) ArgumentError with `reason`; returns the error. */
 async function argumentError(api, call, reason) {
@@ -83,54 +67,9 @@ describe('SQL stores: napi (ESM)', () => {
     const store = new api.SQLiteStore(path);
     assert.equal(store.dialectName, 'sqlite');
     assert.equal(store.url, `sqlite:///${path}`);
-    await store.initialize();
-    const core = await org.ready({ store, eventIdPrefix: eventIds('first') });
-    const results = [];
-    for (const command of commands) results.push(await core.perform(command));
-    assert.deepEqual(results.map((r) => r.event.sequence), [1, 2, 3, 4, 5]);
-    assert.ok(results.every((r) => !r.duplicate && r.groupId === GROUP));
-    // Commands of several Groups and of one Group at once: one contiguous log each.
-    const others = Array.from({ length: 6 }, (_, i) => {
-      const unsigned = org.unsigned('mission.create', OWNER, createPayload(`${MISSION}-${i}`));
-      unsigned.groupId = `${GROUP}-${i}`;
-      return api.signDocument('command', JSON.stringify(unsigned), { key: org.keys.get(OWNER).key });
-    });
-    await Promise.all(others.map((c) => core.perform(c)));
-    await store.close();
-    core.free();
-    store.free();
+    const results = await firstFlow(api, org, store, commands);
     assert.ok(existsSync(path));
-
-    const again = new api.SQLStore(`sqlite:///${path}`);
-    await again.initialize();
-    // The Agents' sessions are on disk: no session_open again.
-    const next = org.core({ store: again, eventIdPrefix: eventIds('second') });
-    const page = await next.replay(GROUP, { after: 0, limit: 100 });
-    assert.deepEqual(page.events.map((e) => e.text), results.map((r) => r.event.text));
-    for (let i = 0; i < 6; i++) assert.equal((await next.replay(`${GROUP}-${i}`)).lastSequence, 1);
-    // The same signed Command answers its first result again (§15.1).
-    const duplicate = await next.perform(commands[0]);
-    assert.equal(duplicate.duplicate, true);
-    assert.equal(duplicate.event.text, results[0].event.text);
-    // The log continues where it stopped, and the state is the one the first Core left.
-    const { ownershipEpoch, ownershipLeaseId } = results[4].event.payload;
-    const started = await next.perform(org.command('work.start', worker(1), { workItemId: W1, ownershipEpoch, leaseId: ownershipLeaseId }));
-    assert.equal(started.event.kind, 'work.started');
-    assert.equal(started.event.sequence, 6);
-    // The same Commands on an InMemoryStore lead to the same states.
-    const memory = await org.ready({ eventIdPrefix: eventIds('memory') });
-    for (const command of commands) await memory.perform(command);
-    await memory.perform(org.command('work.start', worker(1), { workItemId: W1, ownershipEpoch, leaseId: ownershipLeaseId }));
-    for (const [kind, entityId] of [['work_item', W1], ['mission', MISSION]]) {
-      const durable = await next.query({ kind, entityId });
-      const reference = await memory.query({ kind, entityId });
-      assert.equal(durable.state, reference.state, kind);
-      assert.equal(durable.revision, reference.revision, kind);
-    }
-    assert.deepEqual((await next.replay(GROUP)).events.map((e) => e.sequence), [1, 2, 3, 4, 5, 6]);
-    await again.close();
-    next.free();
-    memory.free();
+    await secondFlow(api, org, new api.SQLStore(`sqlite:///${path}`), commands, results);
   });
 
   test('an in-memory SQLite store is private to its object', async () => {
@@ -183,16 +122,6 @@ describe('SQL stores: napi (ESM)', () => {
     await argumentError(api, () => new api.SQLiteStore(''), 'missing-store-database');
     assert.throws(() => new api.SQLStore(42), api.ArgumentError);
     assert.throws(() => new api.SQLiteStore('x.db', { echo: 'yes' }), api.ArgumentError);
-  });
-
-  test('PostgreSQL is not linked into this build: initialize rejects, the store stays unopened', async () => {
-    const api = apis[name];
-    const store = new api.PostgreSQLStore('postgresql://localhost/mwp');
-    const error = await store.initialize().then(() => assert.fail('opened'), (e) => e);
-    assert.ok(error instanceof api.MwpError);
-    assert.equal(error.code, 'INTERNAL_ERROR');
-    assert.match(error.message, /PostgreSQL backend not linked/);
-    await argumentError(api, () => organization(api).core({ store }), 'store-not-initialized');
   });
 
   test('use before initialize and after close; close is idempotent and final', async () => {

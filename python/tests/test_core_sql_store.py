@@ -15,23 +15,11 @@ from typing import Any, Coroutine, List, TypeVar
 
 import pytest
 
-from core_support import (
-    GROUP,
-    MISSION,
-    NOW,
-    W1,
-    Clock,
-    accept,
-    authorize,
-    by_worker,
-    create,
-    kinds,
-    make_core,
-    offer,
-)
-from missionweaveprotocol.core import Core, MissionWeaveProtocolError
+from core_support import GROUP, MISSION, NOW, Clock, authorize, create, make_core, offer
+from durable_flow import first_flow, second_flow
+from missionweaveprotocol.core import MissionWeaveProtocolError
 from missionweaveprotocol.errors import InvalidInputError
-from missionweaveprotocol.models import Event, EventKind, Query, QueryKind
+from missionweaveprotocol.models import Event
 from missionweaveprotocol.store import InMemoryStore, PostgreSQLStore, SQLiteStore, SQLStore
 
 T = TypeVar("T")
@@ -47,64 +35,24 @@ async def opened(store: SQLStore) -> SQLStore:
     return store
 
 
-async def work_item(core: Core) -> Any:
-    return (await core.query(Query(kind=QueryKind.WORK_ITEM, entity_id=W1))).value
-
-
 def test_a_flow_on_a_file_then_a_new_core_over_a_new_store_replays_and_continues(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "authority.db"
-    raw_create, raw_authorize, raw_offer, raw_accept = create(), authorize(), offer(), accept()
 
     async def first() -> List[Event]:
         store = await opened(SQLiteStore(path))
         assert store.dialect_name == "sqlite"
         assert store.url == f"sqlite:///{path}"
-        core = make_core(store=store, event_id_prefix=None)
-        events = [await core.perform(raw)
-                  for raw in (raw_create, raw_authorize, raw_offer, raw_accept)]
-        assert kinds(events) == [EventKind.MISSION_CREATED, EventKind.WORK_ITEM_CREATED,
-                                 EventKind.WORK_ITEM_OFFERED, EventKind.WORK_OFFER_ACCEPTED]
-        assert [e.sequence for e in events] == [1, 2, 3, 4]
-        assert store.last_sequence(GROUP) == 4
-        await store.close()
-        return events
+        return await first_flow(store)
 
     events = run(first())
     assert path.exists()
+    run(second_flow_on(SQLiteStore(str(path)), events))
 
-    async def second() -> None:
-        store = await opened(SQLiteStore(str(path)))
-        assert store.last_sequence(GROUP) == 4
-        # The Agents' sessions were opened in the first process: they are on disk too.
-        core = make_core(store=store, sessions=False, event_id_prefix=None)
-        replayed = await core.replay(GROUP)
-        assert [e.signed_bytes for e in replayed] == [e.signed_bytes for e in events]
-        # The same signed Command answers its first result again (§15.1), nothing appended.
-        again = await core.perform(raw_create)
-        assert again.signed_bytes == events[0].signed_bytes
-        assert store.last_sequence(GROUP) == 4
-        # The Group's log continues where it stopped.
-        item = await work_item(core)
-        epoch, lease = item["owner"]["ownershipEpoch"], item["owner"]["ownershipLeaseId"]
-        started = await core.perform(by_worker("work.start", W1, epoch, lease))
-        assert started.kind is EventKind.WORK_ITEM_STARTED and started.sequence == 5
-        # The same Commands on an InMemoryStore lead to the same states.
-        memory = make_core(event_id_prefix=None)
-        for raw in (raw_create, raw_authorize, raw_offer, raw_accept):
-            await memory.perform(raw)
-        await memory.perform(by_worker("work.start", W1, epoch, lease))
-        for kind, entity in ((QueryKind.WORK_ITEM, W1), (QueryKind.MISSION, MISSION)):
-            durable = (await core.query(Query(kind=kind, entity_id=entity))).value
-            reference = (await memory.query(Query(kind=kind, entity_id=entity))).value
-            assert durable["state"] == reference["state"]
-            assert durable["revision"] == reference["revision"]
-        sequences = [e.sequence for e in await core.replay(GROUP)]
-        assert sequences == [1, 2, 3, 4, 5]
-        await store.close()
 
-    run(second())
+async def second_flow_on(store: SQLStore, events: List[Event]) -> None:
+    await second_flow(await opened(store), events)
 
 
 def test_concurrent_awaits_on_a_file_keep_one_contiguous_sequence(tmp_path: Path) -> None:
@@ -177,14 +125,6 @@ def test_postgresql_store_takes_postgres_urls_only() -> None:
         SQLiteStore("")
     with pytest.raises(TypeError):
         SQLStore(42)  # type: ignore[arg-type]
-
-
-def test_postgresql_backend_not_linked_is_a_runtime_error() -> None:
-    store = PostgreSQLStore("postgresql://localhost/mwp")
-    with pytest.raises(RuntimeError, match="PostgreSQL backend not linked"):
-        run(store.initialize())
-    with pytest.raises(RuntimeError, match="not initialized"):
-        store.last_sequence(GROUP)
 
 
 def test_use_before_initialize_is_a_runtime_error(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 //! open/close life cycle of a store the bindings hand to a core ([`ManagedStore`]).
 //!
 //! Every store a binding's core runs over is a [`SharedStore`]: the in-memory store, SQLite
-//! (`missionweaveprotocol-store-sqlite`) and, once linked, PostgreSQL are one more
+//! (`missionweaveprotocol-store-sqlite`) and PostgreSQL (`missionweaveprotocol-store-postgres`)
+//! are one more
 //! `Arc<dyn Store + Send + Sync>`; nothing above this crate names a backend.
 //!
 //! ```
@@ -24,6 +25,7 @@ mod url;
 use std::sync::Arc;
 
 use missionweaveprotocol_authority::store::{Store, StoreError};
+use missionweaveprotocol_store_postgres::PostgresStore;
 use missionweaveprotocol_store_sqlite::SqliteStore;
 
 pub use managed::{LifecycleError, ManagedStore};
@@ -32,20 +34,18 @@ pub use url::{Dialect, Location, StoreUrl, StoreUrlError, StoreUrlProblem};
 /// Any authoritative store, shared between cores and threads.
 pub type SharedStore = Arc<dyn Store + Send + Sync>;
 
-/// The detail of [`open`]'s refusal of a PostgreSQL URL while no PostgreSQL backend is linked.
-pub const POSTGRESQL_NOT_LINKED: &str = "PostgreSQL backend not linked in this build";
-
 /// Opens (creating if needed) the store `url` names and brings its schema to the current
 /// version. Blocking: database I/O. SQLite `:memory:` is a private in-memory database; a SQLite
-/// file runs in WAL mode and a commit that returned is on disk.
+/// file runs in WAL mode and a commit that returned is on disk. A PostgreSQL URL connects to
+/// its server (the driver suffix removed: `postgresql+asyncpg://…` is `postgresql://…` to libpq)
+/// and creates or migrates the store's tables in the connection's current schema; a commit that
+/// returned is in the server's flushed WAL. An unreachable server, a refused login or a missing
+/// database is a [`StoreError::Backend`]; a URL libpq cannot read an
+/// [`StoreError::InvalidArgument`].
 pub fn open(url: &StoreUrl) -> Result<SharedStore, StoreError> {
     match url.location() {
         Location::SqliteMemory => Ok(Arc::new(SqliteStore::in_memory()?)),
         Location::SqliteFile(path) => Ok(Arc::new(SqliteStore::open(path)?)),
-        // The one place to link the PostgreSQL backend (`missionweaveprotocol-store-postgres`):
-        // Location::Postgresql(libpq_url) => Ok(Arc::new(PostgresStore::connect(libpq_url)?)),
-        Location::Postgresql(_) => Err(StoreError::Backend {
-            detail: POSTGRESQL_NOT_LINKED.into(),
-        }),
+        Location::Postgresql(libpq_url) => Ok(Arc::new(PostgresStore::connect(libpq_url)?)),
     }
 }

@@ -7,9 +7,7 @@ use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
 use missionweaveprotocol_authority::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_stores::{
-    LifecycleError, ManagedStore, POSTGRESQL_NOT_LINKED, SharedStore, StoreUrl, open,
-};
+use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl, open};
 
 fn append(store: &dyn Store, group: &str) -> u64 {
     let next = store.head(group).unwrap().next_sequence;
@@ -64,18 +62,6 @@ fn a_sqlite_path_that_cannot_be_opened_is_a_backend_error() {
 }
 
 #[test]
-fn postgresql_is_not_linked_yet() {
-    let url = StoreUrl::parse("postgresql://u:p@localhost/mwp").unwrap();
-    let error = open(&url).err().expect("not linked");
-    assert_eq!(
-        error,
-        StoreError::Backend {
-            detail: POSTGRESQL_NOT_LINKED.into()
-        }
-    );
-}
-
-#[test]
 fn managed_store_life_cycle() {
     let dir = tempfile::tempdir().unwrap();
     let url = StoreUrl::sqlite_path(dir.path().join("m.db").to_str().unwrap()).unwrap();
@@ -118,22 +104,4 @@ fn managed_store_life_cycle() {
     // What was committed is on disk.
     let again = open(managed.url()).unwrap();
     assert_eq!(again.head("g").unwrap().next_sequence, 4);
-}
-
-#[test]
-fn a_managed_store_that_fails_to_open_stays_created() {
-    let managed = ManagedStore::new(StoreUrl::parse("postgresql://localhost/mwp").unwrap());
-    let error = managed.initialize().unwrap_err();
-    assert!(
-        matches!(error, LifecycleError::Open(StoreError::Backend { .. })),
-        "{error:?}"
-    );
-    assert_eq!(error.wire_code(), WireCode::InternalError);
-    assert_eq!(
-        managed.ensure_open().unwrap_err(),
-        LifecycleError::NotInitialized
-    );
-    // Closing a store never opened is allowed and final.
-    assert!(!managed.close());
-    assert_eq!(managed.initialize().unwrap_err(), LifecycleError::Closed);
 }

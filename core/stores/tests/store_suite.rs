@@ -1,8 +1,12 @@
 //! The store test suite (`store::suite`) through this crate: a store opened by URL (the
 //! `SharedStore` a binding's core runs over) and an initialized `ManagedStore` (whose `Store`
 //! impl forwards every call, the overridden `commit_many` and `dedup` included), on private
-//! in-memory SQLite databases, each case on a fresh store.
+//! in-memory SQLite databases, and on PostgreSQL (`open(postgresql://…)`, the server of
+//! `MWP_POSTGRES_URL` or a private cluster), each case on a fresh store: on PostgreSQL a database
+//! of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod pg;
 
 mod opened_by_url {
     use missionweaveprotocol_stores::{StoreUrl, open};
@@ -23,4 +27,10 @@ mod managed {
     }
 
     missionweaveprotocol_authority::store_test_suite!(opened);
+}
+
+mod postgresql_opened_by_url {
+    use super::pg::FreshStore;
+
+    missionweaveprotocol_authority::store_test_suite!(FreshStore::new);
 }

@@ -14,16 +14,20 @@ one.
   ``await store.close()`` releases it. Database I/O never holds the GIL and never runs on the
   event loop's thread: ``initialize`` and ``close`` run the native call (GIL released) on a
   worker thread, and the Core runs every Command on its executor with the GIL released. A
-  SQLite file runs in WAL mode; a Command whose ``perform`` returned is on disk.
+  SQLite file runs in WAL mode; a Command whose ``perform`` returned is on disk. On PostgreSQL
+  it is in the server's flushed WAL, and several processes may run Cores over one database.
 
 URLs are parsed by the Rust core (one parser for every binding): ``sqlite:///relative.db``,
 ``sqlite:////absolute/path.db``, ``sqlite:///:memory:`` (or ``sqlite://``),
 ``postgresql://user:password@host:port/database`` (also ``postgres://``), and the reference's
 driver spellings ``sqlite+aiosqlite://``, ``postgresql+asyncpg://`` (the driver changes
-nothing here). Anything else is a ``ValueError`` (``InvalidInputError``); ``url`` shows the
-password as ``***``. The PostgreSQL backend is not linked into this build yet:
-``PostgreSQLStore(...).initialize()`` raises ``RuntimeError`` ("PostgreSQL backend not linked
-in this build").
+nothing here: ``postgresql+asyncpg://app:pw@db/mwp`` connects as ``postgresql://app:pw@db/mwp``;
+the part after ``://`` is read by libpq's URL rules: percent-encoded user and password,
+``?application_name=…&connect_timeout=…`` options; no TLS). Anything else is a ``ValueError``
+(``InvalidInputError``); ``url`` shows the password as ``***``. A PostgreSQL server that cannot be
+reached, a refused login or a missing database makes ``initialize()`` raise ``RuntimeError``
+("the store could not be opened: …", ``reason`` ``backend_failure``); the store stays unopened.
+The tables are created in the connection's current schema (normally ``public``).
 
 **Not offered, on purpose: the reference's** ``transact(operation)`` **and**
 ``inspect(operation)`` (its ``AuthoritativeStore`` Protocol). They hand one whole-state
@@ -134,8 +138,9 @@ class SQLiteStore(SQLStore):
 
 class PostgreSQLStore(SQLStore):
     """``PostgreSQLStore(url, *, echo=False)``: a PostgreSQL server (``ValueError`` for a URL
-    that is not ``postgresql://`` or ``postgres://``, with or without a driver). Not linked into
-    this build yet: ``initialize`` raises ``RuntimeError``."""
+    that is not ``postgresql://`` or ``postgres://``, with or without a driver). ``initialize``
+    connects (GIL released, off the event loop) and creates or migrates the store's tables;
+    ``RuntimeError`` when the server cannot be reached or refuses."""
 
     __slots__ = ()
 
