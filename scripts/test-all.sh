@@ -3,6 +3,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# One PostgreSQL cluster for every suite (each script would otherwise start and stop its own).
+source scripts/pg-env.sh
+mwp_pg_env
+trap mwp_pg_cleanup EXIT
 bash scripts/test-rust.sh
 for part in scripts/test-python.sh scripts/test-js.sh; do
   if [ -f "$part" ]; then
