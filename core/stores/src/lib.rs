@@ -24,7 +24,7 @@ mod url;
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::store::{Store, StoreError};
+use missionweaveprotocol_authority::store::{GroupCommit, Store, StoreError};
 use missionweaveprotocol_store_postgres::PostgresStore;
 use missionweaveprotocol_store_sqlite::SqliteStore;
 
@@ -45,7 +45,12 @@ pub type SharedStore = Arc<dyn Store + Send + Sync>;
 pub fn open(url: &StoreUrl) -> Result<SharedStore, StoreError> {
     match url.location() {
         Location::SqliteMemory => Ok(Arc::new(SqliteStore::in_memory()?)),
-        Location::SqliteFile(path) => Ok(Arc::new(SqliteStore::open(path)?)),
-        Location::Postgresql(libpq_url) => Ok(Arc::new(PostgresStore::connect(libpq_url)?)),
+        // Durable backends batch concurrent commits (a Core shared by threads, or by awaited
+        // calls on a binding's thread pool): one fsync or one server COMMIT per batch, each
+        // Command still atomic and returned only once durable (`GroupCommit`).
+        Location::SqliteFile(path) => Ok(Arc::new(GroupCommit::new(SqliteStore::open(path)?))),
+        Location::Postgresql(libpq_url) => Ok(Arc::new(GroupCommit::new(PostgresStore::connect(
+            libpq_url,
+        )?))),
     }
 }
