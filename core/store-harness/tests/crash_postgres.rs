@@ -9,6 +9,8 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use common::crash::Writers;
 use common::pg::{PgSpec, wait_sessions_gone, with_param};
 
@@ -18,7 +20,12 @@ fn a_writer_killed_a_hundred_times_loses_nothing_confirmed_and_half_applies_noth
     let store = PgSpec::fresh("crash");
     let name = |n: u32| format!("{}_writer_{n}", store.schema);
     let spec_of = |n: u32| with_param(&store.spec, &format!("application_name={}", name(n)));
-    let settle = |n: u32| wait_sessions_gone(&name(n));
+    let lingering = AtomicU32::new(0);
+    let settle = |n: u32| {
+        if wait_sessions_gone(&name(n)) {
+            lingering.fetch_add(1, Ordering::Relaxed);
+        }
+    };
     let writers = Writers {
         spec: &spec_of,
         settle: &settle,
@@ -26,12 +33,14 @@ fn a_writer_killed_a_hundred_times_loses_nothing_confirmed_and_half_applies_noth
     let report = common::crash::run_with(&store.spec, 1, 100, 0x5eed_c4a6, &writers);
     println!(
         "crash test on PostgreSQL: {} kills ({} before the first confirmation), {} stream \
-         Commands; in-flight Command applied-unconfirmed {} times, absent {} times; {:.1} s",
+         Commands; in-flight Command applied-unconfirmed {} times, absent {} times; the dead \
+         writer's session still open on the server after {} kills; {:.1} s",
         report.kills,
         report.early_kills,
         report.commands,
         report.in_flight_applied,
         report.in_flight_absent,
+        lingering.load(Ordering::Relaxed),
         report.elapsed.as_secs_f64()
     );
     assert!(report.kills >= 50);

@@ -86,9 +86,11 @@ impl Drop for PgSpec {
 /// backend finishes the statement it was running (a `COMMIT` the client sent before it died
 /// still commits) and ends when it reads the closed socket, rolling back anything else. After
 /// that, what the killed writer left is settled and a check cannot race its last commit.
-pub fn wait_sessions_gone(application_name: &str) {
+/// Whether a session was still there at the first look.
+pub fn wait_sessions_gone(application_name: &str) -> bool {
     let mut client = postgres::Client::connect(url(), postgres::NoTls).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
+    let mut waited = false;
     loop {
         let row = client
             .query_one(
@@ -97,8 +99,9 @@ pub fn wait_sessions_gone(application_name: &str) {
             )
             .unwrap();
         if row.get::<_, i64>(0) == 0 {
-            return;
+            return waited;
         }
+        waited = true;
         assert!(
             Instant::now() < deadline,
             "the sessions of {application_name} outlived their process by 60 s"
