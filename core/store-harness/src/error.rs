@@ -125,9 +125,7 @@ impl DescribeError for HarnessError {
             Self::InvalidArgument { .. } => WireCode::ProtocolViolation,
             Self::Store(e) => e.wire_code(),
             Self::Core(e) | Self::Refused { error: e, .. } => e.wire_code,
-            Self::Workload { .. } | Self::Io { .. } | Self::Check { .. } => {
-                WireCode::InternalError
-            }
+            Self::Workload { .. } | Self::Io { .. } | Self::Check { .. } => WireCode::InternalError,
         }
     }
 

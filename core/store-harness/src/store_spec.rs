@@ -72,12 +72,16 @@ impl PostgresSpec {
                     }
                 }
                 "pool_size" => {
-                    let size = value.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        HarnessError::argument(
-                            "store",
-                            format!("pool_size={value:?} is not a positive integer"),
-                        )
-                    })?;
+                    let size = value
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| {
+                            HarnessError::argument(
+                                "store",
+                                format!("pool_size={value:?} is not a positive integer"),
+                            )
+                        })?;
                     if pool_size.replace(size).is_some() {
                         return Err(HarnessError::argument("store", "pool_size= given twice"));
                     }

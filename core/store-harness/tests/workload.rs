@@ -10,8 +10,8 @@ use missionweaveprotocol_authority::store::{InMemoryStore, Store};
 use missionweaveprotocol_store_harness::check::{group_log, verify_store};
 use missionweaveprotocol_store_harness::perform::{apply, apply_all};
 use missionweaveprotocol_store_harness::race::{FileBarrier, race_round, shared_group};
-use missionweaveprotocol_store_harness::workload::STREAM_GROUPS;
 use missionweaveprotocol_store_harness::store_spec::{DEFAULT_POSTGRES_POOL, PostgresSpec};
+use missionweaveprotocol_store_harness::workload::STREAM_GROUPS;
 use missionweaveprotocol_store_harness::{
     Batching, HarnessError, NOW, StoreSpec, StreamEffect, Workload, bench, drop_store, open_store,
     open_store_with,
@@ -239,8 +239,14 @@ fn store_specs_open_sqlite_parse_postgresql_and_refuse_everything_else_with_type
     assert!(matches!(error, HarnessError::Store(_)), "{error}");
     assert_eq!(error.wire_code(), WireCode::InternalError);
     assert_eq!(error.reason(), "backend_failure");
-    assert!(drop_store(&spec).is_ok(), "a SQLite spec has nothing to drop");
-    assert!(drop_store("postgresql://mwp@127.0.0.1:1/mwp").is_ok(), "no schema= named");
+    assert!(
+        drop_store(&spec).is_ok(),
+        "a SQLite spec has nothing to drop"
+    );
+    assert!(
+        drop_store("postgresql://mwp@127.0.0.1:1/mwp").is_ok(),
+        "no schema= named"
+    );
     assert!(drop_store("postgresql://mwp@127.0.0.1:1/mwp?schema=x").is_err());
     // A directory is not a database file: the store's own typed error.
     let error = open_store(&format!("sqlite:{}", dir.path().display()))
@@ -302,7 +308,10 @@ fn group_commit_batches_a_process_s_commits_and_can_be_turned_off() {
     assert_eq!(Batching::parse("off").unwrap(), Batching::PerCommand);
     for bad in ["", "yes", "ON"] {
         let error = Batching::parse(bad).err().unwrap();
-        assert!(matches!(error, HarnessError::InvalidArgument { .. }), "{bad}");
+        assert!(
+            matches!(error, HarnessError::InvalidArgument { .. }),
+            "{bad}"
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let workload = Workload::new(1).unwrap();
