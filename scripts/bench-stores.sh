@@ -14,14 +14,16 @@
 #    group commit in each process, 16 connections each), lined up by a file barrier: the sum of
 #    their Commands over their common window (first start to last end), and the sum of their
 #    own rates; then the same without group commit, for comparison;
-# 5. SQLite: `bench_sqlite_concurrent` (64 submitters over GroupCommit<SqliteStore>, the raw
-#    SQLite floor of the same write sets alternating with it, single-submitter latency, replay)
-#    and `mwp-store-worker bench` with 64 threads on a SQLite file;
-# 6. replay from PostgreSQL (`bench_postgres`: one Group of REPLAY Events, pages of 1,000).
+# 5. replay from PostgreSQL: `mwp-store-worker replay` (REPLAY renewals on one Group, then its
+#    log replayed in pages of 1,000) and `bench_postgres` (synthetic Events, the store alone);
+# 6. SQLite: `bench_sqlite_concurrent` (64 submitters over GroupCommit<SqliteStore>, the raw
+#    SQLite floor of the same write sets alternating with it, single-submitter latency; a
+#    failure is reported in the table and the run goes on), `mwp-store-worker bench` with 64
+#    threads and with 1 on a SQLite file, and `mwp-store-worker replay` on a SQLite file.
 #
 # Knobs (environment): MWP_BENCH_SECONDS (pgbench -T, default 20), MWP_BENCH_COUNT (Commands per
 # worker process, default 8000), MWP_PGBENCH_SCALE (default 32), MWP_BENCH_SQLITE_COMMANDS
-# (default 6400), MWP_BENCH_REPLAY (default 20000).
+# (default 6400), MWP_BENCH_REPLAY (Events of the replayed log, default 5000).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +32,7 @@ seconds=${MWP_BENCH_SECONDS:-20}
 count=${MWP_BENCH_COUNT:-8000}
 scale=${MWP_PGBENCH_SCALE:-32}
 sqlite_commands=${MWP_BENCH_SQLITE_COMMANDS:-6400}
-replay=${MWP_BENCH_REPLAY:-20000}
+replay=${MWP_BENCH_REPLAY:-5000}
 processes=3
 threads=32
 clients=$((processes * threads))
@@ -55,9 +57,10 @@ log "load before: $(cat /proc/loadavg)"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 log "building release binaries"
-cargo build --release --locked -p missionweaveprotocol-store-harness --bin mwp-store-worker >&2
-cargo build --release --locked -p missionweaveprotocol-store-sqlite --example bench_sqlite_concurrent >&2
-cargo build --release --locked -p missionweaveprotocol-store-postgres --example bench_postgres >&2
+# One cargo invocation: the three share one feature resolution, so nothing builds twice.
+cargo build --release --locked -p missionweaveprotocol-store-harness --bin mwp-store-worker \
+  -p missionweaveprotocol-store-sqlite --example bench_sqlite_concurrent \
+  -p missionweaveprotocol-store-postgres --example bench_postgres >&2
 target=${CARGO_TARGET_DIR:-$root/target}
 worker=$target/release/mwp-store-worker
 
@@ -131,29 +134,44 @@ log "the same without group commit, $single_count Commands each"
 bench_processes single "$single_count" off >"$work/single.sum"
 read -r pg1_total pg1_window pg1_rate pg1_rates _ pg1_p50 pg1_p99 <"$work/single.sum"
 
-log "replay from PostgreSQL (bench_postgres $replay)"
-pg_replay_out=$(MWP_POSTGRES_URL=$url "$target/release/examples/bench_postgres" "$replay")
+log "replay from PostgreSQL: mwp-store-worker replay, $replay Events"
+pg_replay_out=$("$worker" replay --store "$url?schema=bench_replay_$$" --events "$replay")
 echo "$pg_replay_out" >&2
-pg_replay=$(field "$(grep '"postgres_replay"' <<<"$pg_replay_out")" events_per_second)
+"$psql" "$url" -qc "DROP SCHEMA bench_replay_$$ CASCADE" >&2
+log "replay from PostgreSQL: bench_postgres $replay (synthetic ~1 KB Events, the store alone)"
+pg_example_out=$(MWP_POSTGRES_URL=$url "$target/release/examples/bench_postgres" "$replay")
+echo "$pg_example_out" >&2
+pg_example_replay=$(field "$(grep '"postgres_replay"' <<<"$pg_example_out")" events_per_second)
 
-# --- SQLite, in this run's temporary directory (the same disk as the repository's target/).
+# --- SQLite, in this run's directory under target/ (the repository's disk).
 log "bench_sqlite_concurrent, 64 submitters, $sqlite_commands Commands, 3 rounds"
-sqlite_out=$("$target/release/examples/bench_sqlite_concurrent" --commands "$sqlite_commands" \
-  --rounds 3 --threads 64 --latency 2000 --flat 0 --replay "$replay" --dir "$work")
-echo "$sqlite_out" >&2
-summary=$(grep '"sqlite_engine_over_raw"' <<<"$sqlite_out")
-sqlite_engine=$(field "$summary" median_engine_commands_per_second)
-sqlite_raw=$(field "$summary" median_raw_transactions_per_second)
-sqlite_ratio=$(field "$summary" median_ratio)
-sqlite_bytes=$(field "$(grep '"sqlite_group_commit_core_bytes"' <<<"$sqlite_out")" commands_per_second)
-latency_line=$(grep '"sqlite_single_submitter"' <<<"$sqlite_out" | head -n 1)
-sqlite_p50=$(field "$latency_line" p50_us)
-sqlite_p99=$(field "$latency_line" p99_us)
-sqlite_replay=$(field "$(grep '"one Group"' <<<"$sqlite_out")" events_per_second)
+na="not measured (bench_sqlite_concurrent failed, see above)"
+sqlite_engine=$na sqlite_raw=$na sqlite_ratio=$na sqlite_bytes=$na sqlite_p50=$na sqlite_p99=$na
+if sqlite_out=$("$target/release/examples/bench_sqlite_concurrent" --commands "$sqlite_commands" \
+  --rounds 3 --threads 64 --latency 2000 --flat 0 --replay "$replay" --dir "$work"); then
+  echo "$sqlite_out" >&2
+  summary=$(grep '"sqlite_engine_over_raw"' <<<"$sqlite_out")
+  sqlite_engine=$(field "$summary" median_engine_commands_per_second)
+  sqlite_raw=$(field "$summary" median_raw_transactions_per_second)
+  sqlite_ratio=$(field "$summary" median_ratio)
+  sqlite_bytes=$(field "$(grep '"sqlite_group_commit_core_bytes"' <<<"$sqlite_out")" commands_per_second)
+  latency_line=$(grep '"sqlite_single_submitter"' <<<"$sqlite_out" | head -n 1)
+  sqlite_p50="$(field "$latency_line" p50_us) µs"
+  sqlite_p99="$(field "$latency_line" p99_us) µs"
+else
+  echo "$sqlite_out" >&2
+  log "bench_sqlite_concurrent failed: no raw SQLite floor in this run"
+fi
 
 log "mwp-store-worker bench, 64 threads on a SQLite file, $sqlite_commands Commands"
 sqlite_worker=$("$worker" bench --store "sqlite:$work/worker.sqlite" --threads 64 --count "$sqlite_commands")
 echo "$sqlite_worker" >&2
+log "mwp-store-worker bench, 1 thread on a SQLite file, 1000 Commands"
+sqlite_single=$("$worker" bench --store "sqlite:$work/single.sqlite" --threads 1 --count 1000)
+echo "$sqlite_single" >&2
+log "replay from SQLite: mwp-store-worker replay, $replay Events"
+sqlite_replay_out=$("$worker" replay --store "sqlite:$work/replay.sqlite" --events "$replay")
+echo "$sqlite_replay_out" >&2
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cat <<EOF
@@ -164,10 +182,10 @@ cat <<EOF
 | --- | --- | --- | --- |
 | PostgreSQL $server_version, $processes processes × $threads submitters, group commit: Commands / common window | $pg_rate Commands/s ($pg_total in $pg_window s; sum of the processes' own rates $pg_rates; mean batch $pg_batch; p50 $pg_p50 ms, worst p99 $pg_p99 ms) | pgbench TPC-B-like, $clients clients, scale $scale, ${seconds} s: $pgbench_tps tps (latency $pgbench_latency ms) | ≥ 3,000 Commands/s |
 | the same without group commit | $pg1_rate Commands/s ($pg1_total in $pg1_window s; sum of rates $pg1_rates; p50 $pg1_p50 ms, worst p99 $pg1_p99 ms) | | |
-| SQLite, 64 submitters, engine over GroupCommit<SqliteStore> (median of 3 rounds) | $sqlite_engine Commands/s | raw SQLite, same write sets: $sqlite_raw transactions/s; ratio $sqlite_ratio | ≥ 5,000/s and ratio ≥ 0.5 |
-| SQLite, 64 submitters, through perform_bytes | $sqlite_bytes Commands/s | | |
-| SQLite, mwp-store-worker bench, 64 threads | $(word "$sqlite_worker" commands_per_second) Commands/s (p50 $(word "$sqlite_worker" p50_ms) ms, p99 $(word "$sqlite_worker" p99_ms) ms, mean batch $(word "$sqlite_worker" mean_batch)) | | |
-| SQLite, single submitter, file | p50 $sqlite_p50 µs, p99 $sqlite_p99 µs | | |
-| replay from SQLite, one Group of $replay Events, pages of 1,000 | $sqlite_replay Events/s | | ≥ 300,000/s |
-| replay from PostgreSQL, one Group of $replay Events, pages of 1,000 | $pg_replay Events/s | | ≥ 100,000/s |
+| SQLite, 64 submitters, engine over GroupCommit<SqliteStore> (bench_sqlite_concurrent, median of 3 rounds) | $sqlite_engine Commands/s | raw SQLite, same write sets: $sqlite_raw transactions/s; ratio $sqlite_ratio | ≥ 5,000/s and ratio ≥ 0.5 |
+| SQLite, 64 submitters, through perform_bytes (bench_sqlite_concurrent) | $sqlite_bytes Commands/s | | |
+| SQLite, mwp-store-worker bench, 64 threads, group commit | $(word "$sqlite_worker" commands_per_second) Commands/s (p50 $(word "$sqlite_worker" p50_ms) ms, p99 $(word "$sqlite_worker" p99_ms) ms, mean batch $(word "$sqlite_worker" mean_batch)) | | ≥ 5,000/s |
+| SQLite, single submitter | mwp-store-worker: p50 $(word "$sqlite_single" p50_ms) ms, p99 $(word "$sqlite_single" p99_ms) ms; bench_sqlite_concurrent: p50 $sqlite_p50, p99 $sqlite_p99 | | |
+| replay from SQLite, mwp-store-worker replay, one Group of $(word "$sqlite_replay_out" events) Events (≈ $(word "$sqlite_replay_out" mean_event_bytes) B), pages of 1,000 | $(word "$sqlite_replay_out" events_per_second) Events/s | | ≥ 300,000/s |
+| replay from PostgreSQL, the same | $(word "$pg_replay_out" events_per_second) Events/s (bench_postgres, synthetic 1 KB Events: $pg_example_replay) | | ≥ 100,000/s |
 EOF

@@ -77,6 +77,18 @@ fn setup_stream_verify_and_bench_print_what_they_did() {
         "off",
     ]);
     assert!(unbatched.ends_with(" group_commit off\n"), "{unbatched}");
+    // Replay: the setup's 5 Events of the shared Group and 20 renewals, replayed whole.
+    let replay = run_worker(&[
+        "replay",
+        "--store",
+        &spec(&dir, "r.sqlite"),
+        "--events",
+        "20",
+    ]);
+    assert!(replay.starts_with("replay events 25 passes "), "{replay}");
+    assert!(replay.contains(" events_per_second "), "{replay}");
+    let output = raw(&["replay", "--store", &spec(&dir, "r.sqlite")]);
+    assert_eq!(output.status.code(), Some(2), "--events is required");
 }
 
 #[test]

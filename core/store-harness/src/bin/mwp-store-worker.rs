@@ -11,6 +11,7 @@
 //! mwp-store-worker shared   --store S --threads T --count N [--process P --parties K --barrier DIR]
 //! mwp-store-worker bench    --store S --threads T --count N [--process P --parties K --barrier DIR]
 //!                  (race, shared, bench: [--group-commit on|off], default on)
+//! mwp-store-worker replay   --store S --events N                   # after the setup
 //! mwp-store-worker verify   --store S
 //! mwp-store-worker scenario --store S
 //! ```
@@ -24,14 +25,14 @@ use std::process::ExitCode;
 
 use missionweaveprotocol::DescribeError;
 use missionweaveprotocol_store_harness::check::verify_store;
-use missionweaveprotocol_store_harness::perform::apply;
+use missionweaveprotocol_store_harness::perform::{apply, apply_all};
 use missionweaveprotocol_store_harness::race::{FileBarrier, race_round, shared_group};
 use missionweaveprotocol_store_harness::scenario::apply_on;
 use missionweaveprotocol_store_harness::{
     Batching, HarnessError, OpenedStore, Workload, bench, open_store, open_store_with, scenario,
 };
 
-const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|verify|scenario> --store SPEC [options]
+const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|replay|verify|scenario> --store SPEC [options]
   setup    --store S                       sessions, stream and shared Missions, Memberships
   stream   --store S --from I --to J       stream Commands I..J in order; prints `done <i> <group> <sequence>`
   race     --store S --round R --tasks T   T threads accept round R's offer at once (also --rounds N: R..R+N)
@@ -40,6 +41,8 @@ const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|ver
                                            T threads send N Commands each to the one shared Group
   bench    --store S --threads T --count N Commands/s of N mission.create over T threads
            [--process P --parties K --barrier DIR]   start together with K-1 other processes
+  replay   --store S --events N            the setup, N renewals on the shared Group one by one, then
+                                           Events/s of replaying its log (pages of 1,000)
   verify   --store S                       replay and verify every Group and Organization Event
   scenario --store S                       the end-to-end story, then reopen and replay
   race, shared, bench: --group-commit on|off (default on: a process's commits share transactions)
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
         "race" => race(&options),
         "shared" => shared(&options),
         "bench" => run_bench(&options),
+        "replay" => run_replay(&options),
         "verify" => verify(&options),
         "scenario" => run_scenario(&options),
         other => Err(HarnessError::argument(
@@ -282,6 +286,17 @@ fn run_bench(options: &Options) -> Result<(), HarnessError> {
         }
         Err(e) => abort_on_error(Err(e), barrier.as_ref()),
     }
+}
+
+fn run_replay(options: &Options) -> Result<(), HarnessError> {
+    let workload = options.workload()?;
+    let core = workload.core(open_store(options.store()?)?)?;
+    apply_all(&core, &workload.setup()?)?;
+    println!(
+        "{}",
+        bench::replay(&core, &workload, options.number("events")?)?
+    );
+    Ok(())
 }
 
 fn verify(options: &Options) -> Result<(), HarnessError> {
