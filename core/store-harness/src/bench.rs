@@ -152,3 +152,87 @@ fn unix_ms() -> u128 {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis())
 }
+
+/// What [`replay`] measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayReport {
+    /// Events in the replayed Group's log.
+    pub events: usize,
+    /// Whole-log replays timed.
+    pub passes: usize,
+    /// Wall-clock seconds of the passes.
+    pub seconds: f64,
+    /// Events per second replayed (pages of [`REPLAY_PAGE`]).
+    pub per_second: f64,
+    /// Mean bytes of one stored Event.
+    pub mean_event_bytes: f64,
+    /// Commands per second while the log was filled (one submitter, one by one).
+    pub fill_per_second: f64,
+}
+
+impl fmt::Display for ReplayReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "replay events {} passes {} seconds {:.3} events_per_second {:.0} mean_event_bytes {:.0} fill_per_second {:.0}",
+            self.events,
+            self.passes,
+            self.seconds,
+            self.per_second,
+            self.mean_event_bytes,
+            self.fill_per_second
+        )
+    }
+}
+
+/// Replay page size: the store reads a page per call.
+pub const REPLAY_PAGE: usize = 1_000;
+
+/// Fills the shared Group (after the setup, which the caller applied) with `renewals`
+/// `mission.renew_coordinator` Events performed one by one, then replays its whole log through
+/// `Store::replay` in pages of [`REPLAY_PAGE`] (the store checks each Event's chain on the way)
+/// until at least half a second has passed: Events per second from the store.
+pub fn replay<S: Store>(
+    core: &HarnessCore<S>,
+    workload: &Workload,
+    renewals: u64,
+) -> Result<ReplayReport, HarnessError> {
+    let (group, _) = workload.shared_group();
+    let filling = Instant::now();
+    for i in 0..renewals {
+        let command = workload.renew(&group, &format!("replay-{i}"))?;
+        let sent = send(core, &command);
+        if let Err(e) = sent.result {
+            return Err(HarnessError::check(format!(
+                "{} refused: {} {}",
+                command.action_id, e.wire_code, e.detail
+            )));
+        }
+    }
+    let fill_per_second = renewals as f64 / filling.elapsed().as_secs_f64().max(f64::MIN_POSITIVE);
+    let store = core.store();
+    let start = Instant::now();
+    let (mut passes, mut events, mut bytes) = (0usize, 0usize, 0usize);
+    while passes == 0 || start.elapsed() < Duration::from_millis(500) {
+        let mut after = 0;
+        loop {
+            let page = store.replay(&group, after, REPLAY_PAGE)?;
+            events += page.events.len();
+            bytes += page.events.iter().map(|e| e.body.len()).sum::<usize>();
+            match page.continuation {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        passes += 1;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(ReplayReport {
+        events: events / passes,
+        passes,
+        seconds,
+        per_second: events as f64 / seconds.max(f64::MIN_POSITIVE),
+        mean_event_bytes: bytes as f64 / events.max(1) as f64,
+        fill_per_second,
+    })
+}

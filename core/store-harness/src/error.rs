@@ -1,6 +1,6 @@
-//! [`HarnessError`]: every failure of the harness (a bad store spec or argument, a backend that
-//! is not built in, a refusal of the store or the core, a failed consistency check), each with
-//! its §19 wire code through [`DescribeError`].
+//! [`HarnessError`]: every failure of the harness (a bad store spec or argument, a refusal of
+//! the store or the core, a failed consistency check), each with its §19 wire code through
+//! [`DescribeError`].
 
 use core::fmt;
 
@@ -17,11 +17,6 @@ pub enum HarnessError {
         argument: String,
         /// What is wrong with it.
         detail: String,
-    },
-    /// The store spec names a backend this build does not contain yet.
-    BackendNotBuilt {
-        /// The spec's scheme (`postgresql`).
-        scheme: String,
     },
     /// The store refused a call.
     Store(StoreError),
@@ -95,10 +90,6 @@ impl fmt::Display for HarnessError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidArgument { argument, detail } => write!(f, "{argument}: {detail}"),
-            Self::BackendNotBuilt { scheme } => write!(
-                f,
-                "store spec scheme {scheme:?} names a backend this build does not contain"
-            ),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Core(e) => write!(f, "core: {} ({})", e.wire_code, e.detail),
             Self::Refused { command, error } => {
@@ -125,9 +116,7 @@ impl DescribeError for HarnessError {
             Self::Core(e) | Self::Refused { error: e, .. } => e.class(),
             Self::Workload { .. } => ErrorClass::Signing,
             // The persistence family (the store's own class until a store class exists).
-            Self::BackendNotBuilt { .. } | Self::Io { .. } | Self::Check { .. } => {
-                ErrorClass::Snapshot
-            }
+            Self::Io { .. } | Self::Check { .. } => ErrorClass::Snapshot,
         }
     }
 
@@ -136,17 +125,13 @@ impl DescribeError for HarnessError {
             Self::InvalidArgument { .. } => WireCode::ProtocolViolation,
             Self::Store(e) => e.wire_code(),
             Self::Core(e) | Self::Refused { error: e, .. } => e.wire_code,
-            Self::BackendNotBuilt { .. }
-            | Self::Workload { .. }
-            | Self::Io { .. }
-            | Self::Check { .. } => WireCode::InternalError,
+            Self::Workload { .. } | Self::Io { .. } | Self::Check { .. } => WireCode::InternalError,
         }
     }
 
     fn reason(&self) -> &str {
         match self {
             Self::InvalidArgument { .. } => "invalid_argument",
-            Self::BackendNotBuilt { .. } => "backend_not_built",
             Self::Store(e) => e.reason(),
             Self::Core(e) | Self::Refused { error: e, .. } => &e.reason,
             Self::Workload { .. } => "workload",
@@ -159,7 +144,7 @@ impl DescribeError for HarnessError {
         match self {
             Self::Store(e) => e.retryable(),
             Self::Core(e) | Self::Refused { error: e, .. } => e.retryable,
-            // A missing backend, a bad argument or a failed check stays so.
+            // A bad argument or a failed check stays so.
             _ => false,
         }
     }

@@ -12,8 +12,8 @@
 //! - [`check`]: replay and verification of every Group, and the all-or-nothing checks of one
 //!   stream Command (receipt, Event, aggregate);
 //! - [`race`], [`bench`], [`scenario`]: what the worker's subcommands run;
-//! - [`store_spec`]: [`open_store`], the ONE place a store spec (`sqlite:PATH`, later
-//!   `postgresql://…`) becomes a store.
+//! - [`store_spec`]: [`open_store_with`], the ONE place a store spec (`sqlite:PATH`,
+//!   `postgresql://…?schema=NAME`) becomes a store, with or without group commit.
 //!
 //! ```
 //! use missionweaveprotocol_authority::store::InMemoryStore;
@@ -45,5 +45,7 @@ pub mod workload;
 pub use command::{CommandSigner, ISSUED_AT, NOW, WireCommand};
 pub use error::HarnessError;
 pub use keys::Keys;
-pub use store_spec::{SharedStore, StoreSpec, open_store};
+pub use store_spec::{
+    Batching, OpenedStore, SharedStore, StoreSpec, drop_store, open_store, open_store_with,
+};
 pub use workload::{HarnessCore, RaceRound, StreamCommand, StreamEffect, Workload};

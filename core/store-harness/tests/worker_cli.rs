@@ -63,6 +63,32 @@ fn setup_stream_verify_and_bench_print_what_they_did() {
     ]);
     assert!(bench.starts_with("bench commands 20 threads 2 "), "{bench}");
     assert!(bench.contains(" duplicates 0 "), "{bench}");
+    // Group commit by default, its batches counted; `--group-commit off` commits one by one.
+    assert!(bench.contains(" group_commit on batches "), "{bench}");
+    let unbatched = run_worker(&[
+        "bench",
+        "--store",
+        &spec(&dir, "u.sqlite"),
+        "--threads",
+        "2",
+        "--count",
+        "20",
+        "--group-commit",
+        "off",
+    ]);
+    assert!(unbatched.ends_with(" group_commit off\n"), "{unbatched}");
+    // Replay: the setup's 5 Events of the shared Group and 20 renewals, replayed whole.
+    let replay = run_worker(&[
+        "replay",
+        "--store",
+        &spec(&dir, "r.sqlite"),
+        "--events",
+        "20",
+    ]);
+    assert!(replay.starts_with("replay events 25 passes "), "{replay}");
+    assert!(replay.contains(" events_per_second "), "{replay}");
+    let output = raw(&["replay", "--store", &spec(&dir, "r.sqlite")]);
+    assert_eq!(output.status.code(), Some(2), "--events is required");
 }
 
 #[test]
@@ -149,7 +175,7 @@ fn the_scenario_tells_the_story_and_replays_it_after_reopening() {
 }
 
 #[test]
-fn bad_arguments_are_usage_errors_and_a_postgres_spec_is_a_typed_error() {
+fn bad_arguments_are_usage_errors_and_a_missing_postgres_server_is_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let store = spec(&dir, "x.sqlite");
     for args in [
@@ -177,15 +203,36 @@ fn bad_arguments_are_usage_errors_and_a_postgres_spec_is_a_typed_error() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&output.stderr).contains("usage: mwp-store-worker"));
     }
-    let output = raw(&["setup", "--store", "postgresql://localhost/mwp"]);
+    // A PostgreSQL server that is not there: the store's typed error, exit 1.
+    let output = raw(&[
+        "setup",
+        "--store",
+        "postgresql://mwp@127.0.0.1:1/mwp?schema=nowhere&connect_timeout=2",
+    ]);
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8_lossy(&output.stderr)
-            .lines()
-            .next()
-            .unwrap(),
-        "error: INTERNAL_ERROR backend_not_built: store spec scheme \"postgresql\" names a backend this build does not contain"
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: INTERNAL_ERROR backend_failure: store: "),
+        "{stderr}"
     );
+    // A bad harness parameter in a PostgreSQL spec, and a bad --group-commit: usage errors.
+    for args in [
+        vec!["setup", "--store", "postgresql://h/db?schema=no-dash"],
+        vec![
+            "bench",
+            "--store",
+            &store,
+            "--threads",
+            "2",
+            "--count",
+            "2",
+            "--group-commit",
+            "maybe",
+        ],
+    ] {
+        let output = raw(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
     // The stream before the setup: stream Command 0 adds a member to a stream Group that does
     // not exist yet, refused with the core's own code (§17.2), exit 1, nothing confirmed.
     let output = raw(&["stream", "--store", &store, "--from", "0", "--to", "30"]);

@@ -10,9 +10,11 @@ use missionweaveprotocol_authority::store::{InMemoryStore, Store};
 use missionweaveprotocol_store_harness::check::{group_log, verify_store};
 use missionweaveprotocol_store_harness::perform::{apply, apply_all};
 use missionweaveprotocol_store_harness::race::{FileBarrier, race_round, shared_group};
+use missionweaveprotocol_store_harness::store_spec::{DEFAULT_POSTGRES_POOL, PostgresSpec};
 use missionweaveprotocol_store_harness::workload::STREAM_GROUPS;
 use missionweaveprotocol_store_harness::{
-    HarnessError, NOW, StoreSpec, StreamEffect, Workload, bench, open_store,
+    Batching, HarnessError, NOW, StoreSpec, StreamEffect, Workload, bench, drop_store, open_store,
+    open_store_with,
 };
 
 fn set_up(
@@ -167,7 +169,7 @@ fn bench_counts_fresh_commands_and_reports_duplicates_on_a_used_store() {
 }
 
 #[test]
-fn store_specs_open_sqlite_and_refuse_everything_else_with_typed_errors() {
+fn store_specs_open_sqlite_parse_postgresql_and_refuse_everything_else_with_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("spec.sqlite");
     let spec = format!("sqlite:{}", path.display());
@@ -187,16 +189,65 @@ fn store_specs_open_sqlite_and_refuse_everything_else_with_typed_errors() {
         assert_eq!(error.wire_code(), WireCode::ProtocolViolation);
         assert_eq!(error.reason(), "invalid_argument");
     }
-    for postgres in ["postgresql://localhost/mwp", "postgres://u@h/db"] {
-        assert!(matches!(
-            StoreSpec::parse(postgres).unwrap(),
-            StoreSpec::Postgres(_)
-        ));
-        let error = open_store(postgres).err().unwrap();
-        assert_eq!(error.wire_code(), WireCode::InternalError);
-        assert_eq!(error.reason(), "backend_not_built");
-        assert!(!error.is_retryable());
+    // PostgreSQL specs: the harness's own parameters are taken out, the others kept.
+    let parsed = |spec: &str| match StoreSpec::parse(spec).unwrap() {
+        StoreSpec::Postgres(pg) => pg,
+        other => panic!("{spec} parsed as {other:?}"),
+    };
+    assert_eq!(
+        parsed("postgresql://mwp@127.0.0.1:5432/mwp"),
+        PostgresSpec {
+            url: "postgresql://mwp@127.0.0.1:5432/mwp".to_owned(),
+            schema: None,
+            pool_size: DEFAULT_POSTGRES_POOL,
+        }
+    );
+    assert_eq!(
+        parsed("postgres://u@h/db?connect_timeout=3&schema=run_7&pool_size=4&application_name=w"),
+        PostgresSpec {
+            url: "postgres://u@h/db?connect_timeout=3&application_name=w".to_owned(),
+            schema: Some("run_7".to_owned()),
+            pool_size: 4,
+        }
+    );
+    for bad in [
+        "postgresql://h/db?schema=",
+        "postgresql://h/db?schema=1st",
+        "postgresql://h/db?schema=a-b",
+        "postgresql://h/db?schema=a%22b",
+        "postgresql://h/db?schema=a&schema=b",
+        &format!("postgresql://h/db?schema={}", "s".repeat(64)),
+        "postgresql://h/db?pool_size=0",
+        "postgresql://h/db?pool_size=x",
+        "postgresql://h/db?pool_size=2&pool_size=3",
+    ] {
+        let error = open_store(bad).err().unwrap();
+        assert!(
+            matches!(error, HarnessError::InvalidArgument { .. }),
+            "{bad}: {error}"
+        );
+        assert_eq!(error.reason(), "invalid_argument");
     }
+    assert_eq!(
+        parsed(&format!("postgresql://h/db?schema={}", "s".repeat(63))).schema,
+        Some("s".repeat(63))
+    );
+    // No server on port 1: the store's typed error, not a panic (and nothing to drop).
+    let error = open_store("postgresql://mwp@127.0.0.1:1/mwp?schema=x&connect_timeout=2")
+        .err()
+        .unwrap();
+    assert!(matches!(error, HarnessError::Store(_)), "{error}");
+    assert_eq!(error.wire_code(), WireCode::InternalError);
+    assert_eq!(error.reason(), "backend_failure");
+    assert!(
+        drop_store(&spec).is_ok(),
+        "a SQLite spec has nothing to drop"
+    );
+    assert!(
+        drop_store("postgresql://mwp@127.0.0.1:1/mwp").is_ok(),
+        "no schema= named"
+    );
+    assert!(drop_store("postgresql://mwp@127.0.0.1:1/mwp?schema=x").is_err());
     // A directory is not a database file: the store's own typed error.
     let error = open_store(&format!("sqlite:{}", dir.path().display()))
         .err()
@@ -249,4 +300,39 @@ fn the_scenario_runs_on_a_sqlite_file_and_again_from_its_receipts() {
     let again = missionweaveprotocol_store_harness::scenario::run(&spec, 1).unwrap();
     assert!(again.steps.iter().all(|s| s.duplicate));
     assert_eq!(again.replayed, first.replayed);
+}
+
+#[test]
+fn group_commit_batches_a_process_s_commits_and_can_be_turned_off() {
+    assert_eq!(Batching::parse("on").unwrap(), Batching::GroupCommit);
+    assert_eq!(Batching::parse("off").unwrap(), Batching::PerCommand);
+    for bad in ["", "yes", "ON"] {
+        let error = Batching::parse(bad).err().unwrap();
+        assert!(
+            matches!(error, HarnessError::InvalidArgument { .. }),
+            "{bad}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let workload = Workload::new(1).unwrap();
+    let commands = bench::create_commands(&workload, 0, 48).unwrap();
+    let spec = format!("sqlite:{}", dir.path().join("grouped.sqlite").display());
+    let grouped = open_store_with(&spec, Batching::GroupCommit).unwrap();
+    let core = workload.core(grouped.store.clone()).unwrap();
+    let report = bench::run(&core, &commands, 8).unwrap();
+    assert_eq!(report.duplicates, 0);
+    // Every Command's write set went through the group commit, in at most 48 transactions.
+    let stats = grouped.group_commit_stats().unwrap();
+    assert_eq!(stats.transactions, 48);
+    assert!((1..=48).contains(&stats.batches), "{stats:?}");
+    // Unbatched: no group commit, and the same Commands on another file apply alike.
+    let spec = format!("sqlite:{}", dir.path().join("single.sqlite").display());
+    let single = open_store_with(&spec, Batching::PerCommand).unwrap();
+    assert_eq!(single.group_commit_stats(), None);
+    let core = workload.core(single.store.clone()).unwrap();
+    assert_eq!(bench::run(&core, &commands, 8).unwrap().duplicates, 0);
+    for opened in [grouped, single] {
+        let report = verify_store(&*opened.store, workload.keys().registry()).unwrap();
+        assert_eq!(report.groups, 48);
+    }
 }

@@ -1,6 +1,8 @@
 //! `mwp-store-worker`: one process of the store harness (`docs/store.md`, "Crash and race
-//! tests"). Every subcommand opens the store a spec names (`sqlite:PATH`; PostgreSQL once its
-//! backend is merged) and drives the deterministic workload of `--seed` (default 1).
+//! tests"). Every subcommand opens the store a spec names (`sqlite:PATH`,
+//! `postgresql://…[?schema=NAME&pool_size=N]`) and drives the deterministic workload of
+//! `--seed` (default 1). `race`, `shared` and `bench` run many threads on one store: their
+//! commits share durable transactions through group commit unless `--group-commit off`.
 //!
 //! ```text
 //! mwp-store-worker setup    --store S
@@ -8,6 +10,8 @@
 //! mwp-store-worker race     --store S --round R --tasks 32 [--rounds N] [--process P --parties K --barrier DIR]
 //! mwp-store-worker shared   --store S --threads T --count N [--process P --parties K --barrier DIR]
 //! mwp-store-worker bench    --store S --threads T --count N [--process P --parties K --barrier DIR]
+//!                  (race, shared, bench: [--group-commit on|off], default on)
+//! mwp-store-worker replay   --store S --events N                   # after the setup
 //! mwp-store-worker verify   --store S
 //! mwp-store-worker scenario --store S
 //! ```
@@ -21,12 +25,14 @@ use std::process::ExitCode;
 
 use missionweaveprotocol::DescribeError;
 use missionweaveprotocol_store_harness::check::verify_store;
-use missionweaveprotocol_store_harness::perform::apply;
+use missionweaveprotocol_store_harness::perform::{apply, apply_all};
 use missionweaveprotocol_store_harness::race::{FileBarrier, race_round, shared_group};
 use missionweaveprotocol_store_harness::scenario::apply_on;
-use missionweaveprotocol_store_harness::{HarnessError, Workload, bench, open_store, scenario};
+use missionweaveprotocol_store_harness::{
+    Batching, HarnessError, OpenedStore, Workload, bench, open_store, open_store_with, scenario,
+};
 
-const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|verify|scenario> --store SPEC [options]
+const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|replay|verify|scenario> --store SPEC [options]
   setup    --store S                       sessions, stream and shared Missions, Memberships
   stream   --store S --from I --to J       stream Commands I..J in order; prints `done <i> <group> <sequence>`
   race     --store S --round R --tasks T   T threads accept round R's offer at once (also --rounds N: R..R+N)
@@ -35,9 +41,13 @@ const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|ver
                                            T threads send N Commands each to the one shared Group
   bench    --store S --threads T --count N Commands/s of N mission.create over T threads
            [--process P --parties K --barrier DIR]   start together with K-1 other processes
+  replay   --store S --events N            the setup, N renewals on the shared Group one by one, then
+                                           Events/s of replaying its log (pages of 1,000)
   verify   --store S                       replay and verify every Group and Organization Event
   scenario --store S                       the end-to-end story, then reopen and replay
-  common:  --seed N (default 1); store specs: sqlite:PATH (postgresql://… reserved)";
+  race, shared, bench: --group-commit on|off (default on: a process's commits share transactions)
+  common:  --seed N (default 1)
+  store specs: sqlite:PATH | postgresql://USER@HOST:PORT/DB[?schema=NAME&pool_size=N] (pool default 16)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,6 +69,7 @@ fn main() -> ExitCode {
         "race" => race(&options),
         "shared" => shared(&options),
         "bench" => run_bench(&options),
+        "replay" => run_replay(&options),
         "verify" => verify(&options),
         "scenario" => run_scenario(&options),
         other => Err(HarnessError::argument(
@@ -127,6 +138,16 @@ impl Options {
         self.text("store")
     }
 
+    /// The store of a subcommand whose threads share it: group commit unless
+    /// `--group-commit off`.
+    fn shared_store(&self) -> Result<OpenedStore, HarnessError> {
+        let batching = match self.0.get("group-commit") {
+            None => Batching::GroupCommit,
+            Some(flag) => Batching::parse(flag)?,
+        };
+        open_store_with(self.store()?, batching)
+    }
+
     fn workload(&self) -> Result<Workload, HarnessError> {
         Workload::new(self.number_or("seed", 1)?)
     }
@@ -177,7 +198,7 @@ fn race(options: &Options) -> Result<(), HarnessError> {
     let rounds = options.number_or("rounds", 1)?;
     let tasks = options.number("tasks")?;
     let (process, barrier) = options.barrier()?;
-    let core = workload.core(open_store(options.store()?)?)?;
+    let core = workload.core(options.shared_store()?.store)?;
     let result = (first..first + rounds).try_for_each(|round| {
         // Process 0 offers the round's WorkItem before it reaches the barrier, so the offer
         // exists when the submitters of every process are released. (Only one process sends
@@ -210,7 +231,7 @@ fn abort_on_error(
 fn shared(options: &Options) -> Result<(), HarnessError> {
     let workload = options.workload()?;
     let (process, barrier) = options.barrier()?;
-    let core = workload.core(open_store(options.store()?)?)?;
+    let core = workload.core(options.shared_store()?.store)?;
     let tally = shared_group(
         &core,
         &workload,
@@ -241,7 +262,8 @@ fn run_bench(options: &Options) -> Result<(), HarnessError> {
     let threads = usize::try_from(options.number("threads")?)
         .map_err(|_| HarnessError::argument("--threads", "too large"))?;
     let (process, barrier) = options.barrier()?;
-    let core = workload.core(open_store(options.store()?)?)?;
+    let opened = options.shared_store()?;
+    let core = workload.core(opened.store.clone())?;
     let commands = bench::create_commands(&workload, process, count)?;
     // Signed before the clock starts; the processes start together.
     let result = barrier
@@ -250,11 +272,31 @@ fn run_bench(options: &Options) -> Result<(), HarnessError> {
         .and_then(|()| bench::run(&core, &commands, threads));
     match result {
         Ok(report) => {
-            println!("{report}");
+            // The batches of this run: `group_commit off`, or its write sets per transaction.
+            match opened.group_commit_stats() {
+                None => println!("{report} group_commit off"),
+                Some(stats) => println!(
+                    "{report} group_commit on batches {} mean_batch {:.1} largest_batch {}",
+                    stats.batches,
+                    stats.mean_batch(),
+                    stats.largest_batch
+                ),
+            }
             Ok(())
         }
         Err(e) => abort_on_error(Err(e), barrier.as_ref()),
     }
+}
+
+fn run_replay(options: &Options) -> Result<(), HarnessError> {
+    let workload = options.workload()?;
+    let core = workload.core(open_store(options.store()?)?)?;
+    apply_all(&core, &workload.setup()?)?;
+    println!(
+        "{}",
+        bench::replay(&core, &workload, options.number("events")?)?
+    );
+    Ok(())
 }
 
 fn verify(options: &Options) -> Result<(), HarnessError> {

@@ -36,6 +36,16 @@ pub struct CrashReport {
     pub elapsed: Duration,
 }
 
+/// How the writers of one run reach the store, per backend.
+pub struct Writers<'a> {
+    /// The spec writer `n` (counting from 0) opens.
+    pub spec: &'a dyn Fn(u32) -> String,
+    /// Returns once what killed writer `n` left behind is settled: nothing of it can still
+    /// commit. SQLite: at once (the kernel drops the dead process's file locks; its WAL
+    /// frames are on disk or not). A server: when the dead client's sessions have ended.
+    pub settle: &'a dyn Fn(u32),
+}
+
 /// One writer: `stream --from from`, killed after a random delay. The confirmed
 /// `(index, group, sequence)` lines, in order.
 fn killed_writer(spec: &str, seed: u64, from: u64, rng: &mut Rng) -> Vec<(u64, String, u64)> {
@@ -192,6 +202,21 @@ fn check_after_kill(
 /// Kills a stream writer on the store `spec` `kills` times (delays from `rng_seed`), checking
 /// the store after each kill; then lets a last writer finish and verifies the whole store.
 pub fn run(spec: &str, seed: u64, kills: u32, rng_seed: u64) -> CrashReport {
+    let writers = Writers {
+        spec: &|_| spec.to_owned(),
+        settle: &|_| {},
+    };
+    run_with(spec, seed, kills, rng_seed, &writers)
+}
+
+/// [`run`], the writers opening the store as `writers` says and settled after each kill.
+pub fn run_with(
+    spec: &str,
+    seed: u64,
+    kills: u32,
+    rng_seed: u64,
+    writers: &Writers<'_>,
+) -> CrashReport {
     let start = Instant::now();
     run_worker(&["setup", "--store", spec, "--seed", &seed.to_string()]);
     let mut stream = Stream {
@@ -205,7 +230,8 @@ pub fn run(spec: &str, seed: u64, kills: u32, rng_seed: u64) -> CrashReport {
     let mut confirmed: Vec<Option<(String, u64)>> = Vec::new();
     while report.kills < kills {
         let from = confirmed.len() as u64;
-        let lines = killed_writer(spec, seed, from, &mut rng);
+        let lines = killed_writer(&(writers.spec)(report.kills), seed, from, &mut rng);
+        (writers.settle)(report.kills);
         report.kills += 1;
         if lines.is_empty() {
             report.early_kills += 1;

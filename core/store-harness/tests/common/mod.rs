@@ -1,9 +1,10 @@
 //! Shared bodies of the process tests: each takes a store spec, so the same body runs on
-//! SQLite (`sqlite:PATH`) and, once its backend is wired into `open_store`, on PostgreSQL
-//! (`postgresql://…`): a PostgreSQL test is one more `#[test]` calling the same function.
+//! SQLite (`sqlite:PATH`) and on PostgreSQL (`postgresql://…?schema=NAME`, `pg.rs`): a
+//! PostgreSQL test is one more `#[test]` calling the same function.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod crash;
+pub mod pg;
 pub mod race;
 
 use std::path::Path;
