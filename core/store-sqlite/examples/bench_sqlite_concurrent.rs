@@ -474,6 +474,10 @@ fn bench_raw_floor(path: &Path, batches: &[Vec<Transaction>], engine_rate: f64, 
     rate
 }
 
+/// The raw floor stores 32 bytes in each integrity column (`chain_hash`, `chain_before`,
+/// `checksum`), as the store does, without computing them: same rows, same bytes, no hashing.
+const RAW_HASH: [u8; 32] = [0x5a; 32];
+
 fn raw_write(db: &rusqlite::Connection, tx: &Transaction) -> rusqlite::Result<()> {
     for (key, receipt) in tx.receipts() {
         let (group, sequence) = match &receipt.first_event.position {
@@ -496,32 +500,37 @@ fn raw_write(db: &rusqlite::Connection, tx: &Transaction) -> rusqlite::Result<()
     }
     for (group, event) in tx.appends() {
         db.prepare_cached(
-            "INSERT INTO events (group_id, sequence, event_id, body) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO events (group_id, sequence, event_id, body, chain_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![
             group,
             event.sequence as i64,
             &*event.event_id,
-            &*event.body
+            &*event.body,
+            &RAW_HASH[..]
         ])?;
         db.prepare_cached(
-            "INSERT INTO groups (group_id, next_sequence, first_online) VALUES (?1, ?2, 1) \
+            "INSERT INTO groups (group_id, next_sequence, first_online, chain_before) \
+             VALUES (?1, ?2, 1, ?3) \
              ON CONFLICT (group_id) DO UPDATE SET next_sequence = excluded.next_sequence",
         )?
-        .execute(params![group, event.sequence as i64 + 1])?;
+        .execute(params![group, event.sequence as i64 + 1, &RAW_HASH[..]])?;
     }
     for write in tx.writes() {
         if let Some(value) = &write.value {
             db.prepare_cached(
-                "INSERT INTO aggregates (kind, id, revision, value) VALUES (?1, ?2, ?3, ?4) \
+                "INSERT INTO aggregates (kind, id, revision, value, checksum) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (kind, id) DO UPDATE SET revision = excluded.revision, \
-                 value = excluded.value",
+                 value = excluded.value, checksum = excluded.checksum",
             )?
             .execute(params![
                 write.key.kind,
                 write.key.id,
                 write.expected_revision as i64 + 1,
-                &**value
+                &**value,
+                &RAW_HASH[..]
             ])?;
         }
     }
