@@ -274,8 +274,7 @@ fn main() {
     let dir = keep.unwrap_or_else(|| temp.path().to_owned());
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     if wanted("file") {
-        let store = SqliteStore::open(dir.join("cpu.sqlite"))
-            .unwrap_or_else(|e| fail("open", &e));
+        let store = SqliteStore::open(dir.join("cpu.sqlite")).unwrap_or_else(|e| fail("open", &e));
         run("file", store, &commands, threads, &authority);
     }
     if wanted("sqlite_memory") {

@@ -57,11 +57,17 @@ fn refused_write_sets_leave_nothing_in_the_fast_path() {
     ]);
     assert!(results[0].is_ok() && results[2].is_ok() && results[4].is_ok());
     assert!(
-        matches!(results[1], Err(StoreError::SequenceConflict { next: 1, .. })),
+        matches!(
+            results[1],
+            Err(StoreError::SequenceConflict { next: 1, .. })
+        ),
         "{results:?}"
     );
     assert!(
-        matches!(results[3], Err(StoreError::RevisionConflict { current: 1, .. })),
+        matches!(
+            results[3],
+            Err(StoreError::RevisionConflict { current: 1, .. })
+        ),
         "{results:?}"
     );
     assert_eq!(events(&store, "a"), [1, 2, 3]);
