@@ -181,6 +181,7 @@ impl SqliteStore {
             "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;",
         )
         .map_err(backend)?;
+        read::plan_once(&conn)?;
         schema::migrate(&conn)?;
         Ok(Self {
             conn: Mutex::new(conn),
