@@ -13,7 +13,8 @@
 //!
 //! Run: `cargo run --release -p missionweaveprotocol-store-sqlite --example
 //! bench_sqlite_command_cpu -- [--commands N] [--threads T]
-//! [--store file|sqlite_memory|authority_in_memory] [--keep DIR]`
+//! [--store file|sqlite_memory|authority_in_memory] [--keep DIR] [--page-size BYTES]`
+//! (`--page-size`: of the new file store, default `DEFAULT_PAGE_SIZE`)
 //! (default 2,000 Commands, every store). For a profile, build with debug symbols
 //! (`cargo build --profile bench --example bench_sqlite_command_cpu`) and run one store under
 //! `perf record -g` or `valgrind --tool=callgrind`.
@@ -38,7 +39,7 @@ use missionweaveprotocol_authority::store::{
     ReceiptKey, ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
-use missionweaveprotocol_store_sqlite::SqliteStore;
+use missionweaveprotocol_store_sqlite::{DEFAULT_PAGE_SIZE, SqliteOptions, SqliteStore};
 
 const ORG: &str = "urn:missionweaveprotocol:organization:acme";
 const OWNER: &str = "urn:missionweaveprotocol:human:alice";
@@ -247,6 +248,7 @@ fn main() {
     let mut only: Option<String> = None;
     let mut threads = 1usize;
     let mut keep: Option<std::path::PathBuf> = None;
+    let mut page_size = DEFAULT_PAGE_SIZE;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let value = args
@@ -256,6 +258,9 @@ fn main() {
             "--commands" => n = value.parse().unwrap_or_else(|e| fail("--commands", &e)),
             "--store" => only = Some(value),
             "--keep" => keep = Some(value.into()),
+            "--page-size" => {
+                page_size = value.parse().unwrap_or_else(|e| fail("--page-size", &e));
+            }
             "--threads" => {
                 threads = value
                     .parse::<usize>()
@@ -274,7 +279,12 @@ fn main() {
     let dir = keep.unwrap_or_else(|| temp.path().to_owned());
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     if wanted("file") {
-        let store = SqliteStore::open(dir.join("cpu.sqlite")).unwrap_or_else(|e| fail("open", &e));
+        let options = SqliteOptions {
+            page_size,
+            ..SqliteOptions::default()
+        };
+        let store = SqliteStore::open_with(dir.join("cpu.sqlite"), &options)
+            .unwrap_or_else(|e| fail("open", &e));
         run("file", store, &commands, threads, &authority);
     }
     if wanted("sqlite_memory") {
