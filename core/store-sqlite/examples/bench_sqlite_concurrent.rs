@@ -24,7 +24,8 @@
 //!
 //! Run: `cargo run --release -p missionweaveprotocol-store-sqlite --example
 //! bench_sqlite_concurrent -- [--commands N] [--rounds R] [--threads T] [--latency N] [--flat N]
-//! [--replay N] [--dir PATH]`. Deterministic inputs (fixed seeds, sequential IDs, one `now`).
+//! [--replay N] [--dir PATH] [--page-size BYTES]` (`--page-size`: of every new file, default
+//! `DEFAULT_PAGE_SIZE`). Deterministic inputs (fixed seeds, sequential IDs, one `now`).
 //! Not a test: nothing here fails because the disk is slow.
 
 use std::path::{Path, PathBuf};
@@ -49,7 +50,7 @@ use missionweaveprotocol_authority::store::{
     ReceiptKey, ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
-use missionweaveprotocol_store_sqlite::{SqliteOptions, SqliteStore};
+use missionweaveprotocol_store_sqlite::{DEFAULT_PAGE_SIZE, SqliteOptions, SqliteStore};
 use rusqlite::params;
 
 const ORG: &str = "urn:missionweaveprotocol:organization:acme";
@@ -236,8 +237,18 @@ fn issuer(s: &Setup) -> EventIssuer<SigningKey> {
     )
 }
 
+/// `--page-size`: of every new file the benchmark opens (default `DEFAULT_PAGE_SIZE`).
+static PAGE_SIZE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+
+fn options() -> SqliteOptions {
+    SqliteOptions {
+        page_size: *PAGE_SIZE.get_or_init(|| DEFAULT_PAGE_SIZE),
+        ..SqliteOptions::default()
+    }
+}
+
 fn open(path: &Path) -> SqliteStore {
-    SqliteStore::open(path).unwrap_or_else(|e| fail("open", &e))
+    SqliteStore::open_with(path, &options()).unwrap_or_else(|e| fail("open", &e))
 }
 
 /// Runs `work(thread, item)` over `shares` (one per thread), all threads released together;
@@ -304,6 +315,10 @@ fn args() -> Args {
             "--flat" => parsed.flat = number(),
             "--replay" => parsed.replay = number(),
             "--dir" => parsed.dir = Some(PathBuf::from(&value)),
+            "--page-size" => {
+                let size = u32::try_from(number()).unwrap_or_else(|e| fail(&flag, &e));
+                PAGE_SIZE.get_or_init(|| size);
+            }
             other => fail("arguments", &format!("unknown option {other}")),
         }
     }
@@ -474,6 +489,10 @@ fn bench_raw_floor(path: &Path, batches: &[Vec<Transaction>], engine_rate: f64, 
     rate
 }
 
+/// The raw floor stores 32 bytes in each integrity column (`chain_hash`, `chain_before`,
+/// `checksum`), as the store does, without computing them: same rows, same bytes, no hashing.
+const RAW_HASH: [u8; 32] = [0x5a; 32];
+
 fn raw_write(db: &rusqlite::Connection, tx: &Transaction) -> rusqlite::Result<()> {
     for (key, receipt) in tx.receipts() {
         let (group, sequence) = match &receipt.first_event.position {
@@ -496,32 +515,37 @@ fn raw_write(db: &rusqlite::Connection, tx: &Transaction) -> rusqlite::Result<()
     }
     for (group, event) in tx.appends() {
         db.prepare_cached(
-            "INSERT INTO events (group_id, sequence, event_id, body) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO events (group_id, sequence, event_id, body, chain_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![
             group,
             event.sequence as i64,
             &*event.event_id,
-            &*event.body
+            &*event.body,
+            &RAW_HASH[..]
         ])?;
         db.prepare_cached(
-            "INSERT INTO groups (group_id, next_sequence, first_online) VALUES (?1, ?2, 1) \
+            "INSERT INTO groups (group_id, next_sequence, first_online, chain_before) \
+             VALUES (?1, ?2, 1, ?3) \
              ON CONFLICT (group_id) DO UPDATE SET next_sequence = excluded.next_sequence",
         )?
-        .execute(params![group, event.sequence as i64 + 1])?;
+        .execute(params![group, event.sequence as i64 + 1, &RAW_HASH[..]])?;
     }
     for write in tx.writes() {
         if let Some(value) = &write.value {
             db.prepare_cached(
-                "INSERT INTO aggregates (kind, id, revision, value) VALUES (?1, ?2, ?3, ?4) \
+                "INSERT INTO aggregates (kind, id, revision, value, checksum) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (kind, id) DO UPDATE SET revision = excluded.revision, \
-                 value = excluded.value",
+                 value = excluded.value, checksum = excluded.checksum",
             )?
             .execute(params![
                 write.key.kind,
                 write.key.id,
                 write.expected_revision as i64 + 1,
-                &**value
+                &**value,
+                &RAW_HASH[..]
             ])?;
         }
     }
@@ -543,7 +567,7 @@ fn bench_latency(s: &Setup, dir: &Path, n: u64) {
                 dir.join("latency-no-pool.sqlite"),
                 &SqliteOptions {
                     readers: 0,
-                    ..SqliteOptions::default()
+                    ..options()
                 },
             )
             .unwrap_or_else(|e| fail("open", &e)),
@@ -697,17 +721,30 @@ fn bench_replay_log(s: &Setup, dir: &Path, n: u64) {
     let store = open(&dir.join("replay.sqlite"));
     let mut passes = 0u32;
     let (mut events, mut bytes) = (0usize, 0usize);
+    // On a shared machine the mean over the passes follows the neighbours' load; the best
+    // pass and the process CPU per Event follow it less.
+    let mut best = 0f64;
+    let cpu = process_cpu_seconds();
     let start = Instant::now();
     while passes == 0 || start.elapsed().as_secs_f64() < 0.5 {
+        let pass = Instant::now();
         let (e, b) = replay_all(&store, &group(0));
+        best = best.max(e as f64 / pass.elapsed().as_secs_f64());
         events += e;
         bytes += b;
         passes += 1;
     }
+    let seconds = start.elapsed().as_secs_f64();
+    let per_cpu_second = match (cpu, process_cpu_seconds()) {
+        (Some(before), Some(after)) if after > before => {
+            format!("{:.0}", events as f64 / (after - before))
+        }
+        _ => "null".to_owned(),
+    };
     println!(
-        "{{\"name\": \"sqlite_replay\", \"log\": \"one Group\", \"events\": {}, \"passes\": {passes}, \"page\": 1000, \"events_per_second\": {:.0}, \"mean_event_bytes\": {:.0}, \"clock\": \"wall\"}}",
+        "{{\"name\": \"sqlite_replay\", \"log\": \"one Group\", \"events\": {}, \"passes\": {passes}, \"page\": 1000, \"events_per_second\": {:.0}, \"best_pass_events_per_second\": {best:.0}, \"events_per_cpu_second\": {per_cpu_second}, \"mean_event_bytes\": {:.0}, \"clock\": \"wall\"}}",
         events / passes as usize,
-        events as f64 / start.elapsed().as_secs_f64(),
+        events as f64 / seconds,
         bytes as f64 / events.max(1) as f64
     );
 }

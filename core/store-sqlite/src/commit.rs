@@ -46,19 +46,72 @@ pub(crate) fn commit(conn: &mut Connection, tx: &Transaction) -> Result<(), Stor
     db.commit().map_err(backend)
 }
 
-/// Group commit: every write set in one durable transaction (one fsync), each in its own
-/// savepoint so each stays atomic and a later one sees the earlier ones. If the final commit
-/// fails, none is durable and every result is that failure.
+/// Group commit: every write set in one durable transaction (one fsync), each atomic, a later
+/// one seeing the earlier ones. If the final commit fails, none is durable and every result is
+/// that failure.
+///
+/// Fast path, no savepoints: each write set is validated (reads only, so a refused one has
+/// written nothing) and then applied. Validation covers every conflict a write can meet, so
+/// an apply fails only on a backend failure or a row the checks do not see (a row damaged
+/// behind the store's back, e.g. one past the head beyond the next sequence): then the whole
+/// transaction rolls back and the batch runs again with one savepoint per write set
+/// ([`commit_many_savepoints`]), which isolates the failing write set. Savepoints cost every
+/// write set a statement journal of the pages it changes that the batch had changed already
+/// (`docs/store.md`, "Group commit and concurrency").
 pub(crate) fn commit_many(
+    conn: &mut Connection,
+    txs: &[Transaction],
+) -> Vec<Result<(), StoreError>> {
+    let db = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(db) => db,
+        Err(e) => return all_failed(txs, backend(e)),
+    };
+    let mut tips = Tips::new();
+    let mut results = Vec::with_capacity(txs.len());
+    for tx in txs {
+        let starts = match validate(&db, tx, &tips) {
+            Ok(starts) => starts,
+            Err(refused) => {
+                if db.is_autocommit() {
+                    // SQLite ended the transaction itself (an I/O error, out of memory):
+                    // nothing of the batch is written, and nothing more may be.
+                    return all_failed(txs, refused);
+                }
+                results.push(Err(refused));
+                continue;
+            }
+        };
+        match apply(&db, tx, starts) {
+            Ok(ends) => {
+                tips.extend(ends.into_iter().map(|(group, tip)| (group.to_owned(), tip)));
+                results.push(Ok(()));
+            }
+            Err(_) => {
+                // Part of this write set may be written: start over, isolated.
+                drop(db);
+                return commit_many_savepoints(conn, txs);
+            }
+        }
+    }
+    match db.commit() {
+        Ok(()) => results,
+        Err(e) => all_failed(txs, backend(e)),
+    }
+}
+
+fn all_failed(txs: &[Transaction], failure: StoreError) -> Vec<Result<(), StoreError>> {
+    txs.iter().map(|_| Err(failure.clone())).collect()
+}
+
+/// [`commit_many`] with each write set in its own savepoint: a write set failing while it
+/// applies rolls back alone.
+pub(crate) fn commit_many_savepoints(
     conn: &mut Connection,
     txs: &[Transaction],
 ) -> Vec<Result<(), StoreError>> {
     let mut db = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(db) => db,
-        Err(e) => {
-            let failure = backend(e);
-            return txs.iter().map(|_| Err(failure.clone())).collect();
-        }
+        Err(e) => return all_failed(txs, backend(e)),
     };
     let mut tips = Tips::new();
     let mut results = Vec::with_capacity(txs.len());
@@ -67,10 +120,7 @@ pub(crate) fn commit_many(
     }
     match db.commit() {
         Ok(()) => results,
-        Err(e) => {
-            let failure = backend(e);
-            txs.iter().map(|_| Err(failure.clone())).collect()
-        }
+        Err(e) => all_failed(txs, backend(e)),
     }
 }
 

@@ -43,6 +43,7 @@ impl ReadPool {
             conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
             conn.execute_batch("PRAGMA query_only=ON;")
                 .map_err(backend)?;
+            crate::read::plan_once(&conn)?;
             idle.push(conn);
         }
         Ok(Self {

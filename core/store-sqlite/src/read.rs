@@ -17,6 +17,28 @@ use rusqlite::{Connection, Row, params};
 
 use crate::convert::{backend, bytes, corrupt, integer, text, text_ref, to_sql};
 
+/// Plans every statement of `conn` without looking at bound values (SQLite's query planner
+/// stability guarantee), so that a cached statement is prepared once. The bundled SQLite is
+/// built with STAT4, under which a statement constraining an indexed column by a range on a
+/// bound parameter (`list`'s `id >= ?2`, a replay page's `sequence >= ?2`) is otherwise
+/// re-prepared (parsed and planned again) on every execution. Every statement here is a
+/// primary-key lookup or range whose plan no value changes.
+pub(crate) fn plan_once(conn: &Connection) -> Result<(), StoreError> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )
+    .map_err(backend)?;
+    Ok(())
+}
+
+const AGGREGATE_SQL: &str =
+    "SELECT revision, value, checksum FROM aggregates WHERE kind = ?1 AND id = ?2";
+const LIST_SQL: &str = "SELECT id, revision, value, checksum FROM aggregates \
+     WHERE kind = ?1 AND id >= ?2 ORDER BY id";
+const REPLAY_SQL: &str = "SELECT sequence, event_id, body, chain_hash FROM events \
+     WHERE group_id = ?1 AND sequence >= ?2 ORDER BY sequence LIMIT ?3";
+
 /// An aggregate row (`revision, value, checksum` from column `first`) checked against its
 /// checksum.
 fn checked_aggregate(
@@ -45,11 +67,7 @@ pub(crate) fn aggregate(
     conn: &Connection,
     key: &AggregateKey,
 ) -> Result<Option<Aggregate>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT revision, value, checksum FROM aggregates WHERE kind = ?1 AND id = ?2",
-        )
-        .map_err(backend)?;
+    let mut statement = conn.prepare_cached(AGGREGATE_SQL).map_err(backend)?;
     let mut rows = statement
         .query(params![key.kind, key.id])
         .map_err(backend)?;
@@ -87,12 +105,7 @@ pub(crate) fn list(
     kind: &str,
     prefix: &str,
 ) -> Result<Vec<(String, Aggregate)>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT id, revision, value, checksum FROM aggregates \
-             WHERE kind = ?1 AND id >= ?2 ORDER BY id",
-        )
-        .map_err(backend)?;
+    let mut statement = conn.prepare_cached(LIST_SQL).map_err(backend)?;
     let mut rows = statement.query(params![kind, prefix]).map_err(backend)?;
     let mut found = Vec::new();
     while let Some(row) = rows.next().map_err(backend)? {
@@ -373,12 +386,7 @@ fn verified_rows(
     anchor: Hash32,
     count: u64,
 ) -> Result<Vec<EventRecord>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT sequence, event_id, body, chain_hash FROM events \
-             WHERE group_id = ?1 AND sequence >= ?2 ORDER BY sequence LIMIT ?3",
-        )
-        .map_err(backend)?;
+    let mut statement = conn.prepare_cached(REPLAY_SQL).map_err(backend)?;
     let mut rows = statement
         .query(params![
             group,
@@ -418,4 +426,110 @@ fn verified_rows(
 /// nothing is online, `GENESIS` for a Group without a log.
 pub(crate) fn append_tip(state: Option<&GroupState>) -> (u64, Hash32) {
     state.map_or((1, GENESIS), |state| (state.head.next_sequence, state.tip))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every read statement is prepared once per connection and reused: with the bundled
+    //! SQLite's STAT4, a statement whose plan could depend on a bound value is re-prepared on
+    //! every execution once `sqlite_stat4` holds samples, so the range reads (`list`, replay)
+    //! are checked with and without `ANALYZE`.
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Transaction};
+    use rusqlite::{Connection, StatementStatus};
+
+    use super::{AGGREGATE_SQL, LIST_SQL, REPLAY_SQL};
+
+    fn store(plan_once: bool) -> Connection {
+        let mut conn = Connection::open_in_memory().unwrap();
+        if plan_once {
+            super::plan_once(&conn).unwrap();
+        }
+        crate::schema::migrate(&conn).unwrap();
+        for g in 0..20 {
+            let group = format!("g{g}");
+            let mut tx = Transaction::new();
+            for sequence in 1..=30 {
+                tx.append(
+                    &group,
+                    EventRecord::new(sequence, &format!("{group}-{sequence}"), &b"{}"[..]),
+                );
+                tx.put(
+                    AggregateKey::new("mission", format!("{group}/{sequence}")),
+                    0,
+                    b"{}"[..].into(),
+                );
+            }
+            crate::commit::commit(&mut conn, &tx).unwrap();
+        }
+        conn
+    }
+
+    /// (executions, re-preparations) of the cached statement `sql`.
+    fn status(conn: &Connection, sql: &str) -> (i32, i32) {
+        let statement = conn.prepare_cached(sql).unwrap();
+        (
+            statement.get_status(StatementStatus::Run),
+            statement.get_status(StatementStatus::RePrepare),
+        )
+    }
+
+    fn reads(conn: &Connection, rounds: u64) {
+        for i in 0..rounds {
+            let group = format!("g{}", i % 20);
+            assert_eq!(
+                super::list(conn, "mission", &format!("{group}/"))
+                    .unwrap()
+                    .len(),
+                30
+            );
+            let page = super::replay(conn, &group, i % 25, 5).unwrap();
+            assert_eq!(page.events.len(), 5);
+            let key = AggregateKey::new("mission", format!("{group}/1"));
+            assert!(super::aggregate(conn, &key).unwrap().is_some());
+        }
+    }
+
+    fn assert_reused(conn: &Connection, rounds: i32) {
+        for sql in [REPLAY_SQL, AGGREGATE_SQL, LIST_SQL] {
+            let (runs, reprepared) = status(conn, sql);
+            assert!(runs >= rounds, "{sql}: {runs} runs");
+            assert_eq!(reprepared, 0, "{sql}: re-prepared {reprepared} times");
+        }
+    }
+
+    #[test]
+    fn read_statements_are_prepared_once() {
+        let conn = store(true);
+        reads(&conn, 40);
+        assert_reused(&conn, 40);
+    }
+
+    #[test]
+    fn read_statements_are_prepared_once_after_analyze() {
+        let conn = store(true);
+        conn.execute_batch("ANALYZE").unwrap();
+        let samples: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_stat4", [], |row| row.get(0))
+            .unwrap();
+        assert!(samples > 0, "ANALYZE wrote no STAT4 samples");
+        reads(&conn, 40);
+        assert_reused(&conn, 40);
+    }
+
+    /// Why `plan_once` exists: without it the range reads are prepared again on every run.
+    #[test]
+    fn range_reads_are_prepared_again_without_plan_once() {
+        let conn = store(false);
+        reads(&conn, 40);
+        for sql in [REPLAY_SQL, LIST_SQL] {
+            let (runs, reprepared) = status(&conn, sql);
+            assert!(
+                runs >= 40 && reprepared >= 39,
+                "{sql}: {runs} runs, {reprepared}"
+            );
+        }
+        assert_eq!(status(&conn, AGGREGATE_SQL).1, 0);
+    }
 }

@@ -47,6 +47,7 @@ fn pool_size_is_configurable_and_memory_keeps_one_connection() {
         &SqliteOptions {
             readers: 1,
             writer_cache_kib: 16,
+            ..SqliteOptions::default()
         },
     )
     .unwrap();
