@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use missionweaveprotocol_authority::store::suite::event;
 use missionweaveprotocol_authority::store::{AggregateKey, Store, Transaction};
-use missionweaveprotocol_store_sqlite::{DEFAULT_READERS, SqliteOptions, SqliteStore};
+use missionweaveprotocol_store_sqlite::{SqliteOptions, SqliteStore, default_readers};
 
 fn put(key: &AggregateKey, expected: u64, value: &str) -> Transaction {
     let mut tx = Transaction::new();
@@ -20,7 +20,8 @@ fn put(key: &AggregateKey, expected: u64, value: &str) -> Transaction {
 fn pool_size_is_configurable_and_memory_keeps_one_connection() {
     let dir = tempfile::tempdir().unwrap();
     let default = SqliteStore::open(dir.path().join("a.sqlite")).unwrap();
-    assert_eq!(default.read_connections(), DEFAULT_READERS);
+    assert_eq!(default.read_connections(), default_readers());
+    assert!((1..=8).contains(&default_readers()));
     let two = SqliteStore::open_with(
         dir.path().join("b.sqlite"),
         &SqliteOptions {
