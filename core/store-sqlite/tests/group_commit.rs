@@ -5,30 +5,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::sync::Arc;
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol::registry::RegistryBuilder;
-use missionweaveprotocol::{
-    KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind, json,
-};
+use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind};
 use missionweaveprotocol_authority::engine::Engine;
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::{
-    AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
-};
+use missionweaveprotocol_authority::ingress::VerifiedCommand;
+use missionweaveprotocol_authority::store::suite::engine::{AUTHORITY, Keys, NOW, create_in, keys};
 use missionweaveprotocol_authority::store::{
     Aggregate, AggregateKey, GroupCommit, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteStore;
-
-const ORG: &str = "urn:missionweaveprotocol:organization:acme";
-const OWNER: &str = "urn:missionweaveprotocol:human:alice";
-const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
-/// 2026-07-15T09:30:00Z.
-const NOW: UnixMillis = UnixMillis(1_784_107_800_000);
 
 /// A file store in its own temporary directory, removed with it.
 #[derive(Debug)]
@@ -83,37 +71,6 @@ mod suite_over_a_file {
     missionweaveprotocol_authority::store_test_suite!(|| GroupCommit::new(TempFileStore::new()));
 }
 
-struct Keys {
-    owner: SigningKey,
-    authority: SigningKey,
-    registry: Arc<KeyRegistrySnapshot>,
-}
-
-fn keys() -> Keys {
-    let owner = SigningKey::from_seed("urn:missionweaveprotocol:key:alice-1", &[8; 32]);
-    let authority = SigningKey::from_seed("urn:missionweaveprotocol:key:authority-1", &[10; 32]);
-    let mut builder = RegistryBuilder::new(ORG);
-    for (key, kind, id) in [
-        (&owner, PrincipalType::Human, OWNER),
-        (&authority, PrincipalType::Service, AUTHORITY),
-    ] {
-        builder
-            .add_key(
-                key.key_id(),
-                Principal::new(kind, id),
-                &key.public_key_bytes(),
-                "2026-01-01T00:00:00Z",
-            )
-            .unwrap();
-    }
-    let registry = Arc::new(builder.build().unwrap().1);
-    Keys {
-        owner,
-        authority,
-        registry,
-    }
-}
-
 type GroupEngine = Engine<GroupCommit<SqliteStore>, SigningKey, SequentialEventIds>;
 
 fn engine(keys: &Keys, path: &Path) -> GroupEngine {
@@ -128,31 +85,12 @@ fn engine(keys: &Keys, path: &Path) -> GroupEngine {
 }
 
 fn create(keys: &Keys, t: u64, i: u64) -> VerifiedCommand {
-    let text = format!(
-        r#"{{"protocolVersion": "0.1",
-        "actionId": "urn:uuid:00000000-0000-4000-8000-{t:06}{i:06}",
-        "actor": {{"type": "human", "id": "{OWNER}"}},
-        "groupId": "urn:missionweaveprotocol:group:t{t}-{i}",
-        "kind": "mission.create", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
-        "issuedAt": "2026-07-15T09:30:00Z",
-        "payload": {{"missionId": "urn:missionweaveprotocol:mission:t{t}-{i}",
-          "objective": "Close the July books",
-          "definitionOfDone": [{{"criterionId": "balanced", "description": "The ledger balances",
-                                "evidenceRequired": ["human_review"]}}],
-          "budget": {{"modelTokenLimit": 100000}}, "deadline": "2026-08-01T00:00:00Z",
-          "approvalPolicy": {{"finalHumanApproval": true, "highRiskExecutionApproval": true}},
-          "coordinator": {{"agentId": "urn:missionweaveprotocol:agent:planner",
-                          "agentCardVersion": 1, "leaseId": "urn:missionweaveprotocol:lease:c1"}},
-          "mainConversationId": "urn:missionweaveprotocol:conversation:main"}}}}"#
-    );
-    let unsigned = json::parse(text.as_bytes()).unwrap();
-    let bytes = SignedDocumentCodec::new()
-        .sign(SignedDocumentKind::Command, &unsigned, &keys.owner)
-        .unwrap()
-        .bytes;
-    CommandIngress::new(AllowAllAuthorizerForTests)
-        .verify(&bytes, &keys.registry, NOW)
-        .unwrap()
+    create_in(
+        keys,
+        &format!("urn:missionweaveprotocol:group:t{t}-{i}"),
+        &format!("urn:missionweaveprotocol:mission:t{t}-{i}"),
+        &format!("00000000-0000-4000-8000-{t:06}{i:06}"),
+    )
 }
 
 /// 16 threads × 4 Missions through one engine over `GroupCommit<SqliteStore>`: every Command

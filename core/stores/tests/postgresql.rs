@@ -11,20 +11,19 @@ mod pg;
 use std::sync::Arc;
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol::registry::RegistryBuilder;
 use missionweaveprotocol::{
-    DescribeError, ErrorClass, KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec,
-    SignedDocumentKind, WireCode, json,
+    DescribeError, ErrorClass, Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind,
+    WireCode,
 };
 use missionweaveprotocol_authority::engine::Engine;
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::{
-    AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
+use missionweaveprotocol_authority::ingress::VerifiedCommand;
+use missionweaveprotocol_authority::store::suite::engine::{
+    AUTHORITY, GROUP, Keys, NOW, create_in, keys,
 };
 use missionweaveprotocol_authority::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use missionweaveprotocol_stores::{
     Dialect, LifecycleError, Location, ManagedStore, StoreUrl, open,
 };
@@ -182,72 +181,8 @@ fn a_url_libpq_cannot_read_is_an_argument_error() {
     assert_eq!(error.class(), ErrorClass::Argument);
 }
 
-const ORG: &str = "urn:missionweaveprotocol:organization:acme";
-const OWNER: &str = "urn:missionweaveprotocol:human:alice";
-const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
-const GROUP: &str = "urn:missionweaveprotocol:group:finance";
-/// 2026-07-15T09:30:00Z.
-const NOW: UnixMillis = UnixMillis(1_784_107_800_000);
-
-struct Keys {
-    owner: SigningKey,
-    authority: SigningKey,
-    registry: Arc<KeyRegistrySnapshot>,
-}
-
-fn keys() -> Keys {
-    let owner = SigningKey::from_seed("urn:missionweaveprotocol:key:alice-1", &[8; 32]);
-    let authority = SigningKey::from_seed("urn:missionweaveprotocol:key:authority-1", &[10; 32]);
-    let mut builder = RegistryBuilder::new(ORG);
-    for (key, kind, id) in [
-        (&owner, PrincipalType::Human, OWNER),
-        (&authority, PrincipalType::Service, AUTHORITY),
-    ] {
-        builder
-            .add_key(
-                key.key_id(),
-                Principal::new(kind, id),
-                &key.public_key_bytes(),
-                "2026-01-01T00:00:00Z",
-            )
-            .unwrap();
-    }
-    let registry = Arc::new(builder.build().unwrap().1);
-    Keys {
-        owner,
-        authority,
-        registry,
-    }
-}
-
 fn create(keys: &Keys, mission: &str, action: &str) -> VerifiedCommand {
     create_in(keys, GROUP, mission, action)
-}
-
-fn create_in(keys: &Keys, group: &str, mission: &str, action: &str) -> VerifiedCommand {
-    let text = format!(
-        r#"{{"protocolVersion": "0.1",
-        "actionId": "urn:uuid:{action}",
-        "actor": {{"type": "human", "id": "{OWNER}"}}, "groupId": "{group}",
-        "kind": "mission.create", "correlationId": "urn:uuid:5e0c2a4b-1d3f-4e6a-8b7c-9d0e1f2a3b4c",
-        "issuedAt": "2026-07-15T09:30:00Z",
-        "payload": {{"missionId": "{mission}", "objective": "Close the July books",
-          "definitionOfDone": [{{"criterionId": "balanced", "description": "The ledger balances",
-                                "evidenceRequired": ["human_review"]}}],
-          "budget": {{"modelTokenLimit": 100000}}, "deadline": "2026-08-01T00:00:00Z",
-          "approvalPolicy": {{"finalHumanApproval": true, "highRiskExecutionApproval": true}},
-          "coordinator": {{"agentId": "urn:missionweaveprotocol:agent:planner",
-                          "agentCardVersion": 1, "leaseId": "urn:missionweaveprotocol:lease:c1"}},
-          "mainConversationId": "urn:missionweaveprotocol:conversation:main"}}}}"#
-    );
-    let unsigned = json::parse(text.as_bytes()).unwrap();
-    let bytes = SignedDocumentCodec::new()
-        .sign(SignedDocumentKind::Command, &unsigned, &keys.owner)
-        .unwrap()
-        .bytes;
-    CommandIngress::new(AllowAllAuthorizerForTests)
-        .verify(&bytes, &keys.registry, NOW)
-        .unwrap()
 }
 
 type Core = Engine<Arc<ManagedStore>, SigningKey, SequentialEventIds>;

@@ -92,6 +92,7 @@ mod aggregates;
 mod atomicity;
 #[cfg(not(target_arch = "wasm32"))]
 mod concurrency;
+pub mod engine;
 mod event_log;
 mod receipts;
 
