@@ -37,6 +37,8 @@ mod pool;
 mod read;
 mod schema;
 mod sql;
+#[doc(hidden)]
+pub mod test_server;
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -4,9 +4,6 @@
 //! server.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-use std::process::Command;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -18,32 +15,7 @@ use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
 
 /// The server's URL.
 pub fn url() -> &'static str {
-    static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("MWP_POSTGRES_URL")
-            && !url.is_empty()
-        {
-            return url;
-        }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster.sh");
-        let output = Command::new("bash")
-            .arg(&script)
-            .arg("start")
-            .output()
-            .expect("run scripts/pg-cluster.sh start");
-        assert!(
-            output.status.success(),
-            "scripts/pg-cluster.sh start failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .expect("pg-cluster.sh printed a URL")
-            .trim()
-            .to_owned()
-    })
+    missionweaveprotocol_store_postgres::test_server::url()
 }
 
 /// A schema name no other test uses.
