@@ -14,8 +14,8 @@ use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentCodec, Signed
 use missionweaveprotocol_authority::engine::Engine;
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::VerifiedCommand;
-use missionweaveprotocol_authority::store::suite::engine::{AUTHORITY, Keys, NOW, create_in, keys};
 use missionweaveprotocol_authority::store::GroupCommit;
+use missionweaveprotocol_authority::store::suite::engine::{AUTHORITY, Keys, NOW, create_in, keys};
 use missionweaveprotocol_store_sqlite::SqliteStore;
 
 mod suite_over_a_file {
