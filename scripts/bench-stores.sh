@@ -13,7 +13,8 @@
 # 4. 3 `mwp-store-worker bench` processes × 32 threads on that server at once (one fresh schema,
 #    group commit in each process, 16 connections each), lined up by a file barrier: the sum of
 #    their Commands over their common window (first start to last end), and the sum of their
-#    own rates; then the same without group commit, for comparison;
+#    own rates; then the same with one round trip per read (`batch_reads=false`) and without
+#    group commit, for comparison;
 # 5. replay from PostgreSQL: `mwp-store-worker replay` (REPLAY renewals on one Group, then its
 #    log replayed in pages of 1,000) and `bench_postgres` (synthetic Events, the store alone);
 # 6. SQLite: `bench_sqlite_concurrent` (64 submitters over GroupCommit<SqliteStore>, the raw
@@ -90,12 +91,13 @@ pgbench_latency=$(sed -n 's/^latency average = \([0-9.]*\) ms.*/\1/p' "$work/pgb
 # Free the server's cache and disk of pgbench's tables before our run.
 "$psql" "$url" -qc "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers" >&2
 
-# bench_processes LABEL COUNT GROUP_COMMIT: 3 worker processes × 32 threads on a fresh schema.
+# bench_processes LABEL COUNT GROUP_COMMIT [QUERY]: 3 worker processes × 32 threads on a fresh
+# schema, QUERY appended to the store spec (e.g. "&batch_reads=false").
 # Prints "total_commands window_seconds combined_rate sum_of_rates mean_batch p50 p99".
 bench_processes() {
-  local label=$1 n=$2 group_commit=$3 schema spec p barrier outs=() pids=()
+  local label=$1 n=$2 group_commit=$3 query=${4:-} schema spec p barrier outs=() pids=()
   schema="bench_${label}_$$_$(date +%s)"
-  spec="$url?schema=$schema"
+  spec="$url?schema=$schema$query"
   barrier=$work/barrier-$label
   mkdir -p "$barrier"
   for p in $(seq 0 $((processes - 1))); do
@@ -129,6 +131,9 @@ bench_processes() {
 log "3 mwp-store-worker bench processes × $threads threads, $count Commands each, group commit"
 bench_processes grouped "$count" on >"$work/grouped.sum"
 read -r pg_total pg_window pg_rate pg_rates pg_batch pg_p50 pg_p99 <"$work/grouped.sum"
+log "the same with one round trip per read (batch_reads=false)"
+bench_processes unbatched "$count" on "&batch_reads=false" >"$work/unbatched.sum"
+read -r pgu_total pgu_window pgu_rate pgu_rates pgu_batch pgu_p50 pgu_p99 <"$work/unbatched.sum"
 single_count=$((count / 4))
 log "the same without group commit, $single_count Commands each"
 bench_processes single "$single_count" off >"$work/single.sum"
@@ -185,6 +190,7 @@ cat <<EOF
 | figure | value | floor (same run) | issue |
 | --- | --- | --- | --- |
 | PostgreSQL $server_version, $processes processes × $threads submitters, group commit: Commands / common window | $pg_rate Commands/s, $over_pgbench × pgbench ($pg_total in $pg_window s; sum of the processes' own rates $pg_rates; mean batch $pg_batch; p50 $pg_p50 ms, worst p99 $pg_p99 ms) | pgbench TPC-B-like, $clients clients, scale $scale, ${seconds} s: $pgbench_tps tps (latency $pgbench_latency ms) | ≥ 3,000 Commands/s |
+| the same with one round trip per read (batch_reads=false) | $pgu_rate Commands/s ($pgu_total in $pgu_window s; sum of rates $pgu_rates; mean batch $pgu_batch; p50 $pgu_p50 ms, worst p99 $pgu_p99 ms) | | |
 | the same without group commit | $pg1_rate Commands/s ($pg1_total in $pg1_window s; sum of rates $pg1_rates; p50 $pg1_p50 ms, worst p99 $pg1_p99 ms) | | |
 | SQLite, 64 submitters, engine over GroupCommit<SqliteStore> (bench_sqlite_concurrent, median of 3 rounds) | $sqlite_engine Commands/s | raw SQLite, same write sets: $sqlite_raw transactions/s; ratio $sqlite_ratio | ≥ 5,000/s and ratio ≥ 0.5 |
 | SQLite, 64 submitters, through perform_bytes (bench_sqlite_concurrent) | $sqlite_bytes Commands/s | | |

@@ -9,7 +9,8 @@
 //!   parameters belong to the harness and are taken out before the URL reaches the client:
 //!   `schema=NAME` (the store's tables live in schema `NAME`, created if missing: every test
 //!   and benchmark run names a fresh one, so runs share one server without seeing each other)
-//!   and `pool_size=N` (connections per process, default [`DEFAULT_POSTGRES_POOL`]). Every
+//!   `pool_size=N` (connections per process, default [`DEFAULT_POSTGRES_POOL`]) and
+//!   `batch_reads=false` (one round trip per read, to measure what batching saves). Every
 //!   other parameter (`connect_timeout`, `application_name`, …) goes to the client as is.
 //!
 //! [`Batching::GroupCommit`] wraps the store in [`GroupCommit`], so the concurrent submitters
@@ -48,12 +49,14 @@ pub enum StoreSpec {
 /// A PostgreSQL spec: the client's URL and the harness's own parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostgresSpec {
-    /// The URL without `schema` and `pool_size`.
+    /// The URL without `schema`, `pool_size` and `batch_reads`.
     pub url: String,
     /// The store's schema (`schema=NAME`); `None`: the connection's current schema.
     pub schema: Option<String>,
     /// Connections kept open at most (`pool_size=N`).
     pub pool_size: usize,
+    /// Batched reads (`batch_reads=true|false`, default true; `PostgresOptions::batch_reads`).
+    pub batch_reads: bool,
 }
 
 impl PostgresSpec {
@@ -63,6 +66,7 @@ impl PostgresSpec {
         let mut kept = Vec::new();
         let mut schema = None;
         let mut pool_size = None;
+        let mut batch_reads = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
@@ -86,6 +90,21 @@ impl PostgresSpec {
                         return Err(HarnessError::argument("store", "pool_size= given twice"));
                     }
                 }
+                "batch_reads" => {
+                    let batch = match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => {
+                            return Err(HarnessError::argument(
+                                "store",
+                                format!("batch_reads={value:?} is not true or false"),
+                            ));
+                        }
+                    };
+                    if batch_reads.replace(batch).is_some() {
+                        return Err(HarnessError::argument("store", "batch_reads= given twice"));
+                    }
+                }
                 _ => kept.push(pair),
             }
         }
@@ -98,11 +117,14 @@ impl PostgresSpec {
             url,
             schema,
             pool_size: pool_size.unwrap_or(DEFAULT_POSTGRES_POOL),
+            batch_reads: batch_reads.unwrap_or(true),
         })
     }
 
     fn options(&self) -> PostgresOptions {
-        let options = PostgresOptions::default().pool_size(self.pool_size);
+        let options = PostgresOptions::default()
+            .pool_size(self.pool_size)
+            .batch_reads(self.batch_reads);
         match &self.schema {
             Some(schema) => options.schema(schema.clone()),
             None => options,

@@ -200,14 +200,18 @@ fn store_specs_open_sqlite_parse_postgresql_and_refuse_everything_else_with_type
             url: "postgresql://mwp@127.0.0.1:5432/mwp".to_owned(),
             schema: None,
             pool_size: DEFAULT_POSTGRES_POOL,
+            batch_reads: true,
         }
     );
     assert_eq!(
-        parsed("postgres://u@h/db?connect_timeout=3&schema=run_7&pool_size=4&application_name=w"),
+        parsed(
+            "postgres://u@h/db?connect_timeout=3&schema=run_7&pool_size=4&application_name=w&batch_reads=false"
+        ),
         PostgresSpec {
             url: "postgres://u@h/db?connect_timeout=3&application_name=w".to_owned(),
             schema: Some("run_7".to_owned()),
             pool_size: 4,
+            batch_reads: false,
         }
     );
     for bad in [
@@ -220,6 +224,9 @@ fn store_specs_open_sqlite_parse_postgresql_and_refuse_everything_else_with_type
         "postgresql://h/db?pool_size=0",
         "postgresql://h/db?pool_size=x",
         "postgresql://h/db?pool_size=2&pool_size=3",
+        "postgresql://h/db?batch_reads=yes",
+        "postgresql://h/db?batch_reads=",
+        "postgresql://h/db?batch_reads=true&batch_reads=false",
     ] {
         let error = open_store(bad).err().unwrap();
         assert!(

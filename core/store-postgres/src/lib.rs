@@ -35,6 +35,7 @@ mod convert;
 mod locks;
 mod pool;
 mod read;
+mod read_many;
 mod schema;
 mod sql;
 #[doc(hidden)]
@@ -44,8 +45,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use missionweaveprotocol_authority::store::{
-    Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
-    StoreError, Transaction,
+    Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
+    SnapshotPointer, Store, StoreError, Transaction,
 };
 
 pub use schema::SCHEMA_VERSION;
@@ -65,6 +66,10 @@ pub struct PostgresOptions {
     /// connection's `search_path`; `None` uses the connection's current schema (normally
     /// `public`). One schema per store lets tests share one server, each on its own store.
     pub schema: Option<String>,
+    /// Whether the engine reads a Command's likely receipt, aggregates and head in one round
+    /// trip (`Store::read_many`) instead of one round trip each. Default true; false only to
+    /// measure what it saves (`scripts/bench-stores.sh`).
+    pub batch_reads: bool,
 }
 
 impl Default for PostgresOptions {
@@ -72,6 +77,7 @@ impl Default for PostgresOptions {
         Self {
             pool_size: 4,
             schema: None,
+            batch_reads: true,
         }
     }
 }
@@ -88,6 +94,12 @@ impl PostgresOptions {
         self.pool_size = size;
         self
     }
+
+    /// These options with batched reads on or off ([`batch_reads`](Self::batch_reads)).
+    pub fn batch_reads(mut self, batch: bool) -> Self {
+        self.batch_reads = batch;
+        self
+    }
 }
 
 /// The authoritative store in a PostgreSQL database.
@@ -96,6 +108,8 @@ pub struct PostgresStore {
     pool: Pool,
     /// The schema the tables live in: part of every lock ID (locks are per database).
     namespace: String,
+    /// [`PostgresOptions::batch_reads`].
+    batch_reads: bool,
 }
 
 impl PostgresStore {
@@ -133,7 +147,11 @@ impl PostgresStore {
         };
         schema::migrate(&mut client, options.schema.as_deref(), &namespace)?;
         pool.adopt(client)?;
-        Ok(Self { pool, namespace })
+        Ok(Self {
+            pool,
+            namespace,
+            batch_reads: options.batch_reads,
+        })
     }
 
     /// The schema the store's tables live in.
@@ -208,6 +226,15 @@ impl Store for PostgresStore {
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
         read::head(&mut *self.pool.get()?, group)
+    }
+
+    fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+        read_many::read_many(&mut *self.pool.get()?, reads)
+    }
+
+    /// Every read is a round trip: the engine gathers a Command's likely reads into one.
+    fn batches_reads(&self) -> bool {
+        self.batch_reads
     }
 
     fn replay(

@@ -34,6 +34,7 @@ pub(crate) struct Statements {
     pub(crate) list_bounded: Statement,
     pub(crate) receipt: Statement,
     pub(crate) head: Statement,
+    pub(crate) read_many: Statement,
     pub(crate) replay: Statement,
 }
 
@@ -50,6 +51,7 @@ impl Statements {
             list_bounded: client.prepare(sql::LIST_BOUNDED)?,
             receipt: client.prepare(sql::RECEIPT)?,
             head: client.prepare(sql::HEAD)?,
+            read_many: client.prepare(sql::READ_MANY)?,
             replay: client.prepare(sql::REPLAY)?,
         })
     }

@@ -136,10 +136,23 @@ pub(crate) fn head(conn: &mut Conn, group: &str) -> Result<GroupHead, StoreError
     else {
         return Ok(empty);
     };
+    head_from_row(&row, 0, 1, 2)
+}
+
+/// A head row: `next_sequence`, `first_online` and `snapshot_hash` from the given columns.
+pub(crate) fn head_from_row(
+    row: &Row,
+    next_sequence: usize,
+    first_online: usize,
+    snapshot_hash: usize,
+) -> Result<GroupHead, StoreError> {
     Ok(GroupHead {
-        next_sequence: from_sql("next_sequence", row.try_get(0).map_err(backend)?)?,
-        first_online: from_sql("first_online", row.try_get(1).map_err(backend)?)?,
-        snapshot: snapshot(row.try_get(2).map_err(backend)?),
+        next_sequence: from_sql(
+            "next_sequence",
+            row.try_get(next_sequence).map_err(backend)?,
+        )?,
+        first_online: from_sql("first_online", row.try_get(first_online).map_err(backend)?)?,
+        snapshot: snapshot(row.try_get(snapshot_hash).map_err(backend)?),
     })
 }
 

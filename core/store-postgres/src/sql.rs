@@ -63,6 +63,25 @@ WITH r AS (
 SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM gu),
        (SELECT count(*) FROM gi), (SELECT count(*) FROM au), (SELECT count(*) FROM ai)";
 
+/// Several point reads in one statement (one snapshot, one round trip): the receipts, the
+/// aggregates and the Group heads among the given keys, each row tagged with its table (`0`
+/// receipt, `1` aggregate, `2` head) and the key's 1-based position in its array; then a
+/// receipt's columns from 2, an aggregate's from 5, a head's in 5, 8 and 2 (`read_many.rs`).
+/// Absent keys answer no row.
+pub(crate) const READ_MANY: &str = "
+SELECT 0::int2, k.n, r.signing_hash, r.event_id, r.group_id, r.sequence, NULL::bytea, NULL::bytea,
+       NULL::int8
+FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k (t, i, a, n)
+JOIN receipts r ON r.actor_type = k.t AND r.actor_id = k.i AND r.action_id = k.a
+UNION ALL
+SELECT 1::int2, k.n, NULL, NULL, NULL, a.revision, a.value, a.checksum, NULL
+FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS k (kind, id, n)
+JOIN aggregates a ON a.kind = k.kind AND a.id = k.id
+UNION ALL
+SELECT 2::int2, k.n, g.snapshot_hash, NULL, NULL, g.next_sequence, NULL, NULL, g.first_online
+FROM unnest($6::text[]) WITH ORDINALITY AS k (group_id, n)
+JOIN groups g ON g.group_id = k.group_id";
+
 pub(crate) const AGGREGATE: &str =
     "SELECT revision, value, checksum FROM aggregates WHERE kind = $1 AND id = $2";
 

@@ -13,8 +13,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 use missionweaveprotocol_authority::store::{
-    Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
-    StoreError, Transaction,
+    Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
+    SnapshotPointer, Store, StoreError, Transaction,
 };
 
 use crate::{SharedStore, StoreUrl, open};
@@ -152,6 +152,14 @@ impl Store for ManagedStore {
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
         self.opened()?.head(group)
+    }
+
+    fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+        self.opened()?.read_many(reads)
+    }
+
+    fn batches_reads(&self) -> bool {
+        self.opened().is_ok_and(|store| store.batches_reads())
     }
 
     fn replay(

@@ -10,6 +10,7 @@ use super::decision::Decision;
 use super::dispatch;
 use super::error::EngineError;
 use super::organization::ORGANIZATION_EVENT_KIND;
+use super::prefetch::Prefetched;
 use crate::events::{EventIdSource, EventIssuer};
 use crate::ingress::VerifiedCommand;
 use crate::mission::{MISSION_KIND, Mission};
@@ -120,9 +121,12 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         manifest: Option<&Value>,
     ) -> Result<Performed, EngineError> {
         let receipt_key = command.receipt_key();
+        // The first decision reads through a view that answered the Command's likely reads
+        // in one round trip when the backend batches reads (`engine::prefetch`).
+        let prefetched = Prefetched::load(&self.store, command)?;
         // (a) Idempotency (§15.1): same signing hash → the original Event, no new transition;
         // another hash → ACTION_ID_COLLISION (from the store).
-        if let Some(receipt) = self.store.dedup(&receipt_key, command.signing_hash())? {
+        if let Some(receipt) = prefetched.dedup(&receipt_key, command.signing_hash())? {
             return self.original(&receipt);
         }
         // §18: a transition depending on an unknown critical extension is refused. The engine
@@ -132,19 +136,23 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                 extension: (*extension).to_owned(),
             });
         }
-        for _ in 0..self.max_attempts {
+        for attempt in 0..self.max_attempts {
+            // A retry after contention reads fresh state, never the prefetched answers.
+            let reads: &dyn Store = match attempt {
+                0 => &prefetched,
+                _ => &self.store,
+            };
             // (b) + (c): read what the kind needs, decide purely; §20: the policy limits
             // governing this kind, on the decision's own reads.
-            let decided =
-                dispatch::decide(&self.store, command, manifest, now).and_then(|decision| {
-                    controls::apply(&self.store, &self.cooperation, command, decision, now)
-                });
+            let decided = dispatch::decide(reads, command, manifest, now).and_then(|decision| {
+                controls::apply(reads, &self.cooperation, command, decision, now)
+            });
             let decision = match decided {
                 Ok(decision) => decision,
                 Err(refusal) => return self.refused(&receipt_key, command, refusal),
             };
             // (d): sign at the Group's next sequences and commit everything at once.
-            let (tx, group_id, events) = self.transaction(command, decision, now)?;
+            let (tx, group_id, events) = self.transaction(reads, command, decision, now)?;
             match self.store.commit(tx) {
                 Ok(()) => {
                     return Ok(Performed {
@@ -166,6 +174,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
 
     fn transaction(
         &self,
+        reads: &dyn Store,
         command: &VerifiedCommand,
         decision: Decision,
         now: UnixMillis,
@@ -210,7 +219,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             let slot = match heads.iter().position(|(g, _)| g == planned_group) {
                 Some(slot) => slot,
                 None => {
-                    let head = self.store.head(planned_group)?;
+                    let head = reads.head(planned_group)?;
                     heads.push((planned_group.clone(), head.next_sequence));
                     heads.len() - 1
                 }

@@ -88,6 +88,7 @@ mod decision;
 mod dispatch;
 mod error;
 pub(crate) mod organization;
+mod prefetch;
 mod query;
 pub(crate) mod work;
 

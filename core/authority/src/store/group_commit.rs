@@ -25,8 +25,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::{
-    Aggregate, AggregateKey, DecodedCache, GroupHead, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, Store, StoreError, Transaction,
+    Aggregate, AggregateKey, DecodedCache, GroupHead, Read, ReadValue, Receipt, ReceiptKey,
+    ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };
 
 /// The default largest batch: large enough that 64 submitters share a few fsyncs, small
@@ -280,6 +280,14 @@ impl<S: Store> Store for GroupCommit<S> {
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
         self.inner.head(group)
+    }
+
+    fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+        self.inner.read_many(reads)
+    }
+
+    fn batches_reads(&self) -> bool {
+        self.inner.batches_reads()
     }
 
     fn replay(

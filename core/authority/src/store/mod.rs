@@ -64,6 +64,7 @@ mod event_log;
 mod group_commit;
 pub mod integrity;
 mod memory;
+mod read_many;
 mod receipt;
 #[doc(hidden)]
 pub mod suite;
@@ -75,6 +76,7 @@ pub use error::StoreError;
 pub use event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer};
 pub use group_commit::{DEFAULT_MAX_BATCH, GroupCommit, GroupCommitStats};
 pub use memory::InMemoryStore;
+pub use read_many::{Read, ReadValue, check_answers, read_each};
 pub use receipt::{EventRef, Receipt, ReceiptKey};
 pub use transaction::{AggregateWrite, Transaction, TransactionParts};
 
@@ -126,6 +128,21 @@ pub trait Store {
 
     /// Where `group`'s log stands: the next sequence to append and what was archived.
     fn head(&self, group: &str) -> Result<GroupHead, StoreError>;
+
+    /// Several point reads at once, answered in the order asked with the matching
+    /// [`ReadValue`] variant ([`read_many`](self::read_many) module docs). Default: one call
+    /// per read ([`read_each`]).
+    fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+        read_each(self, reads)
+    }
+
+    /// Whether the engine should gather a Command's likely reads into one
+    /// [`read_many`](Store::read_many) before deciding: true for a backend whose every call is
+    /// a round trip (PostgreSQL). Default: false (each read is a cheap local call, and reading
+    /// something the decision then does not need would be waste).
+    fn batches_reads(&self) -> bool {
+        false
+    }
 
     /// Up to `limit` Events of `group` with sequences after `after_sequence`, in order (§16).
     /// [`ReplayPage::continuation`] is the cursor for the next page while more follow.
@@ -190,6 +207,12 @@ macro_rules! forward_store {
             }
             fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
                 (**self).head(group)
+            }
+            fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+                (**self).read_many(reads)
+            }
+            fn batches_reads(&self) -> bool {
+                (**self).batches_reads()
             }
             fn replay(
                 &self,

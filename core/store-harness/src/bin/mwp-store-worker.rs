@@ -47,7 +47,7 @@ const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|rep
   scenario --store S                       the end-to-end story, then reopen and replay
   race, shared, bench: --group-commit on|off (default on: a process's commits share transactions)
   common:  --seed N (default 1)
-  store specs: sqlite:PATH | postgresql://USER@HOST:PORT/DB[?schema=NAME&pool_size=N] (pool default 16)";
+  store specs: sqlite:PATH | postgresql://USER@HOST:PORT/DB[?schema=NAME&pool_size=N&batch_reads=false] (pool default 16)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

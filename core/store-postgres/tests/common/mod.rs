@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use missionweaveprotocol_authority::store::{
-    Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
-    StoreError, Transaction,
+    Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
+    SnapshotPointer, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
 
@@ -97,6 +97,12 @@ impl Store for TestStore {
     }
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
         self.store.head(group)
+    }
+    fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+        self.store.read_many(reads)
+    }
+    fn batches_reads(&self) -> bool {
+        self.store.batches_reads()
     }
     fn replay(&self, group: &str, after: u64, limit: usize) -> Result<ReplayPage, StoreError> {
         self.store.replay(group, after, limit)

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use missionweaveprotocol_authority::store::{
-    Aggregate, AggregateKey, DecodedCache, GroupHead, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, Store, StoreError, Transaction,
+    Aggregate, AggregateKey, DecodedCache, GroupHead, Read, ReadValue, Receipt, ReceiptKey,
+    ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_stores::{SharedStore, StoreUrl, open};
 
@@ -134,6 +134,12 @@ impl Store for FreshStore {
     }
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
         self.store.head(group)
+    }
+    fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+        self.store.read_many(reads)
+    }
+    fn batches_reads(&self) -> bool {
+        self.store.batches_reads()
     }
     fn replay(
         &self,

@@ -94,6 +94,7 @@ mod atomicity;
 mod concurrency;
 pub mod engine;
 mod event_log;
+mod read_many;
 mod receipts;
 
 pub use aggregates::*;
@@ -101,6 +102,7 @@ pub use atomicity::*;
 #[cfg(not(target_arch = "wasm32"))]
 pub use concurrency::*;
 pub use event_log::*;
+pub use read_many::*;
 pub use receipts::*;
 
 /// Defines one `#[test]` per suite case for the backend built by `$make` (a closure returning
@@ -125,6 +127,7 @@ macro_rules! store_test_suite {
             groups_are_independent,
             commit_many_keeps_each_transaction_atomic,
             list_by_kind_and_prefix,
+            read_many_answers_as_single_reads,
         );
         #[cfg(not(target_arch = "wasm32"))]
         #[test]

@@ -1,0 +1,141 @@
+//! `Store::read_many` in one statement (`sql::READ_MANY`): the receipts, aggregates and Group
+//! heads a Command will probably read, in one round trip instead of one each. Rows are checked
+//! as the single reads check them (aggregates against their checksum, `read.rs`).
+
+use missionweaveprotocol_authority::store::{GroupHead, Read, ReadValue, StoreError};
+
+use crate::convert::{backend, storable};
+use crate::pool::Conn;
+use crate::read::{checked_aggregate, head_from_row, receipt_from_row};
+
+/// The key arrays of the statement, and which read each array entry answers.
+#[derive(Default)]
+struct Keys<'r> {
+    receipt_types: Vec<&'r str>,
+    receipt_actors: Vec<&'r str>,
+    receipt_actions: Vec<&'r str>,
+    receipt_reads: Vec<usize>,
+    kinds: Vec<&'r str>,
+    ids: Vec<&'r str>,
+    aggregate_reads: Vec<usize>,
+    groups: Vec<&'r str>,
+    head_reads: Vec<usize>,
+}
+
+fn absent(read: &Read) -> ReadValue {
+    match read {
+        Read::Receipt(_) => ReadValue::Receipt(None),
+        Read::Aggregate(_) => ReadValue::Aggregate(None),
+        Read::Head(_) => ReadValue::Head(GroupHead {
+            next_sequence: 1,
+            first_online: 1,
+            snapshot: None,
+        }),
+    }
+}
+
+/// The array entry a row answers and the read it belongs to: `n` is the 1-based position
+/// `WITH ORDINALITY` gives.
+fn position(reads: &[usize], n: i64) -> Result<(usize, usize), StoreError> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| reads.get(i).map(|&read| (i, read)))
+        .ok_or_else(|| StoreError::Backend {
+            detail: format!("read_many answered key position {n}, which was not asked"),
+        })
+}
+
+pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+    // Every read starts absent; a key a column cannot hold (`storable`) stays absent, as its
+    // single read answers.
+    let mut answers: Vec<ReadValue> = reads.iter().map(absent).collect();
+    let mut keys = Keys::default();
+    for (index, read) in reads.iter().enumerate() {
+        match read {
+            Read::Receipt(key) => {
+                if [&key.actor_type, &key.actor_id, &key.action_id]
+                    .iter()
+                    .all(|t| storable(t))
+                {
+                    keys.receipt_types.push(&key.actor_type);
+                    keys.receipt_actors.push(&key.actor_id);
+                    keys.receipt_actions.push(&key.action_id);
+                    keys.receipt_reads.push(index);
+                }
+            }
+            Read::Aggregate(key) => {
+                if storable(&key.kind) && storable(&key.id) {
+                    keys.kinds.push(&key.kind);
+                    keys.ids.push(&key.id);
+                    keys.aggregate_reads.push(index);
+                }
+            }
+            Read::Head(group) => {
+                if storable(group) {
+                    keys.groups.push(group);
+                    keys.head_reads.push(index);
+                }
+            }
+        }
+    }
+    if keys.receipt_reads.is_empty()
+        && keys.aggregate_reads.is_empty()
+        && keys.head_reads.is_empty()
+    {
+        return Ok(answers);
+    }
+    let rows = conn
+        .client
+        .query(
+            &conn.statements.read_many,
+            &[
+                &keys.receipt_types,
+                &keys.receipt_actors,
+                &keys.receipt_actions,
+                &keys.kinds,
+                &keys.ids,
+                &keys.groups,
+            ],
+        )
+        .map_err(backend)?;
+    for row in rows {
+        let table: i16 = row.try_get(0).map_err(backend)?;
+        let n: i64 = row.try_get(1).map_err(backend)?;
+        match table {
+            0 => {
+                let (_, index) = position(&keys.receipt_reads, n)?;
+                answers[index] = ReadValue::Receipt(Some(receipt_from_row(&row, 2)?));
+            }
+            1 => {
+                let (entry, index) = position(&keys.aggregate_reads, n)?;
+                let (kind, id) = (keys.kinds[entry], keys.ids[entry]);
+                answers[index] = ReadValue::Aggregate(Some(checked_aggregate(kind, id, &row, 5)?));
+            }
+            2 => {
+                let (_, index) = position(&keys.head_reads, n)?;
+                answers[index] = ReadValue::Head(head_from_row(&row, 5, 8, 2)?);
+            }
+            other => {
+                return Err(StoreError::Backend {
+                    detail: format!("read_many answered a row of unknown table tag {other}"),
+                });
+            }
+        }
+    }
+    Ok(answers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::position;
+
+    #[test]
+    fn positions_outside_the_keys_asked_are_backend_errors() {
+        assert_eq!(position(&[4, 7], 1).unwrap(), (0, 4));
+        assert_eq!(position(&[4, 7], 2).unwrap(), (1, 7));
+        for n in [0, 3, -1, i64::MAX] {
+            assert!(position(&[4, 7], n).is_err(), "{n}");
+        }
+    }
+}
