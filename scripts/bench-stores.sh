@@ -24,7 +24,8 @@
 #
 # Knobs (environment): MWP_BENCH_SECONDS (pgbench -T, default 20), MWP_BENCH_COUNT (Commands per
 # worker process, default 8000), MWP_PGBENCH_SCALE (default 32), MWP_BENCH_SQLITE_COMMANDS
-# (default 6400), MWP_BENCH_REPLAY (Events of the replayed log, default 5000).
+# (default 6400), MWP_BENCH_REPLAY (Events of the replayed log, default 5000), MWP_BENCH_PG_ROUNDS
+# (rounds of the PostgreSQL batched/unbatched pair, median reported; default 1).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,6 +35,7 @@ count=${MWP_BENCH_COUNT:-8000}
 scale=${MWP_PGBENCH_SCALE:-32}
 sqlite_commands=${MWP_BENCH_SQLITE_COMMANDS:-6400}
 replay=${MWP_BENCH_REPLAY:-5000}
+pg_rounds=${MWP_BENCH_PG_ROUNDS:-1}
 processes=3
 threads=32
 clients=$((processes * threads))
@@ -128,12 +130,19 @@ bench_processes() {
   "$psql" "$url" -qc "DROP SCHEMA $schema CASCADE" >&2
 }
 
-log "3 mwp-store-worker bench processes × $threads threads, $count Commands each, group commit"
-bench_processes grouped "$count" on >"$work/grouped.sum"
-read -r pg_total pg_window pg_rate pg_rates pg_batch pg_p50 pg_p99 <"$work/grouped.sum"
-log "the same with one round trip per read (batch_reads=false)"
-bench_processes unbatched "$count" on "&batch_reads=false" >"$work/unbatched.sum"
-read -r pgu_total pgu_window pgu_rate pgu_rates pgu_batch pgu_p50 pgu_p99 <"$work/unbatched.sum"
+# Rounds alternate batched and unbatched reads; each row reports its median round (by rate).
+for round in $(seq 1 "$pg_rounds"); do
+  log "round $round/$pg_rounds: 3 mwp-store-worker bench processes × $threads threads, $count Commands each, group commit"
+  bench_processes "grouped$round" "$count" on >>"$work/grouped.sums"
+  log "round $round/$pg_rounds: the same with one round trip per read (batch_reads=false)"
+  bench_processes "unbatched$round" "$count" on "&batch_reads=false" >>"$work/unbatched.sums"
+done
+# median FILE: the line of FILE with the median rate (third field).
+median() { sort -k3,3n "$1" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }'; }
+log "batched rounds (commands window rate …): $(tr '\n' ';' <"$work/grouped.sums")"
+log "unbatched rounds: $(tr '\n' ';' <"$work/unbatched.sums")"
+read -r pg_total pg_window pg_rate pg_rates pg_batch pg_p50 pg_p99 < <(median "$work/grouped.sums")
+read -r pgu_total pgu_window pgu_rate pgu_rates pgu_batch pgu_p50 pgu_p99 < <(median "$work/unbatched.sums")
 single_count=$((count / 4))
 log "the same without group commit, $single_count Commands each"
 bench_processes single "$single_count" off >"$work/single.sum"

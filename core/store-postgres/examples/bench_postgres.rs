@@ -6,7 +6,10 @@
 //! - `postgres_append_batched`: the same Events through `commit_many` in batches of 100 (one
 //!   durable transaction, one WAL flush per batch);
 //! - `postgres_replay`: replay of the first log in pages of 1,000, every Event verified
-//!   against the Group's hash chain.
+//!   against the Group's hash chain;
+//! - `postgres_point_reads`: the reads the engine makes before deciding a `mission.create`
+//!   (a receipt, two aggregates, a Group head), one round trip each and then in one
+//!   `read_many`: wall time and this process's CPU time per set.
 //!
 //! Run against a server: `MWP_POSTGRES_URL=$(scripts/pg-cluster.sh start) cargo run --release
 //! -p missionweaveprotocol-store-postgres --example bench_postgres [N]` (N defaults to 2000).
@@ -16,7 +19,7 @@
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use missionweaveprotocol_authority::store::{
-    AggregateKey, EventRecord, Store, StoreError, Transaction,
+    AggregateKey, EventRecord, Read, ReceiptKey, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
 
@@ -94,7 +97,52 @@ fn main() {
         "{{\"name\": \"postgres_replay\", \"page\": 1000, \"events\": {replayed}, \"events_per_second\": {:.0}}}",
         replayed as f64 / start.elapsed().as_secs_f64()
     );
+    point_reads(&store, n);
     store
         .drop_schema()
         .unwrap_or_else(|e| fail("drop schema", &e));
+}
+
+/// This process's user + system CPU time in seconds (`/proc/self/stat`, clock ticks of 10 ms).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // Fields 14 and 15 of the whole line: the 12th and 13th after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn point_reads(store: &PostgresStore, n: u64) {
+    let reads = |i: u64| {
+        vec![
+            Read::Receipt(ReceiptKey::new("human", "alice", format!("act-{i}"))),
+            Read::Aggregate(AggregateKey::new("work_item", format!("g/w{}", i % n + 1))),
+            Read::Aggregate(AggregateKey::new("mission", format!("absent-{i}"))),
+            Read::Head("g".to_owned()),
+        ]
+    };
+    let sets = n.max(1);
+    for (name, batched) in [("one_round_trip_each", false), ("read_many", true)] {
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        for i in 0..sets {
+            let set = reads(i);
+            let answers = match batched {
+                true => store.read_many(&set),
+                false => missionweaveprotocol_authority::store::read_each(store, &set),
+            };
+            answers.unwrap_or_else(|e| fail("point reads", &e));
+        }
+        let (wall, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+        println!(
+            "{{\"name\": \"postgres_point_reads\", \"mode\": \"{name}\", \"sets\": {sets}, \"reads_per_set\": 4, \"wall_us_per_set\": {:.1}, \"cpu_us_per_set\": {:.1}}}",
+            wall * 1e6 / sets as f64,
+            cpu * 1e6 / sets as f64
+        );
+    }
 }

@@ -33,6 +33,7 @@
 mod commit;
 mod convert;
 mod locks;
+mod plans;
 mod pool;
 mod read;
 mod read_many;

@@ -15,6 +15,22 @@ use crate::convert::backend;
 use crate::schema::quote;
 use crate::sql;
 
+/// How the store's sessions plan: every statement is a lookup by key (keys travel as arrays,
+/// `sql.rs`), so each is planned once, generically, as index lookups.
+///
+/// Without this, a prepared statement's plan is chosen when the tables are small — a new
+/// store's are empty — and kept: the server switches to the generic plan after five
+/// executions, and for an empty table that plan joins the `unnest`ed keys to the table with a
+/// hash join over a sequential scan (`EXPLAIN` on a fresh schema shows it). The cost of every
+/// read and commit then grew with the table: 3 × 32 submitters ran at 0.3–0.6 × the rate of
+/// the same statements planned as index lookups (`scripts/bench-stores.sh`). Before the
+/// switch, custom plans are made at every execution, about 1 ms of server CPU for
+/// `READ_MANY`, 15 times its execution. Sequential scans, hash and merge joins are only
+/// discouraged (`enable_* = off` adds a large cost), so a statement with no index path still
+/// runs.
+pub(crate) const PLANNING: &str = "SET plan_cache_mode = force_generic_plan; \
+     SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off;";
+
 /// One connection and its prepared statements.
 pub(crate) struct Conn {
     pub(crate) client: Client,
@@ -104,10 +120,10 @@ impl Pool {
     }
 
     /// A new session: the store's schema first on the search path, durable commits
-    /// (`synchronous_commit = on` whatever the server's default).
+    /// (`synchronous_commit = on` whatever the server's default) and [`PLANNING`].
     pub(crate) fn session(&self) -> Result<Client, StoreError> {
         let mut client = self.config.connect(NoTls).map_err(backend)?;
-        let mut setup = String::from("SET synchronous_commit = on;");
+        let mut setup = format!("SET synchronous_commit = on; {PLANNING}");
         if let Some(schema) = &self.schema {
             setup.push_str(&format!("SET search_path = {};", quote(schema)));
         }
