@@ -128,6 +128,7 @@ pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::position;
 
     #[test]
