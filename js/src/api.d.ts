@@ -1101,3 +1101,72 @@ export declare class Core implements NativeResource {
   free(): void;
   [Symbol.dispose](): void;
 }
+
+// ---- Agent authentication (§6.3): the napi addon's `auth` classes --------------------------
+// Types only: the addon (`missionweaveprotocol.<platform>-<arch>.node`) exports the classes
+// `AgentKeyRegistry` and `SessionAuthority` and the function `defaultAgentKeyId`; this package's
+// entry points do not re-export them yet (there is no WebAssembly build of them). A refusal is
+// an `Error` whose `code` is the §19 wire code (`AUTH_INVALID_SIGNATURE`, `AUTH_STALE_SESSION`,
+// `AUTH_REQUIRED`, `UNSUPPORTED_VERSION`, `RATE_LIMITED`, `PROTOCOL_VIOLATION`) and whose
+// message starts with the core's reason slug and a colon (`stale_session: …`). Instants are
+// Unix milliseconds; an omitted `now`/`at` is the system clock.
+
+/** Validity of a registered key (Unix milliseconds). */
+export interface AuthKeyRegistration {
+  readonly keyId?: string;
+  readonly validFrom?: number;
+  readonly validUntil?: number;
+  readonly revokedAt?: number;
+}
+
+/** The Organization's Agent keys (addon class `AgentKeyRegistry`). */
+export interface AuthAgentKeyRegistry {
+  /** Registers 32 public-key bytes; the key ID defaults to `defaultAgentKeyId(agentId)`. */
+  register(agentId: string, publicKey: Uint8Array, options?: AuthKeyRegistration): void;
+  /** The 32 public-key bytes of the key valid at `at`. */
+  resolve(agentId: string, keyId?: string | null, at?: number): Uint8Array;
+  matchesRegisteredPublicKey(agentId: string, keyId: string, publicKeyBytes: Uint8Array): boolean;
+  /** Keeps the earliest revocation. */
+  revoke(agentId: string, keyId: string, revokedAt?: number): void;
+}
+
+/** A one-use HELLO challenge; `signingBytes` is the canonical transcript the Agent signs. */
+export interface AuthChallenge {
+  readonly protocolVersion: string;
+  readonly challengeId: string;
+  readonly agentId: string;
+  readonly keyId: string;
+  readonly clientNonce: string;
+  readonly serverNonce: string;
+  readonly expiresAt: number;
+  readonly signingBytes: Uint8Array;
+}
+
+/** An opened session; `token` is a bearer credential (never log it). */
+export interface AuthSessionGrant {
+  readonly agentId: string;
+  readonly keyId: string;
+  readonly protocolVersion: string;
+  readonly sessionEpoch: number;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+  readonly token: string;
+}
+
+/** `new SessionAuthority(registry, options)` options: a secret of ≥ 32 bytes (random when absent). */
+export interface AuthSessionAuthorityOptions {
+  readonly secret?: Uint8Array;
+  readonly challengeTtlMs?: number;
+  readonly sessionTtlMs?: number;
+}
+
+/** Challenges, HMAC-SHA256 session tokens and per-Agent Session Epochs (addon class `SessionAuthority`). */
+export interface AuthSessionAuthority {
+  issueChallenge(agentId: string, options?: { keyId?: string; clientNonce?: string; protocolVersion?: string; now?: number }): AuthChallenge;
+  /** Spends the challenge (also on failure); `signature` is base64url. */
+  openSession(challengeId: string, signature: string, now?: number): AuthSessionGrant;
+  verifySession(token: string, now?: number): AuthSessionGrant;
+  /** Never lowers the epoch. */
+  synchronizeEpoch(agentId: string, authoritativeEpoch: number, keyId?: string | null): void;
+  currentEpoch(agentId: string): number;
+}

@@ -15,6 +15,7 @@ use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8Array
 use napi_derive::napi;
 
 pub mod artifacts;
+pub mod auth;
 pub mod authority_core;
 pub mod keys;
 pub mod sql_store;

@@ -4,6 +4,7 @@
 
 mod admission;
 mod artifacts;
+mod auth;
 mod budget;
 mod bundle;
 mod cli;
@@ -292,6 +293,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<core::NativeCore>()?;
     m.add_function(wrap_pyfunction!(core::error_family, m)?)?;
     m.add_function(wrap_pyfunction!(core::wire_code_families, m)?)?;
+    // Agent authentication (missionweaveprotocol.auth)
+    m.add_class::<auth::NativeAgentKeyRegistry>()?;
+    m.add_class::<auth::NativeSessionAuthority>()?;
+    m.add_function(wrap_pyfunction!(auth::auth_default_agent_key_id, m)?)?;
+    m.add_function(wrap_pyfunction!(auth::auth_challenge_signing_bytes, m)?)?;
     // content-addressed Artifact bytes (missionweaveprotocol.artifacts)
     m.add_class::<artifacts::NativeArtifactStore>()?;
     m.add_function(wrap_pyfunction!(artifacts::artifact_content_hash, m)?)?;

@@ -65,7 +65,9 @@ __all__ = [
     "KeyValidityEvidence",
     "LookupOutcome",
     "MembershipView",
+    "NativeAgentKeyRegistry",
     "NativeArtifactStore",
+    "NativeSessionAuthority",
     "PROTOCOL_VERSION",
     "ParseLimits",
     "Preempt",
@@ -102,6 +104,8 @@ __all__ = [
     "admit_first",
     "artifact_check_content",
     "artifact_content_hash",
+    "auth_challenge_signing_bytes",
+    "auth_default_agent_key_id",
     "canonical_bytes",
     "canonical_hash",
     "canonicalize_json",
@@ -1370,3 +1374,59 @@ class NativeArtifactStore:
 def artifact_content_hash(content: _Buffer) -> str: ...
 def artifact_check_content(manifest: dict[str, Any], content: _Buffer) -> None: ...
 def verify_artifact_manifest(raw_utf8_json_bytes: _Buffer, key_resolver: Any) -> VerifiedSignedDocument: ...
+
+# Agent authentication (missionweaveprotocol.auth)
+_ChallengeFields = tuple[str, str, str, str, str, str, datetime]
+_GrantFields = tuple[str, str, str, int, datetime, datetime, str]
+
+def auth_default_agent_key_id(agent_id: str) -> str: ...
+def auth_challenge_signing_bytes(
+    protocol_version: str,
+    challenge_id: str,
+    agent_id: str,
+    key_id: str,
+    client_nonce: str,
+    server_nonce: str,
+    expires_at: datetime,
+) -> bytes: ...
+@final
+class NativeAgentKeyRegistry:
+    def __new__(cls) -> NativeAgentKeyRegistry: ...
+    def register(
+        self,
+        agent_id: str,
+        public_key: _Buffer,
+        key_id: Optional[str] = None,
+        valid_from: Optional[datetime] = None,
+        valid_until: Optional[datetime] = None,
+        revoked_at: Optional[datetime] = None,
+    ) -> None: ...
+    def resolve(self, agent_id: str, key_id: Optional[str], at: datetime) -> bytes: ...
+    def matches_registered_public_key(self, agent_id: str, key_id: str, public_key_bytes: _Buffer) -> bool: ...
+    def revoke(self, agent_id: str, key_id: str, revoked_at: datetime) -> None: ...
+    def __len__(self) -> int: ...
+
+@final
+class NativeSessionAuthority:
+    def __new__(
+        cls,
+        registry: NativeAgentKeyRegistry,
+        secret: _Buffer,
+        *,
+        challenge_ttl_ms: int,
+        session_ttl_ms: int,
+        max_pending_challenges: Optional[int] = None,
+    ) -> NativeSessionAuthority: ...
+    def issue_challenge(
+        self,
+        agent_id: str,
+        key_id: Optional[str],
+        client_nonce: Optional[str],
+        protocol_version: str,
+        now: datetime,
+    ) -> _ChallengeFields: ...
+    def open_session(self, challenge_id: str, signature: str, now: datetime) -> _GrantFields: ...
+    def verify_session(self, token: str, now: datetime) -> _GrantFields: ...
+    def synchronize_epoch(self, agent_id: str, authoritative_epoch: int, key_id: Optional[str] = None) -> None: ...
+    def current_epoch(self, agent_id: str) -> int: ...
+    def pending_challenges(self) -> int: ...
