@@ -39,6 +39,7 @@ mod read;
 mod read_many;
 mod schema;
 mod sql;
+mod stalled_holder;
 #[doc(hidden)]
 pub mod test_server;
 
@@ -58,6 +59,9 @@ use pool::Pool;
 /// How long connecting waits when the URL names no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The default [`PostgresOptions::idle_in_transaction_timeout`].
+pub const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How a [`PostgresStore`] connects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostgresOptions {
@@ -71,6 +75,12 @@ pub struct PostgresOptions {
     /// trip (`Store::read_many`) instead of one round trip each. Default true; false only to
     /// measure what it saves (`scripts/bench-stores.sh`).
     pub batch_reads: bool,
+    /// How long one of the store's sessions may sit idle inside a transaction before the
+    /// server ends it (`idle_in_transaction_session_timeout`), releasing its commit's locks.
+    /// A commit never idles between its statements for more than a client-side validation, so
+    /// only a stopped or hung process reaches it; until then, commits to the keys it locked
+    /// wait. Default 10 s; `None` keeps the server's setting (normally no limit).
+    pub idle_in_transaction_timeout: Option<Duration>,
 }
 
 impl Default for PostgresOptions {
@@ -79,6 +89,7 @@ impl Default for PostgresOptions {
             pool_size: 4,
             schema: None,
             batch_reads: true,
+            idle_in_transaction_timeout: Some(IDLE_IN_TRANSACTION_TIMEOUT),
         }
     }
 }
@@ -93,6 +104,13 @@ impl PostgresOptions {
     /// These options with `size` connections at most.
     pub fn pool_size(mut self, size: usize) -> Self {
         self.pool_size = size;
+        self
+    }
+
+    /// These options with another idle-in-transaction limit
+    /// ([`idle_in_transaction_timeout`](Self::idle_in_transaction_timeout)).
+    pub fn idle_in_transaction_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_in_transaction_timeout = timeout;
         self
     }
 
@@ -134,7 +152,7 @@ impl PostgresStore {
         if let Some(schema) = &options.schema {
             convert::text("schema", schema)?;
         }
-        let pool = Pool::new(config, options.schema.clone(), options.pool_size);
+        let pool = Pool::new(config, &options);
         let mut client = pool.session()?;
         let namespace = match &options.schema {
             Some(schema) => schema.clone(),

@@ -77,6 +77,7 @@ impl Statements {
 pub(crate) struct Pool {
     config: postgres::Config,
     schema: Option<String>,
+    idle_in_transaction_timeout: Option<std::time::Duration>,
     size: usize,
     state: Mutex<PoolState>,
     freed: Condvar,
@@ -101,11 +102,12 @@ struct PoolState {
 }
 
 impl Pool {
-    pub(crate) fn new(config: postgres::Config, schema: Option<String>, size: usize) -> Self {
+    pub(crate) fn new(config: postgres::Config, options: &crate::PostgresOptions) -> Self {
         Self {
             config,
-            schema,
-            size: size.max(1),
+            schema: options.schema.clone(),
+            idle_in_transaction_timeout: options.idle_in_transaction_timeout,
+            size: options.pool_size.max(1),
             state: Mutex::new(PoolState {
                 idle: Vec::new(),
                 open: 0,
@@ -120,10 +122,19 @@ impl Pool {
     }
 
     /// A new session: the store's schema first on the search path, durable commits
-    /// (`synchronous_commit = on` whatever the server's default) and [`PLANNING`].
+    /// (`synchronous_commit = on` whatever the server's default), [`PLANNING`], and the
+    /// session ended by the server when it idles inside a transaction
+    /// ([`PostgresOptions::idle_in_transaction_timeout`](crate::PostgresOptions)): a process
+    /// that stops mid-commit (hung, paused, partitioned) holds that commit's advisory locks,
+    /// and every commit to the same keys waits until they are released.
     pub(crate) fn session(&self) -> Result<Client, StoreError> {
         let mut client = self.config.connect(NoTls).map_err(backend)?;
         let mut setup = format!("SET synchronous_commit = on; {PLANNING}");
+        if let Some(timeout) = self.idle_in_transaction_timeout {
+            // At least 1 ms: 0 would disable the timeout.
+            let ms = timeout.as_millis().clamp(1, i32::MAX as u128);
+            setup.push_str(&format!(" SET idle_in_transaction_session_timeout = {ms};"));
+        }
         if let Some(schema) = &self.schema {
             setup.push_str(&format!("SET search_path = {};", quote(schema)));
         }
