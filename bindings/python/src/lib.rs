@@ -18,6 +18,7 @@ mod instant;
 mod keys;
 mod lease;
 mod limits;
+mod policy;
 mod registry;
 mod registry_builder;
 mod resources;
@@ -275,6 +276,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(execution::idempotency_key, m)?)?;
     m.add_function(wrap_pyfunction!(execution::derived_attempt_key, m)?)?;
     m.add_function(wrap_pyfunction!(execution::parse_duration_ms, m)?)?;
+    m.add_class::<policy::MembershipTokenCore>()?;
+    m.add_class::<policy::AuthorizationCore>()?;
+    m.add_class::<policy::BudgetMeterCore>()?;
+    m.add_class::<policy::PolicyGuardCore>()?;
+    m.add_function(wrap_pyfunction!(policy::policy_high_risk_prefixes, m)?)?;
     // scheduler
     m.add_class::<scheduler::GroupSchedulingPolicy>()?;
     m.add_class::<scheduler::SchedulerPolicy>()?;

@@ -20,6 +20,7 @@
 //! | [`engine`] | §15.1–15.3, §16 | the authoritative engine: dedup, decide, sign, commit, replay |
 //! | [`membership`] | §8, digest 2.7 | the Membership aggregate, `membership.change`/`end`, Membership Epoch fencing |
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
+//! | [`policy`] | §8, §12, §20 | membership tokens, capability grants, execution authorization, budget meters, the local runaway guard |
 //! | [`service`] | §15, §16, §19 | `AuthorityCore`: the facade bindings serve (verify + perform, query, replay, error families) |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
@@ -35,6 +36,7 @@ pub mod ingress;
 pub mod lease;
 pub mod membership;
 pub mod mission;
+pub mod policy;
 pub mod resources;
 pub mod scheduler;
 pub mod service;

@@ -40,8 +40,10 @@ __all__ = [
     "Attempt",
     "AuthenticatedRecord",
     "AuthorityCore",
+    "AuthorizationCore",
     "BudgetLedger",
     "BudgetLedgerSnapshot",
+    "BudgetMeterCore",
     "BundleReport",
     "CapabilityRef",
     "CheckpointRef",
@@ -64,12 +66,14 @@ __all__ = [
     "KeyResolutionRequest",
     "KeyValidityEvidence",
     "LookupOutcome",
+    "MembershipTokenCore",
     "MembershipView",
     "NativeAgentKeyRegistry",
     "NativeArtifactStore",
     "NativeSessionAuthority",
     "PROTOCOL_VERSION",
     "ParseLimits",
+    "PolicyGuardCore",
     "Preempt",
     "PrincipalEvidence",
     "ProtectedInstant",
@@ -126,6 +130,7 @@ __all__ = [
     "parse_json",
     "parse_received_frame",
     "parse_timestamp",
+    "policy_high_risk_prefixes",
     "registry_cache_stats",
     "replay_historical",
     "run_cli",
@@ -1066,6 +1071,135 @@ def idempotency_key(
 ) -> str: ...
 def derived_attempt_key(idempotency_key: str, attempt: int) -> str: ...
 def parse_duration_ms(text: str) -> Optional[int]: ...
+
+# policy (tokens, execution authorization, local guardrails)
+
+def policy_high_risk_prefixes() -> list[str]: ...
+
+@final
+class MembershipTokenCore:
+    def __new__(cls, secret: Optional[bytes] = None, *, maximum_ttl_ms: int = 900000) -> MembershipTokenCore: ...
+    def issue(
+        self,
+        *,
+        principal_id: str,
+        group_id: str,
+        roles: Sequence[str],
+        membership_epoch: int,
+        session_epoch: int,
+        ttl_ms: int,
+        now: datetime,
+        token_id: Optional[str] = None,
+    ) -> Tuple[Any, str]: ...
+    def issue_for_membership(
+        self,
+        *,
+        membership: Any,
+        session_epoch: int,
+        ttl_ms: int,
+        now: datetime,
+        token_id: Optional[str] = None,
+    ) -> Tuple[Any, str]: ...
+    def verify(
+        self,
+        token: str,
+        *,
+        principal_id: str,
+        group_id: str,
+        roles: Sequence[str],
+        membership_epoch: int,
+        session_epoch: int,
+        now: datetime,
+    ) -> Any: ...
+    def verify_membership(self, token: str, *, membership: Any, session_epoch: int, now: datetime) -> Any: ...
+
+@final
+class AuthorizationCore:
+    def __new__(cls, secret: Optional[bytes] = None, *, maximum_ttl_ms: int = 900000) -> AuthorizationCore: ...
+    def issue(
+        self,
+        *,
+        worker_id: str,
+        session_epoch: int,
+        work_item_id: str,
+        ownership_epoch: int,
+        execution_lease: Any,
+        ttl_ms: int,
+        now: datetime,
+        allowed_tools: Sequence[str] = ...,
+        allowed_resources: Sequence[str] = ...,
+        allowed_operations: Sequence[str] = ...,
+        budget: Optional[ResourceUsage] = None,
+        high_risk: bool = False,
+        approval_id: Optional[str] = None,
+        grant_id: Optional[str] = None,
+    ) -> Tuple[Any, str]: ...
+    def verify(
+        self,
+        token: str,
+        *,
+        worker_id: str,
+        session_epoch: int,
+        work_item_id: str,
+        ownership_epoch: int,
+        execution_lease: Any,
+        now: datetime,
+        operation: Optional[str] = None,
+    ) -> Any: ...
+    def authorize_execution(
+        self,
+        *,
+        worker_id: str,
+        session_epoch: int,
+        work_item_id: str,
+        ownership_epoch: int,
+        ttl_ms: int,
+        now: datetime,
+        current_session_epoch: Optional[int],
+        work_item: Any,
+        execution_lease: Any,
+        mission: Any,
+        remaining: Sequence[ResourceUsage],
+        mission_permissions: Optional[Sequence[str]] = None,
+        allowed_tools: Sequence[str] = ...,
+        allowed_resources: Sequence[str] = ...,
+        allowed_operations: Sequence[str] = ...,
+        budget: Optional[ResourceUsage] = None,
+        approval_id: Optional[str] = None,
+        grant_id: Optional[str] = None,
+    ) -> Tuple[Any, str]: ...
+
+@final
+class BudgetMeterCore:
+    def __new__(cls, limit: ResourceUsage) -> BudgetMeterCore: ...
+    def consume(self, delta: ResourceUsage) -> ResourceUsage: ...
+    @property
+    def usage(self) -> ResourceUsage: ...
+    @property
+    def limit(self) -> ResourceUsage: ...
+
+@final
+class PolicyGuardCore:
+    def __new__(
+        cls,
+        *,
+        maximum_delegation_depth: int = 3,
+        maximum_queued_work_items: int = 100,
+        maximum_active_work_items: int = 4,
+        maximum_unresolved_clarifications: int = 5,
+        maximum_message_rate_per_minute: int = 120,
+        maximum_proposal_rate_per_minute: int = 30,
+        maximum_clarification_rate_per_minute: int = 30,
+        maximum_tracked_keys: int = 4096,
+    ) -> PolicyGuardCore: ...
+    def check_delegation_depth(self, depth: int) -> None: ...
+    def check_queue(self, queued: int, active: int) -> None: ...
+    def check_unresolved_clarifications(self, unresolved: int) -> None: ...
+    def check_rate(self, kind: str, principal_id: str, group_id: str, now: datetime) -> None: ...
+    @property
+    def tracked_keys(self) -> int: ...
+    @staticmethod
+    def classify_action(operation: str) -> Any: ...
 
 # scheduler
 
