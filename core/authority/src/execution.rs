@@ -10,6 +10,9 @@ use crate::unix_millis::UnixMillis;
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, sha256_prefixed};
 
+mod snapshot;
+pub use snapshot::{CurrentAttempt, RETRY_SNAPSHOT_VERSION, RetrySnapshot, RetrySnapshotError};
+
 /// `retryPolicy.backoff` (`work-contract.schema.json`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backoff {
@@ -276,6 +279,9 @@ pub struct RetryController {
     in_flight: bool,
     next_start: Option<UnixMillis>,
     finished: Option<RetryReason>,
+    /// The running attempt's logical operation and start, kept for [`RetrySnapshot`] so a
+    /// restarted Worker knows which external attempt (and idempotency key) was in flight.
+    current: Option<(String, UnixMillis)>,
 }
 
 impl RetryController {
@@ -313,6 +319,7 @@ impl RetryController {
             in_flight: false,
             next_start: None,
             finished: None,
+            current: None,
         })
     }
 
@@ -368,6 +375,7 @@ impl RetryController {
         }
         self.attempts += 1;
         self.in_flight = true;
+        self.current = Some((logical_operation_id.to_owned(), now));
         let key = self.idempotency_key(logical_operation_id);
         Ok(Attempt {
             attempt_number: self.attempts,
@@ -407,6 +415,7 @@ impl RetryController {
             return Err(RetryError::NoAttemptInFlight);
         }
         self.in_flight = false;
+        self.current = None;
         let stop = |this: &mut Self, reason| {
             this.finished = Some(reason);
             Ok(RetrySchedule {

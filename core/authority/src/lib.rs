@@ -24,6 +24,7 @@
 //! | [`service`] | §15, §16, §19 | `AuthorityCore`: the facade bindings serve (verify + perform, query, replay, error families) |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
+pub mod agent;
 pub mod artifact;
 pub mod auth;
 pub mod budget;
@@ -36,6 +37,7 @@ pub mod ingress;
 pub mod lease;
 pub mod membership;
 pub mod mission;
+pub mod offline;
 pub mod policy;
 pub mod resources;
 pub mod scheduler;

@@ -60,6 +60,7 @@ pub struct Engine<S, G, I> {
     ids: Mutex<I>,
     max_attempts: u32,
     cooperation: CooperationLimits,
+    offline_limits: crate::offline::OfflineLimits,
 }
 
 impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
@@ -71,12 +72,19 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             ids: Mutex::new(ids),
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             cooperation: CooperationLimits::default(),
+            offline_limits: crate::offline::reconcile::DEFAULT_CORE_LIMITS,
         }
     }
 
     /// The same engine with other §20 cooperation limits (default: the reference's).
     pub fn with_cooperation_limits(mut self, limits: CooperationLimits) -> Self {
         self.cooperation = limits;
+        self
+    }
+
+    /// The same engine with other Core-side §11.5 offline bounds (per historical lease).
+    pub fn with_offline_limits(mut self, limits: crate::offline::OfflineLimits) -> Self {
+        self.offline_limits = limits;
         self
     }
 
@@ -130,12 +138,8 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             return self.original(&receipt);
         }
         // §18: a transition depending on an unknown critical extension is refused. The engine
-        // implements none yet.
-        if let Some(extension) = command.critical_extension_ids().first() {
-            return Err(EngineError::UnknownCriticalExtension {
-                extension: (*extension).to_owned(),
-            });
-        }
+        // implements one: the §11.5 offline binding, on reversible kinds.
+        super::work::offline::screen(command)?;
         for attempt in 0..self.max_attempts {
             // A retry after contention reads fresh state, never the prefetched answers.
             let reads: &dyn Store = match attempt {
@@ -144,9 +148,15 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             };
             // (b) + (c): read what the kind needs, decide purely; §20: the policy limits
             // governing this kind, on the decision's own reads.
-            let decided = dispatch::decide(reads, command, manifest, now).and_then(|decision| {
-                controls::apply(reads, &self.cooperation, command, decision, now)
-            });
+            let decided = dispatch::decide(reads, command, manifest, now)
+                .and_then(|decision| {
+                    controls::apply(reads, &self.cooperation, command, decision, now)
+                })
+                .and_then(|decision| {
+                    // §11.5: a rebased offline checkpoint is reconciled in the same decision.
+                    let limits = &self.offline_limits;
+                    super::work::offline::reconcile(reads, limits, command, decision, now)
+                });
             let decision = match decided {
                 Ok(decision) => decision,
                 Err(refusal) => return self.refused(&receipt_key, command, refusal),

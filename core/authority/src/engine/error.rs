@@ -159,6 +159,8 @@ pub enum EngineError {
     /// A WorkItem decision refused (§10; its own code: `WORK_STALE_OWNERSHIP`,
     /// `WORK_OFFER_EXPIRED`, `INVALID_STATE_TRANSITION`, …).
     Work(WorkError),
+    /// A bounded-offline-execution refusal (§11.5) with its own code.
+    Offline(crate::offline::OfflineError),
     /// The budget ledger refused (§12; `BUDGET_EXCEEDED` naming the account and dimension, or
     /// `INVALID_COMMAND` for a malformed budget).
     Budget(BudgetError),
@@ -295,6 +297,7 @@ impl fmt::Display for EngineError {
             Self::Store(e) => fmt::Display::fmt(e, f),
             Self::Event(e) => fmt::Display::fmt(e, f),
             Self::Work(e) => fmt::Display::fmt(e, f),
+            Self::Offline(e) => fmt::Display::fmt(e, f),
             Self::Budget(e) => fmt::Display::fmt(e, f),
             Self::Manifest(e) => write!(f, "signed manifest: {}", e.wire_message()),
             Self::AgentCard(e) => write!(f, "signed Agent Card: {}", e.wire_message()),
@@ -346,6 +349,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => e.wire_code(),
             Self::Event(e) => e.wire_code(),
             Self::Work(e) => e.code(),
+            Self::Offline(e) => e.code(),
             Self::Budget(e) => e.code(),
             Self::Manifest(e) | Self::AgentCard(e) => e.wire_code(),
             Self::StaleSession { .. } => WireCode::AuthStaleSession,
@@ -372,6 +376,7 @@ impl DescribeError for EngineError {
             Self::Store(e) => StoreError::reason(e),
             Self::Event(e) => e.reason(),
             Self::Work(e) => WorkError::reason(e),
+            Self::Offline(e) => e.kind(),
             Self::Budget(e) => BudgetError::reason(e),
             Self::Manifest(_) => "manifest_rejected",
             Self::AgentCard(_) => "agent_card_rejected",
@@ -464,7 +469,8 @@ impl DescribeError for EngineError {
             Self::InvalidCommand { .. }
             | Self::Forbidden { .. }
             | Self::Manifest(_)
-            | Self::AgentCard(_) => Fields::new(),
+            | Self::AgentCard(_)
+            | Self::Offline(_) => Fields::new(),
         }
     }
 

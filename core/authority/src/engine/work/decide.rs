@@ -363,6 +363,8 @@ fn existing_item(
             ));
         }
     };
+    // §11.5: a lease replaced by a new `work.start` stays readable for offline reconciliation.
+    let base = super::offline::archive_replaced_lease(base, &item, &transition.state)?;
     // §11.3: the owner's lease index lists every item on which it holds an active lease, so a
     // Session replacement can revoke them (`engine/organization/lease_index.rs`).
     let base = track(store, base, &transition.state)?;

@@ -11,6 +11,7 @@ mod decide;
 
 pub(crate) use read::{INDEX_KIND, mission_items, read_item};
 mod input;
+pub(crate) mod offline;
 pub(crate) mod plan;
 mod read;
 mod usage;

@@ -1,0 +1,175 @@
+//! Offline-execution refusals, each with its §19 wire code.
+
+use missionweaveprotocol::WireCode;
+
+use crate::resources::Dimension;
+use crate::unix_millis::UnixMillis;
+
+/// Why buffering, rebasing or reconciling offline progress was refused
+/// (reference `OfflinePolicyError`). Nothing was buffered, signed, charged or applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OfflineError {
+    /// A malformed argument or limit (the name says which).
+    InvalidArgument(&'static str),
+    /// The kind is not reversible progress (§11.5: no new, irreversible or externally visible
+    /// actions offline).
+    NotReversible {
+        /// The refused kind.
+        kind: String,
+    },
+    /// The Command addresses another Agent, Group, WorkItem, lease or Conversation than the
+    /// assignment or its binding (`member` names which).
+    OutsideAssignment {
+        /// The mismatching member.
+        member: &'static str,
+    },
+    /// Buffered (or offered for buffering) after the grace deadline, or before the disconnect.
+    OutsideGrace {
+        /// The instant checked.
+        at: UnixMillis,
+        /// The grace deadline.
+        grace_deadline: UnixMillis,
+    },
+    /// The Execution Lease the progress ran under had lapsed or was closed first.
+    LeaseClosed {
+        /// Why (`expired`, `closed`, `unknown`).
+        reason: &'static str,
+    },
+    /// The WorkItem is owned by another Agent or under another Ownership Epoch (§11.5
+    /// "for a changed owner").
+    StaleOwnership {
+        /// The epoch the binding carries.
+        claimed: u64,
+        /// The current epoch (0: no owner).
+        current: u64,
+    },
+    /// The work is not active, owned and leased by this Agent (nothing may start offline).
+    NotActive,
+    /// More buffered actions than the bound allows.
+    TooManyActions {
+        /// The bound.
+        max_actions: u32,
+    },
+    /// The cumulative offline usage would exceed the bound in this dimension.
+    UsageExceeded(Dimension),
+    /// External side effects or secrets are never buffered (§11.5, §12).
+    ExternalEffect {
+        /// What was refused (`externalActions`, or the payload member carrying a secret).
+        detail: String,
+    },
+    /// The binding extension is absent, not critical, of another version, or malformed.
+    InvalidBinding {
+        /// What is wrong.
+        detail: String,
+    },
+    /// The same Action ID was buffered with other content.
+    ActionIdCollision {
+        /// The Action ID.
+        action_id: String,
+    },
+    /// Signing failed (the signer or the Command's schema).
+    Signing {
+        /// The signing error's text.
+        detail: String,
+    },
+    /// The outbox failed.
+    Outbox {
+        /// The outbox error's text.
+        detail: String,
+    },
+}
+
+impl OfflineError {
+    /// The §19 wire code.
+    pub const fn code(&self) -> WireCode {
+        match self {
+            Self::InvalidArgument(_)
+            | Self::NotReversible { .. }
+            | Self::OutsideAssignment { .. }
+            | Self::ExternalEffect { .. }
+            | Self::InvalidBinding { .. } => WireCode::InvalidCommand,
+            Self::OutsideGrace { .. } | Self::LeaseClosed { .. } => WireCode::WorkLeaseExpired,
+            Self::StaleOwnership { .. } => WireCode::WorkStaleOwnership,
+            Self::NotActive => WireCode::InvalidStateTransition,
+            Self::TooManyActions { .. } => WireCode::RateLimited,
+            Self::UsageExceeded(_) => WireCode::BudgetExceeded,
+            Self::ActionIdCollision { .. } => WireCode::ActionIdCollision,
+            Self::Signing { .. } => WireCode::SchemaValidationFailed,
+            Self::Outbox { .. } => WireCode::InternalError,
+        }
+    }
+
+    /// A stable snake_case name of the refusal.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Self::InvalidArgument(_) => "invalid_argument",
+            Self::NotReversible { .. } => "not_reversible",
+            Self::OutsideAssignment { .. } => "outside_assignment",
+            Self::OutsideGrace { .. } => "outside_grace",
+            Self::LeaseClosed { .. } => "lease_closed",
+            Self::StaleOwnership { .. } => "stale_ownership",
+            Self::NotActive => "not_active",
+            Self::TooManyActions { .. } => "too_many_actions",
+            Self::UsageExceeded(_) => "usage_exceeded",
+            Self::ExternalEffect { .. } => "external_effect",
+            Self::InvalidBinding { .. } => "invalid_binding",
+            Self::ActionIdCollision { .. } => "action_id_collision",
+            Self::Signing { .. } => "signing",
+            Self::Outbox { .. } => "outbox",
+        }
+    }
+
+    pub(crate) fn binding(detail: impl Into<String>) -> Self {
+        Self::InvalidBinding {
+            detail: detail.into(),
+        }
+    }
+}
+
+impl core::fmt::Display for OfflineError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::InvalidArgument(name) => write!(f, "invalid argument: {name}"),
+            Self::NotReversible { kind } => write!(
+                f,
+                "{kind} is not reversible progress: only message.post and work.checkpoint may be buffered offline"
+            ),
+            Self::OutsideAssignment { member } => {
+                write!(f, "{member} is outside the offline assignment")
+            }
+            Self::OutsideGrace { at, grace_deadline } => write!(
+                f,
+                "{} is outside the offline window ending at {}",
+                at.0, grace_deadline.0
+            ),
+            Self::LeaseClosed { reason } => {
+                write!(f, "the historical Execution Lease is not usable: {reason}")
+            }
+            Self::StaleOwnership { claimed, current } => write!(
+                f,
+                "ownership epoch {claimed} is stale: the WorkItem is at {current} or owned by another Agent"
+            ),
+            Self::NotActive => write!(
+                f,
+                "offline progress needs active, owned work under a live Execution Lease"
+            ),
+            Self::TooManyActions { max_actions } => {
+                write!(f, "more than {max_actions} offline actions")
+            }
+            Self::UsageExceeded(d) => {
+                write!(f, "offline usage exceeds the bound in {}", d.as_str())
+            }
+            Self::ExternalEffect { detail } => {
+                write!(f, "external effects are never buffered offline: {detail}")
+            }
+            Self::InvalidBinding { detail } => write!(f, "offline binding: {detail}"),
+            Self::ActionIdCollision { action_id } => {
+                write!(f, "action {action_id} was buffered with other content")
+            }
+            Self::Signing { detail } => write!(f, "signing: {detail}"),
+            Self::Outbox { detail } => write!(f, "outbox: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for OfflineError {}
