@@ -34,6 +34,7 @@ pub mod ingress;
 pub mod lease;
 pub mod membership;
 pub mod mission;
+pub mod replay;
 pub mod resources;
 pub mod scheduler;
 pub mod service;
