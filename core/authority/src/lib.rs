@@ -39,6 +39,7 @@ pub mod membership;
 pub mod mission;
 pub mod offline;
 pub mod policy;
+pub mod replay;
 pub mod resources;
 pub mod scheduler;
 pub mod service;

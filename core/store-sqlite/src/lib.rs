@@ -29,6 +29,7 @@
 //! assert_eq!(store.head("g").unwrap().next_sequence, 2);
 //! ```
 
+pub mod agent_local;
 mod commit;
 mod convert;
 mod migrations;
@@ -45,6 +46,7 @@ use missionweaveprotocol_authority::store::{
 };
 use rusqlite::Connection;
 
+pub use agent_local::SqliteAgentStore;
 pub use schema::SCHEMA_VERSION;
 
 use convert::backend;
