@@ -3,6 +3,7 @@
 //! `python/src/missionweaveprotocol/`.
 
 mod admission;
+mod agent;
 mod artifacts;
 mod budget;
 mod bundle;
@@ -17,6 +18,7 @@ mod instant;
 mod keys;
 mod lease;
 mod limits;
+mod offline;
 mod registry;
 mod registry_builder;
 mod resources;
@@ -274,6 +276,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(execution::idempotency_key, m)?)?;
     m.add_function(wrap_pyfunction!(execution::derived_attempt_key, m)?)?;
     m.add_function(wrap_pyfunction!(execution::parse_duration_ms, m)?)?;
+    // Agent runtime and bounded offline execution (agent.py, offline.py)
+    m.add_class::<agent::NativeAgentSessions>()?;
+    offline::register(m)?;
     // scheduler
     m.add_class::<scheduler::GroupSchedulingPolicy>()?;
     m.add_class::<scheduler::SchedulerPolicy>()?;
