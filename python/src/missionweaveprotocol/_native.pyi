@@ -1056,6 +1056,11 @@ class RetryController:
         retryable: Optional[bool] = None,
         code: Optional[str] = None,
     ) -> RetrySchedule: ...
+    def snapshot(self) -> Any: ...
+    @staticmethod
+    def restore(snapshot: Any) -> RetryController: ...
+    @property
+    def current_attempt(self) -> Optional[Tuple[str, datetime]]: ...
 
 def idempotency_key(
     mission_id: str, work_item_id: str, ownership_epoch: int, logical_operation_id: str
@@ -1370,3 +1375,98 @@ class NativeArtifactStore:
 def artifact_content_hash(content: _Buffer) -> str: ...
 def artifact_check_content(manifest: dict[str, Any], content: _Buffer) -> None: ...
 def verify_artifact_manifest(raw_utf8_json_bytes: _Buffer, key_resolver: Any) -> VerifiedSignedDocument: ...
+
+# Agent runtime (agent.py)
+
+class NativeAgentSessions:
+    def __new__(cls, agent_id: str) -> NativeAgentSessions: ...
+    @property
+    def agent_id(self) -> str: ...
+    @property
+    def active_session(self) -> Optional[Tuple[str, str, int]]: ...
+    @property
+    def last_session_epoch(self) -> int: ...
+    def start_session(
+        self, session_epoch: int, session_id: Optional[str] = None
+    ) -> Tuple[str, str, int]: ...
+    def close_session(self, agent_id: str, session_id: str, session_epoch: int) -> bool: ...
+    def install(
+        self,
+        agent_id: str,
+        session_id: str,
+        session_epoch: int,
+        group_id: str,
+        values: Any,
+        *,
+        revision: int,
+        credentials: bool = False,
+    ) -> None: ...
+    def prepare(
+        self,
+        agent_id: str,
+        session_id: str,
+        session_epoch: int,
+        scheduler: Scheduler,
+        work_id: str,
+        group_id: str,
+        generation: int,
+    ) -> dict[str, Any]: ...
+
+# bounded offline execution (offline.py)
+
+OFFLINE_EXECUTION_EXTENSION: str
+OFFLINE_EXECUTION_EXTENSION_VERSION: str
+OFFLINE_REVERSIBLE_KINDS: list[str]
+
+class NativeOfflinePolicy:
+    def __new__(
+        cls,
+        *,
+        agent_id: str,
+        group_id: str,
+        work_item_id: str,
+        conversation_id: Optional[str],
+        session_epoch: int,
+        ownership_epoch: int,
+        execution_lease_id: str,
+        execution_lease_expires_at: datetime,
+        disconnected_at: datetime,
+        max_disconnect_grace_ms: int,
+        max_actions: int,
+        max_usage: ResourceUsage,
+    ) -> NativeOfflinePolicy: ...
+    @property
+    def grace_deadline(self) -> datetime: ...
+    @property
+    def disconnected_at(self) -> datetime: ...
+    @property
+    def buffered_actions(self) -> list[Any]: ...
+    @property
+    def cumulative_usage(self) -> ResourceUsage: ...
+    def buffer(
+        self,
+        outbox: Any,
+        signing_key: Any,
+        command: Any,
+        *,
+        usage: ResourceUsage,
+        now: datetime,
+    ) -> Any: ...
+
+class InMemoryOutbox:
+    def __new__(cls) -> InMemoryOutbox: ...
+    def enqueue_action(self, agent_id: str, action_id: str, payload: Any) -> None: ...
+    def pending_actions(self, agent_id: str) -> list[Any]: ...
+    def mark_action_sent(self, agent_id: str, action_id: str) -> None: ...
+
+def rebase_offline_command(
+    command: Any,
+    signing_key: Any,
+    *,
+    session_epoch: int,
+    membership_epoch: int,
+    issued_at: datetime,
+    execution_lease_id: Optional[str] = None,
+) -> Any: ...
+def offline_binding_of(command: Any) -> Optional[Any]: ...
+def validate_offline_binding(data: Any) -> Any: ...
