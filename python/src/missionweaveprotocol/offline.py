@@ -167,6 +167,10 @@ class OfflineLimits:
 
 def _wire(command: Any) -> JsonDict:
     if isinstance(command, Command):
+        if command.signed_bytes is not None:
+            # The exact signed document, not a re-rendering of the model.
+            exact: JsonDict = _native.parse_json(command.signed_bytes)
+            return exact
         return command.to_wire()
     if isinstance(command, Mapping):
         return dict(command)
