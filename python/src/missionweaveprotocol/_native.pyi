@@ -59,13 +59,19 @@ __all__ = [
     "Frame",
     "GroupSchedulingPolicy",
     "InMemoryAdmissionLog",
+    "InMemoryOutbox",
     "InMemoryStore",
     "KeyRegistrySnapshot",
     "KeyResolutionRequest",
     "KeyValidityEvidence",
     "LookupOutcome",
     "MembershipView",
+    "NativeAgentSessions",
     "NativeArtifactStore",
+    "NativeOfflinePolicy",
+    "OFFLINE_EXECUTION_EXTENSION",
+    "OFFLINE_EXECUTION_EXTENSION_VERSION",
+    "OFFLINE_REVERSIBLE_KINDS",
     "PROTOCOL_VERSION",
     "ParseLimits",
     "Preempt",
@@ -117,11 +123,13 @@ __all__ = [
     "idempotency_key",
     "is_protocol_uri",
     "key_bytes",
+    "offline_binding_of",
     "parse_duration_ms",
     "parse_frame",
     "parse_json",
     "parse_received_frame",
     "parse_timestamp",
+    "rebase_offline_command",
     "registry_cache_stats",
     "replay_historical",
     "run_cli",
@@ -130,6 +138,7 @@ __all__ = [
     "set_registry_cache_budget",
     "sha256_prefixed_hex",
     "stage_wire_code",
+    "validate_offline_binding",
     "validate_record",
     "verify_admission_bundle",
     "verify_artifact_manifest",
@@ -1378,6 +1387,7 @@ def verify_artifact_manifest(raw_utf8_json_bytes: _Buffer, key_resolver: Any) ->
 
 # Agent runtime (agent.py)
 
+@final
 class NativeAgentSessions:
     def __new__(cls, agent_id: str) -> NativeAgentSessions: ...
     @property
@@ -1418,6 +1428,7 @@ OFFLINE_EXECUTION_EXTENSION: str
 OFFLINE_EXECUTION_EXTENSION_VERSION: str
 OFFLINE_REVERSIBLE_KINDS: list[str]
 
+@final
 class NativeOfflinePolicy:
     def __new__(
         cls,
@@ -1453,6 +1464,7 @@ class NativeOfflinePolicy:
         now: datetime,
     ) -> Any: ...
 
+@final
 class InMemoryOutbox:
     def __new__(cls) -> InMemoryOutbox: ...
     def enqueue_action(self, agent_id: str, action_id: str, payload: Any) -> None: ...
