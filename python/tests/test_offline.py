@@ -4,6 +4,7 @@ keeps the binding and re-signs for the current session."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List
@@ -11,11 +12,14 @@ from typing import Any, Dict, List
 import pydantic
 import pytest
 
+import core_support as cs
+
 from missionweaveprotocol import crypto
 from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol._native import ResourceUsage, canonical_bytes, encode_base64url, parse_json
-from missionweaveprotocol.models import Command
+from missionweaveprotocol.core import MissionWeaveProtocolError
+from missionweaveprotocol.models import Command, Query, QueryKind
 from missionweaveprotocol.offline import (
     OFFLINE_EXECUTION_EXTENSION,
     OFFLINE_EXECUTION_EXTENSION_VERSION,
@@ -297,3 +301,75 @@ def test_rebase_keeps_the_binding_and_re_signs() -> None:
     assert error.value.kind == "not_reversible"
     with pytest.raises(OfflinePolicyError):
         rebase_offline_command(buffered, Identity(), session_epoch=2, membership_epoch=2, issued_at=later)
+
+
+# ---- end to end: buffered offline, reconciled by the authoritative Core (§11.5) ----------
+
+
+def test_the_core_reconciles_rebased_offline_progress_before_applying_it() -> None:
+    class Worker:
+        agent_id = cs.WORKER
+        signing_key = cs.KEYS[cs.WORKER]
+
+    async def main() -> None:
+        clock = cs.Clock()
+        core = cs.make_core(clock)
+
+        async def query(kind: QueryKind, entity: str) -> Any:
+            return (await core.query(Query(kind=kind, entity_id=entity))).value
+
+        for raw in (cs.create(), cs.authorize(), cs.offer(), cs.accept()):
+            await core.perform(raw)
+        item = await query(QueryKind.WORK_ITEM, cs.W1)
+        epoch = item["owner"]["ownershipEpoch"]
+        await core.perform(cs.by_worker("work.start", cs.W1, epoch, item["owner"]["ownershipLeaseId"]))
+        lease = await query(QueryKind.EXECUTION_LEASE, cs.W1)
+        work_item = {
+            "id": cs.W1, "group_id": cs.GROUP, "conversation_id": cs.CONVERSATION, "status": "active",
+            "assignee_id": cs.WORKER, "ownership_epoch": epoch, "execution_lease_id": lease["leaseId"],
+            "execution_lease_expires_at": datetime.fromisoformat(lease["expiresAt"].replace("Z", "+00:00")),
+            "session_epoch": 1,
+        }
+        outbox = InMemoryOutbox()
+        offline = OfflineExecutionPolicy(outbox, Worker(), work_item, disconnected_at=cs.later(10),
+                                         limits=OfflineLimits(timedelta(minutes=1), 2, ResourceUsage(tool_calls=20)))
+        checkpoint_payload = {
+            "workItemId": cs.W1, "ownershipEpoch": epoch, "leaseId": lease["leaseId"],
+            "checkpoint": {"currentPhase": "draft", "completedMilestones": [], "nextCheckpoint": "review",
+                           "blockers": [], "updatedCompletionEstimate": "2026-07-15T11:00:00Z", "evidenceIds": []}}
+        fits = offline.buffer(cs.unsigned("work.checkpoint", cs.WORKER, checkpoint_payload),
+                              usage=ResourceUsage(tool_calls=2), now=cs.later(20))
+        too_much = offline.buffer(cs.unsigned("work.checkpoint", cs.WORKER, checkpoint_payload),
+                                  usage=ResourceUsage(tool_calls=11), now=cs.later(25))
+        assert len(outbox.pending_actions(cs.WORKER)) == 2
+
+        # Reconnect: a new session revokes the lease; the Worker re-starts under a new one.
+        clock.now = cs.later(40)
+        # (Through the native object: models.EventKind does not list the engine's
+        # `…work_execution_lease_revoked` Event yet.)
+        opened, _, _ = core._native.perform(cs.session_open(cs.WORKER, clock()), int(clock().timestamp() * 1000))
+        revoked = [e for e in map(parse_json, opened) if e["kind"].endswith("work_execution_lease_revoked")]
+        assert len(revoked) == 1
+        replacement = revoked[0]["payload"]["leaseId"]
+        await core.perform(cs.sign(cs.WORKER, cs.unsigned(
+            "work.start", cs.WORKER,
+            {"workItemId": cs.W1, "ownershipEpoch": epoch, "leaseId": replacement},
+            sessionEpoch=2, issued_at=clock())))
+        new_lease = (await query(QueryKind.EXECUTION_LEASE, cs.W1))["leaseId"]
+
+        def rebased(command: Command) -> bytes:
+            document = offline_command_to_wire(command, Worker(), session_epoch=2, membership_epoch=1,
+                                               issued_at=clock(), execution_lease_id=new_lease)
+            return canonical_bytes(document)
+
+        # Over the contract's 10-tool-call budget: nothing is charged, nothing applied.
+        with pytest.raises(MissionWeaveProtocolError) as refused:
+            await core.perform(rebased(too_much))
+        assert refused.value.wire_code == "BUDGET_EXCEEDED"
+        assert (await query(QueryKind.WORK_ITEM, cs.W1))["state"] == "active"
+        events = await core.perform_all(rebased(fits))
+        assert cs.kinds(events) == ["ext.missionweaveprotocol.core.resource_usage_recorded", "work.checkpointed"]
+        budget = await query(QueryKind.BUDGET_REMAINING, cs.W1)
+        assert budget["remaining"]["toolCalls"] == 8
+
+    asyncio.run(main())
