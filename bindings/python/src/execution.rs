@@ -340,6 +340,43 @@ impl RetryController {
             .map_err(|e| errors::retry_error(py, &e))
     }
 
+    /// This package's extension (the reference has none): the controller's whole state as a
+    /// versioned JSON object (attempts, usage, backoff, final reason, the attempt in flight,
+    /// `integrity`), for persisting across a Worker restart.
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_python(py, &self.inner.snapshot().to_value())
+    }
+
+    /// Rebuilds a controller from [`snapshot`]'s JSON object (or its bytes/str), refusing a
+    /// malformed, tampered, other-version or unreachable state with `SnapshotError`.
+    #[staticmethod]
+    fn restore(py: Python<'_>, snapshot: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let parsed = if snapshot.is_instance_of::<pyo3::types::PyBytes>()
+            || snapshot.is_instance_of::<pyo3::types::PyString>()
+        {
+            let bytes = convert::bytes_arg(py, snapshot, "snapshot", true)?;
+            core_exec::RetrySnapshot::from_json_bytes(&bytes)
+        } else {
+            core_exec::RetrySnapshot::from_value(&crate::canonical_value(py, snapshot)?)
+        };
+        parsed
+            .and_then(|s| CoreController::restore(&s))
+            .map(|inner| Self { inner })
+            .map_err(|e| errors::describe(py, &e))
+    }
+
+    /// The attempt in flight as `(logical_operation_id, started_at)`, or `None`.
+    #[getter]
+    fn current_attempt<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(String, Bound<'py, PyAny>)>> {
+        self.inner
+            .current_attempt()
+            .map(|(op, at)| Ok((op.to_owned(), to_datetime(py, at)?)))
+            .transpose()
+    }
+
     fn __repr__(&self) -> String {
         format!("RetryController(attempts={})", self.inner.attempts())
     }

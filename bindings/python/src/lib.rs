@@ -3,6 +3,7 @@
 //! `python/src/missionweaveprotocol/`.
 
 mod admission;
+mod agent;
 mod artifacts;
 mod auth;
 mod budget;
@@ -19,6 +20,7 @@ mod keys;
 mod lease;
 mod limits;
 mod policy;
+mod offline;
 mod registry;
 mod registry_builder;
 mod resources;
@@ -281,6 +283,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::BudgetMeterCore>()?;
     m.add_class::<policy::PolicyGuardCore>()?;
     m.add_function(wrap_pyfunction!(policy::policy_high_risk_prefixes, m)?)?;
+    // Agent runtime and bounded offline execution (agent.py, offline.py)
+    m.add_class::<agent::NativeAgentSessions>()?;
+    offline::register(m)?;
     // scheduler
     m.add_class::<scheduler::GroupSchedulingPolicy>()?;
     m.add_class::<scheduler::SchedulerPolicy>()?;

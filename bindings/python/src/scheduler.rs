@@ -823,6 +823,11 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
+    /// The core Scheduler, for `agent.rs` (the Agent runtime reads its records).
+    pub(crate) fn core(&self) -> &CoreScheduler {
+        &self.inner
+    }
+
     fn decide(&mut self, offer: &WorkOffer, now: UnixMillis) -> AdmissionDecision {
         AdmissionDecision {
             inner: self.inner.admit(&offer.inner, now),

@@ -7,6 +7,7 @@
 //!
 //! | module | spec | what |
 //! | --- | --- | --- |
+//! | [`agent`] | §6.3, §11.3, §12 | the Agent runtime: one active session, increasing Session Epochs, Group-isolated contexts and credentials |
 //! | [`artifact`] | §13.1 | the Artifact aggregate and `artifact.publish` (signed manifest, content-addressed); the content rules and the local filesystem store the bindings wrap |
 //! | [`resources`] | §12 | the six budget dimensions |
 //! | [`lease`] | §11.3 | Execution, ownership and coordinator leases, and their schema documents |
@@ -21,6 +22,7 @@
 //! | [`membership`] | §8, digest 2.7 | the Membership aggregate, `membership.change`/`end`, Membership Epoch fencing |
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
 //! | [`policy`] | §8, §12, §20 | membership tokens, capability grants, execution authorization, budget meters, the local runaway guard |
+//! | [`offline`] | §11.5 | bounded offline execution: the binding, the Worker's policy and outbox, rebase; the Core's reconciliation checks |
 //! | [`service`] | §15, §16, §19 | `AuthorityCore`: the facade bindings serve (verify + perform, query, replay, error families) |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 

@@ -61,6 +61,7 @@ __all__ = [
     "Frame",
     "GroupSchedulingPolicy",
     "InMemoryAdmissionLog",
+    "InMemoryOutbox",
     "InMemoryStore",
     "KeyRegistrySnapshot",
     "KeyResolutionRequest",
@@ -71,6 +72,12 @@ __all__ = [
     "NativeAgentKeyRegistry",
     "NativeArtifactStore",
     "NativeSessionAuthority",
+    "NativeAgentSessions",
+    "NativeArtifactStore",
+    "NativeOfflinePolicy",
+    "OFFLINE_EXECUTION_EXTENSION",
+    "OFFLINE_EXECUTION_EXTENSION_VERSION",
+    "OFFLINE_REVERSIBLE_KINDS",
     "PROTOCOL_VERSION",
     "ParseLimits",
     "PolicyGuardCore",
@@ -125,12 +132,14 @@ __all__ = [
     "idempotency_key",
     "is_protocol_uri",
     "key_bytes",
+    "offline_binding_of",
     "parse_duration_ms",
     "parse_frame",
     "parse_json",
     "parse_received_frame",
     "parse_timestamp",
     "policy_high_risk_prefixes",
+    "rebase_offline_command",
     "registry_cache_stats",
     "replay_historical",
     "run_cli",
@@ -139,6 +148,7 @@ __all__ = [
     "set_registry_cache_budget",
     "sha256_prefixed_hex",
     "stage_wire_code",
+    "validate_offline_binding",
     "validate_record",
     "verify_admission_bundle",
     "verify_artifact_manifest",
@@ -1065,6 +1075,11 @@ class RetryController:
         retryable: Optional[bool] = None,
         code: Optional[str] = None,
     ) -> RetrySchedule: ...
+    def snapshot(self) -> Any: ...
+    @staticmethod
+    def restore(snapshot: Any) -> RetryController: ...
+    @property
+    def current_attempt(self) -> Optional[Tuple[str, datetime]]: ...
 
 def idempotency_key(
     mission_id: str, work_item_id: str, ownership_epoch: int, logical_operation_id: str
@@ -1564,3 +1579,100 @@ class NativeSessionAuthority:
     def synchronize_epoch(self, agent_id: str, authoritative_epoch: int, key_id: Optional[str] = None) -> None: ...
     def current_epoch(self, agent_id: str) -> int: ...
     def pending_challenges(self) -> int: ...
+# Agent runtime (agent.py)
+
+@final
+class NativeAgentSessions:
+    def __new__(cls, agent_id: str) -> NativeAgentSessions: ...
+    @property
+    def agent_id(self) -> str: ...
+    @property
+    def active_session(self) -> Optional[Tuple[str, str, int]]: ...
+    @property
+    def last_session_epoch(self) -> int: ...
+    def start_session(
+        self, session_epoch: int, session_id: Optional[str] = None
+    ) -> Tuple[str, str, int]: ...
+    def close_session(self, agent_id: str, session_id: str, session_epoch: int) -> bool: ...
+    def install(
+        self,
+        agent_id: str,
+        session_id: str,
+        session_epoch: int,
+        group_id: str,
+        values: Any,
+        *,
+        revision: int,
+        credentials: bool = False,
+    ) -> None: ...
+    def prepare(
+        self,
+        agent_id: str,
+        session_id: str,
+        session_epoch: int,
+        scheduler: Scheduler,
+        work_id: str,
+        group_id: str,
+        generation: int,
+    ) -> dict[str, Any]: ...
+
+# bounded offline execution (offline.py)
+
+OFFLINE_EXECUTION_EXTENSION: str
+OFFLINE_EXECUTION_EXTENSION_VERSION: str
+OFFLINE_REVERSIBLE_KINDS: list[str]
+
+@final
+class NativeOfflinePolicy:
+    def __new__(
+        cls,
+        *,
+        agent_id: str,
+        group_id: str,
+        work_item_id: str,
+        conversation_id: Optional[str],
+        session_epoch: int,
+        ownership_epoch: int,
+        execution_lease_id: str,
+        execution_lease_expires_at: datetime,
+        disconnected_at: datetime,
+        max_disconnect_grace_ms: int,
+        max_actions: int,
+        max_usage: ResourceUsage,
+    ) -> NativeOfflinePolicy: ...
+    @property
+    def grace_deadline(self) -> datetime: ...
+    @property
+    def disconnected_at(self) -> datetime: ...
+    @property
+    def buffered_actions(self) -> list[Any]: ...
+    @property
+    def cumulative_usage(self) -> ResourceUsage: ...
+    def buffer(
+        self,
+        outbox: Any,
+        signing_key: Any,
+        command: Any,
+        *,
+        usage: ResourceUsage,
+        now: datetime,
+    ) -> Any: ...
+
+@final
+class InMemoryOutbox:
+    def __new__(cls) -> InMemoryOutbox: ...
+    def enqueue_action(self, agent_id: str, action_id: str, payload: Any) -> None: ...
+    def pending_actions(self, agent_id: str) -> list[Any]: ...
+    def mark_action_sent(self, agent_id: str, action_id: str) -> None: ...
+
+def rebase_offline_command(
+    command: Any,
+    signing_key: Any,
+    *,
+    session_epoch: int,
+    membership_epoch: int,
+    issued_at: datetime,
+    execution_lease_id: Optional[str] = None,
+) -> Any: ...
+def offline_binding_of(command: Any) -> Optional[Any]: ...
+def validate_offline_binding(data: Any) -> Any: ...

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from . import _native
 from ._native import (
@@ -234,6 +234,32 @@ class RetryController:
         """Ends the running attempt and decides whether to retry."""
         schedule = self._core.finish(success=success, retryable=retryable, now=self._now(now), code=code)
         return RetrySchedule(schedule.retry, schedule.retry_at, schedule.reason)
+
+    # ---- this package's extension (the reference has no snapshot) ------------------------
+
+    def snapshot(self) -> Dict[str, Any]:
+        """The whole state as a versioned JSON object: policy, deadline, cost budget, attempts,
+        usage, backoff, final reason and the attempt in flight, with an ``integrity`` checksum.
+        Persist it to keep the retry bounds across a Worker restart (§11.4). An extension:
+        the reference runtime has no such method."""
+        document: Dict[str, Any] = self._core.snapshot()
+        return document
+
+    @classmethod
+    def restore(cls, snapshot: Any, *, clock: Optional[Clock] = None) -> "RetryController":
+        """A controller in exactly the state of :meth:`snapshot`'s object (or its JSON bytes or
+        text). A malformed, other-version, tampered (``integrity``) or unreachable state (more
+        attempts than allowed, usage over budget, an inconsistent attempt in flight) is refused
+        with :class:`~missionweaveprotocol.errors.SnapshotError` (``INTERNAL_ERROR``)."""
+        controller = cls.__new__(cls)
+        controller._clock = clock if clock is not None else _utc_now
+        controller._core = _native.RetryController.restore(snapshot)
+        return controller
+
+    @property
+    def current_attempt(self) -> Optional[Tuple[str, datetime]]:
+        """The attempt in flight as ``(logical_operation_id, started_at)``, else ``None``."""
+        return self._core.current_attempt
 
     def __repr__(self) -> str:
         return f"RetryController(attempts={self.attempts})"

@@ -17,4 +17,4 @@ mod runtime;
 
 pub use context::{ExecutionContext, SessionDescriptor};
 pub use error::AgentError;
-pub use runtime::AgentRuntime;
+pub use runtime::{AgentRuntime, AgentSessions};

@@ -25,28 +25,26 @@ struct Active {
     credentials: BTreeMap<String, Scoped>,
 }
 
-/// One Agent runtime (reference `AgentRuntime` + `AgentRuntimeSession`): the Scheduler, the
-/// active session and its Group-isolated contexts. Session operations take the session's
-/// [`SessionDescriptor`] and fail with [`AgentError::ClosedSession`] unless it names the
-/// active session, so a handle kept past `close_session` or a replacement can do nothing.
+/// The session half of an Agent runtime, without the Scheduler: the active session, its
+/// Group-scoped installs and the highest Session Epoch used. [`AgentRuntime`] pairs it with
+/// the Scheduler it owns; a host that keeps its Scheduler elsewhere (a binding) pairs it with a
+/// borrowed one through [`prepare`](Self::prepare).
 #[derive(Clone, Debug)]
-pub struct AgentRuntime {
+pub struct AgentSessions {
     agent_id: String,
-    scheduler: Scheduler,
     active: Option<Active>,
     /// The highest Session Epoch ever started (0: none).
     last_epoch: u64,
 }
 
-impl AgentRuntime {
-    /// A runtime for `agent_id` around `scheduler`.
-    pub fn new(agent_id: &str, scheduler: Scheduler) -> Result<Self, AgentError> {
+impl AgentSessions {
+    /// No session yet, for `agent_id`.
+    pub fn new(agent_id: &str) -> Result<Self, AgentError> {
         if agent_id.trim().is_empty() {
             return Err(AgentError::InvalidArgument("agent_id"));
         }
         Ok(Self {
             agent_id: agent_id.to_owned(),
-            scheduler,
             active: None,
             last_epoch: 0,
         })
@@ -55,16 +53,6 @@ impl AgentRuntime {
     /// The Agent.
     pub fn agent_id(&self) -> &str {
         &self.agent_id
-    }
-
-    /// The Scheduler.
-    pub fn scheduler(&self) -> &Scheduler {
-        &self.scheduler
-    }
-
-    /// The Scheduler, to admit, schedule and apply transitions.
-    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
-        &mut self.scheduler
     }
 
     /// The active session, if any.
@@ -119,8 +107,8 @@ impl AgentRuntime {
         Ok(descriptor)
     }
 
-    /// Closes `session`: `Ok(true)` if it was the active one, `Ok(false)` if it was already
-    /// closed (closing is idempotent). Its contexts and credentials are dropped.
+    /// Closes `session`: `true` if it was the active one, `false` if it was already closed
+    /// (closing is idempotent). Its contexts and credentials are dropped.
     pub fn close_session(&mut self, session: &SessionDescriptor) -> bool {
         if self
             .active
@@ -131,6 +119,15 @@ impl AgentRuntime {
             true
         } else {
             false
+        }
+    }
+
+    fn active(&self, session: &SessionDescriptor) -> Result<&Active, AgentError> {
+        match &self.active {
+            Some(active) if active.descriptor == *session => Ok(active),
+            _ => Err(AgentError::ClosedSession {
+                session_id: session.session_id.clone(),
+            }),
         }
     }
 
@@ -175,34 +172,25 @@ impl AgentRuntime {
     }
 
     /// The execution context of `dispatch` under `session`: only the context and credentials
-    /// of the Group the Scheduler admitted the WorkItem under. The dispatch must be the
+    /// of the Group `scheduler` admitted the WorkItem under. The dispatch must be the
     /// Scheduler's current run of that item (running, same generation, same Group).
     pub fn prepare(
         &self,
         session: &SessionDescriptor,
+        scheduler: &Scheduler,
         dispatch: &Dispatch,
     ) -> Result<ExecutionContext, AgentError> {
-        let active = match &self.active {
-            Some(active) if active.descriptor == *session => active,
-            _ => {
-                return Err(AgentError::ClosedSession {
-                    session_id: session.session_id.clone(),
-                });
-            }
-        };
+        let active = self.active(session)?;
         let work_id: &str = &dispatch.work_id;
         let not_dispatched = || AgentError::NotDispatched {
             work_id: work_id.to_owned(),
         };
         // The Group comes from the Scheduler's record, never from the caller (isolation).
-        let idx = self
-            .scheduler
-            .entry_idx(work_id)
-            .ok_or_else(not_dispatched)?;
-        let entry = self.scheduler.entry(idx);
-        let group_id: &str = &self.scheduler.groups[entry.group as usize].id;
+        let idx = scheduler.entry_idx(work_id).ok_or_else(not_dispatched)?;
+        let entry = scheduler.entry(idx);
+        let group_id: &str = &scheduler.groups[entry.group as usize].id;
         let running = matches!(
-            self.scheduler.state(work_id),
+            scheduler.state(work_id),
             Some(WorkState::Running | WorkState::Preempting)
         );
         if !running || entry.generation != dispatch.generation || group_id != &*dispatch.group_id {
@@ -221,6 +209,104 @@ impl AgentRuntime {
             credential_revision: credentials.map(|c| c.revision),
             credentials: Value::Object(credentials.map(|c| c.values.clone()).unwrap_or_default()),
         })
+    }
+}
+
+/// One Agent runtime (reference `AgentRuntime` + `AgentRuntimeSession`): the Scheduler, the
+/// active session and its Group-isolated contexts. Session operations take the session's
+/// [`SessionDescriptor`] and fail with [`AgentError::ClosedSession`] unless it names the
+/// active session, so a handle kept past `close_session` or a replacement can do nothing.
+#[derive(Clone, Debug)]
+pub struct AgentRuntime {
+    sessions: AgentSessions,
+    scheduler: Scheduler,
+}
+
+impl AgentRuntime {
+    /// A runtime for `agent_id` around `scheduler`.
+    pub fn new(agent_id: &str, scheduler: Scheduler) -> Result<Self, AgentError> {
+        Ok(Self {
+            sessions: AgentSessions::new(agent_id)?,
+            scheduler,
+        })
+    }
+
+    /// The Agent.
+    pub fn agent_id(&self) -> &str {
+        self.sessions.agent_id()
+    }
+
+    /// The Scheduler.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
+    }
+
+    /// The Scheduler, to admit, schedule and apply transitions.
+    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
+        &mut self.scheduler
+    }
+
+    /// The session state.
+    pub fn sessions(&self) -> &AgentSessions {
+        &self.sessions
+    }
+
+    /// The active session, if any.
+    pub fn active_session(&self) -> Option<&SessionDescriptor> {
+        self.sessions.active_session()
+    }
+
+    /// The highest Session Epoch started so far (0: none).
+    pub fn last_session_epoch(&self) -> u64 {
+        self.sessions.last_session_epoch()
+    }
+
+    /// See [`AgentSessions::start_session`].
+    pub fn start_session(
+        &mut self,
+        session_epoch: u64,
+        session_id: Option<&str>,
+    ) -> Result<SessionDescriptor, AgentError> {
+        self.sessions.start_session(session_epoch, session_id)
+    }
+
+    /// See [`AgentSessions::close_session`].
+    pub fn close_session(&mut self, session: &SessionDescriptor) -> bool {
+        self.sessions.close_session(session)
+    }
+
+    /// See [`AgentSessions::install_group_context`].
+    pub fn install_group_context(
+        &mut self,
+        session: &SessionDescriptor,
+        group_id: &str,
+        values: &Value,
+        revision: u64,
+    ) -> Result<(), AgentError> {
+        self.sessions
+            .install_group_context(session, group_id, values, revision)
+    }
+
+    /// See [`AgentSessions::install_group_credentials`].
+    pub fn install_group_credentials(
+        &mut self,
+        session: &SessionDescriptor,
+        group_id: &str,
+        credentials: &Value,
+        revision: u64,
+    ) -> Result<(), AgentError> {
+        self.sessions
+            .install_group_credentials(session, group_id, credentials, revision)
+    }
+
+    /// The execution context of `dispatch` under `session`, against this runtime's Scheduler
+    /// (see [`AgentSessions::prepare`]).
+    pub fn prepare(
+        &self,
+        session: &SessionDescriptor,
+        dispatch: &Dispatch,
+    ) -> Result<ExecutionContext, AgentError> {
+        self.sessions.prepare(session, &self.scheduler, dispatch)
     }
 }
 

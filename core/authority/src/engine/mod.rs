@@ -9,7 +9,10 @@
 //!    session) and Membership Epoch fencing (§8);
 //! 3. reads of the aggregates the kind needs, then a pure decision
 //!    `(state read, command, now) → Decision { events, writes }` or a typed §19 error
-//!    (`mission::decide` for the Mission rows);
+//!    (`mission::decide` for the Mission rows); a rebased offline `work.checkpoint` (the one
+//!    critical extension the engine interprets, §11.5) is then reconciled into the same
+//!    decision: binding checks, the usage charge and its Event before the checkpoint
+//!    (`engine/work/offline.rs`);
 //! 4. signing each Event at its Group's next sequence with the Group Authority's
 //!    [`EventIssuer`](crate::events::EventIssuer) and committing one store transaction: the
 //!    appends, the aggregate writes and checks with the revisions read, and the receipt;

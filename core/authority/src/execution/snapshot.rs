@@ -370,3 +370,21 @@ impl RetryController {
         self.current.as_ref().map(|(op, at)| (op.as_str(), *at))
     }
 }
+
+impl missionweaveprotocol::DescribeError for RetrySnapshotError {
+    fn class(&self) -> missionweaveprotocol::ErrorClass {
+        missionweaveprotocol::ErrorClass::Snapshot
+    }
+    fn wire_code(&self) -> WireCode {
+        self.code()
+    }
+    fn reason(&self) -> &str {
+        self.kind()
+    }
+    fn fields(&self) -> missionweaveprotocol::Fields {
+        match self {
+            Self::Format(e) => missionweaveprotocol::Fields::new().text("path", e.path.as_str()),
+            _ => missionweaveprotocol::Fields::new(),
+        }
+    }
+}
