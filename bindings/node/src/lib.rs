@@ -17,6 +17,7 @@ use napi_derive::napi;
 pub mod artifacts;
 pub mod authority_core;
 pub mod keys;
+pub mod policy;
 pub mod sql_store;
 
 /// The envelope every call on a freed object answers with (the core's text).
