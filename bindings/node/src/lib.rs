@@ -18,6 +18,7 @@ pub mod artifacts;
 pub mod auth;
 pub mod authority_core;
 pub mod keys;
+pub mod policy;
 pub mod sql_store;
 
 /// The envelope every call on a freed object answers with (the core's text).

@@ -41,13 +41,8 @@ fn secret_arg(py: Python<'_>, secret: Option<&Bound<'_, PyAny>>) -> PyResult<Vec
 fn token_id(py: Python<'_>, given: Option<&str>) -> PyResult<String> {
     match given {
         Some(id) => Ok(id.to_owned()),
-        None => {
-            let id = core_policy::random_token_id();
-            if id.is_empty() {
-                return Err(errors::invalid_input(py, "the OS random source failed"));
-            }
-            Ok(id)
-        }
+        None => core_policy::random_token_id()
+            .ok_or_else(|| errors::invalid_input(py, "the OS random source failed")),
     }
 }
 

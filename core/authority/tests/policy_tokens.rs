@@ -740,3 +740,59 @@ proptest! {
         prop_assert_eq!(error.reason(), "token_malformed");
     }
 }
+
+/// Refusals read as sentences (no `Debug` dumps, no code prefix) and never carry the token or
+/// the secret (§12 "tokens and secrets MUST NOT appear …").
+#[test]
+fn refusal_messages_are_readable_and_leak_nothing() {
+    let service = membership_service();
+    let r = roles(&["worker"]);
+    let token = service.issue(&binding(&r), MINUTE, "t", T0).unwrap().token;
+    let secret_text = String::from_utf8_lossy(SECRET).into_owned();
+    let mut errors = vec![
+        service
+            .verify(
+                &token,
+                &MembershipBinding {
+                    group_id: "urn:x:group:y",
+                    ..binding(&r)
+                },
+                T0,
+            )
+            .unwrap_err(),
+        service
+            .verify(&token, &binding(&r), T0.saturating_add_ms(MINUTE))
+            .unwrap_err(),
+        service.verify("x.y", &binding(&r), T0).unwrap_err(),
+        service.issue(&binding(&[]), MINUTE, "t", T0).unwrap_err(),
+    ];
+    let o = ops(&["ledger.read"]);
+    let l = lease(MINUTE);
+    let grants = authorization();
+    let grant = grants
+        .issue(&cap_binding(), &l, &scope(&o), false, None, MINUTE, "g", T0)
+        .unwrap()
+        .token;
+    errors.push(
+        grants
+            .verify(&grant, &cap_binding(), &l, Some("ledger.write"), T0)
+            .unwrap_err(),
+    );
+    for e in &errors {
+        let message = e.to_string();
+        assert!(!message.is_empty());
+        for bad in [
+            "{ ",
+            " }",
+            "Some(",
+            "None",
+            token.as_str(),
+            grant.as_str(),
+            &secret_text,
+        ] {
+            assert!(!message.contains(bad), "{message:?} contains {bad:?}");
+        }
+        assert!(!message.starts_with(e.code().as_str()));
+        assert!(!format!("{e:?}").contains(&secret_text));
+    }
+}

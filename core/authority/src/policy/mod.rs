@@ -55,11 +55,13 @@ pub fn is_high_risk_operation(operation: &str) -> bool {
         .any(|p| operation.starts_with(p))
 }
 
-/// A fresh `urn:uuid:` v4 token ID from OS randomness (hosts; not on wasm32).
+/// A fresh `urn:uuid:` v4 token ID from OS randomness, or `None` if the OS source fails
+/// (hosts; not on wasm32).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn random_token_id() -> String {
-    use crate::events::{EventIdSource, RandomEventIds};
-    RandomEventIds::new().next_event_id()
+pub fn random_token_id() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(crate::events::uuid_v4_urn(bytes))
 }
 
 /// A fresh 32-byte secret from OS randomness, or `None` if the OS source fails (hosts; not on
