@@ -119,6 +119,17 @@ impl GroupReplay {
         self.staged.len()
     }
 
+    /// Admission decisions recorded so far (committed and staged).
+    pub fn admission_count(&self) -> usize {
+        self.admissions.len()
+    }
+
+    /// The admission decisions recorded after the first `count` (see
+    /// [`admission_count`](Self::admission_count)).
+    pub fn admissions_since(&self, count: usize) -> &[ReplayAdmission] {
+        &self.admissions[count.min(self.admissions.len())..]
+    }
+
     /// Routes and orders one Event (§16): [`EventCheck::New`] when it must be projected and
     /// applied next, [`EventCheck::Duplicate`] when it was processed already; a wrong Group,
     /// a gap or a moved Event ID is an error.
