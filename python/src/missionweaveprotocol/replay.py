@@ -83,7 +83,7 @@ class EventProjector(Protocol):
 
 
 async def _resolve(value: object) -> object:
-    return await value if inspect.isawaitable(value) else value  # type: ignore[misc]
+    return await value if inspect.isawaitable(value) else value
 
 
 class AgentReplay:
