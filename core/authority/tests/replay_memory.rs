@@ -1,5 +1,6 @@
 //! `replay`: the §16 delivery rules over the in-memory Agent store (positive and negative case
 //! for every rule).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 
@@ -44,10 +45,10 @@ impl Logs {
 
     fn replay(&mut self, group: &str, after: u64) -> Result<SourcePage, SourceError> {
         self.calls += 1;
-        if let Some(snapshot) = self.too_old.take() {
-            if after < snapshot.through_sequence {
-                return Ok(SourcePage::CursorTooOld(snapshot));
-            }
+        if let Some(snapshot) = self.too_old.take()
+            && after < snapshot.through_sequence
+        {
+            return Ok(SourcePage::CursorTooOld(snapshot));
         }
         let log = self.logs.get(group).cloned().unwrap_or_default();
         Ok(SourcePage::Events(
@@ -61,7 +62,7 @@ impl Logs {
 
 /// Every tenth Event offers one WorkItem named after it.
 fn offers_every_tenth(e: &ReplayEvent) -> Result<Option<EventProjection>, String> {
-    Ok((e.sequence % 10 == 0).then(|| EventProjection {
+    Ok(e.sequence.is_multiple_of(10).then(|| EventProjection {
         work_offers: vec![WorkOffer::new(&format!("{}/w", e.event_id), &e.group_id)],
     }))
 }

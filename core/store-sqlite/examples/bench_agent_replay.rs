@@ -82,7 +82,7 @@ fn signed_events(group_id: &str, n: u64) -> Vec<ReplayEvent> {
 
 /// Every 100th Event offers its WorkItem.
 fn projector(e: &ReplayEvent) -> Result<Option<EventProjection>, String> {
-    Ok((e.sequence % 100 == 0).then(|| EventProjection {
+    Ok(e.sequence.is_multiple_of(100).then(|| EventProjection {
         work_offers: vec![WorkOffer::new(&format!("{}/work", e.event_id), &e.group_id)],
     }))
 }

@@ -161,16 +161,16 @@ impl GroupReplay {
                 .event_position(&self.agent_id, event_id)?
                 .map(|p| (p.group_id, p.sequence)),
         };
-        if let Some((known_group, known_sequence)) = known {
-            if known_group != group_id || known_sequence != sequence {
-                return Err(ReplayError::EventMoved {
-                    event_id: event_id.to_owned(),
-                    known_group,
-                    known_sequence,
-                    group_id: group_id.to_owned(),
-                    sequence,
-                });
-            }
+        if let Some((known_group, known_sequence)) = known
+            && (known_group != group_id || known_sequence != sequence)
+        {
+            return Err(ReplayError::EventMoved {
+                event_id: event_id.to_owned(),
+                known_group,
+                known_sequence,
+                group_id: group_id.to_owned(),
+                sequence,
+            });
         }
         if sequence <= self.cursor {
             self.duplicates += 1;
