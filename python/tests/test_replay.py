@@ -127,6 +127,13 @@ def test_sequence_gaps_are_rejected_without_advancing() -> None:
     assert gap.value.reason == "sequence_gap"
     assert store.cursor(A, "g") == 2
 
+    async def unordered(group_id: str, *, after: int) -> Sequence[Ev]:
+        return [Ev("x", "g", None)]
+
+    with pytest.raises(ReplaySequenceError) as missing:
+        run(replay(store, unordered, Projector()).reconcile("g"))
+    assert missing.value.reason == "missing_sequence"
+
 
 def test_wrong_group_events_are_rejected() -> None:
     store = SQLiteAgentStore(":memory:")

@@ -235,6 +235,20 @@ fn gaps_are_refused_without_moving_over_them() {
     ));
     assert_eq!(e.family(), ReplayErrorFamily::Sequence);
     assert_eq!(store.cursor(AGENT, "g").unwrap(), 3);
+    // An Event without a sequence cannot be ordered.
+    let mut unordered = |_: &str, _: u64| {
+        Ok(SourcePage::Events(vec![ReplayEvent::new(
+            "x",
+            "g",
+            0,
+            &b"{}"[..],
+        )]))
+    };
+    let e = r
+        .reconcile(["g"], &mut unordered, &mut offers_every_tenth, NOW)
+        .unwrap_err();
+    assert!(matches!(e, ReplayError::MissingSequence { .. }));
+    assert_eq!(e.family(), ReplayErrorFamily::Sequence);
     // Contiguous Events pass (positive case above: applies_in_order_admits_and_deduplicates).
 }
 

@@ -147,6 +147,12 @@ impl GroupReplay {
                 event_id: event_id.to_owned(),
             });
         }
+        if sequence == 0 {
+            return Err(ReplayError::MissingSequence {
+                group_id: group_id.to_owned(),
+                event_id: event_id.to_owned(),
+            });
+        }
         if sequence > self.cursor.saturating_add(1) {
             return Err(ReplayError::Gap {
                 group_id: group_id.to_owned(),
