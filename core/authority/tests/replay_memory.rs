@@ -159,6 +159,40 @@ fn an_event_id_keeps_its_position() {
     assert_eq!(e.family(), ReplayErrorFamily::Sequence);
     assert_eq!(e.code(), WireCode::ProtocolViolation);
     assert_eq!(store.cursor(AGENT, "g").unwrap(), 3);
+    // In the middle of a batch: the Events before it commit, with exactly their offers.
+    let log = logs.logs.get_mut("g").unwrap();
+    log.pop();
+    log.extend([
+        event("g", 4),
+        ReplayEvent::new("g/e1", "g", 5, &b"{}"[..]),
+        event("g", 6),
+    ]);
+    let mut every_event = |e: &ReplayEvent| {
+        Ok(Some(EventProjection {
+            work_offers: vec![WorkOffer::new(&format!("{}/w", e.event_id), "g")],
+        }))
+    };
+    let e = r
+        .reconcile(
+            ["g"],
+            &mut |g: &str, a| logs.replay(g, a),
+            &mut every_event,
+            NOW,
+        )
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        ReplayError::EventMoved {
+            known_sequence: 1,
+            sequence: 5,
+            ..
+        }
+    ));
+    assert_eq!(store.cursor(AGENT, "g").unwrap(), 4);
+    let stored = store.load_scheduler(AGENT).unwrap().unwrap();
+    assert_eq!(stored, r.scheduler().snapshot());
+    assert_eq!(stored.records.len(), 1);
+    assert_eq!(stored.records[0].offer.work_id, "g/e4/w");
     // A moved duplicate (sequence ≤ cursor under another known ID) is refused too.
     let mut moved = |_: &str, _: u64| {
         Ok(SourcePage::Events(vec![ReplayEvent::new(
