@@ -107,7 +107,7 @@ impl SqliteAgentStore {
 
     fn with_connection(conn: Connection) -> Result<Self, LocalStoreError> {
         conn.execute_batch(
-            "PRAGMA synchronous=FULL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;",
+            "PRAGMA synchronous=FULL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16384;",
         )
         .map_err(backend)?;
         schema::migrate(&conn)?;
