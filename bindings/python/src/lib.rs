@@ -21,8 +21,10 @@ mod lease;
 mod limits;
 mod policy;
 mod offline;
+mod local_store;
 mod registry;
 mod registry_builder;
+mod replay;
 mod resources;
 mod scheduler;
 mod signer;
@@ -298,6 +300,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scheduler::ScheduleDisclosure>()?;
     m.add_class::<scheduler::SchedulerSnapshot>()?;
     m.add_class::<scheduler::Scheduler>()?;
+    m.add_class::<local_store::AgentStore>()?;
+    m.add_class::<replay::GroupReplay>()?;
     // the authoritative core (missionweaveprotocol.core / store)
     m.add_class::<core::NativeStore>()?;
     m.add_class::<core::NativeSqlStore>()?;

@@ -1134,3 +1134,32 @@ impl Scheduler {
         )
     }
 }
+
+// Access for the Agent replay binding (`replay.rs`, `local_store.rs`): the replay admits into
+// the very Scheduler the Python object holds, and the store saves its snapshots.
+impl Scheduler {
+    pub(crate) fn core_mut(&mut self) -> &mut CoreScheduler {
+        &mut self.inner
+    }
+}
+
+impl SchedulerSnapshot {
+    pub(crate) fn core(&self) -> &CoreSnapshot {
+        &self.inner
+    }
+    pub(crate) fn from_core(inner: CoreSnapshot) -> Self {
+        Self { inner }
+    }
+}
+
+impl WorkOffer {
+    pub(crate) fn core(&self) -> &CoreOffer {
+        &self.inner
+    }
+}
+
+impl AdmissionDecision {
+    pub(crate) fn from_core(inner: CoreDecision, work_id: String) -> Self {
+        Self { inner, work_id }
+    }
+}

@@ -1,5 +1,6 @@
 //! `replay`: the §16 delivery rules over the in-memory Agent store (positive and negative case
 //! for every rule).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 
@@ -44,10 +45,10 @@ impl Logs {
 
     fn replay(&mut self, group: &str, after: u64) -> Result<SourcePage, SourceError> {
         self.calls += 1;
-        if let Some(snapshot) = self.too_old.take() {
-            if after < snapshot.through_sequence {
-                return Ok(SourcePage::CursorTooOld(snapshot));
-            }
+        if let Some(snapshot) = self.too_old.take()
+            && after < snapshot.through_sequence
+        {
+            return Ok(SourcePage::CursorTooOld(snapshot));
         }
         let log = self.logs.get(group).cloned().unwrap_or_default();
         Ok(SourcePage::Events(
@@ -61,7 +62,7 @@ impl Logs {
 
 /// Every tenth Event offers one WorkItem named after it.
 fn offers_every_tenth(e: &ReplayEvent) -> Result<Option<EventProjection>, String> {
-    Ok((e.sequence % 10 == 0).then(|| EventProjection {
+    Ok(e.sequence.is_multiple_of(10).then(|| EventProjection {
         work_offers: vec![WorkOffer::new(&format!("{}/w", e.event_id), &e.group_id)],
     }))
 }
@@ -158,6 +159,40 @@ fn an_event_id_keeps_its_position() {
     assert_eq!(e.family(), ReplayErrorFamily::Sequence);
     assert_eq!(e.code(), WireCode::ProtocolViolation);
     assert_eq!(store.cursor(AGENT, "g").unwrap(), 3);
+    // In the middle of a batch: the Events before it commit, with exactly their offers.
+    let log = logs.logs.get_mut("g").unwrap();
+    log.pop();
+    log.extend([
+        event("g", 4),
+        ReplayEvent::new("g/e1", "g", 5, &b"{}"[..]),
+        event("g", 6),
+    ]);
+    let mut every_event = |e: &ReplayEvent| {
+        Ok(Some(EventProjection {
+            work_offers: vec![WorkOffer::new(&format!("{}/w", e.event_id), "g")],
+        }))
+    };
+    let e = r
+        .reconcile(
+            ["g"],
+            &mut |g: &str, a| logs.replay(g, a),
+            &mut every_event,
+            NOW,
+        )
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        ReplayError::EventMoved {
+            known_sequence: 1,
+            sequence: 5,
+            ..
+        }
+    ));
+    assert_eq!(store.cursor(AGENT, "g").unwrap(), 4);
+    let stored = store.load_scheduler(AGENT).unwrap().unwrap();
+    assert_eq!(stored, r.scheduler().snapshot());
+    assert_eq!(stored.records.len(), 1);
+    assert_eq!(stored.records[0].offer.work_id, "g/e4/w");
     // A moved duplicate (sequence ≤ cursor under another known ID) is refused too.
     let mut moved = |_: &str, _: u64| {
         Ok(SourcePage::Events(vec![ReplayEvent::new(
@@ -234,6 +269,20 @@ fn gaps_are_refused_without_moving_over_them() {
     ));
     assert_eq!(e.family(), ReplayErrorFamily::Sequence);
     assert_eq!(store.cursor(AGENT, "g").unwrap(), 3);
+    // An Event without a sequence cannot be ordered.
+    let mut unordered = |_: &str, _: u64| {
+        Ok(SourcePage::Events(vec![ReplayEvent::new(
+            "x",
+            "g",
+            0,
+            &b"{}"[..],
+        )]))
+    };
+    let e = r
+        .reconcile(["g"], &mut unordered, &mut offers_every_tenth, NOW)
+        .unwrap_err();
+    assert!(matches!(e, ReplayError::MissingSequence { .. }));
+    assert_eq!(e.family(), ReplayErrorFamily::Sequence);
     // Contiguous Events pass (positive case above: applies_in_order_admits_and_deduplicates).
 }
 

@@ -272,7 +272,7 @@ fn agent_replay_over_sqlite_restarts_from_the_durable_tail() {
         if e.sequence == 33 {
             return Err("down".into());
         }
-        Ok((e.sequence % 5 == 0).then(|| EventProjection {
+        Ok(e.sequence.is_multiple_of(5).then(|| EventProjection {
             work_offers: vec![WorkOffer::new(&format!("w{}", e.sequence), "g")],
         }))
     };
@@ -293,7 +293,7 @@ fn agent_replay_over_sqlite_restarts_from_the_durable_tail() {
     let mut seen = Vec::new();
     let mut projector = |e: &ReplayEvent| -> Result<Option<EventProjection>, String> {
         seen.push(e.sequence);
-        Ok((e.sequence % 5 == 0).then(|| EventProjection {
+        Ok(e.sequence.is_multiple_of(5).then(|| EventProjection {
             work_offers: vec![WorkOffer::new(&format!("w{}", e.sequence), "g")],
         }))
     };

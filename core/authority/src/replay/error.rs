@@ -133,6 +133,13 @@ pub enum ReplayError {
         /// The Event.
         event_id: String,
     },
+    /// A Group Event without a sequence (sequence 0): it cannot be ordered (§15.2).
+    MissingSequence {
+        /// The Group.
+        group_id: String,
+        /// The Event.
+        event_id: String,
+    },
     /// `sequence > cursor + 1`: the durable cursor never moves over a gap (§16).
     Gap {
         /// The Group.
@@ -203,9 +210,10 @@ impl ReplayError {
     pub const fn family(&self) -> ReplayErrorFamily {
         match self {
             Self::InvalidArgument(_) | Self::WrongGroup { .. } => ReplayErrorFamily::Group,
-            Self::Gap { .. } | Self::EventMoved { .. } | Self::SnapshotBehindCursor { .. } => {
-                ReplayErrorFamily::Sequence
-            }
+            Self::MissingSequence { .. }
+            | Self::Gap { .. }
+            | Self::EventMoved { .. }
+            | Self::SnapshotBehindCursor { .. } => ReplayErrorFamily::Sequence,
             Self::Projection { .. } | Self::Projector { .. } => ReplayErrorFamily::Projection,
             Self::Source { .. } | Self::Store(_) | Self::Scheduler(_) => ReplayErrorFamily::Replay,
         }
@@ -217,6 +225,7 @@ impl ReplayError {
             Self::InvalidArgument(_) => WireCode::InvalidCommand,
             // The peer broke the §16 delivery invariants.
             Self::WrongGroup { .. }
+            | Self::MissingSequence { .. }
             | Self::Gap { .. }
             | Self::EventMoved { .. }
             | Self::SnapshotBehindCursor { .. } => WireCode::ProtocolViolation,
@@ -234,6 +243,7 @@ impl ReplayError {
         match self {
             Self::InvalidArgument(_) => "invalid_argument",
             Self::WrongGroup { .. } => "wrong_group",
+            Self::MissingSequence { .. } => "missing_sequence",
             Self::Gap { .. } => "sequence_gap",
             Self::EventMoved { .. } => "event_moved",
             Self::SnapshotBehindCursor { .. } => "snapshot_behind_cursor",
@@ -268,6 +278,10 @@ impl fmt::Display for ReplayError {
             } => write!(
                 f,
                 "Event {event_id:?} belongs to Group {found:?}, not to the replayed Group {expected:?}"
+            ),
+            Self::MissingSequence { group_id, event_id } => write!(
+                f,
+                "Event {event_id:?} of Group {group_id:?} carries no Group sequence"
             ),
             Self::Gap {
                 group_id,

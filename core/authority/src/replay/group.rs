@@ -18,13 +18,20 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::error::ReplayError;
+use super::error::{LocalStoreError, LocalStoreErrorKind, ReplayError};
 use super::traits::AgentLocalStore;
 use super::types::{
     EventProjection, GroupReplayResult, InboxRow, ReplayAdmission, ReplayBatch, ReplaySnapshot,
 };
 use crate::scheduler::{AdmissionReason, Scheduler, WorkOffer};
 use crate::unix_millis::UnixMillis;
+
+fn error_sequence(error: &ReplayError) -> u64 {
+    match error {
+        ReplayError::EventMoved { sequence, .. } => *sequence,
+        _ => u64::MAX,
+    }
+}
 
 /// What [`GroupReplay::check`] decided about one Event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +47,8 @@ struct Staged {
     row: InboxRow,
     offers: Vec<WorkOffer>,
     now: UnixMillis,
+    /// `admissions.len()` after this Event.
+    admissions_end: usize,
 }
 
 /// The reconcile of one Group for one Agent.
@@ -119,6 +128,17 @@ impl GroupReplay {
         self.staged.len()
     }
 
+    /// Admission decisions recorded so far (committed and staged).
+    pub fn admission_count(&self) -> usize {
+        self.admissions.len()
+    }
+
+    /// The admission decisions recorded after the first `count` (see
+    /// [`admission_count`](Self::admission_count)).
+    pub fn admissions_since(&self, count: usize) -> &[ReplayAdmission] {
+        &self.admissions[count.min(self.admissions.len())..]
+    }
+
     /// Routes and orders one Event (§16): [`EventCheck::New`] when it must be projected and
     /// applied next, [`EventCheck::Duplicate`] when it was processed already; a wrong Group,
     /// a gap or a moved Event ID is an error.
@@ -136,6 +156,12 @@ impl GroupReplay {
                 event_id: event_id.to_owned(),
             });
         }
+        if sequence == 0 {
+            return Err(ReplayError::MissingSequence {
+                group_id: group_id.to_owned(),
+                event_id: event_id.to_owned(),
+            });
+        }
         if sequence > self.cursor.saturating_add(1) {
             return Err(ReplayError::Gap {
                 group_id: group_id.to_owned(),
@@ -144,22 +170,26 @@ impl GroupReplay {
                 event_id: event_id.to_owned(),
             });
         }
+        // A new Event's ID is checked against the store when its batch commits (the insert
+        // of its inbox row finds an ID remembered elsewhere, `recover`), saving one lookup per
+        // Event; a duplicate's here, before it is dropped.
         let known = match self.staged_ids.get(event_id) {
             Some(&s) => Some((self.group_id.to_string(), s)),
-            None => store
+            None if sequence <= self.cursor => store
                 .event_position(&self.agent_id, event_id)?
                 .map(|p| (p.group_id, p.sequence)),
+            None => None,
         };
-        if let Some((known_group, known_sequence)) = known {
-            if known_group != group_id || known_sequence != sequence {
-                return Err(ReplayError::EventMoved {
-                    event_id: event_id.to_owned(),
-                    known_group,
-                    known_sequence,
-                    group_id: group_id.to_owned(),
-                    sequence,
-                });
-            }
+        if let Some((known_group, known_sequence)) = known
+            && (known_group != group_id || known_sequence != sequence)
+        {
+            return Err(ReplayError::EventMoved {
+                event_id: event_id.to_owned(),
+                known_group,
+                known_sequence,
+                group_id: group_id.to_owned(),
+                sequence,
+            });
         }
         if sequence <= self.cursor {
             self.duplicates += 1;
@@ -223,6 +253,7 @@ impl GroupReplay {
             },
             offers,
             now,
+            admissions_end: self.admissions.len(),
         });
         self.staged_admissions = self.admissions.len();
         self.cursor = sequence;
@@ -285,10 +316,72 @@ impl GroupReplay {
                 self.committed_admissions = self.admissions.len();
                 Ok(())
             }
+            Err(e) if e.kind == LocalStoreErrorKind::EventPositionCollision && !rows.is_empty() => {
+                Err(self.recover(store, scheduler, e))
+            }
             Err(e) => {
                 self.discard(scheduler);
                 Err(e.into())
             }
+        }
+    }
+
+    /// The store refused a batch because an Event ID in it is remembered at another position:
+    /// finds the first such Event, commits the Events before it (the Scheduler back to exactly
+    /// their offers) and reports it as [`ReplayError::EventMoved`]. Any other cause (a position
+    /// held by another Event) drops the batch and reports the store's refusal.
+    fn recover(
+        &mut self,
+        store: &(impl AgentLocalStore + ?Sized),
+        scheduler: &mut Scheduler,
+        refusal: LocalStoreError,
+    ) -> ReplayError {
+        let mut moved = None;
+        for (i, staged) in self.staged.iter().enumerate() {
+            match store.event_position(&self.agent_id, &staged.row.event_id) {
+                Ok(Some(p))
+                    if p.group_id != *self.group_id || p.sequence != staged.row.sequence =>
+                {
+                    moved = Some((i, p));
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.discard(scheduler);
+                    return e.into();
+                }
+            }
+        }
+        let Some((i, known)) = moved else {
+            self.discard(scheduler);
+            return refusal.into();
+        };
+        let bad = &self.staged[i];
+        let error = ReplayError::EventMoved {
+            event_id: bad.row.event_id.to_string(),
+            known_group: known.group_id,
+            known_sequence: known.sequence,
+            group_id: self.group_id.to_string(),
+            sequence: bad.row.sequence,
+        };
+        self.staged.truncate(i);
+        self.staged_ids.retain(|_, s| *s < error_sequence(&error));
+        self.staged_admissions = self
+            .staged
+            .last()
+            .map_or(self.committed_admissions, |s| s.admissions_end);
+        self.cursor = self
+            .staged
+            .last()
+            .map_or(self.committed, |s| s.row.sequence);
+        self.roll_back(scheduler);
+        if self.staged.is_empty() {
+            self.discard(scheduler);
+            return error;
+        }
+        match self.write(store, scheduler, None) {
+            Ok(()) => error,
+            Err(e) => e,
         }
     }
 

@@ -135,7 +135,7 @@ fn replay(args: &HashMap<String, String>) -> Result<(), String> {
         ))
     };
     let mut projector = |e: &ReplayEvent| -> Result<Option<EventProjection>, String> {
-        Ok((e.sequence % 20 == 0).then(|| EventProjection {
+        Ok(e.sequence.is_multiple_of(20).then(|| EventProjection {
             work_offers: vec![WorkOffer::new(&format!("work-{}", e.event_id), &e.group_id)],
         }))
     };

@@ -1,0 +1,172 @@
+//! `GroupReplay`: the core's per-Group replay steps (`replay::GroupReplay`) for
+//! `missionweaveprotocol.replay.AgentReplay`, which awaits the source and the projector between
+//! them. Conversions only: ordering, deduplication, admission, rollback and the atomic batch
+//! commit are the core's.
+
+use missionweaveprotocol_authority::replay::{
+    EventCheck, EventProjection, GroupReplay as CoreGroupReplay, ReplayError, ReplayErrorFamily,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyType};
+
+use crate::convert::{self, typed};
+use crate::errors;
+use crate::instant::millis_arg;
+use crate::local_store::{AgentStore, local_store_error};
+use crate::scheduler::{AdmissionDecision, Scheduler, WorkOffer};
+
+/// The Python exception for a replay error: `LocalStoreError` for a store refusal,
+/// `SchedulerError` for a snapshot that cannot be restored, else the reference family
+/// (`ReplayGroupError`, `ReplaySequenceError`, `ReplayProjectionError`, `ReplayError`).
+fn replay_error(py: Python<'_>, error: &ReplayError) -> PyErr {
+    match error {
+        ReplayError::Store(e) => return local_store_error(py, e),
+        ReplayError::Scheduler(e) => return errors::scheduler_error(py, e),
+        _ => {}
+    }
+    let class = match error.family() {
+        ReplayErrorFamily::Group => "ReplayGroupError",
+        ReplayErrorFamily::Sequence => "ReplaySequenceError",
+        ReplayErrorFamily::Projection => "ReplayProjectionError",
+        ReplayErrorFamily::Replay => "ReplayError",
+    };
+    let build = || -> PyResult<PyErr> {
+        let module = py.import("missionweaveprotocol.replay")?;
+        let cls = module.getattr(class)?.cast_into::<PyType>()?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("code", error.code().as_str())?;
+        kwargs.set_item("stage", py.None())?;
+        kwargs.set_item("reason", error.reason())?;
+        kwargs.set_item("detail", error.to_string())?;
+        kwargs.set_item("retryable", error.retryable())?;
+        kwargs.set_item("fields", PyDict::new(py))?;
+        Ok(PyErr::from_value(cls.call_method(
+            "_from_core",
+            (error.to_string(),),
+            Some(&kwargs),
+        )?))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// `GroupReplay(store, agent_id, group_id)`: one Group's reconcile, starting at the store's
+/// cursor.
+#[pyclass(module = "missionweaveprotocol._native")]
+#[derive(Debug)]
+pub struct GroupReplay {
+    store: AgentStore,
+    inner: CoreGroupReplay,
+}
+
+#[pymethods]
+impl GroupReplay {
+    #[new]
+    fn py_new(
+        py: Python<'_>,
+        store: &Bound<'_, PyAny>,
+        agent_id: &str,
+        group_id: &str,
+    ) -> PyResult<Self> {
+        let store = typed::<AgentStore>(py, store, "store", "AgentStore")?
+            .get()
+            .clone();
+        let inner = CoreGroupReplay::begin(&*store.inner, agent_id, group_id)
+            .map_err(|e| replay_error(py, &e))?;
+        Ok(Self { store, inner })
+    }
+
+    /// The cursor including staged Events (ask the source after it).
+    #[getter]
+    fn cursor(&self) -> u64 {
+        self.inner.cursor()
+    }
+
+    /// Events staged, not yet committed.
+    #[getter]
+    fn staged(&self) -> usize {
+        self.inner.staged()
+    }
+
+    /// `True` when the Event is new (project and `apply` it), `False` for a duplicate.
+    fn check(
+        &mut self,
+        py: Python<'_>,
+        event_id: &str,
+        group_id: &str,
+        sequence: u64,
+    ) -> PyResult<bool> {
+        let check = self
+            .inner
+            .check(&*self.store.inner, event_id, group_id, sequence)
+            .map_err(|e| replay_error(py, &e))?;
+        Ok(check == EventCheck::New)
+    }
+
+    /// Admits `offers` (native `WorkOffer`s, or `None`) into `scheduler` at `now` and stages
+    /// the Event. The decisions of this Event.
+    #[pyo3(signature = (scheduler, event_id, sequence, offers, *, now))]
+    fn apply(
+        &mut self,
+        py: Python<'_>,
+        scheduler: &Bound<'_, PyAny>,
+        event_id: &str,
+        sequence: u64,
+        offers: Option<&Bound<'_, PyAny>>,
+        now: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<AdmissionDecision>> {
+        let now = millis_arg(py, now, "now")?;
+        let projection = match offers {
+            Some(list) => {
+                let mut work_offers = Vec::new();
+                for item in convert::iter_arg(py, list, "offers")? {
+                    let item = item?;
+                    work_offers.push(
+                        typed::<WorkOffer>(py, &item, "offers items", "WorkOffer")?
+                            .get()
+                            .core()
+                            .clone(),
+                    );
+                }
+                Some(EventProjection { work_offers })
+            }
+            None => None,
+        };
+        let scheduler = typed::<Scheduler>(py, scheduler, "scheduler", "Scheduler")?;
+        let mut scheduler = scheduler.borrow_mut();
+        let before = self.inner.admission_count();
+        self.inner
+            .apply(scheduler.core_mut(), event_id, sequence, projection, now)
+            .map_err(|e| replay_error(py, &e))?;
+        Ok(self
+            .inner
+            .admissions_since(before)
+            .iter()
+            .map(|a| AdmissionDecision::from_core(a.decision, a.work_id.clone()))
+            .collect())
+    }
+
+    /// Commits the staged Events with the Scheduler's snapshot, atomically.
+    fn commit(&mut self, py: Python<'_>, scheduler: &Bound<'_, PyAny>) -> PyResult<()> {
+        let scheduler = typed::<Scheduler>(py, scheduler, "scheduler", "Scheduler")?;
+        let mut scheduler = scheduler.borrow_mut();
+        self.inner
+            .commit(&*self.store.inner, scheduler.core_mut())
+            .map_err(|e| replay_error(py, &e))
+    }
+
+    /// `(start_cursor, end_cursor, applied_events, duplicate_events, admissions)` of what was
+    /// committed.
+    fn result(&self) -> (u64, u64, u64, u64, Vec<AdmissionDecision>) {
+        let r = self.inner.result();
+        (
+            r.start_cursor,
+            r.end_cursor,
+            r.applied_events,
+            r.duplicate_events,
+            r.admissions
+                .into_iter()
+                .map(|a| AdmissionDecision::from_core(a.decision, a.work_id))
+                .collect(),
+        )
+    }
+}
