@@ -8,6 +8,7 @@
 //! | module | spec | what |
 //! | --- | --- | --- |
 //! | [`artifact`] | §13.1 | the Artifact aggregate and `artifact.publish` (signed manifest, content-addressed); the content rules and the local filesystem store the bindings wrap |
+//! | [`auth`] | §6.3 | Agent keys, one-use HELLO challenges, HMAC session tokens and Session Epochs (`AuthError`, class `authentication`) |
 //! | [`resources`] | §12 | the six budget dimensions |
 //! | [`lease`] | §11.3 | Execution, ownership and coordinator leases, and their schema documents |
 //! | [`budget`] | §12 | the six-dimensional hierarchical budget ledger and its snapshot |

@@ -216,7 +216,10 @@ mod tests {
             assert!(described.fields().is_empty());
             assert!(reasons.insert(error.reason()), "{error:?}: one slug each");
         }
-        assert_eq!(ErrorClass::Authentication.python_name(), "AuthenticationError");
+        assert_eq!(
+            ErrorClass::Authentication.python_name(),
+            "AuthenticationError"
+        );
         assert_eq!(ErrorClass::Authentication.js_name(), "AuthenticationError");
         assert_eq!(
             ErrorClass::parse("authentication"),
