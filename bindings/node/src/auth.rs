@@ -78,6 +78,12 @@ pub fn auth_default_agent_key_id(agent_id: String) -> String {
 #[derive(Debug)]
 pub struct AuthKeyRegistry(Option<Arc<Mutex<CoreRegistry>>>);
 
+impl Default for AuthKeyRegistry {
+    fn default() -> Self {
+        Self(Some(Arc::default()))
+    }
+}
+
 impl AuthKeyRegistry {
     fn inner(&self) -> Result<&Arc<Mutex<CoreRegistry>>, String> {
         self.0.as_ref().ok_or_else(|| freed("AgentKeyRegistry"))
@@ -98,7 +104,7 @@ impl AuthKeyRegistry {
 impl AuthKeyRegistry {
     #[napi(constructor)]
     pub fn new() -> Self {
-        Self(Some(Arc::default()))
+        Self::default()
     }
 
     /// Registers 32 public-key bytes for the Agent (default key ID when `keyId` is absent).
