@@ -865,7 +865,7 @@ function authApi(raw, { inputBytes, publicKeyOf }) {
     toString() { return 'SessionAuthority(<secret redacted>)'; }
 
     /** A fresh one-use challenge (`signingBytes`: the canonical transcript the Agent signs). */
-    issueChallenge(agentId, { keyId, clientNonce, protocolVersion = '0.1', now: at } = {}) {
+    issueChallenge(agentId, { keyId, clientNonce, protocolVersion = PROTOCOL_VERSION, now: at } = {}) {
       return challengeOf(open(native.get(this).issueChallenge(checkString(agentId, 'agentId'), optString(keyId, 'keyId'),
         optString(clientNonce, 'clientNonce'), checkString(protocolVersion, 'protocolVersion'), now(at, 'now'))));
     }
