@@ -657,6 +657,15 @@ export declare class ArtifactError extends MwpError {
     | 'hash_mismatch' | 'size_mismatch' | 'content_missing' | 'stored_bytes_conflict' | 'io';
   readonly contentHash?: string;
 }
+/** An Agent authentication step was refused (§6.3). */
+export declare class AuthenticationError extends MwpError {
+  readonly code: 'AUTH_INVALID_SIGNATURE' | 'AUTH_STALE_SESSION' | 'AUTH_REQUIRED' | 'UNSUPPORTED_VERSION' | 'RATE_LIMITED' | 'PROTOCOL_VIOLATION' | 'INTERNAL_ERROR';
+  readonly reason:
+    | 'invalid_argument' | 'invalid_public_key' | 'key_id_reused' | 'unknown_key' | 'key_not_yet_valid'
+    | 'key_expired' | 'key_revoked' | 'unsupported_version' | 'unknown_challenge' | 'challenge_expired'
+    | 'challenge_mismatch' | 'invalid_signature' | 'too_many_challenges' | 'invalid_token' | 'session_expired'
+    | 'agent_mismatch' | 'stale_session' | 'epoch_exhausted' | 'not_authenticated' | 'unexpected_phase';
+}
 
 export declare class ResourceUsage {
   constructor(values?: ResourceInput);
@@ -1102,35 +1111,21 @@ export declare class Core implements NativeResource {
   [Symbol.dispose](): void;
 }
 
-// ---- Agent authentication (§6.3): the napi addon's `auth` classes --------------------------
-// Types only: the addon (`missionweaveprotocol.<platform>-<arch>.node`) exports the classes
-// `AgentKeyRegistry` and `SessionAuthority` and the function `defaultAgentKeyId`; this package's
-// entry points do not re-export them yet (there is no WebAssembly build of them). A refusal is
-// an `Error` whose `code` is the §19 wire code (`AUTH_INVALID_SIGNATURE`, `AUTH_STALE_SESSION`,
-// `AUTH_REQUIRED`, `UNSUPPORTED_VERSION`, `RATE_LIMITED`, `PROTOCOL_VIOLATION`) and whose
-// message starts with the core's reason slug and a colon (`stale_session: …`). Instants are
-// Unix milliseconds; an omitted `now`/`at` is the system clock.
+// ---- Agent authentication (§6.3): the core's `auth` module --------------------------------
+// Node (napi) only: under the WebAssembly build each of these throws {@link ArgumentError}. A
+// refusal is an {@link AuthenticationError} with the core's §19 `code` and `reason`. Times are a
+// Date or integer Unix milliseconds in, integer milliseconds out; an omitted `now`/`at` is the
+// system clock.
 
-/** Validity of a registered key (Unix milliseconds). */
+/** Validity of a registered key. */
 export interface AuthKeyRegistration {
-  readonly keyId?: string;
-  readonly validFrom?: number;
-  readonly validUntil?: number;
-  readonly revokedAt?: number;
+  readonly keyId?: string | null;
+  readonly validFrom?: TimeInput | null;
+  readonly validUntil?: TimeInput | null;
+  readonly revokedAt?: TimeInput | null;
 }
 
-/** The Organization's Agent keys (addon class `AgentKeyRegistry`). */
-export interface AuthAgentKeyRegistry {
-  /** Registers 32 public-key bytes; the key ID defaults to `defaultAgentKeyId(agentId)`. */
-  register(agentId: string, publicKey: Uint8Array, options?: AuthKeyRegistration): void;
-  /** The 32 public-key bytes of the key valid at `at`. */
-  resolve(agentId: string, keyId?: string | null, at?: number): Uint8Array;
-  matchesRegisteredPublicKey(agentId: string, keyId: string, publicKeyBytes: Uint8Array): boolean;
-  /** Keeps the earliest revocation. */
-  revoke(agentId: string, keyId: string, revokedAt?: number): void;
-}
-
-/** A one-use HELLO challenge; `signingBytes` is the canonical transcript the Agent signs. */
+/** A one-use HELLO challenge; `signingBytes` is the canonical (RFC 8785) transcript the Agent signs. */
 export interface AuthChallenge {
   readonly protocolVersion: string;
   readonly challengeId: string;
@@ -1138,7 +1133,7 @@ export interface AuthChallenge {
   readonly keyId: string;
   readonly clientNonce: string;
   readonly serverNonce: string;
-  readonly expiresAt: number;
+  readonly expiresAt: Millis;
   readonly signingBytes: Uint8Array;
 }
 
@@ -1148,25 +1143,52 @@ export interface AuthSessionGrant {
   readonly keyId: string;
   readonly protocolVersion: string;
   readonly sessionEpoch: number;
-  readonly issuedAt: number;
-  readonly expiresAt: number;
+  readonly issuedAt: Millis;
+  readonly expiresAt: Millis;
   readonly token: string;
 }
 
-/** `new SessionAuthority(registry, options)` options: a secret of ≥ 32 bytes (random when absent). */
+/** `new SessionAuthority(registry, options)`: a secret of at least 32 bytes (random when absent), lifetimes in milliseconds (30 s, 15 min). */
 export interface AuthSessionAuthorityOptions {
-  readonly secret?: Uint8Array;
+  readonly secret?: Bytes;
   readonly challengeTtlMs?: number;
   readonly sessionTtlMs?: number;
 }
 
-/** Challenges, HMAC-SHA256 session tokens and per-Agent Session Epochs (addon class `SessionAuthority`). */
-export interface AuthSessionAuthority {
-  issueChallenge(agentId: string, options?: { keyId?: string; clientNonce?: string; protocolVersion?: string; now?: number }): AuthChallenge;
-  /** Spends the challenge (also on failure); `signature` is base64url. */
-  openSession(challengeId: string, signature: string, now?: number): AuthSessionGrant;
-  verifySession(token: string, now?: number): AuthSessionGrant;
+/** `urn:missionweaveprotocol:key:<last path or colon segment of agentId>`. @throws {@link AuthenticationError} (`invalid_argument`). Node (napi) only. */
+export declare function defaultAgentKeyId(agentId: string): string;
+
+/** The Organization's Agent keys (reference `auth.AgentKeyRegistry`); a {@link SessionAuthority} built on them sees later changes. Node (napi) only. */
+export declare class AgentKeyRegistry implements NativeResource {
+  constructor();
+  /**
+   * Registers a public key (32 bytes, base64url text or a {@link SigningKey}); the key ID defaults
+   * to `defaultAgentKeyId(agentId)`. @throws {@link AuthenticationError} (`invalid_public_key`, `key_id_reused`, `invalid_argument`).
+   */
+  register(agentId: string, publicKey: Bytes | SigningKey, options?: AuthKeyRegistration): void;
+  /** The 32 public-key bytes of the key valid at `at`. @throws {@link AuthenticationError} (`unknown_key`, `key_not_yet_valid`, `key_expired`, `key_revoked`). */
+  resolve(agentId: string, keyId?: string | null, at?: TimeInput): Uint8Array;
+  /** Whether the bytes are the key's registered material (constant-time comparison). */
+  matchesRegisteredPublicKey(agentId: string, keyId: string, publicKeyBytes: Bytes): boolean;
+  /** Keeps the earliest revocation. */
+  revoke(agentId: string, keyId: string, revokedAt?: TimeInput): void;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** One-use challenges, HMAC-SHA256 session tokens and per-Agent Session Epochs (reference `auth.SessionAuthority`). Node (napi) only. */
+export declare class SessionAuthority implements NativeResource {
+  /** @throws {@link AuthenticationError} (`invalid_argument`: a short secret, a zero lifetime). */
+  constructor(registry: AgentKeyRegistry, options?: AuthSessionAuthorityOptions);
+  /** @throws {@link AuthenticationError} (`unknown_key`, `key_revoked`, `unsupported_version`, `too_many_challenges`, …). */
+  issueChallenge(agentId: string, options?: { keyId?: string | null; clientNonce?: string | null; protocolVersion?: string; now?: TimeInput }): AuthChallenge;
+  /** Spends the challenge (also on failure); `signature` is base64url. @throws {@link AuthenticationError} (`unknown_challenge`, `challenge_expired`, `invalid_signature`, …). */
+  openSession(challengeId: string, signature: string, now?: TimeInput): AuthSessionGrant;
+  /** @throws {@link AuthenticationError} (`invalid_token`, `session_expired`, `stale_session`, `key_revoked`, …). */
+  verifySession(token: string, now?: TimeInput): AuthSessionGrant;
   /** Never lowers the epoch. */
   synchronizeEpoch(agentId: string, authoritativeEpoch: number, keyId?: string | null): void;
   currentEpoch(agentId: string): number;
+  free(): void;
+  [Symbol.dispose](): void;
 }

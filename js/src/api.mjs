@@ -244,6 +244,9 @@ export class SnapshotError extends MwpError {}
 /** Content-addressed Artifact bytes or their manifest were refused (§13.1; `reason`: hash_mismatch, size_mismatch, content_missing, stored_bytes_conflict, …). */
 export class ArtifactError extends MwpError {}
 
+/** An Agent authentication step was refused (§6.3; `reason`: unknown_challenge, invalid_signature, stale_session, invalid_token, key_revoked, …). */
+export class AuthenticationError extends MwpError {}
+
 // ---- the authoritative Core: vocabularies and the error families -----------------------------
 //
 // `Core.perform`, `query` and `replay` reject with a MissionWeaveProtocolError subclass. Its
@@ -449,6 +452,7 @@ const ERROR_CLASSES = {
   VerificationError, AdmissionError, SigningError, RegistryError, FrameError, BundleError,
   LeaseError, BudgetLedgerError, BudgetExceededError, DelegationViolation, RetryError,
   RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError, ArtifactError,
+  AuthenticationError,
 };
 
 // An error of the authoritative Core also names its ErrorCode `family` (the core's table): its
@@ -775,6 +779,120 @@ function logBound({ signal, timeoutMs } = {}) {
   });
   bound.dispose = () => { clearTimeout(timer); signal?.removeEventListener('abort', onAbort); };
   return bound;
+}
+
+// ---- Agent authentication (§6.3; napi only) -------------------------------------------------
+// Every rule (key validity, one-use challenges, the transcript, token MACs, Session Epochs) and
+// every refusal (`AuthenticationError`, the core's code and reason) is the core's `auth` module;
+// this converts arguments and supplies the clock. The WebAssembly build has no `auth` module: there
+// each name is an ArgumentError that says so.
+function authApi(raw, { inputBytes, publicKeyOf }) {
+  const native = new NativeTable(raw);
+
+  function needsNode(what) {
+    if (typeof raw.AuthKeyRegistry !== 'function') {
+      throw new ArgumentError(`${what} needs the Node (napi) entry, not the WebAssembly build`);
+    }
+  }
+
+  const now = (value, what) => (value === undefined ? Date.now() : toMillis(value, what));
+  const optMillis = (value, what) => (value === undefined || value === null ? undefined : toMillis(value, what));
+  const optString = (value, what) => (value === undefined || value === null ? undefined : checkString(value, what));
+  const optCount = (value, what) => (value === undefined ? undefined : checkFinite(value, what));
+
+  /** `urn:missionweaveprotocol:key:<last path or colon segment of agentId>`. */
+  function defaultAgentKeyId(agentId) {
+    needsNode('defaultAgentKeyId');
+    return open(raw.authDefaultAgentKeyId(checkString(agentId, 'agentId')));
+  }
+
+  /** The Organization's Agent keys; a `SessionAuthority` built on them sees later changes. */
+  class AgentKeyRegistry {
+    constructor() {
+      needsNode('AgentKeyRegistry');
+      native.set(this, new raw.AuthKeyRegistry());
+    }
+
+    /** Registers a public key (32 bytes, base64url text or a SigningKey; `keyId` defaults to `defaultAgentKeyId(agentId)`). */
+    register(agentId, publicKey, { keyId, validFrom, validUntil, revokedAt } = {}) {
+      open(native.get(this).register(checkString(agentId, 'agentId'), publicKeyOf(publicKey),
+        optString(keyId, 'keyId'), optMillis(validFrom, 'validFrom'), optMillis(validUntil, 'validUntil'),
+        optMillis(revokedAt, 'revokedAt')));
+    }
+
+    /** The 32 public-key bytes of the Agent's key valid at `at` (default: now). */
+    resolve(agentId, keyId, at) {
+      const result = native.get(this).resolve(checkString(agentId, 'agentId'), optString(keyId, 'keyId'), now(at, 'at'));
+      if (typeof result === 'string') open(result);
+      return new Uint8Array(result);
+    }
+
+    /** Whether the bytes are the key's registered material (constant-time comparison). */
+    matchesRegisteredPublicKey(agentId, keyId, publicKeyBytes) {
+      return open(native.get(this).matchesRegisteredPublicKey(checkString(agentId, 'agentId'),
+        checkString(keyId, 'keyId'), inputBytes(publicKeyBytes, 'publicKeyBytes')));
+    }
+
+    /** Revokes the key from `revokedAt` (default: now); the earliest revocation is kept. */
+    revoke(agentId, keyId, revokedAt) {
+      open(native.get(this).revoke(checkString(agentId, 'agentId'), checkString(keyId, 'keyId'), now(revokedAt, 'revokedAt')));
+    }
+  }
+
+  const challengeOf = (value) => Object.freeze({ ...value, signingBytes: encoder.encode(value.signingBytes) });
+
+  /**
+   * One-use HELLO challenges, HMAC-SHA256 session tokens and per-Agent Session Epochs. `secret`
+   * (at least 32 bytes) defaults to 32 random bytes; lifetimes are milliseconds (30 s, 15 min).
+   */
+  class SessionAuthority {
+    constructor(registry, { secret, challengeTtlMs, sessionTtlMs } = {}) {
+      needsNode('SessionAuthority');
+      if (!(registry instanceof AgentKeyRegistry)) throw new ArgumentError('registry must be an AgentKeyRegistry', { fields: { argument: 'registry' } });
+      const authority = new raw.AuthSessionAuthority(native.get(registry),
+        secret === undefined ? undefined : inputBytes(secret, 'secret'),
+        optCount(challengeTtlMs, 'challengeTtlMs'), optCount(sessionTtlMs, 'sessionTtlMs'));
+      try {
+        open(authority.status());
+      } catch (error) {
+        authority.free?.();
+        throw error;
+      }
+      native.set(this, authority);
+    }
+
+    /** `toString`/`inspect` never show the secret. */
+    toString() { return 'SessionAuthority(<secret redacted>)'; }
+
+    /** A fresh one-use challenge (`signingBytes`: the canonical transcript the Agent signs). */
+    issueChallenge(agentId, { keyId, clientNonce, protocolVersion = PROTOCOL_VERSION, now: at } = {}) {
+      return challengeOf(open(native.get(this).issueChallenge(checkString(agentId, 'agentId'), optString(keyId, 'keyId'),
+        optString(clientNonce, 'clientNonce'), checkString(protocolVersion, 'protocolVersion'), now(at, 'now'))));
+    }
+
+    /** Spends the challenge; a valid signature (base64url) opens a session at the next epoch. */
+    openSession(challengeId, signature, at) {
+      return Object.freeze(open(native.get(this).openSession(checkString(challengeId, 'challengeId'),
+        checkString(signature, 'signature'), now(at, 'now'))));
+    }
+
+    /** The session `token` proves at `at` (default: now): MAC, expiry, current epoch, key still valid. */
+    verifySession(token, at) {
+      return Object.freeze(open(native.get(this).verifySession(checkString(token, 'token'), now(at, 'now'))));
+    }
+
+    /** Adopts the authoritative Core's epoch (never lowers it); with `keyId`, that key must be registered. */
+    synchronizeEpoch(agentId, authoritativeEpoch, keyId) {
+      open(native.get(this).synchronizeEpoch(checkString(agentId, 'agentId'),
+        checkFinite(authoritativeEpoch, 'authoritativeEpoch'), optString(keyId, 'keyId')));
+    }
+
+    /** The Agent's current Session Epoch (0 before its first session). */
+    currentEpoch(agentId) { return open(native.get(this).currentEpoch(checkString(agentId, 'agentId'))); }
+  }
+
+  disposable(native, [AgentKeyRegistry, SessionAuthority]);
+  return { AgentKeyRegistry, SessionAuthority, defaultAgentKeyId };
 }
 
 /**
@@ -2057,6 +2175,7 @@ export function createApi(backendModule, backend) {
     LocalArtifactStore,
     verifyArtifactManifest,
     artifactContentHash,
+    ...authApi(raw, { inputBytes, publicKeyOf }),
     ...coreApi(raw, { withRegistry, SigningKey, seedOf: (key) => seeds.get(key), documentBytes }),
     backend,
     sourceCommit: raw.sourceCommit(),

@@ -1,19 +1,16 @@
-// Agent authentication (§6.3) through the napi addon's `auth` classes: the reference's API in
-// camelCase, signatures made by Node's own Ed25519 (node:crypto), each rule with a positive and
-// a negative case and its §19 code.
+// Agent authentication (§6.3) through the package's public API (Node entry): the reference's
+// API in camelCase, signatures made by Node's own Ed25519 (node:crypto), each rule with a
+// positive and a negative case, its §19 code and the core's reason; refusals are the shared
+// `AuthenticationError` class. The WebAssembly build has no `auth` module.
 import assert from 'node:assert/strict';
 import { createPrivateKey, createPublicKey, sign as nodeSign } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { DIST } from './support.mjs';
 
-const require = createRequire(import.meta.url);
-const ADDON = join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`);
-if (!existsSync(ADDON)) throw new Error(`${ADDON} is missing: run scripts/test-js.sh (or node js/scripts/build.mjs)`);
-const { AgentKeyRegistry, SessionAuthority, defaultAgentKeyId } = require(ADDON);
+const api = await import(join(DIST, 'node.mjs'));
+const { AgentKeyRegistry, SessionAuthority, defaultAgentKeyId, AuthenticationError, ArgumentError } = api;
 
 const ALICE = 'urn:missionweaveprotocol:agent:alice';
 const BOB = 'urn:missionweaveprotocol:agent:bob';
@@ -47,10 +44,11 @@ function login(authority, who, now = T0) {
   return authority.openSession(challenge.challengeId, who.sign(challenge.signingBytes), now);
 }
 
-function refused(call, code, reason) {
+function refused(call, code, reason, Class = AuthenticationError) {
   assert.throws(call, (error) => {
+    assert.ok(error instanceof Class, `${error?.name}: ${error?.message}`);
     assert.equal(error.code, code, error.message);
-    assert.ok(error.message.startsWith(`${reason}: `), error.message);
+    assert.equal(error.reason, reason, error.message);
     return true;
   });
 }
@@ -68,6 +66,7 @@ describe('auth: AgentKeyRegistry', () => {
     registry.register(ALICE, alice.publicKey, { validFrom: T0, validUntil: T0 + 3_600_000 });
     const keyId = defaultAgentKeyId(ALICE);
     assert.deepEqual(Buffer.from(registry.resolve(ALICE, null, T0)), alice.publicKey);
+    assert.deepEqual(Buffer.from(registry.resolve(ALICE, keyId, new Date(T0))), alice.publicKey);
     refused(() => registry.resolve(ALICE, keyId, T0 - 1), 'AUTH_INVALID_SIGNATURE', 'key_not_yet_valid');
     refused(() => registry.resolve(ALICE, keyId, T0 + 3_600_000), 'AUTH_INVALID_SIGNATURE', 'key_expired');
     refused(() => registry.resolve(BOB, null, T0), 'AUTH_INVALID_SIGNATURE', 'unknown_key');
@@ -86,7 +85,10 @@ describe('auth: AgentKeyRegistry', () => {
     refused(() => registry.register(ALICE, identityPoint), 'PROTOCOL_VIOLATION', 'invalid_public_key');
     registry.register(ALICE, identity(ALICE, 1).publicKey);
     refused(() => registry.register(ALICE, identity(ALICE, 2).publicKey), 'PROTOCOL_VIOLATION', 'key_id_reused');
-    refused(() => registry.resolve(ALICE, null, 1.5), 'PROTOCOL_VIOLATION', 'invalid_argument');
+    // Not a whole number of milliseconds: argument misuse, as everywhere in the package.
+    refused(() => registry.resolve(ALICE, null, 1.5), 'PROTOCOL_VIOLATION', 'invalid-argument', ArgumentError);
+    refused(() => registry.register(ALICE, identity(ALICE, 1).publicKey, { validFrom: 'soon' }), 'PROTOCOL_VIOLATION',
+      'invalid-argument', ArgumentError);
   });
 });
 
@@ -181,5 +183,45 @@ describe('auth: SessionAuthority', () => {
         assert.ok(!text.includes(mac) && !text.includes(SECRET.toString()), text);
       }
     }
+  });
+});
+
+describe('auth: the package error model, free() and the entries', () => {
+  test('a refusal is an AuthenticationError carrying the core description', () => {
+    const registry = new AgentKeyRegistry();
+    assert.throws(() => registry.resolve(ALICE, null, T0), (error) => {
+      assert.ok(error instanceof AuthenticationError && error instanceof api.MwpError);
+      assert.equal(error.name, 'AuthenticationError');
+      assert.equal(error.code, 'AUTH_INVALID_SIGNATURE');
+      assert.equal(error.reason, 'unknown_key');
+      assert.equal(error.retryable, false);
+      assert.equal(error.stage, null);
+      assert.equal(error.message, 'no registered key for this Agent and key ID');
+      return true;
+    });
+    // The class the core names for the `authentication` error class.
+    assert.equal(api.vocabularies().js_error_class.authentication, 'AuthenticationError');
+    refused(() => registry.register(42, Buffer.alloc(32)), 'PROTOCOL_VIOLATION', 'invalid-argument', ArgumentError);
+    refused(() => new SessionAuthority({}), 'PROTOCOL_VIOLATION', 'invalid-argument', ArgumentError);
+  });
+
+  test('free() drops the native state; an authority keeps the keys it was built on', () => {
+    const { registry, authority, alice } = world();
+    registry.free();
+    registry.free();
+    refused(() => registry.resolve(ALICE, null, T0), 'PROTOCOL_VIOLATION', 'invalid-argument', ArgumentError);
+    refused(() => new SessionAuthority(registry), 'PROTOCOL_VIOLATION', 'invalid-argument', ArgumentError);
+    assert.equal(login(authority, alice).sessionEpoch, 1);
+    authority.free();
+    refused(() => authority.currentEpoch(ALICE), 'PROTOCOL_VIOLATION', 'invalid-argument', ArgumentError);
+    assert.equal(String(new SessionAuthority(new AgentKeyRegistry(), { secret: SECRET })), 'SessionAuthority(<secret redacted>)');
+  });
+
+  test('the WebAssembly build exports the names and says they need the Node entry', async () => {
+    const wasm = await import(join(DIST, 'wasm.mjs'));
+    assert.equal(typeof wasm.AuthenticationError, 'function');
+    assert.throws(() => new wasm.AgentKeyRegistry(), wasm.ArgumentError);
+    assert.throws(() => wasm.defaultAgentKeyId(ALICE), wasm.ArgumentError);
+    assert.throws(() => new wasm.SessionAuthority(new AgentKeyRegistry()), wasm.ArgumentError);
   });
 });

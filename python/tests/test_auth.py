@@ -23,6 +23,7 @@ from missionweaveprotocol.auth import (
     default_agent_key_id,
 )
 from missionweaveprotocol.crypto import SigningKey
+from missionweaveprotocol import errors
 from missionweaveprotocol.errors import MissionWeaveError
 
 T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -304,12 +305,32 @@ def test_token_of_revoked_key(world) -> None:  # type: ignore[no-untyped-def]
             "key_revoked")
 
 
+def test_refusals_come_from_the_shared_error_mapping() -> None:
+    # One class, defined with the others in `errors` and re-exported by `auth`; the native
+    # module raises it with the core's description (code, reason, retryable, no fields).
+    assert AuthenticationError is errors.AuthenticationError
+    assert "AuthenticationError" in errors.__all__
+    error = refused(lambda: AgentKeyRegistry().resolve(ALICE, at=T0), "AUTH_INVALID_SIGNATURE",
+                    "unknown_key")
+    assert type(error) is errors.AuthenticationError
+    assert error.retryable is False and error.stage is None and dict(error.fields) == {}
+    assert str(error) == error.detail == "no registered key for this Agent and key ID"
+    # The reference's constructor shape: a message alone, AUTH_INVALID_SIGNATURE by default.
+    raised = AuthenticationError("challenge expired")
+    assert raised.code == "AUTH_INVALID_SIGNATURE" and str(raised) == "challenge expired"
+    assert AuthenticationError("x", code="RATE_LIMITED").retryable is True
+
+
 def test_configuration_is_checked() -> None:
     registry = AgentKeyRegistry()
     refused(lambda: SessionAuthority(registry, secret=b"short"), "PROTOCOL_VIOLATION",
             "invalid_argument")
     refused(lambda: SessionAuthority(registry, challenge_ttl=timedelta(0)), "PROTOCOL_VIOLATION",
             "invalid_argument")
+    # The core decides positivity (and words it); Python only converts the timedelta.
+    error = refused(lambda: SessionAuthority(registry, session_ttl=timedelta(seconds=-1)),
+                    "PROTOCOL_VIOLATION", "invalid_argument")
+    assert "time-to-live must be positive" in str(error)
     SessionAuthority(registry)  # a random secret
 
 

@@ -19,6 +19,7 @@ ERROR_CLASSES = [
     errors.AdmissionError,
     errors.BundleVerificationError,
     errors.FrameError,
+    errors.AuthenticationError,
 ]
 
 

@@ -1,151 +1,103 @@
-//! Agent authentication (§6.3): the core's `auth` module as napi classes with the reference's
-//! API in camelCase — `AgentKeyRegistry`, `SessionAuthority`, `defaultAgentKeyId`.
+//! Agent authentication (§6.3): the core's `auth` module for the package's `AgentKeyRegistry`,
+//! `SessionAuthority` and `defaultAgentKeyId` (`js/src/api.mjs`, Node entry only).
 //!
-//! Unlike the envelope calls of this addon, these return plain objects and throw: a refusal is
-//! an `Error` whose `code` is the §19 wire code and whose message starts with the core's
-//! reason slug (`"stale_session: the Session Epoch is fenced"`). No message names a secret,
-//! token, MAC or signature. Instants are Unix milliseconds (`Date.now()`); an omitted `now` is
-//! the system clock. The registry is shared: a `SessionAuthority` sees later registrations and
-//! revocations.
+//! Envelopes as everywhere in this addon: every call returns `{"ok":…}` or the core's own
+//! description of the refusal (`AuthError` is a `DescribeError`: class `AuthenticationError`,
+//! its §19 code and reason slug), and nothing throws. No envelope names a secret, token, MAC or
+//! signature. Instants are Unix milliseconds; the JavaScript wrapper supplies the clock. The
+//! registry is shared: a `SessionAuthority` sees later registrations and revocations. `free()`
+//! drops the native state at once (an authority's secret with it).
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use missionweaveprotocol::json::Value;
 use missionweaveprotocol_authority::auth::{
     AgentKeyRegistry as CoreRegistry, AuthError, Challenge as CoreChallenge, KeyValidity,
-    MAX_SESSION_EPOCH, OsNonces, SessionAuthority as CoreAuthority, SessionConfig,
+    NonceSource, OsNonces, SessionAuthority as CoreAuthority, SessionConfig,
     SessionGrant as CoreGrant, default_agent_key_id,
 };
+use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
-use napi::bindgen_prelude::Buffer;
+use missionweaveprotocol_ffi::{Failure, Obj, Outcome, finish};
+use napi::bindgen_prelude::{Buffer, Either};
 use napi_derive::napi;
 
-fn refusal(error: &AuthError) -> napi::Error<String> {
-    napi::Error::new(
-        error.code().as_str().to_owned(),
-        format!("{}: {error}", error.reason()),
-    )
+use crate::freed;
+
+fn refused(error: &AuthError) -> Failure {
+    Failure::error(error)
 }
 
-/// API misuse (`PROTOCOL_VIOLATION`, reason `invalid_argument`), as the core reports it.
-fn misuse(what: &str) -> napi::Error<String> {
-    let code = AuthError::InvalidArgument("").code();
-    napi::Error::new(
-        code.as_str().to_owned(),
-        format!("invalid_argument: {what}"),
-    )
-}
-
-fn locked<T>(mutex: &Mutex<T>) -> napi::Result<MutexGuard<'_, T>, String> {
+fn locked<T>(mutex: &Mutex<T>) -> Result<MutexGuard<'_, T>, Failure> {
+    // A poisoned lock means a panic (a bug) interrupted an update: refuse rather than guess.
     mutex
         .lock()
-        .map_err(|_| misuse("the authentication state is unusable after a panic"))
+        .map_err(|_| Failure::argument("the authentication state is unusable after a panic"))
 }
 
-/// An instant argument: an integral number of milliseconds, or the system clock when absent.
-fn instant(value: Option<f64>, what: &str) -> napi::Result<UnixMillis, String> {
-    match value {
-        None => Ok(UnixMillis(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-                .unwrap_or(0),
-        )),
-        Some(ms) if ms.is_finite() && ms.fract() == 0.0 && ms.abs() <= 9.007_199_254_740_991e15 => {
-            Ok(UnixMillis(ms as i64))
-        }
-        Some(_) => Err(misuse(&format!(
-            "{what} must be an integral number of milliseconds"
-        ))),
-    }
+/// A JavaScript number of milliseconds as an integer, or `None` when it is not one.
+fn whole(ms: f64) -> Option<i64> {
+    (ms.is_finite() && ms.fract() == 0.0 && ms.abs() <= MAX_SAFE_INTEGER as f64)
+        .then_some(ms as i64)
 }
 
-fn opt_instant(value: Option<f64>, what: &str) -> napi::Result<Option<UnixMillis>, String> {
-    value.map(|v| instant(Some(v), what)).transpose()
-}
-
-/// `defaultAgentKeyId(agentId)`: `urn:missionweaveprotocol:key:<last path or colon segment>`.
-#[napi(catch_unwind, js_name = "defaultAgentKeyId")]
-pub fn default_agent_key_id_of(agent_id: String) -> napi::Result<String, String> {
-    default_agent_key_id(&agent_id).map_err(|e| refusal(&e))
-}
-
-/// Validity bounds of a registration (Unix milliseconds).
-#[napi(object)]
-#[derive(Debug, Default)]
-pub struct KeyRegistration {
-    pub key_id: Option<String>,
-    pub valid_from: Option<f64>,
-    pub valid_until: Option<f64>,
-    pub revoked_at: Option<f64>,
-}
-
-/// A one-use HELLO challenge, with the canonical transcript to sign (`signingBytes`).
-#[napi(object)]
-pub struct Challenge {
-    pub protocol_version: String,
-    pub challenge_id: String,
-    pub agent_id: String,
-    pub key_id: String,
-    pub client_nonce: String,
-    pub server_nonce: String,
-    pub expires_at: f64,
-    pub signing_bytes: Buffer,
-}
-
-impl core::fmt::Debug for Challenge {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Challenge")
-            .field("challenge_id", &self.challenge_id)
-            .field("agent_id", &self.agent_id)
-            .field("key_id", &self.key_id)
-            .finish_non_exhaustive()
-    }
-}
-
-fn challenge_object(challenge: &CoreChallenge) -> napi::Result<Challenge, String> {
-    Ok(Challenge {
-        signing_bytes: challenge.signing_bytes().map_err(|e| refusal(&e))?.into(),
-        protocol_version: challenge.protocol_version.clone(),
-        challenge_id: challenge.challenge_id.clone(),
-        agent_id: challenge.agent_id.clone(),
-        key_id: challenge.key_id.clone(),
-        client_nonce: challenge.client_nonce.clone(),
-        server_nonce: challenge.server_nonce.clone(),
-        expires_at: challenge.expires_at.0 as f64,
+fn instant(ms: f64, what: &str) -> Result<UnixMillis, Failure> {
+    whole(ms).map(UnixMillis).ok_or_else(|| {
+        Failure::argument(format!("{what} must be an integral number of milliseconds"))
     })
 }
 
-/// An opened session. `token` is a bearer credential: never log it.
-#[napi(object)]
-#[derive(Debug)]
-pub struct SessionGrant {
-    pub agent_id: String,
-    pub key_id: String,
-    pub protocol_version: String,
-    pub session_epoch: f64,
-    pub issued_at: f64,
-    pub expires_at: f64,
-    pub token: String,
+fn opt_instant(ms: Option<f64>, what: &str) -> Result<Option<UnixMillis>, Failure> {
+    ms.map(|ms| instant(ms, what)).transpose()
 }
 
-fn grant_object(grant: CoreGrant) -> SessionGrant {
-    SessionGrant {
-        agent_id: grant.agent_id,
-        key_id: grant.key_id,
-        protocol_version: grant.protocol_version,
-        session_epoch: grant.session_epoch as f64,
-        issued_at: grant.issued_at.0 as f64,
-        expires_at: grant.expires_at.0 as f64,
-        token: grant.token,
-    }
+/// A count of milliseconds or an epoch for the core. A negative one becomes 0, which the core
+/// refuses with its own rule and text ("time-to-live must be positive", a zero epoch).
+fn unsigned(value: f64, what: &str) -> Result<u64, Failure> {
+    let ms = whole(value)
+        .ok_or_else(|| Failure::argument(format!("{what} must be an integral number")))?;
+    Ok(u64::try_from(ms).unwrap_or(0))
+}
+
+fn unit(outcome: Result<(), Failure>) -> String {
+    finish(outcome.map(|()| Value::Null))
+}
+
+/// `defaultAgentKeyId(agentId)`: `urn:missionweaveprotocol:key:<last path or colon segment>`.
+#[napi(catch_unwind)]
+pub fn auth_default_agent_key_id(agent_id: String) -> String {
+    finish(
+        default_agent_key_id(&agent_id)
+            .map(Value::string)
+            .map_err(|e| refused(&e)),
+    )
 }
 
 /// The Organization's Agent keys.
-#[napi(js_name = "AgentKeyRegistry")]
-#[derive(Debug, Default)]
-pub struct AuthKeyRegistry {
-    inner: Arc<Mutex<CoreRegistry>>,
+#[napi]
+#[derive(Debug)]
+pub struct AuthKeyRegistry(Option<Arc<Mutex<CoreRegistry>>>);
+
+impl Default for AuthKeyRegistry {
+    fn default() -> Self {
+        Self(Some(Arc::default()))
+    }
+}
+
+impl AuthKeyRegistry {
+    fn inner(&self) -> Result<&Arc<Mutex<CoreRegistry>>, String> {
+        self.0.as_ref().ok_or_else(|| freed("AgentKeyRegistry"))
+    }
+
+    fn with<T>(
+        &self,
+        use_: impl FnOnce(&mut CoreRegistry) -> Result<T, Failure>,
+    ) -> Result<T, String> {
+        let inner = self.inner()?;
+        locked(inner)
+            .and_then(|mut registry| use_(&mut registry))
+            .map_err(|f| finish(Err(f)))
+    }
 }
 
 #[napi]
@@ -161,33 +113,43 @@ impl AuthKeyRegistry {
         &self,
         agent_id: String,
         public_key: &[u8],
-        options: Option<KeyRegistration>,
-    ) -> napi::Result<(), String> {
-        let options = options.unwrap_or_default();
-        let validity = KeyValidity {
-            valid_from: opt_instant(options.valid_from, "validFrom")?,
-            valid_until: opt_instant(options.valid_until, "validUntil")?,
-            revoked_at: opt_instant(options.revoked_at, "revokedAt")?,
-        };
-        locked(&self.inner)?
-            .register(&agent_id, public_key, options.key_id.as_deref(), validity)
-            .map_err(|e| refusal(&e))
+        key_id: Option<String>,
+        valid_from: Option<f64>,
+        valid_until: Option<f64>,
+        revoked_at: Option<f64>,
+    ) -> String {
+        let outcome = self.with(|registry| {
+            let validity = KeyValidity {
+                valid_from: opt_instant(valid_from, "validFrom")?,
+                valid_until: opt_instant(valid_until, "validUntil")?,
+                revoked_at: opt_instant(revoked_at, "revokedAt")?,
+            };
+            registry
+                .register(&agent_id, public_key, key_id.as_deref(), validity)
+                .map_err(|e| refused(&e))
+        });
+        outcome.map_or_else(|envelope| envelope, |()| unit(Ok(())))
     }
 
-    /// The 32 public-key bytes of the Agent's key valid at `at` (default: now).
+    /// The 32 public-key bytes of the Agent's key valid at `at`, or the error envelope.
     #[napi(catch_unwind)]
     pub fn resolve(
         &self,
         agent_id: String,
         key_id: Option<String>,
-        at: Option<f64>,
-    ) -> napi::Result<Buffer, String> {
-        let at = instant(at, "at")?;
-        let registry = locked(&self.inner)?;
-        let key = registry
-            .resolve(&agent_id, key_id.as_deref(), at)
-            .map_err(|e| refusal(&e))?;
-        Ok(key.public_key.as_bytes().to_vec().into())
+        at: f64,
+    ) -> Either<Buffer, String> {
+        let outcome = self.with(|registry| {
+            let at = instant(at, "at")?;
+            registry
+                .resolve(&agent_id, key_id.as_deref(), at)
+                .map(|key| key.public_key.as_bytes().to_vec())
+                .map_err(|e| refused(&e))
+        });
+        match outcome {
+            Ok(bytes) => Either::A(bytes.into()),
+            Err(envelope) => Either::B(envelope),
+        }
     }
 
     /// Whether the bytes are the key's registered material (constant-time comparison).
@@ -197,122 +159,141 @@ impl AuthKeyRegistry {
         agent_id: String,
         key_id: String,
         public_key_bytes: &[u8],
-    ) -> napi::Result<bool, String> {
-        Ok(
-            locked(&self.inner)?.matches_registered_public_key(
-                &agent_id,
-                &key_id,
-                public_key_bytes,
-            ),
-        )
+    ) -> String {
+        let outcome = self.with(|registry| {
+            Ok(registry.matches_registered_public_key(&agent_id, &key_id, public_key_bytes))
+        });
+        outcome.map_or_else(|envelope| envelope, |flag| finish(Ok(Value::Bool(flag))))
     }
 
-    /// Revokes the key from `revokedAt` (default: now); the earliest revocation is kept.
+    /// Revokes the key from `revokedAt`; the earliest revocation is kept.
     #[napi(catch_unwind)]
-    pub fn revoke(
-        &self,
-        agent_id: String,
-        key_id: String,
-        revoked_at: Option<f64>,
-    ) -> napi::Result<(), String> {
-        let revoked_at = instant(revoked_at, "revokedAt")?;
-        locked(&self.inner)?
-            .revoke(&agent_id, &key_id, revoked_at)
-            .map_err(|e| refusal(&e))
+    pub fn revoke(&self, agent_id: String, key_id: String, revoked_at: f64) -> String {
+        let outcome = self.with(|registry| {
+            let revoked_at = instant(revoked_at, "revokedAt")?;
+            registry
+                .revoke(&agent_id, &key_id, revoked_at)
+                .map_err(|e| refused(&e))
+        });
+        outcome.map_or_else(|envelope| envelope, |()| unit(Ok(())))
+    }
+
+    /// Drops this handle on the keys now (idempotent); authorities built on them keep theirs.
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = None;
     }
 }
 
-/// `SessionAuthority` options: the HMAC secret (at least 32 bytes; random when absent) and the
-/// lifetimes in milliseconds (defaults 30 s and 15 min).
-#[napi(object)]
-#[derive(Default)]
-pub struct SessionAuthorityOptions {
-    pub secret: Option<Buffer>,
-    pub challenge_ttl_ms: Option<f64>,
-    pub session_ttl_ms: Option<f64>,
+fn challenge_value(challenge: &CoreChallenge) -> Outcome {
+    let bytes = challenge.signing_bytes().map_err(|e| refused(&e))?;
+    // RFC 8785 text is UTF-8: it crosses as a string and JavaScript encodes it back.
+    let text = String::from_utf8(bytes).map_err(|_| {
+        refused(&AuthError::InvalidArgument(
+            "the challenge is not canonical JSON",
+        ))
+    })?;
+    Ok(Obj::new()
+        .str("protocolVersion", challenge.protocol_version.clone())
+        .str("challengeId", challenge.challenge_id.clone())
+        .str("agentId", challenge.agent_id.clone())
+        .str("keyId", challenge.key_id.clone())
+        .str("clientNonce", challenge.client_nonce.clone())
+        .str("serverNonce", challenge.server_nonce.clone())
+        .int("expiresAt", challenge.expires_at.0)
+        .str("signingBytes", text)
+        .build())
 }
 
-impl core::fmt::Debug for SessionAuthorityOptions {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("SessionAuthorityOptions")
-            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
-            .field("challenge_ttl_ms", &self.challenge_ttl_ms)
-            .field("session_ttl_ms", &self.session_ttl_ms)
-            .finish()
-    }
+fn grant_value(grant: CoreGrant) -> Value {
+    Obj::new()
+        .str("agentId", grant.agent_id)
+        .str("keyId", grant.key_id)
+        .str("protocolVersion", grant.protocol_version)
+        .num("sessionEpoch", grant.session_epoch)
+        .int("issuedAt", grant.issued_at.0)
+        .int("expiresAt", grant.expires_at.0)
+        .str("token", grant.token)
+        .build()
 }
 
-/// `issueChallenge` options.
-#[napi(object)]
-#[derive(Debug, Default)]
-pub struct ChallengeOptions {
-    pub key_id: Option<String>,
-    pub client_nonce: Option<String>,
-    pub protocol_version: Option<String>,
-    pub now: Option<f64>,
-}
-
-fn ttl(value: Option<f64>, default: u64, what: &str) -> napi::Result<u64, String> {
-    match value {
-        None => Ok(default),
-        Some(ms)
-            if ms.is_finite()
-                && ms.fract() == 0.0
-                && ms >= 1.0
-                && ms <= MAX_SESSION_EPOCH as f64 =>
-        {
-            Ok(ms as u64)
-        }
-        Some(_) => Err(misuse(&format!(
-            "{what} must be a positive integral number of milliseconds"
-        ))),
-    }
-}
-
-/// Challenges, session tokens and per-Agent Session Epochs.
-#[napi]
-#[derive(Debug)]
-pub struct SessionAuthority {
+/// The registry and the authority of a live `SessionAuthority`.
+struct Live {
     registry: Arc<Mutex<CoreRegistry>>,
     inner: Mutex<CoreAuthority>,
 }
 
+impl core::fmt::Debug for Live {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Live(<secret redacted>)")
+    }
+}
+
+/// Challenges, session tokens and per-Agent Session Epochs. The constructor never throws:
+/// `status()` is the envelope of the construction (a refused configuration, a freed registry).
 #[napi]
-impl SessionAuthority {
-    #[napi(constructor)]
+#[derive(Debug)]
+pub struct AuthSessionAuthority(Result<Live, String>);
+
+impl AuthSessionAuthority {
+    fn run(&self, use_: impl FnOnce(&Live) -> Outcome) -> String {
+        match &self.0 {
+            Ok(live) => finish(use_(live)),
+            Err(envelope) => envelope.clone(),
+        }
+    }
+}
+
+#[napi]
+impl AuthSessionAuthority {
+    /// `secret`: at least 32 bytes (32 random bytes when absent); lifetimes in milliseconds
+    /// (the core's defaults when absent).
+    #[napi(constructor, catch_unwind)]
     pub fn new(
         registry: &AuthKeyRegistry,
-        options: Option<SessionAuthorityOptions>,
-    ) -> napi::Result<Self, String> {
-        let options = options.unwrap_or_default();
-        let defaults = SessionConfig::default();
-        let config = SessionConfig {
-            challenge_ttl_ms: ttl(
-                options.challenge_ttl_ms,
-                defaults.challenge_ttl_ms,
-                "challengeTtlMs",
-            )?,
-            session_ttl_ms: ttl(
-                options.session_ttl_ms,
-                defaults.session_ttl_ms,
-                "sessionTtlMs",
-            )?,
-            ..defaults
+        secret: Option<&[u8]>,
+        challenge_ttl_ms: Option<f64>,
+        session_ttl_ms: Option<f64>,
+    ) -> Self {
+        let build = || -> Result<Live, String> {
+            let registry = registry.inner()?.clone();
+            let fail = |f: Failure| finish(Err(f));
+            let defaults = SessionConfig::default();
+            let config = SessionConfig {
+                challenge_ttl_ms: challenge_ttl_ms
+                    .map(|ms| unsigned(ms, "challengeTtlMs"))
+                    .transpose()
+                    .map_err(fail)?
+                    .unwrap_or(defaults.challenge_ttl_ms),
+                session_ttl_ms: session_ttl_ms
+                    .map(|ms| unsigned(ms, "sessionTtlMs"))
+                    .transpose()
+                    .map_err(fail)?
+                    .unwrap_or(defaults.session_ttl_ms),
+                ..defaults
+            };
+            let secret = match secret {
+                Some(bytes) => bytes.to_vec(),
+                None => {
+                    let mut bytes = vec![0u8; 32];
+                    OsNonces.fill(&mut bytes).map_err(|e| fail(refused(&e)))?;
+                    bytes
+                }
+            };
+            let inner = CoreAuthority::new(secret, config, Box::new(OsNonces))
+                .map_err(|e| fail(refused(&e)))?;
+            Ok(Live {
+                registry,
+                inner: Mutex::new(inner),
+            })
         };
-        let secret = match options.secret {
-            Some(bytes) => bytes.to_vec(),
-            None => {
-                let mut bytes = vec![0u8; 32];
-                getrandom_fill(&mut bytes)?;
-                bytes
-            }
-        };
-        let inner =
-            CoreAuthority::new(secret, config, Box::new(OsNonces)).map_err(|e| refusal(&e))?;
-        Ok(Self {
-            registry: registry.inner.clone(),
-            inner: Mutex::new(inner),
-        })
+        Self(build())
+    }
+
+    /// `{"ok":null}`, or why the construction was refused.
+    #[napi(catch_unwind)]
+    pub fn status(&self) -> String {
+        self.run(|_| Ok(Value::Null))
     }
 
     /// A fresh one-use challenge for the Agent's registered, currently valid key.
@@ -320,53 +301,52 @@ impl SessionAuthority {
     pub fn issue_challenge(
         &self,
         agent_id: String,
-        options: Option<ChallengeOptions>,
-    ) -> napi::Result<Challenge, String> {
-        let options = options.unwrap_or_default();
-        let now = instant(options.now, "now")?;
-        let registry = locked(&self.registry)?;
-        let challenge = locked(&self.inner)?
-            .issue_challenge(
-                &registry,
-                &agent_id,
-                options.key_id.as_deref(),
-                options.client_nonce.as_deref(),
-                options.protocol_version.as_deref().unwrap_or("0.1"),
-                now,
-            )
-            .map_err(|e| refusal(&e))?;
-        challenge_object(&challenge)
+        key_id: Option<String>,
+        client_nonce: Option<String>,
+        protocol_version: String,
+        now: f64,
+    ) -> String {
+        self.run(|live| {
+            let now = instant(now, "now")?;
+            let registry = locked(&live.registry)?;
+            let challenge = locked(&live.inner)?
+                .issue_challenge(
+                    &registry,
+                    &agent_id,
+                    key_id.as_deref(),
+                    client_nonce.as_deref(),
+                    &protocol_version,
+                    now,
+                )
+                .map_err(|e| refused(&e))?;
+            challenge_value(&challenge)
+        })
     }
 
     /// Spends the challenge; a valid signature (base64url) opens a session at the next epoch.
     #[napi(catch_unwind)]
-    pub fn open_session(
-        &self,
-        challenge_id: String,
-        signature: String,
-        now: Option<f64>,
-    ) -> napi::Result<SessionGrant, String> {
-        let now = instant(now, "now")?;
-        let registry = locked(&self.registry)?;
-        locked(&self.inner)?
-            .open_session(&registry, &challenge_id, &signature, now)
-            .map(grant_object)
-            .map_err(|e| refusal(&e))
+    pub fn open_session(&self, challenge_id: String, signature: String, now: f64) -> String {
+        self.run(|live| {
+            let now = instant(now, "now")?;
+            let registry = locked(&live.registry)?;
+            locked(&live.inner)?
+                .open_session(&registry, &challenge_id, &signature, now)
+                .map(grant_value)
+                .map_err(|e| refused(&e))
+        })
     }
 
     /// The session `token` proves: MAC, expiry, current epoch, key still valid.
     #[napi(catch_unwind)]
-    pub fn verify_session(
-        &self,
-        token: String,
-        now: Option<f64>,
-    ) -> napi::Result<SessionGrant, String> {
-        let now = instant(now, "now")?;
-        let registry = locked(&self.registry)?;
-        locked(&self.inner)?
-            .verify_session(&registry, &token, now)
-            .map(grant_object)
-            .map_err(|e| refusal(&e))
+    pub fn verify_session(&self, token: String, now: f64) -> String {
+        self.run(|live| {
+            let now = instant(now, "now")?;
+            let registry = locked(&live.registry)?;
+            locked(&live.inner)?
+                .verify_session(&registry, &token, now)
+                .map(grant_value)
+                .map_err(|e| refused(&e))
+        })
     }
 
     /// Adopts the authoritative Core's epoch (never lowers it). With `keyId`, that key must be
@@ -377,34 +357,35 @@ impl SessionAuthority {
         agent_id: String,
         authoritative_epoch: f64,
         key_id: Option<String>,
-    ) -> napi::Result<(), String> {
-        if let Some(key_id) = key_id {
-            locked(&self.registry)?
-                .get(&agent_id, Some(&key_id))
-                .map_err(|e| refusal(&e))?;
-        }
-        let epoch = if authoritative_epoch.is_finite()
-            && authoritative_epoch.fract() == 0.0
-            && authoritative_epoch >= 0.0
-            && authoritative_epoch <= MAX_SESSION_EPOCH as f64
-        {
-            authoritative_epoch as u64
-        } else {
-            0
-        };
-        locked(&self.inner)?
-            .synchronize_epoch(&agent_id, epoch)
-            .map_err(|e| refusal(&e))
+    ) -> String {
+        self.run(|live| {
+            let epoch = unsigned(authoritative_epoch, "authoritativeEpoch")?;
+            if let Some(key_id) = key_id {
+                locked(&live.registry)?
+                    .get(&agent_id, Some(&key_id))
+                    .map_err(|e| refused(&e))?;
+            }
+            locked(&live.inner)?
+                .synchronize_epoch(&agent_id, epoch)
+                .map(|()| Value::Null)
+                .map_err(|e| refused(&e))
+        })
     }
 
     /// The Agent's current Session Epoch (0 before its first session).
     #[napi(catch_unwind)]
-    pub fn current_epoch(&self, agent_id: String) -> napi::Result<f64, String> {
-        Ok(locked(&self.inner)?.current_epoch(&agent_id) as f64)
+    pub fn current_epoch(&self, agent_id: String) -> String {
+        self.run(|live| {
+            let epoch = locked(&live.inner)?.current_epoch(&agent_id);
+            Ok(Value::Number(missionweaveprotocol::json::Number::from_u64(
+                epoch,
+            )))
+        })
     }
-}
 
-fn getrandom_fill(bytes: &mut [u8]) -> napi::Result<(), String> {
-    use missionweaveprotocol_authority::auth::NonceSource;
-    OsNonces.fill(bytes).map_err(|e| refusal(&e))
+    /// Drops the authority (its secret, challenges and epochs) now (idempotent).
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.0 = Err(freed("SessionAuthority"));
+    }
 }

@@ -1,44 +1,23 @@
 //! Agent authentication (§6.3): the core's `auth` module for `missionweaveprotocol.auth`.
-//! Conversions only; refusals are `missionweaveprotocol.auth.AuthenticationError` with the
-//! core's wire code and reason. The registry is shared (one `Arc<Mutex<…>>`) between the
-//! Python `AgentKeyRegistry` and every `SessionAuthority` built on it, as in the reference,
-//! where later registrations and revocations are seen by the authority.
+//! Conversions only; a refusal is the core's `AuthError`, raised by the package's one error
+//! mapping (`errors::describe`: class `AuthenticationError`, the core's wire code and reason).
+//! The registry is shared (one `Arc<Mutex<…>>`) between the Python `AgentKeyRegistry` and
+//! every `SessionAuthority` built on it, as in the reference, where later registrations and
+//! revocations are seen by the authority.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use missionweaveprotocol_authority::auth::{
-    AgentKeyRegistry as CoreRegistry, AuthError, Challenge, KeyValidity, OsNonces,
+    AgentKeyRegistry as CoreRegistry, Challenge, KeyValidity, OsNonces,
     SessionAuthority as CoreAuthority, SessionConfig, SessionGrant, default_agent_key_id,
 };
 use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyTuple};
 
 use crate::convert::{self, bytes_arg, opt_str_arg, str_arg};
 use crate::errors;
 use crate::instant::{millis_arg, opt_millis_arg, to_datetime};
-
-static AUTHENTICATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-/// A core refusal as `AuthenticationError` (a `ValueError`), with `code`, `reason` and
-/// `retryable`. The message names the rule only: no secret, token or signature.
-fn auth_error(py: Python<'_>, error: &AuthError) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let class =
-            AUTHENTICATION_ERROR.import(py, "missionweaveprotocol.auth", "AuthenticationError")?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("code", error.code().as_str())?;
-        kwargs.set_item("stage", py.None())?;
-        kwargs.set_item("reason", error.reason())?;
-        kwargs.set_item("detail", error.to_string())?;
-        kwargs.set_item("retryable", error.retryable())?;
-        kwargs.set_item("fields", PyDict::new(py))?;
-        let instance = class.call_method("_from_core", (error.to_string(),), Some(&kwargs))?;
-        Ok(PyErr::from_value(instance))
-    };
-    build().unwrap_or_else(|e| e)
-}
 
 fn locked<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> PyResult<MutexGuard<'a, T>> {
     // A poisoned lock means a panic (a bug) interrupted an update: refuse rather than guess.
@@ -50,7 +29,8 @@ fn locked<'a, T>(py: Python<'_>, mutex: &'a Mutex<T>) -> PyResult<MutexGuard<'a,
 /// `default_agent_key_id(agent_id)`.
 #[pyfunction]
 pub fn auth_default_agent_key_id(py: Python<'_>, agent_id: &Bound<'_, PyAny>) -> PyResult<String> {
-    default_agent_key_id(&str_arg(py, agent_id, "agent_id")?).map_err(|e| auth_error(py, &e))
+    default_agent_key_id(&str_arg(py, agent_id, "agent_id")?)
+        .map_err(|e| errors::auth_error(py, &e))
 }
 
 /// The canonical challenge transcript (RFC 8785 bytes of the seven members).
@@ -75,7 +55,9 @@ pub fn auth_challenge_signing_bytes<'py>(
         server_nonce: str_arg(py, server_nonce, "server_nonce")?.into_owned(),
         expires_at: millis_arg(py, expires_at, "expires_at")?,
     };
-    let bytes = challenge.signing_bytes().map_err(|e| auth_error(py, &e))?;
+    let bytes = challenge
+        .signing_bytes()
+        .map_err(|e| errors::auth_error(py, &e))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -116,7 +98,7 @@ impl NativeAgentKeyRegistry {
         };
         locked(py, &self.inner)?
             .register(&agent_id, &public_key, key_id.as_deref(), validity)
-            .map_err(|e| auth_error(py, &e))
+            .map_err(|e| errors::auth_error(py, &e))
     }
 
     /// The 32 public-key bytes of the Agent's key valid at `at`.
@@ -134,7 +116,7 @@ impl NativeAgentKeyRegistry {
         let registry = locked(py, &self.inner)?;
         let key = registry
             .resolve(&agent_id, key_id.as_deref(), at)
-            .map_err(|e| auth_error(py, &e))?;
+            .map_err(|e| errors::auth_error(py, &e))?;
         Ok(PyBytes::new(py, key.public_key.as_bytes()))
     }
 
@@ -165,7 +147,7 @@ impl NativeAgentKeyRegistry {
         let revoked_at = millis_arg(py, revoked_at, "revoked_at")?;
         locked(py, &self.inner)?
             .revoke(&agent_id, &key_id, revoked_at)
-            .map_err(|e| auth_error(py, &e))
+            .map_err(|e| errors::auth_error(py, &e))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
@@ -244,7 +226,7 @@ impl NativeSessionAuthority {
             },
         };
         let inner = CoreAuthority::new(secret, config, Box::new(OsNonces))
-            .map_err(|e| auth_error(py, &e))?;
+            .map_err(|e| errors::auth_error(py, &e))?;
         Ok(Self {
             registry,
             inner: Mutex::new(inner),
@@ -278,7 +260,7 @@ impl NativeSessionAuthority {
                 &protocol_version,
                 now,
             )
-            .map_err(|e| auth_error(py, &e))?;
+            .map_err(|e| errors::auth_error(py, &e))?;
         challenge_tuple(py, &challenge)
     }
 
@@ -297,7 +279,7 @@ impl NativeSessionAuthority {
         let registry = locked(py, &self.registry)?;
         let grant = locked(py, &self.inner)?
             .open_session(&registry, &challenge_id, &signature, now)
-            .map_err(|e| auth_error(py, &e))?;
+            .map_err(|e| errors::auth_error(py, &e))?;
         grant_tuple(py, &grant)
     }
 
@@ -313,7 +295,7 @@ impl NativeSessionAuthority {
         let registry = locked(py, &self.registry)?;
         let grant = locked(py, &self.inner)?
             .verify_session(&registry, &token, now)
-            .map_err(|e| auth_error(py, &e))?;
+            .map_err(|e| errors::auth_error(py, &e))?;
         grant_tuple(py, &grant)
     }
 
@@ -331,7 +313,7 @@ impl NativeSessionAuthority {
         if let Some(key_id) = opt_str_arg(py, key_id, "key_id")? {
             locked(py, &self.registry)?
                 .get(&agent_id, Some(&key_id))
-                .map_err(|e| auth_error(py, &e))?;
+                .map_err(|e| errors::auth_error(py, &e))?;
         }
         let epoch = convert::int_arg(
             py,
@@ -343,7 +325,7 @@ impl NativeSessionAuthority {
         let epoch = u64::try_from(epoch).unwrap_or(0);
         locked(py, &self.inner)?
             .synchronize_epoch(&agent_id, epoch)
-            .map_err(|e| auth_error(py, &e))
+            .map_err(|e| errors::auth_error(py, &e))
     }
 
     /// The Agent's current Session Epoch (0 before its first session).

@@ -12,6 +12,7 @@ use missionweaveprotocol::schema_formats::TimestampError;
 use missionweaveprotocol::signed_documents::{SigningError, VerificationError};
 use missionweaveprotocol::wire::FrameError;
 use missionweaveprotocol::{ArgumentError, DescribeError, ErrorClass, FieldValue, Stage};
+use missionweaveprotocol_authority::auth::AuthError;
 use missionweaveprotocol_authority::budget::BudgetError;
 use missionweaveprotocol_authority::delegation::DelegationViolation;
 use missionweaveprotocol_authority::execution::RetryError;
@@ -168,4 +169,6 @@ conveniences! {
     budget_snapshot_error: SnapshotFormatError;
     /// A malformed scheduler snapshot document.
     scheduler_snapshot_error: SnapshotFormatError;
+    /// A refused authentication step (`AuthenticationError`).
+    auth_error: AuthError;
 }

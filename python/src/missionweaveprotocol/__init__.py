@@ -4,7 +4,7 @@ Module map (as the reference runtime): ``canonical``, ``crypto``, ``schema_forma
 ``signed_documents``, ``registry``, ``admission``, ``bundle``, ``conformance``, ``wire``, and the
 sans-IO bounded-authority and scheduling modules ``lease``, ``budget``, ``delegation``,
 ``execution``, ``scheduler``; the authoritative core ``core`` (``Core``: ``perform``, ``query``,
-``replay``), ``models``, ``payloads``, ``store``, ``ingress`` and ``artifacts``;
+``replay``), ``models``, ``payloads``, ``store``, ``ingress``, ``artifacts`` and ``auth``;
 ``errors`` holds the exception hierarchy (base :class:`MissionWeaveError`; the Core's
 refusals are ``core.MissionWeaveProtocolError``, the reference's families).
 

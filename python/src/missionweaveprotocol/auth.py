@@ -33,25 +33,18 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from . import _native
 from ._native import SigningKey, encode_base64url
 from .crypto import PublicKeyLike, load_public_key
-from .errors import MissionWeaveError
+# Defined with the package's other exception classes, where the core's error mapping finds it.
+from .errors import AuthenticationError
 
 Clock = Callable[[], datetime]
 
 _DEFAULT_CHALLENGE_TTL = timedelta(seconds=30)
 _DEFAULT_SESSION_TTL = timedelta(minutes=15)
-
-
-class AuthenticationError(MissionWeaveError, ValueError):
-    """An authentication step was refused; ``code`` is the §19 wire code, ``reason`` the rule."""
-
-    def __init__(self, message: str, **kwargs: Any) -> None:
-        kwargs.setdefault("code", "AUTH_INVALID_SIGNATURE")
-        super().__init__(message, **kwargs)
 
 
 def _utc_now() -> datetime:
@@ -63,12 +56,9 @@ def _ttl_ms(value: timedelta, what: str) -> int:
         raise AuthenticationError(
             f"{what} must be a timedelta", code="PROTOCOL_VIOLATION", reason="invalid_argument"
         )
-    millis = value // timedelta(milliseconds=1)
-    if millis <= 0:
-        raise AuthenticationError(
-            f"{what} must be positive", code="PROTOCOL_VIOLATION", reason="invalid_argument"
-        )
-    return millis
+    # A negative lifetime becomes 0, which the core refuses ("time-to-live must be positive"):
+    # the rule and its text live in Rust.
+    return max(value // timedelta(milliseconds=1), 0)
 
 
 def default_agent_key_id(agent_id: str) -> str:

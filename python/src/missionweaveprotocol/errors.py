@@ -368,9 +368,26 @@ class ArtifactError(MissionWeaveError, ValueError):
     content_hash: Optional[str] = None
 
 
+class AuthenticationError(MissionWeaveError, ValueError):
+    """An Agent authentication step was refused (§6.3); the reference's
+    ``auth.AuthenticationError(ValueError)``, also importable from :mod:`.auth`. ``code``:
+    ``AUTH_INVALID_SIGNATURE`` (bad, unknown, expired or replayed challenge, wrong signature,
+    unknown/revoked/expired key; the default, as the reference raises it),
+    ``AUTH_STALE_SESSION``, ``AUTH_REQUIRED`` (forged, malformed or expired token),
+    ``UNSUPPORTED_VERSION``, ``RATE_LIMITED`` or ``PROTOCOL_VIOLATION`` (misuse). ``reason``
+    is the core's slug (``stale_session``, ``invalid_token``, …). No message names a secret,
+    token, MAC or signature.
+    """
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("code", "AUTH_INVALID_SIGNATURE")
+        super().__init__(message, **kwargs)
+
+
 __all__ = [
     "AdmissionError",
     "ArtifactError",
+    "AuthenticationError",
     "BudgetLedgerError",
     "DelegationViolation",
     "LeaseError",

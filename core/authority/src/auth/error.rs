@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use missionweaveprotocol::WireCode;
+use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
 
 /// Why an authentication step was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,3 +152,91 @@ impl fmt::Display for AuthError {
 }
 
 impl std::error::Error for AuthError {}
+
+/// The one description every binding converts (`ErrorClass::Authentication`: Python
+/// `AuthenticationError`, a `ValueError` as the reference's; JavaScript `AuthenticationError`).
+/// No structured fields: an identifier the caller supplied is already known to it, and nothing
+/// secret may travel in an error.
+impl DescribeError for AuthError {
+    fn class(&self) -> ErrorClass {
+        ErrorClass::Authentication
+    }
+
+    fn wire_code(&self) -> WireCode {
+        self.code()
+    }
+
+    fn reason(&self) -> &str {
+        AuthError::reason(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
+
+    use super::AuthError;
+
+    const ALL: [AuthError; 20] = [
+        AuthError::InvalidArgument("agent_id is empty"),
+        AuthError::InvalidPublicKey,
+        AuthError::KeyIdReused,
+        AuthError::UnknownKey,
+        AuthError::KeyNotYetValid,
+        AuthError::KeyExpired,
+        AuthError::KeyRevoked,
+        AuthError::UnsupportedVersion,
+        AuthError::UnknownChallenge,
+        AuthError::ChallengeExpired,
+        AuthError::ChallengeMismatch,
+        AuthError::InvalidSignature,
+        AuthError::TooManyChallenges,
+        AuthError::InvalidToken,
+        AuthError::SessionExpired,
+        AuthError::AgentMismatch,
+        AuthError::StaleSession,
+        AuthError::EpochExhausted,
+        AuthError::NotAuthenticated,
+        AuthError::UnexpectedPhase,
+    ];
+
+    #[test]
+    fn every_refusal_describes_itself_as_authentication() {
+        let mut reasons = HashSet::new();
+        for error in ALL {
+            let described: &dyn DescribeError = &error;
+            assert_eq!(described.class(), ErrorClass::Authentication);
+            assert_eq!(described.wire_code(), error.code());
+            assert_eq!(described.reason(), error.reason());
+            assert_eq!(described.retryable(), error.retryable());
+            assert_eq!(described.detail(), error.to_string());
+            assert_eq!(described.stage(), None);
+            assert!(described.fields().is_empty());
+            assert!(reasons.insert(error.reason()), "{error:?}: one slug each");
+        }
+        assert_eq!(
+            ErrorClass::Authentication.python_name(),
+            "AuthenticationError"
+        );
+        assert_eq!(ErrorClass::Authentication.js_name(), "AuthenticationError");
+        assert_eq!(
+            ErrorClass::parse("authentication"),
+            Some(ErrorClass::Authentication)
+        );
+    }
+
+    #[test]
+    fn retryability_is_the_wire_codes() {
+        // §19: a refused credential needs another one, not the same call again; the
+        // pending-challenge limit clears by itself.
+        let too_many: &dyn DescribeError = &AuthError::TooManyChallenges;
+        assert_eq!(too_many.wire_code(), WireCode::RateLimited);
+        assert!(too_many.retryable());
+        let stale: &dyn DescribeError = &AuthError::StaleSession;
+        assert_eq!(stale.wire_code(), WireCode::AuthStaleSession);
+        assert!(!stale.retryable());
+        assert_eq!(ErrorClass::parse("auth"), None);
+    }
+}

@@ -60,11 +60,14 @@ pub enum ErrorClass {
     /// Content-addressed Artifact bytes or their manifest were refused (§13.1): a local store
     /// operation, not a wire event.
     Artifact,
+    /// An Agent authentication step was refused (§6.3): a HELLO challenge, a session token or
+    /// an Agent key.
+    Authentication,
 }
 
 impl ErrorClass {
     /// Every class.
-    pub const ALL: [ErrorClass; 21] = [
+    pub const ALL: [ErrorClass; 22] = [
         Self::Argument,
         Self::Parse,
         Self::Canonicalization,
@@ -86,6 +89,7 @@ impl ErrorClass {
         Self::SchedulerState,
         Self::Snapshot,
         Self::Artifact,
+        Self::Authentication,
     ];
 
     /// Stable kebab-case name.
@@ -112,6 +116,7 @@ impl ErrorClass {
             Self::SchedulerState => "scheduler-state",
             Self::Snapshot => "snapshot",
             Self::Artifact => "artifact",
+            Self::Authentication => "authentication",
         }
     }
 
@@ -144,6 +149,7 @@ impl ErrorClass {
             Self::SchedulerState => "SchedulerStateError",
             Self::Snapshot => "SnapshotError",
             Self::Artifact => "ArtifactError",
+            Self::Authentication => "AuthenticationError",
         }
     }
 
@@ -171,6 +177,7 @@ impl ErrorClass {
             Self::SchedulerState => "SchedulerStateError",
             Self::Snapshot => "SnapshotError",
             Self::Artifact => "ArtifactError",
+            Self::Authentication => "AuthenticationError",
         }
     }
 }
