@@ -631,8 +631,12 @@ export declare class RetryError extends MwpError {
   readonly field?: string;
   readonly retryAt?: Millis;
   readonly finishedReason?: string;
+  /** `RATE_LIMITED` from the policy guard: when the window admits again. */
+  readonly retryAfterMs?: number;
   readonly dimension?: Dimension;
 }
+/** The core's `policy` error class (§8, §12, §20 refusals, retry-controller misuse): the reference's `PolicyError`, the same class as {@link RetryError}. */
+export declare const PolicyError: typeof RetryError;
 export declare class RetryExhausted extends RetryError {}
 export declare class SchedulerError extends MwpError {
   readonly reason: 'unsafe_checkpoint' | 'invalid_argument' | 'corrupt_snapshot';
@@ -1189,6 +1193,174 @@ export declare class SessionAuthority implements NativeResource {
   /** Never lowers the epoch. */
   synchronizeEpoch(agentId: string, authoritativeEpoch: number, keyId?: string | null): void;
   currentEpoch(agentId: string): number;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+// ---- policy: tokens, execution authorization, local guardrails (§8, §12, §20; napi only) ----
+
+/** A budget as the policy layer reads it: any subset of the six members (absent: 0). */
+export type PolicyBudget = Partial<Readonly<Record<ResourceMember, number>>>;
+
+/** `new MembershipTokenService(options)` / `new AuthorizationService(options)`: a secret of at least 32 bytes (random when absent), the longest lifetime (15 min). */
+export interface PolicyServiceOptions {
+  readonly secret?: Bytes;
+  readonly maximumTtlMs?: number;
+}
+
+/** A token and its claims; `token` is a bearer credential (never log it). */
+export interface PolicyIssued<Claims> {
+  readonly claims: Claims;
+  readonly token: string;
+}
+
+/** The claims of a Group membership token (§8). */
+export interface MembershipTokenClaims {
+  readonly tokenId: string;
+  readonly principal: { readonly type: 'agent'; readonly id: string };
+  readonly groupId: string;
+  readonly roles: readonly string[];
+  readonly membershipEpoch: number;
+  readonly sessionEpoch: number;
+  readonly issuedAt: Millis;
+  readonly expiresAt: Millis;
+  readonly [member: string]: unknown;
+}
+
+/** What a membership token is bound to. */
+export interface MembershipBindingInput {
+  readonly principal?: string | { readonly id: string };
+  readonly principalId?: string;
+  readonly groupId: string;
+  readonly roles: readonly string[];
+  readonly membershipEpoch: number;
+  readonly sessionEpoch: number;
+  readonly now?: TimeInput;
+}
+
+/** Group membership tokens (reference `policy.MembershipTokenService`). Node (napi) only. */
+export declare class MembershipTokenService implements NativeResource {
+  /** @throws {@link PolicyError} (a short secret). */
+  constructor(options?: PolicyServiceOptions);
+  /** @throws {@link PolicyError} (`INVALID_COMMAND`/`invalid_argument`: a lifetime past the maximum, …). */
+  issue(request: MembershipBindingInput & { readonly ttlMs: number; readonly tokenId?: string }): PolicyIssued<MembershipTokenClaims>;
+  /** For an active Agent Membership document. */
+  issueForMembership(membership: object, options: { readonly sessionEpoch: number; readonly ttlMs: number; readonly tokenId?: string; readonly now?: TimeInput }): PolicyIssued<MembershipTokenClaims>;
+  /**
+   * @throws {@link PolicyError}: `AUTH_INVALID_SIGNATURE` (`token_forged`, `token_expired`, `token_malformed`),
+   * `MEMBERSHIP_REQUIRED` (`token_group_mismatch`, another principal), `AUTH_STALE_SESSION` (`token_session_stale`),
+   * `MEMBERSHIP_STALE` (`token_membership_stale`, `token_roles_stale`).
+   */
+  verify(token: string, binding: MembershipBindingInput): MembershipTokenClaims;
+  verifyMembership(token: string, membership: object, options: { readonly sessionEpoch: number; readonly now?: TimeInput }): MembershipTokenClaims;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The claims of a capability grant (§12). */
+export interface CapabilityGrantClaims {
+  readonly grantId: string;
+  readonly workerId: string;
+  readonly sessionEpoch: number;
+  readonly workItemId: string;
+  readonly ownershipEpoch: number;
+  readonly executionLeaseId: string;
+  readonly executionLeaseExpiresAt: Millis;
+  readonly allowedTools: readonly string[];
+  readonly allowedResources: readonly string[];
+  readonly allowedOperations: readonly string[];
+  /** snake_case dimensions (`tool_calls`, …), as signed. */
+  readonly budget: Readonly<Record<Dimension, number>>;
+  readonly issuedAt: Millis;
+  readonly expiresAt: Millis;
+  readonly [member: string]: unknown;
+}
+
+/** What a capability grant is bound to. */
+export interface CapabilityBindingInput {
+  readonly workerId: string;
+  readonly sessionEpoch: number;
+  readonly workItemId: string;
+  readonly ownershipEpoch: number;
+  readonly now?: TimeInput;
+}
+
+/** The scope a grant allows. */
+export interface CapabilityScopeInput {
+  readonly ttlMs: number;
+  readonly allowedTools?: readonly string[];
+  readonly allowedResources?: readonly string[];
+  readonly allowedOperations?: readonly string[];
+  readonly budget?: PolicyBudget;
+  readonly approvalId?: string | null;
+  readonly grantId?: string;
+}
+
+/** Capability grants bound to a worker session, ownership epoch and Execution Lease (reference `policy.AuthorizationService` and `ExecutionAuthorization`). Node (napi) only. */
+export declare class AuthorizationService implements NativeResource {
+  constructor(options?: PolicyServiceOptions);
+  /** A grant never outlives the lease. @throws {@link PolicyError} (`APPROVAL_REQUIRED`: `direct_high_risk_refused`, `high_risk_operation`; `WORK_LEASE_EXPIRED`, …). */
+  issue(request: CapabilityBindingInput & CapabilityScopeInput & { readonly executionLease: object; readonly highRisk?: boolean }): PolicyIssued<CapabilityGrantClaims>;
+  /** @throws {@link PolicyError} (`AUTH_INVALID_SIGNATURE`, `AUTH_FORBIDDEN` `operation_not_granted`, `AUTH_STALE_SESSION`, `WORK_STALE_OWNERSHIP`, `WORK_LEASE_EXPIRED`, …). */
+  verify(token: string, binding: CapabilityBindingInput & { readonly executionLease: object; readonly operation?: string | null }): CapabilityGrantClaims;
+  /** Live checks over queried documents (session epoch, WorkItem, lease, Mission, remaining budgets). */
+  authorizeExecution(request: CapabilityBindingInput & CapabilityScopeInput & {
+    readonly currentSessionEpoch?: number | null;
+    readonly workItem?: object | null;
+    readonly executionLease?: object | null;
+    readonly mission?: object | null;
+    readonly remaining: readonly PolicyBudget[];
+    readonly missionPermissions?: readonly string[] | null;
+  }): PolicyIssued<CapabilityGrantClaims>;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A hard local budget (reference `policy.BudgetMeter`): a 0 (or absent) limit allows nothing in that dimension. Node (napi) only. */
+export declare class BudgetMeter implements NativeResource {
+  constructor(limit: PolicyBudget);
+  /** The cumulative usage. @throws {@link PolicyError} (`BUDGET_EXCEEDED` with `dimension`; nothing is charged). */
+  consume(delta: PolicyBudget): Readonly<Record<ResourceMember, number>>;
+  readonly usage: Readonly<Record<ResourceMember, number>>;
+  readonly limit: Readonly<Record<ResourceMember, number>>;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The §20 limits (reference `policy.CooperationLimits`), camelCase. */
+export interface PolicyCooperationLimits {
+  readonly maximumDelegationDepth: number;
+  readonly maximumQueuedWorkItems: number;
+  readonly maximumActiveWorkItems: number;
+  readonly maximumUnresolvedClarifications: number;
+  readonly maximumMessageRatePerMinute: number;
+  readonly maximumProposalRatePerMinute: number;
+  readonly maximumClarificationRatePerMinute: number;
+  readonly maximumTrackedKeys: number;
+}
+
+/** The core's defaults with `overrides` applied. Node (napi) only. */
+export declare function cooperationLimits(overrides?: Partial<PolicyCooperationLimits>): PolicyCooperationLimits;
+
+export type ActionClass = 'automatic' | 'human_approval_required';
+
+/** The core's high-risk table. Node (napi) only. */
+export declare function classifyAction(operation: string): ActionClass;
+
+/** Local delegation-depth, queue, clarification and rate limits (reference `policy.PolicyGuard`). Node (napi) only. */
+export declare class PolicyGuard implements NativeResource {
+  constructor(limits?: Partial<PolicyCooperationLimits>);
+  readonly limits: PolicyCooperationLimits;
+  /** @throws {@link PolicyError} (`RATE_LIMITED`, `threshold_reached`; likewise `checkQueue` and `checkUnresolvedClarifications`). */
+  checkDelegationDepth(depth: number): void;
+  checkQueue(queued: number, active: number): void;
+  checkUnresolvedClarifications(unresolved: number): void;
+  /** @throws {@link PolicyError} (`RATE_LIMITED`, retryable: `rate_limited` with `retryAfterMs`, `rate_tracker_full`). */
+  checkMessageRate(principalId: string, groupId: string, now?: TimeInput): void;
+  checkProposalRate(principalId: string, groupId: string, now?: TimeInput): void;
+  checkClarificationRate(principalId: string, groupId: string, now?: TimeInput): void;
+  trackedKeys(): number;
+  static classifyAction(operation: string): ActionClass;
   free(): void;
   [Symbol.dispose](): void;
 }

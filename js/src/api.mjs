@@ -229,6 +229,12 @@ export const DelegationViolationError = DelegationViolation;
 /** A retry-controller call was refused (`reason`: attempt_in_flight, backoff_pending, …). */
 export class RetryError extends MwpError {}
 
+/**
+ * The core's `policy` error class (§8, §12, §20 refusals and retry-controller misuse): the
+ * reference's `PolicyError`, the same class as `RetryError` (the core's `ErrorClass::js_name`).
+ */
+export const PolicyError = RetryError;
+
 /** The retry loop is over (`finishedReason`) or the deadline passed: no further attempt. */
 export class RetryExhausted extends RetryError {}
 
@@ -893,6 +899,182 @@ function authApi(raw, { inputBytes, publicKeyOf }) {
 
   disposable(native, [AgentKeyRegistry, SessionAuthority]);
   return { AgentKeyRegistry, SessionAuthority, defaultAgentKeyId };
+}
+
+// ---- Tokens, execution authorization and local guardrails (§8, §12, §20; napi only) ----------
+// Every rule (token MACs and bindings, grant expiry within the lease, budgets, limits, the action
+// classification) and every refusal (the core's class, code and reason; `PolicyError` below) is
+// the core's `policy` module; this converts arguments and supplies the clock. The WebAssembly
+// build has no `policy` module: there each name is an ArgumentError that says so.
+function policyApi(raw, { inputBytes }) {
+  const native = new NativeTable(raw);
+  const FIFTEEN_MINUTES = 15 * 60_000;
+
+  function needsNode(what) {
+    if (typeof raw.PolicyGuard !== 'function') {
+      throw new ArgumentError(`${what} needs the Node (napi) entry, not the WebAssembly build`);
+    }
+  }
+
+  const now = (value) => (value === undefined ? Date.now() : toMillis(value, 'now'));
+  const argsOf = (value, what) => snapshotText(value ?? {}, what);
+  const agentIdOf = (principal) => (principal && typeof principal === 'object' ? principal.id : principal);
+  const issued = (value) => Object.freeze({ claims: deepFreeze(value.claims), token: value.token });
+  // A construction error is the envelope every call of the raw object returns.
+  const checked = (made, probe = 'status') => {
+    try {
+      open(made[probe]());
+    } catch (error) {
+      made.free?.();
+      throw error;
+    }
+    return made;
+  };
+  const u32 = (value, what) => {
+    if (!Number.isInteger(value) || value < 0 || value > 0xffff_ffff) throw new ArgumentError(`${what} must be an integer in 0..2^32-1`, { fields: { argument: what } });
+    return value;
+  };
+  const ttlBound = (value) => {
+    const ms = value === undefined ? FIFTEEN_MINUTES : checkFinite(value, 'maximumTtlMs');
+    if (!Number.isInteger(ms) || ms < 0 || ms > 0xffff_ffff) throw new ArgumentError('maximumTtlMs must be an integer in 0..2^32-1', { fields: { argument: 'maximumTtlMs' } });
+    return ms;
+  };
+  const secretOf = (secret) => (secret === undefined || secret === null ? new Uint8Array(0) : inputBytes(secret, 'secret'));
+
+  /**
+   * Group membership tokens (§8): HMAC-SHA256 over the principal, Group, roles and epochs.
+   * `secret` (at least 32 bytes) defaults to 32 random bytes; `maximumTtlMs` to 15 minutes.
+   */
+  class MembershipTokenService {
+    constructor({ secret, maximumTtlMs } = {}) {
+      needsNode('MembershipTokenService');
+      native.set(this, checked(new raw.PolicyMembershipTokens(secretOf(secret), ttlBound(maximumTtlMs))));
+    }
+
+    toString() { return 'MembershipTokenService(<secret redacted>)'; }
+
+    /** `{principal|principalId, groupId, roles, membershipEpoch, sessionEpoch, ttlMs, now?, tokenId?}` → `{claims, token}`. */
+    issue({ principal, principalId = agentIdOf(principal), now: at, ...rest } = {}) {
+      return issued(open(native.get(this).issue(argsOf({ ...rest, principalId, nowMs: now(at) }, 'arguments'))));
+    }
+
+    /** For an active Agent Membership document: `(membership, {sessionEpoch, ttlMs, now?, tokenId?})`. */
+    issueForMembership(membership, { now: at, ...rest } = {}) {
+      return issued(open(native.get(this).issueForMembership(argsOf({ ...rest, membership, nowMs: now(at) }, 'arguments'))));
+    }
+
+    /** The claims of a token bound to exactly this principal, Group, roles and epochs, unexpired at `now`. */
+    verify(token, { principal, principalId = agentIdOf(principal), now: at, ...rest } = {}) {
+      return deepFreeze(open(native.get(this).verify(checkString(token, 'token'),
+        argsOf({ ...rest, principalId, nowMs: now(at) }, 'arguments'))));
+    }
+
+    /** `verify` against a membership document: `(token, membership, {sessionEpoch, now?})`. */
+    verifyMembership(token, membership, { now: at, ...rest } = {}) {
+      return deepFreeze(open(native.get(this).verifyMembership(checkString(token, 'token'),
+        argsOf({ ...rest, membership, nowMs: now(at) }, 'arguments'))));
+    }
+  }
+
+  /**
+   * Capability grants (§12) bound to a worker session, a WorkItem ownership epoch and its
+   * Execution Lease; a grant never outlives the lease. Same options as MembershipTokenService.
+   */
+  class AuthorizationService {
+    constructor({ secret, maximumTtlMs } = {}) {
+      needsNode('AuthorizationService');
+      native.set(this, checked(new raw.PolicyAuthorization(secretOf(secret), ttlBound(maximumTtlMs))));
+    }
+
+    toString() { return 'AuthorizationService(<secret redacted>)'; }
+
+    /**
+     * `{workerId, sessionEpoch, workItemId, ownershipEpoch, executionLease, ttlMs, allowedTools?,
+     * allowedResources?, allowedOperations?, budget?, highRisk?, approvalId?, grantId?, now?}` →
+     * `{claims, token}`; high-risk requests are `APPROVAL_REQUIRED`.
+     */
+    issue({ now: at, ...rest } = {}) {
+      return issued(open(native.get(this).issue(argsOf({ ...rest, nowMs: now(at) }, 'arguments'))));
+    }
+
+    /** The grant a token proves for this binding (and `operation`, if given) at `now`. */
+    verify(token, { now: at, ...rest } = {}) {
+      return deepFreeze(open(native.get(this).verify(checkString(token, 'token'), argsOf({ ...rest, nowMs: now(at) }, 'arguments'))));
+    }
+
+    /**
+     * A grant after the live checks over queried documents: the `issue` members (no
+     * `executionLease`/`highRisk`) plus `currentSessionEpoch`, `workItem`, `executionLease`,
+     * `mission` (documents or null), `remaining` (budgets) and `missionPermissions?`.
+     */
+    authorizeExecution({ now: at, ...rest } = {}) {
+      return issued(open(native.get(this).authorizeExecution(argsOf({ ...rest, nowMs: now(at) }, 'arguments'))));
+    }
+  }
+
+  /** A hard local budget (§12): `consume(delta)` returns the cumulative usage or refuses the whole delta (`BUDGET_EXCEEDED`). */
+  class BudgetMeter {
+    constructor(limit) {
+      needsNode('BudgetMeter');
+      native.set(this, checked(new raw.PolicyBudgetMeter(argsOf(limit, 'limit')), 'usage'));
+    }
+
+    consume(delta) { return deepFreeze(open(native.get(this).consume(argsOf(delta, 'delta')))); }
+
+    get usage() { return deepFreeze(open(native.get(this).usage())); }
+
+    get limit() { return deepFreeze(open(native.get(this).limit())); }
+  }
+
+  /** The §20 limits with the reference's defaults (the core's), camelCase. */
+  function cooperationLimits(overrides = {}) {
+    needsNode('cooperationLimits');
+    return Object.freeze({ ...open(raw.policyCooperationLimitsDefaults()), ...overrides });
+  }
+
+  /** Local delegation-depth, queue, clarification and rate limits (§20). `limits`: any subset of `cooperationLimits()`. */
+  class PolicyGuard {
+    constructor(limits = {}) {
+      needsNode('PolicyGuard');
+      native.set(this, checked(new raw.PolicyGuard(argsOf(limits, 'limits')), 'limits'));
+    }
+
+    get limits() { return Object.freeze(open(native.get(this).limits())); }
+
+    checkDelegationDepth(depth) { open(native.get(this).checkDelegationDepth(u32(depth, 'depth'))); }
+
+    checkQueue(queued, active) { open(native.get(this).checkQueue(u32(queued, 'queued'), u32(active, 'active'))); }
+
+    checkUnresolvedClarifications(unresolved) {
+      open(native.get(this).checkUnresolvedClarifications(u32(unresolved, 'unresolved')));
+    }
+
+    /** `RATE_LIMITED` (retryable, `retryAfterMs`) past the per-minute limit of (principal, Group). */
+    checkMessageRate(principalId, groupId, at) { this.#rate('message', principalId, groupId, at); }
+
+    checkProposalRate(principalId, groupId, at) { this.#rate('proposal', principalId, groupId, at); }
+
+    checkClarificationRate(principalId, groupId, at) { this.#rate('clarification', principalId, groupId, at); }
+
+    #rate(kind, principalId, groupId, at) {
+      open(native.get(this).checkRate(kind, checkString(agentIdOf(principalId), 'principalId'), checkString(groupId, 'groupId'), now(at)));
+    }
+
+    /** How many (principal, Group) rate windows are held. */
+    trackedKeys() { return open(native.get(this).trackedKeys()); }
+
+    /** `automatic` or `human_approval_required` (the core's high-risk table). */
+    static classifyAction(operation) {
+      needsNode('PolicyGuard.classifyAction');
+      return raw.policyClassifyAction(checkString(operation, 'operation'));
+    }
+  }
+
+  disposable(native, [MembershipTokenService, AuthorizationService, BudgetMeter, PolicyGuard]);
+  /** `automatic` or `human_approval_required` for an operation name (`PolicyGuard.classifyAction`). */
+  function classifyAction(operation) { return PolicyGuard.classifyAction(operation); }
+
+  return { MembershipTokenService, AuthorizationService, BudgetMeter, PolicyGuard, cooperationLimits, classifyAction };
 }
 
 /**
@@ -2176,6 +2358,7 @@ export function createApi(backendModule, backend) {
     verifyArtifactManifest,
     artifactContentHash,
     ...authApi(raw, { inputBytes, publicKeyOf }),
+    ...policyApi(raw, { inputBytes }),
     ...coreApi(raw, { withRegistry, SigningKey, seedOf: (key) => seeds.get(key), documentBytes }),
     backend,
     sourceCommit: raw.sourceCommit(),

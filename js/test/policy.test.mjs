@@ -1,7 +1,7 @@
 // The policy layer (§8, §12, §20) through the napi addon's raw envelopes: membership tokens and
 // capability grants (forged, expired, replayed, cross-Group refusals with their §19 codes),
 // execution authorization over queried documents, the budget meter and the local guard.
-// The public JavaScript wrapper (api.mjs) and the wasm build do not expose these yet.
+// The public API over these envelopes is tested in policy-api.test.mjs; the wasm build has no policy module.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';

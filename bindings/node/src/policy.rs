@@ -493,6 +493,33 @@ impl PolicyBudgetMeter {
             Ok(resources_value(&usage))
         })())
     }
+
+    /// The cumulative usage so far.
+    #[napi(catch_unwind)]
+    pub fn usage(&self) -> String {
+        self.read(|m| resources_value(&m.usage()))
+    }
+
+    /// The limit the meter enforces.
+    #[napi(catch_unwind)]
+    pub fn limit(&self) -> String {
+        self.read(|m| resources_value(&m.limit()))
+    }
+}
+
+impl PolicyBudgetMeter {
+    fn read(&self, f: impl FnOnce(&core_policy::BudgetMeter) -> Value) -> String {
+        let meter = match &self.0 {
+            Ok(inner) => inner,
+            Err(envelope) => return envelope.clone(),
+        };
+        finish(
+            meter
+                .lock()
+                .map(|m| f(&m))
+                .map_err(|_| Failure::argument("the meter lock is poisoned")),
+        )
+    }
 }
 
 /// The local §20 guard. `new PolicyGuard(limitsJson)` (camelCase `CooperationLimits`
@@ -617,6 +644,12 @@ impl PolicyGuard {
         })
     }
 
+    /// The limits in force (camelCase `CooperationLimits`).
+    #[napi(catch_unwind)]
+    pub fn limits(&self) -> String {
+        self.run(|g| Ok(limits_value(g.limits())))
+    }
+
     #[napi(catch_unwind)]
     pub fn tracked_keys(&self) -> String {
         self.run(|g| Ok(Value::Number(Number::from_u64(g.tracked_keys() as u64))))
@@ -629,4 +662,53 @@ impl PolicyGuard {
             .as_str()
             .to_owned()
     }
+}
+
+fn limits_value(l: &CooperationLimits) -> Value {
+    Obj::new()
+        .num(
+            "maximumDelegationDepth",
+            u64::from(l.maximum_delegation_depth),
+        )
+        .num(
+            "maximumQueuedWorkItems",
+            u64::from(l.maximum_queued_work_items),
+        )
+        .num(
+            "maximumActiveWorkItems",
+            u64::from(l.maximum_active_work_items),
+        )
+        .num(
+            "maximumUnresolvedClarifications",
+            u64::from(l.maximum_unresolved_clarifications),
+        )
+        .num(
+            "maximumMessageRatePerMinute",
+            u64::from(l.maximum_message_rate_per_minute),
+        )
+        .num(
+            "maximumProposalRatePerMinute",
+            u64::from(l.maximum_proposal_rate_per_minute),
+        )
+        .num(
+            "maximumClarificationRatePerMinute",
+            u64::from(l.maximum_clarification_rate_per_minute),
+        )
+        .num("maximumTrackedKeys", l.maximum_tracked_keys as u64)
+        .build()
+}
+
+/// The reference's §20 defaults (camelCase `CooperationLimits`), from the core's `Default`.
+#[napi(catch_unwind)]
+pub fn policy_cooperation_limits_defaults() -> String {
+    finish(Ok(limits_value(&CooperationLimits::default())))
+}
+
+/// `PolicyGuard.classifyAction` as a free function: the package's guarded backend keeps only
+/// the addon's top-level functions and constructors, not static methods.
+#[napi(catch_unwind)]
+pub fn policy_classify_action(operation: String) -> String {
+    core_policy::PolicyGuard::classify_action(&operation)
+        .as_str()
+        .to_owned()
 }
