@@ -17,6 +17,8 @@ use napi_derive::napi;
 pub mod artifacts;
 pub mod authority_core;
 pub mod keys;
+pub mod local_store;
+pub mod replay;
 pub mod sql_store;
 
 /// The envelope every call on a freed object answers with (the core's text).
