@@ -671,6 +671,22 @@ export declare class AuthenticationError extends MwpError {
     | 'agent_mismatch' | 'stale_session' | 'epoch_exhausted' | 'not_authenticated' | 'unexpected_phase';
 }
 
+// ---- Agent-local store and replay errors (§16, §19) ----
+/** The Agent-local store refused or failed. */
+export declare class LocalStoreError extends MwpError {
+  readonly reason:
+    | 'invalid_argument' | 'event_position_collision' | 'action_collision' | 'stale_revision'
+    | 'checkpoint_collision' | 'cursor_conflict' | 'corrupt' | 'backend';
+}
+/** A replay stopped; the Events before the failing one are committed. */
+export declare class ReplayError extends MwpError {}
+/** An empty Agent or Group ID (`invalid_argument`), or an Event of another Group (`wrong_group`). */
+export declare class ReplayGroupError extends ReplayError {}
+/** `sequence_gap`, `missing_sequence`, `event_moved` (an Event ID seen at another position): `PROTOCOL_VIOLATION`. */
+export declare class ReplaySequenceError extends ReplayError {}
+/** `projection_collision`: a projected offer collides with an admitted one (`INVALID_STATE_TRANSITION`). */
+export declare class ReplayProjectionError extends ReplayError {}
+
 export declare class ResourceUsage {
   constructor(values?: ResourceInput);
   readonly financialMicrounits: number;
@@ -1363,4 +1379,81 @@ export declare class PolicyGuard implements NativeResource {
   static classifyAction(operation: string): ActionClass;
   free(): void;
   [Symbol.dispose](): void;
+// ---- Agent-local SQLite store and durable replay (Node (napi) only) ----
+/** Where an Event was processed. */
+export interface EventPosition { readonly groupId: string; readonly sequence: number }
+/**
+ * The Agent-local store (reference `SQLiteAgentStore`): per-Group cursors, the inbox of processed
+ * Event IDs with their positions, the outbox of unsent Actions, Group context, checkpoints and the
+ * Scheduler snapshot, in one SQLite file (WAL, `synchronous=FULL`; every write one transaction).
+ * `':memory:'` opens a private in-memory database. Node (napi) only: the WebAssembly build throws
+ * {@link ArgumentError}. Refusals are {@link LocalStoreError}s.
+ */
+export declare class SqliteAgentStore {
+  constructor(path: string);
+  readonly path: string;
+  /** Moves the cursor forward to `sequence` (an older one leaves it unchanged). */
+  acknowledge(agentId: string, groupId: string, sequence: number): void;
+  /** The durable cursor (0 before any Event). */
+  cursor(agentId: string, groupId: string): number;
+  /** True when newly remembered; an Event ID at another position is `event_position_collision`. */
+  rememberEvent(agentId: string, eventId: string, groupId?: string, sequence?: number): boolean;
+  hasEvent(agentId: string, eventId: string): boolean;
+  eventPosition(agentId: string, eventId: string): EventPosition | null;
+  /** True when newly buffered; the same ID with other content is `action_collision`. */
+  enqueueAction(agentId: string, actionId: string, payload: unknown): boolean;
+  /** The unsent payloads, in enqueue order. */
+  pendingActions(agentId: string): unknown[];
+  markActionSent(agentId: string, actionId: string): boolean;
+  /** An older revision (or the same one with other values) is `stale_revision`. */
+  saveGroupContext(agentId: string, groupId: string, revision: number, values: unknown): void;
+  groupContext(agentId: string, groupId: string): { revision: number; values: unknown } | null;
+  /** Checkpoints are immutable: the same ID with other content is `checkpoint_collision`. */
+  saveCheckpoint(agentId: string, groupId: string, workId: string, checkpointId: string, content: unknown): void;
+  loadCheckpoint(agentId: string, groupId: string, workId: string, checkpointId: string): unknown;
+  deleteCheckpoint(agentId: string, groupId: string, workId: string, checkpointId: string): boolean;
+  saveScheduler(agentId: string, snapshot: SchedulerSnapshot | object | string): void;
+  loadScheduler(agentId: string): SchedulerSnapshot | null;
+  /** Closes the database (idempotent); later calls throw. */
+  close(): void;
+}
+/** The Event members a replay reads (an {@link Event} of `Core.replay`, or a plain object). */
+export interface ReplayEventInput { readonly eventId: string; readonly groupId?: string | null; readonly sequence?: number | null }
+/** What one Event means for this Worker: the WorkOffers to admit. */
+export interface EventProjection { readonly workOffers?: readonly WorkOfferInput[] }
+/** Resolves to the Events of `groupId` after `after` (duplicates allowed, in sequence order). */
+export type ReplaySource<E extends ReplayEventInput = ReplayEventInput> = (groupId: string, options: { after: number }) => Promise<Iterable<E>> | Iterable<E>;
+/** Resolves to the Event's projection, or null. */
+export type EventProjector<E extends ReplayEventInput = ReplayEventInput> = (event: E) => Promise<EventProjection | null> | EventProjection | null;
+export interface AgentReplayOptions {
+  /** The Scheduler policy (the default policy when absent). */
+  schedulerPolicy?: SchedulerPolicyInput;
+  /** Milliseconds since the epoch (default `Date.now`). */
+  clock?: () => number;
+}
+/** What reconciling one Group committed. */
+export declare class GroupReplayResult {
+  readonly groupId: string;
+  readonly startCursor: number;
+  readonly endCursor: number;
+  readonly appliedEvents: number;
+  readonly duplicateEvents: number;
+  readonly admissions: readonly AdmissionDecision[];
+}
+/**
+ * Durable Agent-side replay (§16, reference `AgentReplay`): each Group's Events after the durable
+ * cursor are checked (right Group, `sequence == cursor + 1`, an Event ID never moves; duplicates
+ * skipped), projected, admitted to the Worker's Scheduler, and committed in batches — inbox rows,
+ * cursor and Scheduler snapshot in one transaction. When an Event fails, the Events before it stay
+ * committed. The Scheduler is rebuilt from the store's snapshot (or created) at construction.
+ * Node (napi) only.
+ * @throws {@link ReplayGroupError}, {@link ReplaySequenceError}, {@link ReplayProjectionError}, {@link LocalStoreError}.
+ */
+export declare class AgentReplay<E extends ReplayEventInput = ReplayEventInput> {
+  constructor(agentId: string, store: SqliteAgentStore, replaySource: ReplaySource<E>, projector: EventProjector<E>, options?: AgentReplayOptions);
+  readonly agentId: string;
+  /** A copy of the Worker's Scheduler as the replay left it. */
+  readonly scheduler: Scheduler;
+  /** Reconciles each Group (a repeated ID once, in order). */
+  reconcile(groups: string | Iterable<string>): Promise<Record<string, GroupReplayResult>>;
 }

@@ -252,6 +252,21 @@ export class ArtifactError extends MwpError {}
 
 /** An Agent authentication step was refused (§6.3; `reason`: unknown_challenge, invalid_signature, stale_session, invalid_token, key_revoked, …). */
 export class AuthenticationError extends MwpError {}
+// ---- Agent-local store and replay errors (§16, §19) ------------------------------------------
+/** The Agent-local store refused or failed (`reason`: event_position_collision, action_collision, stale_revision, checkpoint_collision, cursor_conflict, invalid_argument, corrupt, backend). */
+export class LocalStoreError extends MwpError {}
+
+/** A replay stopped; the Events before the failing one are committed. */
+export class ReplayError extends MwpError {}
+
+/** An empty Agent or Group ID, or an Event of another Group (`PROTOCOL_VIOLATION`, `INVALID_COMMAND`). */
+export class ReplayGroupError extends ReplayError {}
+
+/** A gap (`sequence > cursor + 1`), a missing sequence, or an Event ID seen at another position (`PROTOCOL_VIOLATION`). */
+export class ReplaySequenceError extends ReplayError {}
+
+/** A projected offer collides with an admitted one (same WorkItem ID, other content: `INVALID_STATE_TRANSITION`). */
+export class ReplayProjectionError extends ReplayError {}
 
 // ---- the authoritative Core: vocabularies and the error families -----------------------------
 //
@@ -459,6 +474,7 @@ const ERROR_CLASSES = {
   LeaseError, BudgetLedgerError, BudgetExceededError, DelegationViolation, RetryError,
   RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError, ArtifactError,
   AuthenticationError,
+  LocalStoreError, ReplayError, ReplayGroupError, ReplaySequenceError, ReplayProjectionError,
 };
 
 // An error of the authoritative Core also names its ErrorCode `family` (the core's table): its
@@ -1832,6 +1848,206 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   return { Core, InMemoryStore, SQLStore, SQLiteStore, PostgreSQLStore };
 }
 
+// ---- Agent-local SQLite store and durable replay (napi only: a browser has no SQLite file) ----
+// Every rule (cursor, inbox, outbox, Group context, checkpoints, replay ordering, duplicates,
+// admission rollback, the atomic batch commit) is the core's (`replay::GroupReplay`,
+// `store-sqlite`'s `SqliteAgentStore`); this converts arguments and awaits the JavaScript
+// source and projector between the core's steps (bindings/node/src/{local_store,replay}.rs).
+function agentLocalApi(raw, Scheduler) {
+  function needsSqlite(what) {
+    if (typeof raw.AgentStore !== 'function') {
+      throw new ArgumentError(`${what} needs a SQLite file: use the Node (napi) entry, not the WebAssembly build`);
+    }
+  }
+  const natives = new WeakMap();
+  const id = (value, what) => checkString(value, what);
+  const seq = (value, what) => {
+    if (typeof value !== 'number') throw new ArgumentError(`${what} must be a number`);
+    return value;
+  };
+
+  /** The Agent-local store (reference `SQLiteAgentStore`): `':memory:'` for a private in-memory database. */
+  class SqliteAgentStore {
+    #native;
+
+    constructor(path) {
+      needsSqlite('SqliteAgentStore');
+      this.path = checkString(path, 'path');
+      const native = new raw.AgentStore(this.path);
+      open(native.status());
+      this.#native = native;
+      natives.set(this, native);
+      Object.freeze(this);
+    }
+
+    acknowledge(agentId, groupId, sequence) {
+      open(this.#native.acknowledge(id(agentId, 'agentId'), id(groupId, 'groupId'), seq(sequence, 'sequence')));
+    }
+
+    cursor(agentId, groupId) { return open(this.#native.cursor(id(agentId, 'agentId'), id(groupId, 'groupId'))); }
+
+    rememberEvent(agentId, eventId, groupId, sequence) {
+      return open(this.#native.rememberEvent(id(agentId, 'agentId'), id(eventId, 'eventId'),
+        groupId == null ? undefined : id(groupId, 'groupId'), sequence == null ? undefined : seq(sequence, 'sequence')));
+    }
+
+    hasEvent(agentId, eventId) { return open(this.#native.hasEvent(id(agentId, 'agentId'), id(eventId, 'eventId'))); }
+
+    /** `{groupId, sequence}` where the Event was processed, or null. */
+    eventPosition(agentId, eventId) {
+      const found = open(this.#native.eventPosition(id(agentId, 'agentId'), id(eventId, 'eventId')));
+      return found && Object.freeze(found);
+    }
+
+    enqueueAction(agentId, actionId, payload) {
+      return open(this.#native.enqueueAction(id(agentId, 'agentId'), id(actionId, 'actionId'), argumentJson(payload, 'payload')));
+    }
+
+    pendingActions(agentId) { return open(this.#native.pendingActions(id(agentId, 'agentId'))); }
+
+    markActionSent(agentId, actionId) { return open(this.#native.markActionSent(id(agentId, 'agentId'), id(actionId, 'actionId'))); }
+
+    saveGroupContext(agentId, groupId, revision, values) {
+      open(this.#native.saveGroupContext(id(agentId, 'agentId'), id(groupId, 'groupId'), seq(revision, 'revision'), argumentJson(values, 'values')));
+    }
+
+    /** `{revision, values}` or null. */
+    groupContext(agentId, groupId) { return open(this.#native.groupContext(id(agentId, 'agentId'), id(groupId, 'groupId'))); }
+
+    saveCheckpoint(agentId, groupId, workId, checkpointId, content) {
+      open(this.#native.saveCheckpoint(id(agentId, 'agentId'), id(groupId, 'groupId'), id(workId, 'workId'),
+        id(checkpointId, 'checkpointId'), argumentJson(content, 'content')));
+    }
+
+    loadCheckpoint(agentId, groupId, workId, checkpointId) {
+      return open(this.#native.loadCheckpoint(id(agentId, 'agentId'), id(groupId, 'groupId'), id(workId, 'workId'), id(checkpointId, 'checkpointId')));
+    }
+
+    deleteCheckpoint(agentId, groupId, workId, checkpointId) {
+      return open(this.#native.deleteCheckpoint(id(agentId, 'agentId'), id(groupId, 'groupId'), id(workId, 'workId'), id(checkpointId, 'checkpointId')));
+    }
+
+    saveScheduler(agentId, snapshot) {
+      open(this.#native.saveScheduler(id(agentId, 'agentId'), snapshotText(snapshot, 'snapshot')));
+    }
+
+    /** The stored `SchedulerSnapshot`, or null. */
+    loadScheduler(agentId) {
+      const found = open(this.#native.loadScheduler(id(agentId, 'agentId')));
+      return found && new SchedulerSnapshot(found);
+    }
+
+    /** Closes the database (idempotent); later calls throw. */
+    close() { open(this.#native.close()); }
+  }
+
+  /** What reconciling one Group committed (reference `GroupReplayResult`). */
+  class GroupReplayResult {
+    constructor(rawResult) {
+      this.groupId = rawResult.groupId;
+      this.startCursor = rawResult.startCursor;
+      this.endCursor = rawResult.endCursor;
+      this.appliedEvents = rawResult.appliedEvents;
+      this.duplicateEvents = rawResult.duplicateEvents;
+      this.admissions = Object.freeze(rawResult.admissions.map((d) => new AdmissionDecision(d)));
+      Object.freeze(this);
+    }
+  }
+
+  function eventFields(event) {
+    if (!event || typeof event !== 'object') throw new ArgumentError('replaySource: every Event must be an object');
+    const eventId = checkString(event.eventId, 'event.eventId');
+    const groupId = event.groupId ?? '';
+    const sequence = event.sequence ?? 0;
+    return { eventId, groupId: checkString(groupId, 'event.groupId'), sequence: seq(sequence, 'event.sequence') };
+  }
+
+  /**
+   * Reconciles Groups for `agentId` into `store` and the Worker's Scheduler (reference
+   * `AgentReplay`): `replaySource(groupId, {after})` resolves to the Events after `after`,
+   * `projector(event)` to `{workOffers}` or null. Batches of Events commit their inbox rows,
+   * cursor and Scheduler snapshot in one transaction; when an Event fails, the Events before it
+   * stay committed.
+   */
+  class AgentReplay {
+    #native;
+    #source;
+    #projector;
+    #clock;
+    #policy;
+    #running = false;
+
+    constructor(agentId, store, replaySource, projector, options = {}) {
+      needsSqlite('AgentReplay');
+      if (!(store instanceof SqliteAgentStore)) throw new ArgumentError('store must be a SqliteAgentStore');
+      if (typeof replaySource !== 'function') throw new ArgumentError('replaySource must be a function');
+      if (typeof projector !== 'function') throw new ArgumentError('projector must be a function');
+      const { schedulerPolicy, clock = Date.now } = options ?? {};
+      if (typeof clock !== 'function') throw new ArgumentError('clock must be a function');
+      this.agentId = checkString(agentId, 'agentId');
+      const policy = schedulerPolicy === undefined ? undefined : argumentJson(schedulerPolicy, 'schedulerPolicy');
+      const native = new raw.AgentReplay(natives.get(store), this.agentId, policy, toMillis(clock(), 'clock()'));
+      open(native.status());
+      this.#native = native;
+      this.#source = replaySource;
+      this.#projector = projector;
+      this.#clock = clock;
+      this.#policy = schedulerPolicy ?? {};
+      Object.freeze(this);
+    }
+
+    /** A copy of the Worker's Scheduler as the replay left it (its durable form is in the store). */
+    get scheduler() { return Scheduler.restore(open(this.#native.schedulerSnapshot()), this.#policy); }
+
+    /** Reconciles each Group (a repeated ID once, in order): `{[groupId]: GroupReplayResult}`. */
+    async reconcile(groups) {
+      const names = typeof groups === 'string' ? [groups] : [...(groups ?? [])];
+      if (this.#running) throw new ArgumentError('AgentReplay: a reconcile is already running');
+      this.#running = true;
+      try {
+        const results = {};
+        for (const groupId of new Set(names)) results[groupId] = await this.#group(checkString(groupId, 'groupId'));
+        return results;
+      } finally {
+        this.#running = false;
+      }
+    }
+
+    async #group(groupId) {
+      const native = this.#native;
+      open(native.begin(groupId));
+      for (;;) {
+        let fresh = 0;
+        try {
+          const events = await this.#source(groupId, { after: open(native.cursor()) });
+          if (!events || typeof events[Symbol.iterator] !== 'function') {
+            throw new ArgumentError('replaySource must resolve to an array of Events');
+          }
+          for (const event of events) {
+            const { eventId, groupId: group, sequence } = eventFields(event);
+            if (!open(native.check(eventId, group, sequence))) continue;
+            const projection = await this.#projector(event);
+            const offers = projection == null ? undefined : argumentJson([...(projection.workOffers ?? [])], 'workOffers');
+            open(native.apply(eventId, sequence, offers, toMillis(this.#clock(), 'clock()')));
+            fresh += 1;
+          }
+        } catch (error) {
+          // Keep the progress before the failing Event, then report the failure.
+          try { open(native.commit()); } catch { /* the first failure is the one reported */ }
+          throw error;
+        }
+        if (fresh === 0) {
+          open(native.commit());
+          return new GroupReplayResult(open(native.result()));
+        }
+      }
+    }
+  }
+
+  return { SqliteAgentStore, AgentReplay, GroupReplayResult };
+}
+
+
 /**
  * Binds the API to one backend. `raw` is the napi addon or the wasm-bindgen module; both expose
  * the same functions and the classes `Registry` and `InMemoryAdmissionLog`.
@@ -2352,8 +2568,10 @@ export function createApi(backendModule, backend) {
     return open(raw.artifactContentHash(inputBytes(content, 'content')));
   }
 
+  const authority = authorityApi(raw, backendModule);
   return {
-    ...authorityApi(raw, backendModule),
+    ...authority,
+    ...agentLocalApi(raw, authority.Scheduler),
     LocalArtifactStore,
     verifyArtifactManifest,
     artifactContentHash,

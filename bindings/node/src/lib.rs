@@ -19,6 +19,8 @@ pub mod auth;
 pub mod authority_core;
 pub mod keys;
 pub mod policy;
+pub mod local_store;
+pub mod replay;
 pub mod sql_store;
 
 /// The envelope every call on a freed object answers with (the core's text).

@@ -140,7 +140,7 @@ fn check_replay(db: &Path, groups: u64, events: u64, confirmed: &HashMap<String,
 #[test]
 fn an_agent_killed_during_replay_keeps_cursor_inbox_and_scheduler_consistent() {
     const GROUPS: u64 = 3;
-    const EVENTS: u64 = 3_000;
+    const EVENTS: u64 = 20_000;
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(0x5eed_a9e7);
     let (mut kills, mut epochs, mut batches) = (0u32, 0u32, 0u64);

@@ -136,9 +136,9 @@ class AgentReplay:
         replay = _native.GroupReplay(self._store._native, self._agent_id, group_id)
         core = self._scheduler._core
         while True:
-            events = await _resolve(self._source(group_id, after=replay.cursor))
             new = 0
             try:
+                events = await _resolve(self._source(group_id, after=replay.cursor))
                 for event in events:  # type: ignore[attr-defined]
                     group = event.group_id if event.group_id is not None else ""
                     sequence = event.sequence if event.sequence is not None else 0
@@ -152,7 +152,9 @@ class AgentReplay:
                     )
                     replay.apply(core, event.id, sequence, offers, now=self._clock())
                     new += 1
-                    if replay.staged >= _BATCH_EVENTS:
+                    # At least four Events per Scheduler item: a commit that admitted anything
+                    # writes the whole snapshot (the core's `AgentReplay::batch_limit`).
+                    if replay.staged >= max(_BATCH_EVENTS, 4 * len(self._scheduler)):
                         replay.commit(core)
             except BaseException:
                 # Keep the progress before the failing Event, then report the failure.
@@ -161,8 +163,8 @@ class AgentReplay:
                 except MissionWeaveError:
                     pass
                 raise
-            replay.commit(core)
             if new == 0:
+                replay.commit(core)
                 break
         start, end, applied, duplicates, admissions = replay.result()
         return GroupReplayResult(group_id, start, end, applied, duplicates, tuple(admissions))

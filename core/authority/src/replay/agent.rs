@@ -135,13 +135,17 @@ impl<S: AgentLocalStore> AgentReplay<S> {
                     group_id: group_id.to_owned(),
                     code: e.code,
                     detail: e.detail,
-                })?;
+                });
             let events = match page {
-                SourcePage::CursorTooOld(snapshot) => {
+                Ok(SourcePage::CursorTooOld(snapshot)) => {
                     g.install_snapshot(&self.store, &mut self.scheduler, snapshot, now)?;
                     continue;
                 }
-                SourcePage::Events(events) => events,
+                Ok(SourcePage::Events(events)) => events,
+                Err(e) => {
+                    let _ = g.commit(&self.store, &mut self.scheduler);
+                    return Err(e);
+                }
             };
             let mut new = 0usize;
             for event in &events {
@@ -155,15 +159,22 @@ impl<S: AgentLocalStore> AgentReplay<S> {
                         return Err(e);
                     }
                 }
-                if g.staged() >= self.batch_events {
+                if g.staged() >= self.batch_limit() {
                     g.commit(&self.store, &mut self.scheduler)?;
                 }
             }
-            g.commit(&self.store, &mut self.scheduler)?;
             if new == 0 {
+                g.commit(&self.store, &mut self.scheduler)?;
                 return Ok(g.result());
             }
         }
+    }
+
+    /// Events per commit: [`with_batch_events`](Self::with_batch_events), and at least four
+    /// per Scheduler item, because a commit that admitted anything writes the whole Scheduler
+    /// snapshot (O(items)); this keeps its cost per Event bounded. Batches span source pages.
+    fn batch_limit(&self) -> usize {
+        self.batch_events.max(4 * self.scheduler.len())
     }
 
     fn step<P: EventProjector + ?Sized>(

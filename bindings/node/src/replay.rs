@@ -1,0 +1,307 @@
+//! Durable Agent-side replay (§16) for the package's `AgentReplay` (`js/src/api.mjs`, Node
+//! entry only). The JavaScript driver awaits the replay source and the projector; between
+//! those awaits it hands each Event and its projection to this object, which runs the core's
+//! per-Group steps (`replay::GroupReplay`): routing by Group, `sequence == cursor + 1`, an Event
+//! ID never moves, duplicates skipped, admission with rollback on a collision, and the atomic
+//! batch commit of inbox rows, cursor and Scheduler snapshot. The batch size rule (at least
+//! `DEFAULT_BATCH_EVENTS`, at least four Events per Scheduler item) is the core's
+//! `AgentReplay::batch_limit`, applied here. Conversions only, as in
+//! `bindings/python/src/replay.rs`.
+//!
+//! The replay owns the Worker's Scheduler (rebuilt from the store's snapshot at construction,
+//! or new under the given policy); `schedulerSnapshot()` hands its state to JavaScript.
+
+use std::sync::Arc;
+
+use missionweaveprotocol::json::{Number, Value};
+use missionweaveprotocol_authority::replay::{
+    DEFAULT_BATCH_EVENTS, EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
+    GroupReplayResult, ReplayError, ReplayErrorFamily,
+};
+use missionweaveprotocol_authority::scheduler::Scheduler;
+use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_ffi::shapes::scheduler::{
+    AdmissionDecisionAnswer, SchedulerPolicyInput, WorkOfferInput,
+};
+use missionweaveprotocol_ffi::shapes::{answer, read};
+use missionweaveprotocol_ffi::{Failure, Obj, finish};
+use missionweaveprotocol_store_sqlite::SqliteAgentStore;
+use napi_derive::napi;
+
+use crate::freed;
+use crate::local_store::{AgentStore, count, error_envelope, store_error};
+
+/// A replay error as the class of its reference family (`ReplayGroupError`,
+/// `ReplaySequenceError`, `ReplayProjectionError`, `ReplayError`); a store refusal is a
+/// `LocalStoreError`, a snapshot that cannot be restored a `SchedulerError`.
+fn replay_error(error: &ReplayError) -> String {
+    match error {
+        ReplayError::Store(e) => return store_error(e),
+        ReplayError::Scheduler(e) => return finish(Err(Failure::error(e))),
+        _ => {}
+    }
+    let class = match error.family() {
+        ReplayErrorFamily::Group => "ReplayGroupError",
+        ReplayErrorFamily::Sequence => "ReplaySequenceError",
+        ReplayErrorFamily::Projection => "ReplayProjectionError",
+        ReplayErrorFamily::Replay => "ReplayError",
+    };
+    error_envelope(
+        class,
+        error.code().as_str(),
+        error.reason(),
+        &error.to_string(),
+        error.retryable(),
+    )
+}
+
+fn failure(f: Failure) -> String {
+    finish(Err(f))
+}
+
+fn now_of(now: f64) -> Result<UnixMillis, String> {
+    if now.is_finite() && now.fract() == 0.0 && now.abs() <= 9_007_199_254_740_991.0 {
+        Ok(UnixMillis(now as i64))
+    } else {
+        Err(failure(Failure::argument(
+            "now: expected integer milliseconds since the epoch",
+        )))
+    }
+}
+
+fn result_value(r: GroupReplayResult) -> Result<Value, String> {
+    let admissions = r
+        .admissions
+        .iter()
+        .map(|a| answer(&AdmissionDecisionAnswer::new(&a.work_id, a.decision)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failure)?;
+    Ok(Obj::new()
+        .str("groupId", r.group_id)
+        .num("startCursor", r.start_cursor)
+        .num("endCursor", r.end_cursor)
+        .num("appliedEvents", r.applied_events)
+        .num("duplicateEvents", r.duplicate_events)
+        .value("admissions", Value::Array(admissions))
+        .build())
+}
+
+struct State {
+    store: Arc<SqliteAgentStore>,
+    agent_id: String,
+    scheduler: Scheduler,
+    group: Option<CoreGroupReplay>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("agent_id", &self.agent_id)
+            .field("group", &self.group.as_ref().map(CoreGroupReplay::group_id))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The raw replay of one Agent into one store.
+#[napi]
+#[derive(Debug)]
+pub struct AgentReplay {
+    state: Option<State>,
+    /// `{"ok":null}`, or why construction failed.
+    status: String,
+}
+
+impl AgentReplay {
+    fn state(&mut self) -> Result<&mut State, String> {
+        if self.status.starts_with("{\"error\"") {
+            return Err(self.status.clone());
+        }
+        self.state.as_mut().ok_or_else(|| freed("AgentReplay"))
+    }
+
+    /// Runs `use_` on the current Group's replay (after `begin`).
+    fn with_group<T>(
+        &mut self,
+        use_: impl FnOnce(
+            &Arc<SqliteAgentStore>,
+            &mut Scheduler,
+            &mut CoreGroupReplay,
+        ) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let State {
+            store,
+            scheduler,
+            group,
+            ..
+        } = self.state()?;
+        let group = group
+            .as_mut()
+            .ok_or_else(|| failure(Failure::argument("AgentReplay: begin(groupId) first")))?;
+        use_(store, scheduler, group)
+    }
+}
+
+fn env(result: Result<Value, String>) -> String {
+    match result {
+        Ok(value) => finish(Ok(value)),
+        Err(envelope) => envelope,
+    }
+}
+
+#[napi]
+impl AgentReplay {
+    /// `policy`: the JSON text of a Scheduler policy, or absent for the default. The Scheduler
+    /// is rebuilt at `now` from the store's snapshot of `agentId` (running work resumes from a
+    /// safe checkpoint or waits blocked), or created when the store has none.
+    #[napi(constructor)]
+    pub fn new(store: &AgentStore, agent_id: String, policy: Option<String>, now: f64) -> Self {
+        let made = (|| -> Result<State, String> {
+            if agent_id.is_empty() {
+                return Err(replay_error(&ReplayError::InvalidArgument("agent_id")));
+            }
+            let store = store.shared()?;
+            let policy = match policy {
+                Some(text) => read::<Option<SchedulerPolicyInput>>(&text, "schedulerPolicy")
+                    .map_err(failure)?
+                    .unwrap_or_default(),
+                None => SchedulerPolicyInput::default(),
+            };
+            let now = now_of(now)?;
+            let snapshot = store
+                .load_scheduler(&agent_id)
+                .map_err(|e| store_error(&e))?;
+            let scheduler = match snapshot {
+                Some(snapshot) => Scheduler::rebuild_after_restart(policy.into(), &snapshot, now),
+                None => Scheduler::new(policy.into()),
+            }
+            .map_err(|e| replay_error(&ReplayError::Scheduler(e)))?;
+            Ok(State {
+                store,
+                agent_id,
+                scheduler,
+                group: None,
+            })
+        })();
+        match made {
+            Ok(state) => Self {
+                state: Some(state),
+                status: finish(Ok(Value::Null)),
+            },
+            Err(status) => Self {
+                state: None,
+                status,
+            },
+        }
+    }
+
+    /// `{"ok":null}`, or the error that refused construction.
+    #[napi(catch_unwind)]
+    pub fn status(&self) -> String {
+        self.status.clone()
+    }
+
+    /// Starts reconciling `groupId` at the store's cursor: `{"ok": cursor}`.
+    #[napi(catch_unwind)]
+    pub fn begin(&mut self, group_id: String) -> String {
+        env(self.state().and_then(|st| {
+            let group = CoreGroupReplay::begin(&*st.store, &st.agent_id, &group_id)
+                .map_err(|e| replay_error(&e))?;
+            let cursor = group.cursor();
+            st.group = Some(group);
+            Ok(Value::Number(Number::from_u64(cursor)))
+        }))
+    }
+
+    /// The cursor including staged Events (the source is asked after it): `{"ok": n}`.
+    #[napi(catch_unwind)]
+    pub fn cursor(&mut self) -> String {
+        env(self.with_group(|_, _, g| Ok(Value::Number(Number::from_u64(g.cursor())))))
+    }
+
+    /// `{"ok": true}` when the Event is new (project it and `apply`), `false` for a duplicate;
+    /// a wrong Group, a gap, a missing sequence or a moved Event ID is the family's error.
+    #[napi(catch_unwind)]
+    pub fn check(&mut self, event_id: String, group_id: String, sequence: f64) -> String {
+        env(self.with_group(|store, _, g| {
+            let sequence = count(sequence, "sequence")?;
+            let check = g
+                .check(&**store, &event_id, &group_id, sequence)
+                .map_err(|e| replay_error(&e))?;
+            Ok(Value::Bool(check == EventCheck::New))
+        }))
+    }
+
+    /// Admits the projection's offers (`offers`: JSON text of an array of WorkOffers, absent
+    /// for a projector that answered `null`) at `now` and stages the Event; commits the batch
+    /// when it reaches the core's batch size. `{"ok": [decision…]}` of this Event.
+    #[napi(catch_unwind)]
+    pub fn apply(
+        &mut self,
+        event_id: String,
+        sequence: f64,
+        offers: Option<String>,
+        now: f64,
+    ) -> String {
+        env(self.with_group(|store, scheduler, g| {
+            let sequence = count(sequence, "sequence")?;
+            let now = now_of(now)?;
+            let projection = match offers {
+                Some(text) => {
+                    let work_offers = read::<Vec<WorkOfferInput>>(&text, "workOffers")
+                        .map_err(failure)?
+                        .into_iter()
+                        .map(WorkOfferInput::into_offer)
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(failure)?;
+                    Some(EventProjection { work_offers })
+                }
+                None => None,
+            };
+            let before = g.admission_count();
+            g.apply(scheduler, &event_id, sequence, projection, now)
+                .map_err(|e| replay_error(&e))?;
+            let decided = g
+                .admissions_since(before)
+                .iter()
+                .map(|a| answer(&AdmissionDecisionAnswer::new(&a.work_id, a.decision)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(failure)?;
+            // The core's `AgentReplay::batch_limit`: a commit that admitted anything writes
+            // the whole snapshot, so at least four Events per Scheduler item.
+            if g.staged() >= DEFAULT_BATCH_EVENTS.max(4 * scheduler.len()) {
+                g.commit(&**store, scheduler)
+                    .map_err(|e| replay_error(&e))?;
+            }
+            Ok(Value::Array(decided))
+        }))
+    }
+
+    /// Commits the staged Events with the Scheduler's snapshot, atomically.
+    #[napi(catch_unwind)]
+    pub fn commit(&mut self) -> String {
+        env(self.with_group(|store, scheduler, g| {
+            g.commit(&**store, scheduler)
+                .map_err(|e| replay_error(&e))?;
+            Ok(Value::Null)
+        }))
+    }
+
+    /// What the current Group's reconcile committed: `{groupId, startCursor, endCursor,
+    /// appliedEvents, duplicateEvents, admissions}`.
+    #[napi(catch_unwind)]
+    pub fn result(&mut self) -> String {
+        env(self.with_group(|_, _, g| result_value(g.result())))
+    }
+
+    /// The Scheduler's snapshot (its JSON form).
+    #[napi(catch_unwind)]
+    pub fn scheduler_snapshot(&mut self) -> String {
+        env(self.state().map(|st| st.scheduler.snapshot().to_value()))
+    }
+
+    /// Drops the native state now (idempotent); the store stays open for its other users.
+    #[napi(catch_unwind)]
+    pub fn free(&mut self) {
+        self.state = None;
+    }
+}
