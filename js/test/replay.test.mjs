@@ -158,7 +158,11 @@ test('a reopened store continues from its cursor with the Scheduler rebuilt from
   const path = scratch(t);
   const log = { g: events('g', 3), h: events('h', 2) };
   const first = new api.SqliteAgentStore(path);
-  await new api.AgentReplay(A, first, source(log), projector, { clock }).reconcile(['g', 'h']);
+  const earlier = new api.AgentReplay(A, first, source(log), projector, { clock });
+  await earlier.reconcile(['g', 'h']);
+  earlier.free();
+  earlier.free();
+  await assert.rejects(earlier.reconcile('g'), api.MwpError);
   first.close();
   log.g.push(event('g', 4));
   const second = new api.SqliteAgentStore(path);
