@@ -1414,7 +1414,7 @@ export declare class SqliteAgentStore {
   deleteCheckpoint(agentId: string, groupId: string, workId: string, checkpointId: string): boolean;
   saveScheduler(agentId: string, snapshot: SchedulerSnapshot | object | string): void;
   loadScheduler(agentId: string): SchedulerSnapshot | null;
-  /** Closes the database (idempotent); later calls throw. */
+  /** Closes the database (idempotent; an {@link AgentReplay} not yet freed keeps it open until it is); later calls throw. */
   close(): void;
 }
 /** The Event members a replay reads (an {@link Event} of `Core.replay`, or a plain object). */
@@ -1456,4 +1456,6 @@ export declare class AgentReplay<E extends ReplayEventInput = ReplayEventInput> 
   readonly scheduler: Scheduler;
   /** Reconciles each Group (a repeated ID once, in order). */
   reconcile(groups: string | Iterable<string>): Promise<Record<string, GroupReplayResult>>;
+  /** Drops the native state now: the Scheduler and this replay's hold on the store's database (idempotent). */
+  free(): void;
 }

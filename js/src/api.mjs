@@ -1937,7 +1937,7 @@ function agentLocalApi(raw, Scheduler) {
       return found && new SchedulerSnapshot(found);
     }
 
-    /** Closes the database (idempotent); later calls throw. */
+    /** Closes the database (idempotent; an `AgentReplay` not yet freed keeps it open until it is); later calls throw. */
     close() { open(this.#native.close()); }
   }
 
@@ -1995,6 +1995,9 @@ function agentLocalApi(raw, Scheduler) {
       this.#policy = schedulerPolicy ?? {};
       Object.freeze(this);
     }
+
+    /** Drops the native state now: the Scheduler and this replay's hold on the store's database (idempotent). */
+    free() { this.#native.free(); }
 
     /** A copy of the Worker's Scheduler as the replay left it (its durable form is in the store). */
     get scheduler() { return Scheduler.restore(open(this.#native.schedulerSnapshot()), this.#policy); }

@@ -158,7 +158,11 @@ test('a reopened store continues from its cursor with the Scheduler rebuilt from
   const path = scratch(t);
   const log = { g: events('g', 3), h: events('h', 2) };
   const first = new api.SqliteAgentStore(path);
-  await new api.AgentReplay(A, first, source(log), projector, { clock }).reconcile(['g', 'h']);
+  const earlier = new api.AgentReplay(A, first, source(log), projector, { clock });
+  await earlier.reconcile(['g', 'h']);
+  earlier.free();
+  earlier.free();
+  await assert.rejects(earlier.reconcile('g'), api.MwpError);
   first.close();
   log.g.push(event('g', 4));
   const second = new api.SqliteAgentStore(path);
@@ -176,4 +180,29 @@ test('a reopened store continues from its cursor with the Scheduler rebuilt from
 test('the WebAssembly build refuses AgentReplay', async () => {
   const wasm = await import(join(DIST, 'wasm.mjs'));
   assert.throws(() => new wasm.AgentReplay(A, {}, async () => [], async () => null), wasm.ArgumentError);
+});
+
+test('batches of 4,096 Events commit across source pages; a failing source keeps the committed prefix', async () => {
+  const store = new api.SqliteAgentStore(':memory:');
+  const log = { g: events('g', 6_000) };
+  let failAfter = 5_000;
+  const src = async (groupId, { after }) => {
+    if (after >= failAfter) throw new Error('source down');
+    return log[groupId].filter((e) => e.sequence > after).slice(0, 2_500);
+  };
+  const durable = [];
+  const sparse = async (e) => {
+    if (e.sequence === 2_501 || e.sequence === 4_097) durable.push(store.cursor(A, 'g'));
+    return e.sequence % 100 === 0 ? projector(e) : null;
+  };
+  const replay = new api.AgentReplay(A, store, src, sparse, { clock });
+  await assert.rejects(replay.reconcile('g'), /source down/);
+  // Nothing durable after the first page (the batch spans pages), the first batch at 4,096.
+  assert.deepEqual(durable, [0, 4_096]);
+  assert.equal(store.cursor(A, 'g'), 5_000);
+  failAfter = Infinity;
+  const r = (await replay.reconcile('g')).g;
+  assert.deepEqual([r.startCursor, r.endCursor, r.appliedEvents, r.admissions.length], [5_000, 6_000, 1_000, 10]);
+  assert.equal(store.cursor(A, 'g'), 6_000);
+  assert.equal(api.Scheduler.restore(store.loadScheduler(A)).size, 60);
 });
