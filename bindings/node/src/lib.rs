@@ -18,8 +18,8 @@ pub mod artifacts;
 pub mod auth;
 pub mod authority_core;
 pub mod keys;
-pub mod policy;
 pub mod local_store;
+pub mod policy;
 pub mod replay;
 pub mod sql_store;
 

@@ -11,6 +11,7 @@
 //! and the Scheduler snapshot in one transaction, so after a SIGKILL the file holds whole
 //! batches only (`tests/agent_*.rs`, `core/store-harness` `crash_agent_sqlite`).
 
+mod offline_outbox;
 mod outbox;
 mod replay;
 mod schema;
