@@ -75,7 +75,6 @@ __all__ = [
     "NativeArtifactStore",
     "NativeSessionAuthority",
     "NativeAgentSessions",
-    "NativeArtifactStore",
     "NativeOfflinePolicy",
     "OFFLINE_EXECUTION_EXTENSION",
     "OFFLINE_EXECUTION_EXTENSION_VERSION",
