@@ -188,6 +188,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
             .map(|k| k.as_str())
             .collect::<Vec<_>>(),
     )?;
+    // The Event kind of a revoked Execution Lease (§11.3), as the engine writes it.
+    m.add(
+        "EXECUTION_LEASE_REVOKED_EVENT",
+        missionweaveprotocol_authority::work::transitions::session::LEASE_REVOKED_EVENT,
+    )?;
     m.add(
         "WIRE_MESSAGE",
         missionweaveprotocol::signed_documents::WIRE_MESSAGE,

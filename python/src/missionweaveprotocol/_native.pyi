@@ -56,6 +56,7 @@ __all__ = [
     "DelegationContext",
     "DelegationGrant",
     "Dispatch",
+    "EXECUTION_LEASE_REVOKED_EVENT",
     "ExecutionLease",
     "ExpectedSignerEvidence",
     "FirstAdmissionRecord",
@@ -163,6 +164,7 @@ SOURCE_COMMIT: str
 PROTOCOL_VERSION: str
 WIRE_CODES: list[str]
 SIGNED_DOCUMENT_KINDS: list[str]
+EXECUTION_LEASE_REVOKED_EVENT: str
 WIRE_MESSAGE: str
 
 def canonical_bytes(value: Any) -> bytes: ...

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Dict, Optional, Union
 
 from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, field_serializer
 
+from . import _native
 from ._protocol_model import ProtocolModel
 from ._types import _StrEnum
 
@@ -157,12 +158,13 @@ class EventKind(_StrEnum):
     """The reference's 40 Event kinds (member names) with their wire ``kind`` strings.
 
     ``EXECUTION_LEASE_REVOKED``'s wire string is this package's (an ``ext.`` kind, as the
-    reference's other service Events); the engine does not emit it yet.
+    reference's other service Events), taken from the engine that writes it (a session that
+    replaces an earlier one revokes its Execution Leases, §11.3).
     """
 
     AGENT_CARD_REGISTERED = "ext.missionweaveprotocol.registry.agent_card_registered"
     AGENT_SESSION_OPENED = "ext.missionweaveprotocol.identity.session_opened"
-    EXECUTION_LEASE_REVOKED = "ext.missionweaveprotocol.core.execution_lease_revoked"
+    EXECUTION_LEASE_REVOKED = _native.EXECUTION_LEASE_REVOKED_EVENT
     MISSION_CREATED = "mission.created"
     FOLLOW_UP_MISSION_CREATED = "mission.follow_up.created"
     CHILD_MISSION_CREATED = "mission.child.created"
