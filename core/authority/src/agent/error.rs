@@ -1,6 +1,6 @@
 //! Agent runtime errors, each with its §19 wire code.
 
-use missionweaveprotocol::WireCode;
+use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
 /// Why the Agent runtime refused (reference `agent.py` exceptions plus argument errors).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,3 +98,125 @@ impl core::fmt::Display for AgentError {
 }
 
 impl std::error::Error for AgentError {}
+
+/// An epoch or revision as a structured field (they stay JSON safe integers).
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// The one description every binding converts: the reference's four session and context
+/// exceptions (`ActiveSessionError`, `StaleSessionEpochError`, `ClosedSessionError`,
+/// `StaleContextError`, Python `RuntimeError`s) have a class each; argument and dispatch
+/// refusals are `ErrorClass::Agent` (Python `AgentError`, a `ValueError`). The reason is
+/// [`AgentError::kind`].
+impl DescribeError for AgentError {
+    fn class(&self) -> ErrorClass {
+        match self {
+            Self::ActiveSession { .. } => ErrorClass::ActiveSession,
+            Self::StaleSessionEpoch { .. } => ErrorClass::StaleSessionEpoch,
+            Self::ClosedSession { .. } => ErrorClass::ClosedSession,
+            Self::StaleContext { .. } => ErrorClass::StaleContext,
+            Self::NotDispatched { .. } | Self::InvalidArgument(_) => ErrorClass::Agent,
+        }
+    }
+
+    fn wire_code(&self) -> WireCode {
+        self.code()
+    }
+
+    fn reason(&self) -> &str {
+        self.kind()
+    }
+
+    fn fields(&self) -> Fields {
+        match self {
+            Self::ActiveSession { active_epoch } => {
+                Fields::new().integer("active_epoch", int(*active_epoch))
+            }
+            Self::StaleSessionEpoch { offered, last } => Fields::new()
+                .integer("offered", int(*offered))
+                .integer("last", int(*last)),
+            Self::ClosedSession { session_id } => Fields::new().text("session_id", session_id),
+            Self::StaleContext {
+                group_id,
+                offered,
+                current,
+            } => Fields::new()
+                .text("group_id", group_id)
+                .integer("offered", int(*offered))
+                .integer("current", int(*current)),
+            Self::NotDispatched { work_id } => Fields::new().text("work_id", work_id),
+            Self::InvalidArgument(name) => Fields::new().text("argument", *name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use missionweaveprotocol::{DescribeError, ErrorClass, FieldValue};
+
+    use super::AgentError;
+
+    #[test]
+    fn session_refusals_have_their_reference_class() {
+        let cases = [
+            (
+                AgentError::ActiveSession { active_epoch: 2 },
+                ErrorClass::ActiveSession,
+                "ActiveSessionError",
+            ),
+            (
+                AgentError::StaleSessionEpoch {
+                    offered: 1,
+                    last: 3,
+                },
+                ErrorClass::StaleSessionEpoch,
+                "StaleSessionEpochError",
+            ),
+            (
+                AgentError::ClosedSession {
+                    session_id: "s".into(),
+                },
+                ErrorClass::ClosedSession,
+                "ClosedSessionError",
+            ),
+            (
+                AgentError::StaleContext {
+                    group_id: "g".into(),
+                    offered: 1,
+                    current: 1,
+                },
+                ErrorClass::StaleContext,
+                "StaleContextError",
+            ),
+        ];
+        for (error, class, python) in cases {
+            let described: &dyn DescribeError = &error;
+            assert_eq!(described.class(), class);
+            assert_eq!(class.python_name(), python);
+            assert_eq!(class.js_name(), python);
+            assert_eq!(described.wire_code(), error.code());
+            assert_eq!(described.reason(), error.kind());
+            assert_eq!(described.detail(), error.to_string());
+            assert!(!described.fields().is_empty());
+        }
+    }
+
+    #[test]
+    fn argument_and_dispatch_refusals_are_the_agent_class() {
+        let error = AgentError::NotDispatched {
+            work_id: "w".into(),
+        };
+        let described: &dyn DescribeError = &error;
+        assert_eq!(described.class(), ErrorClass::Agent);
+        assert_ne!(described.class(), ErrorClass::ActiveSession);
+        assert_eq!(
+            described.fields().get("work_id"),
+            Some(&FieldValue::Text("w".into()))
+        );
+        let error = AgentError::InvalidArgument("agent_id");
+        assert_eq!(DescribeError::class(&error), ErrorClass::Agent);
+        assert_eq!(DescribeError::reason(&error), "invalid_argument");
+        assert_eq!(ErrorClass::parse("agent"), Some(ErrorClass::Agent));
+    }
+}

@@ -1,6 +1,6 @@
 //! Offline-execution refusals, each with its §19 wire code.
 
-use missionweaveprotocol::WireCode;
+use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
 use crate::resources::Dimension;
 use crate::unix_millis::UnixMillis;
@@ -173,3 +173,64 @@ impl core::fmt::Display for OfflineError {
 }
 
 impl std::error::Error for OfflineError {}
+
+/// The one description every binding converts (`ErrorClass::Offline`: Python
+/// `OfflinePolicyError`, a `ValueError` as the reference's; JavaScript `OfflinePolicyError`).
+/// The reason is [`OfflineError::kind`].
+impl DescribeError for OfflineError {
+    fn class(&self) -> ErrorClass {
+        ErrorClass::Offline
+    }
+
+    fn wire_code(&self) -> WireCode {
+        self.code()
+    }
+
+    fn reason(&self) -> &str {
+        self.kind()
+    }
+
+    fn fields(&self) -> Fields {
+        let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        match self {
+            Self::InvalidArgument(name) => Fields::new().text("argument", *name),
+            Self::NotReversible { kind } => Fields::new().text("command_kind", kind),
+            Self::OutsideAssignment { member } => Fields::new().text("member", *member),
+            Self::StaleOwnership { claimed, current } => Fields::new()
+                .integer("claimed", int(*claimed))
+                .integer("current", int(*current)),
+            Self::TooManyActions { max_actions } => {
+                Fields::new().integer("max_actions", i64::from(*max_actions))
+            }
+            Self::UsageExceeded(d) => Fields::new().text("dimension", d.as_str()),
+            Self::ActionIdCollision { action_id } => Fields::new().text("action_id", action_id),
+            _ => Fields::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use missionweaveprotocol::{DescribeError, ErrorClass, FieldValue, WireCode};
+
+    use super::OfflineError;
+
+    #[test]
+    fn every_refusal_is_an_offline_policy_error() {
+        let error = OfflineError::TooManyActions { max_actions: 3 };
+        let described: &dyn DescribeError = &error;
+        assert_eq!(described.class(), ErrorClass::Offline);
+        assert_eq!(ErrorClass::Offline.python_name(), "OfflinePolicyError");
+        assert_eq!(described.wire_code(), WireCode::RateLimited);
+        assert!(described.retryable());
+        assert_eq!(described.reason(), "too_many_actions");
+        assert_eq!(
+            described.fields().get("max_actions"),
+            Some(&FieldValue::Integer(3))
+        );
+        let error = OfflineError::NotActive;
+        assert_eq!(DescribeError::class(&error), ErrorClass::Offline);
+        assert!(!DescribeError::retryable(&error));
+        assert!(DescribeError::fields(&error).is_empty());
+    }
+}

@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use missionweaveprotocol::WireCode;
+use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
 use crate::scheduler::SchedulerError;
 
@@ -335,3 +335,176 @@ impl fmt::Display for ReplayError {
 }
 
 impl std::error::Error for ReplayError {}
+
+/// `ErrorClass::LocalStore`: Python `LocalStoreError` (a `ValueError` as the reference's),
+/// JavaScript `LocalStoreError`.
+impl DescribeError for LocalStoreError {
+    fn class(&self) -> ErrorClass {
+        ErrorClass::LocalStore
+    }
+
+    fn wire_code(&self) -> WireCode {
+        self.code()
+    }
+
+    fn reason(&self) -> &str {
+        LocalStoreError::reason(self)
+    }
+}
+
+impl ReplayErrorFamily {
+    /// The exception class of this family.
+    pub const fn class(self) -> ErrorClass {
+        match self {
+            Self::Replay => ErrorClass::Replay,
+            Self::Group => ErrorClass::ReplayGroup,
+            Self::Sequence => ErrorClass::ReplaySequence,
+            Self::Projection => ErrorClass::ReplayProjection,
+        }
+    }
+}
+
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// The reference family's class (`ReplayGroupError`, `ReplaySequenceError`,
+/// `ReplayProjectionError`, base `ReplayError`); a store refusal or a Scheduler snapshot that
+/// cannot be restored is described by the error inside it (`LocalStoreError`,
+/// `SchedulerError`), as the reference raises them.
+impl DescribeError for ReplayError {
+    fn class(&self) -> ErrorClass {
+        match self {
+            Self::Store(e) => e.class(),
+            Self::Scheduler(e) => e.class(),
+            _ => self.family().class(),
+        }
+    }
+
+    fn wire_code(&self) -> WireCode {
+        self.code()
+    }
+
+    fn reason(&self) -> &str {
+        ReplayError::reason(self)
+    }
+
+    fn detail(&self) -> String {
+        match self {
+            Self::Store(e) => e.detail(),
+            Self::Scheduler(e) => e.detail(),
+            _ => self.to_string(),
+        }
+    }
+
+    fn fields(&self) -> Fields {
+        match self {
+            Self::InvalidArgument(argument) => Fields::new().text("argument", *argument),
+            Self::WrongGroup {
+                expected,
+                found,
+                event_id,
+            } => Fields::new()
+                .text("group_id", expected)
+                .text("event_group_id", found)
+                .text("event_id", event_id),
+            Self::MissingSequence { group_id, event_id } => Fields::new()
+                .text("group_id", group_id)
+                .text("event_id", event_id),
+            Self::Gap {
+                group_id,
+                cursor,
+                sequence,
+                event_id,
+            } => Fields::new()
+                .text("group_id", group_id)
+                .integer("cursor", int(*cursor))
+                .integer("sequence", int(*sequence))
+                .text("event_id", event_id),
+            Self::EventMoved {
+                event_id,
+                group_id,
+                sequence,
+                ..
+            } => Fields::new()
+                .text("event_id", event_id)
+                .text("group_id", group_id)
+                .integer("sequence", int(*sequence)),
+            Self::SnapshotBehindCursor {
+                group_id, cursor, ..
+            } => Fields::new()
+                .text("group_id", group_id)
+                .integer("cursor", int(*cursor)),
+            Self::Projection {
+                event_id, work_id, ..
+            } => Fields::new()
+                .text("event_id", event_id)
+                .text("work_id", work_id),
+            Self::Projector { event_id, .. } => Fields::new().text("event_id", event_id),
+            Self::Source { group_id, .. } => Fields::new().text("group_id", group_id),
+            Self::Store(e) => e.fields(),
+            Self::Scheduler(e) => e.fields(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
+
+    use super::{LocalStoreError, LocalStoreErrorKind, ReplayError};
+    use crate::scheduler::SchedulerError;
+
+    #[test]
+    fn replay_families_pick_their_class() {
+        let gap = ReplayError::Gap {
+            group_id: "g".into(),
+            cursor: 1,
+            sequence: 3,
+            event_id: "e".into(),
+        };
+        assert_eq!(DescribeError::class(&gap), ErrorClass::ReplaySequence);
+        assert_eq!(
+            ErrorClass::ReplaySequence.python_name(),
+            "ReplaySequenceError"
+        );
+        assert_eq!(DescribeError::wire_code(&gap), WireCode::ProtocolViolation);
+        assert_eq!(DescribeError::reason(&gap), "sequence_gap");
+        let wrong = ReplayError::InvalidArgument("group_id");
+        assert_eq!(DescribeError::class(&wrong), ErrorClass::ReplayGroup);
+        let source = ReplayError::Source {
+            group_id: "g".into(),
+            code: WireCode::Backpressure,
+            detail: "busy".into(),
+        };
+        assert_eq!(DescribeError::class(&source), ErrorClass::Replay);
+        assert_eq!(
+            DescribeError::retryable(&source),
+            WireCode::Backpressure.retryable()
+        );
+        let projection = ReplayError::Projector {
+            event_id: "e".into(),
+            detail: "x".into(),
+        };
+        assert_eq!(
+            DescribeError::class(&projection),
+            ErrorClass::ReplayProjection
+        );
+    }
+
+    #[test]
+    fn wrapped_errors_describe_themselves() {
+        let store = LocalStoreError::new(LocalStoreErrorKind::CursorConflict, "moved");
+        let described: &dyn DescribeError = &store;
+        assert_eq!(described.class(), ErrorClass::LocalStore);
+        assert_eq!(described.reason(), "cursor_conflict");
+        assert_eq!(described.wire_code(), WireCode::RevisionConflict);
+        let replay = ReplayError::Store(store.clone());
+        assert_eq!(DescribeError::class(&replay), ErrorClass::LocalStore);
+        assert_eq!(DescribeError::detail(&replay), "moved");
+        let scheduler = SchedulerError::InvalidArgument("policy");
+        let replay = ReplayError::Scheduler(scheduler.clone());
+        assert_eq!(DescribeError::class(&replay), scheduler.class());
+        assert_ne!(DescribeError::class(&replay), ErrorClass::Replay);
+    }
+}

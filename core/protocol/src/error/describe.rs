@@ -63,11 +63,35 @@ pub enum ErrorClass {
     /// An Agent authentication step was refused (§6.3): a HELLO challenge, a session token or
     /// an Agent key.
     Authentication,
+    /// An Agent runtime call was refused for an argument or a dispatch the Scheduler does not
+    /// have running (§11.3); the session and context refusals have their own classes.
+    Agent,
+    /// A second Agent Session while one is active: one runtime, one session (§6.3).
+    ActiveSession,
+    /// A Session Epoch not above every earlier one (§6.3).
+    StaleSessionEpoch,
+    /// A session that is closed or was replaced (§6.3).
+    ClosedSession,
+    /// A Group context or credential revision not above the installed one.
+    StaleContext,
+    /// Offline buffering, rebasing or reconciliation was refused (§11.5).
+    Offline,
+    /// A replay stopped (§16): a source, store or snapshot failure.
+    Replay,
+    /// A replay stopped on a Group identifier problem (§16).
+    ReplayGroup,
+    /// A replay stopped on a sequence or position problem (§16).
+    ReplaySequence,
+    /// A replay stopped on a projection problem (§16).
+    ReplayProjection,
+    /// An Agent-local store refused or failed an operation: a local store operation, not a
+    /// wire event.
+    LocalStore,
 }
 
 impl ErrorClass {
     /// Every class.
-    pub const ALL: [ErrorClass; 22] = [
+    pub const ALL: [ErrorClass; 33] = [
         Self::Argument,
         Self::Parse,
         Self::Canonicalization,
@@ -90,6 +114,17 @@ impl ErrorClass {
         Self::Snapshot,
         Self::Artifact,
         Self::Authentication,
+        Self::Agent,
+        Self::ActiveSession,
+        Self::StaleSessionEpoch,
+        Self::ClosedSession,
+        Self::StaleContext,
+        Self::Offline,
+        Self::Replay,
+        Self::ReplayGroup,
+        Self::ReplaySequence,
+        Self::ReplayProjection,
+        Self::LocalStore,
     ];
 
     /// Stable kebab-case name.
@@ -117,6 +152,17 @@ impl ErrorClass {
             Self::Snapshot => "snapshot",
             Self::Artifact => "artifact",
             Self::Authentication => "authentication",
+            Self::Agent => "agent",
+            Self::ActiveSession => "active-session",
+            Self::StaleSessionEpoch => "stale-session-epoch",
+            Self::ClosedSession => "closed-session",
+            Self::StaleContext => "stale-context",
+            Self::Offline => "offline",
+            Self::Replay => "replay",
+            Self::ReplayGroup => "replay-group",
+            Self::ReplaySequence => "replay-sequence",
+            Self::ReplayProjection => "replay-projection",
+            Self::LocalStore => "local-store",
         }
     }
 
@@ -150,6 +196,17 @@ impl ErrorClass {
             Self::Snapshot => "SnapshotError",
             Self::Artifact => "ArtifactError",
             Self::Authentication => "AuthenticationError",
+            Self::Agent => "AgentError",
+            Self::ActiveSession => "ActiveSessionError",
+            Self::StaleSessionEpoch => "StaleSessionEpochError",
+            Self::ClosedSession => "ClosedSessionError",
+            Self::StaleContext => "StaleContextError",
+            Self::Offline => "OfflinePolicyError",
+            Self::Replay => "ReplayError",
+            Self::ReplayGroup => "ReplayGroupError",
+            Self::ReplaySequence => "ReplaySequenceError",
+            Self::ReplayProjection => "ReplayProjectionError",
+            Self::LocalStore => "LocalStoreError",
         }
     }
 
@@ -178,6 +235,17 @@ impl ErrorClass {
             Self::Snapshot => "SnapshotError",
             Self::Artifact => "ArtifactError",
             Self::Authentication => "AuthenticationError",
+            Self::Agent => "AgentError",
+            Self::ActiveSession => "ActiveSessionError",
+            Self::StaleSessionEpoch => "StaleSessionEpochError",
+            Self::ClosedSession => "ClosedSessionError",
+            Self::StaleContext => "StaleContextError",
+            Self::Offline => "OfflinePolicyError",
+            Self::Replay => "ReplayError",
+            Self::ReplayGroup => "ReplayGroupError",
+            Self::ReplaySequence => "ReplaySequenceError",
+            Self::ReplayProjection => "ReplayProjectionError",
+            Self::LocalStore => "LocalStoreError",
         }
     }
 }
