@@ -62,14 +62,19 @@ def test_one_session_with_strictly_increasing_epochs() -> None:
     with pytest.raises(ActiveSessionError) as active:
         runtime.start_session(2)
     assert active.value.code == "INVALID_STATE_TRANSITION"
+    # The shared error model builds it from the core's description.
+    assert (active.value.kind, active.value.active_epoch) == ("active_session", 1)
+    assert active.value.fields["active_epoch"] == 1 and not active.value.retryable
     session.close()
     session.close()  # idempotent
     assert runtime.active_session is None
     with pytest.raises(StaleSessionEpochError) as stale:
         runtime.start_session(1)
     assert stale.value.code == "AUTH_STALE_SESSION"
-    with pytest.raises(ValueError):
+    assert (stale.value.reason, stale.value.offered, stale.value.last) == ("stale_session_epoch", 1, 1)
+    with pytest.raises(ValueError) as zero:
         runtime.start_session(0)
+    assert not isinstance(zero.value, RuntimeError)
     with pytest.raises(TypeError):
         runtime.start_session(True)
     named = runtime.start_session(7, session_id="urn:session:seven")

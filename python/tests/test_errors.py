@@ -20,6 +20,21 @@ ERROR_CLASSES = [
     errors.BundleVerificationError,
     errors.FrameError,
     errors.AuthenticationError,
+    errors.AgentError,
+    errors.OfflinePolicyError,
+    errors.ReplayError,
+    errors.ReplayGroupError,
+    errors.ReplaySequenceError,
+    errors.ReplayProjectionError,
+    errors.LocalStoreError,
+]
+
+# The reference's Agent session and context exceptions are RuntimeErrors, not ValueErrors.
+SESSION_CLASSES = [
+    errors.ActiveSessionError,
+    errors.StaleSessionEpochError,
+    errors.ClosedSessionError,
+    errors.StaleContextError,
 ]
 
 
@@ -71,3 +86,33 @@ def test_retryable_follows_the_code() -> None:
 def test_bundle_error_problems() -> None:
     error = errors.BundleVerificationError("bad", problems=["a", "b"])
     assert error.problems == ("a", "b") and error.code == "INTERNAL_ERROR"
+
+
+@pytest.mark.parametrize("cls", SESSION_CLASSES)
+def test_session_errors_are_runtime_errors(cls: type) -> None:
+    assert issubclass(cls, errors.MissionWeaveError)
+    assert issubclass(cls, RuntimeError)
+    assert not issubclass(cls, ValueError)
+
+
+def test_reference_modules_export_the_shared_classes() -> None:
+    from missionweaveprotocol import agent, local_store, offline, replay
+
+    for name in ("ActiveSessionError", "StaleSessionEpochError", "ClosedSessionError", "StaleContextError"):
+        assert getattr(agent, name) is getattr(errors, name)
+    assert offline.OfflinePolicyError is errors.OfflinePolicyError
+    assert local_store.LocalStoreError is errors.LocalStoreError
+    for name in ("ReplayError", "ReplayGroupError", "ReplaySequenceError", "ReplayProjectionError"):
+        assert getattr(replay, name) is getattr(errors, name)
+    for family in (errors.ReplayGroupError, errors.ReplaySequenceError, errors.ReplayProjectionError):
+        assert issubclass(family, errors.ReplayError)
+    assert not issubclass(errors.LocalStoreError, errors.ReplayError)
+
+
+def test_offline_policy_error_keeps_the_reference_defaults() -> None:
+    error = errors.OfflinePolicyError("bad limit")
+    assert (error.code, error.kind, error.reason) == ("INVALID_COMMAND", "invalid_argument", "invalid_argument")
+    named = errors.OfflinePolicyError("not active", code="INVALID_STATE_TRANSITION", kind="not_active")
+    assert (named.code, named.kind) == ("INVALID_STATE_TRANSITION", "not_active")
+    session = errors.ClosedSessionError("closed")
+    assert session.code == "INVALID_STATE_TRANSITION" and session.kind == ""

@@ -185,6 +185,7 @@ def test_buffering_is_idempotent_and_collisions_refused() -> None:
     with pytest.raises(OfflinePolicyError) as error:
         p.buffer(other)
     assert (error.value.code, error.value.kind) == ("ACTION_ID_COLLISION", "action_id_collision")
+    assert error.value.reason == "action_id_collision" and error.value.action_id
 
 
 def test_grace_window_is_rechecked_each_time() -> None:

@@ -125,6 +125,8 @@ def test_sequence_gaps_are_rejected_without_advancing() -> None:
     with pytest.raises(ReplaySequenceError) as gap:
         run(replay(store, Source({"g": events}), Projector()).reconcile("g"))
     assert gap.value.reason == "sequence_gap"
+    assert (gap.value.group_id, gap.value.cursor, gap.value.sequence) == ("g", 2, 4)
+    assert not isinstance(gap.value, ReplayGroupError)
     assert store.cursor(A, "g") == 2
 
     async def unordered(group_id: str, *, after: int) -> Sequence[Ev]:

@@ -1,49 +1,20 @@
 //! The Agent runtime's sessions and Group-isolated contexts (`missionweaveprotocol.agent`).
 //! The rules live in `missionweaveprotocol_authority::agent`; this converts and maps the core's
-//! refusals to the reference's exceptions (`ActiveSessionError`, `StaleSessionEpochError`,
-//! `ClosedSessionError`, `StaleContextError`, all `RuntimeError`s; argument and dispatch errors
-//! are `ValueError`s), each carrying `code` (§19) and `kind`.
+//! refusals are raised through the shared error model (`AgentError` describes itself: the
+//! reference's `ActiveSessionError`, `StaleSessionEpochError`, `ClosedSessionError`,
+//! `StaleContextError`, or `AgentError` for argument and dispatch refusals).
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::agent::{AgentError, AgentSessions, SessionDescriptor};
+use missionweaveprotocol_authority::agent::{AgentSessions, SessionDescriptor};
 use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
 use missionweaveprotocol_authority::scheduler::Dispatch;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::convert;
+use crate::errors::agent_error;
 use crate::scheduler::Scheduler;
-
-fn agent_error(py: Python<'_>, error: &AgentError) -> PyErr {
-    let class = match error {
-        AgentError::ActiveSession { .. } => "ActiveSessionError",
-        AgentError::StaleSessionEpoch { .. } => "StaleSessionEpochError",
-        AgentError::ClosedSession { .. } => "ClosedSessionError",
-        AgentError::StaleContext { .. } => "StaleContextError",
-        AgentError::NotDispatched { .. } | AgentError::InvalidArgument(_) => "",
-    };
-    let built = (|| -> PyResult<Bound<'_, PyAny>> {
-        let instance = if class.is_empty() {
-            PyValueError::new_err(error.to_string())
-                .value(py)
-                .clone()
-                .into_any()
-        } else {
-            py.import("missionweaveprotocol.agent")?
-                .getattr(class)?
-                .call1((error.to_string(),))?
-        };
-        instance.setattr("code", error.code().as_str())?;
-        instance.setattr("kind", error.kind())?;
-        Ok(instance)
-    })();
-    match built {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(e) => e,
-    }
-}
 
 fn descriptor_tuple<'py>(py: Python<'py>, d: &SessionDescriptor) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(

@@ -12,11 +12,14 @@ use missionweaveprotocol::schema_formats::TimestampError;
 use missionweaveprotocol::signed_documents::{SigningError, VerificationError};
 use missionweaveprotocol::wire::FrameError;
 use missionweaveprotocol::{ArgumentError, DescribeError, ErrorClass, FieldValue, Stage};
+use missionweaveprotocol_authority::agent::AgentError;
 use missionweaveprotocol_authority::auth::AuthError;
 use missionweaveprotocol_authority::budget::BudgetError;
 use missionweaveprotocol_authority::delegation::DelegationViolation;
 use missionweaveprotocol_authority::execution::RetryError;
 use missionweaveprotocol_authority::lease::{LeaseDocumentError, LeaseError};
+use missionweaveprotocol_authority::offline::OfflineError;
+use missionweaveprotocol_authority::replay::{LocalStoreError, ReplayError};
 use missionweaveprotocol_authority::scheduler::SchedulerError;
 use missionweaveprotocol_authority::snapshot_json::SnapshotFormatError;
 use pyo3::exceptions::PyTypeError;
@@ -171,4 +174,12 @@ conveniences! {
     scheduler_snapshot_error: SnapshotFormatError;
     /// A refused authentication step (`AuthenticationError`).
     auth_error: AuthError;
+    /// An Agent runtime refusal (`ActiveSessionError`, …, or `AgentError`).
+    agent_error: AgentError;
+    /// An offline refusal (`OfflinePolicyError`).
+    offline_error: OfflineError;
+    /// A replay stopped (`ReplayGroupError`, …; a store or snapshot failure as its own class).
+    replay_error: ReplayError;
+    /// An Agent-local store refusal (`LocalStoreError`).
+    local_store_error: LocalStoreError;
 }

@@ -6,34 +6,10 @@ use std::sync::Arc;
 use missionweaveprotocol_authority::replay::LocalStoreError;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyType};
 
 use crate::convert::{self, typed};
+use crate::errors::local_store_error;
 use crate::scheduler::SchedulerSnapshot;
-
-static LOCAL_STORE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-/// The Python `LocalStoreError` for a core refusal.
-pub(crate) fn local_store_error(py: Python<'_>, error: &LocalStoreError) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let cls =
-            LOCAL_STORE_ERROR.import(py, "missionweaveprotocol.local_store", "LocalStoreError")?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("code", error.code().as_str())?;
-        kwargs.set_item("stage", py.None())?;
-        kwargs.set_item("reason", error.reason())?;
-        kwargs.set_item("detail", &error.detail)?;
-        kwargs.set_item("retryable", error.code().retryable())?;
-        kwargs.set_item("fields", PyDict::new(py))?;
-        Ok(PyErr::from_value(cls.call_method(
-            "_from_core",
-            (error.to_string(),),
-            Some(&kwargs),
-        )?))
-    };
-    build().unwrap_or_else(|e| e)
-}
 
 fn json_arg(
     py: Python<'_>,

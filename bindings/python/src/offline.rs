@@ -17,25 +17,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::convert;
+use crate::errors::offline_error;
 use crate::instant::{millis_arg, to_datetime};
 use crate::resources::{ResourceUsage, usage_arg};
 use crate::signer::{SignerArg, signer_failure};
-
-fn offline_error(py: Python<'_>, error: &OfflineError) -> PyErr {
-    let built = (|| -> PyResult<Bound<'_, PyAny>> {
-        let instance = py
-            .import("missionweaveprotocol.offline")?
-            .getattr("OfflinePolicyError")?
-            .call1((error.to_string(),))?;
-        instance.setattr("code", error.code().as_str())?;
-        instance.setattr("kind", error.kind())?;
-        Ok(instance)
-    })();
-    match built {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(e) => e,
-    }
-}
 
 /// A Python outbox as a core [`OfflineOutbox`]; the first exception it raised is kept.
 struct PyOutbox<'a, 'py> {

@@ -4,50 +4,15 @@
 //! commit are the core's.
 
 use missionweaveprotocol_authority::replay::{
-    EventCheck, EventProjection, GroupReplay as CoreGroupReplay, ReplayError, ReplayErrorFamily,
+    EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyType};
 
 use crate::convert::{self, typed};
 use crate::errors;
 use crate::instant::millis_arg;
-use crate::local_store::{AgentStore, local_store_error};
+use crate::local_store::AgentStore;
 use crate::scheduler::{AdmissionDecision, Scheduler, WorkOffer};
-
-/// The Python exception for a replay error: `LocalStoreError` for a store refusal,
-/// `SchedulerError` for a snapshot that cannot be restored, else the reference family
-/// (`ReplayGroupError`, `ReplaySequenceError`, `ReplayProjectionError`, `ReplayError`).
-fn replay_error(py: Python<'_>, error: &ReplayError) -> PyErr {
-    match error {
-        ReplayError::Store(e) => return local_store_error(py, e),
-        ReplayError::Scheduler(e) => return errors::scheduler_error(py, e),
-        _ => {}
-    }
-    let class = match error.family() {
-        ReplayErrorFamily::Group => "ReplayGroupError",
-        ReplayErrorFamily::Sequence => "ReplaySequenceError",
-        ReplayErrorFamily::Projection => "ReplayProjectionError",
-        ReplayErrorFamily::Replay => "ReplayError",
-    };
-    let build = || -> PyResult<PyErr> {
-        let module = py.import("missionweaveprotocol.replay")?;
-        let cls = module.getattr(class)?.cast_into::<PyType>()?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("code", error.code().as_str())?;
-        kwargs.set_item("stage", py.None())?;
-        kwargs.set_item("reason", error.reason())?;
-        kwargs.set_item("detail", error.to_string())?;
-        kwargs.set_item("retryable", error.retryable())?;
-        kwargs.set_item("fields", PyDict::new(py))?;
-        Ok(PyErr::from_value(cls.call_method(
-            "_from_core",
-            (error.to_string(),),
-            Some(&kwargs),
-        )?))
-    };
-    build().unwrap_or_else(|e| e)
-}
 
 /// `GroupReplay(store, agent_id, group_id)`: one Group's reconcile, starting at the store's
 /// cursor.
@@ -71,7 +36,7 @@ impl GroupReplay {
             .get()
             .clone();
         let inner = CoreGroupReplay::begin(&*store.inner, agent_id, group_id)
-            .map_err(|e| replay_error(py, &e))?;
+            .map_err(|e| errors::replay_error(py, &e))?;
         Ok(Self { store, inner })
     }
 
@@ -98,7 +63,7 @@ impl GroupReplay {
         let check = self
             .inner
             .check(&*self.store.inner, event_id, group_id, sequence)
-            .map_err(|e| replay_error(py, &e))?;
+            .map_err(|e| errors::replay_error(py, &e))?;
         Ok(check == EventCheck::New)
     }
 
@@ -136,7 +101,7 @@ impl GroupReplay {
         let before = self.inner.admission_count();
         self.inner
             .apply(scheduler.core_mut(), event_id, sequence, projection, now)
-            .map_err(|e| replay_error(py, &e))?;
+            .map_err(|e| errors::replay_error(py, &e))?;
         Ok(self
             .inner
             .admissions_since(before)
@@ -151,7 +116,7 @@ impl GroupReplay {
         let mut scheduler = scheduler.borrow_mut();
         self.inner
             .commit(&*self.store.inner, scheduler.core_mut())
-            .map_err(|e| replay_error(py, &e))
+            .map_err(|e| errors::replay_error(py, &e))
     }
 
     /// `(start_cursor, end_cursor, applied_events, duplicate_events, admissions)` of what was

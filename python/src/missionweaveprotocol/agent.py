@@ -21,29 +21,16 @@ from types import MappingProxyType, TracebackType
 from typing import Any, Mapping, Optional, Type
 
 from . import _native
+
+# The exception classes are the shared error model's (`errors.py`, named by the core's
+# `ErrorClass`), re-exported here under the reference's module.
+from .errors import (
+    ActiveSessionError,
+    ClosedSessionError,
+    StaleContextError,
+    StaleSessionEpochError,
+)
 from .scheduler import Scheduler
-
-
-class _AgentError(RuntimeError):
-    code: str = "INVALID_STATE_TRANSITION"
-    kind: str = ""
-
-
-class ActiveSessionError(_AgentError):
-    """A session is already active (one runtime, one session)."""
-
-
-class StaleSessionEpochError(_AgentError):
-    """The Session Epoch is not above every earlier one (``AUTH_STALE_SESSION``)."""
-
-
-class ClosedSessionError(_AgentError):
-    """The session is closed or was replaced (``AUTH_REQUIRED``)."""
-
-
-class StaleContextError(_AgentError):
-    """A Group context or credential revision not above the installed one
-    (``REVISION_CONFLICT``)."""
 
 
 def _freeze(value: Any) -> Any:

@@ -384,8 +384,95 @@ class AuthenticationError(MissionWeaveError, ValueError):
         super().__init__(message, **kwargs)
 
 
+class _SessionError(_KindFromReason, RuntimeError):
+    """The reference's Agent session and context exceptions are ``RuntimeError``s; ``kind``
+    (= ``reason``) names the rule."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("code", "INVALID_STATE_TRANSITION")
+        super().__init__(message, **kwargs)
+
+
+class ActiveSessionError(_SessionError):
+    """A session is already active: one runtime, one session (``INVALID_STATE_TRANSITION``;
+    ``active_epoch``). Also importable from :mod:`.agent`."""
+
+
+class StaleSessionEpochError(_SessionError):
+    """The Session Epoch is not above every earlier one (``AUTH_STALE_SESSION``; ``offered``,
+    ``last``). Also importable from :mod:`.agent`."""
+
+
+class ClosedSessionError(_SessionError):
+    """The session is closed or was replaced (``AUTH_REQUIRED``; ``session_id``). Also
+    importable from :mod:`.agent`."""
+
+
+class StaleContextError(_SessionError):
+    """A Group context or credential revision not above the installed one
+    (``REVISION_CONFLICT``; ``group_id``, ``offered``, ``current``). Also importable from
+    :mod:`.agent`."""
+
+
+class AgentError(_KindFromReason, ValueError):
+    """An Agent runtime argument, or a dispatch the Scheduler does not have running (``kind``
+    ``invalid_argument`` with ``INVALID_COMMAND``, ``not_dispatched`` with
+    ``INVALID_STATE_TRANSITION``; ``argument`` or ``work_id``)."""
+
+
+class OfflinePolicyError(_KindFromReason, ValueError):
+    """Offline buffering, rebasing or a binding was refused (§11.5); the reference's
+    ``offline.OfflinePolicyError(ValueError)``, also importable from :mod:`.offline`. ``code``
+    is the §19 wire code (``INVALID_COMMAND`` by default) and ``kind`` (= ``reason``) the rule
+    (``not_reversible``, ``outside_assignment``, ``outside_grace``, ``lease_closed``,
+    ``too_many_actions``, ``usage_exceeded``, ``external_effect``, ``invalid_binding``,
+    ``action_id_collision``, ``not_active``, ``invalid_argument``, …)."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("code", "INVALID_COMMAND")
+        if kwargs.get("reason") is None and "kind" not in kwargs:
+            kwargs["kind"] = "invalid_argument"
+        super().__init__(message, **kwargs)
+
+
+class ReplayError(MissionWeaveError, ValueError):
+    """A replay stopped (§16); the Events before the failing one are committed. The
+    reference's ``replay.ReplayError(ValueError)``, also importable from :mod:`.replay`."""
+
+
+class ReplayGroupError(ReplayError):
+    """An empty Group ID, or an Event of another Group (``PROTOCOL_VIOLATION``)."""
+
+
+class ReplaySequenceError(ReplayError):
+    """A gap (``sequence > cursor + 1``) or an Event ID seen at another position."""
+
+
+class ReplayProjectionError(ReplayError):
+    """A projected offer collides with an admitted one (same WorkItem ID, other content)."""
+
+
+class LocalStoreError(MissionWeaveError, ValueError):
+    """A local store refusal or failure; the reference's ``local_store.LocalStoreError``, also
+    importable from :mod:`.local_store`. ``reason`` names the rule
+    (``event_position_collision``, ``action_collision``, ``stale_revision``,
+    ``checkpoint_collision``, ``cursor_conflict``, ``invalid_argument``, ``corrupt``,
+    ``backend``)."""
+
+
 __all__ = [
+    "ActiveSessionError",
     "AdmissionError",
+    "AgentError",
+    "ClosedSessionError",
+    "LocalStoreError",
+    "OfflinePolicyError",
+    "ReplayError",
+    "ReplayGroupError",
+    "ReplayProjectionError",
+    "ReplaySequenceError",
+    "StaleContextError",
+    "StaleSessionEpochError",
     "ArtifactError",
     "AuthenticationError",
     "BudgetLedgerError",

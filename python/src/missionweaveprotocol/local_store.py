@@ -20,15 +20,10 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _native
 from ._native import SchedulerSnapshot
-from .errors import MissionWeaveError
+# The shared error model's class (the core's `ErrorClass::LocalStore`), re-exported here.
+from .errors import LocalStoreError
 
 __all__ = ["LocalStoreError", "SQLiteAgentStore"]
-
-
-class LocalStoreError(MissionWeaveError, ValueError):
-    """A local store refusal or failure; ``reason`` names the rule (``event_position_collision``,
-    ``action_collision``, ``stale_revision``, ``checkpoint_collision``, ``cursor_conflict``,
-    ``invalid_argument``, ``corrupt``, ``backend``)."""
 
 
 def _closed() -> LocalStoreError:

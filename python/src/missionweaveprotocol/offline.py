@@ -35,6 +35,8 @@ from pydantic import AwareDatetime, ConfigDict, field_serializer, field_validato
 from . import _native
 from ._native import InMemoryOutbox, ResourceUsage
 from ._protocol_model import ProtocolModel, render_instant
+# The shared error model's class (`errors.py`, the core's `ErrorClass::Offline`).
+from .errors import OfflinePolicyError
 from .models import Command
 
 OFFLINE_EXECUTION_EXTENSION: str = _native.OFFLINE_EXECUTION_EXTENSION
@@ -54,19 +56,6 @@ _DIMENSIONS = (
 )
 
 
-class OfflinePolicyError(ValueError):
-    """Offline buffering, rebasing or a binding was refused; ``code`` is the §19 wire code and
-    ``kind`` the rule (``not_reversible``, ``outside_assignment``, ``outside_grace``,
-    ``lease_closed``, ``too_many_actions``, ``usage_exceeded``, ``external_effect``,
-    ``invalid_binding``, ``action_id_collision``, ``not_active``, ``invalid_argument``, …)."""
-
-    code: str
-    kind: str
-
-    def __init__(self, message: str, *, code: str = "INVALID_COMMAND", kind: str = "invalid_argument") -> None:
-        super().__init__(message)
-        self.code = code
-        self.kind = kind
 
 
 def _utc_now() -> datetime:

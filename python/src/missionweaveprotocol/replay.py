@@ -23,6 +23,8 @@ from typing import Awaitable, Dict, Iterable, Optional, Protocol, Sequence, Tupl
 from . import _native
 from ._native import AdmissionDecision
 from .errors import MissionWeaveError
+# The shared error model's classes (the core's `ErrorClass::Replay*`), re-exported here.
+from .errors import ReplayError, ReplayGroupError, ReplayProjectionError, ReplaySequenceError
 from .local_store import SQLiteAgentStore
 from .models import Event
 from .scheduler import Clock, Scheduler, SchedulerPolicy, WorkOffer, _offer, _utc_now
@@ -43,20 +45,6 @@ __all__ = [
 _BATCH_EVENTS = 4096
 
 
-class ReplayError(MissionWeaveError, ValueError):
-    """A replay stopped; the Events before the failing one are committed."""
-
-
-class ReplayGroupError(ReplayError):
-    """An empty Group ID, or an Event of another Group (``PROTOCOL_VIOLATION``)."""
-
-
-class ReplaySequenceError(ReplayError):
-    """A gap (``sequence > cursor + 1``) or an Event ID seen at another position."""
-
-
-class ReplayProjectionError(ReplayError):
-    """A projected offer collides with an admitted one (same WorkItem ID, other content)."""
 
 
 @dataclass(frozen=True)
