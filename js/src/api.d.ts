@@ -687,6 +687,22 @@ export declare class ReplaySequenceError extends ReplayError {}
 /** `projection_collision`: a projected offer collides with an admitted one (`INVALID_STATE_TRANSITION`). */
 export declare class ReplayProjectionError extends ReplayError {}
 
+// ---- Agent runtime and offline errors (§6.3, §11.3, §11.5) ----
+/** An Agent runtime argument, or a dispatch the Scheduler does not have running. */
+export declare class AgentError extends MwpError {
+  readonly reason: 'invalid_argument' | 'not_dispatched';
+}
+/** A second Agent Session while one is active (`INVALID_STATE_TRANSITION`). */
+export declare class ActiveSessionError extends MwpError {}
+/** A Session Epoch not above every earlier one (`AUTH_STALE_SESSION`). */
+export declare class StaleSessionEpochError extends MwpError {}
+/** A closed or replaced session (`AUTH_REQUIRED`). */
+export declare class ClosedSessionError extends MwpError {}
+/** A Group context or credential revision not above the installed one (`REVISION_CONFLICT`). */
+export declare class StaleContextError extends MwpError {}
+/** Offline buffering, rebasing or a binding was refused (§11.5). */
+export declare class OfflinePolicyError extends MwpError {}
+
 export declare class ResourceUsage {
   constructor(values?: ResourceInput);
   readonly financialMicrounits: number;

@@ -268,6 +268,25 @@ export class ReplaySequenceError extends ReplayError {}
 /** A projected offer collides with an admitted one (same WorkItem ID, other content: `INVALID_STATE_TRANSITION`). */
 export class ReplayProjectionError extends ReplayError {}
 
+// ---- Agent runtime and offline errors (§6.3, §11.3, §11.5): the core's `ErrorClass` names ----
+/** An Agent runtime argument, or a dispatch the Scheduler does not have running (`reason`: invalid_argument, not_dispatched). */
+export class AgentError extends MwpError {}
+
+/** A second Agent Session while one is active (`INVALID_STATE_TRANSITION`, `active_session`). */
+export class ActiveSessionError extends MwpError {}
+
+/** A Session Epoch not above every earlier one (`AUTH_STALE_SESSION`, `stale_session_epoch`). */
+export class StaleSessionEpochError extends MwpError {}
+
+/** A closed or replaced session (`AUTH_REQUIRED`, `closed_session`). */
+export class ClosedSessionError extends MwpError {}
+
+/** A Group context or credential revision not above the installed one (`REVISION_CONFLICT`, `stale_context`). */
+export class StaleContextError extends MwpError {}
+
+/** Offline buffering, rebasing or a binding was refused (§11.5; `reason`: not_reversible, outside_grace, too_many_actions, …). */
+export class OfflinePolicyError extends MwpError {}
+
 // ---- the authoritative Core: vocabularies and the error families -----------------------------
 //
 // `Core.perform`, `query` and `replay` reject with a MissionWeaveProtocolError subclass. Its
@@ -475,6 +494,8 @@ const ERROR_CLASSES = {
   RetryExhausted, SchedulerError, SchedulerStateError, SnapshotError, ArtifactError,
   AuthenticationError,
   LocalStoreError, ReplayError, ReplayGroupError, ReplaySequenceError, ReplayProjectionError,
+  AgentError, ActiveSessionError, StaleSessionEpochError, ClosedSessionError, StaleContextError,
+  OfflinePolicyError,
 };
 
 // An error of the authoritative Core also names its ErrorCode `family` (the core's table): its

@@ -87,7 +87,10 @@ test('a gap is a ReplaySequenceError; the Events before it stay committed, Sched
   const log = { g: [event('g', 1), event('g', 2), event('g', 4)] };
   const replay = new api.AgentReplay(A, store, source(log), projector, { clock });
   await assert.rejects(replay.reconcile('g'), (e) => e instanceof api.ReplaySequenceError && e instanceof api.ReplayError
-    && e.reason === 'sequence_gap' && e.code === 'PROTOCOL_VIOLATION' && e.retryable === false);
+    && e.reason === 'sequence_gap' && e.code === 'PROTOCOL_VIOLATION' && e.retryable === false
+    // The core's structured fields, through the shared envelope.
+    && e.fields.groupId === 'g' && e.fields.cursor === 2 && e.fields.sequence === 4
+    && !(e instanceof api.ReplayGroupError));
   assert.equal(store.cursor(A, 'g'), 2);
   assert.equal(store.hasEvent(A, 'g-e2'), true);
   assert.equal(store.hasEvent(A, 'g-e4'), false);

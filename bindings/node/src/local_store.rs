@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use missionweaveprotocol::json::{Number, Value, canonical_bytes};
+use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
 use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
 use missionweaveprotocol_authority::scheduler::SchedulerSnapshot;
@@ -19,41 +19,10 @@ use napi_derive::napi;
 
 use crate::freed;
 
-/// The error envelope of a core error that has no `DescribeError` description: `class`, the
-/// §19 `code`, the `reason` slug, `detail`, `retryable` (the shape `Failure::error` writes).
-pub(crate) fn error_envelope(
-    class: &str,
-    code: &str,
-    reason: &str,
-    detail: &str,
-    retryable: bool,
-) -> String {
-    let error = Obj::new()
-        .str("class", class)
-        .str("code", code)
-        .value("stage", Value::Null)
-        .str("reason", reason)
-        .str("message", detail)
-        .str("detail", detail)
-        .bool("retryable", retryable)
-        .value("fields", Obj::new().build())
-        .build();
-    let envelope = Obj::new().value("error", error).build();
-    canonical_bytes(&envelope)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .unwrap_or_else(|| finish(Err(Failure::argument(detail.to_owned()))))
-}
-
-/// A store refusal as `LocalStoreError`.
+/// A store refusal: the shared envelope of the core's description (`LocalStoreError`
+/// describes itself: class `LocalStoreError`, §19 code, reason slug).
 pub(crate) fn store_error(error: &LocalStoreError) -> String {
-    error_envelope(
-        "LocalStoreError",
-        error.code().as_str(),
-        error.reason(),
-        &error.detail,
-        error.code().retryable(),
-    )
+    finish(Err(Failure::error(error)))
 }
 
 /// An unusable argument (`LocalStoreError`, `invalid_argument`, `INVALID_COMMAND`).

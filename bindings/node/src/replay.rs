@@ -16,7 +16,7 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol_authority::replay::{
     DEFAULT_BATCH_EVENTS, EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
-    GroupReplayResult, ReplayError, ReplayErrorFamily,
+    GroupReplayResult, ReplayError,
 };
 use missionweaveprotocol_authority::scheduler::Scheduler;
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -29,30 +29,13 @@ use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use napi_derive::napi;
 
 use crate::freed;
-use crate::local_store::{AgentStore, count, error_envelope, store_error};
+use crate::local_store::{AgentStore, count, store_error};
 
-/// A replay error as the class of its reference family (`ReplayGroupError`,
-/// `ReplaySequenceError`, `ReplayProjectionError`, `ReplayError`); a store refusal is a
-/// `LocalStoreError`, a snapshot that cannot be restored a `SchedulerError`.
+/// A replay error: the shared envelope of the core's description (`ReplayError` describes
+/// itself: the class of its reference family, or the class of the store or Scheduler error
+/// inside it).
 fn replay_error(error: &ReplayError) -> String {
-    match error {
-        ReplayError::Store(e) => return store_error(e),
-        ReplayError::Scheduler(e) => return finish(Err(Failure::error(e))),
-        _ => {}
-    }
-    let class = match error.family() {
-        ReplayErrorFamily::Group => "ReplayGroupError",
-        ReplayErrorFamily::Sequence => "ReplaySequenceError",
-        ReplayErrorFamily::Projection => "ReplayProjectionError",
-        ReplayErrorFamily::Replay => "ReplayError",
-    };
-    error_envelope(
-        class,
-        error.code().as_str(),
-        error.reason(),
-        &error.to_string(),
-        error.retryable(),
-    )
+    finish(Err(Failure::error(error)))
 }
 
 fn failure(f: Failure) -> String {
