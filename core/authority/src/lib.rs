@@ -46,6 +46,7 @@ pub mod policy;
 pub mod replay;
 pub mod resources;
 pub mod scheduler;
+pub(crate) mod sealed_token;
 pub mod service;
 pub mod snapshot_json;
 pub mod store;
