@@ -1395,6 +1395,8 @@ export declare class PolicyGuard implements NativeResource {
   static classifyAction(operation: string): ActionClass;
   free(): void;
   [Symbol.dispose](): void;
+}
+
 // ---- Agent-local SQLite store and durable replay (Node (napi) only) ----
 /** Where an Event was processed. */
 export interface EventPosition { readonly groupId: string; readonly sequence: number }

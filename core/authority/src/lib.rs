@@ -24,6 +24,7 @@
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
 //! | [`policy`] | §8, §12, §20 | membership tokens, capability grants, execution authorization, budget meters, the local runaway guard |
 //! | [`offline`] | §11.5 | bounded offline execution: the binding, the Worker's policy and outbox, rebase; the Core's reconciliation checks |
+//! | [`replay`] | §16 | Agent-side replay: cursor + 1, fixed Event positions, projection into the Scheduler, atomic batches of inbox, cursor and snapshot; `CURSOR_TOO_OLD` from a snapshot |
 //! | [`service`] | §15, §16, §19 | `AuthorityCore`: the facade bindings serve (verify + perform, query, replay, error families) |
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
@@ -45,6 +46,7 @@ pub mod policy;
 pub mod replay;
 pub mod resources;
 pub mod scheduler;
+pub(crate) mod sealed_token;
 pub mod service;
 pub mod snapshot_json;
 pub mod store;

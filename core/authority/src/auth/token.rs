@@ -6,49 +6,31 @@
 //! reading any input costs O(8192) work. The MAC is checked, in constant time, before the
 //! claims are parsed: unauthenticated bytes never reach the JSON parser.
 
-use core::fmt;
-
-use hmac::{Hmac, KeyInit, Mac};
-use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, parse};
-use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
-use sha2::Sha256;
+use missionweaveprotocol::json::{Number, Object, Value};
 
 use super::AuthError;
+use crate::sealed_token::{SealingKey, Unsealed};
 use crate::unix_millis::UnixMillis;
 
 /// The longest token accepted (`sessionToken` `maxLength`, §17 frame schema).
 pub const MAX_TOKEN_CHARS: usize = 8192;
 
-/// The smallest secret accepted: HMAC-SHA256 keys shorter than the hash output weaken it.
-pub const MIN_SECRET_BYTES: usize = 32;
+pub use crate::sealed_token::MIN_SECRET_BYTES;
 
-/// The HMAC key, kept only as the keyed HMAC state (the raw bytes are zeroed once it is
-/// derived). It never appears in `Debug`.
-pub(crate) struct Secret(Hmac<Sha256>);
+/// Session tokens carry no domain label (`sealed_token`).
+const DOMAIN: &str = "";
+
+/// The HMAC key (`sealed_token::SealingKey`: the keyed state only, never in `Debug`).
+#[derive(Debug)]
+pub(crate) struct Secret(SealingKey);
 
 impl Secret {
-    pub(crate) fn new(mut bytes: Vec<u8>) -> Result<Self, AuthError> {
-        let keyed = if bytes.len() < MIN_SECRET_BYTES {
-            Err(AuthError::InvalidArgument(
+    pub(crate) fn new(bytes: Vec<u8>) -> Result<Self, AuthError> {
+        SealingKey::new(bytes)
+            .map(Self)
+            .ok_or(AuthError::InvalidArgument(
                 "the session secret must be at least 32 bytes",
             ))
-        } else {
-            <Hmac<Sha256> as KeyInit>::new_from_slice(&bytes)
-                .map_err(|_| AuthError::InvalidArgument("the session secret is not an HMAC key"))
-        };
-        bytes.fill(0);
-        core::hint::black_box(&bytes);
-        keyed.map(Self)
-    }
-
-    fn mac(&self) -> Hmac<Sha256> {
-        self.0.clone()
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
     }
 }
 
@@ -107,13 +89,12 @@ impl Claims {
 
 /// Signs `claims` into a token.
 pub(crate) fn seal(secret: &Secret, claims: &Claims) -> Result<String, AuthError> {
-    let json = canonical_bytes(&claims.to_value())
-        .map_err(|_| AuthError::InvalidArgument("the claims are not canonical JSON"))?;
-    let body = encode_base64url(&json);
-    let mut mac = secret.mac();
-    mac.update(body.as_bytes());
-    let tag = mac.finalize().into_bytes();
-    let token = format!("{body}.{}", encode_base64url(&tag));
+    let token = secret
+        .0
+        .seal(DOMAIN, &claims.to_value())
+        .ok_or(AuthError::InvalidArgument(
+            "the claims are not canonical JSON",
+        ))?;
     if token.len() > MAX_TOKEN_CHARS {
         return Err(AuthError::InvalidArgument(
             "identifiers too long for a session token",
@@ -125,17 +106,9 @@ pub(crate) fn seal(secret: &Secret, claims: &Claims) -> Result<String, AuthError
 /// Checks the token's form and MAC, then reads its claims. Every failure is
 /// [`AuthError::InvalidToken`]; nothing about the token is echoed.
 pub(crate) fn open(secret: &Secret, token: &str) -> Result<Claims, AuthError> {
-    if token.len() > MAX_TOKEN_CHARS {
-        return Err(AuthError::InvalidToken);
-    }
-    let (body, tag) = token.split_once('.').ok_or(AuthError::InvalidToken)?;
-    let tag = decode_base64url(tag).ok_or(AuthError::InvalidToken)?;
-    let mut mac = secret.mac();
-    mac.update(body.as_bytes());
-    // `verify_slice` compares in constant time (and refuses a tag of the wrong length).
-    mac.verify_slice(&tag)
-        .map_err(|_| AuthError::InvalidToken)?;
-    let json = decode_base64url(body).ok_or(AuthError::InvalidToken)?;
-    let value = parse(&json).map_err(|_| AuthError::InvalidToken)?;
-    Claims::from_value(&value).ok_or(AuthError::InvalidToken)
+    let claims = secret
+        .0
+        .open(DOMAIN, token, MAX_TOKEN_CHARS)
+        .map_err(|_: Unsealed| AuthError::InvalidToken)?;
+    Claims::from_value(&Value::Object(claims)).ok_or(AuthError::InvalidToken)
 }

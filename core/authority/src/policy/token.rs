@@ -1,27 +1,15 @@
-//! Sealed tokens: `b64url(canonical claims) "." b64url(HMAC-SHA256)` (the reference's format,
-//! `reference-python.md` §1.16).
-//!
-//! The MAC covers a per-kind domain label and the encoded claims, so a membership token never
-//! verifies as a capability grant (or the reverse) even under one shared secret. Verification
-//! bounds the input length before any work, compares MACs in constant time (`hmac`'s
-//! `verify_slice`), and accepts only canonical base64url and canonical JSON claims, so every
-//! accepted token has exactly one spelling.
+//! Policy tokens over the one sealed-token codec (`crate::sealed_token`): membership tokens and
+//! capability grants, each under its own domain label, so one never verifies as the other even
+//! under one shared secret; and the claim-field helpers both kinds use.
 
-use core::fmt;
-
-use hmac::{Hmac, KeyInit, Mac};
-use missionweaveprotocol::json::{self, Number, Object, Value};
-use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
-use sha2::Sha256;
+use missionweaveprotocol::json::{Number, Object, Value};
 
 use super::error::PolicyError;
 use crate::resources::MAX_SAFE_INTEGER;
+use crate::sealed_token::{SealingKey, Unsealed};
 use crate::unix_millis::UnixMillis;
 
-type HmacSha256 = Hmac<Sha256>;
-
-/// Shortest accepted secret (256 bits, the HMAC-SHA256 block-size guidance of RFC 2104 §3).
-pub const MIN_SECRET_BYTES: usize = 32;
+pub use crate::sealed_token::MIN_SECRET_BYTES;
 
 /// Longest secret accepted (longer keys are hashed by HMAC anyway).
 pub const MAX_SECRET_BYTES: usize = 1024;
@@ -33,93 +21,46 @@ pub const MAX_TOKEN_CHARS: usize = 16 * 1024;
 /// Identifier fields (principal, Group, WorkItem, …) are 1..=512 characters, as the reference's.
 pub const MAX_ID_CHARS: usize = 512;
 
-/// A MAC key. Its `Debug` never shows the bytes.
-#[derive(Clone)]
-pub struct TokenKey {
-    secret: Vec<u8>,
-}
-
-impl fmt::Debug for TokenKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TokenKey(<redacted>)")
-    }
-}
+/// A MAC key (`sealed_token::SealingKey`). Its `Debug` never shows the bytes.
+#[derive(Clone, Debug)]
+pub struct TokenKey(SealingKey);
 
 impl TokenKey {
     /// A key of 32..=1024 bytes.
     pub fn new(secret: &[u8]) -> Result<Self, PolicyError> {
-        if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&secret.len()) {
-            return Err(PolicyError::invalid(
+        let invalid = || {
+            PolicyError::invalid(
                 "secret",
                 format!("the secret must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} bytes"),
-            ));
+            )
+        };
+        if secret.len() > MAX_SECRET_BYTES {
+            return Err(invalid());
         }
-        Ok(Self {
-            secret: secret.to_vec(),
-        })
-    }
-
-    fn mac(&self, domain: &str, encoded_claims: &str) -> Result<HmacSha256, PolicyError> {
-        let mut mac = <HmacSha256 as KeyInit>::new_from_slice(&self.secret)
-            .map_err(|_| PolicyError::invalid("secret", "the secret cannot key HMAC-SHA256"))?;
-        mac.update(domain.as_bytes());
-        mac.update(b".");
-        mac.update(encoded_claims.as_bytes());
-        Ok(mac)
+        SealingKey::new(secret.to_vec())
+            .map(Self)
+            .ok_or_else(invalid)
     }
 
     /// Seals `claims` (a JSON object) under `domain`.
     pub fn seal(&self, domain: &str, claims: &Value) -> Result<String, PolicyError> {
-        let bytes = json::canonical_bytes(claims).map_err(|e| {
-            PolicyError::invalid("claims", format!("claims have no canonical form: {e}"))
-        })?;
-        let encoded = encode_base64url(&bytes);
-        let tag = self.mac(domain, &encoded)?.finalize().into_bytes();
-        let mut token = encoded;
-        token.push('.');
-        token.push_str(&encode_base64url(&tag));
-        Ok(token)
+        self.0
+            .seal(domain, claims)
+            .ok_or_else(|| PolicyError::invalid("claims", "claims have no canonical form"))
     }
 
     /// Opens a token sealed under `domain`: its claims object, or `token_malformed` /
     /// `token_forged`. The MAC is checked before the claims are parsed.
     pub fn open(&self, domain: &str, token: &str) -> Result<Object, PolicyError> {
-        if token.len() > MAX_TOKEN_CHARS {
-            return Err(PolicyError::malformed_token(format!(
-                "a token is at most {MAX_TOKEN_CHARS} bytes"
-            )));
-        }
-        let Some((encoded, tag)) = token.split_once('.') else {
-            return Err(PolicyError::malformed_token(
-                "a token is two base64url parts joined by '.'",
-            ));
-        };
-        let Some(tag) = decode_base64url(tag) else {
-            return Err(PolicyError::malformed_token(
-                "the MAC is not canonical base64url",
-            ));
-        };
-        // verify_slice compares in constant time and refuses a wrong length.
-        self.mac(domain, encoded)?
-            .verify_slice(&tag)
-            .map_err(|_| PolicyError::forged_token())?;
-        let bytes = decode_base64url(encoded).ok_or_else(|| {
-            PolicyError::malformed_token("the claims are not canonical base64url")
-        })?;
-        let claims = json::parse(&bytes)
-            .map_err(|_| PolicyError::malformed_token("the claims are not JSON"))?;
-        // Only the canonical spelling this service seals is accepted.
-        if json::canonical_bytes(&claims).ok().as_deref() != Some(bytes.as_slice()) {
-            return Err(PolicyError::malformed_token(
-                "the claims are not canonical JSON",
-            ));
-        }
-        match claims {
-            Value::Object(object) => Ok(object),
-            _ => Err(PolicyError::malformed_token(
-                "the claims are not a JSON object",
-            )),
-        }
+        self.0
+            .open(domain, token, MAX_TOKEN_CHARS)
+            .map_err(|e| match e {
+                Unsealed::TooLong => PolicyError::malformed_token(format!(
+                    "a token is at most {MAX_TOKEN_CHARS} bytes"
+                )),
+                Unsealed::Malformed(why) => PolicyError::malformed_token(why),
+                Unsealed::Forged => PolicyError::forged_token(),
+            })
     }
 }
 

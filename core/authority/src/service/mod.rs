@@ -87,6 +87,13 @@ impl<S: Store, G: Signer> AuthorityCore<S, G> {
         self
     }
 
+    /// The same core with other bounds on reconciling offline progress (§11.5; default:
+    /// `engine::Engine::with_offline_limits`'s).
+    pub fn with_offline_limits(mut self, limits: crate::offline::OfflineLimits) -> Self {
+        self.engine = self.engine.with_offline_limits(limits);
+        self
+    }
+
     /// The same core with another freshness and clock-skew window (§6.4, Organization policy).
     pub fn with_freshness(mut self, window: FreshnessWindow) -> Self {
         self.ingress = self.ingress.with_window(window);
