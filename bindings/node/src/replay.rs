@@ -16,7 +16,7 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol_authority::replay::{
     DEFAULT_BATCH_EVENTS, EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
-    GroupReplayResult, ReplayError,
+    GroupReplayResult, ReplayError, batch_limit,
 };
 use missionweaveprotocol_authority::scheduler::Scheduler;
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -249,9 +249,8 @@ impl AgentReplay {
                 .map(|a| answer(&AdmissionDecisionAnswer::new(&a.work_id, a.decision)))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(failure)?;
-            // The core's `AgentReplay::batch_limit`: a commit that admitted anything writes
-            // the whole snapshot, so at least four Events per Scheduler item.
-            if g.staged() >= DEFAULT_BATCH_EVENTS.max(4 * scheduler.len()) {
+            // The core's rule for when a batch is full (`replay::batch_limit`).
+            if g.staged() >= batch_limit(DEFAULT_BATCH_EVENTS, scheduler.len()) {
                 g.commit(&**store, scheduler)
                     .map_err(|e| replay_error(&e))?;
             }

@@ -52,6 +52,16 @@ impl GroupReplay {
         self.inner.staged()
     }
 
+    /// Whether the staged Events fill a batch for a Scheduler of `scheduled` items (the core's
+    /// `replay::batch_limit` at `DEFAULT_BATCH_EVENTS`): the driver commits then.
+    fn batch_full(&self, scheduled: usize) -> bool {
+        self.inner.staged()
+            >= missionweaveprotocol_authority::replay::batch_limit(
+                missionweaveprotocol_authority::replay::DEFAULT_BATCH_EVENTS,
+                scheduled,
+            )
+    }
+
     /// `True` when the Event is new (project and `apply` it), `False` for a duplicate.
     fn check(
         &mut self,

@@ -41,9 +41,6 @@ __all__ = [
     "ReplaySource",
 ]
 
-# Events per atomic commit (the core's `replay::DEFAULT_BATCH_EVENTS`).
-_BATCH_EVENTS = 4096
-
 
 
 
@@ -140,9 +137,8 @@ class AgentReplay:
                     )
                     replay.apply(core, event.id, sequence, offers, now=self._clock())
                     new += 1
-                    # At least four Events per Scheduler item: a commit that admitted anything
-                    # writes the whole snapshot (the core's `AgentReplay::batch_limit`).
-                    if replay.staged >= max(_BATCH_EVENTS, 4 * len(self._scheduler)):
+                    # The core decides when a batch is full (`replay::batch_limit`).
+                    if replay.batch_full(len(self._scheduler)):
                         replay.commit(core)
             except BaseException:
                 # Keep the progress before the failing Event, then report the failure.

@@ -14,6 +14,14 @@ use crate::unix_millis::UnixMillis;
 /// thousands of Events, small enough that a batch's inbox rows stay a few hundred KiB.
 pub const DEFAULT_BATCH_EVENTS: usize = 4_096;
 
+/// Events per commit for a Scheduler of `scheduled` items: `batch_events`, and at least four
+/// per Scheduler item, because a commit that admitted anything writes the whole Scheduler
+/// snapshot (O(items)); this keeps its cost per Event bounded. Every replay driver (this one,
+/// the Python and Node ones) commits when its staged Events reach it.
+pub fn batch_limit(batch_events: usize, scheduled: usize) -> usize {
+    batch_events.max(scheduled.saturating_mul(4))
+}
+
 /// One Agent's replay: its store and its Scheduler.
 #[derive(Debug)]
 pub struct AgentReplay<S> {
@@ -170,11 +178,10 @@ impl<S: AgentLocalStore> AgentReplay<S> {
         }
     }
 
-    /// Events per commit: [`with_batch_events`](Self::with_batch_events), and at least four
-    /// per Scheduler item, because a commit that admitted anything writes the whole Scheduler
-    /// snapshot (O(items)); this keeps its cost per Event bounded. Batches span source pages.
+    /// Events per commit ([`batch_limit`] of [`with_batch_events`](Self::with_batch_events)).
+    /// Batches span source pages.
     fn batch_limit(&self) -> usize {
-        self.batch_events.max(4 * self.scheduler.len())
+        batch_limit(self.batch_events, self.scheduler.len())
     }
 
     fn step<P: EventProjector + ?Sized>(
@@ -209,5 +216,21 @@ impl<S: AgentLocalStore> AgentReplay<S> {
                 Ok(true)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::{DEFAULT_BATCH_EVENTS, batch_limit};
+
+    #[test]
+    fn a_batch_holds_at_least_four_events_per_scheduler_item() {
+        assert_eq!(batch_limit(DEFAULT_BATCH_EVENTS, 0), DEFAULT_BATCH_EVENTS);
+        assert_eq!(
+            batch_limit(DEFAULT_BATCH_EVENTS, 1_024),
+            DEFAULT_BATCH_EVENTS
+        );
+        assert_eq!(batch_limit(DEFAULT_BATCH_EVENTS, 1_025), 4_100);
+        assert_eq!(batch_limit(1, usize::MAX), usize::MAX);
     }
 }

@@ -25,7 +25,7 @@ mod memory;
 mod traits;
 mod types;
 
-pub use agent::{AgentReplay, DEFAULT_BATCH_EVENTS};
+pub use agent::{AgentReplay, DEFAULT_BATCH_EVENTS, batch_limit};
 pub use error::{LocalStoreError, LocalStoreErrorKind, ReplayError, ReplayErrorFamily};
 pub use group::{EventCheck, GroupReplay};
 pub use memory::MemoryAgentStore;

@@ -49,73 +49,49 @@ pub trait AgentLocalStore {
     fn commit_replay(&self, batch: &ReplayBatch<'_>) -> Result<(), LocalStoreError>;
 }
 
-impl<T: AgentLocalStore + ?Sized> AgentLocalStore for &T {
-    fn cursor(&self, agent_id: &str, group_id: &str) -> Result<u64, LocalStoreError> {
-        (**self).cursor(agent_id, group_id)
-    }
-    fn event_position(
-        &self,
-        agent_id: &str,
-        event_id: &str,
-    ) -> Result<Option<EventPosition>, LocalStoreError> {
-        (**self).event_position(agent_id, event_id)
-    }
-    fn remember_event(
-        &self,
-        agent_id: &str,
-        event_id: &str,
-        position: Option<(&str, u64)>,
-    ) -> Result<bool, LocalStoreError> {
-        (**self).remember_event(agent_id, event_id, position)
-    }
-    fn load_scheduler(&self, agent_id: &str) -> Result<Option<SchedulerSnapshot>, LocalStoreError> {
-        (**self).load_scheduler(agent_id)
-    }
-    fn save_scheduler(
-        &self,
-        agent_id: &str,
-        snapshot: &SchedulerSnapshot,
-    ) -> Result<(), LocalStoreError> {
-        (**self).save_scheduler(agent_id, snapshot)
-    }
-    fn commit_replay(&self, batch: &ReplayBatch<'_>) -> Result<(), LocalStoreError> {
-        (**self).commit_replay(batch)
-    }
+/// Forwards every method to the store behind a shared pointer (as `store::forward_store!`).
+macro_rules! forward_agent_local_store {
+    ($($pointer:ty),+) => {$(
+        impl<T: AgentLocalStore + ?Sized> AgentLocalStore for $pointer {
+            fn cursor(&self, agent_id: &str, group_id: &str) -> Result<u64, LocalStoreError> {
+                (**self).cursor(agent_id, group_id)
+            }
+            fn event_position(
+                &self,
+                agent_id: &str,
+                event_id: &str,
+            ) -> Result<Option<EventPosition>, LocalStoreError> {
+                (**self).event_position(agent_id, event_id)
+            }
+            fn remember_event(
+                &self,
+                agent_id: &str,
+                event_id: &str,
+                position: Option<(&str, u64)>,
+            ) -> Result<bool, LocalStoreError> {
+                (**self).remember_event(agent_id, event_id, position)
+            }
+            fn load_scheduler(
+                &self,
+                agent_id: &str,
+            ) -> Result<Option<SchedulerSnapshot>, LocalStoreError> {
+                (**self).load_scheduler(agent_id)
+            }
+            fn save_scheduler(
+                &self,
+                agent_id: &str,
+                snapshot: &SchedulerSnapshot,
+            ) -> Result<(), LocalStoreError> {
+                (**self).save_scheduler(agent_id, snapshot)
+            }
+            fn commit_replay(&self, batch: &ReplayBatch<'_>) -> Result<(), LocalStoreError> {
+                (**self).commit_replay(batch)
+            }
+        }
+    )+};
 }
 
-impl<T: AgentLocalStore + ?Sized> AgentLocalStore for Arc<T> {
-    fn cursor(&self, agent_id: &str, group_id: &str) -> Result<u64, LocalStoreError> {
-        (**self).cursor(agent_id, group_id)
-    }
-    fn event_position(
-        &self,
-        agent_id: &str,
-        event_id: &str,
-    ) -> Result<Option<EventPosition>, LocalStoreError> {
-        (**self).event_position(agent_id, event_id)
-    }
-    fn remember_event(
-        &self,
-        agent_id: &str,
-        event_id: &str,
-        position: Option<(&str, u64)>,
-    ) -> Result<bool, LocalStoreError> {
-        (**self).remember_event(agent_id, event_id, position)
-    }
-    fn load_scheduler(&self, agent_id: &str) -> Result<Option<SchedulerSnapshot>, LocalStoreError> {
-        (**self).load_scheduler(agent_id)
-    }
-    fn save_scheduler(
-        &self,
-        agent_id: &str,
-        snapshot: &SchedulerSnapshot,
-    ) -> Result<(), LocalStoreError> {
-        (**self).save_scheduler(agent_id, snapshot)
-    }
-    fn commit_replay(&self, batch: &ReplayBatch<'_>) -> Result<(), LocalStoreError> {
-        (**self).commit_replay(batch)
-    }
-}
+forward_agent_local_store!(&T, Arc<T>);
 
 /// A source failure, with the §19 code the source reported (`BACKPRESSURE`, `GROUP_NOT_FOUND`,
 /// `MEMBERSHIP_REQUIRED`, …).
