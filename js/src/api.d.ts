@@ -1439,8 +1439,15 @@ export declare class SqliteAgentStore {
 export interface ReplayEventInput { readonly eventId: string; readonly groupId?: string | null; readonly sequence?: number | null }
 /** What one Event means for this Worker: the WorkOffers to admit. */
 export interface EventProjection { readonly workOffers?: readonly WorkOfferInput[] }
-/** Resolves to the Events of `groupId` after `after` (duplicates allowed, in sequence order). */
-export type ReplaySource<E extends ReplayEventInput = ReplayEventInput> = (groupId: string, options: { after: number }) => Promise<Iterable<E>> | Iterable<E>;
+/**
+ * A verified Group snapshot a source answers when `after` is older than its online log (§16
+ * `CURSOR_TOO_OLD`): its Artifact hash, the last sequence it covers and its projection for this
+ * Worker (the offers live at `throughSequence`). The replay restores it in one commit and asks
+ * again after `throughSequence`; one not after the cursor is a {@link ReplaySequenceError}.
+ */
+export interface ReplaySnapshot { readonly artifactHash: string; readonly throughSequence: number; readonly projection?: EventProjection }
+/** Resolves to the Events of `groupId` after `after` (duplicates allowed, in sequence order), or to a {@link ReplaySnapshot}. */
+export type ReplaySource<E extends ReplayEventInput = ReplayEventInput> = (groupId: string, options: { after: number }) => Promise<Iterable<E> | ReplaySnapshot> | Iterable<E> | ReplaySnapshot;
 /** Resolves to the Event's projection, or null. */
 export type EventProjector<E extends ReplayEventInput = ReplayEventInput> = (event: E) => Promise<EventProjection | null> | EventProjection | null;
 export interface AgentReplayOptions {

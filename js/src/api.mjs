@@ -2044,8 +2044,17 @@ function agentLocalApi(raw, Scheduler) {
         let fresh = 0;
         try {
           const events = await this.#source(groupId, { after: open(native.cursor()) });
+          if (events && typeof events === 'object' && typeof events[Symbol.iterator] !== 'function'
+              && 'throughSequence' in events) {
+            // §16 CURSOR_TOO_OLD: the source answered a verified snapshot; restore it and ask
+            // again after its `throughSequence`.
+            const offers = argumentJson([...(events.projection?.workOffers ?? [])], 'snapshot.projection.workOffers');
+            open(native.installSnapshot(checkString(events.artifactHash, 'snapshot.artifactHash'),
+              seq(events.throughSequence, 'snapshot.throughSequence'), offers, toMillis(this.#clock(), 'clock()')));
+            continue;
+          }
           if (!events || typeof events[Symbol.iterator] !== 'function') {
-            throw new ArgumentError('replaySource must resolve to an array of Events');
+            throw new ArgumentError('replaySource must resolve to an array of Events or a ReplaySnapshot');
           }
           for (const event of events) {
             const { eventId, groupId: group, sequence } = eventFields(event);

@@ -209,3 +209,42 @@ test('batches of 4,096 Events commit across source pages; a failing source keeps
   assert.equal(store.cursor(A, 'g'), 6_000);
   assert.equal(api.Scheduler.restore(store.loadScheduler(A)).size, 60);
 });
+
+/** A source whose online log starts after `onlineFrom`: an older cursor gets `snapshot` (§16 CURSOR_TOO_OLD). */
+function tooOld(log, onlineFrom, snapshot) {
+  const calls = [];
+  const fn = async (groupId, { after }) => {
+    calls.push(after);
+    return after < onlineFrom ? snapshot : log.filter((e) => e.sequence > after);
+  };
+  fn.calls = calls;
+  return fn;
+}
+
+test('CURSOR_TOO_OLD: the snapshot is restored in one commit, then only the tail is replayed', async () => {
+  const store = new api.SqliteAgentStore(':memory:');
+  const snapshot = { artifactHash: `sha256:${'a'.repeat(64)}`, throughSequence: 6, projection: { workOffers: [{ workId: 'w-snap', groupId: 'g' }] } };
+  const src = tooOld(events('g', 9), 6, snapshot);
+  const seen = [];
+  const replay = new api.AgentReplay(A, store, src, async (e) => { seen.push(e.eventId); return null; }, { clock });
+  const r = (await replay.reconcile('g')).g;
+  assert.deepEqual(src.calls.slice(0, 2), [0, 6]);
+  assert.deepEqual(seen, ['g-e7', 'g-e8', 'g-e9']);
+  assert.deepEqual([r.startCursor, r.endCursor, r.appliedEvents], [0, 9, 3]);
+  assert.deepEqual(r.admissions.map((d) => d.workId), ['w-snap']);
+  assert.equal(store.cursor(A, 'g'), 9);
+  assert.equal(snapshotIds(store)('w-snap'), 'ready');
+  replay.free();
+});
+
+test('CURSOR_TOO_OLD: a snapshot not after the cursor is a ReplaySequenceError and keeps the progress', async () => {
+  const store = new api.SqliteAgentStore(':memory:');
+  const first = new api.AgentReplay(A, store, source({ g: events('g', 4) }), async () => null, { clock });
+  await first.reconcile('g');
+  first.free();
+  const stale = { artifactHash: `sha256:${'b'.repeat(64)}`, throughSequence: 3 };
+  const replay = new api.AgentReplay(A, store, tooOld(events('g', 4), 10, stale), async () => null, { clock });
+  await assert.rejects(replay.reconcile('g'), (e) => e instanceof api.ReplaySequenceError && e.code === 'PROTOCOL_VIOLATION');
+  assert.equal(store.cursor(A, 'g'), 4);
+  replay.free();
+});

@@ -20,6 +20,7 @@ from missionweaveprotocol.replay import (
     ReplayGroupError,
     ReplayProjectionError,
     ReplaySequenceError,
+    ReplaySnapshot,
 )
 from missionweaveprotocol.scheduler import Scheduler, SchedulerPolicy, WorkOffer
 
@@ -223,3 +224,51 @@ def test_a_store_refusal_is_a_local_store_error() -> None:
         run(replay(store, Source({"g": log("g", 3)}), Projector()).reconcile("g"))
     assert refused.value.reason == "event_position_collision"
     assert store.cursor(A, "g") == 0
+
+
+class TooOldSource:
+    """A source whose online log starts after ``online_from``: a cursor before it answers the
+    snapshot (§16 ``CURSOR_TOO_OLD``)."""
+
+    def __init__(self, group: str, n: int, online_from: int, snapshot: ReplaySnapshot) -> None:
+        self.events = log(group, n)
+        self.online_from = online_from
+        self.snapshot = snapshot
+        self.calls: List[int] = []
+
+    async def __call__(self, group_id: str, *, after: int) -> Any:
+        self.calls.append(after)
+        if after < self.online_from:
+            return self.snapshot
+        return [e for e in self.events if (e.sequence or 0) > after]
+
+
+def test_cursor_too_old_restores_the_snapshot_then_replays_the_tail() -> None:
+    store = SQLiteAgentStore(":memory:")
+    snap = ReplaySnapshot(
+        "sha256:" + "a" * 64, 6, EventProjection((WorkOffer("snap/w", "g"),))
+    )
+    source, projector = TooOldSource("g", 9, 6, snap), Projector()
+    r = replay(store, source, projector)
+    result = run(r.reconcile("g"))["g"]
+    # The snapshot moved the cursor to 6; only Events 7..9 were asked for and projected.
+    assert source.calls[:2] == [0, 6]
+    assert projector.seen == ["g/e7", "g/e8", "g/e9"]
+    assert (result.start_cursor, result.end_cursor, result.applied_events) == (0, 9, 3)
+    assert store.cursor(A, "g") == 9
+    assert [d.work_id for d in result.admissions] == ["snap/w", "g/e8/w"]
+    assert len(r.scheduler) == 2
+    # A restart does not ask for the snapshot again.
+    again = replay(store, source, Projector())
+    assert run(again.reconcile("g"))["g"].applied_events == 0
+
+
+def test_a_snapshot_not_after_the_cursor_is_refused_and_keeps_the_progress() -> None:
+    store = SQLiteAgentStore(":memory:")
+    run(replay(store, Source({"g": log("g", 4)}), Projector()).reconcile("g"))
+    stale = ReplaySnapshot("sha256:" + "b" * 64, 3)
+    source = TooOldSource("g", 4, 10, stale)
+    with pytest.raises(ReplaySequenceError) as raised:
+        run(replay(store, source, Projector()).reconcile("g"))
+    assert isinstance(raised.value, ReplayError)
+    assert store.cursor(A, "g") == 4

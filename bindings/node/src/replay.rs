@@ -16,7 +16,7 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol_authority::replay::{
     DEFAULT_BATCH_EVENTS, EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
-    GroupReplayResult, ReplayError, batch_limit,
+    GroupReplayResult, ReplayError, ReplaySnapshot, batch_limit,
 };
 use missionweaveprotocol_authority::scheduler::Scheduler;
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -50,6 +50,17 @@ fn now_of(now: f64) -> Result<UnixMillis, String> {
             "now: expected integer milliseconds since the epoch",
         )))
     }
+}
+
+/// The projection of `text` (JSON text of an array of WorkOffers).
+fn projection(text: &str) -> Result<EventProjection, String> {
+    let work_offers = read::<Vec<WorkOfferInput>>(text, "workOffers")
+        .map_err(failure)?
+        .into_iter()
+        .map(WorkOfferInput::into_offer)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(failure)?;
+    Ok(EventProjection { work_offers })
 }
 
 fn result_value(r: GroupReplayResult) -> Result<Value, String> {
@@ -229,15 +240,7 @@ impl AgentReplay {
             let sequence = count(sequence, "sequence")?;
             let now = now_of(now)?;
             let projection = match offers {
-                Some(text) => {
-                    let work_offers = read::<Vec<WorkOfferInput>>(&text, "workOffers")
-                        .map_err(failure)?
-                        .into_iter()
-                        .map(WorkOfferInput::into_offer)
-                        .collect::<Result<Vec<_>, _>>()
-                        .map_err(failure)?;
-                    Some(EventProjection { work_offers })
-                }
+                Some(text) => Some(projection(&text)?),
                 None => None,
             };
             let before = g.admission_count();
@@ -255,6 +258,37 @@ impl AgentReplay {
                     .map_err(|e| replay_error(&e))?;
             }
             Ok(Value::Array(decided))
+        }))
+    }
+
+    /// Restores a `CURSOR_TOO_OLD` snapshot (§16, the core's `GroupReplay::install_snapshot`):
+    /// commits what is staged, admits `offers` (JSON text of the snapshot's WorkOffers), moves
+    /// the cursor to `throughSequence` and records `artifactHash`, in one atomic commit. A
+    /// snapshot not after the cursor is a `ReplaySequenceError`. `{"ok": [decision…]}`.
+    #[napi(catch_unwind)]
+    pub fn install_snapshot(
+        &mut self,
+        artifact_hash: String,
+        through_sequence: f64,
+        offers: String,
+        now: f64,
+    ) -> String {
+        env(self.with_group(|store, scheduler, g| {
+            let snapshot = ReplaySnapshot {
+                artifact_hash,
+                through_sequence: count(through_sequence, "throughSequence")?,
+                projection: projection(&offers)?,
+            };
+            let now = now_of(now)?;
+            let before = g.admission_count();
+            g.install_snapshot(&**store, scheduler, snapshot, now)
+                .map_err(|e| replay_error(&e))?;
+            g.admissions_since(before)
+                .iter()
+                .map(|a| answer(&AdmissionDecisionAnswer::new(&a.work_id, a.decision)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+                .map_err(failure)
         }))
     }
 

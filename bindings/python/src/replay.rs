@@ -4,7 +4,7 @@
 //! commit are the core's.
 
 use missionweaveprotocol_authority::replay::{
-    EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
+    EventCheck, EventProjection, GroupReplay as CoreGroupReplay, ReplaySnapshot,
 };
 use pyo3::prelude::*;
 
@@ -91,19 +91,7 @@ impl GroupReplay {
     ) -> PyResult<Vec<AdmissionDecision>> {
         let now = millis_arg(py, now, "now")?;
         let projection = match offers {
-            Some(list) => {
-                let mut work_offers = Vec::new();
-                for item in convert::iter_arg(py, list, "offers")? {
-                    let item = item?;
-                    work_offers.push(
-                        typed::<WorkOffer>(py, &item, "offers items", "WorkOffer")?
-                            .get()
-                            .core()
-                            .clone(),
-                    );
-                }
-                Some(EventProjection { work_offers })
-            }
+            Some(list) => Some(projection(py, list)?),
             None => None,
         };
         let scheduler = typed::<Scheduler>(py, scheduler, "scheduler", "Scheduler")?;
@@ -111,6 +99,40 @@ impl GroupReplay {
         let before = self.inner.admission_count();
         self.inner
             .apply(scheduler.core_mut(), event_id, sequence, projection, now)
+            .map_err(|e| errors::replay_error(py, &e))?;
+        Ok(self
+            .inner
+            .admissions_since(before)
+            .iter()
+            .map(|a| AdmissionDecision::from_core(a.decision, a.work_id.clone()))
+            .collect())
+    }
+
+    /// Restores a `CURSOR_TOO_OLD` snapshot (§16, the core's `GroupReplay::install_snapshot`):
+    /// commits what is staged, admits `offers` (the snapshot's projection), moves the cursor to
+    /// `through_sequence` and records `artifact_hash`, in one atomic commit. A snapshot not
+    /// after the cursor is a `ReplaySequenceError`. The decisions of the snapshot's offers.
+    #[pyo3(signature = (scheduler, artifact_hash, through_sequence, offers, *, now))]
+    fn install_snapshot(
+        &mut self,
+        py: Python<'_>,
+        scheduler: &Bound<'_, PyAny>,
+        artifact_hash: &str,
+        through_sequence: u64,
+        offers: &Bound<'_, PyAny>,
+        now: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<AdmissionDecision>> {
+        let now = millis_arg(py, now, "now")?;
+        let snapshot = ReplaySnapshot {
+            artifact_hash: artifact_hash.to_owned(),
+            through_sequence,
+            projection: projection(py, offers)?,
+        };
+        let scheduler = typed::<Scheduler>(py, scheduler, "scheduler", "Scheduler")?;
+        let mut scheduler = scheduler.borrow_mut();
+        let before = self.inner.admission_count();
+        self.inner
+            .install_snapshot(&*self.store.inner, scheduler.core_mut(), snapshot, now)
             .map_err(|e| errors::replay_error(py, &e))?;
         Ok(self
             .inner
@@ -144,4 +166,19 @@ impl GroupReplay {
                 .collect(),
         )
     }
+}
+
+/// The projection of `list` (native `WorkOffer`s).
+fn projection(py: Python<'_>, list: &Bound<'_, PyAny>) -> PyResult<EventProjection> {
+    let mut work_offers = Vec::new();
+    for item in convert::iter_arg(py, list, "offers")? {
+        let item = item?;
+        work_offers.push(
+            typed::<WorkOffer>(py, &item, "offers items", "WorkOffer")?
+                .get()
+                .core()
+                .clone(),
+        );
+    }
+    Ok(EventProjection { work_offers })
 }

@@ -1492,6 +1492,15 @@ class GroupReplay:
         *,
         now: datetime,
     ) -> list[AdmissionDecision]: ...
+    def install_snapshot(
+        self,
+        scheduler: Scheduler,
+        artifact_hash: str,
+        through_sequence: int,
+        offers: Iterable[WorkOffer],
+        *,
+        now: datetime,
+    ) -> list[AdmissionDecision]: ...
     def commit(self, scheduler: Scheduler) -> None: ...
     def result(self) -> tuple[int, int, int, int, list[AdmissionDecision]]: ...
 

@@ -12,6 +12,11 @@ Scheduler separately, so a crash between the two lost or doubled admissions); wh
 fails, the Events before it stay committed and the Scheduler holds exactly their offers; the
 source is asked again after each page that brought new Events, so a source that pages (e.g. a
 server capped at 1,000 Events) is replayed to its end.
+
+An extension the reference lacks (§16 ``CURSOR_TOO_OLD``): a source whose log no longer holds
+the cursor's position answers a :class:`ReplaySnapshot` instead of Events; the replay restores
+it (its offers admitted, the cursor moved to its ``through_sequence``, its hash recorded, in one
+commit) and asks the source again after it.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "ReplayGroupError",
     "ReplayProjectionError",
     "ReplaySequenceError",
+    "ReplaySnapshot",
     "ReplaySource",
 ]
 
@@ -59,8 +65,22 @@ class GroupReplayResult:
     admissions: Tuple[AdmissionDecision, ...]
 
 
+@dataclass(frozen=True)
+class ReplaySnapshot:
+    """A verified Group snapshot a source answers for a cursor older than its online log
+    (§16 ``CURSOR_TOO_OLD``): its Artifact hash, the last sequence it covers and its projection
+    for this Worker (the offers live at ``through_sequence``). The source verifies the
+    snapshot's hash and signature before answering it."""
+
+    artifact_hash: str
+    through_sequence: int
+    projection: EventProjection = EventProjection()
+
+
 class ReplaySource(Protocol):
-    def __call__(self, group_id: str, *, after: int) -> Awaitable[Sequence[Event]]: ...
+    def __call__(
+        self, group_id: str, *, after: int
+    ) -> Awaitable[Union[Sequence[Event], ReplaySnapshot]]: ...
 
 
 class EventProjector(Protocol):
@@ -124,6 +144,16 @@ class AgentReplay:
             new = 0
             try:
                 events = await _resolve(self._source(group_id, after=replay.cursor))
+                if isinstance(events, ReplaySnapshot):
+                    offers = [_offer(o) for o in events.projection.work_offers]
+                    replay.install_snapshot(
+                        core,
+                        events.artifact_hash,
+                        events.through_sequence,
+                        offers,
+                        now=self._clock(),
+                    )
+                    continue
                 for event in events:  # type: ignore[attr-defined]
                     group = event.group_id if event.group_id is not None else ""
                     sequence = event.sequence if event.sequence is not None else 0
