@@ -1109,6 +1109,19 @@ export interface CoreOptions {
   policyServices?: string[];
   /** §20 limits (the reference's `CooperationLimits`): absent keeps the default (100, 4, 30), `null` means no limit. */
   cooperationLimits?: CooperationLimits;
+  /**
+   * §11.5 bounds on the buffered progress the Core reconciles per historical Execution Lease
+   * (default: a one-hour window, 64 Commands, no usage cap beyond the budget ledger). Bad
+   * bounds throw {@link OfflinePolicyError}; unknown members {@link ArgumentError}.
+   */
+  offlineLimits?: CoreOfflineLimits;
+}
+
+/** The Core-side offline bounds (`maxDisconnectGraceMs` > 0, `maxActions` ≥ 1; an absent `maxUsage` means no cap, an absent dimension of it 0). */
+export interface CoreOfflineLimits {
+  maxDisconnectGraceMs: number;
+  maxActions: number;
+  maxUsage?: ResourceInput;
 }
 
 /** The §20 cooperation limits the Core enforces (`RATE_LIMITED`). */

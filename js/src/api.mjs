@@ -1789,7 +1789,7 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   class Core {
     #clock;
 
-    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts, bootstrapServices, policyServices, cooperationLimits } = {}) {
+    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts, bootstrapServices, policyServices, cooperationLimits, offlineLimits } = {}) {
       const principal = principalOf(authority, 'authority');
       if (!(authorityKey instanceof SigningKey)) throw new ArgumentError('authorityKey must be a SigningKey');
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
@@ -1807,6 +1807,8 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
         bootstrapServices: bootstrapServices ?? null,
         policyServices: policyServices ?? null,
         cooperationLimits: cooperationLimitsOf(cooperationLimits),
+        // §11.5: the core checks the members and the bounds (OfflinePolicyError).
+        offlineLimits: offlineLimits ?? null,
       }, 'options');
       // The native core always takes a store: a new one unless the caller shares theirs (the
       // core keeps its own reference, so this one is freed at once).

@@ -372,3 +372,14 @@ test('§20 cooperation limits and the bootstrap services are the core\'s', async
   assert.deepEqual({ ...session }, { agentId: COORDINATOR, sessionEpoch: 1 });
   await assert.rejects(core.perform(org.command('mission.cancel', SERVICE, { reason: 'policy' })), api.AuthorizationDenied);
 });
+
+test('§11.5 Core-side offline limits: checked by the core at construction', async () => {
+  const api = apis['napi (ESM)'];
+  const org = organization(api);
+  const core = org.core({ offlineLimits: { maxDisconnectGraceMs: 60_000, maxActions: 2, maxUsage: { toolCalls: 5 } } });
+  core.free();
+  for (const bad of [{ maxDisconnectGraceMs: 0, maxActions: 1 }, { maxDisconnectGraceMs: 1_000, maxActions: 0 }]) {
+    assert.throws(() => org.core({ offlineLimits: bad }), (e) => e instanceof api.OfflinePolicyError && e.code === 'INVALID_COMMAND');
+  }
+  assert.throws(() => org.core({ offlineLimits: { maxDisconnectGraceMs: 1_000, maxActions: 1, maxCalls: 3 } }), api.ArgumentError);
+});

@@ -308,13 +308,34 @@ def test_rebase_keeps_the_binding_and_re_signs() -> None:
 
 
 def test_the_core_reconciles_rebased_offline_progress_before_applying_it() -> None:
+    _offline_flow(None)
+
+
+def test_the_cores_own_offline_limits_bound_what_it_reconciles() -> None:
+    # The Core's bound (1 tool call per historical lease) is tighter than the contract's
+    # budget: the buffered checkpoint (2 tool calls) is refused, nothing applied.
+    _offline_flow(OfflineLimits(timedelta(minutes=5), 4, ResourceUsage(tool_calls=1)))
+
+
+@pytest.mark.parametrize(
+    "limits", [(timedelta(0), 1, ResourceUsage()), (timedelta(minutes=1), 0, ResourceUsage())]
+)
+def test_bad_core_offline_limits_are_refused_by_the_core(limits: Any) -> None:
+    bad = type("Limits", (), dict(zip(("max_disconnect_grace", "max_actions", "max_usage"), limits)))()
+    with pytest.raises(OfflinePolicyError):
+        cs.make_core(sessions=False, offline_limits=bad)
+    with pytest.raises(TypeError):
+        cs.make_core(sessions=False, offline_limits=object())
+
+
+def _offline_flow(core_limits: Any) -> None:
     class Worker:
         agent_id = cs.WORKER
         signing_key = cs.KEYS[cs.WORKER]
 
     async def main() -> None:
         clock = cs.Clock()
-        core = cs.make_core(clock)
+        core = cs.make_core(clock, offline_limits=core_limits)
 
         async def query(kind: QueryKind, entity: str) -> Any:
             return (await core.query(Query(kind=kind, entity_id=entity))).value
@@ -368,6 +389,14 @@ def test_the_core_reconciles_rebased_offline_progress_before_applying_it() -> No
             await core.perform(rebased(too_much))
         assert refused.value.wire_code == "BUDGET_EXCEEDED"
         assert (await query(QueryKind.WORK_ITEM, cs.W1))["state"] == "active"
+        if core_limits is not None:
+            # Over the Core's own offline usage bound: refused the same way.
+            with pytest.raises(MissionWeaveProtocolError) as refused:
+                await core.perform(rebased(fits))
+            assert refused.value.wire_code == "BUDGET_EXCEEDED"
+            budget = await query(QueryKind.BUDGET_REMAINING, cs.W1)
+            assert budget["remaining"]["toolCalls"] == 10
+            return
         events = await core.perform_all(rebased(fits))
         assert cs.kinds(events) == ["ext.missionweaveprotocol.core.resource_usage_recorded", "work.checkpointed"]
         budget = await query(QueryKind.BUDGET_REMAINING, cs.W1)

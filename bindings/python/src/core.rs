@@ -274,7 +274,7 @@ fn page<'py>(py: Python<'py>, page: &ReplayPage) -> PyResult<Bound<'py, PyTuple>
 #[pymethods]
 impl NativeCore {
     #[new]
-    #[pyo3(signature = (store, registry, authority_key, authority_type, authority_id, *, max_future_skew_ms, max_age_ms, event_id_prefix = None, bootstrap_services = None, policy_services = None, cooperation_limits = None))]
+    #[pyo3(signature = (store, registry, authority_key, authority_type, authority_id, *, max_future_skew_ms, max_age_ms, event_id_prefix = None, bootstrap_services = None, policy_services = None, cooperation_limits = None, offline_limits = None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
@@ -289,6 +289,7 @@ impl NativeCore {
         bootstrap_services: Option<&Bound<'_, PyAny>>,
         policy_services: Option<&Bound<'_, PyAny>>,
         cooperation_limits: Option<&Bound<'_, PyAny>>,
+        offline_limits: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let store: SharedStore = match store.cast::<NativeSqlStore>() {
             Ok(sql) => sql.get().shared(py)?,
@@ -365,6 +366,12 @@ impl NativeCore {
         )
         .with_freshness(FreshnessWindow::new(skew, age))
         .with_cooperation_limits(limits);
+        // §11.5: `None` → the core's `DEFAULT_CORE_LIMITS`; else `(max_disconnect_grace_ms,
+        // max_actions, max_usage)`, checked by the core (`OfflineLimits::validate`).
+        let core = match convert::present(offline_limits) {
+            None => core,
+            Some(tuple) => core.with_offline_limits(offline_limits_arg(py, tuple)?),
+        };
         Ok(Self {
             inner: Arc::new(core),
         })
@@ -526,4 +533,34 @@ pub fn wire_code_families(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         out.set_item(code, family)?;
     }
     Ok(out)
+}
+
+/// `(max_disconnect_grace_ms, max_actions, max_usage)` as the core's checked `OfflineLimits`.
+fn offline_limits_arg(
+    py: Python<'_>,
+    tuple: &Bound<'_, PyAny>,
+) -> PyResult<missionweaveprotocol_authority::offline::OfflineLimits> {
+    use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
+    let items: Vec<Bound<'_, PyAny>> =
+        convert::iter_arg(py, tuple, "offline_limits")?.collect::<PyResult<_>>()?;
+    let [grace, actions, usage] = items.as_slice() else {
+        return Err(errors::invalid_input(
+            py,
+            "offline_limits is (max_disconnect_grace_ms, max_actions, max_usage)",
+        ));
+    };
+    let limits = missionweaveprotocol_authority::offline::OfflineLimits {
+        max_disconnect_grace_ms: convert::uint_arg(
+            py,
+            grace,
+            "max_disconnect_grace_ms",
+            MAX_SAFE_INTEGER,
+        )?,
+        max_actions: convert::uint_arg(py, actions, "max_actions", u64::from(u32::MAX))? as u32,
+        max_usage: crate::resources::usage_arg(py, usage, "max_usage")?,
+    };
+    limits
+        .validate()
+        .map_err(|e| errors::offline_error(py, &e))?;
+    Ok(limits)
 }

@@ -16,6 +16,7 @@ use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol_authority::engine::CooperationLimits;
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::ingress::FreshnessWindow;
+use missionweaveprotocol_authority::offline::{DEFAULT_CORE_LIMITS, OfflineLimits};
 use missionweaveprotocol_authority::service::{AuthorityCore, CoreError, default_authorizer};
 use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -23,7 +24,7 @@ use serde::Deserialize;
 
 use crate::RegistryHandle;
 use crate::envelope::{Failure, escape_into, finish};
-use crate::shapes::common::{Millis, Safe};
+use crate::shapes::common::{Millis, ResourceInput, Safe};
 use crate::shapes::{Res, read};
 
 /// Any store, shared: the in-memory store, or (napi) a durable one by URL; nothing here names
@@ -76,6 +77,19 @@ struct CoreOptions {
     policy_services: Option<Vec<String>>,
     /// §20 limits; an absent member keeps the reference's default, `null` means no limit.
     cooperation_limits: Option<LimitOptions>,
+    /// §11.5 Core-side offline bounds per historical lease (absent: the core's
+    /// `offline::DEFAULT_CORE_LIMITS`).
+    offline_limits: Option<OfflineLimitOptions>,
+}
+
+/// `{maxDisconnectGraceMs, maxActions, maxUsage?}`: an absent `maxUsage` keeps the default
+/// (no cap beyond the budget ledger); an absent dimension of a given one is 0.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OfflineLimitOptions {
+    max_disconnect_grace_ms: Safe,
+    max_actions: u32,
+    max_usage: Option<ResourceInput>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -238,6 +252,18 @@ impl CoreHandle {
         .with_cooperation_limits(limits);
         if let Some(attempts) = options.max_attempts {
             core = core.with_max_attempts(attempts);
+        }
+        if let Some(given) = options.offline_limits {
+            let limits = OfflineLimits {
+                max_disconnect_grace_ms: given.max_disconnect_grace_ms.0,
+                max_actions: given.max_actions,
+                max_usage: given
+                    .max_usage
+                    .map_or(DEFAULT_CORE_LIMITS.max_usage, Into::into),
+            };
+            // The core's bounds check (`OfflineLimits::validate`): its typed error.
+            limits.validate().map_err(|e| Failure::error(&e))?;
+            core = core.with_offline_limits(limits);
         }
         Ok(Self(Arc::new(core)))
     }

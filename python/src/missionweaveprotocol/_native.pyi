@@ -1544,6 +1544,7 @@ class AuthorityCore:
         bootstrap_services: Optional[Sequence[str]] = None,
         policy_services: Optional[Sequence[str]] = None,
         cooperation_limits: Optional[tuple[Optional[int], Optional[int], Optional[int]]] = None,
+        offline_limits: Optional[tuple[int, int, object]] = None,
     ) -> AuthorityCore: ...
     def perform(self, command: _Buffer, now_ms: Optional[int] = None) -> tuple[tuple[bytes, ...], str, bool]: ...
     def perform_many(

@@ -282,6 +282,23 @@ class _Batcher:
                     pass
 
 
+def _offline_limits(limits: Optional[object]) -> Optional[Tuple[int, int, object]]:
+    """§11.5 Core-side bounds per historical lease from an ``offline.OfflineLimits`` (or any
+    object with its attributes); ``None`` keeps the core's defaults (one hour, 64 Commands, no
+    usage cap beyond the budget ledger). The core checks the bounds."""
+    if limits is None:
+        return None
+    names = ("max_disconnect_grace", "max_actions", "max_usage")
+    missing = [n for n in names if not hasattr(limits, n)]
+    if missing:
+        raise TypeError("offline_limits needs the OfflineLimits attributes " + ", ".join(missing))
+    grace = getattr(limits, "max_disconnect_grace")
+    if not isinstance(grace, timedelta):
+        raise TypeError("offline_limits.max_disconnect_grace must be a timedelta")
+    return (grace // timedelta(milliseconds=1), getattr(limits, "max_actions"),
+            getattr(limits, "max_usage"))
+
+
 class Core:
     """The authoritative core (the reference's ``Core``) over a store of
     :mod:`~missionweaveprotocol.store`: an :class:`InMemoryStore`, or an initialized
@@ -353,6 +370,7 @@ class Core:
         executor: Optional[Executor] = None,
         bootstrap_services: Optional[Sequence[str]] = None,
         policy_services: Sequence[str] = (),
+        offline_limits: Optional[object] = None,
     ) -> None:
         if (snapshot_authority_key_id is None) != (snapshot_authority_public_key is None):
             raise ValueError(
@@ -391,6 +409,7 @@ class Core:
             bootstrap_services=None if bootstrap_services is None else list(bootstrap_services),
             policy_services=list(policy_services),
             cooperation_limits=limits,
+            offline_limits=_offline_limits(offline_limits),
         )
         self._batcher = _Batcher(self._native, executor)
 

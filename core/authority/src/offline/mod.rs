@@ -28,6 +28,7 @@ pub use error::OfflineError;
 pub use outbox::{InMemoryOutbox, OfflineOutbox, OutboxError};
 pub use policy::{OfflineAssignment, OfflineExecutionPolicy, OfflineLimits};
 pub use rebase::{RebaseInput, offline_binding_of, rebase_offline_command};
+pub use reconcile::DEFAULT_CORE_LIMITS;
 
 /// The critical extension every buffered Command carries (§11.5).
 pub const OFFLINE_EXECUTION_EXTENSION: &str =
