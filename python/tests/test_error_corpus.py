@@ -4,16 +4,20 @@ the Rust core (``core/testkit/tests/error_corpus.rs``) and the JavaScript packag
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 import pytest
 
 from missionweaveprotocol import errors
 from missionweaveprotocol.admission import replay_historical
+from missionweaveprotocol.auth import AgentKeyRegistry, SessionAuthority
+from missionweaveprotocol.local_store import SQLiteAgentStore
+from missionweaveprotocol.replay import AgentReplay
 from missionweaveprotocol.budget import BudgetLedger, ResourceUsage
 from missionweaveprotocol.canonical import canonicalize_json
 from missionweaveprotocol.registry import AgentRegistryKeyResolver
@@ -40,6 +44,9 @@ CLASSES: Dict[str, type] = {
     "snapshot": errors.SnapshotError,
     "scheduler": errors.SchedulerError,
     "scheduler-state": errors.SchedulerStateError,
+    "authentication": errors.AuthenticationError,
+    "local-store": errors.LocalStoreError,
+    "replay-sequence": errors.ReplaySequenceError,
 }
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -78,6 +85,26 @@ def _replay(args: Dict[str, Any]) -> None:
     replay_historical(verified, _FoundWithoutRecord())
 
 
+def _remember(args: Dict[str, Any]) -> None:
+    store = SQLiteAgentStore(":memory:")
+    for position in ("first", "second"):
+        group_id, sequence = args[position]
+        store.remember_event("agent", args["event_id"], group_id=group_id, sequence=sequence)
+
+
+def _replay_sequence(args: Dict[str, Any]) -> None:
+    event = SimpleNamespace(id=args["event_id"], group_id="g", sequence=args["sequence"])
+
+    async def source(group_id: str, *, after: int) -> List[Any]:
+        return [event]
+
+    async def projector(event: Any) -> None:
+        raise AssertionError("a refused Event is never projected")
+
+    replay = AgentReplay("agent", SQLiteAgentStore(":memory:"), source, projector)
+    asyncio.run(replay.reconcile("g"))
+
+
 OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "canonicalize": lambda a: canonicalize_json(a["text"].encode()),
     "verify": lambda a: SignedDocumentCodec().verify(
@@ -89,6 +116,10 @@ OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "scheduler_reprioritize": lambda a: _scheduler(a, True),
     "scheduler_cancel": lambda a: _scheduler(a, False),
     "replay_found_without_record": _replay,
+    "session_verify": lambda a: SessionAuthority(AgentKeyRegistry(), secret=bytes([7] * 32))
+    .verify_session(a["token"]),
+    "local_store_remember_event": _remember,
+    "replay_sequence": _replay_sequence,
 }
 
 

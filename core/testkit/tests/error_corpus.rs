@@ -15,7 +15,11 @@ use missionweaveprotocol::wire::parse_frame;
 use missionweaveprotocol::{
     ArgumentError, DescribeError, FieldValue, SignedDocumentCodec, SignedDocumentKind,
 };
+use missionweaveprotocol_authority::auth::{
+    AgentKeyRegistry, OsNonces, SessionAuthority, SessionConfig,
+};
 use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot};
+use missionweaveprotocol_authority::replay::{AgentLocalStore, GroupReplay, MemoryAgentStore};
 use missionweaveprotocol_authority::resources::{Currency, Dimension, Resources};
 use missionweaveprotocol_authority::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -117,6 +121,55 @@ fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
                 )
                 .unwrap();
             Box::new(replay_historical(&verified, &FoundWithoutRecord).unwrap_err())
+        }
+        // The Agent side (§6.3, §16): napi, Python and Rust only (the WebAssembly build has
+        // no local store, replay or session authority).
+        "session_verify" => {
+            let secret = vec![7u8; 32];
+            let authority =
+                SessionAuthority::new(secret, SessionConfig::default(), Box::new(OsNonces))
+                    .unwrap();
+            Box::new(
+                authority
+                    .verify_session(&AgentKeyRegistry::new(), text(args, "token"), UnixMillis(0))
+                    .unwrap_err(),
+            )
+        }
+        "local_store_remember_event" => {
+            let store = MemoryAgentStore::new();
+            let at = |name: &str| {
+                let pair = args.get(name).and_then(Value::as_array).unwrap();
+                let group = pair[0].as_str().unwrap().to_owned();
+                let sequence = pair[1].as_number().unwrap().as_u64().unwrap();
+                (group, sequence)
+            };
+            let event = text(args, "event_id");
+            let (group, sequence) = at("first");
+            assert!(
+                store
+                    .remember_event("agent", event, Some((&group, sequence)))
+                    .unwrap()
+            );
+            let (group, sequence) = at("second");
+            Box::new(
+                store
+                    .remember_event("agent", event, Some((&group, sequence)))
+                    .unwrap_err(),
+            )
+        }
+        "replay_sequence" => {
+            let store = MemoryAgentStore::new();
+            let mut replay = GroupReplay::begin(&store, "agent", "g").unwrap();
+            let sequence = args
+                .get("sequence")
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_u64())
+                .unwrap();
+            Box::new(
+                replay
+                    .check(&store, text(args, "event_id"), "g", sequence)
+                    .unwrap_err(),
+            )
         }
         other => panic!("unknown op {other}"),
     }
