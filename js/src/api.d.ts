@@ -671,6 +671,14 @@ export declare class AuthenticationError extends MwpError {
     | 'agent_mismatch' | 'stale_session' | 'epoch_exhausted' | 'not_authenticated' | 'unexpected_phase';
 }
 
+/** A Context Package was refused (§13.3): its scope, Event provenance or version chain. */
+export declare class ContextPackageError extends MwpError {
+  readonly reason:
+    | 'invalid_argument' | 'source_events_empty' | 'event_outside_group' | 'source_range_gap'
+    | 'duplicate_source_event' | 'decision_outside_range' | 'version_chain' | 'source_range_mismatch'
+    | 'generator_mismatch' | 'scope_mismatch';
+}
+
 // ---- Agent-local store and replay errors (§16, §19) ----
 /** The Agent-local store refused or failed. */
 export declare class LocalStoreError extends MwpError {

@@ -259,6 +259,9 @@ export class LocalStoreError extends MwpError {}
 /** A replay stopped; the Events before the failing one are committed. */
 export class ReplayError extends MwpError {}
 
+/** A Context Package was refused (§13.3; `reason`: source_events_empty, event_outside_group, source_range_gap, duplicate_source_event, decision_outside_range, version_chain, source_range_mismatch, generator_mismatch, scope_mismatch, invalid_argument). */
+export class ContextPackageError extends MwpError {}
+
 /** An empty Agent or Group ID, or an Event of another Group (`PROTOCOL_VIOLATION`, `INVALID_COMMAND`). */
 export class ReplayGroupError extends ReplayError {}
 
@@ -495,7 +498,7 @@ const ERROR_CLASSES = {
   AuthenticationError,
   LocalStoreError, ReplayError, ReplayGroupError, ReplaySequenceError, ReplayProjectionError,
   AgentError, ActiveSessionError, StaleSessionEpochError, ClosedSessionError, StaleContextError,
-  OfflinePolicyError,
+  OfflinePolicyError, ContextPackageError,
 };
 
 // An error of the authoritative Core also names its ErrorCode `family` (the core's table): its

@@ -33,6 +33,7 @@ pub mod artifact;
 pub mod auth;
 pub mod budget;
 pub mod capability_version;
+pub mod context;
 pub mod delegation;
 pub mod engine;
 pub mod events;

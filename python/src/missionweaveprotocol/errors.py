@@ -460,8 +460,16 @@ class LocalStoreError(MissionWeaveError, ValueError):
     ``backend``)."""
 
 
+class ContextPackageError(MissionWeaveError, ValueError):
+    """A Context Package refused (§13.3; the reference raises ``ValueError``): ``reason``
+    names the rule (``source_events_empty``, ``event_outside_group``, ``source_range_gap``,
+    ``duplicate_source_event``, ``decision_outside_range``, ``version_chain``,
+    ``source_range_mismatch``, ``generator_mismatch``, ``scope_mismatch``, ``invalid_argument``)."""
+
+
 __all__ = [
     "ActiveSessionError",
+    "ContextPackageError",
     "AdmissionError",
     "AgentError",
     "ClosedSessionError",

@@ -87,11 +87,13 @@ pub enum ErrorClass {
     /// An Agent-local store refused or failed an operation: a local store operation, not a
     /// wire event.
     LocalStore,
+    /// A Context Package was refused (§13.3): its scope, Event provenance or version chain.
+    Context,
 }
 
 impl ErrorClass {
     /// Every class.
-    pub const ALL: [ErrorClass; 33] = [
+    pub const ALL: [ErrorClass; 34] = [
         Self::Argument,
         Self::Parse,
         Self::Canonicalization,
@@ -125,6 +127,7 @@ impl ErrorClass {
         Self::ReplaySequence,
         Self::ReplayProjection,
         Self::LocalStore,
+        Self::Context,
     ];
 
     /// Stable kebab-case name.
@@ -163,6 +166,7 @@ impl ErrorClass {
             Self::ReplaySequence => "replay-sequence",
             Self::ReplayProjection => "replay-projection",
             Self::LocalStore => "local-store",
+            Self::Context => "context",
         }
     }
 
@@ -207,6 +211,7 @@ impl ErrorClass {
             Self::ReplaySequence => "ReplaySequenceError",
             Self::ReplayProjection => "ReplayProjectionError",
             Self::LocalStore => "LocalStoreError",
+            Self::Context => "ContextPackageError",
         }
     }
 
@@ -246,6 +251,7 @@ impl ErrorClass {
             Self::ReplaySequence => "ReplaySequenceError",
             Self::ReplayProjection => "ReplayProjectionError",
             Self::LocalStore => "LocalStoreError",
+            Self::Context => "ContextPackageError",
         }
     }
 }
