@@ -541,6 +541,8 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             &text(0, "idempotencyKey")?,
             a.arg(1, "attempt")?,
         )),
+        // §11.5: the offline extension's URI and version and the reversible kinds.
+        "offlineConstants" => Ok(crate::offline::constants()),
         // The core's spelling lists, for the package's own enum objects to be tested against.
         "vocabularies" => {
             let mut out = missionweaveprotocol::json::Object::new();
