@@ -2257,7 +2257,11 @@ function agentApi(raw, Scheduler) {
 // supplies the clock; the outbox is the caller's store, called back from the core.
 function offlineApi(raw, { SigningKey, seedOf, callFunction }) {
   const native = new NativeTable(raw);
-  const constants = callFunction('offlineConstants', []);
+  // The core's names; a backend without the authority calls (the verify-only build) has none.
+  let constants = { extension: undefined, version: undefined, reversibleKinds: [] };
+  if (typeof raw.callFunction === 'function') {
+    try { constants = callFunction('offlineConstants', []); } catch { /* a failing backend: its calls report it */ }
+  }
 
   function needsNode(what) {
     if (typeof raw.OfflinePolicy !== 'function') {
@@ -2310,7 +2314,8 @@ function offlineApi(raw, { SigningKey, seedOf, callFunction }) {
       for (const name of ['disconnectedAt', 'bufferedAt', 'graceDeadline', 'executionLeaseExpiresAt']) {
         if (data[name] instanceof Date) data[name] = instantText(data[name], name);
       }
-      if (data.resourceUsageDelta instanceof ResourceUsage) data.resourceUsageDelta = { ...data.resourceUsageDelta };
+      // Absent: no usage (the reference's default); every dimension is written, as the core requires.
+      data.resourceUsageDelta = { ...(data.resourceUsageDelta instanceof ResourceUsage ? data.resourceUsageDelta : new ResourceUsage(data.resourceUsageDelta ?? {})) };
       const normalized = open(raw.offlineValidateBinding(jsonArgs([data])));
       Object.assign(this, normalized);
       this.resourceUsageDelta = new ResourceUsage(normalized.resourceUsageDelta);
