@@ -855,6 +855,20 @@ export declare class RetryController implements NativeResource {
   begin(logicalOperationId: string, now: TimeInput): Attempt;
   finish(outcome: AttemptOutcomeInput, now: TimeInput): RetrySchedule;
   consume(delta: ResourceInput): ResourceUsage;
+  /**
+   * The whole state as a versioned JSON object (policy, deadline, cost budget, attempts, usage,
+   * backoff, final reason, the attempt in flight, `integrity`): persist it to keep the retry bounds
+   * across a Worker restart (§11.4). An extension: the reference has no snapshot.
+   */
+  snapshot(): Readonly<Record<string, unknown>>;
+  /**
+   * A controller in exactly the state of {@link RetryController.snapshot}'s object (or its JSON
+   * text). @throws {@link SnapshotError} (`INTERNAL_ERROR`) for a malformed, other-version,
+   * tampered (`integrity`) or unreachable state.
+   */
+  static restore(snapshot: object | string): RetryController;
+  /** The attempt in flight, else null. */
+  readonly currentAttempt: Readonly<{ logicalOperationId: string; startedAt: Millis }> | null;
   /** Releases the native memory now (see {@link NativeResource}). */
   free(): void;
   [Symbol.dispose](): void;
@@ -1472,7 +1486,9 @@ export type ReplaySource<E extends ReplayEventInput = ReplayEventInput> = (group
 /** Resolves to the Event's projection, or null. */
 export type EventProjector<E extends ReplayEventInput = ReplayEventInput> = (event: E) => Promise<EventProjection | null> | EventProjection | null;
 export interface AgentReplayOptions {
-  /** The Scheduler policy (the default policy when absent). */
+  /** The Worker's Scheduler, shared: replay admits into it (not with `schedulerPolicy`). */
+  scheduler?: Scheduler;
+  /** Without `scheduler`: the policy of the Scheduler rebuilt from the store's snapshot or created (the default policy when absent). */
   schedulerPolicy?: SchedulerPolicyInput;
   /** Milliseconds since the epoch (default `Date.now`). */
   clock?: () => number;
@@ -1491,17 +1507,167 @@ export declare class GroupReplayResult {
  * cursor are checked (right Group, `sequence == cursor + 1`, an Event ID never moves; duplicates
  * skipped), projected, admitted to the Worker's Scheduler, and committed in batches — inbox rows,
  * cursor and Scheduler snapshot in one transaction. When an Event fails, the Events before it stay
- * committed. The Scheduler is rebuilt from the store's snapshot (or created) at construction.
+ * committed. The Scheduler is the one given in the options (shared, never copied), else rebuilt
+ * from the store's snapshot (or created) at construction.
  * Node (napi) only.
  * @throws {@link ReplayGroupError}, {@link ReplaySequenceError}, {@link ReplayProjectionError}, {@link LocalStoreError}.
  */
 export declare class AgentReplay<E extends ReplayEventInput = ReplayEventInput> {
   constructor(agentId: string, store: SqliteAgentStore, replaySource: ReplaySource<E>, projector: EventProjector<E>, options?: AgentReplayOptions);
   readonly agentId: string;
-  /** A copy of the Worker's Scheduler as the replay left it. */
+  /** The Worker's Scheduler (the options' own, or the one built at construction). */
   readonly scheduler: Scheduler;
   /** Reconciles each Group (a repeated ID once, in order). */
   reconcile(groups: string | Iterable<string>): Promise<Record<string, GroupReplayResult>>;
-  /** Drops the native state now: the Scheduler and this replay's hold on the store's database (idempotent). */
+  /** Drops the native state now: this replay's hold on the store's database (idempotent); the Scheduler stays the caller's. */
   free(): void;
 }
+
+// ---- The Agent runtime (§6.3, §11.3, §12; Node (napi) only) ----
+/** One Agent Session (reference `SessionDescriptor`). */
+export declare class SessionDescriptor {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly sessionEpoch: number;
+}
+/** What one dispatched run may read: its own Group's context and credentials (deep-frozen), nothing of any other Group. */
+export declare class ExecutionContext {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly sessionEpoch: number;
+  readonly workId: string;
+  readonly groupId: string;
+  readonly contextRevision: number | null;
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly credentialRevision: number | null;
+  readonly credentials: Readonly<Record<string, unknown>>;
+}
+/** A dispatched run: a {@link Dispatch}, or its `workId`, `groupId` and `generation` (or `runId` = `workId:generation`). */
+export type DispatchInput = Dispatch | { readonly workId: string; readonly groupId: string; readonly generation?: number; readonly runId?: string };
+/**
+ * The active session of an {@link AgentRuntime}; `close()` (or `using`) ends it. Every method of a
+ * closed or replaced session throws {@link ClosedSessionError}.
+ */
+export declare class AgentRuntimeSession {
+  readonly descriptor: SessionDescriptor;
+  readonly scheduler: Scheduler;
+  /** @throws {@link StaleContextError} for a revision not above the installed one. */
+  installGroupContext(groupId: string, values: Record<string, unknown>, options: { revision: number }): void;
+  /** §12: never offered to another Group's work. @throws {@link StaleContextError}. */
+  installGroupCredentials(groupId: string, credentials: Record<string, unknown>, options: { revision: number }): void;
+  /**
+   * The context of `dispatch`: only the Group the Scheduler admitted that WorkItem under. A
+   * dispatch the Scheduler does not have running (relabelled Group, other generation, finished)
+   * is {@link AgentError} (`not_dispatched`).
+   */
+  prepare(dispatch: DispatchInput): ExecutionContext;
+  /** Closes the session (idempotent); its contexts and credentials are dropped. */
+  close(): void;
+  [Symbol.dispose](): void;
+}
+/**
+ * One Agent's runtime (reference `AgentRuntime`): the caller's Scheduler (shared) and at most one
+ * active session; Session Epochs strictly increase. Node (napi) only: the WebAssembly build throws
+ * {@link ArgumentError}.
+ */
+export declare class AgentRuntime implements NativeResource {
+  constructor(agentId: string, scheduler: Scheduler);
+  readonly agentId: string;
+  readonly scheduler: Scheduler;
+  readonly activeSession: SessionDescriptor | null;
+  /**
+   * Starts session `sessionEpoch`; `sessionId` defaults to `<agentId>#session-<epoch>`.
+   * @throws {@link ActiveSessionError}, {@link StaleSessionEpochError}, {@link AgentError} (`invalid_argument`).
+   */
+  startSession(sessionEpoch: number, options?: { sessionId?: string }): AgentRuntimeSession;
+  /** Releases the native memory now (see {@link NativeResource}). */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+// ---- Bounded offline execution (§11.5; Node (napi) only) ----
+/** The critical extension every buffered Command carries. */
+export declare const OFFLINE_EXECUTION_EXTENSION: string;
+export declare const OFFLINE_EXECUTION_EXTENSION_VERSION: string;
+/** The only Command kinds buffered while disconnected (`message.post`, `work.checkpoint`). */
+export declare const OFFLINE_REVERSIBLE_KINDS: readonly string[];
+/** A wire Command: its object, its JSON text, or a {@link SignedDocument}. */
+export type OfflineCommandInput = Record<string, unknown> | string | SignedDocument;
+/** The Agent and its signing key. */
+export interface OfflineIdentity { readonly agentId: string; readonly signingKey: SigningKey }
+/** The outbox the policy enqueues into (a {@link SqliteAgentStore} or an {@link InMemoryOutbox}). */
+export interface OfflineOutboxLike {
+  enqueueAction(agentId: string, actionId: string, payload: unknown): unknown;
+  pendingActions(agentId: string): unknown[];
+  markActionSent(agentId: string, actionId: string): unknown;
+}
+/** The offline bounds. @throws {@link OfflinePolicyError} unless `maxDisconnectGraceMs` > 0 and `maxActions` ≥ 1. */
+export declare class OfflineLimits {
+  constructor(limits: { maxDisconnectGraceMs: number; maxActions: number; maxUsage?: ResourceInput | ResourceUsage });
+  readonly maxDisconnectGraceMs: number;
+  readonly maxActions: number;
+  readonly maxUsage: ResourceUsage;
+}
+/** The offline extension's data; the core checks the members, the ordered window and that no external actions are recorded. */
+export declare class OfflineProgressBinding {
+  constructor(fields: {
+    agentId: string; groupId: string; workItemId: string; sessionEpoch: number; ownershipEpoch: number;
+    executionLeaseId: string; disconnectedAt: string | Date; bufferedAt: string | Date; graceDeadline: string | Date;
+    executionLeaseExpiresAt: string | Date; resourceUsageDelta?: ResourceInput | ResourceUsage;
+  });
+  readonly agentId: string;
+  readonly groupId: string;
+  readonly workItemId: string;
+  readonly sessionEpoch: number;
+  readonly ownershipEpoch: number;
+  readonly executionLeaseId: string;
+  readonly disconnectedAt: string;
+  readonly bufferedAt: string;
+  readonly graceDeadline: string;
+  readonly executionLeaseExpiresAt: string;
+  readonly resourceUsageDelta: ResourceUsage;
+  /** The extension's `data` (camelCase, §2 timestamps). */
+  toWire(): Record<string, unknown>;
+  toJSON(): Record<string, unknown>;
+  /** The binding a Command carries, or null. @throws {@link OfflinePolicyError} (`invalid_binding`). */
+  static fromCommand(command: OfflineCommandInput): OfflineProgressBinding | null;
+}
+/** The core's in-memory outbox. */
+export declare class InMemoryOutbox implements NativeResource, OfflineOutboxLike {
+  constructor();
+  /** The same content again changes nothing; other content is {@link OfflinePolicyError} (`action_id_collision`). */
+  enqueueAction(agentId: string, actionId: string, payload: unknown): void;
+  pendingActions(agentId: string): unknown[];
+  markActionSent(agentId: string, actionId: string): void;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+/** The WorkItem the Worker was executing (read by key, as the reference reads its WorkItem). */
+export interface OfflineWorkItem {
+  readonly id?: string; readonly workItemId?: string; readonly groupId: string; readonly conversationId?: string | null;
+  readonly status?: string; readonly assigneeId?: string; readonly ownershipEpoch: number; readonly executionLeaseId?: string | null;
+  readonly executionLeaseExpiresAt?: TimeInput | null; readonly sessionEpoch?: number | null;
+}
+/**
+ * Bounded, reversible, signed buffering for one active, owned, leased WorkItem (reference
+ * `OfflineExecutionPolicy`): until `graceDeadline`, within {@link OfflineLimits}, only reversible
+ * kinds, each Command bound by the critical extension, re-signed and enqueued. Refusals are
+ * {@link OfflinePolicyError}s with the core's code and reason; an exception of the store is rethrown unchanged.
+ */
+export declare class OfflineExecutionPolicy implements NativeResource {
+  constructor(store: OfflineOutboxLike, identity: OfflineIdentity, workItem: OfflineWorkItem,
+    options: { disconnectedAt: TimeInput; limits: OfflineLimits; clock?: () => number | Date; sessionEpoch?: number });
+  readonly limits: OfflineLimits;
+  readonly graceDeadline: Date;
+  readonly bufferedActions: readonly Readonly<Record<string, unknown>>[];
+  readonly cumulativeUsage: ResourceUsage;
+  /** The signed, bound wire Command (deep-frozen); the same Command again returns the same one. */
+  buffer(command: OfflineCommandInput, options?: { usage?: ResourceInput | ResourceUsage | null; now?: TimeInput }): Readonly<Record<string, unknown>>;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+export interface OfflineRebaseOptions { sessionEpoch: number; membershipEpoch: number; issuedAt?: TimeInput; executionLeaseId?: string | null }
+/** The buffered Command rebased onto the current session and re-signed, as a wire Command (the binding kept unchanged). */
+export declare function offlineCommandToWire(command: OfflineCommandInput, identity: OfflineIdentity, options: OfflineRebaseOptions & { keyId?: string }): Record<string, unknown>;
+/** {@link offlineCommandToWire}, deep-frozen (this package has no Command model). */
+export declare function rebaseOfflineCommand(command: OfflineCommandInput, identity: OfflineIdentity, options: OfflineRebaseOptions): Readonly<Record<string, unknown>>;

@@ -489,6 +489,9 @@ export class BudgetLedgerSnapshot {
   }
 }
 
+// A class's accessor of its native object, for the other objects of the same backend (not enumerable, not exported).
+const NATIVE_OF = Symbol('native');
+
 // The class the core names for each error (`ErrorClass::js_name`): one generic construction.
 const ERROR_CLASSES = {
   ArgumentError, ParseError, CanonicalizationError, SchemaValidationError, TimestampError,
@@ -1450,6 +1453,28 @@ function authorityApi(raw, backendModule) {
     finish(outcome, now) { return new RetrySchedule(call(this, 'finish', { outcome, now: toMillis(now, 'now') })); }
 
     consume(delta) { return freezeUsage(call(this, 'consume', { delta })); }
+
+    /**
+     * The whole state as a versioned JSON object (policy, deadline, cost budget, attempts, usage,
+     * backoff, final reason, the attempt in flight, `integrity`): persist it to keep the retry
+     * bounds across a Worker restart (§11.4). An extension: the reference has no snapshot.
+     */
+    snapshot() { return deepFreeze(call(this, 'snapshot')); }
+
+    /**
+     * A controller in exactly the state of `snapshot()`'s object (or its JSON text). A malformed,
+     * other-version, tampered (`integrity`) or unreachable state is the core's SnapshotError
+     * (`INTERNAL_ERROR`).
+     */
+    static restore(snapshot) {
+      return make(Object.create(RetryController.prototype), 'retry', 'restore', [snapshotText(snapshot, 'snapshot')]);
+    }
+
+    /** The attempt in flight as `{logicalOperationId, startedAt}` (ms), else null. */
+    get currentAttempt() {
+      const current = call(this, 'currentAttempt');
+      return current && Object.freeze(current);
+    }
   }
 
   function actionOf(action) { return action.type === 'dispatch' ? new Dispatch(action) : new Preempt(action); }
@@ -1564,6 +1589,14 @@ function authorityApi(raw, backendModule) {
 
   /** The core's spelling list of every wire vocabulary, by name (what this package's enum objects spell). */
   function vocabularies() { return deepFreeze(callFunction('vocabularies', [])); }
+
+  // The native Scheduler of a package Scheduler, for the objects that share the user's own
+  // (AgentRuntime, AgentReplay): never a copy.
+  function schedulerNative(scheduler) {
+    if (!(scheduler instanceof Scheduler)) throw new ArgumentError('scheduler must be a Scheduler', { fields: { argument: 'scheduler' } });
+    return handles.get(scheduler, 'Scheduler');
+  }
+  Object.defineProperty(Scheduler, NATIVE_OF, { value: schedulerNative });
 
   return {
     ExecutionLease,
@@ -1880,6 +1913,7 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
 // `store-sqlite`'s `SqliteAgentStore`); this converts arguments and awaits the JavaScript
 // source and projector between the core's steps (bindings/node/src/{local_store,replay}.rs).
 function agentLocalApi(raw, Scheduler) {
+  const schedulerNative = Scheduler[NATIVE_OF];
   function needsSqlite(what) {
     if (typeof raw.AgentStore !== 'function') {
       throw new ArgumentError(`${what} needs a SQLite file: use the Node (napi) entry, not the WebAssembly build`);
@@ -2000,7 +2034,7 @@ function agentLocalApi(raw, Scheduler) {
     #source;
     #projector;
     #clock;
-    #policy;
+    #scheduler;
     #running = false;
 
     constructor(agentId, store, replaySource, projector, options = {}) {
@@ -2008,25 +2042,37 @@ function agentLocalApi(raw, Scheduler) {
       if (!(store instanceof SqliteAgentStore)) throw new ArgumentError('store must be a SqliteAgentStore');
       if (typeof replaySource !== 'function') throw new ArgumentError('replaySource must be a function');
       if (typeof projector !== 'function') throw new ArgumentError('projector must be a function');
-      const { schedulerPolicy, clock = Date.now } = options ?? {};
+      const { scheduler, schedulerPolicy, clock = Date.now } = options ?? {};
       if (typeof clock !== 'function') throw new ArgumentError('clock must be a function');
+      if (scheduler !== undefined && schedulerPolicy !== undefined) {
+        throw new ArgumentError('give scheduler or schedulerPolicy, not both', { fields: { argument: 'scheduler' } });
+      }
       this.agentId = checkString(agentId, 'agentId');
-      const policy = schedulerPolicy === undefined ? undefined : argumentJson(schedulerPolicy, 'schedulerPolicy');
-      const native = new raw.AgentReplay(natives.get(store), this.agentId, policy, toMillis(clock(), 'clock()'));
+      if (scheduler !== undefined) {
+        schedulerNative(scheduler);
+        this.#scheduler = scheduler;
+      } else {
+        // As the reference: rebuilt from the store's snapshot (running work resumes from a safe
+        // checkpoint or waits blocked), or new under the policy.
+        const snapshot = store.loadScheduler(this.agentId);
+        this.#scheduler = snapshot
+          ? Scheduler.rebuild(snapshot, schedulerPolicy ?? {}, toMillis(clock(), 'clock()'))
+          : new Scheduler(schedulerPolicy ?? {});
+      }
+      const native = new raw.AgentReplay(natives.get(store), this.agentId);
       open(native.status());
       this.#native = native;
       this.#source = replaySource;
       this.#projector = projector;
       this.#clock = clock;
-      this.#policy = schedulerPolicy ?? {};
       Object.freeze(this);
     }
 
-    /** Drops the native state now: the Scheduler and this replay's hold on the store's database (idempotent). */
+    /** Drops the native state now: this replay's hold on the store's database (idempotent); the Scheduler stays the caller's. */
     free() { this.#native.free(); }
 
-    /** A copy of the Worker's Scheduler as the replay left it (its durable form is in the store). */
-    get scheduler() { return Scheduler.restore(open(this.#native.schedulerSnapshot()), this.#policy); }
+    /** The Worker's Scheduler: the one given in the options, or the one built at construction; replay admits into it. */
+    get scheduler() { return this.#scheduler; }
 
     /** Reconciles each Group (a repeated ID once, in order): `{[groupId]: GroupReplayResult}`. */
     async reconcile(groups) {
@@ -2054,7 +2100,7 @@ function agentLocalApi(raw, Scheduler) {
             // §16 CURSOR_TOO_OLD: the source answered a verified snapshot; restore it and ask
             // again after its `throughSequence`.
             const offers = argumentJson([...(events.projection?.workOffers ?? [])], 'snapshot.projection.workOffers');
-            open(native.installSnapshot(checkString(events.artifactHash, 'snapshot.artifactHash'),
+            open(native.installSnapshot(schedulerNative(this.#scheduler), checkString(events.artifactHash, 'snapshot.artifactHash'),
               seq(events.throughSequence, 'snapshot.throughSequence'), offers, toMillis(this.#clock(), 'clock()')));
             continue;
           }
@@ -2066,16 +2112,16 @@ function agentLocalApi(raw, Scheduler) {
             if (!open(native.check(eventId, group, sequence))) continue;
             const projection = await this.#projector(event);
             const offers = projection == null ? undefined : argumentJson([...(projection.workOffers ?? [])], 'workOffers');
-            open(native.apply(eventId, sequence, offers, toMillis(this.#clock(), 'clock()')));
+            open(native.apply(schedulerNative(this.#scheduler), eventId, sequence, offers, toMillis(this.#clock(), 'clock()')));
             fresh += 1;
           }
         } catch (error) {
           // Keep the progress before the failing Event, then report the failure.
-          try { open(native.commit()); } catch { /* the first failure is the one reported */ }
+          try { open(native.commit(schedulerNative(this.#scheduler))); } catch { /* the first failure is the one reported */ }
           throw error;
         }
         if (fresh === 0) {
-          open(native.commit());
+          open(native.commit(schedulerNative(this.#scheduler)));
           return new GroupReplayResult(open(native.result()));
         }
       }
@@ -2085,6 +2131,377 @@ function agentLocalApi(raw, Scheduler) {
   return { SqliteAgentStore, AgentReplay, GroupReplayResult };
 }
 
+
+// ---- The Agent runtime: one session, Group-isolated execution contexts (§6.3, §11.3, §12; napi only) ----
+// Every rule (one active session, strictly increasing Session Epochs, install by revision, the
+// Group of a prepared run read from the Scheduler's own record) and every refusal is the core's
+// `agent` module; this converts arguments. The WebAssembly build throws ArgumentError.
+function agentApi(raw, Scheduler) {
+  const schedulerNative = Scheduler[NATIVE_OF];
+  const native = new NativeTable(raw);
+
+  function needsNode(what) {
+    if (typeof raw.AgentSessions !== 'function') {
+      throw new ArgumentError(`${what} needs the Node (napi) entry, not the WebAssembly build`);
+    }
+  }
+
+  /** One Agent Session (reference `SessionDescriptor`). */
+  class SessionDescriptor {
+    constructor({ agentId, sessionId, sessionEpoch }) {
+      this.agentId = agentId;
+      this.sessionId = sessionId;
+      this.sessionEpoch = sessionEpoch;
+      Object.freeze(this);
+    }
+  }
+
+  /** What one dispatched run may read: its own Group's context and credentials (deep-frozen), nothing of any other Group. */
+  class ExecutionContext {
+    constructor(rawContext) {
+      this.agentId = rawContext.agentId;
+      this.sessionId = rawContext.sessionId;
+      this.sessionEpoch = rawContext.sessionEpoch;
+      this.workId = rawContext.workId;
+      this.groupId = rawContext.groupId;
+      this.contextRevision = rawContext.contextRevision;
+      this.values = deepFreeze(rawContext.values);
+      this.credentialRevision = rawContext.credentialRevision;
+      this.credentials = deepFreeze(rawContext.credentials);
+      Object.freeze(this);
+    }
+  }
+
+  const sessionArg = (d) => ({ agentId: d.agentId, sessionId: d.sessionId, sessionEpoch: d.sessionEpoch });
+
+  // A Dispatch (or any object with workId, groupId and generation, or a runId `workId:generation`).
+  function dispatchArg(dispatch) {
+    if (!dispatch || typeof dispatch !== 'object') throw new ArgumentError('dispatch must be a Dispatch', { fields: { argument: 'dispatch' } });
+    let { generation } = dispatch;
+    if (generation === undefined || generation === null) {
+      const runId = String(dispatch.runId ?? '');
+      const at = runId.lastIndexOf(':');
+      generation = at >= 0 ? Number(runId.slice(at + 1)) : -1;
+    }
+    return { workId: checkString(dispatch.workId, 'dispatch.workId'), groupId: checkString(dispatch.groupId, 'dispatch.groupId'), generation };
+  }
+
+  /** The active session of an AgentRuntime; `close()` (or `using`) ends it. */
+  class AgentRuntimeSession {
+    #owner;
+
+    constructor(owner, descriptor) {
+      this.#owner = owner;
+      this.descriptor = descriptor;
+      Object.freeze(this);
+    }
+
+    get scheduler() { return this.#owner.scheduler; }
+
+    #call(method, args) { return open(native.get(this.#owner, 'AgentRuntime').call(method, jsonArgs(args))); }
+
+    /** Installs Group `groupId`'s context values at `revision` (an older or equal one is StaleContextError). */
+    installGroupContext(groupId, values, { revision } = {}) {
+      this.#call('installContext', { session: sessionArg(this.descriptor), groupId, values, revision });
+    }
+
+    /** Installs Group `groupId`'s credentials at `revision` (§12: never offered to another Group's work). */
+    installGroupCredentials(groupId, credentials, { revision } = {}) {
+      this.#call('installCredentials', { session: sessionArg(this.descriptor), groupId, values: credentials, revision });
+    }
+
+    /** The ExecutionContext of `dispatch`: only the Group the Scheduler admitted that WorkItem under. */
+    prepare(dispatch) {
+      const handle = native.get(this.#owner, 'AgentRuntime');
+      const args = jsonArgs({ session: sessionArg(this.descriptor), dispatch: dispatchArg(dispatch) });
+      return new ExecutionContext(open(handle.prepare(args, schedulerNative(this.#owner.scheduler))));
+    }
+
+    /** Closes the session (idempotent); its contexts and credentials are dropped. */
+    close() { this.#call('closeSession', { session: sessionArg(this.descriptor) }); }
+
+    [DISPOSE]() { this.close(); }
+
+    toString() { return `AgentRuntimeSession(${this.descriptor.sessionId})`; }
+  }
+
+  /** One Agent's runtime (reference `AgentRuntime`): its Scheduler (the caller's, shared) and at most one active session. */
+  class AgentRuntime {
+    #scheduler;
+
+    constructor(agentId, scheduler) {
+      needsNode('AgentRuntime');
+      schedulerNative(scheduler);
+      const handle = new raw.AgentSessions(checkString(agentId, 'agentId'));
+      try {
+        open(handle.status());
+      } catch (error) {
+        handle.free?.();
+        throw error;
+      }
+      native.set(this, handle);
+      this.agentId = agentId;
+      this.#scheduler = scheduler;
+      Object.freeze(this);
+    }
+
+    get scheduler() { return this.#scheduler; }
+
+    /** The active session, or null. */
+    get activeSession() {
+      const state = open(native.get(this, 'AgentRuntime').call('state', '[]'));
+      return state.activeSession && new SessionDescriptor(state.activeSession);
+    }
+
+    /** Starts session `sessionEpoch` (above every earlier one; only when none is active); `sessionId` defaults to `<agentId>#session-<epoch>`. */
+    startSession(sessionEpoch, { sessionId } = {}) {
+      const started = open(native.get(this, 'AgentRuntime').call('startSession', jsonArgs({ sessionEpoch, sessionId: sessionId ?? null })));
+      return new AgentRuntimeSession(this, new SessionDescriptor(started));
+    }
+  }
+  disposable(native, [AgentRuntime]);
+
+  return { AgentRuntime, AgentRuntimeSession, SessionDescriptor, ExecutionContext };
+}
+
+// ---- Bounded offline execution (§11.5; napi only) ----------------------------------------------
+// Every rule (the grace window, the bounds, reversible kinds only, the assignment, secrets, the
+// critical binding, signing, rebasing) and every refusal (OfflinePolicyError, the core's code and
+// reason) is the core's `offline` module. The wrapper reads the WorkItem as Python's does and
+// supplies the clock; the outbox is the caller's store, called back from the core.
+function offlineApi(raw, { SigningKey, seedOf, callFunction }) {
+  const native = new NativeTable(raw);
+  // The core's names; a backend without the authority calls (the verify-only build) has none.
+  let constants = { extension: undefined, version: undefined, reversibleKinds: [] };
+  if (typeof raw.callFunction === 'function') {
+    try { constants = callFunction('offlineConstants', []); } catch { /* a failing backend: its calls report it */ }
+  }
+
+  function needsNode(what) {
+    if (typeof raw.OfflinePolicy !== 'function') {
+      throw new ArgumentError(`${what} needs the Node (napi) entry, not the WebAssembly build`);
+    }
+  }
+
+  const instantText = (value, what) => {
+    if (value instanceof Date) {
+      checkDate(value, what);
+      return value.toISOString().replace('.000Z', 'Z');
+    }
+    return checkString(value, what);
+  };
+
+  // A wire Command as JSON text: an object, its JSON text, or a SignedDocument (its exact text).
+  function commandText(command) {
+    if (typeof command === 'string') return command;
+    if (command instanceof SignedDocument) return command.text;
+    if (command && typeof command === 'object') return argumentJson(command, 'command');
+    throw new ArgumentError('command must be a wire Command object, its JSON text or a SignedDocument', { fields: { argument: 'command' } });
+  }
+
+  // `{agentId, signingKey}`: the Agent and its SigningKey.
+  function signerOf(identity, keyId) {
+    const key = identity?.signingKey;
+    if (!(key instanceof SigningKey)) throw new ArgumentError('identity.signingKey must be a SigningKey', { fields: { argument: 'identity' } });
+    return { keyId: keyId === undefined || keyId === null ? key.keyId : checkString(keyId, 'keyId'), seed: seedOf(key) };
+  }
+
+  /** The offline bounds: `maxDisconnectGraceMs` > 0, `maxActions` ≥ 1, `maxUsage`. */
+  class OfflineLimits {
+    constructor({ maxDisconnectGraceMs, maxActions, maxUsage = {} } = {}) {
+      needsNode('OfflineLimits');
+      const usage = maxUsage instanceof ResourceUsage ? { ...maxUsage } : maxUsage;
+      open(raw.offlineValidateLimits(jsonArgs([{ maxDisconnectGraceMs, maxActions, maxUsage: usage }])));
+      this.maxDisconnectGraceMs = maxDisconnectGraceMs;
+      this.maxActions = maxActions;
+      this.maxUsage = new ResourceUsage(usage);
+      Object.freeze(this);
+    }
+  }
+
+  /** The data of the critical offline extension; instants are §2 timestamps (a Date is accepted). */
+  class OfflineProgressBinding {
+    constructor(fields) {
+      needsNode('OfflineProgressBinding');
+      if (!fields || typeof fields !== 'object') throw new ArgumentError('OfflineProgressBinding needs an object', { fields: { argument: 'binding' } });
+      const data = { ...fields };
+      for (const name of ['disconnectedAt', 'bufferedAt', 'graceDeadline', 'executionLeaseExpiresAt']) {
+        if (data[name] instanceof Date) data[name] = instantText(data[name], name);
+      }
+      // Absent: no usage (the reference's default); every dimension is written, as the core requires.
+      data.resourceUsageDelta = { ...(data.resourceUsageDelta instanceof ResourceUsage ? data.resourceUsageDelta : new ResourceUsage(data.resourceUsageDelta ?? {})) };
+      const normalized = open(raw.offlineValidateBinding(jsonArgs([data])));
+      Object.assign(this, normalized);
+      this.resourceUsageDelta = new ResourceUsage(normalized.resourceUsageDelta);
+      Object.freeze(this);
+    }
+
+    /** The extension's `data` (camelCase, §2 timestamps). */
+    toWire() { return { ...this, resourceUsageDelta: { ...this.resourceUsageDelta } }; }
+
+    toJSON() { return this.toWire(); }
+
+    /** The binding a Command carries (object, JSON text or SignedDocument), or null. */
+    static fromCommand(command) {
+      needsNode('OfflineProgressBinding.fromCommand');
+      const data = open(raw.offlineBindingOf(`[${commandText(command)}]`));
+      return data && new OfflineProgressBinding(data);
+    }
+  }
+
+  /** The core's in-memory outbox (`enqueueAction`, `pendingActions`, `markActionSent`). */
+  class InMemoryOutbox {
+    constructor() {
+      needsNode('InMemoryOutbox');
+      native.set(this, new raw.OfflineOutboxMemory());
+    }
+
+    enqueueAction(agentId, actionId, payload) {
+      open(native.get(this).call('enqueueAction', jsonArgs({ agentId, actionId, payload })));
+    }
+
+    pendingActions(agentId) { return open(native.get(this).call('pendingActions', jsonArgs({ agentId }))); }
+
+    markActionSent(agentId, actionId) { open(native.get(this).call('markActionSent', jsonArgs({ agentId, actionId }))); }
+  }
+
+  const read = (obj, ...names) => {
+    for (const name of names) if (obj?.[name] !== undefined && obj?.[name] !== null) return obj[name];
+    return undefined;
+  };
+  const refusal = (message, code, reason) => new OfflinePolicyError(message, { code, reason });
+
+  /**
+   * Bounded, reversible, signed buffering for one active, owned, leased WorkItem (reference
+   * `OfflineExecutionPolicy`). `store` provides `enqueueAction`, `pendingActions` and
+   * `markActionSent` (a SqliteAgentStore or an InMemoryOutbox); `identity` is `{agentId, signingKey}`.
+   */
+  class OfflineExecutionPolicy {
+    #store;
+    #signer;
+    #clock;
+
+    constructor(store, identity, workItem, { disconnectedAt, limits, clock = Date.now, sessionEpoch } = {}) {
+      needsNode('OfflineExecutionPolicy');
+      for (const method of ['enqueueAction', 'pendingActions', 'markActionSent']) {
+        if (typeof store?.[method] !== 'function') throw new ArgumentError(`store must provide ${method}()`, { fields: { argument: 'store' } });
+      }
+      if (!(limits instanceof OfflineLimits)) throw new ArgumentError('limits must be OfflineLimits', { fields: { argument: 'limits' } });
+      if (typeof clock !== 'function') throw new ArgumentError('clock must be a function', { fields: { argument: 'clock' } });
+      const agentId = checkString(identity?.agentId, 'identity.agentId');
+      const signer = signerOf(identity);
+      const status = read(workItem, 'status', 'state');
+      if (status !== undefined && String(status) !== 'active') {
+        throw refusal('offline progress needs an active WorkItem', 'INVALID_STATE_TRANSITION', 'not_active');
+      }
+      const assignee = read(workItem, 'assigneeId', 'ownerAgentId');
+      if (assignee !== undefined && assignee !== agentId) {
+        throw refusal('the WorkItem is owned by another Agent', 'WORK_STALE_OWNERSHIP', 'stale_ownership');
+      }
+      const leaseId = read(workItem, 'executionLeaseId');
+      const expiresAt = read(workItem, 'executionLeaseExpiresAt');
+      const epoch = sessionEpoch ?? read(workItem, 'sessionEpoch');
+      if (leaseId === undefined || expiresAt === undefined || epoch === undefined) {
+        throw refusal('offline progress needs a current Execution Lease and Session Epoch', 'INVALID_STATE_TRANSITION', 'not_active');
+      }
+      const assignment = {
+        agentId, groupId: read(workItem, 'groupId'), workItemId: read(workItem, 'workItemId', 'id'),
+        conversationId: read(workItem, 'conversationId') ?? null, sessionEpoch: epoch,
+        ownershipEpoch: read(workItem, 'ownershipEpoch') ?? 0, executionLeaseId: leaseId,
+        executionLeaseExpiresAt: toMillis(expiresAt, 'workItem.executionLeaseExpiresAt'),
+      };
+      const handle = new raw.OfflinePolicy(jsonArgs({
+        assignment, disconnectedAt: toMillis(disconnectedAt, 'disconnectedAt'),
+        limits: { maxDisconnectGraceMs: limits.maxDisconnectGraceMs, maxActions: limits.maxActions, maxUsage: { ...limits.maxUsage } },
+      }));
+      try {
+        open(handle.status());
+      } catch (error) {
+        handle.free?.();
+        throw error;
+      }
+      native.set(this, handle);
+      this.#store = store;
+      this.#signer = signer;
+      this.#clock = clock;
+      this.limits = limits;
+      Object.freeze(this);
+    }
+
+    #state() { return open(native.get(this, 'OfflineExecutionPolicy').call('state', '[]')); }
+
+    /** The end of the window: `min(disconnectedAt + maxDisconnectGraceMs, lease expiry)`. */
+    get graceDeadline() { return new Date(this.#state().graceDeadline); }
+
+    /** The buffered signed wire Commands, in buffer order (deep-frozen). */
+    get bufferedActions() { return deepFreeze(this.#state().bufferedActions); }
+
+    get cumulativeUsage() { return new ResourceUsage(this.#state().cumulativeUsage); }
+
+    /**
+     * Checks `command`, attaches the critical binding, re-signs it with the Agent's key and
+     * enqueues it; the same Command again returns the same signed Command (deep-frozen wire form).
+     */
+    buffer(command, { usage, now } = {}) {
+      const at = toMillis(now ?? this.#clock(), now === undefined ? 'clock()' : 'now');
+      const usageJson = argumentJson(usage instanceof ResourceUsage ? { ...usage } : usage ?? null, 'usage');
+      const args = `[${commandText(command)},${usageJson},${at}]`;
+      const store = this.#store;
+      let failure;
+      // The core calls back to enqueue; the store's own exception is kept and rethrown unchanged.
+      const outbox = {
+        enqueue(agentId, actionId, payload) {
+          try {
+            store.enqueueAction(agentId, actionId, JSON.parse(payload));
+            return true;
+          } catch (error) {
+            failure = error;
+            return false;
+          }
+        },
+      };
+      const handle = native.get(this, 'OfflineExecutionPolicy');
+      const envelope = handle.buffer(outbox, this.#signer.keyId, this.#signer.seed, args);
+      if (failure !== undefined) throw failure;
+      return deepFreeze(open(envelope));
+    }
+  }
+  disposable(native, [InMemoryOutbox, OfflineExecutionPolicy]);
+
+  /**
+   * The buffered Command rebased onto the current session (`issuedAt`, Session and Membership
+   * Epochs, and for a checkpoint `executionLeaseId`) and re-signed, as a wire Command object; the
+   * binding is kept unchanged.
+   */
+  function offlineCommandToWire(command, identity, { sessionEpoch, membershipEpoch, issuedAt, executionLeaseId, keyId } = {}) {
+    needsNode('offlineCommandToWire');
+    const signer = signerOf(identity, keyId);
+    const rebase = {
+      sessionEpoch, membershipEpoch, issuedAt: toMillis(issuedAt ?? Date.now(), 'issuedAt'),
+      executionLeaseId: executionLeaseId ?? null,
+    };
+    return open(raw.offlineRebase(signer.keyId, signer.seed, `[${commandText(command)},${argumentJson(rebase, 'rebase')}]`));
+  }
+
+  /** `offlineCommandToWire`, deep-frozen (this package has no Command model: the wire form is the Command). */
+  function rebaseOfflineCommand(command, identity, options = {}) {
+    const { keyId, ...rest } = options ?? {};
+    if (keyId !== undefined) throw new ArgumentError('rebaseOfflineCommand takes no keyId (the signing key names it)', { fields: { argument: 'keyId' } });
+    return deepFreeze(offlineCommandToWire(command, identity, rest));
+  }
+
+  return {
+    OFFLINE_EXECUTION_EXTENSION: constants.extension,
+    OFFLINE_EXECUTION_EXTENSION_VERSION: constants.version,
+    OFFLINE_REVERSIBLE_KINDS: Object.freeze([...constants.reversibleKinds]),
+    OfflineLimits,
+    OfflineProgressBinding,
+    OfflineExecutionPolicy,
+    InMemoryOutbox,
+    offlineCommandToWire,
+    rebaseOfflineCommand,
+  };
+}
 
 /**
  * Binds the API to one backend. `raw` is the napi addon or the wasm-bindgen module; both expose
@@ -2610,6 +3027,8 @@ export function createApi(backendModule, backend) {
   return {
     ...authority,
     ...agentLocalApi(raw, authority.Scheduler),
+    ...agentApi(raw, authority.Scheduler),
+    ...offlineApi(raw, { SigningKey, seedOf: (key) => seeds.get(key), callFunction: (method, args) => open(raw.callFunction(method, jsonArgs(args))) }),
     LocalArtifactStore,
     verifyArtifactManifest,
     artifactContentHash,

@@ -14,11 +14,13 @@ use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, N
 use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
+pub mod agent;
 pub mod artifacts;
 pub mod auth;
 pub mod authority_core;
 pub mod keys;
 pub mod local_store;
+pub mod offline;
 pub mod policy;
 pub mod replay;
 pub mod sql_store;

@@ -8,8 +8,9 @@
 //! `AgentReplay::batch_limit`, applied here. Conversions only, as in
 //! `bindings/python/src/replay.rs`.
 //!
-//! The replay owns the Worker's Scheduler (rebuilt from the store's snapshot at construction,
-//! or new under the given policy); `schedulerSnapshot()` hands its state to JavaScript.
+//! The Worker's Scheduler is the user's own (`Scheduler` of the package, a `Handle`), passed
+//! to `apply` and `commit`: replay admits into it and commits its snapshot, never a copy (the
+//! wrapper rebuilds it from the store's snapshot when none is given, as Python's does).
 
 use std::sync::Arc;
 
@@ -20,16 +21,14 @@ use missionweaveprotocol_authority::replay::{
 };
 use missionweaveprotocol_authority::scheduler::Scheduler;
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
-use missionweaveprotocol_ffi::shapes::scheduler::{
-    AdmissionDecisionAnswer, SchedulerPolicyInput, WorkOfferInput,
-};
+use missionweaveprotocol_ffi::shapes::scheduler::{AdmissionDecisionAnswer, WorkOfferInput};
 use missionweaveprotocol_ffi::shapes::{answer, read};
 use missionweaveprotocol_ffi::{Failure, Obj, finish};
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use napi_derive::napi;
 
-use crate::freed;
-use crate::local_store::{AgentStore, count, store_error};
+use crate::local_store::{AgentStore, count};
+use crate::{Handle, freed};
 
 /// A replay error: the shared envelope of the core's description (`ReplayError` describes
 /// itself: the class of its reference family, or the class of the store or Scheduler error
@@ -83,7 +82,6 @@ fn result_value(r: GroupReplayResult) -> Result<Value, String> {
 struct State {
     store: Arc<SqliteAgentStore>,
     agent_id: String,
-    scheduler: Scheduler,
     group: Option<CoreGroupReplay>,
 }
 
@@ -116,22 +114,13 @@ impl AgentReplay {
     /// Runs `use_` on the current Group's replay (after `begin`).
     fn with_group<T>(
         &mut self,
-        use_: impl FnOnce(
-            &Arc<SqliteAgentStore>,
-            &mut Scheduler,
-            &mut CoreGroupReplay,
-        ) -> Result<T, String>,
+        use_: impl FnOnce(&Arc<SqliteAgentStore>, &mut CoreGroupReplay) -> Result<T, String>,
     ) -> Result<T, String> {
-        let State {
-            store,
-            scheduler,
-            group,
-            ..
-        } = self.state()?;
+        let State { store, group, .. } = self.state()?;
         let group = group
             .as_mut()
             .ok_or_else(|| failure(Failure::argument("AgentReplay: begin(groupId) first")))?;
-        use_(store, scheduler, group)
+        use_(store, group)
     }
 }
 
@@ -144,35 +133,17 @@ fn env(result: Result<Value, String>) -> String {
 
 #[napi]
 impl AgentReplay {
-    /// `policy`: the JSON text of a Scheduler policy, or absent for the default. The Scheduler
-    /// is rebuilt at `now` from the store's snapshot of `agentId` (running work resumes from a
-    /// safe checkpoint or waits blocked), or created when the store has none.
+    /// The replay of `agentId` into `store`; the Scheduler is passed to `apply` and `commit`.
     #[napi(constructor)]
-    pub fn new(store: &AgentStore, agent_id: String, policy: Option<String>, now: f64) -> Self {
+    pub fn new(store: &AgentStore, agent_id: String) -> Self {
         let made = (|| -> Result<State, String> {
             if agent_id.is_empty() {
                 return Err(replay_error(&ReplayError::InvalidArgument("agent_id")));
             }
             let store = store.shared()?;
-            let policy = match policy {
-                Some(text) => read::<Option<SchedulerPolicyInput>>(&text, "schedulerPolicy")
-                    .map_err(failure)?
-                    .unwrap_or_default(),
-                None => SchedulerPolicyInput::default(),
-            };
-            let now = now_of(now)?;
-            let snapshot = store
-                .load_scheduler(&agent_id)
-                .map_err(|e| store_error(&e))?;
-            let scheduler = match snapshot {
-                Some(snapshot) => Scheduler::rebuild_after_restart(policy.into(), &snapshot, now),
-                None => Scheduler::new(policy.into()),
-            }
-            .map_err(|e| replay_error(&ReplayError::Scheduler(e)))?;
             Ok(State {
                 store,
                 agent_id,
-                scheduler,
                 group: None,
             })
         })();
@@ -209,14 +180,14 @@ impl AgentReplay {
     /// The cursor including staged Events (the source is asked after it): `{"ok": n}`.
     #[napi(catch_unwind)]
     pub fn cursor(&mut self) -> String {
-        env(self.with_group(|_, _, g| Ok(Value::Number(Number::from_u64(g.cursor())))))
+        env(self.with_group(|_, g| Ok(Value::Number(Number::from_u64(g.cursor())))))
     }
 
     /// `{"ok": true}` when the Event is new (project it and `apply`), `false` for a duplicate;
     /// a wrong Group, a gap, a missing sequence or a moved Event ID is the family's error.
     #[napi(catch_unwind)]
     pub fn check(&mut self, event_id: String, group_id: String, sequence: f64) -> String {
-        env(self.with_group(|store, _, g| {
+        env(self.with_group(|store, g| {
             let sequence = count(sequence, "sequence")?;
             let check = g
                 .check(&**store, &event_id, &group_id, sequence)
@@ -226,17 +197,23 @@ impl AgentReplay {
     }
 
     /// Admits the projection's offers (`offers`: JSON text of an array of WorkOffers, absent
-    /// for a projector that answered `null`) at `now` and stages the Event; commits the batch
-    /// when it reaches the core's batch size. `{"ok": [decision…]}` of this Event.
+    /// for a projector that answered `null`) into `scheduler` (the user's) at `now` and stages
+    /// the Event; commits the batch when it reaches the core's batch size. `{"ok":
+    /// [decision…]}` of this Event.
     #[napi(catch_unwind)]
     pub fn apply(
         &mut self,
+        scheduler: &mut Handle,
         event_id: String,
         sequence: f64,
         offers: Option<String>,
         now: f64,
     ) -> String {
-        env(self.with_group(|store, scheduler, g| {
+        let scheduler: &mut Scheduler = match scheduler.0.scheduler_mut() {
+            Ok(core) => core,
+            Err(envelope) => return envelope,
+        };
+        env(self.with_group(|store, g| {
             let sequence = count(sequence, "sequence")?;
             let now = now_of(now)?;
             let projection = match offers {
@@ -268,12 +245,17 @@ impl AgentReplay {
     #[napi(catch_unwind)]
     pub fn install_snapshot(
         &mut self,
+        scheduler: &mut Handle,
         artifact_hash: String,
         through_sequence: f64,
         offers: String,
         now: f64,
     ) -> String {
-        env(self.with_group(|store, scheduler, g| {
+        let scheduler: &mut Scheduler = match scheduler.0.scheduler_mut() {
+            Ok(core) => core,
+            Err(envelope) => return envelope,
+        };
+        env(self.with_group(|store, g| {
             let snapshot = ReplaySnapshot {
                 artifact_hash,
                 through_sequence: count(through_sequence, "throughSequence")?,
@@ -292,10 +274,14 @@ impl AgentReplay {
         }))
     }
 
-    /// Commits the staged Events with the Scheduler's snapshot, atomically.
+    /// Commits the staged Events with `scheduler`'s snapshot, atomically.
     #[napi(catch_unwind)]
-    pub fn commit(&mut self) -> String {
-        env(self.with_group(|store, scheduler, g| {
+    pub fn commit(&mut self, scheduler: &mut Handle) -> String {
+        let scheduler: &mut Scheduler = match scheduler.0.scheduler_mut() {
+            Ok(core) => core,
+            Err(envelope) => return envelope,
+        };
+        env(self.with_group(|store, g| {
             g.commit(&**store, scheduler)
                 .map_err(|e| replay_error(&e))?;
             Ok(Value::Null)
@@ -306,16 +292,11 @@ impl AgentReplay {
     /// appliedEvents, duplicateEvents, admissions}`.
     #[napi(catch_unwind)]
     pub fn result(&mut self) -> String {
-        env(self.with_group(|_, _, g| result_value(g.result())))
+        env(self.with_group(|_, g| result_value(g.result())))
     }
 
-    /// The Scheduler's snapshot (its JSON form).
-    #[napi(catch_unwind)]
-    pub fn scheduler_snapshot(&mut self) -> String {
-        env(self.state().map(|st| st.scheduler.snapshot().to_value()))
-    }
-
-    /// Drops the native state now (idempotent); the store stays open for its other users.
+    /// Drops the native state now (idempotent); the store and the Scheduler stay with their
+    /// other users.
     #[napi(catch_unwind)]
     pub fn free(&mut self) {
         self.state = None;

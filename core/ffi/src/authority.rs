@@ -12,14 +12,14 @@ use missionweaveprotocol_authority::delegation::{
     WorkItemNode, WorkItemTree,
 };
 use missionweaveprotocol_authority::execution::{
-    AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, derived_attempt_key,
-    idempotency_key, parse_duration_ms,
+    AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, RetrySnapshot,
+    derived_attempt_key, idempotency_key, parse_duration_ms,
 };
 use missionweaveprotocol_authority::lease::{Lease, LeaseClaim, LeaseError, LeaseState};
 use missionweaveprotocol_authority::resources::{Currency, MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol_authority::snapshot_json::SnapshotFormatError;
 
-use crate::envelope::Failure;
+use crate::envelope::{Failure, Obj};
 use crate::shapes::authority::{
     AttemptAnswer, AttemptOutcomeInput, BackoffName, BlockedLeaseFields, CoordinatorLeaseFields,
     DelegatedWorkInput, DelegationContextInput, DelegationGrantAnswer, DelegationGrantFields,
@@ -452,6 +452,18 @@ impl RetryHandle {
         .map_err(|e| retry_failure(&e))
     }
 
+    /// `args`: `[snapshotText]`, a [`RetryController::snapshot`] document (§11.4: the retry
+    /// bounds survive a Worker restart). A malformed, other-version, tampered (`integrity`) or
+    /// unreachable state is the core's `SnapshotError` (`INTERNAL_ERROR`).
+    pub fn restore(args: &str) -> Res<Self> {
+        let a = Call::parse(args)?;
+        let doc = snapshot_text(&a.arg::<String>(0, "snapshot")?)?;
+        RetrySnapshot::from_value(&doc)
+            .and_then(|s| RetryController::restore(&s))
+            .map(Self)
+            .map_err(|e| Failure::error(&e))
+    }
+
     pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
         let a = Call::parse(args)?;
         let c = &mut self.0;
@@ -495,6 +507,13 @@ impl RetryHandle {
                 let delta = Resources::from(a.arg::<ResourceInput>(0, "delta")?);
                 amounts(c.consume(&delta).map_err(fail)?)
             }
+            "snapshot" => Ok(c.snapshot().to_value()),
+            "currentAttempt" => Ok(c.current_attempt().map_or(Value::Null, |(op, at)| {
+                Obj::new()
+                    .str("logicalOperationId", op)
+                    .int("startedAt", at.0)
+                    .build()
+            })),
             other => Err(unknown_method("RetryController", other)),
         }
     }
@@ -522,6 +541,8 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             &text(0, "idempotencyKey")?,
             a.arg(1, "attempt")?,
         )),
+        // §11.5: the offline extension's URI and version and the reversible kinds.
+        "offlineConstants" => Ok(crate::offline::constants()),
         // The core's spelling lists, for the package's own enum objects to be tested against.
         "vocabularies" => {
             let mut out = missionweaveprotocol::json::Object::new();
@@ -553,5 +574,84 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             answer(&ms)
         }
         other => Err(Failure::argument(format!("no function {other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod retry_snapshot_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use missionweaveprotocol::json::{Value, canonical_bytes};
+
+    use crate::Handle;
+
+    const OPTIONS: &str = r#"[{"policy":{"maxAttempts":3,"backoff":"fixed","initialDelayMs":10,"maxDelayMs":10},
+        "missionId":"urn:m","workItemId":"urn:w","ownershipEpoch":1}]"#;
+
+    fn ok(envelope: &str) -> Value {
+        let parsed = missionweaveprotocol::json::parse(envelope.as_bytes()).unwrap();
+        parsed.get("ok").cloned().expect(envelope)
+    }
+
+    fn error_class(envelope: &str) -> String {
+        let parsed = missionweaveprotocol::json::parse(envelope.as_bytes()).unwrap();
+        let error = parsed.get("error").expect(envelope);
+        format!(
+            "{}/{}",
+            error.get("class").and_then(Value::as_str).unwrap(),
+            error.get("code").and_then(Value::as_str).unwrap()
+        )
+    }
+
+    fn text(value: &Value) -> String {
+        String::from_utf8(canonical_bytes(value).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_restored_controller_keeps_attempts_and_the_attempt_in_flight() {
+        let mut retry = Handle::new("retry", "new", OPTIONS);
+        ok(&retry.call("begin", r#"["op",1000]"#));
+        ok(&retry.call("finish", r#"[{"success":false,"retryable":true},1001]"#));
+        ok(&retry.call("begin", r#"["op",1100]"#));
+        let snapshot = ok(&retry.call("snapshot", "[]"));
+        let args = format!("[{}]", serde_json::to_string(&text(&snapshot)).unwrap());
+        let mut restored = Handle::new("retry", "restore", &args);
+        assert_eq!(restored.status(), r#"{"ok":null}"#);
+        assert_eq!(
+            ok(&restored.call("state", "[]")),
+            ok(&retry.call("state", "[]"))
+        );
+        let current = ok(&restored.call("currentAttempt", "[]"));
+        assert_eq!(
+            current.get("logicalOperationId").and_then(Value::as_str),
+            Some("op")
+        );
+        assert_eq!(ok(&restored.call("snapshot", "[]")), snapshot);
+        assert_eq!(
+            ok(&Handle::new("retry", "new", OPTIONS).call("currentAttempt", "[]")),
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn a_tampered_or_malformed_snapshot_is_refused() {
+        let mut retry = Handle::new("retry", "new", OPTIONS);
+        ok(&retry.call("begin", r#"["op",1000]"#));
+        let snapshot = text(&ok(&retry.call("snapshot", "[]")));
+        let tampered = snapshot.replace(r#""attempts":1"#, r#""attempts":2"#);
+        assert_ne!(tampered, snapshot);
+        let args = format!("[{}]", serde_json::to_string(&tampered).unwrap());
+        assert_eq!(
+            error_class(&Handle::new("retry", "restore", &args).status()),
+            "SnapshotError/INTERNAL_ERROR"
+        );
+        assert!(
+            error_class(&Handle::new("retry", "restore", r#"["{}"]"#).status())
+                .starts_with("SnapshotError/")
+        );
+        assert!(
+            error_class(&Handle::new("retry", "restore", "[1]").status())
+                .starts_with("ArgumentError/")
+        );
     }
 }

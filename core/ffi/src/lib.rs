@@ -6,6 +6,8 @@
 //! converts its result or error.
 
 pub mod admission;
+#[cfg(feature = "authority")]
+pub mod agent;
 #[cfg(all(feature = "authority", not(target_arch = "wasm32")))]
 pub mod artifacts;
 #[cfg(feature = "authority")]
@@ -15,6 +17,8 @@ pub mod authority_core;
 pub mod envelope;
 pub mod keys;
 pub mod limits;
+#[cfg(feature = "authority")]
+pub mod offline;
 pub mod reasons;
 #[cfg(feature = "authority")]
 pub mod scheduling;
@@ -536,14 +540,17 @@ pub enum Handle {
 
 #[cfg(feature = "authority")]
 impl Handle {
-    /// `class`: lease (mode = lease type), ledger (new, rebuild), delegation (new), retry (new),
-    /// scheduler (new, restore, rebuild); `args` is a JSON array.
+    /// `class`: lease (mode = lease type), ledger (new, rebuild), delegation (new), retry (new,
+    /// restore), scheduler (new, restore, rebuild); `args` is a JSON array.
     pub fn new(class: &str, mode: &str, args: &str) -> Self {
         let made = match class {
             "lease" => authority::LeaseHandle::new(mode, args).map(|h| Self::Lease(Box::new(h))),
             "ledger" => authority::LedgerHandle::new(mode, args).map(|h| Self::Ledger(Box::new(h))),
             "delegation" => {
                 authority::AuthorityHandle::new(args).map(|h| Self::Authority(Box::new(h)))
+            }
+            "retry" if mode == "restore" => {
+                authority::RetryHandle::restore(args).map(|h| Self::Retry(Box::new(h)))
             }
             "retry" => authority::RetryHandle::new(args).map(|h| Self::Retry(Box::new(h))),
             "scheduler" => {
@@ -582,6 +589,34 @@ impl Handle {
             Self::Rejected(envelope) => return envelope.clone(),
         };
         finish(result)
+    }
+
+    /// The core Scheduler of a `scheduler` handle; for any other object the `invalid-argument`
+    /// envelope (a freed or rejected handle: its own envelope). Lets an object that works on
+    /// the user's Scheduler (Agent runtime, Agent replay) share it instead of keeping a copy.
+    pub fn scheduler(
+        &self,
+    ) -> Result<&missionweaveprotocol_authority::scheduler::Scheduler, String> {
+        match self {
+            Self::Scheduler(h) => Ok(h.core()),
+            Self::Rejected(envelope) => Err(envelope.clone()),
+            _ => Err(finish(Err(Failure::argument(
+                "scheduler must be a Scheduler",
+            )))),
+        }
+    }
+
+    /// [`Handle::scheduler`], mutable.
+    pub fn scheduler_mut(
+        &mut self,
+    ) -> Result<&mut missionweaveprotocol_authority::scheduler::Scheduler, String> {
+        match self {
+            Self::Scheduler(h) => Ok(h.core_mut()),
+            Self::Rejected(envelope) => Err(envelope.clone()),
+            _ => Err(finish(Err(Failure::argument(
+                "scheduler must be a Scheduler",
+            )))),
+        }
     }
 
     /// Scheduler hot path: `schedule(now)`.

@@ -48,6 +48,18 @@ fn read_snapshot(a: &Call<'_>) -> Res<SchedulerSnapshot> {
 pub struct SchedulerHandle(Scheduler);
 
 impl SchedulerHandle {
+    /// The core Scheduler, for the calls that read it with another object's state (the Agent
+    /// runtime's `prepare`): the user's own Scheduler, never a copy.
+    pub fn core(&self) -> &Scheduler {
+        &self.0
+    }
+
+    /// The core Scheduler, for the calls that change it with another object's state (Agent
+    /// replay admitting projected offers and committing its snapshot).
+    pub fn core_mut(&mut self) -> &mut Scheduler {
+        &mut self.0
+    }
+
     /// `mode`: `new` (`[policy]`), `restore` (`[snapshotText, policy]`, exact) or `rebuild`
     /// (`[snapshotText, policy, now]`, after a restart: running work resumes or blocks).
     pub fn new(mode: &str, args: &str) -> Res<Self> {
