@@ -4,7 +4,9 @@
 //! a Command applied before the archival still answers with its original Event, §15.1). No
 //! commit-time guard is needed: every Group-scoped Command appends to its Group, so an archival
 //! committed between its decision and its commit moves the head and the store's sequence check
-//! makes it decide again, and be refused here.
+//! makes it decide again, and be refused here. The Group read is one of the reads the engine
+//! prefetches for every Group-scoped Command (`engine/prefetch.rs`), so a batching backend
+//! pays no extra round trip.
 
 use missionweaveprotocol::json::Value;
 
@@ -19,6 +21,14 @@ pub fn fence(store: &dyn Store, command: &VerifiedCommand) -> Result<(), EngineE
     let Some(group) = command.group_id() else {
         return Ok(());
     };
+    // The creation kinds name a Group that must not exist yet; their decision refuses any
+    // existing one (archived included), so they skip this read.
+    if matches!(
+        command.kind(),
+        "mission.create" | "mission.create_follow_up"
+    ) {
+        return Ok(());
+    }
     let key = AggregateKey::new(GROUP_KIND, group);
     let Some(stored) = store.aggregate(&key)? else {
         return Ok(());
