@@ -7,11 +7,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "engine_membership_fixture.rs"]
-mod fixture;
+mod members;
 
 use std::sync::Arc;
 
-use fixture::*;
+use members::*;
 use missionweaveprotocol::json::{self, Object, Value};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::{DescribeError, FieldValue, Principal, PrincipalType, WireCode};
