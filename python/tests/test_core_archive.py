@@ -26,11 +26,12 @@ from core_support import (
     signed,
 )
 from missionweaveprotocol.core import AuthorizationDenied, Core, InvalidTransition, NotFound
-from missionweaveprotocol.models import EventKind, Query, QueryKind
+from missionweaveprotocol.models import CommandKind, EventKind, Query, QueryKind
+from missionweaveprotocol.payloads import GroupArchiveWirePayload
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 
 T = TypeVar("T")
-ARCHIVE = "ext.missionweaveprotocol.core.group_archive"
+ARCHIVE = str(CommandKind.ARCHIVE_GROUP)
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -70,7 +71,8 @@ def test_a_cancelled_missions_group_is_archived_and_replay_resumes_after_it() ->
         await core.perform(create())
         await core.perform(signed("mission.cancel", OWNER, {"reason": "no longer needed"}))
         history = await ids(core)
-        events = await core.perform_all(signed(ARCHIVE, SERVICE, {"snapshot": snapshot(history)}))
+        payload = GroupArchiveWirePayload(snapshot=snapshot(history)).to_payload()
+        events = await core.perform_all(signed(ARCHIVE, SERVICE, payload))
         assert kinds(events) == [EventKind.GROUP_SNAPSHOT_CREATED, EventKind.GROUP_ARCHIVED]
         assert events[1].payload["archiveSnapshotId"] == "urn:missionweaveprotocol:snapshot:py-final"
         group = (await core.query(Query(kind=QueryKind.GROUP, entity_id=GROUP))).value
