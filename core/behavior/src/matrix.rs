@@ -87,7 +87,6 @@ const DELEGATION: &str = "part 2: Delegation Grants (§9.1)";
 const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
 const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
-const ARCHIVE: &str = "part 2: Group archive and snapshots (§7.4)";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
@@ -236,6 +235,11 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "registry.agent_card_register: a verified Agent Card (version 1)",
         "registry.agent_card_register: a tampered Agent Card",
     ),
+    (
+        "ext.missionweaveprotocol.core.group_archive",
+        "group_archive: an approved Mission's Group is archived",
+        "group_archive: an active Mission's Group is not archived",
+    ),
 ];
 
 /// Why a kind without scenarios has none (by Command or Event kind).
@@ -256,9 +260,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("approval.execution.granted", EXECUTION_APPROVAL),
     ("policy.grant_cooperation_override", OVERRIDE),
     ("policy.cooperation_override.granted", OVERRIDE),
-    ("ext.missionweaveprotocol.core.group_archive", ARCHIVE),
-    ("group.snapshot.created", ARCHIVE),
-    ("group.archived", ARCHIVE),
 ];
 
 /// An Event kind's evidence: the positive scenario of a Command emitting it, and a refusal of
@@ -413,6 +414,16 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "ext.missionweaveprotocol.core.work_execution_lease_revoked",
         "Session replacement: the active WorkItem returns to queued",
         "Session replacement refused: the active WorkItem keeps its lease",
+    ),
+    (
+        "group.snapshot.created",
+        "group_archive: an approved Mission's Group is archived",
+        "group_archive: an active Mission's Group is not archived",
+    ),
+    (
+        "group.archived",
+        "group_archive: an approved Mission's Group is archived",
+        "group_archive: an active Mission's Group is not archived",
     ),
 ];
 
@@ -735,6 +746,13 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         &[
             "resource_usage_record: the rest of the budget is used up exactly",
             "resource_usage_record: an overflow after 8 tool calls charges nothing",
+        ],
+    ),
+    (
+        "ext.missionweaveprotocol.core.group_archive",
+        &[
+            "group_archive: a snapshot not signed by the snapshot authority",
+            "group_archive: a snapshot that misses the Group's last Event",
         ],
     ),
 ];

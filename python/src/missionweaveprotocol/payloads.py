@@ -246,9 +246,18 @@ class ArtifactPublishWirePayload(WirePayload):
     lease_id: str
 
 
+class GroupArchiveWirePayload(WirePayload):
+    """``ext.missionweaveprotocol.core.group_archive``: the Group Snapshot signed by the snapshot
+    authority, the Group Authority (a normative signed document, ``group-snapshot.schema.json``,
+    §7.4), covering the Group's Events ``1..head``."""
+
+    snapshot: Document
+
+
 __all__ = [
     "ArtifactPublishWirePayload",
     "CoordinatorRef",
+    "GroupArchiveWirePayload",
     "MemberRef",
     "MembershipChangeWirePayload",
     "MembershipEndWirePayload",

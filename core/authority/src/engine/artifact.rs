@@ -41,6 +41,10 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                 .map_err(EngineError::AgentCard)?;
             return self.perform_verified(command, now, Some(&verified.document));
         }
+        if crate::archive::handles(command.kind()) {
+            // §7.4: the Group Snapshot profile, creator = the snapshot authority.
+            return self.perform_archive(command, now, resolver);
+        }
         if !artifact::handles(command.kind()) {
             return self.perform(command, now);
         }

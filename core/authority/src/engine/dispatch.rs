@@ -30,6 +30,8 @@ pub(crate) fn decide(
     // anything else is read, and both re-checked at commit.
     let session = organization::session::fence(store, command)?;
     let fence = membership::fence(store, command)?;
+    // §7.4: an archived Group accepts nothing more.
+    crate::archive::fence::fence(store, command)?;
     let mut decision = decide_kind(store, command, manifest, now)?;
     if let Some(session) = session {
         decision = session.guard(decision);
@@ -77,6 +79,16 @@ fn decide_kind(
             )
         })?;
         return organization::agent_card::register(store, command, card);
+    }
+    if crate::archive::handles(kind) {
+        // §7.4: the snapshot was verified by `Engine::perform_with_resolver`.
+        let snapshot = manifest.ok_or_else(|| {
+            EngineError::invalid(
+                "resolver_required",
+                "group_archive carries a signed Group Snapshot: use Engine::perform_with_resolver",
+            )
+        })?;
+        return crate::archive::decide::decide(store, command, snapshot, now);
     }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);

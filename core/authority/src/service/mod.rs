@@ -14,6 +14,9 @@
 //! - [`replay`](AuthorityCore::replay) with the reference's bounds (`after ≥ 0`,
 //!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is served (`served_events.rs`:
 //!   its log position and the Group Authority's signature).
+//! - [`replay_read`](AuthorityCore::replay_read): the same, but a cursor before an archived
+//!   Group's online log answers with the signed snapshot itself (§16 `CURSOR_TOO_OLD`), which
+//!   `archive::CoreReplaySource` hands to an Agent's replay.
 //!
 //! Every refusal is a [`CoreError`] carrying its §19 wire code and its reference
 //! [`ErrorFamily`] (one table, `error.rs`). The facade is `Sync`: bindings share it between
@@ -27,11 +30,12 @@ use std::sync::Arc;
 
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol::{Fields, KeyRegistrySnapshot};
+use missionweaveprotocol::{DescribeError, Fields, KeyRegistrySnapshot};
 
 pub use authorizer::default_authorizer;
 pub use error::{CoreError, ErrorFamily, wire_code_families};
 
+use crate::archive::ArchivedSnapshot;
 use crate::engine::{Engine, Performed, Query, QueryKind};
 use crate::events::{EventIdSource, EventIssuer};
 use crate::ingress::{CommandAuthorizer, CommandIngress, FreshnessWindow, VerifiedCommand};
@@ -42,6 +46,16 @@ use crate::unix_millis::UnixMillis;
 pub type BoxedAuthorizer = Box<dyn CommandAuthorizer + Send + Sync>;
 /// The Event ID source of an [`AuthorityCore`].
 pub type BoxedEventIds = Box<dyn EventIdSource + Send>;
+
+/// One answer of [`AuthorityCore::replay_read`] (§16).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplayRead {
+    /// Events after the cursor, checked like [`AuthorityCore::replay`]'s.
+    Page(ReplayPage),
+    /// `CURSOR_TOO_OLD`: the cursor lies before the online log of an archived Group; resume
+    /// from this snapshot (after its `throughSequence`).
+    CursorTooOld(ArchivedSnapshot),
+}
 
 /// The largest replay page (the reference's bound, `Core.replay(limit ≤ 10,000)`).
 pub const MAX_REPLAY_LIMIT: i64 = 10_000;
@@ -221,6 +235,39 @@ impl<S: Store, G: Signer> AuthorityCore<S, G> {
         served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry)
             .check_page(group, &page.events)?;
         Ok(page)
+    }
+
+    /// [`replay`](Self::replay), except that a cursor older than the online log of an archived
+    /// Group answers [`ReplayRead::CursorTooOld`] with the Group's signed snapshot (§16: "the
+    /// server returns `CURSOR_TOO_OLD` and a signed snapshot reference"); the caller verifies
+    /// its hash and signature and resumes after its `throughSequence`.
+    pub fn replay_read(
+        &self,
+        group: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<ReplayRead, CoreError> {
+        match self.replay(group, after, limit) {
+            Ok(page) => Ok(ReplayRead::Page(page)),
+            Err(e) if e.wire_code() == missionweaveprotocol::WireCode::CursorTooOld => {
+                let pointer = self
+                    .store()
+                    .head(group)
+                    .map_err(crate::engine::EngineError::from)?
+                    .snapshot;
+                match (crate::archive::read_snapshot(self.store(), group)?, pointer) {
+                    // The hash is the log's pointer, not recomputed from the stored bytes: the
+                    // reader checks that the bytes it got are the ones archived (§16).
+                    (Some(mut snapshot), Some(pointer)) => {
+                        snapshot.artifact_hash = pointer.artifact_hash;
+                        Ok(ReplayRead::CursorTooOld(snapshot))
+                    }
+                    // History moved offline without an archive snapshot: the pointer alone.
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 

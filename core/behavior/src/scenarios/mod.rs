@@ -1,5 +1,6 @@
 //! Every scenario of the standard matrix, by aggregate.
 
+mod archive;
 mod artifact;
 mod budget;
 mod fencing;
@@ -21,5 +22,6 @@ pub fn all() -> Vec<Scenario> {
     all.extend(budget::scenarios());
     all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
+    all.extend(archive::scenarios());
     all
 }
