@@ -2,6 +2,7 @@
 
 mod artifact;
 mod budget;
+mod child;
 mod fencing;
 mod membership;
 mod mission;
@@ -21,5 +22,6 @@ pub fn all() -> Vec<Scenario> {
     all.extend(budget::scenarios());
     all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
+    all.extend(child::scenarios());
     all
 }
