@@ -160,9 +160,9 @@ fn an_unknown_critical_extension_is_refused_and_noncritical_ones_are_relayed() {
 fn kinds_the_engine_does_not_implement_are_invalid_commands() {
     let f = fixture();
     let engine = f.active();
-    // `mission.create_child` is part 2 (the WorkItem kinds are implemented now).
+    // An extension kind no profile of the engine implements (every core kind is decided now).
     let c = f.by_coordinator(
-        "mission.create_child",
+        "ext.acme.ledger.reconcile",
         1,
         r#"{"missionId": "urn:missionweaveprotocol:mission:child"}"#,
     );

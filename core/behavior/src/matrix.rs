@@ -82,7 +82,6 @@ pub struct Matrix {
     pub scenarios: Vec<Scenario>,
 }
 
-const CHILD: &str = "part 2: child Missions (§14)";
 const DELEGATION: &str = "part 2: Delegation Grants (§9.1)";
 const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
@@ -90,6 +89,11 @@ const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "mission.create_child",
+        "mission.create_child: none → active, a child of W1 in its own Group",
+        "mission.create_child: a stale Coordinator Epoch is fenced",
+    ),
     (
         "mission.create",
         "mission.create: none → active",
@@ -244,8 +248,6 @@ const COMMANDS: &[(&str, &str, &str)] = &[
 
 /// Why a kind without scenarios has none (by Command or Event kind).
 const NOT_COVERED: &[(&str, &str)] = &[
-    ("mission.create_child", CHILD),
-    ("mission.child.created", CHILD),
     ("membership.grant_delegation", DELEGATION),
     ("membership.delegation.granted", DELEGATION),
     ("message.post", MESSAGES),
@@ -265,6 +267,11 @@ const NOT_COVERED: &[(&str, &str)] = &[
 /// An Event kind's evidence: the positive scenario of a Command emitting it, and a refusal of
 /// that same Command kind (`(event, positive, negative)`).
 const EVENTS: &[(&str, &str, &str)] = &[
+    (
+        "mission.child.created",
+        "mission.create_child: none → active, a child of W1 in its own Group",
+        "mission.create_child: a stale Coordinator Epoch is fenced",
+    ),
     (
         "mission.created",
         "mission.create: none → active",
@@ -478,7 +485,10 @@ fn mission_rows() -> Vec<TransitionRow> {
             &["none"],
             C(&["mission.create_child"]),
             &["active"],
-            Evidence::NotCovered(CHILD),
+            covered(
+                "mission.create_child: none → active, a child of W1 in its own Group",
+                "mission.create_child: a stale Coordinator Epoch is fenced",
+            ),
         ),
         (
             4,
@@ -679,21 +689,30 @@ fn work_rows() -> Vec<TransitionRow> {
             &["open", "offered", "queued", "active", "blocked"],
             C(&["mission.create_child"]),
             &["blocked"],
-            Evidence::NotCovered(CHILD),
+            covered(
+                "mission.create_child: W1 open → blocked, held through the child",
+                "mission.create_child: a submitted WorkItem cannot be promoted",
+            ),
         ),
         (
             16,
             &["blocked"],
             C(&["mission.approve"]),
             &["verified"],
-            Evidence::NotCovered(CHILD),
+            covered(
+                "Child Mission approval verifies the parent WorkItem: blocked → verified",
+                "Child Mission approval of another Artifact set leaves W1 blocked",
+            ),
         ),
         (
             17,
             &["blocked"],
             C(&["mission.terminate"]),
             &["blocked", "failed"],
-            Evidence::NotCovered(CHILD),
+            covered(
+                "Child Mission failure fails the parent WorkItem as declared: blocked → failed",
+                "Child Mission failure refused: the Parent Coordinator is not the child's",
+            ),
         ),
         (
             18,
@@ -760,10 +779,14 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
 /// The variants of a transition row (`scenarios/variants.rs`).
 fn variants(category: Category, number: u8) -> Vec<&'static str> {
     match (category, number) {
-        (Category::MissionTransition, 7) => vec!["mission.cancel: awaiting_approval → cancelled"],
-        (Category::MissionTransition, 8) => {
-            vec!["mission.terminate: awaiting_approval → failed by Organization policy"]
-        }
+        (Category::MissionTransition, 7) => vec![
+            "mission.cancel: awaiting_approval → cancelled",
+            "Parent cancellation propagates to the child Mission: active → cancelled",
+        ],
+        (Category::MissionTransition, 8) => vec![
+            "mission.terminate: awaiting_approval → failed by Organization policy",
+            "Declared child-failure propagation fails the parent Mission: active → failed",
+        ],
         (Category::WorkItemTransition, 1) => {
             vec!["work.propose: the Mission is approved (terminal)"]
         }
@@ -772,6 +795,7 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.authorize: the Mission is approved (terminal)",
         ],
         (Category::WorkItemTransition, 3) => vec![
+            "work.offer: blocked by a failed child Mission → offered",
             "work.offer: failed → offered",
             "work.offer: queued, the owner's lease lapsed → offered",
             "work.offer: active, the owner's Execution Lease lapsed → offered",
@@ -807,6 +831,15 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
         ],
         (Category::WorkItemTransition, 14) => {
             vec!["work.cancel: submitted → cancelled by Organization policy"]
+        }
+        (Category::WorkItemTransition, 15) => vec![
+            "mission.create_child: queued → blocked, the Worker's ownership fenced",
+            "mission.create_child: a budget beyond the WorkItem's",
+            "mission.create_child: capabilities beyond the WorkItem's",
+            "mission.create_child: a second child while the first runs",
+        ],
+        (Category::WorkItemTransition, 17) => {
+            vec!["Child Mission failure blocks the parent WorkItem by default: blocked → blocked"]
         }
         (Category::WorkItemTransition, 18) => vec![
             "Mission termination propagates: active → failed",

@@ -61,7 +61,7 @@ pub(crate) fn submit(
 pub(crate) fn approve(
     read: &MissionRead,
     command: &VerifiedCommand,
-    _now: UnixMillis,
+    now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     let (group_revision, mut mission) = existing(read)?;
     expected_revision(command, &mission)?;
@@ -94,14 +94,27 @@ pub(crate) fn approve(
     if let Some(c) = comments {
         payload.insert("comments", Value::string(c));
     }
-    rewrite(
+    let decision = rewrite(
         command,
         group_revision,
         read_revision,
         &mission,
         "mission.approved",
         payload,
-    )
+    )?;
+    // §10.2 row 16: a child's approval verifies its parent WorkItem.
+    match &read.family {
+        Some(family) => super::cascade::after_approve(
+            family,
+            command,
+            decision,
+            &mission,
+            approval_id,
+            &hashes,
+            now,
+        ),
+        None => Ok(decision),
+    }
 }
 
 /// `mission.request_changes` → `mission.changes_requested`, by the MissionOwner: the same

@@ -132,6 +132,11 @@ fn close(
             transition.events,
         )?;
     }
+    // §7.1, §14: descendants deepest first, and the link to the parent WorkItem.
+    if let Some(family) = &read.family {
+        decision =
+            super::cascade::after_close(family, command, decision, &mission, to, reason, now)?;
+    }
     Ok(decision)
 }
 

@@ -205,7 +205,7 @@ pub(crate) fn decide(
 
 /// The Mission document is built from a verified Command's payload: it must conform to
 /// `mission.schema.json` (a root Mission needs a human owner and `finalHumanApproval: true`).
-fn schema_check(schema: &'static str, document: &Value) -> Result<(), EngineError> {
+pub(super) fn schema_check(schema: &'static str, document: &Value) -> Result<(), EngineError> {
     SchemaCatalog::embedded()
         .validate(schema, document)
         .map_err(|issue| EngineError::SchemaInvalid {

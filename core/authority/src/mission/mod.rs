@@ -13,16 +13,22 @@
 //! | `mission.assign_coordinator` | non-terminal, state unchanged; epoch + 1 | `mission.coordinator.assigned` | MissionOwner or control plane |
 //! | `mission.renew_coordinator` | non-terminal, state unchanged | `mission.coordinator.renewed` | current Coordinator |
 //!
-//! The eighth row of §7.1, `mission.create_child`, belongs to part 2 (child Missions).
+//! | `mission.create_child` | none → `active`, linked to a parent WorkItem (→ `blocked`) | `mission.child.created` (parent Group) + `mission.created` (child Group) | Parent Coordinator as child MissionOwner |
+//!
+//! Child Missions (§14): [`child`] decides creation, [`cascade`] what a child's approval,
+//! failure or cancellation and a parent's closure do to the rest of the tree, in one commit.
 //!
 //! Every decision is a pure function of what [`read`] returned, the verified Command and
 //! `now`; the engine ([`crate::engine`]) does the reading, signing and committing.
 
 mod aggregate;
 mod approval;
+mod cascade;
+mod child;
 mod closure;
 mod coordinator;
 mod create;
+mod link;
 pub(crate) mod payload;
 mod projection;
 mod read;
@@ -30,6 +36,10 @@ pub(crate) mod rules;
 mod state;
 
 pub use aggregate::{Coordinator, CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission, Submission};
+pub use cascade::Family;
+pub use child::{ChildRead, DEFAULT_MAX_DEPTH};
+pub(crate) use link::fence_parent_item;
+pub use link::{CHILDREN_KIND, ChildLink, FailurePolicy, ITEM_CHILD_KIND, LINK_KIND};
 pub use projection::rebuild;
 pub use read::{GroupRead, MissionRead, read};
 pub use state::MissionState;
@@ -39,9 +49,10 @@ use crate::ingress::VerifiedCommand;
 use crate::unix_millis::UnixMillis;
 
 /// The Command kinds this module decides.
-pub const KINDS: [&str; 9] = [
+pub const KINDS: [&str; 10] = [
     "mission.create",
     "mission.create_follow_up",
+    "mission.create_child",
     "mission.assign_coordinator",
     "mission.renew_coordinator",
     "mission.submit_for_approval",
@@ -65,6 +76,7 @@ pub fn decide(
     match command.kind() {
         "mission.create" => create::decide(read, command, now, false),
         "mission.create_follow_up" => create::decide(read, command, now, true),
+        "mission.create_child" => child::decide(read, command, now),
         "mission.assign_coordinator" => coordinator::assign(read, command, now),
         "mission.renew_coordinator" => coordinator::renew(read, command, now),
         "mission.submit_for_approval" => approval::submit(read, command, now),

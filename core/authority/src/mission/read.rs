@@ -42,6 +42,11 @@ pub struct MissionRead {
     /// For `mission.cancel` / `mission.terminate`: the Mission's WorkItems with their store
     /// revisions, in ID order (§10.2 row 18 propagates the closure to the unfinished ones).
     pub work_items: Vec<(u64, crate::work::WorkItem)>,
+    /// For `mission.create_child`: the parent WorkItem and what creation checks (§14).
+    pub child: Option<Box<super::child::ChildRead>>,
+    /// For `mission.cancel` / `mission.terminate` / `mission.approve`: the part of the Mission
+    /// tree the Command may change (§7.1 propagation, §10.2 rows 16, 17).
+    pub family: Option<Box<super::cascade::Family>>,
 }
 
 fn read_mission(store: &dyn Store, id: &str) -> Result<Option<Mission>, EngineError> {
@@ -97,7 +102,19 @@ pub fn read(store: &dyn Store, command: &VerifiedCommand) -> Result<MissionRead,
         }
         _ => Vec::new(),
     };
+    let child = match command.kind() {
+        "mission.create_child" => Some(Box::new(super::child::read(store, command)?)),
+        _ => None,
+    };
+    let family = match (command.kind(), &mission) {
+        ("mission.cancel" | "mission.terminate" | "mission.approve", Some(m)) => {
+            Some(Box::new(super::cascade::read(store, m, command.kind())?))
+        }
+        _ => None,
+    };
     Ok(MissionRead {
+        child,
+        family,
         group_id,
         group,
         mission,

@@ -3,6 +3,7 @@
 mod archive;
 mod artifact;
 mod budget;
+mod child;
 mod fencing;
 mod membership;
 mod mission;
@@ -23,5 +24,6 @@ pub fn all() -> Vec<Scenario> {
     all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
     all.extend(archive::scenarios());
+    all.extend(child::scenarios());
     all
 }

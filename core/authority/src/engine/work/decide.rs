@@ -229,6 +229,11 @@ fn existing_item(
         ));
     }
     expected(command, &key, read_revision)?;
+    // §10.2 row 15: ownership is fenced while a linked child Mission runs.
+    let claimed = payload
+        .get("ownershipEpoch")
+        .and_then(|e| e.as_number()?.as_u64());
+    let base = crate::mission::fence_parent_item(store, base, &item, claimed, kind)?;
     let grant = |purpose: &str| -> Result<_, EngineError> {
         Ok(lease_grant(command, purpose, now, lease_length(command)?))
     };
