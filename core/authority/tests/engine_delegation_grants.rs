@@ -41,7 +41,11 @@ fn make_member(f: &Fixture, engine: &TestEngine, agent: &str, role: &str) {
     let payload = format!(
         r#"{{"member":{{"type":"agent","id":"{agent}"}},"role":"{role}","scopes":["work:delegate"]}}"#
     );
-    f.ok(engine, &f.command("membership.change", OWNER, "", &payload), NOW);
+    f.ok(
+        engine,
+        &f.command("membership.change", OWNER, "", &payload),
+        NOW,
+    );
 }
 
 /// An active Mission, `DELEGATE` a `work_delegate`, `W1` authorized by the Coordinator, and
@@ -114,7 +118,12 @@ fn uses(engine: &TestEngine) -> Vec<String> {
         .and_then(Value::as_array)
         .unwrap()
         .iter()
-        .map(|u| u.get("workItemId").and_then(Value::as_str).unwrap().to_owned())
+        .map(|u| {
+            u.get("workItemId")
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_owned()
+        })
         .collect()
 }
 
@@ -145,18 +154,33 @@ fn the_current_coordinator_issues_a_grant_recording_what_section_9_1_binds() {
     assert_eq!(text(grant, "/grantedBy/id"), COORDINATOR);
     assert_eq!(text(grant, "/grantedAt"), "2026-07-15T09:30:00.000Z");
     assert_eq!(
-        grant.pointer("/granteeMembershipEpoch").unwrap().as_number().unwrap().as_u64(),
+        grant
+            .pointer("/granteeMembershipEpoch")
+            .unwrap()
+            .as_number()
+            .unwrap()
+            .as_u64(),
         Some(1)
     );
     assert_eq!(
-        grant.pointer("/coordinatorEpoch").unwrap().as_number().unwrap().as_u64(),
+        grant
+            .pointer("/coordinatorEpoch")
+            .unwrap()
+            .as_number()
+            .unwrap()
+            .as_u64(),
         Some(1)
     );
     let (revision, stored) = stored_value(&engine, GRANT_KIND, GRANT).unwrap();
     assert_eq!(revision, 1);
     assert_eq!(stored.get("grant"), Some(grant));
     assert_eq!(
-        events[0].pointer("/aggregateRevision").unwrap().as_number().unwrap().as_u64(),
+        events[0]
+            .pointer("/aggregateRevision")
+            .unwrap()
+            .as_number()
+            .unwrap()
+            .as_u64(),
         Some(1)
     );
 }
@@ -268,7 +292,8 @@ fn malformed_grants_are_refused_with_their_codes() {
     make_member(&f, &engine, DELEGATE, "work_delegate");
     f.ok(&engine, &f.authorize(W1, &[]), NOW);
     // §9.1: ceilings for all six dimensions.
-    let five = grant_payload(GRANT, W1, 25, 2, "").replace(r#""externalSideEffectLimit":0"#, r#""x":0"#);
+    let five =
+        grant_payload(GRANT, W1, 25, 2, "").replace(r#""externalSideEffectLimit":0"#, r#""x":0"#);
     let five = five.replace(r#","x":0"#, "");
     f.refused(
         &engine,
@@ -277,10 +302,8 @@ fn malformed_grants_are_refused_with_their_codes() {
         WireCode::SchemaValidationFailed,
     );
     // No allowed capability.
-    let none = grant_payload(GRANT, W1, 25, 2, "").replace(
-        r#"[{"id":"text.summarise","version":"1.0.0"}]"#,
-        "[]",
-    );
+    let none = grant_payload(GRANT, W1, 25, 2, "")
+        .replace(r#"[{"id":"text.summarise","version":"1.0.0"}]"#, "[]");
     f.refused(
         &engine,
         &grant_command(&f, &none),
@@ -515,7 +538,10 @@ fn cumulative_budgets_stay_within_every_ceiling() {
         WireCode::BudgetExceeded,
     );
     assert_eq!(reason(&e), "delegation_budget");
-    let small = contract_with(r#""budget":{"toolCallLimit":10}"#, r#""budget":{"toolCallLimit":5}"#);
+    let small = contract_with(
+        r#""budget":{"toolCallLimit":10}"#,
+        r#""budget":{"toolCallLimit":5}"#,
+    );
     f.ok(
         &engine,
         &delegated_authorize(&f, DELEGATE, W3, Some(W1), GRANT, &small),
@@ -539,7 +565,10 @@ fn cumulative_budgets_stay_within_every_ceiling() {
 fn descendant_depth_is_bounded_by_the_grant() {
     let f = fixture();
     let engine = granted(&f, 1);
-    let small = contract_with(r#""budget":{"toolCallLimit":10}"#, r#""budget":{"toolCallLimit":1}"#);
+    let small = contract_with(
+        r#""budget":{"toolCallLimit":10}"#,
+        r#""budget":{"toolCallLimit":1}"#,
+    );
     f.ok(
         &engine,
         &delegated_authorize(&f, DELEGATE, W2, Some(W1), GRANT, &small),

@@ -144,7 +144,10 @@ fn limit(
 
 /// §20 delegation depth: a Grant's `maxDescendantDepth`, and the depth of a WorkItem a
 /// delegated `work.authorize` creates, stay within [`MAXIMUM_DELEGATION_DEPTH`].
-fn delegation_depth(command: &VerifiedCommand, decision: Decision) -> Result<Decision, EngineError> {
+fn delegation_depth(
+    command: &VerifiedCommand,
+    decision: Decision,
+) -> Result<Decision, EngineError> {
     let depth = match command.kind() {
         "work.authorize" => super::delegation::link_depth(&decision),
         super::delegation::GRANT_DELEGATION => command

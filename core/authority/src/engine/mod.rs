@@ -102,8 +102,8 @@ pub use controls::CooperationLimits;
 pub use cooperation_override::{
     COOPERATION_OVERRIDE_GRANTED, GRANT_COOPERATION_OVERRIDE, OVERRIDE_KIND, POLICY_NAMES,
 };
-pub use delegation::{DELEGATION_GRANTED, GRANT_DELEGATION, GRANT_KIND, LINK_KIND};
 pub use decision::{Decision, PlannedEvent, PlannedWrite};
+pub use delegation::{DELEGATION_GRANTED, GRANT_DELEGATION, GRANT_KIND, LINK_KIND};
 pub use error::EngineError;
 pub use organization::{
     AGENT_CARD_KIND, AGENT_CARD_REGISTER, AGENT_CARD_REGISTERED, AGENT_LEASES_KIND,

@@ -54,7 +54,10 @@ impl Cited {
                 format!("Cooperation Override Grant {grant_id} has expired"),
             ));
         }
-        let beneficiary = stored.grant.get("beneficiary").and_then(Principal::from_value);
+        let beneficiary = stored
+            .grant
+            .get("beneficiary")
+            .and_then(Principal::from_value);
         let mismatch = if Some(stored.text("groupId")) != command.group_id() {
             Some("Group")
         } else if beneficiary.as_ref() != Some(command.actor()) {

@@ -76,7 +76,12 @@ pub(super) fn grant(
     for name in ["grantId", "granteeAgentId", "targetWorkItemId"] {
         document.insert(name, Value::string(text(payload, name)?));
     }
-    for name in ["allowedCapabilities", "budget", "maxDescendantDepth", "expiresAt"] {
+    for name in [
+        "allowedCapabilities",
+        "budget",
+        "maxDescendantDepth",
+        "expiresAt",
+    ] {
         document.insert(name, member(payload, name)?.clone());
     }
     document.insert("missionId", Value::string(mission.mission_id()));

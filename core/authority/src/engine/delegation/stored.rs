@@ -89,7 +89,9 @@ impl StoredGrant {
             let budget = use_
                 .get("budget")
                 .ok_or_else(|| corrupt("use without budget".into()))
-                .and_then(|b| resources_from_value(b, "budget").map_err(|e| corrupt(e.to_string())))?;
+                .and_then(|b| {
+                    resources_from_value(b, "budget").map_err(|e| corrupt(e.to_string()))
+                })?;
             grant
                 .authority
                 .restore_attribution(id, &budget)

@@ -142,7 +142,10 @@ fn use_grant(
     if actor.kind != PrincipalType::Agent {
         return Err(refusal(
             grant_id,
-            violation(DelegationViolationKind::Identity, "a Grant is used by an Agent"),
+            violation(
+                DelegationViolationKind::Identity,
+                "a Grant is used by an Agent",
+            ),
         ));
     }
     let membership = Membership::read(store, mission.group_id(), actor)?;
@@ -226,7 +229,10 @@ fn contract_terms(
         )
     };
     let mut capabilities = Vec::new();
-    if let Some(required) = contract.get("requiredCapabilities").and_then(Value::as_array) {
+    if let Some(required) = contract
+        .get("requiredCapabilities")
+        .and_then(Value::as_array)
+    {
         for c in required {
             let id = c.get("id").and_then(Value::as_str).unwrap_or_default();
             let version = c.get("version").and_then(Value::as_str).unwrap_or_default();
