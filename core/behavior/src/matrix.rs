@@ -83,10 +83,8 @@ pub struct Matrix {
 }
 
 const CHILD: &str = "part 2: child Missions (§14)";
-const DELEGATION: &str = "part 2: Delegation Grants (§9.1)";
 const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
-const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
 const ARCHIVE: &str = "part 2: Group archive and snapshots (§7.4)";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
@@ -236,14 +234,22 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "registry.agent_card_register: a verified Agent Card (version 1)",
         "registry.agent_card_register: a tampered Agent Card",
     ),
+    (
+        "membership.grant_delegation",
+        "membership.grant_delegation: the Coordinator grants the work_delegate W1's subtree",
+        "membership.grant_delegation: the grantee is a worker, not a work_delegate",
+    ),
+    (
+        "policy.grant_cooperation_override",
+        "policy.grant_cooperation_override: the MissionOwner grants a one-shot override",
+        "policy.grant_cooperation_override: another human is not the MissionOwner",
+    ),
 ];
 
 /// Why a kind without scenarios has none (by Command or Event kind).
 const NOT_COVERED: &[(&str, &str)] = &[
     ("mission.create_child", CHILD),
     ("mission.child.created", CHILD),
-    ("membership.grant_delegation", DELEGATION),
-    ("membership.delegation.granted", DELEGATION),
     ("message.post", MESSAGES),
     ("message.correct", MESSAGES),
     ("message.retract", MESSAGES),
@@ -254,8 +260,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("message.redacted", MESSAGES),
     ("approval.grant_execution", EXECUTION_APPROVAL),
     ("approval.execution.granted", EXECUTION_APPROVAL),
-    ("policy.grant_cooperation_override", OVERRIDE),
-    ("policy.cooperation_override.granted", OVERRIDE),
     ("ext.missionweaveprotocol.core.group_archive", ARCHIVE),
     ("group.snapshot.created", ARCHIVE),
     ("group.archived", ARCHIVE),
@@ -413,6 +417,16 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "ext.missionweaveprotocol.core.work_execution_lease_revoked",
         "Session replacement: the active WorkItem returns to queued",
         "Session replacement refused: the active WorkItem keeps its lease",
+    ),
+    (
+        "membership.delegation.granted",
+        "membership.grant_delegation: a Cooperation Override Grant lifts the depth limit once",
+        "membership.grant_delegation: deeper than Organization policy is rate limited",
+    ),
+    (
+        "policy.cooperation_override.granted",
+        "policy.grant_cooperation_override: the MissionOwner grants a one-shot override",
+        "policy.grant_cooperation_override: another human is not the MissionOwner",
     ),
 ];
 
@@ -735,6 +749,28 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         &[
             "resource_usage_record: the rest of the budget is used up exactly",
             "resource_usage_record: an overflow after 8 tool calls charges nothing",
+        ],
+    ),
+    (
+        "membership.grant_delegation",
+        &[
+            "membership.grant_delegation: another Agent is not the Coordinator",
+            "membership.grant_delegation: deeper than Organization policy is rate limited",
+            "membership.grant_delegation: a Cooperation Override Grant lifts the depth limit once",
+        ],
+    ),
+    (
+        "work.authorize",
+        &[
+            "work.authorize: the grantee adds a linked descendant under its Grant",
+            "work.authorize: a forged Delegation Grant authorizes nothing",
+        ],
+    ),
+    (
+        "work.offer",
+        &[
+            "work.offer: the grantee offers the Grant's target",
+            "work.offer: a WorkItem outside the Grant's subtree",
         ],
     ),
 ];
