@@ -26,6 +26,7 @@ from core_support import (
     signed,
 )
 from missionweaveprotocol.core import Core, MissionWeaveProtocolError
+from missionweaveprotocol.models import Query, QueryKind
 from missionweaveprotocol.payloads import (
     MembershipGrantDelegationWirePayload,
     PolicyGrantCooperationOverrideWirePayload,
@@ -92,6 +93,9 @@ def test_the_coordinator_grants_delegation_and_the_grantee_uses_it() -> None:
     kind = perform(core, by_coordinator("membership.grant_delegation", grant_payload()))
     assert kind == "membership.delegation.granted"
     assert perform(core, delegated_authorize(GRANT)) == "work.authorized"
+    stored = asyncio.run(core.query(Query(kind=QueryKind.DELEGATION_GRANT, entity_id=GRANT)))
+    assert stored.value["grant"]["granteeMembershipEpoch"] == 1
+    assert [use["workItemId"] for use in stored.value["uses"]] == [W2]
 
 
 def test_another_agent_cannot_grant_and_a_forged_grant_authorizes_nothing() -> None:

@@ -9,7 +9,7 @@ mod fixture;
 use fixture::*;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::engine::{CooperationLimits, OVERRIDE_KIND};
+use missionweaveprotocol_authority::engine::{CooperationLimits, OVERRIDE_KIND, Query, QueryKind};
 use missionweaveprotocol_authority::ingress::VerifiedCommand;
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -233,6 +233,14 @@ fn the_exact_target_command_is_accepted_once_and_consumes_the_grant() {
     let (revision, value) = stored(&engine, OVERRIDE).unwrap();
     assert_eq!(revision, 2);
     assert_eq!(text(&value, "/consumed/actionId"), action);
+    let answer = engine
+        .query(
+            &Query::new(QueryKind::CooperationOverrideGrant, OVERRIDE),
+            NOW,
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer, value);
     assert_eq!(item_state(&engine, W2), "open");
     // The idempotent retry returns the prior Event.
     let again = engine.perform(&target, NOW).unwrap();

@@ -9,7 +9,7 @@ mod fixture;
 use fixture::*;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::engine::{GRANT_KIND, LINK_KIND};
+use missionweaveprotocol_authority::engine::{GRANT_KIND, LINK_KIND, Query, QueryKind};
 use missionweaveprotocol_authority::ingress::VerifiedCommand;
 use missionweaveprotocol_authority::store::{AggregateKey, Store};
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -174,6 +174,24 @@ fn the_current_coordinator_issues_a_grant_recording_what_section_9_1_binds() {
     let (revision, stored) = stored_value(&engine, GRANT_KIND, GRANT).unwrap();
     assert_eq!(revision, 1);
     assert_eq!(stored.get("grant"), Some(grant));
+    // QueryKind DELEGATION_GRANT answers the stored Grant; an unknown one is absent.
+    let answer = engine
+        .query(&Query::new(QueryKind::DelegationGrant, GRANT), NOW)
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.get("grant"), Some(grant));
+    assert!(
+        engine
+            .query(
+                &Query::new(
+                    QueryKind::DelegationGrant,
+                    "urn:missionweaveprotocol:grant:none"
+                ),
+                NOW
+            )
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(
         events[0]
             .pointer("/aggregateRevision")
