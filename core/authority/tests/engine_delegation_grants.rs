@@ -399,12 +399,15 @@ fn the_grantee_offers_the_root_and_authorizes_a_linked_descendant() {
         NOW,
     );
     assert_eq!(text(&events[0], "/kind"), "work.authorized");
+    assert_eq!(text(&events[0], "/payload/parentWorkItemId"), W1);
+    assert_eq!(text(&events[0], "/payload/delegationGrantId"), GRANT);
     assert_eq!(item_state(&engine, W2), "open");
     let (_, link) = stored_value(&engine, LINK_KIND, W2).unwrap();
     assert_eq!(text(&link, "/parentWorkItemId"), W1);
     assert_eq!(text(&link, "/delegationGrantId"), GRANT);
     let events = f.ok(&engine, &delegated_offer(&f, DELEGATE, W1, GRANT), NOW);
     assert_eq!(text(&events[0], "/kind"), "work.offer.created");
+    assert_eq!(text(&events[0], "/payload/delegationGrantId"), GRANT);
     // The offered descendant too.
     f.ok(&engine, &delegated_offer(&f, DELEGATE, W2, GRANT), NOW);
     assert_eq!(item_state(&engine, W2), "offered");

@@ -78,10 +78,26 @@ pub(crate) fn after_work(
         decision = used;
         depth = Some((grant_id, d));
     }
-    match parent {
-        Some(parent) => link(store, decision, &mission, &subject, parent, depth),
-        None => Ok(decision),
+    if let Some(parent) = parent {
+        decision = link(store, decision, &mission, &subject, parent, depth)?;
     }
+    // The log records the scope and the authority of the transition (§9.1 "cite a persisted
+    // Grant ID"): a replica sees the subtree and each Grant use in the Event itself.
+    if let Some(first) = decision.events.first_mut() {
+        if let Some(parent) = parent {
+            first
+                .draft
+                .payload
+                .insert("parentWorkItemId", Value::string(parent));
+        }
+        if let Some(grant_id) = grant_id {
+            first
+                .draft
+                .payload
+                .insert("delegationGrantId", Value::string(grant_id));
+        }
+    }
+    Ok(decision)
 }
 
 /// The WorkItem the `work` decision wrote (its new state).
