@@ -82,10 +82,8 @@ pub struct Matrix {
     pub scenarios: Vec<Scenario>,
 }
 
-const DELEGATION: &str = "part 2: Delegation Grants (§9.1)";
 const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
-const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
@@ -244,12 +242,20 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "group_archive: an approved Mission's Group is archived",
         "group_archive: an active Mission's Group is not archived",
     ),
+    (
+        "membership.grant_delegation",
+        "membership.grant_delegation: the Coordinator grants the work_delegate W1's subtree",
+        "membership.grant_delegation: the grantee is a worker, not a work_delegate",
+    ),
+    (
+        "policy.grant_cooperation_override",
+        "policy.grant_cooperation_override: the MissionOwner grants a one-shot override",
+        "policy.grant_cooperation_override: another human is not the MissionOwner",
+    ),
 ];
 
 /// Why a kind without scenarios has none (by Command or Event kind).
 const NOT_COVERED: &[(&str, &str)] = &[
-    ("membership.grant_delegation", DELEGATION),
-    ("membership.delegation.granted", DELEGATION),
     ("message.post", MESSAGES),
     ("message.correct", MESSAGES),
     ("message.retract", MESSAGES),
@@ -262,6 +268,11 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("approval.execution.granted", EXECUTION_APPROVAL),
     ("policy.grant_cooperation_override", OVERRIDE),
     ("policy.cooperation_override.granted", OVERRIDE),
+    ),
+    (
+    ("ext.missionweaveprotocol.core.group_archive", ARCHIVE),
+    ("group.snapshot.created", ARCHIVE),
+    ("group.archived", ARCHIVE),
 ];
 
 /// An Event kind's evidence: the positive scenario of a Command emitting it, and a refusal of
@@ -431,6 +442,17 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "group.archived",
         "group_archive: an approved Mission's Group is archived",
         "group_archive: an active Mission's Group is not archived",
+        ],
+    ),
+    (
+        "membership.delegation.granted",
+        "membership.grant_delegation: a Cooperation Override Grant lifts the depth limit once",
+        "membership.grant_delegation: deeper than Organization policy is rate limited",
+    ),
+    (
+        "policy.cooperation_override.granted",
+        "policy.grant_cooperation_override: the MissionOwner grants a one-shot override",
+        "policy.grant_cooperation_override: another human is not the MissionOwner",
     ),
 ];
 
@@ -768,10 +790,6 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "ext.missionweaveprotocol.core.group_archive",
-        &[
-            "group_archive: a snapshot not signed by the snapshot authority",
-            "group_archive: a snapshot that misses the Group's last Event",
         ],
     ),
 ];

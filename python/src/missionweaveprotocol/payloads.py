@@ -141,6 +141,8 @@ class WorkAuthorizeWirePayload(WirePayload):
     contract: Optional[Document] = None
     proposal_id: Optional[str] = None
     exclusive: Optional[bool] = None
+    parent_work_item_id: Optional[str] = None
+    delegation_grant_id: Optional[str] = None
 
 
 class OfferCandidate(ProtocolModel):
@@ -156,6 +158,7 @@ class WorkOfferWirePayload(WirePayload):
     candidates: List[OfferCandidate] = Field(min_length=1)
     selection_basis: Document
     offer_expires_in_seconds: Optional[int] = Field(default=None, ge=1)
+    delegation_grant_id: Optional[str] = None
 
 
 class WorkAcceptOfferWirePayload(WirePayload):
@@ -254,6 +257,35 @@ class GroupArchiveWirePayload(WirePayload):
     snapshot: Document
 
 
+class MembershipGrantDelegationWirePayload(WirePayload):
+    """``membership.grant_delegation`` (§9.1): the engine adds ``missionId``, ``groupId``, the
+    grantee's Membership Epoch, the Coordinator Epoch, ``grantedBy`` and ``grantedAt``.
+    ``budget`` carries ``currency`` and all six limits; ``allowed_capabilities`` are
+    ``{"id", "version"}`` minimums."""
+
+    grant_id: str
+    grantee_agent_id: str
+    target_work_item_id: str
+    allowed_capabilities: List[Document] = Field(min_length=1)
+    budget: Document
+    max_descendant_depth: int = Field(ge=0)
+    expires_at: str
+
+
+class PolicyGrantCooperationOverrideWirePayload(WirePayload):
+    """``policy.grant_cooperation_override`` (§20): a one-shot lift of ``policy_name`` for the
+    target Command ``target_action_id`` of kind ``target_command_kind`` sent by
+    ``beneficiary``."""
+
+    grant_id: str
+    policy_name: str
+    beneficiary: MemberRef
+    target_command_kind: str
+    target_action_id: str
+    reason: str
+    expires_at: str
+
+
 __all__ = [
     "ArtifactPublishWirePayload",
     "CoordinatorRef",
@@ -261,6 +293,7 @@ __all__ = [
     "MemberRef",
     "MembershipChangeWirePayload",
     "MembershipEndWirePayload",
+    "MembershipGrantDelegationWirePayload",
     "MissionApproveWirePayload",
     "MissionAssignCoordinatorWirePayload",
     "MissionCloseWirePayload",
@@ -270,6 +303,7 @@ __all__ = [
     "MissionRequestChangesWirePayload",
     "MissionSubmitForApprovalWirePayload",
     "OfferCandidate",
+    "PolicyGrantCooperationOverrideWirePayload",
     "WirePayload",
     "WorkAcceptOfferWirePayload",
     "WorkAcceptResultWirePayload",

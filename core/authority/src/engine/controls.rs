@@ -16,7 +16,10 @@
 //!   kept as one small aggregate (at most `limit` timestamps).
 //!
 //! Defaults are the reference's `CooperationLimits` (100 queued, 4 active, 30 proposals per
-//! minute). Message, clarification and delegation-depth limits belong to the Commands of part 2.
+//! minute). The delegation depth limit (§9.1, §20) applies to `membership.grant_delegation` and
+//! delegated `work.authorize`. Any one of these limits is lifted once by a Cooperation Override
+//! Grant the Command cites (`engine/cooperation_override/`). Message and clarification limits
+//! belong to the Message Commands.
 
 use missionweaveprotocol::json::{self, Object, Value};
 
@@ -62,9 +65,60 @@ impl CooperationLimits {
     };
 }
 
+/// The Organization's maximum delegation depth (§9.1 "Descendant depth MUST satisfy both the
+/// Grant maximum and Organization cooperation policy", §20): the reference's
+/// `maximum_delegation_depth` default. Checked when a Grant is issued with a deeper
+/// `maxDescendantDepth` and when a delegated `work.authorize` creates a deeper WorkItem;
+/// `RATE_LIMITED` (reason `delegation_depth`) unless a Cooperation Override Grant lifts it.
+pub const MAXIMUM_DELEGATION_DEPTH: u32 = 3;
+
 /// Applies the limits that govern `command` to its `decision`: refuses, or adds the reads
-/// (checked at commit) and the window write.
+/// (checked at commit) and the window write. A Command citing a Cooperation Override Grant
+/// (§20, `cooperationOverrideGrantId`) has it checked first (`AUTH_FORBIDDEN` when it does not
+/// match); the one limit it names is then lifted, and the Grant consumed with the decision.
 pub(crate) fn apply(
+    store: &dyn Store,
+    limits: &CooperationLimits,
+    command: &VerifiedCommand,
+    decision: Decision,
+    now: UnixMillis,
+) -> Result<Decision, EngineError> {
+    let cited = super::cooperation_override::Cited::read(store, command, now)?;
+    let lift = cited.as_ref().map(|c| c.policy().to_owned());
+    let mut lifted = false;
+    let decision = guard(lift.as_deref(), &mut lifted, decision, |d| {
+        limit(store, limits, command, d, now)
+    })?;
+    let decision = guard(lift.as_deref(), &mut lifted, decision, |d| {
+        delegation_depth(command, d)
+    })?;
+    match cited {
+        Some(cited) if lifted => cited.consume(command, decision, now),
+        _ => Ok(decision),
+    }
+}
+
+/// Runs one limit `check`; a refusal of the policy `lift` names is lifted (`lifted` set) and
+/// the decision kept as it was.
+fn guard(
+    lift: Option<&str>,
+    lifted: &mut bool,
+    decision: Decision,
+    check: impl FnOnce(Decision) -> Result<Decision, EngineError>,
+) -> Result<Decision, EngineError> {
+    let Some(lift) = lift else {
+        return check(decision);
+    };
+    match check(decision.clone()) {
+        Err(EngineError::RateLimited { policy, .. }) if policy == lift => {
+            *lifted = true;
+            Ok(decision)
+        }
+        other => other,
+    }
+}
+
+fn limit(
     store: &dyn Store,
     limits: &CooperationLimits,
     command: &VerifiedCommand,
@@ -84,6 +138,32 @@ pub(crate) fn apply(
             Some(limit) => proposal_rate(store, command, decision, limit, now),
             None => Ok(decision),
         },
+        _ => Ok(decision),
+    }
+}
+
+/// §20 delegation depth: a Grant's `maxDescendantDepth`, and the depth of a WorkItem a
+/// delegated `work.authorize` creates, stay within [`MAXIMUM_DELEGATION_DEPTH`].
+fn delegation_depth(
+    command: &VerifiedCommand,
+    decision: Decision,
+) -> Result<Decision, EngineError> {
+    let depth = match command.kind() {
+        "work.authorize" => super::delegation::link_depth(&decision),
+        super::delegation::GRANT_DELEGATION => command
+            .payload()
+            .get("maxDescendantDepth")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64())
+            .map(|d| u32::try_from(d).unwrap_or(u32::MAX)),
+        _ => None,
+    };
+    match depth {
+        Some(depth) if depth > MAXIMUM_DELEGATION_DEPTH => Err(EngineError::RateLimited {
+            policy: "delegation_depth",
+            limit: MAXIMUM_DELEGATION_DEPTH,
+            retry_after_ms: None,
+        }),
         _ => Ok(decision),
     }
 }

@@ -93,6 +93,12 @@ fn decide_kind(
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);
     }
+    if super::delegation::handles(kind) {
+        return super::delegation::decide(store, command, now);
+    }
+    if super::cooperation_override::handles(kind) {
+        return super::cooperation_override::decide(store, command, now);
+    }
     Err(EngineError::invalid(
         "unsupported_kind",
         format!("the engine does not implement {kind} yet"),

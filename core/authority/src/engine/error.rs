@@ -164,6 +164,15 @@ pub enum EngineError {
     /// The budget ledger refused (§12; `BUDGET_EXCEEDED` naming the account and dimension, or
     /// `INVALID_COMMAND` for a malformed budget).
     Budget(BudgetError),
+    /// A Delegation Grant's issuance or use was refused (§9.1): the violation's own code
+    /// (`AUTH_FORBIDDEN`, `MEMBERSHIP_REQUIRED`, `MEMBERSHIP_STALE`, `AUTH_STALE_COORDINATOR`,
+    /// `BUDGET_EXCEEDED`, `INVALID_COMMAND`).
+    Delegation {
+        /// The Grant.
+        grant_id: String,
+        /// What the pure `delegation` checks refused.
+        violation: crate::delegation::DelegationViolation,
+    },
     /// A signed document carried in the payload (the `artifact.publish` manifest, §13.1) was
     /// rejected by the six-stage verifier: its own wire code (§6.4; the stage and reason stay
     /// in the protected diagnostic, not in the fields).
@@ -299,6 +308,10 @@ impl fmt::Display for EngineError {
             Self::Work(e) => fmt::Display::fmt(e, f),
             Self::Offline(e) => fmt::Display::fmt(e, f),
             Self::Budget(e) => fmt::Display::fmt(e, f),
+            Self::Delegation {
+                grant_id,
+                violation,
+            } => write!(f, "Delegation Grant {grant_id}: {}", violation.message),
             Self::Manifest(e) => write!(f, "signed manifest: {}", e.wire_message()),
             Self::AgentCard(e) => write!(f, "signed Agent Card: {}", e.wire_message()),
             Self::StaleSession {
@@ -351,6 +364,7 @@ impl DescribeError for EngineError {
             Self::Work(e) => e.code(),
             Self::Offline(e) => e.code(),
             Self::Budget(e) => e.code(),
+            Self::Delegation { violation, .. } => violation.code(),
             Self::Manifest(e) | Self::AgentCard(e) => e.wire_code(),
             Self::StaleSession { .. } => WireCode::AuthStaleSession,
             Self::SessionRequired { .. } => WireCode::AuthRequired,
@@ -378,6 +392,7 @@ impl DescribeError for EngineError {
             Self::Work(e) => WorkError::reason(e),
             Self::Offline(e) => e.kind(),
             Self::Budget(e) => BudgetError::reason(e),
+            Self::Delegation { violation, .. } => super::delegation::reason(violation.kind),
             Self::Manifest(_) => "manifest_rejected",
             Self::AgentCard(_) => "agent_card_rejected",
             Self::StaleSession { .. } => "stale_session_epoch",
@@ -457,6 +472,18 @@ impl DescribeError for EngineError {
             Self::Event(e) => e.fields(),
             Self::Work(e) => e.fields(),
             Self::Budget(e) => e.fields(),
+            Self::Delegation {
+                grant_id,
+                violation,
+            } => {
+                let fields = Fields::new()
+                    .text("grant_id", grant_id.as_str())
+                    .text("violation", violation.kind.as_str());
+                match violation.dimension {
+                    Some(d) => fields.text("dimension", d.as_str()),
+                    None => fields,
+                }
+            }
             Self::StaleSession {
                 agent,
                 presented,

@@ -86,8 +86,10 @@
 
 mod artifact;
 pub mod controls;
+pub(crate) mod cooperation_override;
 mod core;
 mod decision;
+pub(crate) mod delegation;
 mod dispatch;
 mod error;
 pub(crate) mod organization;
@@ -97,7 +99,11 @@ pub(crate) mod work;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
 pub use controls::CooperationLimits;
+pub use cooperation_override::{
+    COOPERATION_OVERRIDE_GRANTED, GRANT_COOPERATION_OVERRIDE, OVERRIDE_KIND, POLICY_NAMES,
+};
 pub use decision::{Decision, PlannedEvent, PlannedWrite};
+pub use delegation::{DELEGATION_GRANTED, GRANT_DELEGATION, GRANT_KIND, LINK_KIND};
 pub use error::EngineError;
 pub use organization::{
     AGENT_CARD_KIND, AGENT_CARD_REGISTER, AGENT_CARD_REGISTERED, AGENT_LEASES_KIND,

@@ -94,7 +94,9 @@ impl QueryKind {
             | Self::ExecutionLease
             | Self::AgentCard
             | Self::SessionEpoch
-            | Self::BudgetRemaining => None,
+            | Self::BudgetRemaining
+            | Self::DelegationGrant
+            | Self::CooperationOverrideGrant => None,
             Self::Command => Some(
                 "Commands are not stored: each Event carries its Command's verified commandHash (§16)",
             ),
@@ -104,12 +106,12 @@ impl QueryKind {
             Self::Approval => Some(
                 "Approval documents are not stored yet (mission.approve binds the Mission revision and Artifact set)",
             ),
-            Self::ExecutionApproval | Self::DelegationGrant | Self::GroupSnapshot => {
+            Self::ExecutionApproval | Self::GroupSnapshot => {
                 Some("part 2 of the authoritative core")
             }
-            Self::CooperationOverrideGrant | Self::PolicyLog => {
-                Some("cooperation policy is not enforced by this engine yet")
-            }
+            Self::PolicyLog => Some(
+                "the Policy Log is the Group log: override issuance and consumption are its Events (replay)",
+            ),
         }
     }
 }
@@ -232,6 +234,18 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             // What the WorkItem's or the Mission's account has left (§12): `{account, limit,
             // usage, remaining}`, the six dimensions as the reference's `ResourceUsage`.
             QueryKind::BudgetRemaining => self.query_budget(id),
+            // The stored Grant `{grant, uses}` (§9.1; `grant` is a `membership.schema.json`
+            // `delegationGrants[]` item) and the Cooperation Override Grant `{grant,
+            // consumed?}` (§20), by Grant ID.
+            QueryKind::DelegationGrant | QueryKind::CooperationOverrideGrant => {
+                let kind = match query.kind {
+                    QueryKind::DelegationGrant => super::delegation::GRANT_KIND,
+                    _ => super::cooperation_override::OVERRIDE_KIND,
+                };
+                read(kind)?
+                    .map(|(key, stored)| parsed(&key, &stored))
+                    .transpose()
+            }
             // `not_served` answered every other kind above.
             _ => Err(EngineError::invalid(
                 "query_kind_not_served",

@@ -4,6 +4,7 @@ mod archive;
 mod artifact;
 mod budget;
 mod child;
+mod delegation;
 mod fencing;
 mod membership;
 mod mission;
@@ -21,6 +22,7 @@ pub fn all() -> Vec<Scenario> {
     all.extend(artifact::scenarios());
     all.extend(organization::scenarios());
     all.extend(budget::scenarios());
+    all.extend(delegation::scenarios());
     all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
     all.extend(archive::scenarios());

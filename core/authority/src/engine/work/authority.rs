@@ -3,8 +3,9 @@
 //!
 //! - Coordinator kinds (`work.authorize`, `work.offer`, `work.unblock`, `work.accept_result`,
 //!   `ext.missionweaveprotocol.core.work_dependency_add`): the Agent holding the current Coordinator Epoch with a live
-//!   lease (`AUTH_STALE_COORDINATOR`, `AUTH_FORBIDDEN`, `WORK_LEASE_EXPIRED`). Scoped delegates
-//!   (Grants, §9.1) are part 2.
+//!   lease (`AUTH_STALE_COORDINATOR`, `AUTH_FORBIDDEN`, `WORK_LEASE_EXPIRED`). A `work.authorize`
+//!   or `work.offer` citing `delegationGrantId` is instead authorized by that Grant (§9.1): only
+//!   an Agent passes here, the Grant itself is checked by `engine/delegation/`.
 //! - Worker kinds (`work.accept_offer`, `work.start`, `work.checkpoint`, `work.block`,
 //!   `work.submit`, `ext.missionweaveprotocol.core.work_execution_lease_renew`): an Agent (`AUTH_FORBIDDEN` otherwise); that it is the
 //!   offered candidate or the owner is the `work` module's check (`AUTH_FORBIDDEN`,
@@ -60,6 +61,7 @@ pub(crate) fn authorize(
 ) -> Result<bool, EngineError> {
     match role(command.kind()) {
         Role::Member => Ok(false),
+        Role::Coordinator if cites_grant(command) => require_agent(command).map(|()| false),
         Role::Coordinator => coordinator(command, mission, now),
         Role::Worker => require_agent(command).map(|()| false),
         Role::Canceller => match command.actor().kind {
@@ -79,6 +81,12 @@ pub(crate) fn authorize(
             }
         }
     }
+}
+
+/// §9.1: a delegated `work.authorize` / `work.offer` cites a persisted Grant ID.
+fn cites_grant(command: &VerifiedCommand) -> bool {
+    matches!(command.kind(), "work.authorize" | "work.offer")
+        && command.payload().get("delegationGrantId").is_some()
 }
 
 /// Only an Agent can hold the Coordinator lease (§7.2): other actors are `AUTH_FORBIDDEN`

@@ -51,5 +51,7 @@ pub(crate) fn decide(
     command: &VerifiedCommand,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
-    decide::decide(store, command, now)
+    let decision = decide::decide(store, command, now)?;
+    // §9.1: a cited Delegation Grant and a `parentWorkItemId` link (`engine/delegation/`).
+    crate::engine::delegation::after_work(store, command, decision, now)
 }
