@@ -78,6 +78,9 @@ fn decide_kind(
         })?;
         return organization::agent_card::register(store, command, card);
     }
+    if crate::approval::handles(kind) {
+        return crate::approval::grant(store, command, now);
+    }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);
     }
