@@ -85,7 +85,6 @@ pub struct Matrix {
 const CHILD: &str = "part 2: child Missions (§14)";
 const DELEGATION: &str = "part 2: Delegation Grants (§9.1)";
 const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
-const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
 const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
 const ARCHIVE: &str = "part 2: Group archive and snapshots (§7.4)";
 
@@ -172,6 +171,11 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "work.start: a stale Ownership Epoch is fenced",
     ),
     (
+        "approval.grant_execution",
+        "approval.grant_execution: the MissionOwner approves a queued WorkItem",
+        "approval.grant_execution: a stale Ownership Epoch is fenced",
+    ),
+    (
         "work.checkpoint",
         "work.checkpoint: active → queued",
         "work.checkpoint: an older Ownership Epoch is fenced",
@@ -252,8 +256,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("message.corrected", MESSAGES),
     ("message.retracted", MESSAGES),
     ("message.redacted", MESSAGES),
-    ("approval.grant_execution", EXECUTION_APPROVAL),
-    ("approval.execution.granted", EXECUTION_APPROVAL),
     ("policy.grant_cooperation_override", OVERRIDE),
     ("policy.cooperation_override.granted", OVERRIDE),
     ("ext.missionweaveprotocol.core.group_archive", ARCHIVE),
@@ -348,6 +350,11 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "work.started",
         "work.start: queued → active",
         "work.start: a stale Ownership Epoch is fenced",
+    ),
+    (
+        "approval.execution.granted",
+        "approval.grant_execution: the MissionOwner approves a queued WorkItem",
+        "approval.grant_execution: a stale Ownership Epoch is fenced",
     ),
     (
         "work.progressed",
@@ -581,7 +588,10 @@ fn work_rows() -> Vec<TransitionRow> {
             &["queued"],
             C(&["approval.grant_execution"]),
             &["queued"],
-            Evidence::NotCovered(EXECUTION_APPROVAL),
+            covered(
+                "approval.grant_execution: the MissionOwner approves a queued WorkItem",
+                "approval.grant_execution: a stale Ownership Epoch is fenced",
+            ),
         ),
         (
             7,
@@ -731,6 +741,14 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "approval.grant_execution",
+        &[
+            "approval.grant_execution: an Agent cannot sign a human decision",
+            "approval.grant_execution: another human is not the MissionOwner",
+            "approval.grant_execution: an operation outside the Work Contract",
+        ],
+    ),
+    (
         "ext.missionweaveprotocol.core.resource_usage_record",
         &[
             "resource_usage_record: the rest of the budget is used up exactly",
@@ -763,7 +781,17 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.accept_offer: the losing candidate",
             "work.accept_offer: an Agent that never opened a Session",
         ],
+        (Category::WorkItemTransition, 6) => vec![
+            "approval.grant_execution: an Agent cannot sign a human decision",
+            "approval.grant_execution: another human is not the MissionOwner",
+            "approval.grant_execution: an operation outside the Work Contract",
+            "approval.grant_execution: an active WorkItem is no longer queued",
+        ],
         (Category::WorkItemTransition, 7) => vec![
+            "work.start: a gated WorkItem under its Execution Approval",
+            "work.start: a gated WorkItem without an Execution Approval",
+            "work.start: the Execution Approval has expired",
+            "work.start: the approval does not cover the high-risk operation",
             "work.start: a stale expectedRevision",
             "work.start: the replacement Session starts the re-leased WorkItem",
             "work.start: a runtime of a replaced Session is fenced",

@@ -2,6 +2,7 @@
 
 mod artifact;
 mod budget;
+mod execution_approval;
 mod fencing;
 mod membership;
 mod mission;
@@ -19,6 +20,7 @@ pub fn all() -> Vec<Scenario> {
     all.extend(artifact::scenarios());
     all.extend(organization::scenarios());
     all.extend(budget::scenarios());
+    all.extend(execution_approval::scenarios());
     all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
     all
