@@ -480,7 +480,7 @@ fn the_approval_cannot_exceed_the_work_contract() {
         ),
         // A budget above the WorkItem's allocation (toolCallLimit 10).
         (
-            format!(r#""operations":["production.deploy"],"budget":{{"toolCallLimit":11}}"#),
+            r#""operations":["production.deploy"],"budget":{"toolCallLimit":11}"#.to_owned(),
             WireCode::BudgetExceeded,
             "allocation_exceeded",
         ),

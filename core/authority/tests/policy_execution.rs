@@ -14,9 +14,10 @@ use missionweaveprotocol::json::Value;
 use missionweaveprotocol_authority::engine::{Query, QueryKind};
 use missionweaveprotocol_authority::lease::{Lease, LeaseBinding, LeaseWindow};
 use missionweaveprotocol_authority::policy::{
-    AuthorizationService, CapabilityBinding, ContractScope, ExecutionApprovalLookup,
-    ExecutionApprovalRecord, ExecutionAuthorization, ExecutionRequest, LiveDocuments, LiveMission,
-    LiveWorkItem, NoExecutionApprovals, PolicyError, PolicyStateReader, ResourceGrant,
+    ApprovalDocuments, AuthorizationService, CapabilityBinding, ContractScope,
+    ExecutionApprovalLookup, ExecutionApprovalRecord, ExecutionAuthorization, ExecutionRequest,
+    LiveDocuments, LiveMission, LiveWorkItem, NoExecutionApprovals, PolicyError, PolicyStateReader,
+    ResourceGrant,
 };
 use missionweaveprotocol_authority::resources::{Dimension, Resources};
 use missionweaveprotocol_authority::snapshot_json::resources_from_value;
@@ -842,6 +843,25 @@ fn the_engine_answers_the_approval_lookup_from_its_stored_approvals() {
         .issue(&engine, &engine, &request, "g", NOW)
         .unwrap();
     assert_eq!(issued.claims.approval_id.as_deref(), Some(ENGINE_APPROVAL));
+    // The same approval queried as a document (what the Python and Node hosts read).
+    let document = engine
+        .query(
+            &Query::new(QueryKind::ExecutionApproval, ENGINE_APPROVAL),
+            NOW,
+        )
+        .unwrap()
+        .unwrap();
+    let queried = ApprovalDocuments(vec![document]);
+    let from_documents = authority()
+        .issue(&engine, &queried, &request, "g", NOW)
+        .unwrap();
+    assert_eq!(from_documents.claims, issued.claims);
+    assert!(
+        engine
+            .query(&Query::new(QueryKind::ExecutionApproval, "urn:x:none"), NOW)
+            .unwrap()
+            .is_none()
+    );
     // Without the engine's approvals the same request is refused.
     refused(
         authority().issue(&engine, &NoExecutionApprovals, &request, "g", NOW),

@@ -94,7 +94,8 @@ impl QueryKind {
             | Self::ExecutionLease
             | Self::AgentCard
             | Self::SessionEpoch
-            | Self::BudgetRemaining => None,
+            | Self::BudgetRemaining
+            | Self::ExecutionApproval => None,
             Self::Command => Some(
                 "Commands are not stored: each Event carries its Command's verified commandHash (§16)",
             ),
@@ -104,9 +105,7 @@ impl QueryKind {
             Self::Approval => Some(
                 "Approval documents are not stored yet (mission.approve binds the Mission revision and Artifact set)",
             ),
-            Self::ExecutionApproval | Self::DelegationGrant | Self::GroupSnapshot => {
-                Some("part 2 of the authoritative core")
-            }
+            Self::DelegationGrant | Self::GroupSnapshot => Some("part 2 of the authoritative core"),
             Self::CooperationOverrideGrant | Self::PolicyLog => {
                 Some("cooperation policy is not enforced by this engine yet")
             }
@@ -232,6 +231,10 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             // What the WorkItem's or the Mission's account has left (§12): `{account, limit,
             // usage, remaining}`, the six dimensions as the reference's `ResourceUsage`.
             QueryKind::BudgetRemaining => self.query_budget(id),
+            // The stored Execution Approval by Approval ID (§12; `crate::approval::record`).
+            QueryKind::ExecutionApproval => read(crate::approval::EXECUTION_APPROVAL_KIND)?
+                .map(|(key, stored)| parsed(&key, &stored))
+                .transpose(),
             // `not_served` answered every other kind above.
             _ => Err(EngineError::invalid(
                 "query_kind_not_served",

@@ -214,6 +214,30 @@ impl<S: Store, G: Signer, I: EventIdSource> ExecutionApprovalLookup for Engine<S
     }
 }
 
+/// Execution Approvals a host read through `Core.query` (kind `execution_approval`, by Approval
+/// ID): the stored approval documents, as the engine answers them. Hosts that query their core
+/// (the Python and Node packages) pass these next to [`LiveDocuments`].
+#[derive(Clone, Debug, Default)]
+pub struct ApprovalDocuments(pub Vec<Value>);
+
+impl ExecutionApprovalLookup for ApprovalDocuments {
+    fn execution_approval(
+        &self,
+        approval_id: &str,
+    ) -> Result<Option<ExecutionApprovalRecord>, PolicyError> {
+        let Some(document) = self
+            .0
+            .iter()
+            .find(|d| d.get("approvalId").and_then(Value::as_str) == Some(approval_id))
+        else {
+            return Ok(None);
+        };
+        let approval = StoredApproval::from_value(document)
+            .ok_or_else(|| unavailable("unreadable Execution Approval document"))?;
+        ExecutionApprovalRecord::of(&approval).map(Some)
+    }
+}
+
 impl ExecutionApprovalRecord {
     /// From a stored approval (`crate::approval`); its budget in ledger units.
     pub fn of(approval: &StoredApproval) -> Result<Self, PolicyError> {
