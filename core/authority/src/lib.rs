@@ -30,6 +30,7 @@
 
 pub mod agent;
 pub mod archive;
+pub mod approval;
 pub mod artifact;
 pub mod auth;
 pub mod budget;

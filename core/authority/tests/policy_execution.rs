@@ -14,9 +14,10 @@ use missionweaveprotocol::json::Value;
 use missionweaveprotocol_authority::engine::{Query, QueryKind};
 use missionweaveprotocol_authority::lease::{Lease, LeaseBinding, LeaseWindow};
 use missionweaveprotocol_authority::policy::{
-    AuthorizationService, CapabilityBinding, ContractScope, ExecutionApprovalLookup,
-    ExecutionApprovalRecord, ExecutionAuthorization, ExecutionRequest, LiveDocuments, LiveMission,
-    LiveWorkItem, NoExecutionApprovals, PolicyError, PolicyStateReader, ResourceGrant,
+    ApprovalDocuments, AuthorizationService, CapabilityBinding, ContractScope,
+    ExecutionApprovalLookup, ExecutionApprovalRecord, ExecutionAuthorization, ExecutionRequest,
+    LiveDocuments, LiveMission, LiveWorkItem, NoExecutionApprovals, PolicyError, PolicyStateReader,
+    ResourceGrant,
 };
 use missionweaveprotocol_authority::resources::{Dimension, Resources};
 use missionweaveprotocol_authority::snapshot_json::resources_from_value;
@@ -492,7 +493,7 @@ fn deploy(approval_id: Option<&str>) -> Req {
 #[test]
 fn high_risk_operations_need_a_persisted_matching_unexpired_approval() {
     let w = world();
-    // Without approval state (the engine's seam today) the gate holds.
+    // Without approval state (`NoExecutionApprovals`) the gate holds.
     refused(
         issue(&w, &NoExecutionApprovals, &deploy(None), T0),
         WireCode::ApprovalRequired,
@@ -762,5 +763,154 @@ fn queried_documents_give_the_same_answer_as_the_engine() {
         authority().issue(&documents, &NoExecutionApprovals, &wrong, "g", NOW),
         WireCode::GroupNotFound,
         "not_found",
+    );
+}
+
+// ---- the engine's stored Execution Approvals (`approval.grant_execution`) ----------------------
+
+const DEPLOY_RESOURCE: &str = "urn:missionweaveprotocol:resource:prod-app";
+const ENGINE_APPROVAL: &str = "urn:missionweaveprotocol:approval:exec-1";
+
+/// An engine whose `W1` requires human execution approval and allows `production.deploy` on
+/// [`DEPLOY_RESOURCE`]; the MissionOwner approved it (tool-call ceiling 5, ten minutes) and the
+/// Worker started it.
+fn approved_engine() -> (Fixture, TestEngine) {
+    let f = fixture();
+    let engine = f.active();
+    let gated = contract(&[])
+        .replace(
+            r#""allowedResources":[]"#,
+            &format!(
+                r#""allowedResources":[{{"resource":"{DEPLOY_RESOURCE}","operations":["production.deploy"]}}]"#
+            ),
+        )
+        .replace(
+            r#""sideEffectRisk":"none","executionApproval":"not_required""#,
+            r#""sideEffectRisk":"high_risk","executionApproval":"human_required""#,
+        );
+    f.ok(
+        &engine,
+        &f.by_coordinator(
+            "work.authorize",
+            1,
+            &format!(
+                r#"{{"workItemId":"{W1}","conversationId":"{CONVERSATION}","contract":{gated}}}"#
+            ),
+        ),
+        NOW,
+    );
+    f.ok(&engine, &f.offer(W1, &[WORKER], "r1"), NOW);
+    f.ok(&engine, &f.accept(WORKER, W1), NOW);
+    f.ok(
+        &engine,
+        &f.command(
+            "approval.grant_execution",
+            OWNER,
+            "",
+            &format!(
+                r#"{{"approvalId":"{ENGINE_APPROVAL}","workItemId":"{W1}","ownershipEpoch":1,"operations":["production.deploy"],"resources":["{DEPLOY_RESOURCE}"],"budget":{{"toolCallLimit":5}},"expiresInSeconds":600}}"#
+            ),
+        ),
+        NOW,
+    );
+    let (epoch, lease) = ownership(&engine, W1);
+    f.ok(
+        &engine,
+        &f.by_worker("work.start", WORKER, W1, epoch, &lease, ""),
+        NOW,
+    );
+    (f, engine)
+}
+
+#[test]
+fn the_engine_answers_the_approval_lookup_from_its_stored_approvals() {
+    let (_f, engine) = approved_engine();
+    let (epoch, _) = execution(&engine, W1);
+    let ops = strings(&["production.deploy"]);
+    let resources = strings(&[DEPLOY_RESOURCE]);
+    let mut request = engine_request(epoch, 1);
+    request.operations = &ops;
+    request.resources = &resources;
+    request.budget = Some(Resources::ZERO.with(Dimension::ToolCalls, 5));
+    request.approval_id = Some(ENGINE_APPROVAL);
+    let record = engine.execution_approval(ENGINE_APPROVAL).unwrap().unwrap();
+    assert_eq!(record.ownership_epoch, 1);
+    assert_eq!(
+        record.budget,
+        Some(Resources::ZERO.with(Dimension::ToolCalls, 5))
+    );
+    let issued = authority()
+        .issue(&engine, &engine, &request, "g", NOW)
+        .unwrap();
+    assert_eq!(issued.claims.approval_id.as_deref(), Some(ENGINE_APPROVAL));
+    // The same approval queried as a document (what the Python and Node hosts read).
+    let document = engine
+        .query(
+            &Query::new(QueryKind::ExecutionApproval, ENGINE_APPROVAL),
+            NOW,
+        )
+        .unwrap()
+        .unwrap();
+    let queried = ApprovalDocuments(vec![document]);
+    let from_documents = authority()
+        .issue(&engine, &queried, &request, "g", NOW)
+        .unwrap();
+    assert_eq!(from_documents.claims, issued.claims);
+    assert!(
+        engine
+            .query(&Query::new(QueryKind::ExecutionApproval, "urn:x:none"), NOW)
+            .unwrap()
+            .is_none()
+    );
+    // Without the engine's approvals the same request is refused.
+    refused(
+        authority().issue(&engine, &NoExecutionApprovals, &request, "g", NOW),
+        WireCode::ApprovalRequired,
+        "approval_not_found",
+    );
+}
+
+#[test]
+fn the_engine_lookup_refuses_unknown_over_budget_and_expired_approvals() {
+    let (_f, engine) = approved_engine();
+    let (epoch, _) = execution(&engine, W1);
+    let ops = strings(&["production.deploy"]);
+    let resources = strings(&[DEPLOY_RESOURCE]);
+    let mut request = engine_request(epoch, 1);
+    request.operations = &ops;
+    request.resources = &resources;
+    request.budget = Some(Resources::ZERO.with(Dimension::ToolCalls, 5));
+    request.approval_id = Some("urn:missionweaveprotocol:approval:forged");
+    assert!(
+        engine
+            .execution_approval("urn:missionweaveprotocol:approval:forged")
+            .unwrap()
+            .is_none()
+    );
+    refused(
+        authority().issue(&engine, &engine, &request, "g", NOW),
+        WireCode::ApprovalRequired,
+        "approval_not_found",
+    );
+    request.approval_id = Some(ENGINE_APPROVAL);
+    // Above the approved ceiling (the WorkItem itself still has 10 tool calls).
+    request.budget = Some(Resources::ZERO.with(Dimension::ToolCalls, 6));
+    refused(
+        authority().issue(&engine, &engine, &request, "g", NOW),
+        WireCode::ApprovalRequired,
+        "approval_budget_exceeded",
+    );
+    // At the approval's expiry (step 7 answers before the lease is checked in full).
+    request.budget = Some(Resources::ZERO.with(Dimension::ToolCalls, 5));
+    refused(
+        authority().issue(
+            &engine,
+            &engine,
+            &request,
+            "g",
+            NOW.saturating_add_ms(10 * MINUTE),
+        ),
+        WireCode::ApprovalRequired,
+        "approval_expired",
     );
 }

@@ -83,7 +83,6 @@ pub struct Matrix {
 }
 
 const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
-const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
@@ -171,6 +170,11 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "work.start",
         "work.start: queued → active",
         "work.start: a stale Ownership Epoch is fenced",
+    ),
+    (
+        "approval.grant_execution",
+        "approval.grant_execution: the MissionOwner approves a queued WorkItem",
+        "approval.grant_execution: a stale Ownership Epoch is fenced",
     ),
     (
         "work.checkpoint",
@@ -264,15 +268,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("message.corrected", MESSAGES),
     ("message.retracted", MESSAGES),
     ("message.redacted", MESSAGES),
-    ("approval.grant_execution", EXECUTION_APPROVAL),
-    ("approval.execution.granted", EXECUTION_APPROVAL),
-    ("policy.grant_cooperation_override", OVERRIDE),
-    ("policy.cooperation_override.granted", OVERRIDE),
-    ),
-    (
-    ("ext.missionweaveprotocol.core.group_archive", ARCHIVE),
-    ("group.snapshot.created", ARCHIVE),
-    ("group.archived", ARCHIVE),
 ];
 
 /// An Event kind's evidence: the positive scenario of a Command emitting it, and a refusal of
@@ -369,6 +364,11 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "work.start: a stale Ownership Epoch is fenced",
     ),
     (
+        "approval.execution.granted",
+        "approval.grant_execution: the MissionOwner approves a queued WorkItem",
+        "approval.grant_execution: a stale Ownership Epoch is fenced",
+    ),
+    (
         "work.progressed",
         "Execution Lease renewal: active → active",
         "Execution Lease renewal: a lapsed Execution Lease",
@@ -442,7 +442,6 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "group.archived",
         "group_archive: an approved Mission's Group is archived",
         "group_archive: an active Mission's Group is not archived",
-        ],
     ),
     (
         "membership.delegation.granted",
@@ -624,7 +623,10 @@ fn work_rows() -> Vec<TransitionRow> {
             &["queued"],
             C(&["approval.grant_execution"]),
             &["queued"],
-            Evidence::NotCovered(EXECUTION_APPROVAL),
+            covered(
+                "approval.grant_execution: the MissionOwner approves a queued WorkItem",
+                "approval.grant_execution: a stale Ownership Epoch is fenced",
+            ),
         ),
         (
             7,
@@ -783,6 +785,14 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "approval.grant_execution",
+        &[
+            "approval.grant_execution: an Agent cannot sign a human decision",
+            "approval.grant_execution: another human is not the MissionOwner",
+            "approval.grant_execution: an operation outside the Work Contract",
+        ],
+    ),
+    (
         "ext.missionweaveprotocol.core.resource_usage_record",
         &[
             "resource_usage_record: the rest of the budget is used up exactly",
@@ -790,6 +800,32 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "ext.missionweaveprotocol.core.group_archive",
+        &[
+            "group_archive: a snapshot not signed by the snapshot authority",
+            "group_archive: a snapshot that misses the Group's last Event",
+        ],
+    ),
+    (
+        "membership.grant_delegation",
+        &[
+            "membership.grant_delegation: another Agent is not the Coordinator",
+            "membership.grant_delegation: deeper than Organization policy is rate limited",
+            "membership.grant_delegation: a Cooperation Override Grant lifts the depth limit once",
+        ],
+    ),
+    (
+        "work.authorize",
+        &[
+            "work.authorize: the grantee adds a linked descendant under its Grant",
+            "work.authorize: a forged Delegation Grant authorizes nothing",
+        ],
+    ),
+    (
+        "work.offer",
+        &[
+            "work.offer: the grantee offers the Grant's target",
+            "work.offer: a WorkItem outside the Grant's subtree",
         ],
     ),
 ];
@@ -823,7 +859,17 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.accept_offer: the losing candidate",
             "work.accept_offer: an Agent that never opened a Session",
         ],
+        (Category::WorkItemTransition, 6) => vec![
+            "approval.grant_execution: an Agent cannot sign a human decision",
+            "approval.grant_execution: another human is not the MissionOwner",
+            "approval.grant_execution: an operation outside the Work Contract",
+            "approval.grant_execution: an active WorkItem is no longer queued",
+        ],
         (Category::WorkItemTransition, 7) => vec![
+            "work.start: a gated WorkItem under its Execution Approval",
+            "work.start: a gated WorkItem without an Execution Approval",
+            "work.start: the Execution Approval has expired",
+            "work.start: the approval does not cover the high-risk operation",
             "work.start: a stale expectedRevision",
             "work.start: the replacement Session starts the re-leased WorkItem",
             "work.start: a runtime of a replaced Session is fenced",

@@ -90,6 +90,9 @@ fn decide_kind(
         })?;
         return crate::archive::decide::decide(store, command, snapshot, now);
     }
+    if crate::approval::handles(kind) {
+        return crate::approval::grant(store, command, now);
+    }
     if super::work::handles(kind) {
         return super::work::decide(store, command, now);
     }

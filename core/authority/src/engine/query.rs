@@ -96,7 +96,8 @@ impl QueryKind {
             | Self::SessionEpoch
             | Self::BudgetRemaining
             | Self::DelegationGrant
-            | Self::CooperationOverrideGrant => None,
+            | Self::CooperationOverrideGrant
+            | Self::ExecutionApproval => None,
             Self::Command => Some(
                 "Commands are not stored: each Event carries its Command's verified commandHash (§16)",
             ),
@@ -106,9 +107,7 @@ impl QueryKind {
             Self::Approval => Some(
                 "Approval documents are not stored yet (mission.approve binds the Mission revision and Artifact set)",
             ),
-            Self::ExecutionApproval | Self::GroupSnapshot => {
-                Some("part 2 of the authoritative core")
-            }
+            Self::GroupSnapshot => Some("part 2 of the authoritative core"),
             Self::PolicyLog => Some(
                 "the Policy Log is the Group log: override issuance and consumption are its Events (replay)",
             ),
@@ -246,6 +245,10 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                     .map(|(key, stored)| parsed(&key, &stored))
                     .transpose()
             }
+            // The stored Execution Approval by Approval ID (§12; `crate::approval::record`).
+            QueryKind::ExecutionApproval => read(crate::approval::EXECUTION_APPROVAL_KIND)?
+                .map(|(key, stored)| parsed(&key, &stored))
+                .transpose(),
             // `not_served` answered every other kind above.
             _ => Err(EngineError::invalid(
                 "query_kind_not_served",

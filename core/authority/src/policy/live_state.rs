@@ -5,17 +5,18 @@
 //!   scope), Missions (state, permissions) and the remaining budget. Implemented here for the
 //!   [`Engine`] (reads its store directly) and for [`LiveDocuments`] (the documents a host got
 //!   from `Core.query`: the Python and Node packages use this one).
-//! - [`ExecutionApprovalLookup`]: persisted Execution Approvals. The engine has no
-//!   `approval.grant_execution` state yet (a later slice), so [`NoExecutionApprovals`] finds
-//!   none and every approval-gated request is refused with `APPROVAL_REQUIRED`; an
-//!   authority that persists approvals implements this trait and returns only approvals whose
-//!   signed Command it accepted.
+//! - [`ExecutionApprovalLookup`]: persisted Execution Approvals. The [`Engine`] answers it from
+//!   the approvals its `approval.grant_execution` Commands stored (`crate::approval`, kind
+//!   `execution_approval`): only approvals whose signed human Command it accepted exist there.
+//!   [`NoExecutionApprovals`] finds none (every approval-gated request is then refused with
+//!   `APPROVAL_REQUIRED`), for hosts that hold no approval state.
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
 
 use super::error::PolicyError;
+use crate::approval::ExecutionApproval as StoredApproval;
 use crate::budget::AccountKind;
 use crate::budget::account::{BudgetAccount, account_key};
 use crate::engine::Engine;
@@ -194,6 +195,63 @@ pub struct NoExecutionApprovals;
 impl ExecutionApprovalLookup for NoExecutionApprovals {
     fn execution_approval(&self, _: &str) -> Result<Option<ExecutionApprovalRecord>, PolicyError> {
         Ok(None)
+    }
+}
+
+/// The approvals the engine stored (§12): what `approval.grant_execution` accepted.
+impl<S: Store, G: Signer, I: EventIdSource> ExecutionApprovalLookup for Engine<S, G, I> {
+    fn execution_approval(
+        &self,
+        approval_id: &str,
+    ) -> Result<Option<ExecutionApprovalRecord>, PolicyError> {
+        let key = StoredApproval::key(approval_id);
+        let Some(stored) = self.store().aggregate(&key).map_err(unavailable)? else {
+            return Ok(None);
+        };
+        let approval = StoredApproval::from_stored(&stored.value)
+            .ok_or_else(|| unavailable("unreadable Execution Approval"))?;
+        ExecutionApprovalRecord::of(&approval).map(Some)
+    }
+}
+
+/// Execution Approvals a host read through `Core.query` (kind `execution_approval`, by Approval
+/// ID): the stored approval documents, as the engine answers them. Hosts that query their core
+/// (the Python and Node packages) pass these next to [`LiveDocuments`].
+#[derive(Clone, Debug, Default)]
+pub struct ApprovalDocuments(pub Vec<Value>);
+
+impl ExecutionApprovalLookup for ApprovalDocuments {
+    fn execution_approval(
+        &self,
+        approval_id: &str,
+    ) -> Result<Option<ExecutionApprovalRecord>, PolicyError> {
+        let Some(document) = self
+            .0
+            .iter()
+            .find(|d| d.get("approvalId").and_then(Value::as_str) == Some(approval_id))
+        else {
+            return Ok(None);
+        };
+        let approval = StoredApproval::from_value(document)
+            .ok_or_else(|| unavailable("unreadable Execution Approval document"))?;
+        ExecutionApprovalRecord::of(&approval).map(Some)
+    }
+}
+
+impl ExecutionApprovalRecord {
+    /// From a stored approval (`crate::approval`); its budget in ledger units.
+    pub fn of(approval: &StoredApproval) -> Result<Self, PolicyError> {
+        Ok(Self {
+            approval_id: approval.approval_id.clone(),
+            mission_id: approval.mission_id.clone(),
+            group_id: approval.group_id.clone(),
+            work_item_id: approval.work_item_id.clone(),
+            ownership_epoch: approval.ownership_epoch,
+            operations: approval.operations.clone(),
+            resources: approval.resources.clone(),
+            budget: approval.budget_limits().map_err(unavailable)?,
+            expires_at: approval.expires_at,
+        })
     }
 }
 

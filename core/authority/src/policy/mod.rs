@@ -33,8 +33,9 @@ pub use self::error::PolicyError;
 pub use self::execution_authorization::{ExecutionAuthorization, ExecutionRequest};
 pub use self::guard::{ActionClass, CooperationLimits, PolicyGuard, RateKind, WINDOW_MS};
 pub use self::live_state::{
-    ContractScope, ExecutionApprovalLookup, ExecutionApprovalRecord, LiveDocuments, LiveMission,
-    LiveWorkItem, NoExecutionApprovals, PolicyStateReader, ResourceGrant,
+    ApprovalDocuments, ContractScope, ExecutionApprovalLookup, ExecutionApprovalRecord,
+    LiveDocuments, LiveMission, LiveWorkItem, NoExecutionApprovals, PolicyStateReader,
+    ResourceGrant,
 };
 pub use self::membership_token::{
     IssuedMembershipToken, MAXIMUM_TTL_MS, MembershipBinding, MembershipTokenClaims,

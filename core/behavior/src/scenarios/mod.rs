@@ -5,6 +5,7 @@ mod artifact;
 mod budget;
 mod child;
 mod delegation;
+mod execution_approval;
 mod fencing;
 mod membership;
 mod mission;
@@ -23,6 +24,7 @@ pub fn all() -> Vec<Scenario> {
     all.extend(organization::scenarios());
     all.extend(budget::scenarios());
     all.extend(delegation::scenarios());
+    all.extend(execution_approval::scenarios());
     all.extend(fencing::scenarios());
     all.extend(variants::scenarios());
     all.extend(archive::scenarios());

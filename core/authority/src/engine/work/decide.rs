@@ -268,9 +268,9 @@ fn existing_item(
                 StartInput {
                     claim: claim(command)?,
                     execution_lease: grant("execution")?,
-                    // Row 6 (`approval.grant_execution`) is part 2: no grant exists yet, so a
-                    // contract requiring execution approval gets APPROVAL_REQUIRED (§12).
-                    execution_approved: false,
+                    // Row 6 / §12: a stored Execution Approval for the current Ownership
+                    // Epoch, unexpired, covering the contract's high-risk operations.
+                    execution_approved: crate::approval::start_gate(store, &item, now)?,
                 },
                 |dependency| states.get(dependency).copied(),
                 now,
