@@ -12,7 +12,7 @@ use super::organization;
 use crate::ingress::VerifiedCommand;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
-use crate::{artifact, membership, mission};
+use crate::{artifact, membership, message, mission};
 use missionweaveprotocol::json::Value;
 
 /// Reads what `command` needs from `store` and decides.
@@ -30,6 +30,8 @@ pub(crate) fn decide(
     // anything else is read, and both re-checked at commit.
     let session = organization::session::fence(store, command)?;
     let fence = membership::fence(store, command)?;
+    // §4 invariant 2: no Command of any kind takes a Message as its authority.
+    message::refuse_message_authority(store, command)?;
     let mut decision = decide_kind(store, command, manifest, now)?;
     if let Some(session) = session {
         decision = session.guard(decision);
@@ -54,6 +56,9 @@ fn decide_kind(
     if membership::handles(kind) {
         let read = membership::read(store, command)?;
         return membership::decide(&read, command, now);
+    }
+    if message::handles(kind) {
+        return message::decide(store, command, now);
     }
     if artifact::handles(kind) {
         // §13.1: the manifest was verified by `Engine::perform_with_resolver` and passed down.
