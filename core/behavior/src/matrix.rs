@@ -84,7 +84,6 @@ pub struct Matrix {
 
 const CHILD: &str = "part 2: child Missions (§14)";
 const DELEGATION: &str = "part 2: Delegation Grants (§9.1)";
-const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 const EXECUTION_APPROVAL: &str = "part 2: execution approval (§12)";
 const OVERRIDE: &str = "part 2: Cooperation Override Grants (§20)";
 const ARCHIVE: &str = "part 2: Group archive and snapshots (§7.4)";
@@ -145,6 +144,26 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "membership.end",
         "membership.end: the Worker's Membership ends",
         "membership.end: there is no Membership to end",
+    ),
+    (
+        "message.post",
+        "message.post: the Coordinator posts in the planning Conversation",
+        "message.post: a Worker without Membership",
+    ),
+    (
+        "message.correct",
+        "message.correct: the author corrects its Message",
+        "message.correct: another member is not the author",
+    ),
+    (
+        "message.retract",
+        "message.retract: the author retracts its Message",
+        "message.retract: a retracted Message stays retracted",
+    ),
+    (
+        "message.redact",
+        "message.redact: the MissionOwner redacts a Worker's Message",
+        "message.redact: no policy reason",
     ),
     (
         "work.propose",
@@ -244,14 +263,6 @@ const NOT_COVERED: &[(&str, &str)] = &[
     ("mission.child.created", CHILD),
     ("membership.grant_delegation", DELEGATION),
     ("membership.delegation.granted", DELEGATION),
-    ("message.post", MESSAGES),
-    ("message.correct", MESSAGES),
-    ("message.retract", MESSAGES),
-    ("message.redact", MESSAGES),
-    ("message.posted", MESSAGES),
-    ("message.corrected", MESSAGES),
-    ("message.retracted", MESSAGES),
-    ("message.redacted", MESSAGES),
     ("approval.grant_execution", EXECUTION_APPROVAL),
     ("approval.execution.granted", EXECUTION_APPROVAL),
     ("policy.grant_cooperation_override", OVERRIDE),
@@ -318,6 +329,26 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "membership.ended",
         "membership.end: the Worker's Membership ends",
         "membership.end: there is no Membership to end",
+    ),
+    (
+        "message.posted",
+        "message.post: the Coordinator posts in the planning Conversation",
+        "message.post: a Worker without Membership",
+    ),
+    (
+        "message.corrected",
+        "message.correct: the author corrects its Message",
+        "message.correct: another member is not the author",
+    ),
+    (
+        "message.retracted",
+        "message.retract: the author retracts its Message",
+        "message.retract: a retracted Message stays retracted",
+    ),
+    (
+        "message.redacted",
+        "message.redact: the MissionOwner redacts a Worker's Message",
+        "message.redact: no policy reason",
     ),
     (
         "work.proposed",
@@ -736,6 +767,19 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
             "resource_usage_record: the rest of the budget is used up exactly",
             "resource_usage_record: an overflow after 8 tool calls charges nothing",
         ],
+    ),
+    (
+        "message.post",
+        &[
+            "message.post: a Message claiming authority never commits",
+            "message.post: mentioning an Agent that is not a member",
+            "message.post: a member Worker mentions the Coordinator",
+            "message.post: an unknown Conversation",
+        ],
+    ),
+    (
+        "work.authorize",
+        &["work.authorize: citing a Message as its Delegation Grant is forbidden"],
     ),
 ];
 

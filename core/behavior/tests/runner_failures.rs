@@ -67,7 +67,7 @@ fn a_scenario_expecting_the_wrong_code_fails_its_rows() {
             .iter()
             .any(|l| l.starts_with("FAIL [behavior] command work.start: "))
     );
-    assert!(lines.last().unwrap().contains("(3 failing, 24 not covered"));
+    assert!(lines.last().unwrap().contains("(3 failing, 16 not covered"));
     let value = report.to_value();
     assert_eq!(value.get("ok").and_then(|v| v.as_bool()), Some(false));
 }

@@ -4,6 +4,7 @@ mod artifact;
 mod budget;
 mod fencing;
 mod membership;
+mod messages;
 mod mission;
 mod organization;
 mod variants;
@@ -15,6 +16,7 @@ use crate::scenario::Scenario;
 pub fn all() -> Vec<Scenario> {
     let mut all = mission::scenarios();
     all.extend(membership::scenarios());
+    all.extend(messages::scenarios());
     all.extend(work::scenarios());
     all.extend(artifact::scenarios());
     all.extend(organization::scenarios());
