@@ -21,6 +21,7 @@
 //! | [`events`] | §15.2, §16 | building and signing Group Events with the authority's key |
 //! | [`engine`] | §15.1–15.3, §16 | the authoritative engine: dedup, decide, sign, commit, replay |
 //! | [`membership`] | §8, digest 2.7 | the Membership aggregate, `membership.change`/`end`, Membership Epoch fencing |
+//! | [`message`] | §9, §4 invariant 2 | the Message aggregate, `message.post`/`correct`/`retract`/`redact`, and the rule that a Message never authorizes an action |
 //! | [`mission`] | §7.1–7.3 | the Mission aggregate and its lifecycle decisions |
 //! | [`policy`] | §8, §12, §20 | membership tokens, capability grants, execution authorization, budget meters, the local runaway guard |
 //! | [`offline`] | §11.5 | bounded offline execution: the binding, the Worker's policy and outbox, rebase; the Core's reconciliation checks |
@@ -43,6 +44,7 @@ pub mod execution;
 pub mod ingress;
 pub mod lease;
 pub mod membership;
+pub mod message;
 pub mod mission;
 pub mod offline;
 pub mod policy;

@@ -82,7 +82,6 @@ pub struct Matrix {
     pub scenarios: Vec<Scenario>,
 }
 
-const MESSAGES: &str = "part 2: Conversations and Messages (§9)";
 
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
@@ -145,6 +144,26 @@ const COMMANDS: &[(&str, &str, &str)] = &[
         "membership.end",
         "membership.end: the Worker's Membership ends",
         "membership.end: there is no Membership to end",
+    ),
+    (
+        "message.post",
+        "message.post: the Coordinator posts in the planning Conversation",
+        "message.post: a Worker without Membership",
+    ),
+    (
+        "message.correct",
+        "message.correct: the author corrects its Message",
+        "message.correct: another member is not the author",
+    ),
+    (
+        "message.retract",
+        "message.retract: the author retracts its Message",
+        "message.retract: a retracted Message stays retracted",
+    ),
+    (
+        "message.redact",
+        "message.redact: the MissionOwner redacts a Worker's Message",
+        "message.redact: no policy reason",
     ),
     (
         "work.propose",
@@ -258,17 +277,10 @@ const COMMANDS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Why a kind without scenarios has none (by Command or Event kind).
-const NOT_COVERED: &[(&str, &str)] = &[
-    ("message.post", MESSAGES),
-    ("message.correct", MESSAGES),
-    ("message.retract", MESSAGES),
-    ("message.redact", MESSAGES),
-    ("message.posted", MESSAGES),
-    ("message.corrected", MESSAGES),
-    ("message.retracted", MESSAGES),
-    ("message.redacted", MESSAGES),
-];
+/// Why a kind without scenarios has none (by Command or Event kind). Every kind of the pinned
+/// schemas has scenarios now; a kind added to the bundle without any is reported `NotCovered`
+/// ("no scenario") until one is written or a reason is listed here.
+const NOT_COVERED: &[(&str, &str)] = &[];
 
 /// An Event kind's evidence: the positive scenario of a Command emitting it, and a refusal of
 /// that same Command kind (`(event, positive, negative)`).
@@ -332,6 +344,26 @@ const EVENTS: &[(&str, &str, &str)] = &[
         "membership.ended",
         "membership.end: the Worker's Membership ends",
         "membership.end: there is no Membership to end",
+    ),
+    (
+        "message.posted",
+        "message.post: the Coordinator posts in the planning Conversation",
+        "message.post: a Worker without Membership",
+    ),
+    (
+        "message.corrected",
+        "message.correct: the author corrects its Message",
+        "message.correct: another member is not the author",
+    ),
+    (
+        "message.retracted",
+        "message.retract: the author retracts its Message",
+        "message.retract: a retracted Message stays retracted",
+    ),
+    (
+        "message.redacted",
+        "message.redact: the MissionOwner redacts a Worker's Message",
+        "message.redact: no policy reason",
     ),
     (
         "work.proposed",
@@ -815,10 +847,20 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "message.post",
+        &[
+            "message.post: a Message claiming authority never commits",
+            "message.post: mentioning an Agent that is not a member",
+            "message.post: a member Worker mentions the Coordinator",
+            "message.post: an unknown Conversation",
+        ],
+    ),
+    (
         "work.authorize",
         &[
             "work.authorize: the grantee adds a linked descendant under its Grant",
             "work.authorize: a forged Delegation Grant authorizes nothing",
+            "work.authorize: citing a Message as its Delegation Grant is forbidden",
         ],
     ),
     (

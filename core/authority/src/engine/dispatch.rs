@@ -12,7 +12,7 @@ use super::organization;
 use crate::ingress::VerifiedCommand;
 use crate::store::Store;
 use crate::unix_millis::UnixMillis;
-use crate::{artifact, membership, mission};
+use crate::{artifact, membership, message, mission};
 use missionweaveprotocol::json::Value;
 
 /// Reads what `command` needs from `store` and decides.
@@ -32,6 +32,8 @@ pub(crate) fn decide(
     let fence = membership::fence(store, command)?;
     // §7.4: an archived Group accepts nothing more.
     crate::archive::fence::fence(store, command)?;
+    // §4 invariant 2: no Command of any kind takes a Message as its authority.
+    message::refuse_message_authority(store, command)?;
     let mut decision = decide_kind(store, command, manifest, now)?;
     if let Some(session) = session {
         decision = session.guard(decision);
@@ -56,6 +58,9 @@ fn decide_kind(
     if membership::handles(kind) {
         let read = membership::read(store, command)?;
         return membership::decide(&read, command, now);
+    }
+    if message::handles(kind) {
+        return message::decide(store, command, now);
     }
     if artifact::handles(kind) {
         // §13.1: the manifest was verified by `Engine::perform_with_resolver` and passed down.

@@ -8,6 +8,7 @@ mod delegation;
 mod execution_approval;
 mod fencing;
 mod membership;
+mod messages;
 mod mission;
 mod organization;
 mod variants;
@@ -19,6 +20,7 @@ use crate::scenario::Scenario;
 pub fn all() -> Vec<Scenario> {
     let mut all = mission::scenarios();
     all.extend(membership::scenarios());
+    all.extend(messages::scenarios());
     all.extend(work::scenarios());
     all.extend(artifact::scenarios());
     all.extend(organization::scenarios());
