@@ -1378,6 +1378,8 @@ export declare class AuthorizationService implements NativeResource {
     readonly mission?: object | null;
     readonly remaining: readonly PolicyBudget[];
     readonly missionPermissions?: readonly string[] | null;
+    /** The queried `execution_approval` document the request's `approvalId` names (§12). */
+    readonly executionApproval?: object | null;
   }): PolicyIssued<CapabilityGrantClaims>;
   free(): void;
   [Symbol.dispose](): void;

@@ -9,8 +9,8 @@
 
 use missionweaveprotocol::json::{Value, canonical_bytes};
 use missionweaveprotocol_authority::offline::{OfflineOutbox, OutboxError};
-use missionweaveprotocol_ffi::offline::{self as ffi_offline, OfflineHandle, OutboxHandle};
 use missionweaveprotocol_ffi::finish;
+use missionweaveprotocol_ffi::offline::{self as ffi_offline, OfflineHandle, OutboxHandle};
 use napi::bindgen_prelude::{FnArgs, Function, Object};
 use napi_derive::napi;
 

@@ -10,9 +10,9 @@ use std::sync::Mutex;
 use missionweaveprotocol::json::{self, Number, Value};
 use missionweaveprotocol_authority::lease::Lease;
 use missionweaveprotocol_authority::policy::{
-    self as core_policy, AuthorizationService, CapabilityBinding, CapabilityScope,
-    CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments, MembershipBinding,
-    MembershipTokenService, MembershipView, NoExecutionApprovals, PolicyError, RateKind,
+    self as core_policy, ApprovalDocuments, AuthorizationService, CapabilityBinding,
+    CapabilityScope, CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments,
+    MembershipBinding, MembershipTokenService, MembershipView, PolicyError, RateKind,
 };
 use missionweaveprotocol_authority::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol_authority::snapshot_json::dimension_member;
@@ -400,8 +400,9 @@ impl PolicyAuthorization {
     /// Execution authorization over queried documents: the request members of `issue`
     /// (without `executionLease`/`highRisk`) plus `currentSessionEpoch`, `workItem`,
     /// `executionLease`, `mission` (documents or null), `remaining` (budgets of the WorkItem
-    /// and its ancestry) and `missionPermissions?`. No Execution Approval state exists yet:
-    /// approval-gated requests are `APPROVAL_REQUIRED`.
+    /// and its ancestry), `missionPermissions?` and `executionApproval?` (the queried
+    /// `execution_approval` document the request's `approvalId` names; absent: approval-gated
+    /// requests are `APPROVAL_REQUIRED`).
     #[napi(catch_unwind)]
     pub fn authorize_execution(&self, args: String) -> String {
         let service = match &self.0 {
@@ -446,7 +447,11 @@ impl PolicyAuthorization {
             let out = service
                 .issue(
                     &documents,
-                    &NoExecutionApprovals,
+                    &ApprovalDocuments(
+                        opt_object(&args, "executionApproval")?
+                            .into_iter()
+                            .collect(),
+                    ),
                     &request,
                     &grant_id,
                     instant(&args, "nowMs")?,

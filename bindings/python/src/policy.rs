@@ -8,9 +8,9 @@ use std::sync::Mutex;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol_authority::lease::Lease;
 use missionweaveprotocol_authority::policy::{
-    self as core_policy, AuthorizationService, CapabilityBinding, CapabilityScope,
-    CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments, MembershipBinding,
-    MembershipTokenService, MembershipView, NoExecutionApprovals, PolicyError, RateKind,
+    self as core_policy, ApprovalDocuments, AuthorizationService, CapabilityBinding,
+    CapabilityScope, CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments,
+    MembershipBinding, MembershipTokenService, MembershipView, PolicyError, RateKind,
 };
 use missionweaveprotocol_authority::resources::Resources;
 use missionweaveprotocol_authority::unix_millis::UnixMillis;
@@ -309,8 +309,9 @@ impl AuthorizationCore {
     /// `ExecutionAuthorization.issue` over documents the host queried from its core: the
     /// Worker's current Session Epoch (`None`: no session), the WorkItem, its Execution Lease
     /// and its Mission documents (`None`: absent), the Mission permissions (`None`: no list),
-    /// and the remaining budgets of the WorkItem and its ancestry.
-    #[pyo3(signature = (*, worker_id, session_epoch, work_item_id, ownership_epoch, ttl_ms, now, current_session_epoch, work_item, execution_lease, mission, remaining, mission_permissions=None, allowed_tools=Vec::new(), allowed_resources=Vec::new(), allowed_operations=Vec::new(), budget=None, approval_id=None, grant_id=None))]
+    /// the remaining budgets of the WorkItem and its ancestry, and the Execution Approval
+    /// document the request cites (`None`: none).
+    #[pyo3(signature = (*, worker_id, session_epoch, work_item_id, ownership_epoch, ttl_ms, now, current_session_epoch, work_item, execution_lease, mission, remaining, mission_permissions=None, allowed_tools=Vec::new(), allowed_resources=Vec::new(), allowed_operations=Vec::new(), budget=None, approval_id=None, grant_id=None, execution_approval=None))]
     #[allow(clippy::too_many_arguments)]
     fn authorize_execution<'py>(
         &self,
@@ -333,6 +334,7 @@ impl AuthorizationCore {
         budget: Option<&Bound<'py, PyAny>>,
         approval_id: Option<&str>,
         grant_id: Option<&str>,
+        execution_approval: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyAny>, String)> {
         let now = millis_arg(py, now, "now")?;
         let opt_doc = |v: Option<&Bound<'py, PyAny>>, what: &str| -> PyResult<Option<Value>> {
@@ -366,11 +368,16 @@ impl AuthorizationCore {
             ttl_ms,
         };
         let id = token_id(py, grant_id)?;
-        // No Execution Approval state exists in the engine yet (a later slice): approval-gated
-        // requests are refused with APPROVAL_REQUIRED.
+        // The Execution Approval the request cites, as the host queried it (`execution_approval`);
+        // absent: approval-gated requests are refused with APPROVAL_REQUIRED (§12).
+        let approvals = ApprovalDocuments(
+            opt_doc(execution_approval, "execution_approval")?
+                .into_iter()
+                .collect(),
+        );
         let issued = self
             .inner
-            .issue(&documents, &NoExecutionApprovals, &request, &id, now)
+            .issue(&documents, &approvals, &request, &id, now)
             .map_err(|e| refused(py, &e))?;
         pair(py, &issued.claims.to_value(), issued.token)
     }

@@ -30,8 +30,8 @@
 //! | [`work`] | §10, §11.3, §13.2 | the WorkItem aggregate: pure decisions for the 14 part-1 rows of §10.2 |
 
 pub mod agent;
-pub mod archive;
 pub mod approval;
+pub mod archive;
 pub mod artifact;
 pub mod auth;
 pub mod budget;

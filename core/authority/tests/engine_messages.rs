@@ -905,3 +905,147 @@ fn an_amendment_stays_in_the_conversation_of_its_target() {
     );
     f.ok(&engine, &same, NOW);
 }
+
+// ---- Bounded offline execution (§11.5): a buffered message.post ------------------------
+
+mod offline {
+    use super::*;
+    use missionweaveprotocol::crypto::SigningKey;
+    use missionweaveprotocol_authority::budget::AccountKind;
+    use missionweaveprotocol_authority::budget::account::{BudgetAccount, account_key};
+    use missionweaveprotocol_authority::ingress::{AllowAllAuthorizerForTests, CommandIngress};
+    use missionweaveprotocol_authority::offline::{
+        InMemoryOutbox, OfflineAssignment, OfflineExecutionPolicy, OfflineLimits, RebaseInput,
+        rebase_offline_command,
+    };
+    use missionweaveprotocol_authority::resources::{Dimension, Resources};
+    use missionweaveprotocol_authority::store::Store;
+    use missionweaveprotocol_authority::unix_millis::UnixMillis;
+
+    const RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
+
+    fn at(seconds: u64) -> UnixMillis {
+        NOW.saturating_add_ms(seconds * 1_000)
+    }
+
+    fn key(f: &Fixture, id: &str) -> SigningKey {
+        f.keys.iter().find(|(p, _)| p.id == id).unwrap().1.clone()
+    }
+
+    fn tool_calls(engine: &TestEngine, kind: AccountKind, id: &str) -> u64 {
+        let stored = engine
+            .store()
+            .aggregate(&account_key(kind, id))
+            .unwrap()
+            .unwrap();
+        BudgetAccount::from_stored(&stored.value)
+            .unwrap()
+            .usage
+            .get(Dimension::ToolCalls)
+    }
+
+    /// The Worker (a member) owns an active W1; it disconnects at 10 s and buffers a Message
+    /// in W1's Conversation at 20 s with `tools` offline tool calls; it reconnects at 40 s (a
+    /// new Session revokes the lease), re-starts W1 and rebases the Message at 42 s.
+    fn reconciled_post(tools: u64) -> (Fixture, TestEngine, VerifiedCommand) {
+        let f = fixture();
+        let engine = f.active();
+        add_member(&f, &engine, "agent", WORKER, "");
+        f.active_item(&engine, W1);
+        let (_, item) = engine_work_fixture::stored(&engine, W1);
+        let lease = item.execution_lease.as_ref().unwrap();
+        let assignment = OfflineAssignment {
+            agent_id: WORKER.to_owned(),
+            group_id: GROUP.to_owned(),
+            work_item_id: W1.to_owned(),
+            conversation_id: Some(CONVERSATION.to_owned()),
+            session_epoch: 1,
+            ownership_epoch: item.owner.as_ref().unwrap().ownership_epoch,
+            execution_lease_id: lease.lease_id().to_owned(),
+            execution_lease_expires_at: lease.window().expires_at,
+        };
+        let limits = OfflineLimits {
+            max_disconnect_grace_ms: 60_000,
+            max_actions: 4,
+            max_usage: Resources::ZERO.with(Dimension::ToolCalls, 100),
+        };
+        let mut policy = OfflineExecutionPolicy::new(assignment, at(10), limits).unwrap();
+        let message = f.unsigned(
+            "message.post",
+            WORKER,
+            &f.action(),
+            &format!(r#""workItemId": "{W1}", "conversationId": "{CONVERSATION}""#),
+            &format!(
+                r#"{{"messageId": "{M1}", "content": [{{"type": "text", "text": "Drafted offline."}}]}}"#
+            ),
+        );
+        let buffered = policy
+            .buffer(
+                &mut InMemoryOutbox::new(),
+                &key(&f, WORKER),
+                &message,
+                Resources::ZERO.with(Dimension::ToolCalls, tools),
+                at(20),
+            )
+            .unwrap();
+        engine.perform(&f.session_open(WORKER), at(40)).unwrap();
+        f.use_session_epoch(2);
+        let (epoch, replacement) = ownership(&engine, W1);
+        f.ok(
+            &engine,
+            &f.by_worker("work.start", WORKER, W1, epoch, &replacement, ""),
+            at(40),
+        );
+        let rebased = rebase_offline_command(
+            &buffered,
+            &key(&f, WORKER),
+            &RebaseInput {
+                session_epoch: 2,
+                membership_epoch: 1,
+                issued_at: at(42),
+                execution_lease_id: None,
+            },
+        )
+        .unwrap();
+        let command = CommandIngress::new(AllowAllAuthorizerForTests)
+            .verify(
+                &json::canonical_bytes(&rebased).unwrap(),
+                &f.registry,
+                at(42),
+            )
+            .unwrap();
+        (f, engine, command)
+    }
+
+    #[test]
+    fn a_buffered_message_is_charged_then_posted() {
+        let (f, engine, command) = reconciled_post(2);
+        let before = tool_calls(&engine, AccountKind::WorkItem, W1);
+        let events = f.ok(&engine, &command, at(42));
+        let kinds: Vec<&str> = events.iter().map(|e| text(e, "/kind")).collect();
+        assert_eq!(kinds, vec![RECORDED, "message.posted"]);
+        assert_eq!(text(&events[1], "/workItemId"), W1);
+        assert_eq!(tool_calls(&engine, AccountKind::WorkItem, W1), before + 2);
+        assert_eq!(tool_calls(&engine, AccountKind::Mission, MISSION), 2);
+        let m = stored(&engine, M1).unwrap();
+        assert_eq!(
+            (m.state(), m.conversation_id()),
+            (MessageState::Posted, CONVERSATION)
+        );
+        assert!(
+            engine.perform(&command, at(43)).unwrap().duplicate,
+            "charged once"
+        );
+        assert_eq!(tool_calls(&engine, AccountKind::Mission, MISSION), 2);
+    }
+
+    #[test]
+    fn an_offline_overflow_posts_nothing_and_charges_nothing() {
+        // W1's contract grants 10 tool calls (§12: one-dimension overflow rejects it all).
+        let (f, engine, command) = reconciled_post(11);
+        let before = tool_calls(&engine, AccountKind::WorkItem, W1);
+        f.refused(&engine, &command, at(42), WireCode::BudgetExceeded);
+        assert!(stored(&engine, M1).is_none(), "the Message is not posted");
+        assert_eq!(tool_calls(&engine, AccountKind::WorkItem, W1), before);
+    }
+}

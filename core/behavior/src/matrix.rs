@@ -82,7 +82,6 @@ pub struct Matrix {
     pub scenarios: Vec<Scenario>,
 }
 
-
 /// `(kind, positive, negative)` of the Command kinds with scenarios.
 const COMMANDS: &[(&str, &str, &str)] = &[
     (

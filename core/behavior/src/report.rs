@@ -267,9 +267,11 @@ impl BehaviorReport {
         self.count(Status::NotCovered)
     }
 
-    /// No failing row, no failed scenario, no matrix problem, and at least one row.
+    /// No failing or uncovered row, no failed scenario, no matrix problem, and at least one row.
     pub fn ok(&self) -> bool {
+        // §22 full conformance: a row without both scenarios fails the run like a failing one.
         self.failing() == 0
+            && self.not_covered() == 0
             && self.problems.is_empty()
             && !self.rows.is_empty()
             && self.scenarios.iter().all(|s| s.passed)

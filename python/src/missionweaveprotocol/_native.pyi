@@ -1185,6 +1185,7 @@ class AuthorizationCore:
         budget: Optional[ResourceUsage] = None,
         approval_id: Optional[str] = None,
         grant_id: Optional[str] = None,
+        execution_approval: Any = None,
     ) -> Tuple[Any, str]: ...
 
 @final

@@ -64,6 +64,15 @@ class MembershipStatus(_StrEnum):
     ENDED = "ended"
 
 
+class MessageAmendmentKind(_StrEnum):
+    """The ``kind`` of a Message that amends another (``message.schema.json``; §9.1: a
+    correction, retraction or redaction is a new Message referencing the original)."""
+
+    CORRECTION = "correction"
+    RETRACTION = "retraction"
+    REDACTION = "redaction"
+
+
 class MissionStatus(_StrEnum):
     ACTIVE = "active"
     AWAITING_APPROVAL = "awaiting_approval"
@@ -461,6 +470,7 @@ __all__ = [
     "ExtensionEnvelope",
     "JsonValue",
     "MembershipStatus",
+    "MessageAmendmentKind",
     "MissionStatus",
     "Principal",
     "Query",

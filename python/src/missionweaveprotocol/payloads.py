@@ -286,7 +286,24 @@ class PolicyGrantCooperationOverrideWirePayload(WirePayload):
     expires_at: str
 
 
+class ApprovalGrantExecutionWirePayload(WirePayload):
+    """``approval.grant_execution`` (§12; the reference's ``GrantExecutionApprovalPayload``
+    members): a signed human decision for one WorkItem Ownership Epoch, its operations,
+    resources and budget ceiling (a ``common.schema.json#/$defs/budget`` object), expiring after
+    ``expires_in_seconds`` (engine default 300)."""
+
+    approval_id: str
+    work_item_id: str
+    ownership_epoch: int = Field(ge=1)
+    operations: List[str] = Field(min_length=1)
+    resources: List[str] = Field(default_factory=list)
+    budget: Optional[Document] = None
+    expires_in_seconds: Optional[int] = Field(default=None, ge=1, le=86_400)
+    comments: Optional[str] = None
+
+
 __all__ = [
+    "ApprovalGrantExecutionWirePayload",
     "ArtifactPublishWirePayload",
     "CoordinatorRef",
     "GroupArchiveWirePayload",

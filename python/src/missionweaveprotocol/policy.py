@@ -19,7 +19,8 @@ The reference's ``policy`` module; every rule runs in the Rust core (``authority
   subset of the Work Contract (tools are read from ``constraints.allowedTools``) and fits the
   remaining budget. High-risk operations (``production.``, ``payment.``, ``external.send``,
   ``destructive.``) and contracts whose ``executionApproval`` is not ``not_required`` need an
-  Execution Approval; the core does not store Execution Approvals yet, so such requests are
+  Execution Approval the core stored (``approval.grant_execution``) for this WorkItem and
+  Ownership Epoch, unexpired, covering the operations, resources and budget; otherwise they are
   refused with ``APPROVAL_REQUIRED``.
 - :class:`BudgetMeter` and :class:`PolicyGuard` are local hard limits; rate refusals are
   ``RATE_LIMITED`` with ``retry_after_ms``. The guard's memory is bounded
@@ -344,9 +345,12 @@ class ExecutionAuthorization:
     """``ExecutionAuthorization(core, authorization, *, approval_key_resolver=None, policy=None,
     clock=None)``: grants only after the live checks of the module documentation.
 
-    ``approval_key_resolver`` and ``policy`` are accepted for the reference's signature; the
-    core has no Execution Approval state yet, so approval-gated requests are refused
-    (``APPROVAL_REQUIRED``) and the high-risk classification is the core's.
+    ``approval_key_resolver`` and ``policy`` are accepted for the reference's signature. An
+    approval-gated request (a high-risk operation, or a contract requiring execution approval)
+    rests on the Execution Approval the core stored under ``approval_id``
+    (``approval.grant_execution``, queried as ``execution_approval``): the core accepted only
+    its signed human Command, so no signature is re-checked here. Without one the request is
+    refused (``APPROVAL_REQUIRED``); the high-risk classification is the core's.
     """
 
     __slots__ = ("_core", "_authorization", "_approval_key_resolver", "_policy", "_clock")
@@ -395,6 +399,12 @@ class ExecutionAuthorization:
         item = await self._value("work_item", work_item_id)
         lease = await self._value("execution_lease", work_item_id) if item is not None else None
         mission = await self._value("mission", item["missionId"]) if item is not None else None
+        # §12: the persisted Execution Approval the request cites, as the core stored it.
+        approval = (
+            await self._value("execution_approval", approval_id)
+            if approval_id is not None
+            else None
+        )
         remaining: List[ResourceUsage] = []
         for account in (work_item_id, item["missionId"] if item is not None else None):
             if account is not None:
@@ -408,6 +418,7 @@ class ExecutionAuthorization:
             work_item=item, execution_lease=lease, mission=mission, remaining=remaining,
             allowed_tools=list(allowed_tools), allowed_resources=list(allowed_resources),
             allowed_operations=list(allowed_operations), budget=budget, approval_id=approval_id,
+            execution_approval=approval,
         )
         return IssuedCapabilityGrant(CapabilityGrant._from_core(claims), token)
 

@@ -1,4 +1,5 @@
-//! §11.5 reconciliation on the engine path: a rebased `work.checkpoint` carrying the critical
+//! §11.5 reconciliation on the engine path: a rebased `work.checkpoint` or `message.post`
+//! (the two reversible kinds) carrying the critical
 //! bounded-offline-execution binding. The binding is checked by
 //! [`crate::offline::reconcile::check_binding`] against the WorkItem, the historical Execution
 //! Lease and the per-lease totals; then, in the checkpoint's own transaction, a nonzero delta
@@ -145,7 +146,7 @@ fn reconciled_blob(totals: &Reconciled) -> Result<Blob, EngineError> {
         .map_err(|e| EngineError::invalid("canonicalization", e.to_string()))
 }
 
-/// Reconciles `decision` (the checkpoint's) with the Command's offline binding, if it carries
+/// Reconciles `decision` (the checkpoint's or the Message's) with the Command's offline binding, if it carries
 /// one; otherwise returns it unchanged.
 pub(crate) fn reconcile(
     store: &dyn Store,
@@ -158,8 +159,10 @@ pub(crate) fn reconcile(
     else {
         return Ok(decision);
     };
-    // The engine implements `work.checkpoint`; `message.post` is refused upstream as unknown.
-    if command.kind() != "work.checkpoint" {
+    // Both reversible kinds are decided by the engine: `work.checkpoint` (`engine/work`) and
+    // `message.post` (`message`, which already placed the Message in the WorkItem's
+    // Conversation, §9); either is reconciled here the same way.
+    if !is_reversible(command.kind()) {
         return Err(EngineError::Offline(OfflineError::NotReversible {
             kind: command.kind().to_owned(),
         }));
@@ -172,7 +175,13 @@ pub(crate) fn reconcile(
         agent_id: &command.actor().id,
         group_id: command.group_id().unwrap_or_default(),
         work_item_id: &id,
-        conversation_id: command.conversation_id(),
+        // A Message may name its Conversation in the payload only (`message.post`).
+        conversation_id: command.conversation_id().or_else(|| {
+            command
+                .payload()
+                .get("conversationId")
+                .and_then(Value::as_str)
+        }),
         session_epoch: command.session_epoch().unwrap_or_default(),
     };
     let lease = historical_lease(store, &item, &binding.execution_lease_id)?;
