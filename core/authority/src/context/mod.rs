@@ -14,12 +14,14 @@
 //! archival service's Group Snapshots ([`snapshot`]); both are here with the same rules for
 //! every binding.
 
+mod call;
 mod error;
 pub mod knowledge;
 mod package;
 mod resolver;
 pub mod snapshot;
 
+pub use call::call;
 pub use error::ContextError;
 pub use knowledge::{CLASSIFICATIONS, KnowledgeDraft};
 pub use package::{ContextDecision, ContextPackageDraft, SourceEvent, check, publish};
