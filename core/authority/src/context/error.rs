@@ -220,7 +220,7 @@ impl DescribeError for ContextError {
                 f.text("event_id", event_id.as_str())
             }
             Self::VersionChain { version } => f.integer("version", int(*version)),
-            Self::SnapshotCoverage { detail } => f.text("detail", detail.as_str()),
+            Self::SnapshotCoverage { detail } => f.text("problem", detail.as_str()),
             Self::SourceRangeMismatch {
                 from_sequence,
                 to_sequence,

@@ -50,7 +50,7 @@ pub fn publish(
     sha256("artifactHash", &draft.artifact_hash)?;
     let published_at = draft
         .published_at
-        .to_rfc3339()
+        .to_rfc3339_shortest()
         .ok_or_else(|| ContextError::InvalidArgument("published_at is out of range".into()))?;
     let package = &source.document;
     let member = |pointer: &str| package.pointer(pointer).cloned().unwrap_or(Value::Null);

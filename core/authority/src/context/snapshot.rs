@@ -69,7 +69,18 @@ pub fn archive(
         policy_log: request.policy_log.clone(),
         created_at: request.created_at,
     };
-    draft.sign(authority, key).map_err(ContextError::Signing)
+    // The shortest time form, so the host's model re-renders the signed document exactly.
+    let created_at = request
+        .created_at
+        .to_rfc3339_shortest()
+        .ok_or_else(|| ContextError::InvalidArgument("created_at is out of range".into()))?;
+    let mut document = draft.document(authority);
+    if let Value::Object(o) = &mut document {
+        o.insert("createdAt", Value::string(created_at));
+    }
+    SignedDocumentCodec::new()
+        .sign(SignedDocumentKind::GroupSnapshot, &document, key)
+        .map_err(ContextError::Signing)
 }
 
 /// A verified snapshot: the document and the `sha256:` of its canonical bytes (what
