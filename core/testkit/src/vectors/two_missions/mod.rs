@@ -91,14 +91,17 @@ fn step(
 }
 
 fn run() -> Result<Vec<Value>, String> {
-    let mut w = World::setup(Start::Empty)?;
+    let w = World::setup(Start::Empty)?;
     let mut records = vec![
         Rec::new()
             .str("record", "setup")
             .str("registry", text(w.registry_bytes())?)
             .value(
                 "authority",
-                Rec::new().str("type", "service").str("id", AUTHORITY).build(),
+                Rec::new()
+                    .str("type", "service")
+                    .str("id", AUTHORITY)
+                    .build(),
             )
             .str("authorityKeyId", key_id(AUTHORITY_KEY_SEED))
             .str("authorityKeySeed", hex(&[AUTHORITY_KEY_SEED; 32]))
@@ -113,7 +116,13 @@ fn run() -> Result<Vec<Value>, String> {
     let mut index = 0;
     for (now, bytes, performed) in w.setup_log() {
         index += 1;
-        records.push(step(index, "setup: session_open", *now, bytes, Ok(performed))?);
+        records.push(step(
+            index,
+            "setup: session_open",
+            *now,
+            bytes,
+            Ok(performed),
+        )?);
         append(&mut log, &performed.events);
     }
     for act in script::interleaved() {
@@ -125,14 +134,30 @@ fn run() -> Result<Vec<Value>, String> {
             (Ok(performed), None) => {
                 w.verify_events(&performed)
                     .map_err(|e| format!("{}: {e}", act.label))?;
-                records.push(step(index, &act.label, now, command.bytes(), Ok(&performed))?);
+                records.push(step(
+                    index,
+                    &act.label,
+                    now,
+                    command.bytes(),
+                    Ok(&performed),
+                )?);
                 append(&mut log, &performed.events);
             }
             (Err(e), Some(code)) if e.wire_code() == code => {
-                records.push(step(index, &act.label, now, command.bytes(), Err(code.as_str()))?);
+                records.push(step(
+                    index,
+                    &act.label,
+                    now,
+                    command.bytes(),
+                    Err(code.as_str()),
+                )?);
             }
             (Ok(_), Some(code)) => {
-                return Err(format!("{}: applied, expected {}", act.label, code.as_str()));
+                return Err(format!(
+                    "{}: applied, expected {}",
+                    act.label,
+                    code.as_str()
+                ));
             }
             (Err(e), _) => {
                 return Err(format!(
@@ -172,7 +197,9 @@ fn run() -> Result<Vec<Value>, String> {
 /// snapshot's last sequence), and every Event it replays from there.
 fn replay(w: &World, group: &str) -> Result<(u64, Vec<EventRecord>), String> {
     let store = w.engine().store();
-    let head = store.head(group).map_err(|e| format!("head of {group}: {e}"))?;
+    let head = store
+        .head(group)
+        .map_err(|e| format!("head of {group}: {e}"))?;
     let from = head.first_online.saturating_sub(1);
     let mut out = Vec::new();
     let mut after = from;

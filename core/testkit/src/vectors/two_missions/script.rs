@@ -99,7 +99,10 @@ impl Mission {
     }
 
     fn conversation(self) -> String {
-        format!("urn:missionweaveprotocol:conversation:two-missions-{}", self.tag)
+        format!(
+            "urn:missionweaveprotocol:conversation:two-missions-{}",
+            self.tag
+        )
     }
 
     fn by(self, actor: &'static str, kind: &'static str, payload: String) -> Build {
@@ -110,7 +113,13 @@ impl Mission {
     fn coordinator(self, kind: &'static str, payload: String) -> Build {
         let group = self.group;
         Box::new(move |w: &World| {
-            w.command_in(group, kind, COORDINATOR, r#""coordinatorEpoch": 1"#, &payload)
+            w.command_in(
+                group,
+                kind,
+                COORDINATOR,
+                r#""coordinatorEpoch": 1"#,
+                &payload,
+            )
         })
     }
 
@@ -231,7 +240,10 @@ impl Mission {
         let tag = self.tag;
         vec![
             act(format!("{tag}: work.start {stage}"), self.start(stage)),
-            act(format!("{tag}: artifact.publish {stage}"), self.publish(stage)),
+            act(
+                format!("{tag}: artifact.publish {stage}"),
+                self.publish(stage),
+            ),
             act(
                 format!("{tag}: work.submit {stage}"),
                 self.worker("work.submit", stage, Lease::Execution, submit),
@@ -247,14 +259,23 @@ impl Mission {
     /// only content published for its WorkItem), the manifest signed with the Worker's key.
     fn publish(self, stage: &str) -> Build {
         let manifest = payloads::manifest(WORKER, "CREATED")
-            .replace(payloads::ARTIFACT, &format!("urn:missionweaveprotocol:artifact:{}-{stage}", self.tag))
+            .replace(
+                payloads::ARTIFACT,
+                &format!("urn:missionweaveprotocol:artifact:{}-{stage}", self.tag),
+            )
             .replace(payloads::HASH_A, &self.artifact_hash(stage))
             .replace(
-                &format!(r#""missionId":"{}""#, missionweaveprotocol_behavior::world::MISSION),
+                &format!(
+                    r#""missionId":"{}""#,
+                    missionweaveprotocol_behavior::world::MISSION
+                ),
                 &format!(r#""missionId":"{}""#, self.mission),
             )
             .replace(
-                &format!(r#""groupId":"{}""#, missionweaveprotocol_behavior::world::GROUP),
+                &format!(
+                    r#""groupId":"{}""#,
+                    missionweaveprotocol_behavior::world::GROUP
+                ),
                 &format!(r#""groupId":"{}""#, self.group),
             )
             .replace(
@@ -291,7 +312,10 @@ impl Mission {
             format!("{}: mission.submit_for_approval", self.tag),
             self.coordinator(
                 "mission.submit_for_approval",
-                format!(r#"{{"artifactHashes": ["{}"]}}"#, self.artifact_hash("integration")),
+                format!(
+                    r#"{{"artifactHashes": ["{}"]}}"#,
+                    self.artifact_hash("integration")
+                ),
             ),
         )
     }
@@ -412,7 +436,10 @@ fn child_testing() -> Vec<Act> {
     );
     let submit = format!(r#"{{"artifactHashes": ["{hash}"]}}"#);
     vec![
-        act("a: mission.create_child under testing", A.coordinator("mission.create_child", create)),
+        act(
+            "a: mission.create_child under testing",
+            A.coordinator("mission.create_child", create),
+        ),
         act(
             "a-testing: mission.submit_for_approval",
             Box::new(move |w: &World| {
@@ -483,7 +510,10 @@ fn gated_integration() -> Vec<Act> {
             ),
         )
     });
-    acts.push(act("a: approval.grant_execution integration (human)", grant));
+    acts.push(act(
+        "a: approval.grant_execution integration (human)",
+        grant,
+    ));
     acts.extend(A.execute(stage));
     acts
 }
@@ -494,7 +524,8 @@ fn archive() -> Act {
     act(
         "a: group_archive with a Group Snapshot by the Group Authority",
         Box::new(|w: &World| {
-            let event_ids = group_event_ids(w.engine().store(), A.group).map_err(|e| e.to_string())?;
+            let event_ids =
+                group_event_ids(w.engine().store(), A.group).map_err(|e| e.to_string())?;
             let policy_log = json::parse(
                 format!(
                     r#"{{"entryId": "urn:missionweaveprotocol:policy-log:two-missions-a",
