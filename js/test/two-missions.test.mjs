@@ -20,10 +20,10 @@ const STEPS = RECORDS.filter((r) => r.record === 'step');
 const LOGS = RECORDS.filter((r) => r.record === 'log');
 const [DIGEST] = RECORDS.filter((r) => r.record === 'digest');
 
-/** The typed error each refusal raises (the Rust core's family table). */
+/** The typed error and reason slug of each refusal (the Rust core's family table). */
 const REFUSALS = {
-  'b: work.start implementation before requirements is verified': 'DependencyError',
-  'a: work.start integration without an Execution Approval': 'PolicyViolation',
+  'b: work.start implementation before requirements is verified': ['DependencyError', 'dependency_not_ready'],
+  'a: work.start integration without an Execution Approval': ['PolicyViolation', 'execution_approval_required'],
 };
 
 const encoder = new TextEncoder();
@@ -59,8 +59,11 @@ async function performAll(api, core, clock, skewMs = 0) {
     } catch (error) {
       if (!(error instanceof api.MissionWeaveProtocolError)) throw error;
       if (step.refused === undefined) problems.push(`${step.label}: refused ${error.code}`);
-      else if (error.code !== step.refused || error.constructor !== api[REFUSALS[step.label]]) {
-        problems.push(`${step.label}: ${error.constructor.name} ${error.code}, expected ${step.refused}`);
+      else {
+        const [type, reason] = REFUSALS[step.label];
+        if (error.code !== step.refused || error.constructor !== api[type] || error.reason !== reason) {
+          problems.push(`${step.label}: ${error.constructor.name} ${error.code} ${error.reason}, expected ${type} ${step.refused} ${reason}`);
+        }
       }
       continue;
     }

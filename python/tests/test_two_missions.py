@@ -57,6 +57,12 @@ REFUSALS: Dict[str, Type[MissionWeaveProtocolError]] = {
     "a: work.start integration without an Execution Approval": PolicyViolation,
 }
 
+# … and its reason slug.
+REASONS = {
+    "b: work.start implementation before requirements is verified": "dependency_not_ready",
+    "a: work.start integration without an Execution Approval": "execution_approval_required",
+}
+
 
 class StepClock:
     """The Core's clock: the instant of the step being performed."""
@@ -180,4 +186,4 @@ def test_each_refusal_is_typed_with_its_wire_code(label: str) -> None:
     # The wire code is not the family: INVALID_COMMAND here is a DependencyError, not the
     # InvalidCommand family (the core's reason slug decides).
     assert not isinstance(error, InvalidCommand)
-    assert error.reason == {"DependencyError": "dependency_not_ready"}.get(type(error).__name__, error.reason)
+    assert error.reason == REASONS[label]

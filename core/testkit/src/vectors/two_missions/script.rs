@@ -155,13 +155,9 @@ impl Mission {
                 "conversation:finance-main",
                 &format!("conversation:two-missions-{}-main", self.tag),
             );
-        let (group, mission, owner) = (self.group, self.mission, self.owner);
         act(
             format!("{}: mission.create", self.tag),
-            Box::new(move |w: &World| {
-                let _ = mission;
-                w.command_in(group, "mission.create", owner, "", &payload)
-            }),
+            self.by(self.owner, "mission.create", payload),
         )
     }
 
