@@ -9,13 +9,13 @@
 //! Also checked on the committed log: the stages ran as a graph — no WorkItem started before
 //! the WorkItem it depends on was verified (§10.4) — and the gates held.
 
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol::json::{Value, parse, sha256_prefixed};
+use missionweaveprotocol::json::{Value, canonical_bytes, parse, sha256_prefixed};
 use missionweaveprotocol::{DescribeError, KeyRegistrySnapshot, Principal, PrincipalType};
 use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_authority::service::{AuthorityCore, default_authorizer};
@@ -151,6 +151,27 @@ fn perform_all<S: Store>(
         problems.push("the log digest differs".into());
     }
     problems
+}
+
+#[test]
+fn the_generator_runs_the_whole_scenario() {
+    let generated = missionweaveprotocol_testkit::vectors::two_missions::records();
+    assert_eq!(
+        text(&generated[0], "/record"),
+        "setup",
+        "{:?}",
+        generated[0]
+    );
+    let canonical = |records: &[Value]| -> Vec<Vec<u8>> {
+        records
+            .iter()
+            .map(|r| canonical_bytes(r).unwrap())
+            .collect()
+    };
+    assert!(
+        canonical(&generated) == canonical(&records()),
+        "regenerate with scripts/write-vectors.sh"
+    );
 }
 
 #[test]

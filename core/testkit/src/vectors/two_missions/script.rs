@@ -363,8 +363,8 @@ fn json_text(value: &Value) -> Result<String, String> {
 pub fn track_a() -> Vec<Act> {
     let m = A;
     let mut acts = vec![m.create(), m.renew()];
-    for index in 0..STAGES.len() {
-        let contract = if STAGES[index] == "integration" {
+    for (index, stage) in STAGES.iter().enumerate() {
+        let contract = if *stage == "integration" {
             gated(m.contract(index))
         } else {
             m.contract(index)
