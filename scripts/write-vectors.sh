@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the golden vectors (tests/vectors/) from the Rust core: every bundle evaluation,
-# the seeded canonical-JSON corpus, the authority and scheduler scenarios, and manifest.json.
+# the seeded canonical-JSON corpus, the authority and scheduler scenarios, the two-Missions Event
+# log every binding's Core replays (two-missions.jsonl), and manifest.json.
 # Review the diff before committing: every changed byte is a change in observable behaviour.
 #
 #   scripts/write-vectors.sh            write tests/vectors/

@@ -60,6 +60,16 @@ pub const SESSION_EPOCH: u64 = 1;
 /// The Agents whose Sessions [`World::setup`] opens, by [`IDENTITY`] ([`SESSIONLESS`] has none).
 pub const AGENTS: [&str; 2] = [COORDINATOR, WORKER];
 
+/// The seed byte of the Group Authority's signing key (its key ID is [`key_id`] of it).
+pub const AUTHORITY_KEY_SEED: u8 = 46;
+/// The prefix of the engine's sequential Event IDs (`<prefix>1`, `<prefix>2`, …).
+pub const EVENT_ID_PREFIX: &str = "urn:missionweaveprotocol:event:behavior-";
+
+/// The Registry key ID of the principal whose seed byte is `seed`.
+pub fn key_id(seed: u8) -> String {
+    format!("urn:missionweaveprotocol:key:behavior-{seed}")
+}
+
 /// The engine every scenario drives: the real one, over the in-memory store.
 pub type BehaviorEngine = Engine<InMemoryStore, SigningKey, SequentialEventIds>;
 
@@ -78,10 +88,13 @@ pub enum Start {
 pub struct World {
     keys: Vec<(Principal, SigningKey)>,
     registry: Arc<KeyRegistrySnapshot>,
+    registry_bytes: Vec<u8>,
     engine: BehaviorEngine,
     next_action: Cell<u64>,
     now: Cell<UnixMillis>,
     setup_events: usize,
+    /// Each setup Command: when it was performed, its wire bytes, and its Events.
+    setup_log: Vec<(UnixMillis, Vec<u8>, Performed)>,
     /// The kind and code of the last Command ingress refused (§6.4 stages, authorizer).
     ingress_refusal: RefCell<Option<(String, WireCode)>>,
 }
@@ -102,15 +115,12 @@ impl World {
             (PrincipalType::Agent, SESSIONLESS, 47),
             (PrincipalType::Service, SERVICE, 45),
             (PrincipalType::Service, IDENTITY, 48),
-            (PrincipalType::Service, AUTHORITY, 46),
+            (PrincipalType::Service, AUTHORITY, AUTHORITY_KEY_SEED),
         ];
         let mut builder = RegistryBuilder::new(ORG);
         let mut keys = Vec::new();
         for (kind, id, seed) in principals {
-            let key = SigningKey::from_seed(
-                format!("urn:missionweaveprotocol:key:behavior-{seed}"),
-                &[seed; 32],
-            );
+            let key = SigningKey::from_seed(key_id(seed), &[seed; 32]);
             let principal = Principal::new(kind, id);
             builder
                 .add_key(
@@ -122,7 +132,7 @@ impl World {
                 .map_err(|e| format!("registry: {e}"))?;
             keys.push((principal, key));
         }
-        let (_, registry) = builder.build().map_err(|e| format!("registry: {e}"))?;
+        let (registry_bytes, registry) = builder.build().map_err(|e| format!("registry: {e}"))?;
         let authority_key = keys
             .iter()
             .find(|(p, _)| p.id == AUTHORITY)
@@ -134,15 +144,17 @@ impl World {
                 Principal::new(PrincipalType::Service, AUTHORITY),
                 authority_key,
             ),
-            SequentialEventIds::new("urn:missionweaveprotocol:event:behavior-"),
+            SequentialEventIds::new(EVENT_ID_PREFIX),
         );
         let mut world = World {
             keys,
             registry: Arc::new(registry),
+            registry_bytes,
             engine,
             next_action: Cell::new(1),
             now: Cell::new(START),
             setup_events: 0,
+            setup_log: Vec::new(),
             ingress_refusal: RefCell::new(None),
         };
         // §6.3: every Agent Command is fenced by the Agent's Session Epoch, so the Sessions are
@@ -154,7 +166,7 @@ impl World {
                 "",
                 &payloads::session_open(agent),
             )?;
-            world.setup_events += world.apply(&open).map_err(|e| format!("setup: {e}"))?.len();
+            world.setup_events += world.apply_setup(&open)?;
             let epoch = world.session_epoch(agent)?;
             if epoch != Some(SESSION_EPOCH) {
                 return Err(format!(
@@ -169,12 +181,26 @@ impl World {
                 "",
                 &payloads::create_mission(MISSION, ""),
             )?;
-            world.setup_events += world
-                .apply(&create)
-                .map_err(|e| format!("setup: {e}"))?
-                .len();
+            world.setup_events += world.apply_setup(&create)?;
         }
         Ok(world)
+    }
+
+    /// Applies a setup Command (its Events verified) and logs it; how many Events it appended.
+    fn apply_setup(&mut self, command: &VerifiedCommand) -> Result<usize, String> {
+        let performed = self
+            .perform(command)
+            .map_err(|e| format!("setup: {} refused: {e}", command.kind()))?;
+        let events = self.verify_events(&performed)?.len();
+        self.setup_log
+            .push((self.now(), command.bytes().to_vec(), performed));
+        Ok(events)
+    }
+
+    /// The setup's Commands in order: when each was performed, its wire bytes and its Events
+    /// (another core given the same Registry, keys and Event IDs replays them identically).
+    pub fn setup_log(&self) -> &[(UnixMillis, Vec<u8>, Performed)] {
+        &self.setup_log
     }
 
     /// How many Events the setup appended (each verified).
@@ -188,6 +214,12 @@ impl World {
 
     pub fn registry(&self) -> &Arc<KeyRegistrySnapshot> {
         &self.registry
+    }
+
+    /// The Registry evidence bytes the world's snapshot was built from (what another core
+    /// needs to verify the same Commands).
+    pub fn registry_bytes(&self) -> &[u8] {
+        &self.registry_bytes
     }
 
     /// `agent`'s current Session Epoch (`None`: no Session was ever opened).

@@ -15,12 +15,14 @@
 //! | `canonical.jsonl` | 500 | seeded JSON texts → RFC 8785 text and hash, or the typed error |
 //! | `authority.jsonl` | one per scenario | lease, budget, delegation and scheduler steps with results or typed errors |
 //! | `scheduling.jsonl` | 4 | the mixed scheduler trace, the 10,000-item dispatch digest, idempotency keys, a lease document |
+//! | `two-missions.jsonl` | setup, one per Command, one log per Group, digest | two concurrent Missions through five stages, a child Mission, an execution gate and an archive, replayed by every binding (`two_missions`) |
 //! | `manifest.json` | – | every file's SHA-256, byte length, record count, and the vector count per area |
 
 mod authority;
 mod canonical;
 mod evaluations;
 mod scheduling;
+pub mod two_missions;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,6 +84,7 @@ pub fn generate() -> Vec<VectorFile> {
     let canonical = canonical::records();
     let (authority, authority_areas) = authority::records();
     let scheduling = scheduling::records();
+    let two_missions = two_missions::records();
     let mut files = vec![
         jsonl(
             "evaluations.jsonl",
@@ -94,6 +97,13 @@ pub fn generate() -> Vec<VectorFile> {
             "scheduling.jsonl",
             &scheduling,
             count_by(&scheduling, "area"),
+        ),
+        jsonl(
+            "two-missions.jsonl",
+            &two_missions,
+            // No per-area count: the per-area checkers (test_vectors.py, vectors-check.mjs)
+            // do not replay it; the two-missions tests of each binding do, whole.
+            BTreeMap::new(),
         ),
     ];
     let manifest = manifest(&files);
