@@ -10,6 +10,7 @@ mod budget;
 mod bundle;
 mod cli;
 mod codec;
+mod control;
 mod convert;
 mod core;
 mod delegation;
@@ -293,6 +294,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Agent runtime and bounded offline execution (agent.py, offline.py)
     m.add_class::<agent::NativeAgentSessions>()?;
     offline::register(m)?;
+    // The human control interface (control.py)
+    control::register(m)?;
     // scheduler
     m.add_class::<scheduler::GroupSchedulingPolicy>()?;
     m.add_class::<scheduler::SchedulerPolicy>()?;

@@ -14,6 +14,8 @@ pub mod artifacts;
 pub mod authority;
 #[cfg(feature = "authority")]
 pub mod authority_core;
+#[cfg(feature = "authority")]
+pub mod control;
 pub mod envelope;
 pub mod keys;
 pub mod limits;
