@@ -462,3 +462,39 @@ fn the_signature_check_accepts_the_owners_key_only() {
         &owner_key.public_key_bytes()
     ));
 }
+
+#[test]
+fn mission_operations_need_the_queried_mission_and_object_arguments() {
+    let mut r = json::Object::new();
+    r.insert("operation", Value::string("cancel"));
+    r.insert("humanId", Value::string(OWNER));
+    r.insert(
+        "actionId",
+        Value::string("urn:missionweaveprotocol:action:x"),
+    );
+    r.insert("issuedAt", Value::string(NOW_TEXT));
+    r.insert("args", parse(r#"{"reason": "r"}"#));
+    let e = control::build(&Value::Object(r.clone())).unwrap_err();
+    assert_eq!(
+        e,
+        ControlError::Missing {
+            name: "mission".into()
+        }
+    );
+    r.insert("mission", Value::string("not a document"));
+    let e = control::build(&Value::Object(r.clone())).unwrap_err();
+    assert_eq!(
+        (e.reason(), e.wire_code()),
+        ("invalid_argument", WireCode::InvalidCommand)
+    );
+    r.insert("args", parse("[1]"));
+    let e = control::build(&Value::Object(r)).unwrap_err();
+    assert_eq!(
+        e,
+        ControlError::Invalid {
+            name: "args".into(),
+            expected: "an object"
+        }
+    );
+    assert!(control::latest_submission(MISSION, &[]).is_none());
+}
