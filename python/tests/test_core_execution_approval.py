@@ -112,7 +112,7 @@ def test_the_mission_owner_grants_and_the_gated_work_starts() -> None:
     stored = asyncio.run(core.query(Query(kind=QueryKind.EXECUTION_APPROVAL, entity_id=APPROVAL)))
     assert stored.value["workItemId"] == W1
     started = asyncio.run(core.perform(start(core)))
-    assert started.kind == EventKind.WORK_STARTED
+    assert started.kind == EventKind.WORK_ITEM_STARTED
 
 
 def test_stale_epochs_and_other_humans_are_refused_with_nothing_applied() -> None:
