@@ -2281,7 +2281,6 @@ function controlApi({ SigningKey, signDocument, callFunction }) {
       this.publicKey = checkString(publicKey, 'publicKey');
       this.keyId = checkString(keyId, 'keyId');
       const key = SigningKey.fromSeedBase64url(this.keyId, checkString(privateKey, 'privateKey'));
-      if (key.publicKeyBase64url !== this.publicKey) throw new ArgumentError('publicKey is not the private key\'s');
       hidden(this, { privateKey });
       keys.set(this, key);
       Object.freeze(this);

@@ -85,8 +85,8 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       const api = apis[name];
       const { core, control } = await created(api, t);
       const before = await logLength(core);
-      for (const attempt of [control.requestChanges(MISSION, 'more'), control.approve(MISSION)]) {
-        const error = await rejected(attempt);
+      for (const attempt of [() => control.requestChanges(MISSION, 'more'), () => control.approve(MISSION)]) {
+        const error = await rejected(attempt());
         assert.ok(error instanceof api.ArgumentError, `${error.name}: ${error.message}`);
         assert.equal(error.reason, 'nothing_submitted');
       }
