@@ -1603,6 +1603,65 @@ export interface OfflineOutboxLike {
   pendingActions(agentId: string): unknown[];
   markActionSent(agentId: string, actionId: string): unknown;
 }
+/** A `{type, id}` Principal of the wire. */
+export interface ContextPrincipal { readonly type: 'agent' | 'human' | 'service'; readonly id: string }
+/** An Event as `Core.replay` gives it, or its wire document. */
+export type ContextSourceEvent = Event | { readonly eventId: string; readonly groupId: string; readonly sequence: number };
+/** A decision of a Context Package and the Events it was decided in. */
+export interface ContextDecision { readonly description: string; readonly sourceEventIds: readonly string[] }
+/** A signed Context Package (`context-package.schema.json`), deep-frozen. */
+export type ContextPackage = Readonly<Record<string, unknown>> & { readonly contextPackageId: string; readonly version: number; readonly groupId: string; readonly missionId: string };
+/** A signed knowledge publication, deep-frozen. */
+export type KnowledgePublication = Readonly<Record<string, unknown>> & { readonly publicationId: string; readonly provenanceEventIds: readonly string[]; readonly classification: Classification };
+/** A signed Group Snapshot (`group-snapshot.schema.json`), deep-frozen. */
+export type GroupSnapshot = Readonly<Record<string, unknown>> & { readonly snapshotId: string; readonly groupId: string; readonly throughSequence: number };
+/** The reference's classifications, least to most restricted. */
+export type Classification = 'public' | 'internal' | 'confidential' | 'restricted';
+
+/**
+ * Context Packages of one generating Agent (§13.3; the reference's `ContextPackageService`).
+ * Every rule is the core's: one contiguous ascending range of one Group's Events, decisions
+ * citing that range, the version chain; refusals are {@link ContextPackageError} or the codec's
+ * {@link SigningError}/{@link VerificationError}.
+ */
+export declare class ContextPackageService {
+  constructor(options: { agentId: string; signingKey: SigningKey });
+  readonly agentId: string;
+  publish(options: {
+    missionId: string; groupId: string; version: number; events: Iterable<ContextSourceEvent>; summary: string;
+    artifactHashes?: readonly string[]; decisions?: readonly ContextDecision[]; constraints?: readonly string[];
+    unresolvedQuestions?: readonly string[]; workItemId?: string | null; previousContextPackageId?: string | null;
+    generatedAt?: Date | number; contextPackageId?: string;
+  }): ContextPackage;
+  /** Against this service's key, or the Organization's Registry evidence (`registry`). */
+  verify(contextPackage: ContextPackage, options?: { registry?: Uint8Array | string }): void;
+  /** Verifies, then installs into the package's Group of `session` only (revision = version). */
+  install(contextPackage: ContextPackage, session: AgentRuntimeSession, options: { expectedMissionId: string }): void;
+}
+
+/** Classified knowledge publications from Context Packages (the reference's `KnowledgePublisher`). */
+export declare class KnowledgePublisher {
+  constructor(options: { publisher: ContextPrincipal; signingKey: SigningKey });
+  publish(options: {
+    context: ContextPackage; artifactHash: string; targetScope: string; classification: Classification;
+    summary: string; publishedAt?: Date | number; publicationId?: string;
+  }): KnowledgePublication;
+  /** The signature under the publisher's key and, given `context`, its provenance. */
+  verify(publication: KnowledgePublication, options?: { context?: ContextPackage | null }): void;
+}
+
+/** The archival service's Group Snapshots, Events `1..n` in order (the reference's `SnapshotArchive`). */
+export declare class SnapshotArchive {
+  constructor(options: { authority: ContextPrincipal; signingKey: SigningKey });
+  archive(options: {
+    groupId: string; events: Iterable<ContextSourceEvent>; state?: unknown;
+    policyLog: readonly Record<string, unknown>[]; createdAt?: Date | number; snapshotId?: string;
+  }): GroupSnapshot;
+  /** @throws {@link ArgumentError} for an unknown ID. */
+  get(snapshotId: string): GroupSnapshot;
+  verify(snapshot: GroupSnapshot): void;
+}
+
 /** The offline bounds. @throws {@link OfflinePolicyError} unless `maxDisconnectGraceMs` > 0 and `maxActions` ≥ 1. */
 export declare class OfflineLimits {
   constructor(limits: { maxDisconnectGraceMs: number; maxActions: number; maxUsage?: ResourceInput | ResourceUsage });

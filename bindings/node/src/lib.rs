@@ -18,6 +18,7 @@ pub mod agent;
 pub mod artifacts;
 pub mod auth;
 pub mod authority_core;
+pub mod context;
 pub mod keys;
 pub mod local_store;
 pub mod offline;

@@ -10,6 +10,7 @@ mod budget;
 mod bundle;
 mod cli;
 mod codec;
+mod context;
 mod control;
 mod convert;
 mod core;
@@ -294,6 +295,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Agent runtime and bounded offline execution (agent.py, offline.py)
     m.add_class::<agent::NativeAgentSessions>()?;
     offline::register(m)?;
+    context::register(m)?;
     // The human control interface (control.py)
     control::register(m)?;
     // scheduler

@@ -37,3 +37,10 @@ impl Handle {
 pub fn call_function(method: &str, args: &str) -> String {
     missionweaveprotocol_ffi::call_function(method, args)
 }
+
+/// The `context` module (`missionweaveprotocol_ffi::context::call`); `seed` empty: no key.
+#[wasm_bindgen(js_name = contextCall)]
+pub fn context_call(method: &str, args: &str, key_id: &str, seed: &[u8]) -> String {
+    let key = (!seed.is_empty()).then_some((key_id, seed));
+    missionweaveprotocol_ffi::context::call(method, args, key)
+}

@@ -63,6 +63,22 @@ impl UnixMillis {
     }
 }
 
+impl UnixMillis {
+    /// Renders RFC 3339 UTC with the shortest fraction (none for whole seconds, `.5Z` for
+    /// 500 ms): the form a host re-renders its own datetimes in (Python's `render_timestamp`,
+    /// JavaScript's trimmed `toISOString`), so a document built here re-renders to itself.
+    pub fn to_rfc3339_shortest(self) -> Option<String> {
+        let full = self.to_rfc3339()?;
+        let (head, fraction) = full.trim_end_matches('Z').split_once('.')?;
+        let fraction = fraction.trim_end_matches('0');
+        Some(if fraction.is_empty() {
+            format!("{head}Z")
+        } else {
+            format!("{head}.{fraction}Z")
+        })
+    }
+}
+
 impl fmt::Display for UnixMillis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.to_rfc3339() {
@@ -109,6 +125,19 @@ mod tests {
             UnixMillis(-1).to_rfc3339().as_deref(),
             Some("1969-12-31T23:59:59.999Z")
         );
+    }
+
+    #[test]
+    fn shortest_form_trims_the_fraction() {
+        let shortest = |ms| UnixMillis(ms).to_rfc3339_shortest();
+        assert_eq!(shortest(0).as_deref(), Some("1970-01-01T00:00:00Z"));
+        assert_eq!(shortest(500).as_deref(), Some("1970-01-01T00:00:00.5Z"));
+        assert_eq!(
+            shortest(1_767_323_045_006).as_deref(),
+            Some("2026-01-02T03:04:05.006Z")
+        );
+        assert_eq!(shortest(-1).as_deref(), Some("1969-12-31T23:59:59.999Z"));
+        assert_eq!(shortest(MAX_RFC3339_MILLIS + 1), None);
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub mod authority;
 #[cfg(feature = "authority")]
 pub mod authority_core;
 #[cfg(feature = "authority")]
+pub mod context;
+#[cfg(feature = "authority")]
 pub mod control;
 pub mod envelope;
 pub mod keys;

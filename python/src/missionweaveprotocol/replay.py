@@ -145,12 +145,12 @@ class AgentReplay:
             try:
                 events = await _resolve(self._source(group_id, after=replay.cursor))
                 if isinstance(events, ReplaySnapshot):
-                    offers = [_offer(o) for o in events.projection.work_offers]
+                    restored = [_offer(o) for o in events.projection.work_offers]
                     replay.install_snapshot(
                         core,
                         events.artifact_hash,
                         events.through_sequence,
-                        offers,
+                        restored,
                         now=self._clock(),
                     )
                     continue

@@ -64,6 +64,17 @@ pub enum ContextError {
         /// The package's ID.
         found: String,
     },
+    /// A knowledge publication whose signature does not verify under the publisher's key.
+    BadSignature,
+    /// A knowledge publication whose source package, Group or Event provenance is not the
+    /// package it names.
+    ProvenanceMismatch,
+    /// A Group Snapshot that does not cover its Group's Events `1..n` in order, or names
+    /// another Group (§7.4).
+    SnapshotCoverage {
+        /// What is wrong.
+        detail: String,
+    },
     /// A malformed argument or member (the text says which).
     InvalidArgument(String),
     /// The codec refused to sign the package (its schema or key).
@@ -85,6 +96,9 @@ impl ContextError {
             Self::SourceRangeMismatch { .. } => "source_range_mismatch",
             Self::GeneratorMismatch { .. } => "generator_mismatch",
             Self::ScopeMismatch { .. } => "scope_mismatch",
+            Self::BadSignature => "bad_signature",
+            Self::ProvenanceMismatch => "provenance_mismatch",
+            Self::SnapshotCoverage { .. } => "snapshot_coverage",
             Self::InvalidArgument(_) => "invalid_argument",
             Self::Signing(_) => "signing",
             Self::Verification(_) => "verification",
@@ -135,6 +149,13 @@ impl core::fmt::Display for ContextError {
                 expected,
                 found,
             } => write!(f, "the package's {member} is {found:?}, not {expected:?}"),
+            Self::BadSignature => {
+                f.write_str("the publication's signature does not verify under the publisher's key")
+            }
+            Self::ProvenanceMismatch => f.write_str(
+                "the publication's source package, Group or Event provenance is not the package it names",
+            ),
+            Self::SnapshotCoverage { detail } => write!(f, "Group Snapshot: {detail}"),
             Self::InvalidArgument(detail) => f.write_str(detail),
             Self::Signing(e) => write!(f, "{e}"),
             Self::Verification(e) => write!(f, "{e}"),
@@ -156,6 +177,7 @@ impl DescribeError for ContextError {
     fn wire_code(&self) -> WireCode {
         match self {
             Self::GeneratorMismatch { .. } | Self::ScopeMismatch { .. } => WireCode::AuthForbidden,
+            Self::BadSignature => WireCode::AuthInvalidSignature,
             Self::Signing(e) => e.wire_code(),
             Self::Verification(e) => e.wire_code(),
             _ => WireCode::ProtocolViolation,
@@ -198,6 +220,7 @@ impl DescribeError for ContextError {
                 f.text("event_id", event_id.as_str())
             }
             Self::VersionChain { version } => f.integer("version", int(*version)),
+            Self::SnapshotCoverage { detail } => f.text("problem", detail.as_str()),
             Self::SourceRangeMismatch {
                 from_sequence,
                 to_sequence,

@@ -9,12 +9,24 @@
 //! validates the schema before it signs. A receiver [`verify`]s the bytes (the six stages,
 //! then the same rules) and [`install_values`] gives what an Agent runtime installs for the
 //! package's Group only: Group content never enters another Mission's context (§13.3).
+//!
+//! The reference's `context` module also holds knowledge publication ([`knowledge`]) and the
+//! archival service's Group Snapshots ([`snapshot`]); both are here with the same rules for
+//! every binding.
 
+mod call;
 mod error;
+pub mod knowledge;
 mod package;
+mod resolver;
+pub mod snapshot;
 
+pub use call::call;
 pub use error::ContextError;
+pub use knowledge::{CLASSIFICATIONS, KnowledgeDraft};
 pub use package::{ContextDecision, ContextPackageDraft, SourceEvent, check, publish};
+pub use resolver::{LOCAL_ORGANIZATION, single_key_resolver};
+pub use snapshot::{SnapshotRequest, VerifiedSnapshot};
 
 use missionweaveprotocol::json::{Number, Value, canonical_bytes, sha256_prefixed};
 use missionweaveprotocol::registry::KeyResolver;

@@ -82,7 +82,7 @@ pub fn publish(
     }
     let generated_at = draft
         .generated_at
-        .to_rfc3339()
+        .to_rfc3339_shortest()
         .ok_or_else(|| ContextError::InvalidArgument("generated_at is out of range".into()))?;
     let mut doc = Object::new();
     doc.insert("contextPackageId", Value::string(&draft.context_package_id));
