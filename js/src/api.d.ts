@@ -1732,3 +1732,87 @@ export interface OfflineRebaseOptions { sessionEpoch: number; membershipEpoch: n
 export declare function offlineCommandToWire(command: OfflineCommandInput, identity: OfflineIdentity, options: OfflineRebaseOptions & { keyId?: string }): Record<string, unknown>;
 /** {@link offlineCommandToWire}, deep-frozen (this package has no Command model). */
 export declare function rebaseOfflineCommand(command: OfflineCommandInput, identity: OfflineIdentity, options: OfflineRebaseOptions): Readonly<Record<string, unknown>>;
+
+// ---- The signed human control interface (reference `control.py`, §1.6) -------------------
+// The Commands are built by the core (`missionweaveprotocol_authority::control`) on both
+// backends; its refusals (nothing submitted, a missing budget, a bad argument) are
+// {@link ArgumentError}s with the core's `reason` (`nothing_submitted`, `budget_required`, …).
+
+type JsonDocument = Readonly<Record<string, unknown>>;
+
+/** A human's signing identity (reference `HumanIdentity`): base64url seed and public key; the private key is not enumerable. */
+export declare class HumanIdentity {
+  constructor(humanId: string, privateKey: string, publicKey: string, keyId: string);
+  /** A fresh key; `keyId` defaults to `<humanId>:signing-key`. */
+  static generate(humanId: string, options?: { keyId?: string }): HumanIdentity;
+  readonly humanId: string;
+  readonly privateKey: string;
+  readonly publicKey: string;
+  readonly keyId: string;
+  readonly principal: Principal;
+  /** The SigningKey: bind its public key to the human in the Registry. */
+  readonly signingKey: SigningKey;
+  /** The Command (object or JSON text) signed with this key (§6.4, Command profile). */
+  sign(command: Record<string, unknown> | string): SignedDocument;
+  /** Whether the Command carries a valid signature by this key (no Registry: the Core checks that). */
+  verify(command: SignedDocument | Record<string, unknown> | string): boolean;
+  toJSON(): { humanId: string; publicKey: string; keyId: string };
+}
+
+/** A performed control operation: the signed Command and its first Event. */
+export declare class ControlReceipt {
+  readonly command: SignedDocument;
+  readonly event: Event;
+}
+
+/** What the MissionOwner sees of a Mission. */
+export interface MissionInspection {
+  readonly mission: JsonDocument;
+  readonly group: JsonDocument;
+  readonly workItems: readonly JsonDocument[];
+  readonly events: readonly Event[];
+}
+
+export interface HumanControlCreate {
+  missionId: string; groupId: string; coordinatorId: string; title: string; objective: string;
+  /** Plain texts become acceptance criteria needing `human_review`; objects are acceptance criteria. */
+  definitionOfDone: readonly (string | Record<string, unknown>)[];
+  deadline: string | Date;
+  /** A `common.schema.json#/$defs/budget` object: required (§12). */
+  budget?: Record<string, unknown> | null;
+  permissions?: readonly string[];
+  coordinatorLeaseSeconds?: number;
+  mainConversationId?: string | null;
+  approvalPolicy?: Record<string, unknown> | null;
+  coordinatorLeaseId?: string | null;
+}
+
+/**
+ * The MissionOwner's operations on a {@link Core} (reference `HumanControl`): each a Command
+ * built by the core, signed by `identity` and performed. Action IDs default to
+ * `human-action:<uuid4>`.
+ */
+export declare class HumanControl {
+  constructor(core: Core, identity: HumanIdentity, options?: { clock?: () => number | Date; actionIdFactory?: () => string });
+  readonly core: Core;
+  readonly identity: HumanIdentity;
+  create(options: HumanControlCreate): Promise<ControlReceipt>;
+  inspect(missionId: string): Promise<MissionInspection>;
+  /** `message.post` (the Group's main Conversation unless `conversationId`); content is kept exactly. */
+  direct(missionId: string, content: string | readonly Record<string, unknown>[],
+    options?: { conversationId?: string; messageId?: string; mentions?: readonly Principal[] }): Promise<ControlReceipt>;
+  /** @throws {@link ArgumentError} `nothing_submitted` when the Mission awaits no approval. */
+  requestChanges(missionId: string, feedback: string, options?: { missionRevision?: number }): Promise<ControlReceipt>;
+  /** Resolves to the receipt and the signed Approval Decision. @throws {@link ArgumentError} `nothing_submitted`. */
+  approve(missionId: string, options?: { approvalId?: string; missionRevision?: number; artifactHashes?: readonly string[];
+    acceptancePolicyVersion?: string; comments?: string }): Promise<[ControlReceipt, JsonDocument]>;
+  /** Resolves to the receipt and the Execution Approval the Core stored (§12). */
+  approveExecution(missionId: string, options: { workItemId: string; ownershipEpoch: number; operations: readonly string[];
+    resources?: readonly string[]; budget?: Record<string, unknown>; expiresInSeconds?: number; approvalId?: string;
+    comments?: string }): Promise<[ControlReceipt, JsonDocument]>;
+  cancel(missionId: string, reason: string): Promise<ControlReceipt>;
+  replaceCoordinator(missionId: string, coordinatorId: string,
+    options?: { leaseSeconds?: number; agentCardVersion?: number; leaseId?: string }): Promise<ControlReceipt>;
+  /** The Command this object performed for `eventId`; rejects with {@link NotFound} otherwise. */
+  acceptedCommand(eventId: string): Promise<SignedDocument>;
+}

@@ -11,6 +11,7 @@ mod bundle;
 mod cli;
 mod codec;
 mod context;
+mod control;
 mod convert;
 mod core;
 mod delegation;
@@ -295,6 +296,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<agent::NativeAgentSessions>()?;
     offline::register(m)?;
     context::register(m)?;
+    // The human control interface (control.py)
+    control::register(m)?;
     // scheduler
     m.add_class::<scheduler::GroupSchedulingPolicy>()?;
     m.add_class::<scheduler::SchedulerPolicy>()?;

@@ -9,6 +9,7 @@
 //! | --- | --- | --- |
 //! | [`agent`] | §6.3, §11.3, §12 | the Agent runtime: one active session, increasing Session Epochs, Group-isolated contexts and credentials |
 //! | [`artifact`] | §13.1 | the Artifact aggregate and `artifact.publish` (signed manifest, content-addressed); the content rules and the local filesystem store the bindings wrap |
+//! | [`control`] | §7.1–7.3, §12 | the human control interface: the MissionOwner's operations as unsigned wire Commands (`reference-python.md` §1.6) |
 //! | [`auth`] | §6.3 | Agent keys, one-use HELLO challenges, HMAC session tokens and Session Epochs (`AuthError`, class `authentication`) |
 //! | [`resources`] | §12 | the six budget dimensions |
 //! | [`lease`] | §11.3 | Execution, ownership and coordinator leases, and their schema documents |
@@ -37,6 +38,7 @@ pub mod auth;
 pub mod budget;
 pub mod capability_version;
 pub mod context;
+pub mod control;
 pub mod delegation;
 pub mod engine;
 pub mod events;

@@ -566,6 +566,10 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             out.insert("wire_code_family", Value::Object(families));
             Ok(Value::Object(out))
         }
+        // The human control interface (reference §1.6).
+        "controlCommand" => crate::control::command(args),
+        "controlApproval" => crate::control::approval(args),
+        "controlVerify" => crate::control::verify(args),
         "parseDurationMs" => {
             let duration = text(0, "duration")?;
             let ms = parse_duration_ms(&duration)

@@ -16,6 +16,8 @@ pub mod authority;
 pub mod authority_core;
 #[cfg(feature = "authority")]
 pub mod context;
+#[cfg(feature = "authority")]
+pub mod control;
 pub mod envelope;
 pub mod keys;
 pub mod limits;

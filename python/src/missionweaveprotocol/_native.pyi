@@ -46,6 +46,7 @@ __all__ = [
     "BudgetLedgerSnapshot",
     "BudgetMeterCore",
     "BundleReport",
+    "CONTROL_OPERATIONS",
     "CapabilityRef",
     "CheckpointRef",
     "ConformanceReport",
@@ -123,6 +124,9 @@ __all__ = [
     "canonical_hash",
     "canonicalize_json",
     "context_call",
+    "control_approval",
+    "control_command",
+    "control_verify",
     "decode_base64url",
     "derived_attempt_key",
     "embedded_file",
@@ -1677,6 +1681,14 @@ class NativeAgentSessions:
         group_id: str,
         generation: int,
     ) -> dict[str, Any]: ...
+
+# the human control interface (control.py)
+
+CONTROL_OPERATIONS: list[str]
+
+def control_command(request: dict[str, Any]) -> dict[str, Any]: ...
+def control_approval(request: dict[str, Any]) -> dict[str, Any]: ...
+def control_verify(command: dict[str, Any], key_id: str, public_key: bytes) -> bool: ...
 
 # bounded offline execution (offline.py)
 
