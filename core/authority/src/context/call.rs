@@ -133,7 +133,7 @@ impl<'a> Args<'a> {
         self.member(name)?
             .as_number()
             .and_then(Number::as_u64)
-            .filter(|n| *n <= (1 << 53) - 1)
+            .filter(|n| *n < (1 << 53))
             .ok_or_else(|| bad(format!("{name} must be an integer in 0..=2^53-1")))
     }
 
