@@ -10,7 +10,10 @@ from typing import Any, Dict, Optional, Type
 import pytest
 
 from core_support import (
+    AUTHORITY_KEY,
     GROUP,
+    KEYS,
+    SERVICE,
     MISSION,
     OTHER_HUMAN,
     OWNER,
@@ -269,7 +272,7 @@ def test_query_refusals() -> None:
     with pytest.raises(InvalidCommand) as raised:
         asyncio.run(core.query(Query(kind=QueryKind.CONVERSATION, entity_id=MISSION)))
     assert raised.value.reason == "query_kind_not_served"
-    assert "Conversations" in raised.value.message
+    assert "Conversation" in raised.value.message
     with pytest.raises(InvalidCommand) as raised:
         asyncio.run(core.query(Query(kind=QueryKind.MEMBERSHIP, entity_id=OWNER)))
     assert raised.value.reason == "membership_query_incomplete"
@@ -297,6 +300,14 @@ def test_replay_argument_types() -> None:
 def test_constructor_refusals() -> None:
     with pytest.raises(ValueError):
         make_core(snapshot_authority_key_id="urn:k")
+    # §7.4: the snapshot authority is the Group Authority; its own key pair is accepted, any
+    # other key refused at construction.
+    make_core(snapshot_authority_key_id=AUTHORITY_KEY.key_id,
+              snapshot_authority_public_key=AUTHORITY_KEY.public_key_bytes)
+    other = KEYS[SERVICE]
+    with pytest.raises(ValueError, match="Group Authority"):
+        make_core(snapshot_authority_key_id=other.key_id,
+                  snapshot_authority_public_key=other.public_key_bytes)
     with pytest.raises(TypeError):
         make_core(cooperation_limits=object())
 

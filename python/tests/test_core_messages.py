@@ -10,7 +10,7 @@ import pytest
 
 from core_support import COORDINATOR, GROUP, OWNER, REGISTRY, WORKER, create, make_core, signed
 from missionweaveprotocol.core import MissionWeaveProtocolError
-from missionweaveprotocol.models import EventKind, MessageAmendmentKind
+from missionweaveprotocol.models import EventKind, MessageAmendmentKind, Query, QueryKind
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 
 MAIN = "urn:missionweaveprotocol:conversation:finance-main"
@@ -48,6 +48,10 @@ def test_post_and_correct_emit_message_events() -> None:
     assert corrected.kind == EventKind.MESSAGE_CORRECTED
     assert corrected.payload["message"]["kind"] == MessageAmendmentKind.CORRECTION  # type: ignore[index]
     assert corrected.payload["targetState"] == "corrected"
+    # The Message is queried by ID within its Group (§9; Message IDs are Group-scoped).
+    found = asyncio.run(core.query(Query(kind=QueryKind.MESSAGE, entity_id=M1, group_id=GROUP)))
+    assert found.value["state"] == "corrected"  # type: ignore[index]
+    assert found.value["lastAmendmentId"] == M2  # type: ignore[index]
 
 
 def test_a_non_member_and_an_authority_claim_are_refused() -> None:

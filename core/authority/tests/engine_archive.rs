@@ -190,7 +190,23 @@ fn a_terminal_group_is_archived_with_both_events_atomically() {
         let h = engine.store().head(GROUP).unwrap();
         assert_eq!(h.first_online, head + 1);
         assert_eq!(h.snapshot.unwrap().artifact_hash, hash);
+        // The `group_snapshot` query answers the kept snapshot by Group ID.
+        use missionweaveprotocol_authority::engine::{Query, QueryKind};
+        let queried = engine
+            .query(&Query::new(QueryKind::GroupSnapshot, GROUP), NOW)
+            .unwrap()
+            .unwrap();
+        assert_eq!(canonical(Some(&queried)), canonical(Some(&snapshot)));
     }
+    // A Group that was never archived has no snapshot.
+    use missionweaveprotocol_authority::engine::{Query, QueryKind};
+    let active = f.active();
+    assert!(
+        active
+            .query(&Query::new(QueryKind::GroupSnapshot, GROUP), NOW)
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]

@@ -121,6 +121,26 @@ fn the_mission_owner_posts_in_the_planning_conversation() {
 }
 
 #[test]
+fn a_message_is_queried_by_id_within_its_group() {
+    use missionweaveprotocol_authority::engine::{Query, QueryKind};
+    let f = fixture();
+    let engine = f.active();
+    f.ok(&engine, &post(&f, OWNER, M1), NOW);
+    let mut query = Query::new(QueryKind::Message, M1);
+    query.group_id = Some(GROUP.to_owned());
+    let found = engine.query(&query, NOW).unwrap().unwrap();
+    assert_eq!(text(&found, "/state"), "posted");
+    assert_eq!(text(&found, "/message/messageId"), M1);
+    // Another Group does not see it; without a Group the query is incomplete.
+    query.group_id = Some("urn:missionweaveprotocol:group:other".to_owned());
+    assert!(engine.query(&query, NOW).unwrap().is_none());
+    let e = engine
+        .query(&Query::new(QueryKind::Message, M1), NOW)
+        .unwrap_err();
+    assert_eq!(reason(&e), "message_query_incomplete");
+}
+
+#[test]
 fn posting_into_an_unknown_group_is_group_not_found() {
     let f = fixture();
     let engine = f.engine();

@@ -32,7 +32,7 @@ from typing import (
 
 from . import _native
 from ._types import _StrEnum
-from .crypto import SigningKey
+from .crypto import SigningKey, load_public_key
 from .models import Command, CommandLike, Event, Principal, Query, QueryResult
 from .registry import AgentRegistryKeyResolver
 from .store import InMemoryStore, SQLStore
@@ -342,9 +342,11 @@ class Core:
     ``maximum_proposal_rate_per_minute`` (an ``int``, or ``None`` for no limit); ``None`` keeps
     the reference's defaults (100, 4, 30). A limit refuses the new transition with
     ``PolicyViolation`` (wire ``RATE_LIMITED``, ``details["retry_after_ms"]`` for the rate).
-    Message, clarification and delegation-depth limits belong to Commands this engine does not
-    serve yet. The snapshot-authority pair (both or neither, ``ValueError`` otherwise, as the
-    reference) is kept for Group archival, which this engine does not serve yet.
+    The snapshot-authority pair (both or neither, ``ValueError`` otherwise, as the reference)
+    names the key Group Snapshots must be signed with for ``…core.group_archive`` (§7.4). The
+    engine accepts only snapshots created by the Group Authority (the archival service whose key
+    signs the Group's Events), so a given pair must be ``authority_key``'s key ID and public key;
+    another key is a ``ValueError`` here rather than snapshots refused later.
 
     Signers are authorized by the Organization authorizer (the kind-by-actor-type rules:
     bootstrap and policy services, human-only and Agent-only kinds) and the engine enforces each
@@ -375,6 +377,13 @@ class Core:
         if (snapshot_authority_key_id is None) != (snapshot_authority_public_key is None):
             raise ValueError(
                 "snapshot_authority_key_id and snapshot_authority_public_key go together"
+            )
+        if snapshot_authority_public_key is not None and (
+            snapshot_authority_key_id != authority_key.key_id
+            or load_public_key(snapshot_authority_public_key) != authority_key.public_key_bytes
+        ):
+            raise ValueError(
+                "the snapshot authority is the Group Authority (§7.4): its key is authority_key"
             )
         limits: Optional[Tuple[Optional[int], Optional[int], Optional[int]]] = None
         if cooperation_limits is not None:

@@ -97,17 +97,21 @@ impl QueryKind {
             | Self::BudgetRemaining
             | Self::DelegationGrant
             | Self::CooperationOverrideGrant
-            | Self::ExecutionApproval => None,
+            | Self::ExecutionApproval
+            | Self::Message
+            | Self::GroupSnapshot => None,
             Self::Command => Some(
                 "Commands are not stored: each Event carries its Command's verified commandHash (§16)",
             ),
-            Self::Conversation | Self::Message | Self::MessageAmendment => {
-                Some("Conversations and Messages are a later slice")
-            }
+            Self::Conversation => Some(
+                "a Conversation is named by its Mission or WorkItem; its Messages are queried by ID (message)",
+            ),
+            Self::MessageAmendment => Some(
+                "an amendment is a Message of its own: query it as message (its kind says which)",
+            ),
             Self::Approval => Some(
                 "Approval documents are not stored yet (mission.approve binds the Mission revision and Artifact set)",
             ),
-            Self::GroupSnapshot => Some("part 2 of the authoritative core"),
             Self::PolicyLog => Some(
                 "the Policy Log is the Group log: override issuance and consumption are its Events (replay)",
             ),
@@ -249,6 +253,25 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             QueryKind::ExecutionApproval => read(crate::approval::EXECUTION_APPROVAL_KIND)?
                 .map(|(key, stored)| parsed(&key, &stored))
                 .transpose(),
+            // §9: a Message by ID within its Group (`group_id`; Message IDs are Group-scoped):
+            // `{message, state, workItemId?, lastAmendmentId?}` (`message::aggregate`).
+            QueryKind::Message => {
+                let Some(group) = &query.group_id else {
+                    return Err(EngineError::invalid(
+                        "message_query_incomplete",
+                        "a message query needs group_id (Message IDs are scoped to their Group)",
+                    ));
+                };
+                let key = crate::message::message_key(group, id);
+                store
+                    .aggregate(&key)?
+                    .map(|stored| parsed(&key, &stored))
+                    .transpose()
+            }
+            // §7.4: the signed Group Snapshot an archived Group keeps, by Group ID.
+            QueryKind::GroupSnapshot => {
+                Ok(crate::archive::read_snapshot(store, id)?.map(|snapshot| snapshot.document))
+            }
             // `not_served` answered every other kind above.
             _ => Err(EngineError::invalid(
                 "query_kind_not_served",
