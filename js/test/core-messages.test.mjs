@@ -51,6 +51,9 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       assert.equal(redacted.event.kind, 'message.redacted');
       assert.equal(redacted.event.document.payload.message.kind, 'redaction');
       assert.equal(redacted.event.document.payload.targetState, 'redacted');
+      // Queried by ID within its Group (§9: Message IDs are Group-scoped).
+      const found = await core.query({ kind: 'message', entityId: M1, groupId: GROUP });
+      assert.equal(found.state, 'redacted');
     });
 
     test('a non-member, an authority claim and a second redaction are refused', async (t) => {
