@@ -29,12 +29,12 @@ use missionweaveprotocol::json::{Object, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
 use super::MissionState;
-use super::aggregate::{CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission};
-use super::create::schema_check;
+use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
+use super::create::{NewMission, new_mission};
 use super::link::{ChildLink, FailurePolicy, blob, children_key, item_child_key, item_child_value};
 use super::payload::{member, opt_text, text, u64_member};
 use super::read::MissionRead;
-use super::rules::{event_payload, existing, lease_seconds, num, require_coordinator, rfc3339};
+use super::rules::{event_payload, existing, num, require_coordinator, rfc3339};
 use crate::budget::AccountKind;
 use crate::budget::account::BudgetAccount;
 use crate::engine::work::plan::{draft, put_item};
@@ -252,8 +252,10 @@ pub(crate) fn decide(
             "the child's Coordinator must not be its MissionOwner (the Parent Coordinator)",
         ));
     }
-    let card_version = u64_member(c, "agentCardVersion")?;
-    let lease_id = text(c, "leaseId")?;
+    // A malformed Coordinator reference is refused before the subset rules (`new_mission`
+    // builds the document from it).
+    u64_member(c, "agentCardVersion")?;
+    text(c, "leaseId")?;
 
     // §14 subsets: deadline, permissions, capabilities, approval policy, budget.
     let deadline = member(p, "deadline")?;
@@ -295,57 +297,22 @@ pub(crate) fn decide(
     let budget = member(p, "budget")?;
 
     // The child Mission and its Group (as `mission.create`, with `parent`).
-    let created_at = rfc3339(now);
-    let mut coordinator = Object::new();
-    coordinator.insert("agentId", Value::string(coordinator_id));
-    coordinator.insert("agentCardVersion", num(card_version));
-    coordinator.insert("coordinatorEpoch", num(1));
-    coordinator.insert("leaseId", Value::string(lease_id));
     let mut parent_ref = Object::new();
     parent_ref.insert("missionId", Value::string(parent.mission_id()));
     parent_ref.insert("workItemId", Value::string(item_id));
     parent_ref.insert("depth", num(depth));
-    let mut doc = Object::new();
-    doc.insert("missionId", Value::string(mission_id));
-    doc.insert("groupId", Value::string(group_id));
-    doc.insert("revision", num(1));
-    for name in ["objective", "definitionOfDone"] {
-        doc.insert(name, member(p, name)?.clone());
-    }
-    doc.insert("missionOwner", command.actor().to_value());
-    doc.insert("coordinator", Value::Object(coordinator));
-    doc.insert("state", Value::string(MissionState::Active.as_str()));
-    doc.insert("budget", budget.clone());
-    doc.insert("deadline", deadline.clone());
-    doc.insert("approvalPolicy", approval_policy.clone());
-    doc.insert("parent", Value::Object(parent_ref));
-    if let Some(profiles) = p.get("pinnedProfiles") {
-        doc.insert("pinnedProfiles", profiles.clone());
-    }
-    doc.insert("createdAt", Value::string(&created_at));
-    let doc_value = Value::Object(doc.clone());
-    schema_check("mission", &doc_value)?;
-    let mut group = Object::new();
-    group.insert("groupId", Value::string(group_id));
-    group.insert("missionId", Value::string(mission_id));
-    group.insert("state", Value::string("active"));
-    group.insert(
-        "mainConversationId",
-        Value::string(text(p, "mainConversationId")?),
-    );
-    group.insert("createdAt", Value::string(&created_at));
-    let group = Value::Object(group);
-    schema_check("group", &group)?;
-    let lease_length = lease_seconds(p, "coordinatorLeaseSeconds")?;
-    let lease = CoordinatorLease {
-        issued_at: now,
-        expires_at: now.saturating_add_ms(lease_length.saturating_mul(1000)),
-        renewal_count: 0,
-    };
-    let child = Mission::create(doc, lease).map_err(|detail| EngineError::Corrupt {
-        key: AggregateKey::new(MISSION_KIND, mission_id),
-        detail,
-    })?;
+    let NewMission {
+        mission: child,
+        document: doc_value,
+        group,
+        lease,
+    } = new_mission(
+        command,
+        mission_id,
+        group_id,
+        Some(("parent", Value::Object(parent_ref))),
+        now,
+    )?;
 
     // §12, §14: the child's budget is reserved against the parent WorkItem's account; its usage
     // then rolls up through that account to the parent Mission.

@@ -97,59 +97,13 @@ pub(crate) fn decide(
         None
     };
 
-    let created_at = rfc3339(now);
-    let c = member(p, "coordinator")?;
-    let coordinator_lease = lease_seconds(p, "coordinatorLeaseSeconds")?;
-    let mut coordinator = Object::new();
-    coordinator.insert("agentId", Value::string(text(c, "agentId")?));
-    coordinator.insert("agentCardVersion", num(u64_member(c, "agentCardVersion")?));
-    coordinator.insert("coordinatorEpoch", num(FIRST_COORDINATOR_EPOCH));
-    coordinator.insert("leaseId", Value::string(text(c, "leaseId")?));
-
-    let mut doc = Object::new();
-    doc.insert("missionId", Value::string(mission_id));
-    doc.insert("groupId", Value::string(&read.group_id));
-    doc.insert("revision", num(1));
-    for name in ["objective", "definitionOfDone"] {
-        doc.insert(name, member(p, name)?.clone());
-    }
-    doc.insert("missionOwner", command.actor().to_value());
-    doc.insert("coordinator", Value::Object(coordinator));
-    doc.insert("state", Value::string(MissionState::Active.as_str()));
-    for name in ["budget", "deadline", "approvalPolicy"] {
-        doc.insert(name, member(p, name)?.clone());
-    }
-    if let Some(followed) = followed {
-        doc.insert("followUpToMissionId", Value::string(followed.mission_id()));
-    }
-    if let Some(profiles) = p.get("pinnedProfiles") {
-        doc.insert("pinnedProfiles", profiles.clone());
-    }
-    doc.insert("createdAt", Value::string(&created_at));
-    let doc_value = Value::Object(doc.clone());
-    schema_check("mission", &doc_value)?;
-
-    let mut group = Object::new();
-    group.insert("groupId", Value::string(&read.group_id));
-    group.insert("missionId", Value::string(mission_id));
-    group.insert("state", Value::string("active"));
-    group.insert(
-        "mainConversationId",
-        Value::string(text(p, "mainConversationId")?),
-    );
-    group.insert("createdAt", Value::string(&created_at));
-    let group = Value::Object(group);
-    schema_check("group", &group)?;
-
-    let lease = CoordinatorLease {
-        issued_at: now,
-        expires_at: now.saturating_add_ms(coordinator_lease.saturating_mul(1000)),
-        renewal_count: 0,
-    };
-    let mission = Mission::create(doc, lease).map_err(|detail| EngineError::Corrupt {
-        key: AggregateKey::new(MISSION_KIND, mission_id),
-        detail,
-    })?;
+    let link = followed.map(|f| ("followUpToMissionId", Value::string(f.mission_id())));
+    let NewMission {
+        mission,
+        document: doc_value,
+        group,
+        lease,
+    } = new_mission(command, mission_id, &read.group_id, link, now)?;
 
     let mut payload = event_payload(&mission);
     payload.insert("mission", doc_value);
@@ -201,6 +155,94 @@ pub(crate) fn decide(
         &read.group_id,
         mission.revision(),
     ))
+}
+
+/// A new Mission in state `active` (§7.1 `none → active`) with its Group and first Coordinator
+/// lease, as `mission.create`, `mission.create_follow_up` and `mission.create_child` build
+/// them from the Command's payload: the schema-checked Mission and Group documents.
+pub(super) struct NewMission {
+    /// The aggregate.
+    pub mission: Mission,
+    /// Its `mission.schema.json` document.
+    pub document: Value,
+    /// The Group's `group.schema.json` document.
+    pub group: Value,
+    /// The first Coordinator lease.
+    pub lease: CoordinatorLease,
+}
+
+/// Builds [`NewMission`] for `mission_id` in `group_id` from `command`'s payload (`objective`,
+/// `definitionOfDone`, `budget`, `deadline`, `approvalPolicy`, `coordinator`,
+/// `mainConversationId`, optional `pinnedProfiles` and `coordinatorLeaseSeconds`), the sender
+/// as MissionOwner; `link` is the one member tying it to another Mission
+/// (`followUpToMissionId` or `parent`).
+pub(super) fn new_mission(
+    command: &VerifiedCommand,
+    mission_id: &str,
+    group_id: &str,
+    link: Option<(&'static str, Value)>,
+    now: UnixMillis,
+) -> Result<NewMission, EngineError> {
+    let p = command.payload();
+    let created_at = rfc3339(now);
+    let c = member(p, "coordinator")?;
+    let coordinator_lease = lease_seconds(p, "coordinatorLeaseSeconds")?;
+    let mut coordinator = Object::new();
+    coordinator.insert("agentId", Value::string(text(c, "agentId")?));
+    coordinator.insert("agentCardVersion", num(u64_member(c, "agentCardVersion")?));
+    coordinator.insert("coordinatorEpoch", num(FIRST_COORDINATOR_EPOCH));
+    coordinator.insert("leaseId", Value::string(text(c, "leaseId")?));
+
+    let mut doc = Object::new();
+    doc.insert("missionId", Value::string(mission_id));
+    doc.insert("groupId", Value::string(group_id));
+    doc.insert("revision", num(1));
+    for name in ["objective", "definitionOfDone"] {
+        doc.insert(name, member(p, name)?.clone());
+    }
+    doc.insert("missionOwner", command.actor().to_value());
+    doc.insert("coordinator", Value::Object(coordinator));
+    doc.insert("state", Value::string(MissionState::Active.as_str()));
+    for name in ["budget", "deadline", "approvalPolicy"] {
+        doc.insert(name, member(p, name)?.clone());
+    }
+    if let Some((name, value)) = link {
+        doc.insert(name, value);
+    }
+    if let Some(profiles) = p.get("pinnedProfiles") {
+        doc.insert("pinnedProfiles", profiles.clone());
+    }
+    doc.insert("createdAt", Value::string(&created_at));
+    let document = Value::Object(doc.clone());
+    schema_check("mission", &document)?;
+
+    let mut group = Object::new();
+    group.insert("groupId", Value::string(group_id));
+    group.insert("missionId", Value::string(mission_id));
+    group.insert("state", Value::string("active"));
+    group.insert(
+        "mainConversationId",
+        Value::string(text(p, "mainConversationId")?),
+    );
+    group.insert("createdAt", Value::string(&created_at));
+    let group = Value::Object(group);
+    schema_check("group", &group)?;
+
+    let lease = CoordinatorLease {
+        issued_at: now,
+        expires_at: now.saturating_add_ms(coordinator_lease.saturating_mul(1000)),
+        renewal_count: 0,
+    };
+    let mission = Mission::create(doc, lease).map_err(|detail| EngineError::Corrupt {
+        key: AggregateKey::new(MISSION_KIND, mission_id),
+        detail,
+    })?;
+    Ok(NewMission {
+        mission,
+        document,
+        group,
+        lease,
+    })
 }
 
 /// The Mission document is built from a verified Command's payload: it must conform to
