@@ -162,6 +162,12 @@ def _ms(value: Optional[datetime], what: str) -> int:
     return (value - _EPOCH) // timedelta(milliseconds=1)
 
 
+def _named_key(private_key: PrivateKeyLike, key_id: str) -> _native.SigningKey:
+    """The signing key under ``key_id`` (a ``SigningKey`` given under another ID is renamed)."""
+    key = load_private_key(private_key, key_id)
+    return key if key.key_id == key_id else _native.SigningKey(key_id, key.seed_bytes())
+
+
 def _principal(p: Principal) -> Dict[str, Any]:
     return {"type": str(p.type), "id": p.id}
 
@@ -199,9 +205,7 @@ class ContextPackageService:
     ) -> None:
         del schemas
         self._agent_id = agent_id
-        self._key = load_private_key(private_key, key_id)
-        if self._key.key_id != key_id:
-            self._key = _native.SigningKey(key_id, self._key.seed_bytes())
+        self._key = _named_key(private_key, key_id)
         self._public_key = encode_public_key(public_key)
 
     @property
@@ -304,8 +308,7 @@ class KnowledgePublisher:
         public_key: PublicKeyLike,
     ) -> None:
         self._publisher = publisher
-        key = load_private_key(private_key, key_id)
-        self._key = key if key.key_id == key_id else _native.SigningKey(key_id, key.seed_bytes())
+        self._key = _named_key(private_key, key_id)
         self._public_key = encode_public_key(public_key)
 
     def publish(
@@ -369,8 +372,7 @@ class SnapshotArchive:
         public_key: PublicKeyLike,
     ) -> None:
         self._authority = authority
-        key = load_private_key(private_key, key_id)
-        self._key = key if key.key_id == key_id else _native.SigningKey(key_id, key.seed_bytes())
+        self._key = _named_key(private_key, key_id)
         self._public_key = encode_public_key(public_key)
         self._snapshots: Dict[str, GroupSnapshot] = {}
 
