@@ -18,9 +18,11 @@ cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace
 # The sans-IO crates build for browsers and edge runtimes (no threads there); never the whole
 # workspace (pyo3 does not build for wasm32).
-cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-authority -p missionweaveprotocol-ffi \
+cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-kernel -p missionweaveprotocol-engine \
+  -p missionweaveprotocol-agent -p missionweaveprotocol-ffi \
   --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
-cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-authority --examples
+cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-kernel \
+  -p missionweaveprotocol-engine --examples
 # Short fuzz run of every target (README "Fuzzing"): a fresh seed each run, printed first, so a
 # failure is reproduced with `--seed`; 4 s per target (7 targets, ~30 s). Exits 1 on a finding.
 cargo build --release --locked -p missionweaveprotocol-testkit --bin mwp-fuzz

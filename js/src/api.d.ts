@@ -1734,7 +1734,7 @@ export declare function offlineCommandToWire(command: OfflineCommandInput, ident
 export declare function rebaseOfflineCommand(command: OfflineCommandInput, identity: OfflineIdentity, options: OfflineRebaseOptions): Readonly<Record<string, unknown>>;
 
 // ---- The signed human control interface (reference `control.py`, §1.6) -------------------
-// The Commands are built by the core (`missionweaveprotocol_authority::control`) on both
+// The Commands are built by the core (`missionweaveprotocol_engine::control`) on both
 // backends; its refusals (nothing submitted, a missing budget, a bad argument) are
 // {@link ArgumentError}s with the core's `reason` (`nothing_submitted`, `budget_required`, …).
 

@@ -2267,7 +2267,7 @@ function agentApi(raw, Scheduler) {
 // ---- Bounded offline execution (§11.5; napi only) ----------------------------------------------
 // ---- the signed human control interface (reference control.py, §1.6) ----------------------
 //
-// Every Command is built by the core (`missionweaveprotocol_authority::control`, through
+// Every Command is built by the core (`missionweaveprotocol_engine::control`, through
 // `callFunction` on both backends) from the arguments and the projections queried here; this
 // queries, signs with the human's key and performs. The interface's own refusals (nothing
 // submitted, a missing budget, a bad argument) are the core's, as ArgumentError.

@@ -3,7 +3,7 @@
 // `group.snapshot.created` and `group.archived`; a Mission that is not terminal is refused with
 // nothing applied; after archival an old replay cursor is CURSOR_TOO_OLD with the snapshot's
 // hash and the Group accepts no further Command. The rules are the Rust core's
-// (core/authority/src/archive/); this checks they reach JavaScript through the generic perform.
+// (core/engine/src/archive/); this checks they reach JavaScript through the generic perform.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 

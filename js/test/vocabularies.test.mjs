@@ -1,5 +1,5 @@
 // Every enum object this package exports is spelled exactly as the Rust core spells it: one
-// spelling list per vocabulary, in Rust (`missionweaveprotocol_authority::vocabularies`).
+// spelling list per vocabulary, in Rust (`missionweaveprotocol_engine::vocabularies`).
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 

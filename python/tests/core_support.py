@@ -1,4 +1,4 @@
-"""Shared helpers of the Core tests: the Rust engine tests' fixture (``core/authority/tests/
+"""Shared helpers of the Core tests: the Rust engine tests' fixture (``core/engine/tests/
 engine_fixture.rs`` and ``engine_work_fixture.rs``) in Python — the same principals, seeds,
 Registry, payloads and instants — and signed wire Commands."""
 

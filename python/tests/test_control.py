@@ -2,7 +2,7 @@
 against a real Core: every operation's Command is signed with the human's key, verified by the
 Core against its Registry and applied by the engine; the interface's own refusals are
 ``ValueError`` (``InvalidInputError``) with nothing performed. The Commands are built by the
-Rust core (``core/authority/tests/control.rs`` checks each against the engine)."""
+Rust core (``core/engine/tests/control.rs`` checks each against the engine)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 Snapshot signed by the snapshot authority (the Group Authority) emits ``group.snapshot.created``
 and ``group.archived``; a Mission that is not terminal is refused; after archival the Group
 accepts nothing and an old replay cursor is ``CURSOR_TOO_OLD``. The rules live in Rust
-(``core/authority/src/archive/``); this checks they reach Python through the generic perform."""
+(``core/engine/src/archive/``); this checks they reach Python through the generic perform."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every enum this package shares with the core is spelled exactly as the core spells it: one
-spelling list per vocabulary, in Rust (``missionweaveprotocol_authority::vocabularies``)."""
+spelling list per vocabulary, in Rust (``missionweaveprotocol_engine::vocabularies``)."""
 
 from __future__ import annotations
 

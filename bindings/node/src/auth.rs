@@ -11,14 +11,14 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::auth::{
+use missionweaveprotocol_agent::auth::{
     AgentKeyRegistry as CoreRegistry, AuthError, Challenge as CoreChallenge, KeyValidity,
     NonceSource, OsNonces, SessionAuthority as CoreAuthority, SessionConfig,
     SessionGrant as CoreGrant, default_agent_key_id,
 };
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use missionweaveprotocol_ffi::{Failure, Obj, Outcome, finish};
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use napi::bindgen_prelude::{Buffer, Either};
 use napi_derive::napi;
 

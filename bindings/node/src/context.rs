@@ -1,5 +1,5 @@
 //! The `context` module (Context Packages, knowledge publications, Group Snapshots) for Node:
-//! one call with the JSON arguments `missionweaveprotocol_authority::context::call` reads.
+//! one call with the JSON arguments `missionweaveprotocol_agent::context::call` reads.
 
 use napi_derive::napi;
 

@@ -10,10 +10,10 @@
 use std::sync::{Arc, PoisonError, RwLock};
 
 use missionweaveprotocol::json::{Number, Value};
-use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
-use missionweaveprotocol_authority::scheduler::SchedulerSnapshot;
+use missionweaveprotocol_agent::replay::{LocalStoreError, LocalStoreErrorKind};
 use missionweaveprotocol_ffi::{Failure, Obj, finish};
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::scheduler::SchedulerSnapshot;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use napi_derive::napi;
 

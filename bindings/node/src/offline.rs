@@ -8,7 +8,7 @@
 //! refusal, and the policy records nothing.
 
 use missionweaveprotocol::json::{Value, canonical_bytes};
-use missionweaveprotocol_authority::offline::{OfflineOutbox, OutboxError};
+use missionweaveprotocol_agent::offline::{OfflineOutbox, OutboxError};
 use missionweaveprotocol_ffi::finish;
 use missionweaveprotocol_ffi::offline::{self as ffi_offline, OfflineHandle, OutboxHandle};
 use napi::bindgen_prelude::{FnArgs, Function, Object};

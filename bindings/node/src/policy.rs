@@ -8,16 +8,16 @@
 use std::sync::Mutex;
 
 use missionweaveprotocol::json::{self, Number, Value};
-use missionweaveprotocol_authority::lease::Lease;
-use missionweaveprotocol_authority::policy::{
+use missionweaveprotocol_agent::policy::{
     self as core_policy, ApprovalDocuments, AuthorizationService, CapabilityBinding,
     CapabilityScope, CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments,
     MembershipBinding, MembershipTokenService, MembershipView, PolicyError, RateKind,
 };
-use missionweaveprotocol_authority::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
-use missionweaveprotocol_authority::snapshot_json::dimension_member;
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use missionweaveprotocol_ffi::envelope::{Failure, Obj, Outcome, finish};
+use missionweaveprotocol_kernel::lease::Lease;
+use missionweaveprotocol_kernel::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
+use missionweaveprotocol_kernel::snapshot_json::dimension_member;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use napi_derive::napi;
 
 type Args = Value;
@@ -463,7 +463,7 @@ impl PolicyAuthorization {
 }
 
 fn resources_value(r: &Resources) -> Value {
-    missionweaveprotocol_authority::snapshot_json::resources_to_value(r)
+    missionweaveprotocol_kernel::snapshot_json::resources_to_value(r)
 }
 
 /// A hard local budget meter (§12). `new PolicyBudgetMeter(limitJson)`.

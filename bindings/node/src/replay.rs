@@ -15,15 +15,15 @@
 use std::sync::Arc;
 
 use missionweaveprotocol::json::{Number, Value};
-use missionweaveprotocol_authority::replay::{
+use missionweaveprotocol_agent::replay::{
     DEFAULT_BATCH_EVENTS, EventCheck, EventProjection, GroupReplay as CoreGroupReplay,
     GroupReplayResult, ReplayError, ReplaySnapshot, batch_limit,
 };
-use missionweaveprotocol_authority::scheduler::Scheduler;
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use missionweaveprotocol_ffi::shapes::scheduler::{AdmissionDecisionAnswer, WorkOfferInput};
 use missionweaveprotocol_ffi::shapes::{answer, read};
 use missionweaveprotocol_ffi::{Failure, Obj, finish};
+use missionweaveprotocol_kernel::scheduler::Scheduler;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use napi_derive::napi;
 

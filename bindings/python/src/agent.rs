@@ -1,14 +1,14 @@
 //! The Agent runtime's sessions and Group-isolated contexts (`missionweaveprotocol.agent`).
-//! The rules live in `missionweaveprotocol_authority::agent`; this converts and maps the core's
+//! The rules live in `missionweaveprotocol_agent::runtime`; this converts and maps the core's
 //! refusals are raised through the shared error model (`AgentError` describes itself: the
 //! reference's `ActiveSessionError`, `StaleSessionEpochError`, `ClosedSessionError`,
 //! `StaleContextError`, or `AgentError` for argument and dispatch refusals).
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::agent::{AgentSessions, SessionDescriptor};
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
-use missionweaveprotocol_authority::scheduler::Dispatch;
+use missionweaveprotocol_agent::runtime::{AgentSessions, SessionDescriptor};
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::scheduler::Dispatch;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 

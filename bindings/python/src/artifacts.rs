@@ -1,4 +1,4 @@
-//! Content-addressed Artifact bytes: `missionweaveprotocol_authority::artifact::LocalArtifactStore`
+//! Content-addressed Artifact bytes: `missionweaveprotocol_engine::artifact::LocalArtifactStore`
 //! and the manifest rules of `artifact::content`, converted for `missionweaveprotocol.artifacts`.
 //! Every rule (hash, layout, size check, manifest building, signing, verification) is in Rust;
 //! this file only converts arguments and errors. The GIL is released while the store hashes,
@@ -6,7 +6,7 @@
 
 use missionweaveprotocol::DescribeError as _;
 use missionweaveprotocol::crypto;
-use missionweaveprotocol_authority::artifact::{LocalArtifactStore, content};
+use missionweaveprotocol_engine::artifact::{LocalArtifactStore, content};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 

@@ -7,11 +7,11 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use missionweaveprotocol_authority::auth::{
+use missionweaveprotocol_agent::auth::{
     AgentKeyRegistry as CoreRegistry, Challenge, KeyValidity, OsNonces,
     SessionAuthority as CoreAuthority, SessionConfig, SessionGrant, default_agent_key_id,
 };
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 

@@ -1,7 +1,7 @@
 //! The hierarchical six-dimensional budget ledger (§12, §14) and its snapshot.
 
 use missionweaveprotocol::json::{self, canonical_bytes};
-use missionweaveprotocol_authority::budget::{
+use missionweaveprotocol_kernel::budget::{
     AccountKind, BudgetLedger as CoreLedger, BudgetLedgerSnapshot as CoreSnapshot,
 };
 use pyo3::prelude::*;

@@ -1,10 +1,10 @@
 //! `missionweaveprotocol.context` (Context Packages, knowledge publications, Group Snapshots):
-//! one call with the JSON arguments `missionweaveprotocol_authority::context::call` reads and
+//! one call with the JSON arguments `missionweaveprotocol_agent::context::call` reads and
 //! checks. The signing methods take a `signing_key` (the native `SigningKey` or any object of
 //! the `SigningKey` Protocol); refusals become `ContextPackageError` or the codec's errors.
 
 use missionweaveprotocol::crypto::Signer;
-use missionweaveprotocol_authority::context;
+use missionweaveprotocol_agent::context;
 use pyo3::prelude::*;
 
 use crate::convert::{self, ToJsonError};

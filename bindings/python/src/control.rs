@@ -1,9 +1,9 @@
 //! The human control interface (`missionweaveprotocol.control`): conversions only, over
-//! `missionweaveprotocol_authority::control`. A refusal is the core's `ControlError`
+//! `missionweaveprotocol_engine::control`. A refusal is the core's `ControlError`
 //! (`InvalidInputError`, a `ValueError` as the reference's).
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::control;
+use missionweaveprotocol_engine::control;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

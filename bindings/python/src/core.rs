@@ -9,14 +9,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use missionweaveprotocol::crypto::SigningKey as CoreSigningKey;
 use missionweaveprotocol::registry::KeyRegistrySnapshot;
 use missionweaveprotocol::{Principal, PrincipalType};
-use missionweaveprotocol_authority::engine::{CooperationLimits, Performed};
-use missionweaveprotocol_authority::events::{
+use missionweaveprotocol_engine::engine::{CooperationLimits, Performed};
+use missionweaveprotocol_engine::events::{
     EventIdSource, EventIssuer, RandomEventIds, SequentialEventIds,
 };
-use missionweaveprotocol_authority::ingress::FreshnessWindow;
-use missionweaveprotocol_authority::service::{self, AuthorityCore, CoreError};
-use missionweaveprotocol_authority::store::{InMemoryStore as CoreStore, ReplayPage, Store};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_engine::ingress::FreshnessWindow;
+use missionweaveprotocol_engine::service::{self, AuthorityCore, CoreError};
+use missionweaveprotocol_engine::store::{InMemoryStore as CoreStore, ReplayPage, Store};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -539,8 +539,8 @@ pub fn wire_code_families(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn offline_limits_arg(
     py: Python<'_>,
     tuple: &Bound<'_, PyAny>,
-) -> PyResult<missionweaveprotocol_authority::offline::OfflineLimits> {
-    use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
+) -> PyResult<missionweaveprotocol_kernel::offline::OfflineLimits> {
+    use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
     let items: Vec<Bound<'_, PyAny>> =
         convert::iter_arg(py, tuple, "offline_limits")?.collect::<PyResult<_>>()?;
     let [grace, actions, usage] = items.as_slice() else {
@@ -549,7 +549,7 @@ fn offline_limits_arg(
             "offline_limits is (max_disconnect_grace_ms, max_actions, max_usage)",
         ));
     };
-    let limits = missionweaveprotocol_authority::offline::OfflineLimits {
+    let limits = missionweaveprotocol_kernel::offline::OfflineLimits {
         max_disconnect_grace_ms: convert::uint_arg(
             py,
             grace,

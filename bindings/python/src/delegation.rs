@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use missionweaveprotocol_authority::delegation::{
+use missionweaveprotocol_kernel::delegation::{
     DelegatedWork as CoreWork, DelegationAuthority as CoreAuthority, DelegationContext as CoreCtx,
     DelegationGrant as CoreGrant, MembershipView as CoreMembership, WorkItemNode,
     WorkItemTree as CoreTree,
 };
-use missionweaveprotocol_authority::resources::{Currency, Resources};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::resources::{Currency, Resources};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -408,7 +408,7 @@ impl WorkItemTree {
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug, Clone)]
 pub struct DelegatedWork {
-    caps: Vec<missionweaveprotocol_authority::capability_version::CapabilityRef>,
+    caps: Vec<missionweaveprotocol_kernel::capability_version::CapabilityRef>,
     budget: Resources,
     currency: Option<Currency>,
 }

@@ -1,11 +1,11 @@
 //! Bounded retries and side-effect idempotency keys (§11.4).
 
-use missionweaveprotocol_authority::execution::{
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::retry::{
     self as core_exec, AttemptOutcome, Backoff, RetryController as CoreController,
     RetryPolicy as CorePolicy, RetrySchedule as CoreSchedule,
 };
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 

@@ -1,7 +1,7 @@
 //! Instants: timezone-aware `datetime` ⇄ the core's [`UnixMillis`] (floor to the millisecond).
 //! Naive datetimes are refused with `InvalidInputError`: the core never guesses a time zone.
 
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};

@@ -2,10 +2,10 @@
 //! closures return a new lease, like the reference).
 
 use missionweaveprotocol::json;
-use missionweaveprotocol_authority::lease::{
+use missionweaveprotocol_kernel::lease::{
     Lease as CoreLease, LeaseBinding, LeaseClaim, LeaseState, LeaseWindow,
 };
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
 use pyo3::prelude::*;
 
 use crate::convert;

@@ -169,7 +169,7 @@ fn wire_code_retryable(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<bool
 #[pyfunction]
 fn vocabularies(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let out = pyo3::types::PyDict::new(py);
-    for (name, values) in missionweaveprotocol_authority::vocabularies() {
+    for (name, values) in missionweaveprotocol_engine::vocabularies() {
         out.set_item(name, pyo3::types::PyTuple::new(py, values)?)?;
     }
     Ok(out)
@@ -193,7 +193,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The Event kind of a revoked Execution Lease (§11.3), as the engine writes it.
     m.add(
         "EXECUTION_LEASE_REVOKED_EVENT",
-        missionweaveprotocol_authority::work::transitions::session::LEASE_REVOKED_EVENT,
+        missionweaveprotocol_engine::work::transitions::session::LEASE_REVOKED_EVENT,
     )?;
     m.add(
         "WIRE_MESSAGE",

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::replay::LocalStoreError;
+use missionweaveprotocol_agent::replay::LocalStoreError;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use pyo3::prelude::*;
 
@@ -75,7 +75,7 @@ impl AgentStore {
                 return Err(local_store_error(
                     py,
                     &LocalStoreError::new(
-                        missionweaveprotocol_authority::replay::LocalStoreErrorKind::InvalidArgument,
+                        missionweaveprotocol_agent::replay::LocalStoreErrorKind::InvalidArgument,
                         "group_id and sequence go together",
                     ),
                 ));

@@ -1,6 +1,6 @@
 //! Bounded offline execution (`missionweaveprotocol.offline`): the Worker's policy, the
 //! rebase, the binding reader and an in-memory outbox. The rules live in
-//! `missionweaveprotocol_authority::offline`; refusals become `OfflinePolicyError` (a
+//! `missionweaveprotocol_agent::offline`; refusals become `OfflinePolicyError` (a
 //! `ValueError`) with `code` (§19) and `kind`. The outbox is any object with the local
 //! store's `enqueue_action(agent_id, action_id, payload)`, `pending_actions(agent_id)` and
 //! `mark_action_sent(agent_id, action_id)`; an exception it raises propagates unchanged.
@@ -8,11 +8,12 @@
 use std::sync::Mutex;
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::offline::{
-    self as core_offline, OfflineAssignment, OfflineError, OfflineExecutionPolicy, OfflineLimits,
-    OfflineOutbox, OutboxError, RebaseInput,
+use missionweaveprotocol_agent::offline::{
+    self as core_offline, OfflineAssignment, OfflineExecutionPolicy, OfflineOutbox, OutboxError,
+    RebaseInput,
 };
-use missionweaveprotocol_authority::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::offline::{OfflineError, OfflineLimits};
+use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 

@@ -6,14 +6,14 @@
 use std::sync::Mutex;
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::lease::Lease;
-use missionweaveprotocol_authority::policy::{
+use missionweaveprotocol_agent::policy::{
     self as core_policy, ApprovalDocuments, AuthorizationService, CapabilityBinding,
     CapabilityScope, CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments,
     MembershipBinding, MembershipTokenService, MembershipView, PolicyError, RateKind,
 };
-use missionweaveprotocol_authority::resources::Resources;
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::lease::Lease;
+use missionweaveprotocol_kernel::resources::Resources;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 

@@ -3,7 +3,7 @@
 //! them. Conversions only: ordering, deduplication, admission, rollback and the atomic batch
 //! commit are the core's.
 
-use missionweaveprotocol_authority::replay::{
+use missionweaveprotocol_agent::replay::{
     EventCheck, EventProjection, GroupReplay as CoreGroupReplay, ReplaySnapshot,
 };
 use pyo3::prelude::*;
@@ -56,8 +56,8 @@ impl GroupReplay {
     /// `replay::batch_limit` at `DEFAULT_BATCH_EVENTS`): the driver commits then.
     fn batch_full(&self, scheduled: usize) -> bool {
         self.inner.staged()
-            >= missionweaveprotocol_authority::replay::batch_limit(
-                missionweaveprotocol_authority::replay::DEFAULT_BATCH_EVENTS,
+            >= missionweaveprotocol_agent::replay::batch_limit(
+                missionweaveprotocol_agent::replay::DEFAULT_BATCH_EVENTS,
                 scheduled,
             )
     }

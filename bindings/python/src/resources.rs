@@ -1,7 +1,7 @@
 //! The six budget dimensions (`ResourceUsage`, `DelegationBudget`) and capability references.
 
-use missionweaveprotocol_authority::capability_version::CapabilityRef as CoreCapabilityRef;
-use missionweaveprotocol_authority::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
+use missionweaveprotocol_kernel::capability_version::CapabilityRef as CoreCapabilityRef;
+use missionweaveprotocol_kernel::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 

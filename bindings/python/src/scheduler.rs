@@ -5,13 +5,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use missionweaveprotocol::json::{self, canonical_bytes};
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::scheduler::{
     self, AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility,
     GroupPolicy, ScheduleAction, ScheduleDisclosure as CoreDisclosure, Scheduler as CoreScheduler,
     SchedulerPolicy as CorePolicy, SchedulerSnapshot as CoreSnapshot, Transition,
     WorkOffer as CoreOffer, WorkState,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 

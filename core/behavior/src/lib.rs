@@ -2,7 +2,7 @@
 //! negative evidence for every row"): every core and `ext.` Command kind, every Event kind,
 //! every Mission row of §7.1 and every WorkItem row of §10.2, each with a positive and a
 //! negative scenario executed in process against the real
-//! [`Engine`](missionweaveprotocol_authority::engine::Engine) over an `InMemoryStore`, with
+//! [`Engine`](missionweaveprotocol_engine::engine::Engine) over an `InMemoryStore`, with
 //! Commands signed by Registry keys and passed through `CommandIngress`.
 //!
 //! ```

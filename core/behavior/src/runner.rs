@@ -4,11 +4,11 @@
 
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::budget::AccountKind;
-use missionweaveprotocol_authority::budget::account::{BudgetAccount, account_key};
-use missionweaveprotocol_authority::resources::Dimension;
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
-use missionweaveprotocol_authority::work::PROPOSAL_AGGREGATE_KIND;
+use missionweaveprotocol_engine::budget::account::{BudgetAccount, account_key};
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::work::PROPOSAL_AGGREGATE_KIND;
+use missionweaveprotocol_kernel::budget::AccountKind;
+use missionweaveprotocol_kernel::resources::Dimension;
 
 use crate::scenario::{Act, Expect, Scenario, Step, Watch};
 use crate::steps;

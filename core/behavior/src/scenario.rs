@@ -17,7 +17,7 @@
 //! ```
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::ingress::VerifiedCommand;
+use missionweaveprotocol_engine::ingress::VerifiedCommand;
 
 use crate::world::{Start, World};
 

@@ -4,9 +4,9 @@
 use missionweaveprotocol::SignedDocumentKind;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::schema_formats::encode_base64url;
-use missionweaveprotocol_authority::engine::{AGENT_CARD_REGISTER, SESSION_OPEN};
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
-use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
+use missionweaveprotocol_engine::organization::{AGENT_CARD_REGISTER, SESSION_OPEN};
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::work::{AGGREGATE_KIND, WorkItem};
 
 use crate::payloads::{self, W1};
 use crate::scenario::{Build, Step};

@@ -18,15 +18,15 @@ use missionweaveprotocol::{
     DescribeError, KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec,
     SignedDocumentKind, WireCode,
 };
-use missionweaveprotocol_authority::engine::{
-    Engine, EngineError, ORGANIZATION_EVENT_KIND, Performed, SESSION_OPEN,
-};
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::{
+use missionweaveprotocol_engine::engine::{Engine, Performed};
+use missionweaveprotocol_engine::error::EngineError;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::ingress::{
     CommandIngress, OrganizationAuthorizer, VerifiedCommand,
 };
-use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_engine::organization::{ORGANIZATION_EVENT_KIND, SESSION_OPEN};
+use missionweaveprotocol_engine::store::{EventRecord, InMemoryStore, Store};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use crate::payloads;
 

@@ -1,6 +1,6 @@
 //! The Agent runtime's sessions and Group-isolated execution contexts (§6.3, §11.3, §12) for
 //! the npm package's `AgentRuntime` (Node entry only). The rules are
-//! `missionweaveprotocol_authority::agent::AgentSessions`; this reads the call's JSON argument
+//! `missionweaveprotocol_agent::runtime::AgentSessions`; this reads the call's JSON argument
 //! array and writes the answer, as `bindings/python/src/agent.rs` does for Python. The
 //! Scheduler is the caller's own (`SchedulerHandle::core`), passed to `prepare` only: the Group a
 //! prepared run may read is taken from that Scheduler's record, never from the caller.
@@ -11,10 +11,10 @@
 use std::sync::Arc;
 
 use missionweaveprotocol::json::{Value, parse};
-use missionweaveprotocol_authority::agent::{
+use missionweaveprotocol_agent::runtime::{
     AgentError, AgentSessions, ExecutionContext, SessionDescriptor,
 };
-use missionweaveprotocol_authority::scheduler::{Dispatch, Scheduler};
+use missionweaveprotocol_kernel::scheduler::{Dispatch, Scheduler};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -174,7 +174,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use missionweaveprotocol::json::Value;
-    use missionweaveprotocol_authority::scheduler::Scheduler;
+    use missionweaveprotocol_kernel::scheduler::Scheduler;
 
     use super::AgentHandle;
     use crate::scheduling::SchedulerHandle;

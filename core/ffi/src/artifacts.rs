@@ -1,11 +1,11 @@
-//! Content-addressed Artifact bytes (`missionweaveprotocol_authority::artifact`): the store's
+//! Content-addressed Artifact bytes (`missionweaveprotocol_engine::artifact`): the store's
 //! put and get and the manifest's six-stage verification, for the napi addon (a filesystem
 //! store: not in the WebAssembly build). Only conversions: every rule is in the core.
 
 use std::path::Path;
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol_authority::artifact::{LocalArtifactStore, content};
+use missionweaveprotocol_engine::artifact::{LocalArtifactStore, content};
 
 use crate::envelope::{Failure, finish};
 use crate::{RegistryHandle, signed_value, strict, verified_envelope};

@@ -4,20 +4,20 @@
 //! errors are described by the core ([`Failure::error`]).
 
 use missionweaveprotocol::json::{Value, parse};
-use missionweaveprotocol_authority::budget::BudgetLedgerSnapshot;
-use missionweaveprotocol_authority::budget::{AccountKind, BudgetError, BudgetLedger};
-use missionweaveprotocol_authority::capability_version::CapabilityRef;
-use missionweaveprotocol_authority::delegation::{
+use missionweaveprotocol_kernel::budget::BudgetLedgerSnapshot;
+use missionweaveprotocol_kernel::budget::{AccountKind, BudgetError, BudgetLedger};
+use missionweaveprotocol_kernel::capability_version::CapabilityRef;
+use missionweaveprotocol_kernel::delegation::{
     DelegatedWork, DelegationAuthority, DelegationContext, DelegationViolation, MembershipView,
     WorkItemNode, WorkItemTree,
 };
-use missionweaveprotocol_authority::execution::{
+use missionweaveprotocol_kernel::lease::{Lease, LeaseClaim, LeaseError, LeaseState};
+use missionweaveprotocol_kernel::resources::{Currency, MAX_SAFE_INTEGER, Resources};
+use missionweaveprotocol_kernel::retry::{
     AttemptOutcome, Backoff, RetryController, RetryError, RetryPolicy, RetrySnapshot,
     derived_attempt_key, idempotency_key, parse_duration_ms,
 };
-use missionweaveprotocol_authority::lease::{Lease, LeaseClaim, LeaseError, LeaseState};
-use missionweaveprotocol_authority::resources::{Currency, MAX_SAFE_INTEGER, Resources};
-use missionweaveprotocol_authority::snapshot_json::SnapshotFormatError;
+use missionweaveprotocol_kernel::snapshot_json::SnapshotFormatError;
 
 use crate::envelope::{Failure, Obj};
 use crate::shapes::authority::{
@@ -546,7 +546,7 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
         // The core's spelling lists, for the package's own enum objects to be tested against.
         "vocabularies" => {
             let mut out = missionweaveprotocol::json::Object::new();
-            for (name, values) in missionweaveprotocol_authority::vocabularies() {
+            for (name, values) in missionweaveprotocol_engine::vocabularies() {
                 out.insert(
                     name,
                     Value::Array(values.into_iter().map(Value::string).collect()),
@@ -560,7 +560,7 @@ pub fn call_function(method: &str, args: &str) -> Res<Value> {
             out.insert("js_error_class", Value::Object(classes));
             // The Core's one table: the reference ErrorCode family of every §19 wire code.
             let mut families = missionweaveprotocol::json::Object::new();
-            for (code, family) in missionweaveprotocol_authority::service::wire_code_families() {
+            for (code, family) in missionweaveprotocol_engine::service::wire_code_families() {
                 families.insert(code, Value::string(family));
             }
             out.insert("wire_code_family", Value::Object(families));

@@ -1,4 +1,4 @@
-//! The authoritative Core (`missionweaveprotocol_authority::service::AuthorityCore`) behind the
+//! The authoritative Core (`missionweaveprotocol_engine::service::AuthorityCore`) behind the
 //! JavaScript `Core` and `InMemoryStore` of both bindings: construction from a JSON options
 //! object, and `perform`, `query`, `replay` answering one envelope string each. The napi addon
 //! runs these on the libuv thread pool, the WebAssembly build on the caller's thread; both get
@@ -13,13 +13,14 @@ use std::sync::Arc;
 
 use missionweaveprotocol::Principal;
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol_authority::engine::CooperationLimits;
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::FreshnessWindow;
-use missionweaveprotocol_authority::offline::{DEFAULT_CORE_LIMITS, OfflineLimits};
-use missionweaveprotocol_authority::service::{AuthorityCore, CoreError, default_authorizer};
-use missionweaveprotocol_authority::store::{EventRecord, InMemoryStore, Store};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_engine::engine::CooperationLimits;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::ingress::FreshnessWindow;
+use missionweaveprotocol_engine::service::{AuthorityCore, CoreError, default_authorizer};
+use missionweaveprotocol_engine::store::{EventRecord, InMemoryStore, Store};
+use missionweaveprotocol_engine::work::offline::reconcile::DEFAULT_CORE_LIMITS;
+use missionweaveprotocol_kernel::offline::OfflineLimits;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use serde::Deserialize;
 
 use crate::RegistryHandle;

@@ -1,11 +1,11 @@
 //! The `context` module (Context Packages, knowledge publications, Group Snapshots, §13.3 and
 //! §7.4) for the JavaScript backends: the arguments are the JSON object of
-//! `missionweaveprotocol_authority::context::call`, which reads and checks them; a signing
+//! `missionweaveprotocol_agent::context::call`, which reads and checks them; a signing
 //! method takes the caller's key as `keyId` and seed, as `sign` does.
 
 use missionweaveprotocol::crypto::{Signer, SigningKey};
 use missionweaveprotocol::json::parse;
-use missionweaveprotocol_authority::context;
+use missionweaveprotocol_agent::context;
 
 use crate::envelope::{Failure, finish};
 

@@ -1,11 +1,11 @@
-//! The human control interface (`missionweaveprotocol_authority::control`) for the npm
+//! The human control interface (`missionweaveprotocol_engine::control`) for the npm
 //! package's `HumanControl` and `HumanIdentity`, through `callFunction` on both backends
 //! (napi and WebAssembly): the request and Command are JSON documents read by the core's
 //! lossless parser; refusals are the core's `ControlError` (`ArgumentError`).
 
 use missionweaveprotocol::json::{Value, parse};
 use missionweaveprotocol::schema_formats::decode_base64url;
-use missionweaveprotocol_authority::control;
+use missionweaveprotocol_engine::control;
 use serde_json::value::RawValue;
 
 use crate::envelope::Failure;

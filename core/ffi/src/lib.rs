@@ -598,9 +598,7 @@ impl Handle {
     /// The core Scheduler of a `scheduler` handle; for any other object the `invalid-argument`
     /// envelope (a freed or rejected handle: its own envelope). Lets an object that works on
     /// the user's Scheduler (Agent runtime, Agent replay) share it instead of keeping a copy.
-    pub fn scheduler(
-        &self,
-    ) -> Result<&missionweaveprotocol_authority::scheduler::Scheduler, String> {
+    pub fn scheduler(&self) -> Result<&missionweaveprotocol_kernel::scheduler::Scheduler, String> {
         match self {
             Self::Scheduler(h) => Ok(h.core()),
             Self::Rejected(envelope) => Err(envelope.clone()),
@@ -613,7 +611,7 @@ impl Handle {
     /// [`Handle::scheduler`], mutable.
     pub fn scheduler_mut(
         &mut self,
-    ) -> Result<&mut missionweaveprotocol_authority::scheduler::Scheduler, String> {
+    ) -> Result<&mut missionweaveprotocol_kernel::scheduler::Scheduler, String> {
         match self {
             Self::Scheduler(h) => Ok(h.core_mut()),
             Self::Rejected(envelope) => Err(envelope.clone()),

@@ -1,6 +1,6 @@
 //! Bounded offline execution (§11.5) for the npm package's `OfflineExecutionPolicy`,
 //! `offlineCommandToWire`, `OfflineProgressBinding` and `InMemoryOutbox` (Node entry only).
-//! The rules are `missionweaveprotocol_authority::offline`; this reads the call's JSON
+//! The rules are `missionweaveprotocol_agent::offline`; this reads the call's JSON
 //! argument array and writes the answer, as `bindings/python/src/offline.rs` does for Python.
 //! Every refusal is the core's `OfflineError` description (`OfflinePolicyError`, §19 code,
 //! reason = the reference's `kind`).
@@ -10,11 +10,12 @@
 
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::{Value, parse};
-use missionweaveprotocol_authority::offline::{
-    self as core_offline, InMemoryOutbox, OfflineAssignment, OfflineError, OfflineExecutionPolicy,
-    OfflineLimits, OfflineOutbox, OfflineProgressBinding, OutboxError, RebaseInput,
+use missionweaveprotocol_agent::offline::{
+    self as core_offline, InMemoryOutbox, OfflineAssignment, OfflineExecutionPolicy, OfflineOutbox,
+    OutboxError, RebaseInput,
 };
-use missionweaveprotocol_authority::resources::Resources;
+use missionweaveprotocol_kernel::offline::{OfflineError, OfflineLimits, OfflineProgressBinding};
+use missionweaveprotocol_kernel::resources::Resources;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 

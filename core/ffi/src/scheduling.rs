@@ -4,10 +4,10 @@
 //! shapes are the types of [`crate::shapes::scheduler`].
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::scheduler::{
     self, Scheduler, SchedulerError, SchedulerPolicy, SchedulerSnapshot,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use crate::authority::{snapshot_failure, snapshot_text, unknown_method};
 use crate::envelope::{Failure, finish};

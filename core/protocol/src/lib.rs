@@ -1,7 +1,8 @@
 //! MissionWeaveProtocol 0.1 — the sans-IO verification core.
 //!
-//! Bounded authority and scheduling (leases, budgets, delegation, the scheduler) live in the
-//! crate `missionweaveprotocol-authority`, which depends on this one.
+//! Everything else builds on this crate and never the other way round: the kernel
+//! (`missionweaveprotocol-kernel`: leases, budgets, delegation, retries, the scheduler), the
+//! engine (`missionweaveprotocol-engine`) and the Agent side (`missionweaveprotocol-agent`).
 //!
 //! No sockets, no clocks, no filesystem: time is always an argument and bytes come in from the
 //! caller. Module names follow the Python reference runtime's module map, so a reader can go

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use missionweaveprotocol_authority::store::Store;
+use missionweaveprotocol_engine::store::Store;
 
 use crate::command::WireCommand;
 use crate::error::HarnessError;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{KeyRegistrySnapshot, Principal, PrincipalType};
 use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind};
-use missionweaveprotocol_authority::engine::ORGANIZATION_EVENT_KIND;
-use missionweaveprotocol_authority::membership::Membership;
-use missionweaveprotocol_authority::mission::{GROUP_KIND, MISSION_KIND};
-use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Store};
+use missionweaveprotocol_engine::membership::Membership;
+use missionweaveprotocol_engine::mission::{GROUP_KIND, MISSION_KIND};
+use missionweaveprotocol_engine::organization::ORGANIZATION_EVENT_KIND;
+use missionweaveprotocol_engine::store::{AggregateKey, EventRecord, Store};
 
 use crate::error::HarnessError;
 use crate::workload::{StreamCommand, StreamEffect};

@@ -8,8 +8,8 @@
 
 use missionweaveprotocol::json;
 use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind};
-use missionweaveprotocol_authority::store::ReceiptKey;
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_engine::store::ReceiptKey;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use crate::error::HarnessError;
 use crate::keys::Keys;

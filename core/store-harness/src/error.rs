@@ -5,8 +5,8 @@
 use core::fmt;
 
 use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
-use missionweaveprotocol_authority::service::CoreError;
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::service::CoreError;
+use missionweaveprotocol_engine::store::StoreError;
 
 /// Why a harness call failed.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::registry::RegistryBuilder;
 use missionweaveprotocol::{KeyRegistrySnapshot, Principal, PrincipalType};
-use missionweaveprotocol_authority::events::EventIssuer;
+use missionweaveprotocol_engine::events::EventIssuer;
 
 use crate::error::HarnessError;
 

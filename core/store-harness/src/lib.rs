@@ -16,7 +16,7 @@
 //!   `postgresql://…?schema=NAME`) becomes a store, with or without group commit.
 //!
 //! ```
-//! use missionweaveprotocol_authority::store::InMemoryStore;
+//! use missionweaveprotocol_engine::store::InMemoryStore;
 //! use missionweaveprotocol_store_harness::{Workload, perform::apply_all};
 //!
 //! let workload = Workload::new(7)?;

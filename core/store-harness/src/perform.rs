@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use missionweaveprotocol_authority::engine::Performed;
-use missionweaveprotocol_authority::service::CoreError;
-use missionweaveprotocol_authority::store::Store;
+use missionweaveprotocol_engine::engine::Performed;
+use missionweaveprotocol_engine::service::CoreError;
+use missionweaveprotocol_engine::store::Store;
 
 use crate::command::{NOW, WireCommand};
 use crate::error::HarnessError;

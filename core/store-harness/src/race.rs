@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use missionweaveprotocol_authority::store::Store;
+use missionweaveprotocol_engine::store::Store;
 
 use crate::command::WireCommand;
 use crate::error::HarnessError;

@@ -7,10 +7,10 @@ use std::fmt;
 
 use missionweaveprotocol::SignedDocumentKind;
 use missionweaveprotocol::json::{self, Value};
-use missionweaveprotocol_authority::mission::MissionState;
-use missionweaveprotocol_authority::service::CoreError;
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
-use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
+use missionweaveprotocol_engine::mission::MissionState;
+use missionweaveprotocol_engine::service::CoreError;
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::work::{AGGREGATE_KIND, WorkItem};
 
 use crate::check::{group_log, verify_store};
 use crate::command::WireCommand;

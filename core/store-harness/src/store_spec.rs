@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::store::{GroupCommit, GroupCommitStats, Store};
+use missionweaveprotocol_engine::store::{GroupCommit, GroupCommitStats, Store};
 use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
 use missionweaveprotocol_store_sqlite::SqliteStore;
 

@@ -12,10 +12,10 @@
 use std::sync::Arc;
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol_authority::engine::SESSION_OPEN;
-use missionweaveprotocol_authority::events::RandomEventIds;
-use missionweaveprotocol_authority::service::{AuthorityCore, default_authorizer};
-use missionweaveprotocol_authority::store::{ReceiptKey, Store};
+use missionweaveprotocol_engine::events::RandomEventIds;
+use missionweaveprotocol_engine::organization::SESSION_OPEN;
+use missionweaveprotocol_engine::service::{AuthorityCore, default_authorizer};
+use missionweaveprotocol_engine::store::{ReceiptKey, Store};
 
 use crate::command::{CommandSigner, WireCommand};
 use crate::error::HarnessError;

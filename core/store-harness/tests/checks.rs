@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::mission::MISSION_KIND;
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::mission::MISSION_KIND;
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, InMemoryStore, Receipt, ReceiptKey,
     ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::store::{InMemoryStore, Store};
+use missionweaveprotocol_engine::store::{InMemoryStore, Store};
 use missionweaveprotocol_store_harness::check::{group_log, verify_store};
 use missionweaveprotocol_store_harness::perform::{apply, apply_all};
 use missionweaveprotocol_store_harness::race::{FileBarrier, race_round, shared_group};

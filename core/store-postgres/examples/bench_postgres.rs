@@ -18,7 +18,7 @@
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Read, ReceiptKey, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
@@ -134,7 +134,7 @@ fn point_reads(store: &PostgresStore, n: u64) {
             let set = reads(i);
             let answers = match batched {
                 true => store.read_many(&set),
-                false => missionweaveprotocol_authority::store::read_each(store, &set),
+                false => missionweaveprotocol_engine::store::read_each(store, &set),
             };
             answers.unwrap_or_else(|e| fail("point reads", &e));
         }

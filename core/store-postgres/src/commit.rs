@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
-use missionweaveprotocol_authority::store::integrity::{self, GENESIS, Hash32};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::integrity::{self, GENESIS, Hash32};
+use missionweaveprotocol_engine::store::{
     AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
 };
 use postgres::Transaction as Db;

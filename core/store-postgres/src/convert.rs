@@ -2,7 +2,7 @@
 //! text may not hold NUL (PostgreSQL `TEXT` cannot), a stored value out of range is a damaged
 //! row. Every failure is a typed error, never a panic.
 
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::store::StoreError;
 
 /// A PostgreSQL or connection failure as the store's backend error (nothing was committed,
 /// or, for a failure while `COMMIT` was in flight, the outcome is unknown: a retry with the

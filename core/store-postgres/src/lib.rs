@@ -1,5 +1,5 @@
 //! The authoritative store on PostgreSQL: a durable backend of the engine's store seam
-//! (`missionweaveprotocol_authority::store`, `docs/store.md`, §4.6, §4.7, §15, §16, §7.4)
+//! (`missionweaveprotocol_engine::store`, `docs/store.md`, §4.6, §4.7, §15, §16, §7.4)
 //! that engines in several processes share, which is how a deployment grows past one machine.
 //!
 //! [`PostgresStore`] keeps the SQLite store's per-aggregate schema (`schema.rs`): one Event log
@@ -19,7 +19,7 @@
 //! commit. The store is `Send + Sync`; share it by reference or `Arc`.
 //!
 //! ```no_run
-//! use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Store, Transaction};
+//! use missionweaveprotocol_engine::store::{AggregateKey, EventRecord, Store, Transaction};
 //! use missionweaveprotocol_store_postgres::PostgresStore;
 //!
 //! let store = PostgresStore::connect("postgresql://mwp@127.0.0.1:5432/mwp").unwrap();
@@ -46,7 +46,7 @@ pub mod test_server;
 use std::str::FromStr;
 use std::time::Duration;
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, Store, StoreError, Transaction,
 };

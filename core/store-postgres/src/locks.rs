@@ -13,7 +13,7 @@
 //! key, so every process computes the same ID whatever built it; two keys sharing an ID only
 //! wait for each other, never break a rule.
 
-use missionweaveprotocol_authority::store::{AggregateKey, ReceiptKey, Transaction};
+use missionweaveprotocol_engine::store::{AggregateKey, ReceiptKey, Transaction};
 use sha2::{Digest, Sha256};
 
 const DOMAIN: &[u8] = b"missionweaveprotocol/store-postgres/lock/v1\0";
@@ -78,7 +78,7 @@ pub(crate) fn for_transactions<'t>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use missionweaveprotocol_authority::store::EventRecord;
+    use missionweaveprotocol_engine::store::EventRecord;
 
     #[test]
     fn lock_ids_are_stable_distinct_and_sorted() {
@@ -99,9 +99,9 @@ mod tests {
             .check(AggregateKey::new("m", "x"), 0)
             .record_receipt(
                 ReceiptKey::new("agent", "a", "1"),
-                missionweaveprotocol_authority::store::Receipt {
+                missionweaveprotocol_engine::store::Receipt {
                     signing_hash: "sha256:00".into(),
-                    first_event: missionweaveprotocol_authority::store::EventRef {
+                    first_event: missionweaveprotocol_engine::store::EventRef {
                         event_id: "e".into(),
                         position: None,
                     },

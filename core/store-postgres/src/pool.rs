@@ -8,7 +8,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::store::StoreError;
 use postgres::{Client, NoTls, Statement};
 
 use crate::convert::backend;

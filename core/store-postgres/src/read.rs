@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::store::integrity::{self, ChainVerifier};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::integrity::{self, ChainVerifier};
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, StoreError,
 };

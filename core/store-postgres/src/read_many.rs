@@ -2,7 +2,7 @@
 //! heads a Command will probably read, in one round trip instead of one each. Rows are checked
 //! as the single reads check them (aggregates against their checksum, `read.rs`).
 
-use missionweaveprotocol_authority::store::{GroupHead, Read, ReadValue, StoreError};
+use missionweaveprotocol_engine::store::{GroupHead, Read, ReadValue, StoreError};
 
 use crate::convert::{backend, storable};
 use crate::pool::Conn;

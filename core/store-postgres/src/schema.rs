@@ -16,7 +16,7 @@
 //! Migrations run in one transaction under a lock of their own, so several processes opening
 //! one database at once create or upgrade it once.
 
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::store::StoreError;
 use postgres::Client;
 
 use crate::convert::backend;

@@ -7,8 +7,8 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use missionweaveprotocol_authority::store::Store;
-use missionweaveprotocol_authority::store::suite::appends;
+use missionweaveprotocol_engine::store::Store;
+use missionweaveprotocol_engine::store::suite::appends;
 
 use crate::pool::Pool;
 use crate::{PostgresOptions, PostgresStore, locks, test_server};

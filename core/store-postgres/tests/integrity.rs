@@ -8,8 +8,8 @@ mod common;
 
 use common::TestStore;
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::store::suite::{appends, event};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::suite::{appends, event};
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, EventRef, Receipt, ReceiptKey, SnapshotPointer, Store, StoreError,
     Transaction,
 };

@@ -10,8 +10,8 @@ mod common;
 use std::sync::Barrier;
 
 use common::TestStore;
-use missionweaveprotocol_authority::store::suite::{event, event_body, online_sequences};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::suite::{event, event_body, online_sequences};
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, EventRef, Receipt, ReceiptKey, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_postgres::PostgresStore;

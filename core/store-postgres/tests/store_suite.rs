@@ -10,13 +10,13 @@ use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
 mod pooled {
     use super::TestStore;
 
-    missionweaveprotocol_authority::store_test_suite!(TestStore::new);
+    missionweaveprotocol_engine::store_test_suite!(TestStore::new);
 }
 
 mod one_connection {
     use super::{PostgresOptions, TestStore};
 
-    missionweaveprotocol_authority::store_test_suite!(|| TestStore::with(
+    missionweaveprotocol_engine::store_test_suite!(|| TestStore::with(
         PostgresOptions::default().pool_size(1)
     ));
 }

@@ -19,14 +19,14 @@ use std::time::Instant;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::{Number, Object, Value};
 use missionweaveprotocol::{Principal, PrincipalType};
-use missionweaveprotocol_authority::events::{
-    Cause, CauseType, EventDraft, EventIssuer, SequentialEventIds,
-};
-use missionweaveprotocol_authority::replay::{
+use missionweaveprotocol_agent::replay::{
     AgentReplay, EventProjection, ReplayEvent, SourceError, SourcePage,
 };
-use missionweaveprotocol_authority::scheduler::{SchedulerPolicy, WorkOffer};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_engine::events::{
+    Cause, CauseType, EventDraft, EventIssuer, SequentialEventIds,
+};
+use missionweaveprotocol_kernel::scheduler::{SchedulerPolicy, WorkOffer};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 
 const AGENT: &str = "urn:missionweaveprotocol:agent:bench-worker";

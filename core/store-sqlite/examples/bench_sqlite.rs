@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_sqlite::SqliteStore;

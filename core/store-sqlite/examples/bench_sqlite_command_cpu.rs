@@ -29,16 +29,16 @@ use missionweaveprotocol::registry::RegistryBuilder;
 use missionweaveprotocol::{
     KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind,
 };
-use missionweaveprotocol_authority::engine::Engine;
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::{
+use missionweaveprotocol_engine::engine::Engine;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::ingress::{
     AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
 };
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, DecodedCache, GroupCommit, GroupHead, InMemoryStore, Receipt,
     ReceiptKey, ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::{DEFAULT_PAGE_SIZE, SqliteOptions, SqliteStore};
 
 const ORG: &str = "urn:missionweaveprotocol:organization:acme";

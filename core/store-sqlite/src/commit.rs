@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 
-use missionweaveprotocol_authority::store::integrity::{Hash32, aggregate_checksum, event_chain};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::integrity::{Hash32, aggregate_checksum, event_chain};
+use missionweaveprotocol_engine::store::{
     AggregateKey, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
 };
 use rusqlite::{Connection, TransactionBehavior, params};
@@ -294,7 +294,7 @@ fn apply<'t>(
         .execute(params![
             group,
             to_sql("sequence", tip.next_sequence)?,
-            &missionweaveprotocol_authority::store::integrity::GENESIS[..]
+            &missionweaveprotocol_engine::store::integrity::GENESIS[..]
         ])
         .map_err(backend)?;
     }

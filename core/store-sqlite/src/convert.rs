@@ -2,7 +2,7 @@
 //! hashes `BLOB`s of 32 bytes. A stored value out of range or of the wrong type is a damaged
 //! row, reported as [`StoreError::Corrupt`], never a panic.
 
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::store::StoreError;
 use rusqlite::types::ValueRef;
 
 /// A SQLite failure as the store's backend error (nothing was committed).

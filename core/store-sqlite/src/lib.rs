@@ -1,5 +1,5 @@
 //! The authoritative store on SQLite: a durable backend of the engine's store seam
-//! (`missionweaveprotocol_authority::store`, `docs/store.md`, §4.6, §4.7, §15, §16, §7.4).
+//! (`missionweaveprotocol_engine::store`, `docs/store.md`, §4.6, §4.7, §15, §16, §7.4).
 //!
 //! [`SqliteStore`] keeps the same per-aggregate shape as the in-memory reference: one Event
 //! log per Group keyed by `(group_id, sequence)`, aggregates by `(kind, id)` with their
@@ -14,11 +14,11 @@
 //! default [`default_readers()`]): WAL readers see the last committed state and never wait
 //! behind a commit's fsync. `:memory:` keeps one shared connection (an in-memory database
 //! belongs to its connection). Wrap the store in
-//! [`GroupCommit`](missionweaveprotocol_authority::store::GroupCommit) so that concurrent
+//! [`GroupCommit`](missionweaveprotocol_engine::store::GroupCommit) so that concurrent
 //! commits share one durable transaction (`docs/store.md`, "Group commit and concurrency").
 //!
 //! ```
-//! use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Store, Transaction};
+//! use missionweaveprotocol_engine::store::{AggregateKey, EventRecord, Store, Transaction};
 //! use missionweaveprotocol_store_sqlite::SqliteStore;
 //!
 //! let store = SqliteStore::in_memory().unwrap();
@@ -40,7 +40,7 @@ mod schema;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
     StoreError, Transaction,
 };

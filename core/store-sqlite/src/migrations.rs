@@ -14,8 +14,8 @@
 //! step that adds one rebuilds the table (create the new shape, copy, drop, rename): a
 //! migrated database ends with exactly the tables a new one gets.
 
-use missionweaveprotocol_authority::store::StoreError;
-use missionweaveprotocol_authority::store::integrity::{
+use missionweaveprotocol_engine::store::StoreError;
+use missionweaveprotocol_engine::store::integrity::{
     GENESIS, Hash32, aggregate_checksum, event_chain,
 };
 use rusqlite::{Connection, params};

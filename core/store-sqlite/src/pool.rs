@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::store::StoreError;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::BUSY_TIMEOUT;

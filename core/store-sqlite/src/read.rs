@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::store::integrity::{
+use missionweaveprotocol_engine::store::integrity::{
     ChainVerifier, GENESIS, Hash32, check_aggregate, hash_from_slice,
 };
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, StoreError,
 };
@@ -436,7 +436,7 @@ mod tests {
     //! are checked with and without `ANALYZE`.
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use missionweaveprotocol_authority::store::{AggregateKey, EventRecord, Transaction};
+    use missionweaveprotocol_engine::store::{AggregateKey, EventRecord, Transaction};
     use rusqlite::{Connection, StatementStatus};
 
     use super::{AGGREGATE_SQL, LIST_SQL, REPLAY_SQL};

@@ -13,7 +13,7 @@
 //! - `receipts (actor_type, actor_id, action_id) → (signing_hash, first Event)`: §15.1.
 //! - `schema_version (version)`: one row, the version the steps reached.
 
-use missionweaveprotocol_authority::store::StoreError;
+use missionweaveprotocol_engine::store::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::convert::backend;

@@ -2,12 +2,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::json::{self, Value};
-use missionweaveprotocol_authority::replay::{
+use missionweaveprotocol_agent::replay::{
     AgentReplay, EventProjection, InboxRow, LocalStoreErrorKind, ReplayBatch, ReplayError,
     ReplayEvent, SourceError, SourcePage,
 };
-use missionweaveprotocol_authority::scheduler::{Scheduler, SchedulerPolicy, WorkOffer};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::scheduler::{Scheduler, SchedulerPolicy, WorkOffer};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 
 const A: &str = "urn:missionweaveprotocol:agent:worker";

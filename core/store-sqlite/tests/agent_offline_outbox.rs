@@ -5,11 +5,12 @@
 
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::{self, Value};
-use missionweaveprotocol_authority::offline::{
-    OfflineAssignment, OfflineExecutionPolicy, OfflineLimits, OfflineOutbox, OutboxError,
+use missionweaveprotocol_agent::offline::{
+    OfflineAssignment, OfflineExecutionPolicy, OfflineOutbox, OutboxError,
 };
-use missionweaveprotocol_authority::resources::{Dimension, Resources};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::offline::OfflineLimits;
+use missionweaveprotocol_kernel::resources::{Dimension, Resources};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 
 const AGENT: &str = "urn:missionweaveprotocol:agent:worker";

@@ -4,7 +4,7 @@
 //! transaction.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_sqlite::SqliteStore;

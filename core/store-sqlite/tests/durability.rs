@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, EventRef, Receipt, ReceiptKey, SnapshotPointer, Store, StoreError,
     Transaction,
 };

@@ -7,11 +7,11 @@ use std::path::Path;
 
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind};
-use missionweaveprotocol_authority::engine::Engine;
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::VerifiedCommand;
-use missionweaveprotocol_authority::store::Store;
-use missionweaveprotocol_authority::store::suite::engine::{
+use missionweaveprotocol_engine::engine::Engine;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::ingress::VerifiedCommand;
+use missionweaveprotocol_engine::store::Store;
+use missionweaveprotocol_engine::store::suite::engine::{
     AUTHORITY, GROUP, Keys, MISSION, NOW, create, create_in, keys,
 };
 use missionweaveprotocol_store_sqlite::SqliteStore;

@@ -11,17 +11,17 @@ use std::path::Path;
 use common::TempFileStore;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind};
-use missionweaveprotocol_authority::engine::Engine;
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::VerifiedCommand;
-use missionweaveprotocol_authority::store::GroupCommit;
-use missionweaveprotocol_authority::store::suite::engine::{AUTHORITY, Keys, NOW, create_in, keys};
+use missionweaveprotocol_engine::engine::Engine;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::ingress::VerifiedCommand;
+use missionweaveprotocol_engine::store::GroupCommit;
+use missionweaveprotocol_engine::store::suite::engine::{AUTHORITY, Keys, NOW, create_in, keys};
 use missionweaveprotocol_store_sqlite::SqliteStore;
 
 mod suite_over_a_file {
     use super::{GroupCommit, TempFileStore};
 
-    missionweaveprotocol_authority::store_test_suite!(|| GroupCommit::new(TempFileStore::new()));
+    missionweaveprotocol_engine::store_test_suite!(|| GroupCommit::new(TempFileStore::new()));
 }
 
 type GroupEngine = Engine<GroupCommit<SqliteStore>, SigningKey, SequentialEventIds>;

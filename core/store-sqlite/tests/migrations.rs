@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, ReceiptKey, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_sqlite::{SCHEMA_VERSION, SqliteStore};

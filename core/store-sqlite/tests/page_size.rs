@@ -3,7 +3,7 @@
 //! argument error, and Events larger than a 4 KiB page round-trip either way.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_sqlite::{DEFAULT_PAGE_SIZE, SqliteOptions, SqliteStore};

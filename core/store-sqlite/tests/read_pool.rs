@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use missionweaveprotocol_authority::store::suite::event;
-use missionweaveprotocol_authority::store::{AggregateKey, Store, Transaction};
+use missionweaveprotocol_engine::store::suite::event;
+use missionweaveprotocol_engine::store::{AggregateKey, Store, Transaction};
 use missionweaveprotocol_store_sqlite::{SqliteOptions, SqliteStore, default_readers};
 
 fn put(key: &AggregateKey, expected: u64, value: &str) -> Transaction {

@@ -10,13 +10,13 @@ use missionweaveprotocol_store_sqlite::SqliteStore;
 mod in_memory {
     use super::SqliteStore;
 
-    missionweaveprotocol_authority::store_test_suite!(|| SqliteStore::in_memory().unwrap());
+    missionweaveprotocol_engine::store_test_suite!(|| SqliteStore::in_memory().unwrap());
 }
 
 mod temp_file {
     use super::TempFileStore;
 
-    missionweaveprotocol_authority::store_test_suite!(TempFileStore::new);
+    missionweaveprotocol_engine::store_test_suite!(TempFileStore::new);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, SnapshotPointer, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_sqlite::SqliteStore;

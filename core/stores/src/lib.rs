@@ -8,7 +8,7 @@
 //! `Arc<dyn Store + Send + Sync>`; nothing above this crate names a backend.
 //!
 //! ```
-//! use missionweaveprotocol_authority::store::Store;
+//! use missionweaveprotocol_engine::store::Store;
 //! use missionweaveprotocol_stores::{StoreUrl, open};
 //!
 //! let url = StoreUrl::parse("postgresql+asyncpg://app:secret@db.internal/mwp").unwrap();
@@ -24,7 +24,7 @@ mod url;
 
 use std::sync::Arc;
 
-use missionweaveprotocol_authority::store::{GroupCommit, Store, StoreError};
+use missionweaveprotocol_engine::store::{GroupCommit, Store, StoreError};
 use missionweaveprotocol_store_postgres::PostgresStore;
 use missionweaveprotocol_store_sqlite::SqliteStore;
 

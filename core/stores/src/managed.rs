@@ -12,7 +12,7 @@ use core::fmt;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, Store, StoreError, Transaction,
 };

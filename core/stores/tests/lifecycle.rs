@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl, open};

@@ -15,13 +15,13 @@ use missionweaveprotocol::{
     DescribeError, ErrorClass, Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind,
     WireCode,
 };
-use missionweaveprotocol_authority::engine::Engine;
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::ingress::VerifiedCommand;
-use missionweaveprotocol_authority::store::suite::engine::{
+use missionweaveprotocol_engine::engine::Engine;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::ingress::VerifiedCommand;
+use missionweaveprotocol_engine::store::suite::engine::{
     AUTHORITY, GROUP, Keys, NOW, create_in, keys,
 };
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_stores::{

@@ -11,7 +11,7 @@ mod pg;
 mod opened_by_url {
     use missionweaveprotocol_stores::{StoreUrl, open};
 
-    missionweaveprotocol_authority::store_test_suite!(|| open(
+    missionweaveprotocol_engine::store_test_suite!(|| open(
         &StoreUrl::parse("sqlite:///:memory:").unwrap()
     )
     .unwrap());
@@ -26,11 +26,11 @@ mod managed {
         store
     }
 
-    missionweaveprotocol_authority::store_test_suite!(opened);
+    missionweaveprotocol_engine::store_test_suite!(opened);
 }
 
 mod postgresql_opened_by_url {
     use super::pg::FreshStore;
 
-    missionweaveprotocol_authority::store_test_suite!(FreshStore::new);
+    missionweaveprotocol_engine::store_test_suite!(FreshStore::new);
 }

@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::scheduler::{
     ScheduleAction, Scheduler, SchedulerPolicy, Transition, WorkOffer,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// 2026-01-01T00:00:00Z, the workload's start.
 pub const BENCH_T0: i64 = 1_767_225_600_000;

@@ -15,14 +15,14 @@ use missionweaveprotocol::wire::parse_frame;
 use missionweaveprotocol::{
     ArgumentError, DescribeError, FieldValue, SignedDocumentCodec, SignedDocumentKind,
 };
-use missionweaveprotocol_authority::auth::{
+use missionweaveprotocol_agent::auth::{
     AgentKeyRegistry, OsNonces, SessionAuthority, SessionConfig,
 };
-use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot};
-use missionweaveprotocol_authority::replay::{AgentLocalStore, GroupReplay, MemoryAgentStore};
-use missionweaveprotocol_authority::resources::{Currency, Dimension, Resources};
-use missionweaveprotocol_authority::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_agent::replay::{AgentLocalStore, GroupReplay, MemoryAgentStore};
+use missionweaveprotocol_kernel::budget::{BudgetLedger, BudgetLedgerSnapshot};
+use missionweaveprotocol_kernel::resources::{Currency, Dimension, Resources};
+use missionweaveprotocol_kernel::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// A log that answers `found` without a usable record (what a JavaScript log's
 /// `{status: "found"}` and a Python log's duck-typed reply are read as).

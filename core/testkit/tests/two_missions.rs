@@ -17,10 +17,10 @@ use std::sync::Arc;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::{Value, canonical_bytes, parse, sha256_prefixed};
 use missionweaveprotocol::{DescribeError, KeyRegistrySnapshot, Principal, PrincipalType};
-use missionweaveprotocol_authority::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_authority::service::{AuthorityCore, default_authorizer};
-use missionweaveprotocol_authority::store::{InMemoryStore, Store};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
+use missionweaveprotocol_engine::service::{AuthorityCore, default_authorizer};
+use missionweaveprotocol_engine::store::{InMemoryStore, Store};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteStore;
 use missionweaveprotocol_testkit::vectors::default_dir;
 

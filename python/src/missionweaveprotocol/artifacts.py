@@ -1,6 +1,6 @@
 """Content-addressed Artifact bytes and their signed manifest (§13.1): the reference's
 ``artifacts`` module (``ArtifactError``, ``ArtifactManifest``, ``LocalArtifactStore``), served by
-the Rust core (``missionweaveprotocol_authority::artifact::content`` and ``local_store``).
+the Rust core (``missionweaveprotocol_engine::artifact::content`` and ``local_store``).
 
 Differences from the reference (``reference-python.md`` §1.3 and §7 item 2), each deliberate:
 

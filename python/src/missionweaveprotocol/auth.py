@@ -5,7 +5,7 @@ keys with ``valid_from``/``valid_until``/``revoked_at``; the earliest revocation
 :class:`SessionAuthority` (one-use challenges, HMAC-SHA256 session tokens, a per-Agent Session
 Epoch that strictly increases), :class:`AgentIdentity` (an Agent's signing key) and the frozen
 dataclasses :class:`Challenge` and :class:`SessionGrant`. The rules run in the core
-(``missionweaveprotocol_authority::auth``); this module converts times and values.
+(``missionweaveprotocol_agent::auth``); this module converts times and values.
 
 Every refusal is an :class:`AuthenticationError` (a ``ValueError``, as the reference's) with
 the §19 ``code`` — ``AUTH_INVALID_SIGNATURE`` (bad, unknown, expired or replayed challenge,

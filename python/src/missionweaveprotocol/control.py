@@ -3,7 +3,7 @@
 Command signed with the human's key and performed on :class:`~missionweaveprotocol.core.Core`,
 returning the Command and the accepted Event.
 
-The Commands are built by the Rust core (``missionweaveprotocol_authority::control``) from the
+The Commands are built by the Rust core (``missionweaveprotocol_engine::control``) from the
 operation's arguments and the projections queried here; this module queries, signs and
 performs, and decides nothing. Differences from the reference, each deliberate:
 

@@ -5,7 +5,7 @@
 ``model_copy``, ``validate_assignment``), whose protocol rules run in the Rust core: every
 validation (construction, ``model_validate``, ``model_validate_json``, assignment) renders the
 fields as a ``lease.schema.json`` document and reads it back through the core
-(``core/authority/src/lease``: the schema, the type-specific members, the window, the renewal
+(``core/kernel/src/lease``: the schema, the type-specific members, the window, the renewal
 history and the closure rules). A core refusal becomes a :class:`pydantic.ValidationError`
 whose error ``type`` is the §19 wire code and whose ``ctx`` holds ``code``, ``reason`` and the
 core's ``kind``.

@@ -6,7 +6,7 @@ never goals or data. Each Group queue is ordered by a fixed "virtual ready time"
 needs no rescoring); Groups share slots by stride scheduling with weights and quotas; a
 multi-slot head reserves slots; preemption is only requested, and a slot is taken back only
 after a durable, safe checkpoint. Every operation is O(log n); the starvation bound is in the
-Rust module documentation (``missionweaveprotocol_authority::scheduler``).
+Rust module documentation (``missionweaveprotocol_kernel::scheduler``).
 
 The reference runtime's shapes are accepted as they are: :class:`EstimateBand`,
 :class:`SchedulingEstimate`, :class:`WorkOffer`, :class:`GroupSchedulingPolicy` and

@@ -4,11 +4,11 @@
 
 use missionweaveprotocol::json::{self, Object, Value};
 use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentKind, WireCode};
-use missionweaveprotocol_authority::archive::{
+use missionweaveprotocol_engine::archive::{
     GROUP_ARCHIVE, SNAPSHOT_KIND, SnapshotDraft, group_event_ids,
 };
-use missionweaveprotocol_authority::mission::GROUP_KIND;
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::mission::GROUP_KIND;
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
 
 use crate::payloads::HASH_A;
 use crate::scenario::{Build, Scenario, Step, Watch};

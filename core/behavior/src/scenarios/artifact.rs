@@ -1,8 +1,8 @@
 //! Artifact scenarios (§13.1, §11.3: publication cites the current Lease ID).
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::artifact::ARTIFACT_KIND;
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::artifact::ARTIFACT_KIND;
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
 
 use crate::payloads::{ARTIFACT, W1};
 use crate::scenario::{Scenario, Watch};

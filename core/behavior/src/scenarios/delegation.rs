@@ -4,8 +4,9 @@
 //! its one-shot use lifting the Organization's delegation-depth limit.
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::engine::{GRANT_KIND, OVERRIDE_KIND};
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::cooperation_override::OVERRIDE_KIND;
+use missionweaveprotocol_engine::delegation::GRANT_KIND;
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
 
 use crate::payloads::{self, W1, W2};
 use crate::scenario::{Build, Scenario, Step, Watch};

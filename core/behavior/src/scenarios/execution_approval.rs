@@ -3,8 +3,8 @@
 //! Approval": a time-bounded signed human decision for one WorkItem Ownership Epoch).
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::approval::ExecutionApproval;
-use missionweaveprotocol_authority::store::Store;
+use missionweaveprotocol_engine::approval::ExecutionApproval;
+use missionweaveprotocol_engine::store::Store;
 
 use crate::payloads::{self, CONVERSATION, W1};
 use crate::scenario::{Scenario, Step, Watch};

@@ -2,7 +2,7 @@
 //! digest 2.14). The Message aggregate is observed through `Engine::message` in checks.
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::message::MessageState;
+use missionweaveprotocol_engine::message::MessageState;
 
 use crate::payloads::{self, W1};
 use crate::scenario::{Scenario, Step};

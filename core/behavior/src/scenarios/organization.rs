@@ -4,8 +4,10 @@
 //! the Group heads.
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::engine::{AGENT_CARD_REGISTERED, SESSION_OPEN, SESSION_OPENED};
-use missionweaveprotocol_authority::lease::LeaseState;
+use missionweaveprotocol_engine::organization::{
+    AGENT_CARD_REGISTERED, SESSION_OPEN, SESSION_OPENED,
+};
+use missionweaveprotocol_kernel::lease::LeaseState;
 
 use crate::payloads::{self, W1};
 use crate::scenario::{Scenario, Watch};

@@ -2,7 +2,7 @@
 //! Evidence, digest §2.2 and §2.6).
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol_authority::work::offers;
+use missionweaveprotocol_engine::work::offers;
 
 use crate::payloads::{self, PROPOSAL, W1, W2};
 use crate::scenario::{Scenario, Step, Watch};

@@ -2,9 +2,9 @@
 //! Delegation Grants (§13) and retries (§15). Ranges and consistency rules stay in the core;
 //! these types only fix names, types and which members exist.
 
-use missionweaveprotocol_authority::delegation::{DelegationGrant, DelegationViolation};
-use missionweaveprotocol_authority::lease::{Lease, LeaseBinding, LeaseWindow};
-use missionweaveprotocol_authority::resources::{Dimension, Resources};
+use missionweaveprotocol_kernel::delegation::{DelegationGrant, DelegationViolation};
+use missionweaveprotocol_kernel::lease::{Lease, LeaseBinding, LeaseWindow};
+use missionweaveprotocol_kernel::resources::{Dimension, Resources};
 use serde::{Deserialize, Serialize};
 #[cfg(test)]
 use ts_rs::TS;

@@ -1,9 +1,9 @@
 //! Shapes shared by several objects: times, safe integers, resource amounts, capability
 //! references, currencies.
 
-use missionweaveprotocol_authority::capability_version::CapabilityRef;
-use missionweaveprotocol_authority::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::capability_version::CapabilityRef;
+use missionweaveprotocol_kernel::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use serde::{Deserialize, Serialize};
 #[cfg(test)]
 use ts_rs::TS;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::scheduler::{
     self, AdmissionDecision, CheckpointRef, Eligibility, GroupPolicy, ScheduleAction,
     ScheduleDisclosure, SchedulerPolicy, Transition, WorkOffer,
 };

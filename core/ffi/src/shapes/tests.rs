@@ -1,8 +1,8 @@
 #![allow(clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::json::{Value, parse};
-use missionweaveprotocol_authority::resources::{Dimension, Resources};
-use missionweaveprotocol_authority::snapshot_json::{dimension_member, resources_to_value};
+use missionweaveprotocol_kernel::resources::{Dimension, Resources};
+use missionweaveprotocol_kernel::snapshot_json::{dimension_member, resources_to_value};
 use serde::de::DeserializeOwned;
 
 use super::authority::{DelegationGrantFields, RetryOptions, WorkItems, WorkLeaseFields};
@@ -153,11 +153,11 @@ fn the_policy_reader_keeps_defaults_and_refuses_repeated_groups() {
         "policy",
     )
     .expect("valid");
-    let policy = missionweaveprotocol_authority::scheduler::SchedulerPolicy::from(p);
+    let policy = missionweaveprotocol_kernel::scheduler::SchedulerPolicy::from(p);
     assert_eq!(policy.capacity_slots, 3);
     assert_eq!(policy.groups.get("a").map(|g| g.weight), Some(2));
     assert_eq!(policy.groups.get("b").map(|g| g.weight), Some(1));
-    let d = missionweaveprotocol_authority::scheduler::SchedulerPolicy::default();
+    let d = missionweaveprotocol_kernel::scheduler::SchedulerPolicy::default();
     assert_eq!(policy.max_work_items, d.max_work_items);
     let (argument, message) = refused::<SchedulerPolicyInput>(
         r#"{"groups":{"a":{"weight":1},"a":{"weight":2}}}"#,
@@ -216,7 +216,7 @@ fn authority_shapes_parse_and_refuse_by_name() {
       "budget":{"currency":"EUR","toolCalls":3},"maxDescendantDepth":2,
       "granteeMembershipEpoch":1,"coordinatorEpoch":1,"grantedBy":"c","grantedAt":0,"expiresAt":10}"#;
     let fields: DelegationGrantFields = read(grant, "grant").expect("valid");
-    let core = missionweaveprotocol_authority::delegation::DelegationGrant::from(fields);
+    let core = missionweaveprotocol_kernel::delegation::DelegationGrant::from(fields);
     assert_eq!(core.ceilings.get(Dimension::ToolCalls), 3);
     let (argument, message) =
         refused::<DelegationGrantFields>(&grant.replace(r#""currency":"EUR","#, ""), "grant");

@@ -19,12 +19,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use missionweaveprotocol::json::{Number, Object, Value};
-use missionweaveprotocol_authority::replay::{
+use missionweaveprotocol_agent::replay::{
     AgentLocalStore, AgentReplay, EventPosition, EventProjection, LocalStoreError, ReplayBatch,
     ReplayEvent, SourceError, SourcePage,
 };
-use missionweaveprotocol_authority::scheduler::{SchedulerPolicy, SchedulerSnapshot, WorkOffer};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::scheduler::{SchedulerPolicy, SchedulerSnapshot, WorkOffer};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 
 /// The Agent every run acts as.

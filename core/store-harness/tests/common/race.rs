@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use missionweaveprotocol_authority::store::{AggregateKey, Store};
-use missionweaveprotocol_authority::work::{AGGREGATE_KIND, WorkItem};
+use missionweaveprotocol_engine::store::{AggregateKey, Store};
+use missionweaveprotocol_engine::work::{AGGREGATE_KIND, WorkItem};
 use missionweaveprotocol_store_harness::check::{caused_by, group_log, mission_matches_log};
 use missionweaveprotocol_store_harness::{Workload, open_store};
 

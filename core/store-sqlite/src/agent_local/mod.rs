@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use missionweaveprotocol::json::{self, Value};
-use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
+use missionweaveprotocol_agent::replay::{LocalStoreError, LocalStoreErrorKind};
 use rusqlite::Connection;
 
 pub use outbox::PendingAction;

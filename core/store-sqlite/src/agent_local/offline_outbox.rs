@@ -3,8 +3,8 @@
 //! survive a restart of the Worker (the crash test `crash_agent_sqlite` kills it mid-outbox).
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::offline::{OfflineOutbox, OutboxError};
-use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
+use missionweaveprotocol_agent::offline::{OfflineOutbox, OutboxError};
+use missionweaveprotocol_agent::replay::{LocalStoreError, LocalStoreErrorKind};
 
 use super::SqliteAgentStore;
 

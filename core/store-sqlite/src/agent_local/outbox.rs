@@ -6,7 +6,7 @@
 //! tombstone, so re-enqueueing it after a restart cannot queue it again.
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
+use missionweaveprotocol_agent::replay::{LocalStoreError, LocalStoreErrorKind};
 use rusqlite::{OptionalExtension, params};
 
 use super::{SqliteAgentStore, backend, canonical, non_empty, parse_stored};

@@ -1,10 +1,10 @@
 //! Cursors, the inbox, the Scheduler snapshot and the atomic replay batch (§16).
 
 use missionweaveprotocol::json;
-use missionweaveprotocol_authority::replay::{
+use missionweaveprotocol_agent::replay::{
     AgentLocalStore, EventPosition, LocalStoreError, LocalStoreErrorKind, ReplayBatch,
 };
-use missionweaveprotocol_authority::scheduler::SchedulerSnapshot;
+use missionweaveprotocol_kernel::scheduler::SchedulerSnapshot;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{SqliteAgentStore, backend, corrupt, from_sql, non_empty, to_sql};

@@ -14,7 +14,7 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
+use missionweaveprotocol_agent::replay::{LocalStoreError, LocalStoreErrorKind};
 
 use super::backend;
 

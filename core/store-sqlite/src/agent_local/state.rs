@@ -1,7 +1,7 @@
 //! Group contexts (revisioned, never moved back) and checkpoint contents (immutable).
 
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_authority::replay::{LocalStoreError, LocalStoreErrorKind};
+use missionweaveprotocol_agent::replay::{LocalStoreError, LocalStoreErrorKind};
 use rusqlite::{OptionalExtension, params};
 
 use super::{SqliteAgentStore, backend, canonical, from_sql, non_empty, parse_stored, to_sql};

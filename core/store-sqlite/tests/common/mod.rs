@@ -1,7 +1,7 @@
 //! What several SQLite test files share: a file store in a temporary directory of its own.
 #![allow(dead_code, clippy::unwrap_used)]
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
     StoreError, Transaction,
 };

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use missionweaveprotocol_authority::store::{
+use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, DecodedCache, GroupHead, Read, ReadValue, Receipt, ReceiptKey,
     ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };

@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 
 use missionweaveprotocol::json::{Value, canonical_bytes, parse, sha256_prefixed};
-use missionweaveprotocol_authority::execution::idempotency_key;
-use missionweaveprotocol_authority::lease::{Lease, LeaseBinding, LeaseWindow};
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::lease::{Lease, LeaseBinding, LeaseWindow};
+use missionweaveprotocol_kernel::retry::idempotency_key;
+use missionweaveprotocol_kernel::scheduler::{
     CheckpointRef, GroupPolicy, ScheduleAction, Scheduler, SchedulerPolicy, SchedulerSnapshot,
     Transition, WorkOffer, WorkState,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use super::Rec as Obj;
 use crate::scheduling_workload::{bench_offers, run_bench};

@@ -10,13 +10,13 @@
 
 use std::process::ExitCode;
 
-use missionweaveprotocol_authority::budget::{AccountKind, BudgetError, BudgetLedger};
-use missionweaveprotocol_authority::lease::{Lease, LeaseBinding, LeaseClaim, LeaseWindow};
-use missionweaveprotocol_authority::resources::{Dimension, Resources};
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::budget::{AccountKind, BudgetError, BudgetLedger};
+use missionweaveprotocol_kernel::lease::{Lease, LeaseBinding, LeaseClaim, LeaseWindow};
+use missionweaveprotocol_kernel::resources::{Dimension, Resources};
+use missionweaveprotocol_kernel::scheduler::{
     GroupPolicy, ScheduleAction, Scheduler, SchedulerPolicy, Transition, WorkOffer,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 const MISSION: &str = "urn:missionweaveprotocol:mission:quarterly-report";
 const WORKER: &str = "urn:missionweaveprotocol:agent:worker-1";

@@ -6,8 +6,8 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{canonical_bytes, parse};
-use missionweaveprotocol_authority::budget::{BudgetLedger, BudgetLedgerSnapshot};
-use missionweaveprotocol_authority::resources::{Currency, Resources};
+use missionweaveprotocol_kernel::budget::{BudgetLedger, BudgetLedgerSnapshot};
+use missionweaveprotocol_kernel::resources::{Currency, Resources};
 
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, first_difference, typed_error};
 use super::{mutate_json_or_bytes, parse_stage};

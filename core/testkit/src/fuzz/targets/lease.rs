@@ -5,8 +5,8 @@
 //! with `to_json_string`, read back, written again: the same text); `state_at` does not panic.
 
 use missionweaveprotocol::{DescribeError, WireCode};
-use missionweaveprotocol_authority::lease::{Lease, LeaseDocumentError};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::lease::{Lease, LeaseDocumentError};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, typed_error};
 use super::{bundle_file, mutate_json_or_bytes};

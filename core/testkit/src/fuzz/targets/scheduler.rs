@@ -7,11 +7,11 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{canonical_bytes, parse};
-use missionweaveprotocol_authority::scheduler::{
+use missionweaveprotocol_kernel::scheduler::{
     CheckpointRef, ScheduleAction, Scheduler, SchedulerPolicy, SchedulerSnapshot, Transition,
     WorkOffer,
 };
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, first_difference, typed_error};
 use super::{mutate_json_or_bytes, parse_stage};

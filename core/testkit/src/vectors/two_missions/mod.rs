@@ -14,12 +14,12 @@ pub mod script;
 
 use missionweaveprotocol::DescribeError;
 use missionweaveprotocol::json::{self, Value, sha256_prefixed};
-use missionweaveprotocol_authority::engine::Performed;
-use missionweaveprotocol_authority::store::{EventRecord, Store};
-use missionweaveprotocol_authority::unix_millis::UnixMillis;
 use missionweaveprotocol_behavior::world::{
     AUTHORITY, AUTHORITY_KEY_SEED, EVENT_ID_PREFIX, IDENTITY, SERVICE, Start, World, key_id,
 };
+use missionweaveprotocol_engine::engine::Performed;
+use missionweaveprotocol_engine::store::{EventRecord, Store};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 use super::Rec;
 

@@ -15,13 +15,13 @@
 
 use missionweaveprotocol::json::{self, Object, Value, sha256_prefixed};
 use missionweaveprotocol::{Principal, PrincipalType, SignedDocumentKind, WireCode};
-use missionweaveprotocol_authority::archive::{GROUP_ARCHIVE, SnapshotDraft, group_event_ids};
-use missionweaveprotocol_authority::ingress::VerifiedCommand;
 use missionweaveprotocol_behavior::payloads;
 use missionweaveprotocol_behavior::steps::{Lease, claim};
 use missionweaveprotocol_behavior::world::{
     AUTHORITY, COORDINATOR, OTHER_HUMAN, OWNER, SERVICE, WORKER, World,
 };
+use missionweaveprotocol_engine::archive::{GROUP_ARCHIVE, SnapshotDraft, group_event_ids};
+use missionweaveprotocol_engine::ingress::VerifiedCommand;
 
 /// The five stages, in dependency order: each depends on the one before.
 pub const STAGES: [&str; 5] = [

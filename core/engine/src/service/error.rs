@@ -1,0 +1,306 @@
+//! [`CoreError`]: every refusal of the [`AuthorityCore`](super::AuthorityCore) as one flat,
+//! owned description, and [`ErrorFamily`]: the reference's 15 `ErrorCode` families
+//! (`reference-python.md` §1.5) with the one table mapping each §19 wire code to its family.
+//! Bindings read both; none re-spells a code or a family.
+
+use core::fmt;
+
+use missionweaveprotocol::{DescribeError, ErrorClass, Fields, Stage, WireCode};
+
+macro_rules! families {
+    ($($variant:ident => $name:literal, $class:literal;)*) => {
+        /// The reference runtime's error families (`missionweaveprotocol.core.ErrorCode`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorFamily {
+            $(
+                #[doc = concat!("`", $name, "` (`", $class, "`)")]
+                $variant,
+            )*
+        }
+
+        impl ErrorFamily {
+            /// Every family, in the reference's order.
+            pub const ALL: [ErrorFamily; 15] = [$(Self::$variant,)*];
+
+            /// The snake_case value (`ErrorCode` member value).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+
+            /// The reference's exception class name (`InvalidCommand`, `NotFound`, …).
+            pub const fn class_name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $class,)*
+                }
+            }
+
+            /// The family named `text`, if any.
+            pub fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $($name => Some(Self::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+families! {
+    InvalidCommand => "invalid_command", "InvalidCommand";
+    NotFound => "not_found", "NotFound";
+    AlreadyExists => "already_exists", "AlreadyExists";
+    AuthorizationDenied => "authorization_denied", "AuthorizationDenied";
+    ActionIdCollision => "action_id_collision", "ActionIdCollision";
+    StaleSessionEpoch => "stale_session_epoch", "StaleSessionEpoch";
+    StaleMembershipEpoch => "stale_membership_epoch", "StaleMembershipEpoch";
+    StaleCoordinatorEpoch => "stale_coordinator_epoch", "StaleCoordinatorEpoch";
+    StaleOwnershipEpoch => "stale_ownership_epoch", "StaleOwnershipEpoch";
+    LeaseExpired => "lease_expired", "LeaseExpired";
+    InvalidTransition => "invalid_transition", "InvalidTransition";
+    RevisionConflict => "revision_conflict", "RevisionConflict";
+    DependencyError => "dependency_error", "DependencyError";
+    PolicyViolation => "policy_violation", "PolicyViolation";
+    BudgetExceeded => "budget_exceeded", "BudgetExceeded";
+}
+
+impl ErrorFamily {
+    /// The family of a refusal with §19 `code` and reason slug `reason`.
+    ///
+    /// By wire code, with two refinements by reason where §19 has no code of its own for a
+    /// family the reference distinguishes: dependency refusals (`INVALID_COMMAND` with
+    /// `dependency_cycle`, `unknown_dependency`, `dependency_not_ready`, §10.4) are
+    /// `dependency_error`, and a WorkItem or proposal ID already in use
+    /// (`INVALID_STATE_TRANSITION`, `already_exists`) is `already_exists`.
+    ///
+    /// `INTERNAL_ERROR` has no reference family: it is `revision_conflict`, because the one
+    /// internal refusal a caller meets in normal operation is `contended` (concurrent Commands
+    /// kept changing the state, nothing applied, an unchanged retry may succeed); the rare
+    /// others (an unreadable aggregate, a signer failure) keep `wire_code` `INTERNAL_ERROR` and
+    /// their reason, and are not `retryable`.
+    pub fn of(code: WireCode, reason: &str) -> Self {
+        match (code, reason) {
+            (
+                WireCode::InvalidCommand,
+                "dependency_cycle" | "unknown_dependency" | "dependency_not_ready",
+            ) => Self::DependencyError,
+            (WireCode::InvalidStateTransition, "already_exists") => Self::AlreadyExists,
+            _ => Self::of_code(code),
+        }
+    }
+
+    /// The family of §19 `code` alone (the table bindings show; [`of`](Self::of) refines it).
+    pub const fn of_code(code: WireCode) -> Self {
+        match code {
+            WireCode::UnsupportedVersion
+            | WireCode::SchemaValidationFailed
+            | WireCode::InvalidCommand
+            | WireCode::UnknownCriticalExtension
+            | WireCode::WorkContractIncomplete
+            | WireCode::ProtocolViolation => Self::InvalidCommand,
+            WireCode::GroupNotFound | WireCode::CursorTooOld => Self::NotFound,
+            WireCode::AuthRequired
+            | WireCode::AuthInvalidSignature
+            | WireCode::AuthForbidden
+            | WireCode::MembershipRequired => Self::AuthorizationDenied,
+            WireCode::AuthStaleSession => Self::StaleSessionEpoch,
+            WireCode::AuthStaleCoordinator => Self::StaleCoordinatorEpoch,
+            WireCode::MembershipStale => Self::StaleMembershipEpoch,
+            WireCode::WorkStaleOwnership => Self::StaleOwnershipEpoch,
+            WireCode::WorkLeaseExpired | WireCode::WorkOfferExpired => Self::LeaseExpired,
+            WireCode::InvalidStateTransition | WireCode::WorkAlreadyOwned => {
+                Self::InvalidTransition
+            }
+            WireCode::RevisionConflict | WireCode::InternalError => Self::RevisionConflict,
+            WireCode::ActionIdCollision => Self::ActionIdCollision,
+            WireCode::ApprovalRequired | WireCode::RateLimited | WireCode::Backpressure => {
+                Self::PolicyViolation
+            }
+            WireCode::BudgetExceeded => Self::BudgetExceeded,
+        }
+    }
+}
+
+/// The table bindings show: every §19 wire code with its family ([`ErrorFamily::of_code`]).
+pub fn wire_code_families() -> Vec<(&'static str, &'static str)> {
+    WireCode::ALL
+        .iter()
+        .map(|c| (c.as_str(), ErrorFamily::of_code(*c).as_str()))
+        .collect()
+}
+
+/// A refusal of the core, described once: §19 wire code, reference family, reason slug, the
+/// wire-safe message, the protected detail, structured fields, and whether an unchanged retry
+/// can succeed. Nothing was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreError {
+    /// The §19 wire code.
+    pub wire_code: WireCode,
+    /// The reference family ([`ErrorFamily::of`]).
+    pub family: ErrorFamily,
+    /// The stable reason slug.
+    pub reason: String,
+    /// The message a wire response may carry (verification failures: the fixed message, §6.4).
+    pub message: String,
+    /// The protected diagnostic, for the audit record only.
+    pub detail: String,
+    /// Structured fields (`expected_revision`, `group_id`, …).
+    pub fields: Fields,
+    /// Whether an unchanged retry can succeed (§19).
+    pub retryable: bool,
+    /// The error class of the underlying error.
+    pub class: ErrorClass,
+    /// The verification stage, for verification failures.
+    pub stage: Option<Stage>,
+}
+
+impl CoreError {
+    /// The description of any core error.
+    pub fn describe(error: &dyn DescribeError) -> Self {
+        let reason = error.reason().to_owned();
+        Self {
+            wire_code: error.wire_code(),
+            family: ErrorFamily::of(error.wire_code(), &reason),
+            reason,
+            message: error.to_string(),
+            detail: error.detail(),
+            fields: error.fields(),
+            retryable: error.retryable(),
+            class: error.class(),
+            stage: error.stage(),
+        }
+    }
+
+    /// An `INVALID_COMMAND` refusal of a call argument (replay bounds, query shape).
+    pub fn invalid(reason: &str, message: impl Into<String>, fields: Fields) -> Self {
+        let message = message.into();
+        Self {
+            wire_code: WireCode::InvalidCommand,
+            family: ErrorFamily::of(WireCode::InvalidCommand, reason),
+            reason: reason.to_owned(),
+            detail: message.clone(),
+            message,
+            fields,
+            retryable: false,
+            class: ErrorClass::Argument,
+            stage: None,
+        }
+    }
+
+    /// No such entity (`GROUP_NOT_FOUND`, §17.2: "absent or intentionally undisclosed"; §19
+    /// has no other not-found code).
+    pub fn not_found(kind: &str, entity_id: &str) -> Self {
+        let message = format!("{kind} {entity_id} not found");
+        Self {
+            wire_code: WireCode::GroupNotFound,
+            family: ErrorFamily::NotFound,
+            reason: "not_found".to_owned(),
+            detail: message.clone(),
+            message,
+            fields: Fields::new()
+                .text("query_kind", kind)
+                .text("entity_id", entity_id),
+            retryable: false,
+            class: ErrorClass::Policy,
+            stage: None,
+        }
+    }
+}
+
+impl fmt::Display for CoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CoreError {}
+
+impl DescribeError for CoreError {
+    fn class(&self) -> ErrorClass {
+        self.class
+    }
+    fn wire_code(&self) -> WireCode {
+        self.wire_code
+    }
+    fn reason(&self) -> &str {
+        &self.reason
+    }
+    fn stage(&self) -> Option<Stage> {
+        self.stage
+    }
+    fn detail(&self) -> String {
+        self.detail.clone()
+    }
+    fn fields(&self) -> Fields {
+        self.fields.clone()
+    }
+    fn retryable(&self) -> bool {
+        self.retryable
+    }
+}
+
+impl From<crate::error::EngineError> for CoreError {
+    fn from(e: crate::error::EngineError) -> Self {
+        Self::describe(&e)
+    }
+}
+
+impl From<crate::ingress::IngressError> for CoreError {
+    fn from(e: crate::ingress::IngressError) -> Self {
+        Self::describe(&e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_wire_code_has_a_family_and_names_round_trip() {
+        for code in WireCode::ALL {
+            let family = ErrorFamily::of_code(code);
+            assert_eq!(ErrorFamily::parse(family.as_str()), Some(family));
+        }
+        for family in ErrorFamily::ALL {
+            // The class name is the CamelCase of the value (the reference's naming).
+            let camel: String = family
+                .as_str()
+                .split('_')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next()
+                        .map(|h| h.to_ascii_uppercase().to_string() + c.as_str())
+                        .unwrap_or_default()
+                })
+                .collect();
+            assert_eq!(camel, family.class_name());
+        }
+        assert_eq!(ErrorFamily::parse("nope"), None);
+    }
+
+    #[test]
+    fn reasons_refine_dependency_and_existence() {
+        assert_eq!(
+            ErrorFamily::of(WireCode::InvalidCommand, "dependency_cycle"),
+            ErrorFamily::DependencyError
+        );
+        assert_eq!(
+            ErrorFamily::of(WireCode::InvalidCommand, "missing_member"),
+            ErrorFamily::InvalidCommand
+        );
+        assert_eq!(
+            ErrorFamily::of(WireCode::InvalidStateTransition, "already_exists"),
+            ErrorFamily::AlreadyExists
+        );
+        assert_eq!(
+            ErrorFamily::of(WireCode::InvalidStateTransition, "invalid_transition"),
+            ErrorFamily::InvalidTransition
+        );
+        // Only INVALID_COMMAND reasons become dependency errors.
+        assert_eq!(
+            ErrorFamily::of(WireCode::AuthForbidden, "dependency_cycle"),
+            ErrorFamily::AuthorizationDenied
+        );
+    }
+}
