@@ -1117,7 +1117,7 @@ export interface CoreOptions {
   store?: InMemoryStore | SQLStore;
   /** The authority's clock, read once per call (default `Date.now`). */
   clock?: () => TimeInput;
-  /** Event IDs are `<prefix>1`, `<prefix>2`, … (default: a random `urn:missionweaveprotocol:event:<hex>-`). */
+  /** Event IDs are `<prefix>1`, `<prefix>2`, … (default: random `urn:uuid:` v4 IDs from `crypto.getRandomValues` / the OS). */
   eventIdPrefix?: string;
   /** How far `issuedAt` may lie ahead of the clock (§6.4, §22; default 30,000 ms). */
   maxFutureSkewMs?: number;
@@ -1137,6 +1137,10 @@ export interface CoreOptions {
    * bounds throw {@link OfflinePolicyError}; unknown members {@link ArgumentError}.
    */
   offlineLimits?: CoreOfflineLimits;
+  /** The key ID Group Snapshots must be signed with (§7.4): given with `snapshotAuthorityPublicKey`, and the Group Authority's (`authorityKey`), or {@link ArgumentError}. */
+  snapshotAuthorityKeyId?: string;
+  /** Its public key (32 bytes or base64url text). */
+  snapshotAuthorityPublicKey?: Uint8Array | string;
 }
 
 /** The Core-side offline bounds (`maxDisconnectGraceMs` > 0, `maxActions` ≥ 1; an absent `maxUsage` means no cap, an absent dimension of it 0). */
@@ -1146,14 +1150,28 @@ export interface CoreOfflineLimits {
   maxUsage?: ResourceInput;
 }
 
-/** The §20 cooperation limits the Core enforces (`RATE_LIMITED`). */
+/**
+ * The §20 cooperation limits (`RATE_LIMITED`): the reference's `CooperationLimits`. An absent
+ * member keeps the reference's default, `null` means no limit. The Core enforces the queued,
+ * active, proposal-rate and delegation-depth limits; a PolicyGuard all of them.
+ */
 export interface CooperationLimits {
-  /** WorkItems of a Group not yet started (`open`, `offered`, `queued`). */
+  /** Deepest delegation chain (default 3). */
+  maximumDelegationDepth?: number | null;
+  /** WorkItems of a Group not yet started (`open`, `offered`, `queued`; default 100). */
   maximumQueuedWorkItems?: number | null;
-  /** `active` WorkItems of one Worker in one Group. */
+  /** `active` WorkItems of one Worker in one Group (default 4). */
   maximumActiveWorkItems?: number | null;
-  /** `work.propose` of one sender in one Group per minute. */
+  /** Open clarification rounds (default 5). */
+  maximumUnresolvedClarifications?: number | null;
+  /** Messages per principal and Group per minute (default 120). */
+  maximumMessageRatePerMinute?: number | null;
+  /** `work.propose` of one sender in one Group per minute (default 30). */
   maximumProposalRatePerMinute?: number | null;
+  /** Clarification requests per principal and Group per minute (default 30). */
+  maximumClarificationRatePerMinute?: number | null;
+  /** Rate keys a guard tracks at once (default 4,096; at least 1). */
+  maximumTrackedKeys?: number;
 }
 
 /**

@@ -1767,13 +1767,6 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
     }
   }
 
-  function defaultEventIdPrefix() {
-    const random = globalThis.crypto?.getRandomValues;
-    if (typeof random !== 'function') throw new ArgumentError('crypto.getRandomValues is not available: give eventIdPrefix');
-    const hex = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-    return `urn:missionweaveprotocol:event:${hex}-`;
-  }
-
   function commandBytes(command) {
     // A SignedDocument, also one made by the other backend's module (its own class object).
     if (command instanceof SignedDocument || (command?.kind === 'command' && typeof command.text === 'string' && command.bytes instanceof Uint8Array)) {
@@ -1812,39 +1805,33 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
    */
   /** The §20 limits the core reads (the reference's `CooperationLimits` members in camelCase;
    * an absent member keeps the default, `null` means no limit); other members are ignored. */
-  function cooperationLimitsOf(limits) {
-    if (limits === undefined || limits === null) return null;
-    if (typeof limits !== 'object') throw new ArgumentError('cooperationLimits must be an object');
-    const picked = {};
-    for (const name of ['maximumQueuedWorkItems', 'maximumActiveWorkItems', 'maximumProposalRatePerMinute']) {
-      if (name in limits) picked[name] = limits[name];
-    }
-    return picked;
-  }
-
   class Core {
     #clock;
 
-    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts, bootstrapServices, policyServices, cooperationLimits, offlineLimits } = {}) {
+    constructor({ registry, authority, authorityKey, store, clock, eventIdPrefix, maxFutureSkewMs, maxAgeMs, maxAttempts, bootstrapServices, policyServices, cooperationLimits, offlineLimits, snapshotAuthorityKeyId, snapshotAuthorityPublicKey } = {}) {
       const principal = principalOf(authority, 'authority');
       if (!(authorityKey instanceof SigningKey)) throw new ArgumentError('authorityKey must be a SigningKey');
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
       if (store !== undefined && !(store instanceof InMemoryStore) && !(store instanceof SQLStore)) {
         throw new ArgumentError('store must be an InMemoryStore or an SQLStore');
       }
-      // The ranges (non-negative windows, attempts) are the core's to check.
+      // Every set-up rule (ranges, defaults, the authority key bound in the Registry, random
+      // Event IDs when no prefix is given) is the core's CoreConfig: this only converts.
       const config = argumentJson({
         authority: { type: principal.type, id: principal.id },
-        authorityKeyId: authorityKey.keyId,
-        eventIdPrefix: eventIdPrefix === undefined ? defaultEventIdPrefix() : checkString(eventIdPrefix, 'eventIdPrefix'),
+        eventIdPrefix: eventIdPrefix === undefined ? null : checkString(eventIdPrefix, 'eventIdPrefix'),
         maxFutureSkewMs: maxFutureSkewMs ?? null,
         maxAgeMs: maxAgeMs ?? null,
         maxAttempts: maxAttempts ?? null,
         bootstrapServices: bootstrapServices ?? null,
         policyServices: policyServices ?? null,
-        cooperationLimits: cooperationLimitsOf(cooperationLimits),
-        // §11.5: the core checks the members and the bounds (OfflinePolicyError).
+        cooperationLimits: cooperationLimits ?? null,
         offlineLimits: offlineLimits ?? null,
+        // §7.4: the core checks that the pair (both or neither) names the Group Authority's key.
+        snapshotAuthorityKeyId: snapshotAuthorityKeyId ?? null,
+        snapshotAuthorityPublicKey: snapshotAuthorityPublicKey === undefined || snapshotAuthorityPublicKey === null
+          ? null
+          : (typeof snapshotAuthorityPublicKey === 'string' ? snapshotAuthorityPublicKey : open(raw.base64urlEncode(toBytes(snapshotAuthorityPublicKey, 'snapshotAuthorityPublicKey')))),
       }, 'options');
       // The native core always takes a store: a new one unless the caller shares theirs (the
       // core keeps its own reference, so this one is freed at once).
@@ -1853,7 +1840,7 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
       let handle;
       try {
         const native = own ?? (store instanceof SQLStore ? sqlStores.get(store, 'SQLStore') : stores.get(store, 'InMemoryStore'));
-        handle = withRegistry(registry, (r) => new raw.Core(config, r, seed, native));
+        handle = withRegistry(registry, (r) => new raw.Core(config, r, seed, authorityKey.keyId, native));
       } finally {
         own?.free?.();
       }

@@ -19,6 +19,7 @@ const CLASSES = {
   'budget-exceeded': 'BudgetExceededError', snapshot: 'SnapshotError', scheduler: 'SchedulerError',
   'scheduler-state': 'SchedulerStateError',
   authentication: 'AuthenticationError', 'local-store': 'LocalStoreError', 'replay-sequence': 'ReplaySequenceError',
+  offline: 'OfflinePolicyError',
 };
 
 const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
@@ -56,6 +57,24 @@ const OPS = {
       async () => [{ eventId: a.event_id, groupId: 'g', sequence: a.sequence }],
       async () => assert.fail('a refused Event is never projected'));
     return replay.reconcile('g');
+  },
+  core_config: (api, a) => {
+    const keyId = 'urn:missionweaveprotocol:key:authority';
+    const authority = { type: 'service', id: 'urn:missionweaveprotocol:service:group-authority' };
+    const seed = (n) => new Uint8Array(32).fill(n);
+    const builder = new api.RegistryBuilder('urn:missionweaveprotocol:organization:acme');
+    builder.addKey(keyId, authority, api.SigningKey.fromSeed(keyId, seed(30)).publicKey, '2026-01-01T00:00:00Z');
+    const registry = new api.Registry(builder.build());
+    const publicSeed = a.snapshot_authority_public_key_seed;
+    const offline = a.offline_limits;
+    return new api.Core({
+      registry,
+      authority,
+      authorityKey: api.SigningKey.fromSeed(keyId, seed(a.key_seed)),
+      snapshotAuthorityKeyId: a.snapshot_authority_key_id ?? undefined,
+      snapshotAuthorityPublicKey: publicSeed === null ? undefined : api.SigningKey.fromSeed(keyId, seed(publicSeed)).publicKey,
+      offlineLimits: offline === null ? undefined : { maxDisconnectGraceMs: offline.max_disconnect_grace_ms, maxActions: offline.max_actions },
+    });
   },
   scheduler_cancel: (api, a) => {
     const s = new api.Scheduler({});

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Dict, List
@@ -20,7 +20,11 @@ from missionweaveprotocol.local_store import SQLiteAgentStore
 from missionweaveprotocol.replay import AgentReplay
 from missionweaveprotocol.budget import BudgetLedger, ResourceUsage
 from missionweaveprotocol.canonical import canonicalize_json
-from missionweaveprotocol.registry import AgentRegistryKeyResolver
+from missionweaveprotocol.core import Core
+from missionweaveprotocol.crypto import SigningKey
+from missionweaveprotocol.models import Principal
+from missionweaveprotocol.registry import AgentRegistryKeyResolver, RegistryBuilder
+from missionweaveprotocol.store import InMemoryStore
 from missionweaveprotocol.scheduler import Scheduler, WorkOffer
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 from missionweaveprotocol.wire import parse_frame
@@ -47,6 +51,7 @@ CLASSES: Dict[str, type] = {
     "authentication": errors.AuthenticationError,
     "local-store": errors.LocalStoreError,
     "replay-sequence": errors.ReplaySequenceError,
+    "offline": errors.OfflinePolicyError,
 }
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -105,6 +110,35 @@ def _replay_sequence(args: Dict[str, Any]) -> None:
     asyncio.run(replay.reconcile("g"))
 
 
+def _core_config(args: Dict[str, Any]) -> None:
+    key_id = "urn:missionweaveprotocol:key:authority"
+    authority = Principal(type="service", id="urn:missionweaveprotocol:service:group-authority")
+    bound = SigningKey(key_id, bytes([30] * 32))
+    builder = RegistryBuilder("urn:missionweaveprotocol:organization:acme")
+    builder.add_key(key_id, ("service", authority.id), bound.public_key_bytes,
+                    "2026-01-01T00:00:00Z")
+    public_seed = args["snapshot_authority_public_key_seed"]
+    offline = args["offline_limits"]
+    Core(
+        InMemoryStore(),
+        registry=builder.build(),
+        authority_key=SigningKey(key_id, bytes([args["key_seed"]] * 32)),
+        authority=authority,
+        snapshot_authority_key_id=args["snapshot_authority_key_id"],
+        snapshot_authority_public_key=(
+            None if public_seed is None
+            else SigningKey(key_id, bytes([public_seed] * 32)).public_key_bytes
+        ),
+        # A duck-typed object (the reference accepts any with these attributes): the core's
+        # own check, not the dataclass's.
+        offline_limits=None if offline is None else SimpleNamespace(
+            max_disconnect_grace=timedelta(milliseconds=offline["max_disconnect_grace_ms"]),
+            max_actions=offline["max_actions"],
+            max_usage=ResourceUsage(),
+        ),
+    )
+
+
 OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "canonicalize": lambda a: canonicalize_json(a["text"].encode()),
     "verify": lambda a: SignedDocumentCodec().verify(
@@ -120,6 +154,7 @@ OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     .verify_session(a["token"]),
     "local_store_remember_event": _remember,
     "replay_sequence": _replay_sequence,
+    "core_config": _core_config,
 }
 
 

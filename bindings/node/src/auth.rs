@@ -13,10 +13,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol_agent::auth::{
     AgentKeyRegistry as CoreRegistry, AuthError, Challenge as CoreChallenge, KeyValidity,
-    NonceSource, OsNonces, SessionAuthority as CoreAuthority, SessionConfig,
-    SessionGrant as CoreGrant, default_agent_key_id,
+    SessionAuthority as CoreAuthority, SessionConfig, SessionGrant as CoreGrant,
+    default_agent_key_id,
 };
 use missionweaveprotocol_ffi::{Failure, Obj, Outcome, finish};
+use missionweaveprotocol_host::OsRandom;
+use missionweaveprotocol_kernel::random::RandomSource;
 use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use napi::bindgen_prelude::{Buffer, Either};
@@ -276,11 +278,13 @@ impl AuthSessionAuthority {
                 Some(bytes) => bytes.to_vec(),
                 None => {
                     let mut bytes = vec![0u8; 32];
-                    OsNonces.fill(&mut bytes).map_err(|e| fail(refused(&e)))?;
+                    OsRandom
+                        .fill(&mut bytes)
+                        .map_err(|_| fail(Failure::argument("the OS random source failed")))?;
                     bytes
                 }
             };
-            let inner = CoreAuthority::new(secret, config, Box::new(OsNonces))
+            let inner = CoreAuthority::new(secret, config, Box::new(OsRandom))
                 .map_err(|e| fail(refused(&e)))?;
             Ok(Live {
                 registry,

@@ -9,6 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use missionweaveprotocol_ffi::RegistryHandle;
 use missionweaveprotocol_ffi::authority_core::{CoreHandle, StoreHandle};
+use missionweaveprotocol_host::OsRandom;
 use napi::bindgen_prelude::{AsyncTask, Either};
 use napi::{Env, Task};
 use napi_derive::napi;
@@ -82,14 +83,15 @@ pub struct Core(Result<CoreHandle, String>);
 
 #[napi]
 impl Core {
-    /// `options`: JSON (`{authority: {principal, keyId}, eventIdPrefix, freshness, maxAttempts}`);
-    /// `seed`: the authority key's 32-byte seed; `store`: the store (the wrapper makes one when
-    /// the caller shares none).
+    /// `options`: the JSON form of the core's `CoreConfig`; `seed` and `key_id`: the authority
+    /// key; `store`: the store (the wrapper makes one when the caller shares none). Random
+    /// Event IDs come from the operating system.
     #[napi(constructor, catch_unwind)]
     pub fn new(
         options: String,
         registry: RegistryArg<'_>,
         seed: &[u8],
+        key_id: String,
         store: Either<&InMemoryStore, &SqlStore>,
     ) -> Self {
         let store = match store {
@@ -103,7 +105,16 @@ impl Core {
                 Err(envelope) => return Self(Err(envelope)),
             },
         };
-        let make = |registry: &RegistryHandle| CoreHandle::new(&options, registry, seed, &store);
+        let make = |registry: &RegistryHandle| {
+            CoreHandle::new(
+                &options,
+                registry,
+                seed,
+                &key_id,
+                &store,
+                Box::new(OsRandom),
+            )
+        };
         Self(match registry {
             Either::A(object) => object
                 .0

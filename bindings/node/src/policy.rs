@@ -13,6 +13,9 @@ use missionweaveprotocol_agent::policy::{
     CapabilityScope, CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments,
     MembershipBinding, MembershipTokenService, MembershipView, PolicyError, RateKind,
 };
+use missionweaveprotocol_engine::config::{
+    CooperationLimitsConfig, Limit, cooperation_limits_json,
+};
 use missionweaveprotocol_ffi::envelope::{Failure, Obj, Outcome, finish};
 use missionweaveprotocol_kernel::lease::Lease;
 use missionweaveprotocol_kernel::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
@@ -136,7 +139,7 @@ fn lease(args: &Args) -> Result<Lease, Failure> {
 fn id_or_random(args: &Args, name: &str) -> Result<String, Failure> {
     match opt_text(args, name)? {
         Some(id) => Ok(id.to_owned()),
-        None => core_policy::random_token_id()
+        None => missionweaveprotocol_host::random_token_id()
             .ok_or_else(|| Failure::argument("the OS random source failed")),
     }
 }
@@ -152,7 +155,7 @@ fn issued(claims: Value, token: String) -> Value {
 fn secret(secret: &[u8]) -> Result<Vec<u8>, Failure> {
     match secret {
         bytes if !bytes.is_empty() => Ok(bytes.to_vec()),
-        _ => core_policy::random_secret()
+        _ => missionweaveprotocol_host::random_secret()
             .map(|s| s.to_vec())
             .ok_or_else(|| Failure::argument("the OS random source failed")),
     }
@@ -534,42 +537,30 @@ impl PolicyBudgetMeter {
 pub struct PolicyGuard(Result<Mutex<core_policy::PolicyGuard>, String>);
 
 fn limits(args: &Args) -> Result<CooperationLimits, Failure> {
-    let d = CooperationLimits::default();
-    let field = |name: &str, default: u32| -> Result<u32, Failure> {
+    // The core's one merge rule (`CooperationLimitsConfig`): absent keeps the default.
+    let field = |name: &str| -> Result<Limit, Failure> {
         match opt_count(args, name)? {
-            None => Ok(default),
-            Some(v) => {
-                u32::try_from(v).map_err(|_| Failure::argument(format!("{name} is too large")))
-            }
+            None => Ok(Limit::Default),
+            Some(v) => u32::try_from(v)
+                .map(Limit::At)
+                .map_err(|_| Failure::argument(format!("{name} is too large"))),
         }
     };
-    Ok(CooperationLimits {
-        maximum_delegation_depth: field("maximumDelegationDepth", d.maximum_delegation_depth)?,
-        maximum_queued_work_items: field("maximumQueuedWorkItems", d.maximum_queued_work_items)?,
-        maximum_active_work_items: field("maximumActiveWorkItems", d.maximum_active_work_items)?,
-        maximum_unresolved_clarifications: field(
-            "maximumUnresolvedClarifications",
-            d.maximum_unresolved_clarifications,
-        )?,
-        maximum_message_rate_per_minute: field(
-            "maximumMessageRatePerMinute",
-            d.maximum_message_rate_per_minute,
-        )?,
-        maximum_proposal_rate_per_minute: field(
-            "maximumProposalRatePerMinute",
-            d.maximum_proposal_rate_per_minute,
-        )?,
-        maximum_clarification_rate_per_minute: field(
-            "maximumClarificationRatePerMinute",
-            d.maximum_clarification_rate_per_minute,
-        )?,
-        maximum_tracked_keys: opt_count(args, "maximumTrackedKeys")?.map_or(
-            Ok(d.maximum_tracked_keys),
-            |v| {
-                usize::try_from(v).map_err(|_| Failure::argument("maximumTrackedKeys is too large"))
-            },
-        )?,
-    })
+    let tracked = opt_count(args, "maximumTrackedKeys")?
+        .map(|v| u32::try_from(v).map_err(|_| Failure::argument("maximumTrackedKeys is too large")))
+        .transpose()?;
+    CooperationLimitsConfig {
+        maximum_delegation_depth: field("maximumDelegationDepth")?,
+        maximum_queued_work_items: field("maximumQueuedWorkItems")?,
+        maximum_active_work_items: field("maximumActiveWorkItems")?,
+        maximum_unresolved_clarifications: field("maximumUnresolvedClarifications")?,
+        maximum_message_rate_per_minute: field("maximumMessageRatePerMinute")?,
+        maximum_proposal_rate_per_minute: field("maximumProposalRatePerMinute")?,
+        maximum_clarification_rate_per_minute: field("maximumClarificationRatePerMinute")?,
+        maximum_tracked_keys: tracked,
+    }
+    .resolve()
+    .map_err(|e| Failure::error(&e))
 }
 
 #[napi]
@@ -670,37 +661,7 @@ impl PolicyGuard {
 }
 
 fn limits_value(l: &CooperationLimits) -> Value {
-    Obj::new()
-        .num(
-            "maximumDelegationDepth",
-            u64::from(l.maximum_delegation_depth),
-        )
-        .num(
-            "maximumQueuedWorkItems",
-            u64::from(l.maximum_queued_work_items),
-        )
-        .num(
-            "maximumActiveWorkItems",
-            u64::from(l.maximum_active_work_items),
-        )
-        .num(
-            "maximumUnresolvedClarifications",
-            u64::from(l.maximum_unresolved_clarifications),
-        )
-        .num(
-            "maximumMessageRatePerMinute",
-            u64::from(l.maximum_message_rate_per_minute),
-        )
-        .num(
-            "maximumProposalRatePerMinute",
-            u64::from(l.maximum_proposal_rate_per_minute),
-        )
-        .num(
-            "maximumClarificationRatePerMinute",
-            u64::from(l.maximum_clarification_rate_per_minute),
-        )
-        .num("maximumTrackedKeys", l.maximum_tracked_keys as u64)
-        .build()
+    cooperation_limits_json(l)
 }
 
 /// The reference's §20 defaults (camelCase `CooperationLimits`), from the core's `Default`.

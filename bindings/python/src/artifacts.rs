@@ -6,7 +6,8 @@
 
 use missionweaveprotocol::DescribeError as _;
 use missionweaveprotocol::crypto;
-use missionweaveprotocol_engine::artifact::{LocalArtifactStore, content};
+use missionweaveprotocol_engine::artifact::content;
+use missionweaveprotocol_host::LocalArtifactStore;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 

@@ -8,8 +8,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use missionweaveprotocol_agent::auth::{
-    AgentKeyRegistry as CoreRegistry, Challenge, KeyValidity, OsNonces,
-    SessionAuthority as CoreAuthority, SessionConfig, SessionGrant, default_agent_key_id,
+    AgentKeyRegistry as CoreRegistry, Challenge, KeyValidity, SessionAuthority as CoreAuthority,
+    SessionConfig, SessionGrant, default_agent_key_id,
 };
 use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
 use pyo3::prelude::*;
@@ -225,8 +225,12 @@ impl NativeSessionAuthority {
                 None => SessionConfig::default().max_pending_challenges,
             },
         };
-        let inner = CoreAuthority::new(secret, config, Box::new(OsNonces))
-            .map_err(|e| errors::auth_error(py, &e))?;
+        let inner = CoreAuthority::new(
+            secret,
+            config,
+            Box::new(missionweaveprotocol_host::OsRandom),
+        )
+        .map_err(|e| errors::auth_error(py, &e))?;
         Ok(Self {
             registry,
             inner: Mutex::new(inner),

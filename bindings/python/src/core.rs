@@ -1,4 +1,4 @@
-//! The authoritative core (`service::AuthorityCore`) for `missionweaveprotocol.core` and
+//! The authoritative core (`service::Core`) for `missionweaveprotocol.core` and
 //! `missionweaveprotocol.store`: conversions only. Every call that runs the engine releases the
 //! GIL; refusals become `missionweaveprotocol.core` exceptions through the core's own
 //! family table (`CoreError::family`), never a Python-side table of codes.
@@ -8,14 +8,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use missionweaveprotocol::crypto::SigningKey as CoreSigningKey;
 use missionweaveprotocol::registry::KeyRegistrySnapshot;
-use missionweaveprotocol::{Principal, PrincipalType};
-use missionweaveprotocol_engine::engine::{CooperationLimits, Performed};
-use missionweaveprotocol_engine::events::{
-    EventIdSource, EventIssuer, RandomEventIds, SequentialEventIds,
-};
-use missionweaveprotocol_engine::ingress::FreshnessWindow;
-use missionweaveprotocol_engine::service::{self, AuthorityCore, CoreError};
+use missionweaveprotocol_engine::config::{CoreConfig, OfflineLimitsConfig};
+use missionweaveprotocol_engine::engine::Performed;
+use missionweaveprotocol_engine::service::{self, Core, CoreError};
 use missionweaveprotocol_engine::store::{InMemoryStore as CoreStore, ReplayPage, Store};
+use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl};
 use pyo3::exceptions::PyRuntimeError;
@@ -29,7 +26,7 @@ use crate::keys::SigningKey;
 use crate::registry::AgentRegistryKeyResolver;
 
 /// Every store is one more `Arc<dyn Store + Send + Sync>` (in memory, SQLite, PostgreSQL).
-type Core = AuthorityCore<SharedStore, CoreSigningKey>;
+type SharedCore = Core<SharedStore, CoreSigningKey>;
 
 const CORE_MODULE: &str = "missionweaveprotocol.core";
 static REFUSAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -219,15 +216,11 @@ impl NativeSqlStore {
     }
 }
 
-/// `AuthorityCore(store, registry, authority_key, authority_type, authority_id, *,
+/// `Core(store, registry, authority_key, authority_type, authority_id, *,
 /// max_future_skew_ms, max_age_ms, event_id_prefix)`: the engine, the Registry and ingress.
-#[pyclass(
-    module = "missionweaveprotocol._native",
-    frozen,
-    name = "AuthorityCore"
-)]
+#[pyclass(module = "missionweaveprotocol._native", frozen, name = "Core")]
 pub struct NativeCore {
-    inner: Arc<Core>,
+    inner: Arc<SharedCore>,
 }
 
 impl core::fmt::Debug for NativeCore {
@@ -273,22 +266,17 @@ fn page<'py>(py: Python<'py>, page: &ReplayPage) -> PyResult<Bound<'py, PyTuple>
 
 #[pymethods]
 impl NativeCore {
+    /// `Core(store, registry, authority_key, options)`: `options` is the JSON form of the
+    /// core's `CoreConfig` (built by `missionweaveprotocol.core.Core` from its keyword
+    /// arguments), which owns every set-up rule; random Event IDs come from the OS.
     #[new]
-    #[pyo3(signature = (store, registry, authority_key, authority_type, authority_id, *, max_future_skew_ms, max_age_ms, event_id_prefix = None, bootstrap_services = None, policy_services = None, cooperation_limits = None, offline_limits = None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (store, registry, authority_key, options, offline_limits = None))]
     fn py_new(
         py: Python<'_>,
         store: &Bound<'_, PyAny>,
         registry: &Bound<'_, PyAny>,
         authority_key: &Bound<'_, PyAny>,
-        authority_type: &Bound<'_, PyAny>,
-        authority_id: &Bound<'_, PyAny>,
-        max_future_skew_ms: &Bound<'_, PyAny>,
-        max_age_ms: &Bound<'_, PyAny>,
-        event_id_prefix: Option<&Bound<'_, PyAny>>,
-        bootstrap_services: Option<&Bound<'_, PyAny>>,
-        policy_services: Option<&Bound<'_, PyAny>>,
-        cooperation_limits: Option<&Bound<'_, PyAny>>,
+        options: &Bound<'_, PyAny>,
         offline_limits: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let store: SharedStore = match store.cast::<NativeSqlStore>() {
@@ -300,78 +288,16 @@ impl NativeCore {
             }
         };
         let key = convert::typed::<SigningKey>(py, authority_key, "authority_key", "SigningKey")?;
-        let kind = convert::str_arg(py, authority_type, "authority_type")?;
-        let kind = PrincipalType::parse(&kind).ok_or_else(|| {
-            errors::invalid_input(
-                py,
-                format!("authority_type {kind:?} is not agent, human or service"),
-            )
-        })?;
-        let id = convert::str_arg(py, authority_id, "authority_id")?;
-        let skew = convert::uint_arg(
-            py,
-            max_future_skew_ms,
-            "max_future_skew_ms",
-            i64::MAX as u64,
-        )?;
-        let age = convert::uint_arg(py, max_age_ms, "max_age_ms", i64::MAX as u64)?;
-        let ids: Box<dyn EventIdSource + Send> =
-            match convert::opt_str_arg(py, event_id_prefix, "event_id_prefix")? {
-                Some(prefix) => Box::new(SequentialEventIds::new(prefix)),
-                None => Box::new(RandomEventIds::new()),
-            };
+        let options = convert::str_arg(py, options, "options")?;
+        let mut config = CoreConfig::from_json(&options).map_err(|e| errors::describe(py, &e))?;
+        if let Some(tuple) = convert::present(offline_limits) {
+            config.offline_limits = Some(offline_limits_arg(py, tuple)?);
+        }
         let registry = registry_arg(py, registry)?;
-        // §6.3: by default the Group Authority itself opens Agent sessions after HELLO.
-        let bootstrap = match convert::present(bootstrap_services) {
-            Some(list) => convert::str_list_arg(py, list, "bootstrap_services")?,
-            None => vec![id.to_string()],
-        };
-        let policy = match convert::present(policy_services) {
-            Some(list) => convert::str_list_arg(py, list, "policy_services")?,
-            None => Vec::new(),
-        };
-        // §20: `None` → the reference's defaults; else `(queued, active, proposals per
-        // minute)`, each an int or `None` (no limit).
-        let limits = match convert::present(cooperation_limits) {
-            None => CooperationLimits::default(),
-            Some(tuple) => {
-                let items: Vec<Bound<'_, PyAny>> =
-                    convert::iter_arg(py, tuple, "cooperation_limits")?.collect::<PyResult<_>>()?;
-                if items.len() != 3 {
-                    return Err(errors::invalid_input(
-                        py,
-                        "cooperation_limits is (queued, active, proposals per minute)",
-                    ));
-                }
-                let limit = |i: usize, what: &str| -> PyResult<Option<u32>> {
-                    convert::present(Some(&items[i]))
-                        .map(|v| convert::uint_arg(py, v, what, u64::from(u32::MAX)))
-                        .transpose()
-                        .map(|v| v.map(|n| n as u32))
-                };
-                CooperationLimits {
-                    maximum_queued_work_items: limit(0, "maximum_queued_work_items")?,
-                    maximum_active_work_items: limit(1, "maximum_active_work_items")?,
-                    maximum_proposal_rate_per_minute: limit(2, "maximum_proposal_rate_per_minute")?,
-                }
-            }
-        };
-        let issuer = EventIssuer::new(Principal::new(kind, id.as_ref()), key.get().inner.clone());
-        let core = AuthorityCore::new(
-            store,
-            registry,
-            issuer,
-            service::default_authorizer(bootstrap, policy),
-            ids,
-        )
-        .with_freshness(FreshnessWindow::new(skew, age))
-        .with_cooperation_limits(limits);
-        // §11.5: `None` → the core's `DEFAULT_CORE_LIMITS`; else `(max_disconnect_grace_ms,
-        // max_actions, max_usage)`, checked by the core (`OfflineLimits::validate`).
-        let core = match convert::present(offline_limits) {
-            None => core,
-            Some(tuple) => core.with_offline_limits(offline_limits_arg(py, tuple)?),
-        };
+        let key = key.get().inner.clone();
+        let core = config
+            .build(store, registry, key, Box::new(OsRandom))
+            .map_err(|e| errors::describe(py, &e))?;
         Ok(Self {
             inner: Arc::new(core),
         })
@@ -535,12 +461,9 @@ pub fn wire_code_families(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
-/// `(max_disconnect_grace_ms, max_actions, max_usage)` as the core's checked `OfflineLimits`.
-fn offline_limits_arg(
-    py: Python<'_>,
-    tuple: &Bound<'_, PyAny>,
-) -> PyResult<missionweaveprotocol_kernel::offline::OfflineLimits> {
-    use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
+/// `(max_disconnect_grace_ms, max_actions, max_usage)` as the configuration's offline bounds
+/// (the core checks them when it builds).
+fn offline_limits_arg(py: Python<'_>, tuple: &Bound<'_, PyAny>) -> PyResult<OfflineLimitsConfig> {
     let items: Vec<Bound<'_, PyAny>> =
         convert::iter_arg(py, tuple, "offline_limits")?.collect::<PyResult<_>>()?;
     let [grace, actions, usage] = items.as_slice() else {
@@ -549,18 +472,9 @@ fn offline_limits_arg(
             "offline_limits is (max_disconnect_grace_ms, max_actions, max_usage)",
         ));
     };
-    let limits = missionweaveprotocol_kernel::offline::OfflineLimits {
-        max_disconnect_grace_ms: convert::uint_arg(
-            py,
-            grace,
-            "max_disconnect_grace_ms",
-            MAX_SAFE_INTEGER,
-        )?,
+    Ok(OfflineLimitsConfig {
+        max_disconnect_grace_ms: convert::uint_arg(py, grace, "max_disconnect_grace_ms", u64::MAX)?,
         max_actions: convert::uint_arg(py, actions, "max_actions", u64::from(u32::MAX))? as u32,
-        max_usage: crate::resources::usage_arg(py, usage, "max_usage")?,
-    };
-    limits
-        .validate()
-        .map_err(|e| errors::offline_error(py, &e))?;
-    Ok(limits)
+        max_usage: Some(crate::resources::usage_arg(py, usage, "max_usage")?.into()),
+    })
 }

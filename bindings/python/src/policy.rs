@@ -8,9 +8,10 @@ use std::sync::Mutex;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol_agent::policy::{
     self as core_policy, ApprovalDocuments, AuthorizationService, CapabilityBinding,
-    CapabilityScope, CooperationLimits, ExecutionAuthorization, ExecutionRequest, LiveDocuments,
-    MembershipBinding, MembershipTokenService, MembershipView, PolicyError, RateKind,
+    CapabilityScope, ExecutionAuthorization, ExecutionRequest, LiveDocuments, MembershipBinding,
+    MembershipTokenService, MembershipView, PolicyError, RateKind,
 };
+use missionweaveprotocol_engine::config::{CooperationLimitsConfig, Limit};
 use missionweaveprotocol_kernel::lease::Lease;
 use missionweaveprotocol_kernel::resources::Resources;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
@@ -32,7 +33,7 @@ fn secret_arg(py: Python<'_>, secret: Option<&Bound<'_, PyAny>>) -> PyResult<Vec
             Ok(bytes) => Ok(bytes.as_bytes().to_vec()),
             Err(_) => Err(errors::invalid_input(py, "secret must be bytes")),
         },
-        None => core_policy::random_secret()
+        None => missionweaveprotocol_host::random_secret()
             .map(|s| s.to_vec())
             .ok_or_else(|| errors::invalid_input(py, "the OS random source failed")),
     }
@@ -41,7 +42,7 @@ fn secret_arg(py: Python<'_>, secret: Option<&Bound<'_, PyAny>>) -> PyResult<Vec
 fn token_id(py: Python<'_>, given: Option<&str>) -> PyResult<String> {
     match given {
         Some(id) => Ok(id.to_owned()),
-        None => core_policy::random_token_id()
+        None => missionweaveprotocol_host::random_token_id()
             .ok_or_else(|| errors::invalid_input(py, "the OS random source failed")),
     }
 }
@@ -458,30 +459,35 @@ impl PolicyGuardCore {
 
 #[pymethods]
 impl PolicyGuardCore {
+    /// Every member absent keeps the reference's default (the core's one merge rule,
+    /// `CooperationLimitsConfig`).
     #[new]
-    #[pyo3(signature = (*, maximum_delegation_depth=3, maximum_queued_work_items=100, maximum_active_work_items=4, maximum_unresolved_clarifications=5, maximum_message_rate_per_minute=120, maximum_proposal_rate_per_minute=30, maximum_clarification_rate_per_minute=30, maximum_tracked_keys=4096))]
+    #[pyo3(signature = (*, maximum_delegation_depth=None, maximum_queued_work_items=None, maximum_active_work_items=None, maximum_unresolved_clarifications=None, maximum_message_rate_per_minute=None, maximum_proposal_rate_per_minute=None, maximum_clarification_rate_per_minute=None, maximum_tracked_keys=None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
-        maximum_delegation_depth: u32,
-        maximum_queued_work_items: u32,
-        maximum_active_work_items: u32,
-        maximum_unresolved_clarifications: u32,
-        maximum_message_rate_per_minute: u32,
-        maximum_proposal_rate_per_minute: u32,
-        maximum_clarification_rate_per_minute: u32,
-        maximum_tracked_keys: usize,
+        maximum_delegation_depth: Option<u32>,
+        maximum_queued_work_items: Option<u32>,
+        maximum_active_work_items: Option<u32>,
+        maximum_unresolved_clarifications: Option<u32>,
+        maximum_message_rate_per_minute: Option<u32>,
+        maximum_proposal_rate_per_minute: Option<u32>,
+        maximum_clarification_rate_per_minute: Option<u32>,
+        maximum_tracked_keys: Option<u32>,
     ) -> PyResult<Self> {
-        let limits = CooperationLimits {
-            maximum_delegation_depth,
-            maximum_queued_work_items,
-            maximum_active_work_items,
-            maximum_unresolved_clarifications,
-            maximum_message_rate_per_minute,
-            maximum_proposal_rate_per_minute,
-            maximum_clarification_rate_per_minute,
+        let given = |n: Option<u32>| n.map_or(Limit::Default, Limit::At);
+        let limits = CooperationLimitsConfig {
+            maximum_delegation_depth: given(maximum_delegation_depth),
+            maximum_queued_work_items: given(maximum_queued_work_items),
+            maximum_active_work_items: given(maximum_active_work_items),
+            maximum_unresolved_clarifications: given(maximum_unresolved_clarifications),
+            maximum_message_rate_per_minute: given(maximum_message_rate_per_minute),
+            maximum_proposal_rate_per_minute: given(maximum_proposal_rate_per_minute),
+            maximum_clarification_rate_per_minute: given(maximum_clarification_rate_per_minute),
             maximum_tracked_keys,
-        };
+        }
+        .resolve()
+        .map_err(|e| errors::describe(py, &e))?;
         let guard = core_policy::PolicyGuard::new(limits).map_err(|e| refused(py, &e))?;
         Ok(Self {
             inner: Mutex::new(guard),

@@ -3,8 +3,30 @@
 //! answer in a Promise so the API is the napi addon's. Answers are envelope strings. The store
 //! is always given: the wrapper makes (and frees) one when the caller shares none.
 
-use missionweaveprotocol_ffi::authority_core::{CoreHandle, StoreHandle};
+use missionweaveprotocol_ffi::authority_core::{
+    CoreHandle, RandomSource, RandomUnavailable, StoreHandle,
+};
 use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The Web Crypto API's `crypto.getRandomValues` (browsers, workers, Node.js ≥ 19).
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues, catch)]
+    fn get_random_values(buffer: &mut [u8]) -> Result<JsValue, JsValue>;
+}
+
+/// The host's randomness in a browser: `crypto.getRandomValues` (at most 65,536 bytes a call).
+#[derive(Debug, Clone, Copy, Default)]
+struct WebRandom;
+
+impl RandomSource for WebRandom {
+    fn fill(&mut self, out: &mut [u8]) -> Result<(), RandomUnavailable> {
+        for chunk in out.chunks_mut(65_536) {
+            get_random_values(chunk).map_err(|_| RandomUnavailable)?;
+        }
+        Ok(())
+    }
+}
 
 use crate::Registry;
 
@@ -29,8 +51,21 @@ pub struct Core(Result<CoreHandle, String>);
 #[wasm_bindgen]
 impl Core {
     #[wasm_bindgen(constructor)]
-    pub fn new(options: &str, registry: &Registry, seed: &[u8], store: &InMemoryStore) -> Self {
-        Self(CoreHandle::new(options, &registry.0, seed, &store.0))
+    pub fn new(
+        options: &str,
+        registry: &Registry,
+        seed: &[u8],
+        key_id: &str,
+        store: &InMemoryStore,
+    ) -> Self {
+        Self(CoreHandle::new(
+            options,
+            &registry.0,
+            seed,
+            key_id,
+            &store.0,
+            Box::new(WebRandom),
+        ))
     }
 
     pub fn status(&self) -> String {

@@ -6,9 +6,10 @@
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::schema_formats::encode_base64url;
 use missionweaveprotocol_agent::auth::{
-    AgentKeyRegistry, AuthError, Challenge, KeyValidity, NonceSource, SessionAuthority,
-    SessionConfig, SessionGrant,
+    AgentKeyRegistry, AuthError, Challenge, KeyValidity, SessionAuthority, SessionConfig,
+    SessionGrant,
 };
+use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 pub const ALICE: &str = "urn:missionweaveprotocol:agent:alice";
@@ -19,12 +20,12 @@ pub const BOB_KEY: &str = "urn:missionweaveprotocol:key:bob";
 pub const SECRET: [u8; 32] = *b"fixture-secret-0123456789abcdef!";
 pub const T0: UnixMillis = UnixMillis(1_780_000_000_000);
 
-/// Deterministic nonces: 8-byte counter repeated (tests only; deployments use `OsNonces`).
+/// Deterministic nonces: 8-byte counter repeated (tests only; deployments use `missionweaveprotocol_host::OsRandom`).
 #[derive(Debug, Default)]
 pub struct CountingNonces(u64);
 
-impl NonceSource for CountingNonces {
-    fn fill(&mut self, out: &mut [u8]) -> Result<(), AuthError> {
+impl RandomSource for CountingNonces {
+    fn fill(&mut self, out: &mut [u8]) -> Result<(), RandomUnavailable> {
         self.0 += 1;
         for (i, byte) in out.iter_mut().enumerate() {
             *byte = self.0.to_le_bytes()[i % 8] ^ (i as u8);

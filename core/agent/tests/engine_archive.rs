@@ -1,6 +1,6 @@
 //! Retention and archival (§7.4, §15.2, §16; digest 2.8, 2.11): `…core.group_archive` with a
 //! signed Group Snapshot, `group.snapshot.created` + `group.archived`, writes refused after
-//! archival, and replay across `CURSOR_TOO_OLD`: the AuthorityCore's replay read answers with
+//! archival, and replay across `CURSOR_TOO_OLD`: the Core's replay read answers with
 //! the snapshot and an Agent's replay continues from it. Every Event is verified with the
 //! six-stage verifier and `event.schema.json` (`Fixture::checked`); every refusal is checked
 //! to append nothing, store no snapshot and leave the Group `active`.
@@ -25,7 +25,7 @@ use missionweaveprotocol_engine::archive::{
 use missionweaveprotocol_engine::error::EngineError;
 use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
-use missionweaveprotocol_engine::service::{AuthorityCore, ReplayRead};
+use missionweaveprotocol_engine::service::{Core, ReplayRead};
 use missionweaveprotocol_engine::store::{AggregateKey, InMemoryStore, Store, Transaction};
 use missionweaveprotocol_kernel::scheduler::{Scheduler, SchedulerPolicy};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
@@ -405,10 +405,10 @@ fn an_archived_group_accepts_no_more_writes() {
     assert_eq!(last_sequence(&engine), before);
 }
 
-// ---- replay across CURSOR_TOO_OLD through the AuthorityCore ------------------------------
+// ---- replay across CURSOR_TOO_OLD through the Core ------------------------------
 
-fn new_core(f: &Fixture, store: Arc<InMemoryStore>) -> AuthorityCore {
-    AuthorityCore::new(
+fn new_core(f: &Fixture, store: Arc<InMemoryStore>) -> Core {
+    Core::new(
         store,
         Arc::clone(&f.registry),
         EventIssuer::new(authority(), f.authority_key.clone()),
@@ -422,13 +422,13 @@ fn new_core(f: &Fixture, store: Arc<InMemoryStore>) -> AuthorityCore {
     )
 }
 
-fn perform(core: &AuthorityCore, command: &VerifiedCommand) {
+fn perform(core: &Core, command: &VerifiedCommand) {
     core.perform_bytes(command.bytes(), NOW)
         .unwrap_or_else(|e| panic!("{} refused: {e}", command.kind()));
 }
 
 /// A core over a store whose Group was cancelled and archived through the facade; the head.
-fn archived_core(f: &Fixture) -> (AuthorityCore, Arc<InMemoryStore>, u64) {
+fn archived_core(f: &Fixture) -> (Core, Arc<InMemoryStore>, u64) {
     let store = Arc::new(InMemoryStore::new());
     let core = new_core(f, Arc::clone(&store));
     perform(&core, &f.create());

@@ -101,7 +101,15 @@ fn default_limits_are_the_references() {
             l.maximum_proposal_rate_per_minute,
             l.maximum_clarification_rate_per_minute,
         ),
-        (3, 100, 4, 5, 120, 30, 30)
+        (
+            Some(3),
+            Some(100),
+            Some(4),
+            Some(5),
+            Some(120),
+            Some(30),
+            Some(30)
+        )
     );
 }
 
@@ -176,9 +184,9 @@ fn classify_action_flags_the_high_risk_prefixes() {
 
 fn small_limits() -> CooperationLimits {
     CooperationLimits {
-        maximum_message_rate_per_minute: 3,
-        maximum_proposal_rate_per_minute: 2,
-        maximum_clarification_rate_per_minute: 1,
+        maximum_message_rate_per_minute: Some(3),
+        maximum_proposal_rate_per_minute: Some(2),
+        maximum_clarification_rate_per_minute: Some(1),
         ..CooperationLimits::default()
     }
 }
@@ -231,7 +239,7 @@ fn proposal_and_clarification_rates_have_their_own_limits() {
     guard.check_message_rate(ALICE, G1, T0).unwrap();
     // A zero limit refuses everything.
     let mut closed = PolicyGuard::new(CooperationLimits {
-        maximum_message_rate_per_minute: 0,
+        maximum_message_rate_per_minute: Some(0),
         ..small_limits()
     })
     .unwrap();

@@ -29,12 +29,14 @@
 //! | [`budget`] | §12 | stored budget accounts and their charges |
 //! | [`archive`] | §7.4, §16 | Group archival: the signed snapshot, `CURSOR_TOO_OLD` |
 //! | [`control`] | §7.1–7.3, §12 | the human control interface: the MissionOwner's operations as unsigned wire Commands |
-//! | [`service`] | §15, §16, §19 | [`service::AuthorityCore`]: the Core bindings serve (verify + perform, query, replay, error families) |
+//! | [`config`] | §6.3, §6.4, §7.4, §11.5, §20 | [`config::CoreConfig`]: every set-up rule of a Core, once |
+//! | [`service`] | §15, §16, §19 | [`service::Core`]: the Core bindings serve (verify + perform, query, replay, error families) |
 
 pub mod approval;
 pub mod archive;
 pub mod artifact;
 pub mod budget;
+pub mod config;
 pub mod control;
 pub mod cooperation_override;
 pub mod decision;

@@ -7,8 +7,8 @@ mod fixture;
 
 use fixture::*;
 use missionweaveprotocol::{DescribeError, FieldValue, WireCode};
-use missionweaveprotocol_engine::engine::CooperationLimits;
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
+use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 const W3: &str = "urn:missionweaveprotocol:work:audit";
@@ -18,6 +18,7 @@ fn limits(queued: Option<u32>, active: Option<u32>, rate: Option<u32>) -> Cooper
         maximum_queued_work_items: queued,
         maximum_active_work_items: active,
         maximum_proposal_rate_per_minute: rate,
+        ..CooperationLimits::default()
     }
 }
 

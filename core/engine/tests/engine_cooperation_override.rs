@@ -10,9 +10,10 @@ use fixture::*;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::{DescribeError, WireCode};
 use missionweaveprotocol_engine::cooperation_override::OVERRIDE_KIND;
-use missionweaveprotocol_engine::engine::{CooperationLimits, Query, QueryKind};
+use missionweaveprotocol_engine::engine::{Query, QueryKind};
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
 use missionweaveprotocol_engine::store::{AggregateKey, Store};
+use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 const OVERRIDE: &str = "urn:missionweaveprotocol:grant:override-1";
@@ -25,6 +26,7 @@ fn limited(f: &Fixture) -> TestEngine {
         maximum_queued_work_items: Some(1),
         maximum_active_work_items: None,
         maximum_proposal_rate_per_minute: None,
+        ..CooperationLimits::default()
     });
     f.ok(&engine, &f.authorize(W1, &[]), NOW);
     engine

@@ -1,4 +1,4 @@
-//! `service::AuthorityCore`, the facade the bindings serve: wire bytes → verified → performed,
+//! `service::Core`, the facade the bindings serve: wire bytes → verified → performed,
 //! queries, replay bounds, the error families, random Event IDs. Every Event is verified with
 //! the six-stage verifier and `event.schema.json` (`Fixture::checked`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,16 +15,15 @@ use missionweaveprotocol_engine::engine::QueryKind;
 use missionweaveprotocol_engine::events::{EventIssuer, RandomEventIds, SequentialEventIds};
 use missionweaveprotocol_engine::ingress::FreshnessWindow;
 use missionweaveprotocol_engine::service::{
-    AuthorityCore, CoreError, ErrorFamily, default_authorizer, wire_code_families,
+    Core, CoreError, ErrorFamily, default_authorizer, wire_code_families,
 };
 use missionweaveprotocol_engine::store::{InMemoryStore, Store};
+use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
-
-type Core = AuthorityCore;
 
 /// A core in which both Agents opened Session Epoch 1 (§6.3), through the facade itself.
 fn core(f: &Fixture) -> Core {
-    let core = AuthorityCore::new(
+    let core = Core::new(
         Arc::new(InMemoryStore::new()),
         Arc::clone(&f.registry),
         EventIssuer::new(authority(), f.authority_key.clone()),
@@ -472,15 +471,29 @@ fn replay_bounds_and_continuation() {
     assert_eq!(e.family, ErrorFamily::NotFound);
 }
 
+/// A deterministic stand-in for the host's randomness (tests only).
+#[derive(Debug)]
+struct Counter(u8);
+
+impl RandomSource for Counter {
+    fn fill(&mut self, out: &mut [u8]) -> Result<(), RandomUnavailable> {
+        for byte in out {
+            self.0 = self.0.wrapping_add(7);
+            *byte = self.0;
+        }
+        Ok(())
+    }
+}
+
 #[test]
 fn random_event_ids_are_uuid_urns_and_verify() {
     let f = fixture();
-    let core = AuthorityCore::new(
+    let core = Core::new(
         Arc::new(InMemoryStore::new()),
         Arc::clone(&f.registry),
         EventIssuer::new(authority(), f.authority_key.clone()),
         default_authorizer(vec![SERVICE.to_owned()], Vec::new()),
-        Box::new(RandomEventIds::new()),
+        Box::new(RandomEventIds::new(Counter(0))),
     );
     let events = ok(&f, &core, &create(&f));
     let id = text(&events[0], "/eventId");

@@ -1,4 +1,4 @@
-//! `AuthorityCore::replay` serves only Events signed by the Group Authority, at the log position
+//! `Core::replay` serves only Events signed by the Group Authority, at the log position
 //! they name (`service/served_events.rs`, `docs/store.md` "Data at rest"). Forged Events are
 //! written into an `InMemoryStore` by raw commits, as a tamperer with write access to the store
 //! could; each is refused with `INTERNAL_ERROR` (`store_corrupt`) naming its Event ID and
@@ -18,14 +18,12 @@ use missionweaveprotocol::{
     DescribeError, FieldValue, Principal, SignedDocumentCodec, SignedDocumentKind, WireCode,
 };
 use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_engine::service::{AuthorityCore, CoreError, default_authorizer};
+use missionweaveprotocol_engine::service::{Core, CoreError, default_authorizer};
 use missionweaveprotocol_engine::store::{EventRecord, InMemoryStore, Store, Transaction};
-
-type Core = AuthorityCore;
 
 /// A core over `store` signing with `key`, in which both Agents opened their sessions.
 fn core_over(f: &Fixture, store: Arc<InMemoryStore>, key: SigningKey) -> Core {
-    let core = AuthorityCore::new(
+    let core = Core::new(
         store,
         Arc::clone(&f.registry),
         EventIssuer::new(authority(), key),

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol_engine::artifact::{LocalArtifactStore, content};
+use missionweaveprotocol_engine::artifact::content;
+use missionweaveprotocol_host::LocalArtifactStore;
 
 use crate::envelope::{Failure, finish};
 use crate::{RegistryHandle, signed_value, strict, verified_envelope};

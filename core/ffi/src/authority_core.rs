@@ -1,4 +1,4 @@
-//! The authoritative Core (`missionweaveprotocol_engine::service::AuthorityCore`) behind the
+//! The authoritative Core (`missionweaveprotocol_engine::service::Core`) behind the
 //! JavaScript `Core` and `InMemoryStore` of both bindings: construction from a JSON options
 //! object, and `perform`, `query`, `replay` answering one envelope string each. The napi addon
 //! runs these on the libuv thread pool, the WebAssembly build on the caller's thread; both get
@@ -11,21 +11,17 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol::Principal;
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol_engine::engine::CooperationLimits;
-use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_engine::ingress::FreshnessWindow;
-use missionweaveprotocol_engine::service::{AuthorityCore, CoreError, default_authorizer};
+use missionweaveprotocol_engine::config::CoreConfig;
+use missionweaveprotocol_engine::service::{Core, CoreError};
 use missionweaveprotocol_engine::store::{EventRecord, InMemoryStore, Store};
-use missionweaveprotocol_engine::work::offline::reconcile::DEFAULT_CORE_LIMITS;
-use missionweaveprotocol_kernel::offline::OfflineLimits;
+pub use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use serde::Deserialize;
 
 use crate::RegistryHandle;
 use crate::envelope::{Failure, escape_into, finish};
-use crate::shapes::common::{Millis, ResourceInput, Safe};
+use crate::shapes::common::Millis;
 use crate::shapes::{Res, read};
 
 /// Any store, shared: the in-memory store, or (napi) a durable one by URL; nothing here names
@@ -61,62 +57,6 @@ impl StoreHandle {
     }
 }
 
-/// The options of `new Core(…)` the wrapper passes as JSON, named as the JavaScript options
-/// (the Registry, the authority key's seed and the store cross as their own arguments).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CoreOptions {
-    authority: PrincipalOptions,
-    authority_key_id: String,
-    event_id_prefix: String,
-    max_future_skew_ms: Option<Safe>,
-    max_age_ms: Option<Safe>,
-    max_attempts: Option<u32>,
-    /// Who may send the bootstrap Commands (default: the authority itself, §6.3).
-    bootstrap_services: Option<Vec<String>>,
-    /// Who may sign the Group kinds of Organization policy (default: nobody).
-    policy_services: Option<Vec<String>>,
-    /// §20 limits; an absent member keeps the reference's default, `null` means no limit.
-    cooperation_limits: Option<LimitOptions>,
-    /// §11.5 Core-side offline bounds per historical lease (absent: the core's
-    /// `offline::DEFAULT_CORE_LIMITS`).
-    offline_limits: Option<OfflineLimitOptions>,
-}
-
-/// `{maxDisconnectGraceMs, maxActions, maxUsage?}`: an absent `maxUsage` keeps the default
-/// (no cap beyond the budget ledger); an absent dimension of a given one is 0.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct OfflineLimitOptions {
-    max_disconnect_grace_ms: Safe,
-    max_actions: u32,
-    max_usage: Option<ResourceInput>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct LimitOptions {
-    #[serde(default, deserialize_with = "present")]
-    maximum_queued_work_items: Option<Option<u32>>,
-    #[serde(default, deserialize_with = "present")]
-    maximum_active_work_items: Option<Option<u32>>,
-    #[serde(default, deserialize_with = "present")]
-    maximum_proposal_rate_per_minute: Option<Option<u32>>,
-}
-
-/// A member that is present (`null` included): `Some(value)`; absent members stay `None`.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u32>>, D::Error> {
-    Option::<u32>::deserialize(d).map(Some)
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PrincipalOptions {
-    #[serde(rename = "type")]
-    kind: String,
-    id: String,
-}
-
 /// The arguments of `Core.query` (the reference's `Query`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -127,7 +67,7 @@ struct QueryOptions {
     actor_type: Option<String>,
 }
 
-type Authority = AuthorityCore<SharedStore, SigningKey>;
+type Authority = Core<SharedStore, SigningKey>;
 
 /// One authoritative core; cloning shares it (the napi tasks hold a clone while they run).
 #[derive(Debug, Clone)]
@@ -164,23 +104,30 @@ fn integer(value: f64, name: &str) -> Res<i64> {
 
 impl CoreHandle {
     /// A core over `store` verifying Commands against `registry`, signing Events with the
-    /// authority key of `seed`. Errors are envelopes.
+    /// authority key `key_id` of `seed`, set up from `options` (the JSON form of
+    /// [`CoreConfig`], which owns every set-up rule) and drawing random Event IDs from
+    /// `random` (the host's: the OS for napi, `crypto.getRandomValues` for WebAssembly).
+    /// Errors are envelopes.
     pub fn new(
         options: &str,
         registry: &RegistryHandle,
         seed: &[u8],
+        key_id: &str,
         store: &StoreHandle,
+        random: Box<dyn RandomSource>,
     ) -> Result<Self, String> {
-        Self::build(options, registry, seed, store).map_err(|f| finish(Err(f)))
+        Self::build(options, registry, seed, key_id, store, random).map_err(|f| finish(Err(f)))
     }
 
     fn build(
         options: &str,
         registry: &RegistryHandle,
         seed: &[u8],
+        key_id: &str,
         store: &StoreHandle,
+        random: Box<dyn RandomSource>,
     ) -> Res<Self> {
-        let options: CoreOptions = read(options, "options")?;
+        let config = CoreConfig::from_json(options).map_err(|e| Failure::error(&e))?;
         let snapshot = registry
             .resolver()
             .snapshot()
@@ -189,83 +136,10 @@ impl CoreHandle {
         let seed: &[u8; 32] = seed
             .try_into()
             .map_err(|_| Failure::argument("authorityKey: the signing seed must be 32 bytes"))?;
-        let key = SigningKey::from_seed(options.authority_key_id.as_str(), seed);
-        let principal = Principal::from_value(
-            &crate::envelope::Obj::new()
-                .str("type", options.authority.kind.as_str())
-                .str("id", options.authority.id.as_str())
-                .build(),
-        )
-        .ok_or_else(|| {
-            Failure::argument("authority must be a Principal {type: 'agent'|'human'|'service', id}")
-        })?;
-        // Receivers verify every Event against this Registry (§6.4 stage 4): an authority key
-        // bound to another Principal or another public key would sign Events nobody accepts.
-        let bound = snapshot.binding(key.key_id()).is_some_and(|binding| {
-            binding.principal == principal
-                && binding.public_key.as_bytes() == &key.public_key_bytes()
-        });
-        if !bound {
-            return Err(Failure::argument(format!(
-                "authorityKey {} is not bound to {} {} with this public key in the Registry",
-                key.key_id(),
-                principal.kind.as_str(),
-                principal.id
-            )));
-        }
-        let mut window = FreshnessWindow::default();
-        if let Some(skew) = options.max_future_skew_ms {
-            window.max_future_skew_ms = skew.0;
-        }
-        if let Some(age) = options.max_age_ms {
-            window.max_age_ms = age.0;
-        }
-        let bootstrap = options
-            .bootstrap_services
-            .unwrap_or_else(|| vec![principal.id.clone()]);
-        let policy = options.policy_services.unwrap_or_default();
-        let mut limits = CooperationLimits::default();
-        if let Some(given) = options.cooperation_limits {
-            let pick = |given: Option<Option<u32>>, default: Option<u32>| given.unwrap_or(default);
-            limits = CooperationLimits {
-                maximum_queued_work_items: pick(
-                    given.maximum_queued_work_items,
-                    limits.maximum_queued_work_items,
-                ),
-                maximum_active_work_items: pick(
-                    given.maximum_active_work_items,
-                    limits.maximum_active_work_items,
-                ),
-                maximum_proposal_rate_per_minute: pick(
-                    given.maximum_proposal_rate_per_minute,
-                    limits.maximum_proposal_rate_per_minute,
-                ),
-            };
-        }
-        let mut core = AuthorityCore::new(
-            Arc::clone(&store.0),
-            snapshot,
-            EventIssuer::new(principal, key),
-            default_authorizer(bootstrap, policy),
-            Box::new(SequentialEventIds::new(options.event_id_prefix)),
-        )
-        .with_freshness(window)
-        .with_cooperation_limits(limits);
-        if let Some(attempts) = options.max_attempts {
-            core = core.with_max_attempts(attempts);
-        }
-        if let Some(given) = options.offline_limits {
-            let limits = OfflineLimits {
-                max_disconnect_grace_ms: given.max_disconnect_grace_ms.0,
-                max_actions: given.max_actions,
-                max_usage: given
-                    .max_usage
-                    .map_or(DEFAULT_CORE_LIMITS.max_usage, Into::into),
-            };
-            // The core's bounds check (`OfflineLimits::validate`): its typed error.
-            limits.validate().map_err(|e| Failure::error(&e))?;
-            core = core.with_offline_limits(limits);
-        }
+        let key = SigningKey::from_seed(key_id, seed);
+        let core = config
+            .build(Arc::clone(&store.0), snapshot, key, random)
+            .map_err(|e| Failure::error(&e))?;
         Ok(Self(Arc::new(core)))
     }
 
@@ -404,8 +278,27 @@ mod tests {
 
     fn options() -> String {
         format!(
-            r#"{{"authority":{{"type":"service","id":"{AUTHORITY}"}},"authorityKeyId":"{KEY}","eventIdPrefix":"urn:missionweaveprotocol:event:t-","maxAgeMs":null}}"#
+            r#"{{"authority":{{"type":"service","id":"{AUTHORITY}"}},"eventIdPrefix":"urn:missionweaveprotocol:event:t-","maxAgeMs":null}}"#
         )
+    }
+
+    /// Randomness is never drawn with an `eventIdPrefix`: a source that fails proves it.
+    #[derive(Debug)]
+    struct NoRandom;
+
+    impl RandomSource for NoRandom {
+        fn fill(&mut self, _: &mut [u8]) -> Result<(), RandomUnavailable> {
+            Err(RandomUnavailable)
+        }
+    }
+
+    fn new_core(
+        options: &str,
+        registry: &RegistryHandle,
+        seed: &[u8],
+        store: &StoreHandle,
+    ) -> Result<CoreHandle, String> {
+        CoreHandle::new(options, registry, seed, KEY, store, Box::new(NoRandom))
     }
 
     fn error_of(envelope: &str) -> Value {
@@ -452,33 +345,29 @@ mod tests {
     #[test]
     fn options_and_the_authority_binding_are_checked() {
         let store = StoreHandle::new();
-        let bad =
-            error_of(&CoreHandle::new("{}", &registry(AUTHORITY), &[30; 32], &store).unwrap_err());
+        let bad = error_of(&new_core("{}", &registry(AUTHORITY), &[30; 32], &store).unwrap_err());
         assert_eq!(text(&bad, "/class"), "ArgumentError");
         let unknown = options().replacen('{', r#"{"colour":"red","#, 1);
-        let bad = error_of(
-            &CoreHandle::new(&unknown, &registry(AUTHORITY), &[30; 32], &store).unwrap_err(),
-        );
+        let bad =
+            error_of(&new_core(&unknown, &registry(AUTHORITY), &[30; 32], &store).unwrap_err());
         assert!(text(&bad, "/message").contains("colour"), "{bad:?}");
         // The key is bound to another service, or the seed is another key's.
         let other = registry("urn:missionweaveprotocol:service:other");
-        let bad = error_of(&CoreHandle::new(&options(), &other, &[30; 32], &store).unwrap_err());
+        let bad = error_of(&new_core(&options(), &other, &[30; 32], &store).unwrap_err());
         assert!(text(&bad, "/message").contains("not bound"), "{bad:?}");
-        let bad = error_of(
-            &CoreHandle::new(&options(), &registry(AUTHORITY), &[31; 32], &store).unwrap_err(),
-        );
+        let bad =
+            error_of(&new_core(&options(), &registry(AUTHORITY), &[31; 32], &store).unwrap_err());
         assert!(text(&bad, "/message").contains("not bound"), "{bad:?}");
-        let short = error_of(
-            &CoreHandle::new(&options(), &registry(AUTHORITY), &[30; 31], &store).unwrap_err(),
-        );
+        let short =
+            error_of(&new_core(&options(), &registry(AUTHORITY), &[30; 31], &store).unwrap_err());
         assert_eq!(text(&short, "/class"), "ArgumentError");
         let unusable = RegistryHandle::new(b"{}");
-        assert!(CoreHandle::new(&options(), &unusable, &[30; 32], &store).is_err());
+        assert!(new_core(&options(), &unusable, &[30; 32], &store).is_err());
     }
 
     #[test]
     fn refusals_carry_the_family_and_arguments_are_checked() {
-        let core = CoreHandle::new(
+        let core = new_core(
             &options(),
             &registry(AUTHORITY),
             &[30; 32],

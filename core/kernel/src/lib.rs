@@ -5,7 +5,7 @@
 //! bounds and time. It builds on the verification crate [`missionweaveprotocol`] and nothing
 //! else of the project: the engine (`missionweaveprotocol-engine`) and the Agent side
 //! (`missionweaveprotocol-agent`) depend on it, never the other way round, and Cargo enforces it.
-//! No sockets, no clocks, no filesystem, no randomness: time is always an argument
+//! No sockets, no clocks, no filesystem, no OS randomness: time is always an argument
 //! ([`unix_millis::UnixMillis`]). Builds for `wasm32-unknown-unknown`.
 //!
 //! | module | spec | what |
@@ -17,15 +17,19 @@
 //! | [`retry`] | §11.4 | retries and idempotency keys, and their snapshot |
 //! | [`scheduler`] | §11.1–11.4 | the Worker's weighted-fair scheduler and its snapshot |
 //! | [`offline`] | §11.5 | bounded offline execution: the binding, the limits, the reversible kinds |
+//! | [`cooperation`] | §20 | the cooperation limits (queues, rates, delegation depth) every layer enforces |
 //! | [`capability_version`] | §9.1, §10.3 | SemVer precedence for capability requirements |
 //! | [`snapshot_json`] | §11, §12 | the JSON forms of the ledger and scheduler snapshots |
+//! | [`random`] | §6.3, §16 | the randomness the host injects (never read from the OS here) |
 //! | [`unix_millis`] | §6.4 | instants as integer milliseconds; RFC 3339 rendering |
 
 pub mod budget;
 pub mod capability_version;
+pub mod cooperation;
 pub mod delegation;
 pub mod lease;
 pub mod offline;
+pub mod random;
 pub mod resources;
 pub mod retry;
 pub mod scheduler;

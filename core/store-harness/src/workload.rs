@@ -14,8 +14,9 @@ use std::sync::Arc;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol_engine::events::RandomEventIds;
 use missionweaveprotocol_engine::organization::SESSION_OPEN;
-use missionweaveprotocol_engine::service::{AuthorityCore, default_authorizer};
+use missionweaveprotocol_engine::service::{Core, default_authorizer};
 use missionweaveprotocol_engine::store::{ReceiptKey, Store};
+use missionweaveprotocol_host::OsRandom;
 
 use crate::command::{CommandSigner, WireCommand};
 use crate::error::HarnessError;
@@ -23,7 +24,7 @@ use crate::keys::{self, COORDINATOR, IDENTITY, Keys, OWNER, POLICY, WORKERS};
 use crate::payloads;
 
 /// The core the harness drives: any store, Events signed by the harness Group Authority.
-pub type HarnessCore<S> = AuthorityCore<S, SigningKey>;
+pub type HarnessCore<S> = Core<S, SigningKey>;
 
 /// How many Groups the stream's membership and renewal Commands spread over.
 pub const STREAM_GROUPS: u64 = 4;
@@ -116,12 +117,12 @@ impl Workload {
     /// policy), Events signed by the harness Group Authority with random Event IDs (unique
     /// across processes and restarts, §16).
     pub fn core<S: Store>(&self, store: S) -> Result<HarnessCore<S>, HarnessError> {
-        Ok(AuthorityCore::new(
+        Ok(Core::new(
             store,
             Arc::clone(self.keys.registry()),
             self.keys.issuer()?,
             default_authorizer(vec![IDENTITY.to_owned()], vec![POLICY.to_owned()]),
-            Box::new(RandomEventIds::new()),
+            Box::new(RandomEventIds::new(OsRandom)),
         ))
     }
 

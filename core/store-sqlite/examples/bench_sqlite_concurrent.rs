@@ -7,7 +7,7 @@
 //!   as `bench_engine` does): Commands/s, the mean batch size, process CPU per Command and
 //!   the store reads per Command; R rounds (default 3), each on a fresh file, alternating with
 //!   the raw floor; then the same Commands on `GroupCommit<InMemoryStore>` as a CPU reference;
-//! - `sqlite_group_commit_core_bytes`: the same through `AuthorityCore::perform_bytes` from
+//! - `sqlite_group_commit_core_bytes`: the same through `Core::perform_bytes` from
 //!   wire bytes (ingress verification included);
 //! - `sqlite_raw_floor`: the very rows the engine's run wrote (receipts, Events, Group heads,
 //!   aggregates: the recorded write sets, byte for byte), written by one thread with plain
@@ -16,7 +16,7 @@
 //!   the medians over the rounds in `sqlite_engine_over_raw`;
 //! - `sqlite_single_submitter`: latency of one `perform` on the file store, p50 and p99 (and,
 //!   to compare, without read connections and on `:memory:`);
-//! - `sqlite_flat`: `--flat N` Commands through `AuthorityCore::perform_bytes` by T threads,
+//! - `sqlite_flat`: `--flat N` Commands through `Core::perform_bytes` by T threads,
 //!   the rate over the first and the last 10 % and their ratio (the issue wants ≥ 0.8 for
 //!   N = 1,000,000); the middle 80 % are signed on the fly and only fill the store;
 //! - `sqlite_replay`: Events/s replayed from the file: one long Group log (`--replay N`
@@ -44,7 +44,7 @@ use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_engine::ingress::{
     AllowAllAuthorizerForTests, CommandIngress, VerifiedCommand,
 };
-use missionweaveprotocol_engine::service::AuthorityCore;
+use missionweaveprotocol_engine::service::Core;
 use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, DecodedCache, GroupCommit, GroupHead, InMemoryStore, Receipt,
     ReceiptKey, ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
@@ -406,7 +406,7 @@ fn bench_engine_in_memory(s: &Setup, shares: &[Vec<VerifiedCommand>]) {
     );
 }
 
-/// The same Commands through `AuthorityCore::perform_bytes` (ingress included).
+/// The same Commands through `Core::perform_bytes` (ingress included).
 fn bench_core_bytes(s: &Setup, dir: &Path, n: u64, threads: usize) {
     let bytes: Vec<Vec<u8>> = (0..n).map(|i| create_bytes(s, i)).collect();
     let shares = deal(bytes, threads);
@@ -423,8 +423,8 @@ fn bench_core_bytes(s: &Setup, dir: &Path, n: u64, threads: usize) {
     );
 }
 
-fn core_over(s: &Setup, path: &Path) -> AuthorityCore<GroupCommit<SqliteStore>, SigningKey> {
-    AuthorityCore::new(
+fn core_over(s: &Setup, path: &Path) -> Core<GroupCommit<SqliteStore>, SigningKey> {
+    Core::new(
         GroupCommit::new(open(path)),
         s.registry.clone(),
         issuer(s),

@@ -15,10 +15,16 @@ use missionweaveprotocol::wire::parse_frame;
 use missionweaveprotocol::{
     ArgumentError, DescribeError, FieldValue, SignedDocumentCodec, SignedDocumentKind,
 };
-use missionweaveprotocol_agent::auth::{
-    AgentKeyRegistry, OsNonces, SessionAuthority, SessionConfig,
-};
+use std::sync::Arc;
+
+use missionweaveprotocol::crypto::SigningKey;
+use missionweaveprotocol::registry::RegistryBuilder;
+use missionweaveprotocol::schema_formats::encode_base64url;
+use missionweaveprotocol::{Principal, PrincipalType};
+use missionweaveprotocol_agent::auth::{AgentKeyRegistry, SessionAuthority, SessionConfig};
 use missionweaveprotocol_agent::replay::{AgentLocalStore, GroupReplay, MemoryAgentStore};
+use missionweaveprotocol_engine::config::{ConfigError, CoreConfig, OfflineLimitsConfig};
+use missionweaveprotocol_engine::store::InMemoryStore;
 use missionweaveprotocol_kernel::budget::{BudgetLedger, BudgetLedgerSnapshot};
 use missionweaveprotocol_kernel::resources::{Currency, Dimension, Resources};
 use missionweaveprotocol_kernel::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
@@ -54,6 +60,68 @@ fn resources(value: &Value) -> Resources {
         out.set(d, amount.as_number().unwrap().as_u64().unwrap());
     }
     out
+}
+
+fn seed_of(args: &Value, name: &str) -> Option<u8> {
+    args.get(name)
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_u64())
+        .map(|n| u8::try_from(n).unwrap())
+}
+
+/// A Core built from the case's configuration: the Registry binds the authority key of seed 30
+/// to the Group Authority; `key_seed` is the key the Core is given.
+fn core_config(args: &Value) -> ConfigError {
+    const KEY: &str = "urn:missionweaveprotocol:key:authority";
+    const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
+    let bound = SigningKey::from_seed(KEY, &[30; 32]);
+    let authority = Principal::new(PrincipalType::Service, AUTHORITY);
+    let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+    builder
+        .add_key(
+            KEY,
+            authority.clone(),
+            &bound.public_key_bytes(),
+            "2026-01-01T00:00:00Z",
+        )
+        .unwrap();
+    let registry = Arc::new(builder.build().unwrap().1);
+    let mut config = CoreConfig::new(&authority);
+    config.snapshot_authority_key_id = args
+        .get("snapshot_authority_key_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    config.snapshot_authority_public_key = seed_of(args, "snapshot_authority_public_key_seed")
+        .map(|seed| encode_base64url(&SigningKey::from_seed(KEY, &[seed; 32]).public_key_bytes()));
+    if let Some(limits) = args
+        .get("offline_limits")
+        .filter(|v| !matches!(v, Value::Null))
+    {
+        let number = |name: &str| {
+            limits
+                .get(name)
+                .unwrap()
+                .as_number()
+                .unwrap()
+                .as_u64()
+                .unwrap()
+        };
+        config.offline_limits = Some(OfflineLimitsConfig {
+            max_disconnect_grace_ms: number("max_disconnect_grace_ms"),
+            max_actions: u32::try_from(number("max_actions")).unwrap(),
+            max_usage: None,
+        });
+    }
+    let key = SigningKey::from_seed(KEY, &[seed_of(args, "key_seed").unwrap(); 32]);
+    config
+        .build(
+            InMemoryStore::new(),
+            registry,
+            key,
+            Box::new(missionweaveprotocol_host::OsRandom),
+        )
+        .err()
+        .expect("the configuration must be refused")
 }
 
 /// Runs one failing call; returns the core's error.
@@ -126,9 +194,12 @@ fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
         // no local store, replay or session authority).
         "session_verify" => {
             let secret = vec![7u8; 32];
-            let authority =
-                SessionAuthority::new(secret, SessionConfig::default(), Box::new(OsNonces))
-                    .unwrap();
+            let authority = SessionAuthority::new(
+                secret,
+                SessionConfig::default(),
+                Box::new(missionweaveprotocol_host::OsRandom),
+            )
+            .unwrap();
             Box::new(
                 authority
                     .verify_session(&AgentKeyRegistry::new(), text(args, "token"), UnixMillis(0))
@@ -171,6 +242,7 @@ fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
                     .unwrap_err(),
             )
         }
+        "core_config" => Box::new(core_config(args)),
         other => panic!("unknown op {other}"),
     }
 }

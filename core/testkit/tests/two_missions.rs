@@ -1,6 +1,6 @@
 //! The two-Missions scenario (issue 13; `tests/vectors/two-missions.jsonl`, written by
 //! `core/testkit/src/vectors/two_missions`): the committed Commands performed in order on
-//! `AuthorityCore` — the core every binding serves — over the in-memory store and over SQLite,
+//! `Core` — the core every binding serves — over the in-memory store and over SQLite,
 //! must give the vector's Events byte for byte, its refusals with their wire codes, each
 //! Group's replayed log and the digest of the whole log. The Python
 //! (`python/tests/test_two_missions.py`) and Node (`js/test/two-missions.test.mjs`) tests
@@ -18,7 +18,7 @@ use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::{Value, canonical_bytes, parse, sha256_prefixed};
 use missionweaveprotocol::{DescribeError, KeyRegistrySnapshot, Principal, PrincipalType};
 use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
-use missionweaveprotocol_engine::service::{AuthorityCore, default_authorizer};
+use missionweaveprotocol_engine::service::{Core, default_authorizer};
 use missionweaveprotocol_engine::store::{InMemoryStore, Store};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteStore;
@@ -69,7 +69,7 @@ fn seed(hex: &str) -> [u8; 32] {
 }
 
 /// The core the vector's setup record describes, over `store`.
-fn core<S: Store>(setup: &Value, store: S) -> AuthorityCore<S, SigningKey> {
+fn core<S: Store>(setup: &Value, store: S) -> Core<S, SigningKey> {
     let registry = KeyRegistrySnapshot::from_bytes(text(setup, "/registry").as_bytes()).unwrap();
     let key = SigningKey::from_seed(
         text(setup, "/authorityKeyId"),
@@ -81,7 +81,7 @@ fn core<S: Store>(setup: &Value, store: S) -> AuthorityCore<S, SigningKey> {
             .map(|v| v.as_str().unwrap().to_owned())
             .collect()
     };
-    AuthorityCore::new(
+    Core::new(
         store,
         Arc::new(registry),
         EventIssuer::new(
@@ -96,7 +96,7 @@ fn core<S: Store>(setup: &Value, store: S) -> AuthorityCore<S, SigningKey> {
 /// Performs every step on `core` (each at its `now`, shifted by `skew_ms`) and returns what
 /// differs from the vector (empty: byte-identical).
 fn perform_all<S: Store>(
-    core: &AuthorityCore<S, SigningKey>,
+    core: &Core<S, SigningKey>,
     records: &[Value],
     skew_ms: i64,
 ) -> Vec<String> {

@@ -40,7 +40,7 @@ __all__ = [
     "AppendOutcome",
     "Attempt",
     "AuthenticatedRecord",
-    "AuthorityCore",
+    "Core",
     "AuthorizationCore",
     "BudgetLedger",
     "BudgetLedgerSnapshot",
@@ -1536,23 +1536,15 @@ class SQLStore:
     def last_sequence(self, group_id: str) -> int: ...
 
 @final
-class AuthorityCore:
+class Core:
     def __new__(
         cls,
         store: Union[InMemoryStore, SQLStore],
         registry: Union[AgentRegistryKeyResolver, _Buffer],
         authority_key: SigningKey,
-        authority_type: str,
-        authority_id: str,
-        *,
-        max_future_skew_ms: int,
-        max_age_ms: int,
-        event_id_prefix: Optional[str] = None,
-        bootstrap_services: Optional[Sequence[str]] = None,
-        policy_services: Optional[Sequence[str]] = None,
-        cooperation_limits: Optional[tuple[Optional[int], Optional[int], Optional[int]]] = None,
+        options: str,
         offline_limits: Optional[tuple[int, int, object]] = None,
-    ) -> AuthorityCore: ...
+    ) -> Core: ...
     def perform(self, command: _Buffer, now_ms: Optional[int] = None) -> tuple[tuple[bytes, ...], str, bool]: ...
     def perform_many(
         self, commands: Iterable[_Buffer], now_ms: Optional[int] = None

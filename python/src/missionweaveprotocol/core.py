@@ -1,6 +1,6 @@
 """The authoritative state machine: ``Core`` with ``perform``, ``query`` and ``replay`` (the
 reference's three operations, ``reference-python.md`` §1.5), run by the Rust engine
-(``service::AuthorityCore``) with the GIL released and off the event loop's thread.
+(``service::Core``) with the GIL released and off the event loop's thread.
 
 Errors: every refusal is a :class:`MissionWeaveProtocolError` subclass named after the
 reference's :class:`ErrorCode` family, chosen by the Rust core's table (§19 wire code →
@@ -12,6 +12,7 @@ fields) and, beyond the reference, ``wire_code`` (the §19 code), ``reason`` (a 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections import deque
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -32,7 +33,7 @@ from typing import (
 
 from . import _native
 from ._types import _StrEnum
-from .crypto import SigningKey, load_public_key
+from .crypto import SigningKey, encode_public_key
 from .models import Command, CommandLike, Event, Principal, Query, QueryResult
 from .registry import AgentRegistryKeyResolver
 from .store import InMemoryStore, SQLStore
@@ -212,7 +213,7 @@ class _Batcher:
     BATCH = 64
     DRAINERS = 2
 
-    def __init__(self, native: _native.AuthorityCore, executor: Optional[Executor]) -> None:
+    def __init__(self, native: _native.Core, executor: Optional[Executor]) -> None:
         self._native = native
         self._executor = executor
         self._queue: Deque[_Item] = deque()
@@ -280,6 +281,30 @@ class _Batcher:
                     loop.call_soon_threadsafe(_deliver, pairs)
                 except RuntimeError:  # the loop was closed meanwhile: nobody is waiting
                     pass
+
+
+_LIMIT_NAMES = (
+    ("maximum_delegation_depth", "maximumDelegationDepth"),
+    ("maximum_queued_work_items", "maximumQueuedWorkItems"),
+    ("maximum_active_work_items", "maximumActiveWorkItems"),
+    ("maximum_unresolved_clarifications", "maximumUnresolvedClarifications"),
+    ("maximum_message_rate_per_minute", "maximumMessageRatePerMinute"),
+    ("maximum_proposal_rate_per_minute", "maximumProposalRatePerMinute"),
+    ("maximum_clarification_rate_per_minute", "maximumClarificationRatePerMinute"),
+)
+
+
+def _cooperation_limits(limits: Optional[object]) -> Optional[Dict[str, object]]:
+    """§20 limits from any object with the reference's ``CooperationLimits`` attributes: each
+    attribute present is passed on (an ``int``, or ``None`` for no limit); the core keeps its
+    default for each one absent."""
+    if limits is None:
+        return None
+    return {
+        camel: getattr(limits, snake)
+        for snake, camel in _LIMIT_NAMES
+        if hasattr(limits, snake)
+    }
 
 
 def _offline_limits(limits: Optional[object]) -> Optional[Tuple[int, int, object]]:
@@ -374,29 +399,6 @@ class Core:
         policy_services: Sequence[str] = (),
         offline_limits: Optional[object] = None,
     ) -> None:
-        if (snapshot_authority_key_id is None) != (snapshot_authority_public_key is None):
-            raise ValueError(
-                "snapshot_authority_key_id and snapshot_authority_public_key go together"
-            )
-        if snapshot_authority_public_key is not None and (
-            snapshot_authority_key_id != authority_key.key_id
-            or load_public_key(snapshot_authority_public_key) != authority_key.public_key_bytes
-        ):
-            raise ValueError(
-                "the snapshot authority is the Group Authority (§7.4): its key is authority_key"
-            )
-        limits: Optional[Tuple[Optional[int], Optional[int], Optional[int]]] = None
-        if cooperation_limits is not None:
-            names = ("maximum_queued_work_items", "maximum_active_work_items",
-                     "maximum_proposal_rate_per_minute")
-            missing = [n for n in names if not hasattr(cooperation_limits, n)]
-            if missing:
-                raise TypeError(
-                    "cooperation_limits needs the CooperationLimits attributes "
-                    + ", ".join(missing)
-                )
-            queued, active, rate = (getattr(cooperation_limits, n) for n in names)
-            limits = (queued, active, rate)
         if not isinstance(store, (InMemoryStore, SQLStore)):
             raise TypeError(
                 f"store must be an InMemoryStore or an SQLStore, not {type(store).__name__}"
@@ -406,19 +408,29 @@ class Core:
         self._executor = executor
         self.snapshot_authority_key_id = snapshot_authority_key_id
         self.snapshot_authority_public_key = snapshot_authority_public_key
-        self._native = _native.AuthorityCore(
+        # Every set-up rule (the authority key bound in the Registry, the snapshot authority,
+        # Event IDs, the limits' defaults) is the core's `CoreConfig`; this only converts.
+        options: Dict[str, object] = {
+            "authority": {"type": str(authority.type), "id": authority.id},
+            "eventIdPrefix": event_id_prefix,
+            "maxFutureSkewMs": max(0, max_future_skew // timedelta(milliseconds=1)),
+            "maxAgeMs": max(0, max_age // timedelta(milliseconds=1)),
+            "bootstrapServices": None if bootstrap_services is None else list(bootstrap_services),
+            "policyServices": list(policy_services),
+            "cooperationLimits": _cooperation_limits(cooperation_limits),
+            "snapshotAuthorityKeyId": snapshot_authority_key_id,
+            "snapshotAuthorityPublicKey": (
+                None
+                if snapshot_authority_public_key is None
+                else encode_public_key(snapshot_authority_public_key)
+            ),
+        }
+        self._native = _native.Core(
             store._native,
             registry,
             authority_key,
-            str(authority.type),
-            authority.id,
-            max_future_skew_ms=max(0, max_future_skew // timedelta(milliseconds=1)),
-            max_age_ms=max(0, max_age // timedelta(milliseconds=1)),
-            event_id_prefix=event_id_prefix,
-            bootstrap_services=None if bootstrap_services is None else list(bootstrap_services),
-            policy_services=list(policy_services),
-            cooperation_limits=limits,
-            offline_limits=_offline_limits(offline_limits),
+            json.dumps(options),
+            _offline_limits(offline_limits),
         )
         self._batcher = _Batcher(self._native, executor)
 

@@ -23,7 +23,5 @@ pub use challenge::Challenge;
 pub use error::AuthError;
 pub use handshake::{ClientInit, ClientResponse, Handshake, HelloPhase};
 pub use registry::{AgentKeyRegistry, KeyValidity, RegisteredKey, default_agent_key_id};
-#[cfg(not(target_arch = "wasm32"))]
-pub use session::OsNonces;
-pub use session::{MAX_SESSION_EPOCH, NonceSource, SessionAuthority, SessionConfig, SessionGrant};
+pub use session::{MAX_SESSION_EPOCH, SessionAuthority, SessionConfig, SessionGrant};
 pub use token::{MAX_TOKEN_CHARS, MIN_SECRET_BYTES};

@@ -2,7 +2,7 @@
 //! Epochs (§6.3).
 //!
 //! Sans-IO: every call takes the instant (`now`) and the Organization's key registry; random
-//! bytes come from an injected [`NonceSource`].
+//! bytes come from the host's injected [`RandomSource`].
 //!
 //! **One use per challenge, even a failed one.** §6.3 requires "a fresh server challenge"; it
 //! does not say whether a challenge survives a wrong answer. We remove the challenge before
@@ -25,29 +25,11 @@ use super::AuthError;
 use super::challenge::{Challenge, verify_signature};
 use super::registry::AgentKeyRegistry;
 use super::token::{self, Claims, Secret};
+use missionweaveprotocol_kernel::random::RandomSource;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The largest Session Epoch (JSON safe integer, `positiveInteger` of the frame schema).
 pub const MAX_SESSION_EPOCH: u64 = (1 << 53) - 1;
-
-/// Random bytes for challenges and nonces. Hosts without an OS source (browsers) inject one
-/// backed by `crypto.getRandomValues`.
-pub trait NonceSource: fmt::Debug {
-    /// Fills `out` with unpredictable bytes.
-    fn fill(&mut self, out: &mut [u8]) -> Result<(), AuthError>;
-}
-
-/// The operating system's random source.
-#[cfg(not(target_arch = "wasm32"))]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct OsNonces;
-
-#[cfg(not(target_arch = "wasm32"))]
-impl NonceSource for OsNonces {
-    fn fill(&mut self, out: &mut [u8]) -> Result<(), AuthError> {
-        getrandom::fill(out).map_err(|_| AuthError::InvalidArgument("no OS randomness"))
-    }
-}
 
 /// Lifetimes and bounds of a [`SessionAuthority`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +92,7 @@ pub struct SessionAuthority {
     config: SessionConfig,
     challenges: HashMap<String, Challenge>,
     epochs: HashMap<String, u64>,
-    nonces: Box<dyn NonceSource + Send>,
+    nonces: Box<dyn RandomSource>,
 }
 
 impl SessionAuthority {
@@ -118,7 +100,7 @@ impl SessionAuthority {
     pub fn new(
         secret: Vec<u8>,
         config: SessionConfig,
-        nonces: Box<dyn NonceSource + Send>,
+        nonces: Box<dyn RandomSource>,
     ) -> Result<Self, AuthError> {
         if config.challenge_ttl_ms == 0 || config.session_ttl_ms == 0 {
             return Err(AuthError::InvalidArgument("time-to-live must be positive"));
@@ -139,7 +121,9 @@ impl SessionAuthority {
 
     fn random_b64(&mut self) -> Result<String, AuthError> {
         let mut bytes = [0u8; 32];
-        self.nonces.fill(&mut bytes)?;
+        self.nonces
+            .fill(&mut bytes)
+            .map_err(|_| AuthError::InvalidArgument("no randomness from the host"))?;
         Ok(encode_base64url(&bytes))
     }
 

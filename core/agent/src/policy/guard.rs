@@ -19,46 +19,11 @@ use missionweaveprotocol::WireCode;
 use super::error::PolicyError;
 use super::is_high_risk_operation;
 use super::token::check_id;
+pub use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The rate window (§20 "per minute").
 pub const WINDOW_MS: i64 = 60_000;
-
-/// The §20 limits (defaults are the reference's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CooperationLimits {
-    /// Deepest delegation chain (default 3).
-    pub maximum_delegation_depth: u32,
-    /// Queued WorkItems (default 100).
-    pub maximum_queued_work_items: u32,
-    /// Active WorkItems (default 4).
-    pub maximum_active_work_items: u32,
-    /// Open clarification rounds (default 5).
-    pub maximum_unresolved_clarifications: u32,
-    /// Messages per principal and Group per minute (default 120).
-    pub maximum_message_rate_per_minute: u32,
-    /// Work proposals per principal and Group per minute (default 30).
-    pub maximum_proposal_rate_per_minute: u32,
-    /// Clarification requests per principal and Group per minute (default 30).
-    pub maximum_clarification_rate_per_minute: u32,
-    /// Rate keys tracked at once (default 4,096; not a reference field).
-    pub maximum_tracked_keys: usize,
-}
-
-impl Default for CooperationLimits {
-    fn default() -> Self {
-        Self {
-            maximum_delegation_depth: 3,
-            maximum_queued_work_items: 100,
-            maximum_active_work_items: 4,
-            maximum_unresolved_clarifications: 5,
-            maximum_message_rate_per_minute: 120,
-            maximum_proposal_rate_per_minute: 30,
-            maximum_clarification_rate_per_minute: 30,
-            maximum_tracked_keys: 4096,
-        }
-    }
-}
 
 /// What a rate limit counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -144,7 +109,9 @@ impl PolicyGuard {
 
     /// Refuses a delegation `depth` above the maximum.
     pub fn check_delegation_depth(&self, depth: u64) -> Result<(), PolicyError> {
-        let limit = self.limits.maximum_delegation_depth;
+        let Some(limit) = self.limits.maximum_delegation_depth else {
+            return Ok(());
+        };
         if depth > u64::from(limit) {
             return Err(threshold(
                 "delegation_depth",
@@ -158,8 +125,9 @@ impl PolicyGuard {
 
     /// Refuses more `queued` or `active` WorkItems than allowed.
     pub fn check_queue(&self, queued: u64, active: u64) -> Result<(), PolicyError> {
-        let limit = self.limits.maximum_queued_work_items;
-        if queued > u64::from(limit) {
+        if let Some(limit) = self.limits.maximum_queued_work_items
+            && queued > u64::from(limit)
+        {
             return Err(threshold(
                 "queued_work_items",
                 format!("{queued} queued WorkItems exceed {limit}"),
@@ -167,8 +135,9 @@ impl PolicyGuard {
                 limit,
             ));
         }
-        let limit = self.limits.maximum_active_work_items;
-        if active > u64::from(limit) {
+        if let Some(limit) = self.limits.maximum_active_work_items
+            && active > u64::from(limit)
+        {
             return Err(threshold(
                 "active_work_items",
                 format!("{active} active WorkItems exceed {limit}"),
@@ -181,7 +150,9 @@ impl PolicyGuard {
 
     /// Refuses more open clarification rounds than allowed.
     pub fn check_unresolved_clarifications(&self, unresolved: u64) -> Result<(), PolicyError> {
-        let limit = self.limits.maximum_unresolved_clarifications;
+        let Some(limit) = self.limits.maximum_unresolved_clarifications else {
+            return Ok(());
+        };
         if unresolved > u64::from(limit) {
             return Err(threshold(
                 "unresolved_clarifications",
@@ -223,7 +194,7 @@ impl PolicyGuard {
         self.check_rate(RateKind::Clarification, principal_id, group_id, now)
     }
 
-    fn limit_of(&self, kind: RateKind) -> u32 {
+    fn limit_of(&self, kind: RateKind) -> Option<u32> {
         match kind {
             RateKind::Message => self.limits.maximum_message_rate_per_minute,
             RateKind::Proposal => self.limits.maximum_proposal_rate_per_minute,
@@ -244,7 +215,10 @@ impl PolicyGuard {
     ) -> Result<(), PolicyError> {
         check_id("principal_id", principal_id)?;
         check_id("group_id", group_id)?;
-        let limit = self.limit_of(kind);
+        let Some(limit) = self.limit_of(kind) else {
+            // No limit: nothing is counted, so nothing is tracked either.
+            return Ok(());
+        };
         let since = now.0.saturating_sub(WINDOW_MS);
         let key: RateKey = (kind, principal_id.to_owned(), group_id.to_owned());
         if !self.windows.contains_key(&key) {

@@ -45,21 +45,3 @@ pub use self::token::{MAX_SECRET_BYTES, MAX_TOKEN_CHARS, MIN_SECRET_BYTES};
 pub use missionweaveprotocol_engine::work::scope::{
     ContractScope, HIGH_RISK_OPERATION_PREFIXES, ResourceGrant, is_high_risk_operation,
 };
-
-/// A fresh `urn:uuid:` v4 token ID from OS randomness, or `None` if the OS source fails
-/// (hosts; not on wasm32).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn random_token_id() -> Option<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).ok()?;
-    Some(missionweaveprotocol_engine::events::uuid_v4_urn(bytes))
-}
-
-/// A fresh 32-byte secret from OS randomness, or `None` if the OS source fails (hosts; not on
-/// wasm32). Never logged.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn random_secret() -> Option<[u8; 32]> {
-    let mut secret = [0u8; 32];
-    getrandom::fill(&mut secret).ok()?;
-    Some(secret)
-}

@@ -1,4 +1,4 @@
-//! [`CoreReplaySource`]: an Agent's [`ReplaySource`] over an in-process [`AuthorityCore`],
+//! [`CoreReplaySource`]: an Agent's [`ReplaySource`] over an in-process [`Core`],
 //! continuing across an archived Group's `CURSOR_TOO_OLD` (§16, digest 2.11).
 
 use missionweaveprotocol::crypto::Signer;
@@ -8,10 +8,10 @@ use crate::replay::{
     EventProjection, ReplayEvent, ReplaySnapshot, ReplaySource, SourceError, SourcePage,
 };
 use missionweaveprotocol_engine::archive::ArchivedSnapshot;
-use missionweaveprotocol_engine::service::{AuthorityCore, MAX_REPLAY_LIMIT, ReplayRead};
+use missionweaveprotocol_engine::service::{Core, MAX_REPLAY_LIMIT, ReplayRead};
 use missionweaveprotocol_engine::store::Store;
 
-/// Reads pages of a Group from an [`AuthorityCore`] ([`AuthorityCore::replay_read`]). A
+/// Reads pages of a Group from an [`Core`] ([`Core::replay_read`]). A
 /// `CURSOR_TOO_OLD` answer carries the Group's signed snapshot; the source verifies it as §16
 /// asks ("the Agent restores the snapshot, verifies its hash and signature") — the six-stage
 /// verifier (Group Snapshot profile) against the core's Registry, its creator the Group
@@ -20,13 +20,13 @@ use missionweaveprotocol_engine::store::Store;
 /// snapshot holds no live WorkOffer for a Worker: its projection is empty.
 #[derive(Debug)]
 pub struct CoreReplaySource<'a, S, G> {
-    core: &'a AuthorityCore<S, G>,
+    core: &'a Core<S, G>,
     limit: i64,
 }
 
 impl<'a, S: Store, G: Signer> CoreReplaySource<'a, S, G> {
     /// A source over `core`, reading pages of the largest size (10,000 Events).
-    pub fn new(core: &'a AuthorityCore<S, G>) -> Self {
+    pub fn new(core: &'a Core<S, G>) -> Self {
         Self {
             core,
             limit: MAX_REPLAY_LIMIT,

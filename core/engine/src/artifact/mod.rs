@@ -13,17 +13,14 @@
 //! `INVALID_STATE_TRANSITION` (state `published`), since §13.1 makes Artifacts immutable; an
 //! unchanged retry of the same signed Command is answered by the engine's dedup (§15.1).
 //!
-//! The bytes themselves: [`content`] (sans-IO content addressing and the signed manifest) and
-//! [`local_store`] (a filesystem store, not on wasm32), which the bindings wrap.
+//! The bytes themselves: [`content`] (sans-IO content addressing and the signed manifest); the
+//! filesystem store the bindings wrap is `missionweaveprotocol_host::LocalArtifactStore` (I/O
+//! stays at the edges).
 
 pub mod content;
 pub mod error;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod local_store;
 
 pub use error::ArtifactError;
-#[cfg(not(target_arch = "wasm32"))]
-pub use local_store::LocalArtifactStore;
 
 use missionweaveprotocol::PrincipalType;
 use missionweaveprotocol::json::{Object, Value, canonical_bytes};

@@ -27,6 +27,7 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::store::{AggregateKey, Blob, Store};
+use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// Store kind of a rate window.
@@ -34,44 +35,6 @@ pub const RATE_WINDOW_KIND: &str = "rate_window";
 
 /// The window of the per-minute rates.
 const MINUTE_MS: i64 = 60_000;
-
-/// The §20 limits the engine enforces (`None` = no limit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CooperationLimits {
-    /// WorkItems of a Group not yet started (`open`, `offered`, `queued`).
-    pub maximum_queued_work_items: Option<u32>,
-    /// `active` WorkItems of one Worker in one Group.
-    pub maximum_active_work_items: Option<u32>,
-    /// `work.propose` Commands of one sender in one Group per minute.
-    pub maximum_proposal_rate_per_minute: Option<u32>,
-}
-
-impl Default for CooperationLimits {
-    /// The reference's defaults.
-    fn default() -> Self {
-        Self {
-            maximum_queued_work_items: Some(100),
-            maximum_active_work_items: Some(4),
-            maximum_proposal_rate_per_minute: Some(30),
-        }
-    }
-}
-
-impl CooperationLimits {
-    /// No limits at all.
-    pub const NONE: CooperationLimits = CooperationLimits {
-        maximum_queued_work_items: None,
-        maximum_active_work_items: None,
-        maximum_proposal_rate_per_minute: None,
-    };
-}
-
-/// The Organization's maximum delegation depth (§9.1 "Descendant depth MUST satisfy both the
-/// Grant maximum and Organization cooperation policy", §20): the reference's
-/// `maximum_delegation_depth` default. Checked when a Grant is issued with a deeper
-/// `maxDescendantDepth` and when a delegated `work.authorize` creates a deeper WorkItem;
-/// `RATE_LIMITED` (reason `delegation_depth`) unless a Cooperation Override Grant lifts it.
-pub const MAXIMUM_DELEGATION_DEPTH: u32 = 3;
 
 /// Applies the limits that govern `command` to its `decision`: refuses, or adds the reads
 /// (checked at commit) and the window write. A Command citing a Cooperation Override Grant
@@ -91,7 +54,7 @@ pub(crate) fn apply(
         limit(store, limits, command, d, now)
     })?;
     let decision = guard(lift.as_deref(), &mut lifted, decision, |d| {
-        delegation_depth(command, d)
+        delegation_depth(limits, command, d)
     })?;
     match cited {
         Some(cited) if lifted => cited.consume(command, decision, now),
@@ -144,11 +107,17 @@ fn limit(
 }
 
 /// §20 delegation depth: a Grant's `maxDescendantDepth`, and the depth of a WorkItem a
-/// delegated `work.authorize` creates, stay within [`MAXIMUM_DELEGATION_DEPTH`].
+/// delegated `work.authorize` creates, stay within the Organization's `maximum_delegation_depth` (§9.1 "Descendant depth MUST
+/// satisfy both the Grant maximum and Organization cooperation policy"; the reference's
+/// default 3), unless a Cooperation Override Grant lifts it (`RATE_LIMITED`, `delegation_depth`).
 fn delegation_depth(
+    limits: &CooperationLimits,
     command: &VerifiedCommand,
     decision: Decision,
 ) -> Result<Decision, EngineError> {
+    let Some(maximum) = limits.maximum_delegation_depth else {
+        return Ok(decision);
+    };
     let depth = match command.kind() {
         "work.authorize" => crate::delegation::link_depth(&decision),
         crate::delegation::GRANT_DELEGATION => command
@@ -160,9 +129,9 @@ fn delegation_depth(
         _ => None,
     };
     match depth {
-        Some(depth) if depth > MAXIMUM_DELEGATION_DEPTH => Err(EngineError::RateLimited {
+        Some(depth) if depth > maximum => Err(EngineError::RateLimited {
             policy: "delegation_depth",
-            limit: MAXIMUM_DELEGATION_DEPTH,
+            limit: maximum,
             retry_after_ms: None,
         }),
         _ => Ok(decision),

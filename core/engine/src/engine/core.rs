@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
 
-use super::controls::{self, CooperationLimits};
+use super::controls;
 use super::dispatch;
 use super::prefetch::Prefetched;
 use crate::decision::Decision;
@@ -18,6 +18,7 @@ use crate::store::{
     AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, ReplayPage, Store, StoreError,
     Transaction,
 };
+use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// Event IDs drawn for one decision.

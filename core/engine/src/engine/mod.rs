@@ -94,5 +94,5 @@ mod query;
 mod signed_payloads;
 
 pub use self::core::{DEFAULT_MAX_ATTEMPTS, Engine, Performed};
-pub use controls::CooperationLimits;
+
 pub use query::{Query, QueryKind};

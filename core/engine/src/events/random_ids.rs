@@ -1,30 +1,33 @@
 //! Random Event IDs for deployments: `urn:uuid:` + an RFC 9562 version 4 UUID drawn from the
-//! operating system's random source (§16: recipients deduplicate by Event ID, so IDs must be
-//! unique within the Organization; 122 random bits make a collision negligible).
-//!
-//! Not on `wasm32-unknown-unknown`: there is no OS source there without a JavaScript shim
-//! (a browser host injects its own [`EventIdSource`] backed by `crypto.getRandomValues`).
+//! host's [`RandomSource`] (§16: recipients deduplicate by Event ID, so IDs must be unique
+//! within the Organization; 122 random bits make a collision negligible). The engine never
+//! reads an OS source itself: the host injects one (`missionweaveprotocol_host::OsRandom`, a
+//! browser's `crypto.getRandomValues`).
+
+use missionweaveprotocol_kernel::random::RandomSource;
 
 use super::event_id::EventIdSource;
 
-/// How many IDs' worth of randomness one OS call fetches (one syscall per 64 Events).
+/// How many IDs' worth of randomness one call to the source fetches (one call per 64 Events).
 const BATCH: usize = 64;
 
-/// `urn:uuid:<v4 UUID>` Event IDs from OS randomness.
+/// `urn:uuid:<v4 UUID>` Event IDs from the host's randomness.
 ///
-/// If the OS source fails (it does not on supported platforms once seeded), the ID is empty:
-/// the Event then fails its schema when signed, the Command is refused `INTERNAL_ERROR` and
-/// nothing is applied — never a guessable or repeated ID.
-#[derive(Debug, Clone)]
-pub struct RandomEventIds {
+/// If the source fails, the ID is empty: the Event then fails its schema when signed, the
+/// Command is refused `INTERNAL_ERROR` and nothing is applied — never a guessable or repeated
+/// ID.
+#[derive(Debug)]
+pub struct RandomEventIds<R = Box<dyn RandomSource>> {
+    source: R,
     buffer: Vec<u8>,
     used: usize,
 }
 
-impl RandomEventIds {
-    /// A source with an empty buffer (filled on first use).
-    pub fn new() -> Self {
+impl<R: RandomSource> RandomEventIds<R> {
+    /// IDs drawn from `source` (the buffer is filled on first use).
+    pub fn new(source: R) -> Self {
         Self {
+            source,
             buffer: vec![0; 16 * BATCH],
             used: BATCH,
         }
@@ -32,7 +35,7 @@ impl RandomEventIds {
 
     fn next_bytes(&mut self) -> Option<[u8; 16]> {
         if self.used == BATCH {
-            getrandom::fill(&mut self.buffer).ok()?;
+            self.source.fill(&mut self.buffer).ok()?;
             self.used = 0;
         }
         let start = self.used * 16;
@@ -42,12 +45,6 @@ impl RandomEventIds {
         // Used randomness is not kept around.
         self.buffer[start..start + 16].fill(0);
         Some(bytes)
-    }
-}
-
-impl Default for RandomEventIds {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -69,7 +66,7 @@ pub fn uuid_v4_urn(mut bytes: [u8; 16]) -> String {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-impl EventIdSource for RandomEventIds {
+impl<R: RandomSource> EventIdSource for RandomEventIds<R> {
     fn next_event_id(&mut self) -> String {
         self.next_bytes().map(uuid_v4_urn).unwrap_or_default()
     }
@@ -78,6 +75,31 @@ impl EventIdSource for RandomEventIds {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use missionweaveprotocol_kernel::random::RandomUnavailable;
+
+    /// A deterministic stand-in: a counter spread over the buffer (tests only).
+    #[derive(Debug, Default)]
+    struct Counter(u64);
+
+    impl RandomSource for Counter {
+        fn fill(&mut self, out: &mut [u8]) -> Result<(), RandomUnavailable> {
+            for chunk in out.chunks_mut(8) {
+                self.0 += 1;
+                let bytes = self.0.to_le_bytes();
+                chunk.copy_from_slice(&bytes[..chunk.len()]);
+            }
+            Ok(())
+        }
+    }
+
+    #[derive(Debug)]
+    struct Broken;
+
+    impl RandomSource for Broken {
+        fn fill(&mut self, _: &mut [u8]) -> Result<(), RandomUnavailable> {
+            Err(RandomUnavailable)
+        }
+    }
 
     #[test]
     fn version_and_variant_bits_are_set() {
@@ -93,7 +115,7 @@ mod tests {
 
     #[test]
     fn ids_are_distinct_well_formed_urns() {
-        let mut ids = RandomEventIds::new();
+        let mut ids = RandomEventIds::new(Counter::default());
         let mut seen = std::collections::HashSet::new();
         for _ in 0..(3 * BATCH + 5) {
             let id = ids.next_event_id();
@@ -110,5 +132,11 @@ mod tests {
             );
             assert!(seen.insert(id), "IDs never repeat");
         }
+    }
+
+    #[test]
+    fn a_failing_source_gives_no_id_rather_than_a_guessable_one() {
+        let mut ids = RandomEventIds::new(Broken);
+        assert_eq!(ids.next_event_id(), "");
     }
 }

@@ -1,4 +1,4 @@
-//! [`CoreError`]: every refusal of the [`AuthorityCore`](super::AuthorityCore) as one flat,
+//! [`CoreError`]: every refusal of the [`Core`](super::Core) as one flat,
 //! owned description, and [`ErrorFamily`]: the reference's 15 `ErrorCode` families
 //! (`reference-python.md` §1.5) with the one table mapping each §19 wire code to its family.
 //! Bindings read both; none re-spells a code or a family.

@@ -1,20 +1,20 @@
 //! The authoritative core as one object every binding serves: wire Command bytes in, signed
 //! ordered Events out, queries and replay (the reference's `Core`, `reference-python.md` §1.5).
 //!
-//! [`AuthorityCore`] owns the [`Engine`] (store, Event issuer, Event ID source), the
+//! [`Core`] owns the [`Engine`] (store, Event issuer, Event ID source), the
 //! Organization's Registry and the [`CommandIngress`] (with its freshness window and
 //! authorizer), and exposes the call shapes the Python, Node and wasm bindings use:
 //!
-//! - [`perform_bytes`](AuthorityCore::perform_bytes): six-stage verification (Command profile)
+//! - [`perform_bytes`](Core::perform_bytes): six-stage verification (Command profile)
 //!   against the Registry, freshness, authorization, then `perform` (with the manifest
 //!   resolver for `artifact.publish`). A Command whose signature does not verify is never
 //!   applied (the reference's gap 1, `reference-python.md` §7).
-//! - [`query`](AuthorityCore::query): the [`QueryKind`]s the engine answers (logic in
+//! - [`query`](Core::query): the [`QueryKind`]s the engine answers (logic in
 //!   `engine/query.rs`); absent entities are `NOT_FOUND`-family errors.
-//! - [`replay`](AuthorityCore::replay) with the reference's bounds (`after ≥ 0`,
+//! - [`replay`](Core::replay) with the reference's bounds (`after ≥ 0`,
 //!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is served (`served_events.rs`:
 //!   its log position and the Group Authority's signature).
-//! - [`replay_read`](AuthorityCore::replay_read): the same, but a cursor before an archived
+//! - [`replay_read`](Core::replay_read): the same, but a cursor before an archived
 //!   Group's online log answers with the signed snapshot itself (§16 `CURSOR_TOO_OLD`), which
 //!   `archive::CoreReplaySource` hands to an Agent's replay.
 //!
@@ -42,15 +42,15 @@ use crate::ingress::{CommandAuthorizer, CommandIngress, FreshnessWindow, Verifie
 use crate::store::{InMemoryStore, ReplayPage, Store};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
-/// The authorizer an [`AuthorityCore`] consults after verification (§6.4).
+/// The authorizer an [`Core`] consults after verification (§6.4).
 pub type BoxedAuthorizer = Box<dyn CommandAuthorizer + Send + Sync>;
-/// The Event ID source of an [`AuthorityCore`].
+/// The Event ID source of an [`Core`].
 pub type BoxedEventIds = Box<dyn EventIdSource + Send>;
 
-/// One answer of [`AuthorityCore::replay_read`] (§16).
+/// One answer of [`Core::replay_read`] (§16).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplayRead {
-    /// Events after the cursor, checked like [`AuthorityCore::replay`]'s.
+    /// Events after the cursor, checked like [`Core::replay`]'s.
     Page(ReplayPage),
     /// `CURSOR_TOO_OLD`: the cursor lies before the online log of an archived Group; resume
     /// from this snapshot (after its `throughSequence`).
@@ -61,21 +61,21 @@ pub enum ReplayRead {
 pub const MAX_REPLAY_LIMIT: i64 = 10_000;
 
 /// The authoritative core over a store `S`, signing Events with `G`.
-pub struct AuthorityCore<S = Arc<InMemoryStore>, G = missionweaveprotocol::crypto::SigningKey> {
+pub struct Core<S = Arc<InMemoryStore>, G = missionweaveprotocol::crypto::SigningKey> {
     engine: Engine<S, G, BoxedEventIds>,
     registry: Arc<KeyRegistrySnapshot>,
     ingress: CommandIngress<BoxedAuthorizer>,
 }
 
-impl<S, G> core::fmt::Debug for AuthorityCore<S, G> {
+impl<S, G> core::fmt::Debug for Core<S, G> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("AuthorityCore")
+        f.debug_struct("Core")
             .field("window", self.ingress.window())
             .finish_non_exhaustive()
     }
 }
 
-impl<S: Store, G: Signer> AuthorityCore<S, G> {
+impl<S: Store, G: Signer> Core<S, G> {
     /// A core over `store`, verifying Commands against `registry`, signing Events with
     /// `issuer` (whose Principal must be bound to its key in `registry`, so that receivers
     /// verify the Events), authorizing signers with `authorizer`, naming Events from
@@ -96,7 +96,10 @@ impl<S: Store, G: Signer> AuthorityCore<S, G> {
     }
 
     /// The same core with other §20 cooperation limits (default: the reference's).
-    pub fn with_cooperation_limits(mut self, limits: crate::engine::CooperationLimits) -> Self {
+    pub fn with_cooperation_limits(
+        mut self,
+        limits: missionweaveprotocol_kernel::cooperation::CooperationLimits,
+    ) -> Self {
         self.engine = self.engine.with_cooperation_limits(limits);
         self
     }

@@ -6,7 +6,7 @@
 //!
 //! The Commands are performed here by the behavior world's engine (`Engine` over an
 //! `InMemoryStore`); `core/testkit/tests/two_missions.rs` performs the committed file on
-//! `AuthorityCore` (in memory and SQLite), `python/tests/test_two_missions.py` on `core.Core`
+//! `Core` (in memory and SQLite), `python/tests/test_two_missions.py` on `core.Core`
 //! and `js/test/two-missions.test.mjs` on the Node and WebAssembly `Core`s; all must produce
 //! these bytes.
 

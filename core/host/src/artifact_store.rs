@@ -1,6 +1,6 @@
 //! [`LocalArtifactStore`]: Artifact bytes on a local filesystem, keyed by SHA-256 (§13.1
 //! "Binary content MUST be stored outside the Group Event log"), with the signed manifest of
-//! [`super::content`]. The one implementation every binding wraps; std::fs only, not on wasm32.
+//! [`content`](missionweaveprotocol_engine::artifact::content). The one implementation every binding wraps; std::fs only, not on wasm32.
 //!
 //! Layout: `<root>/<hex[:2]>/<hex[2:]>` (the reference's). A put writes a temporary file in the
 //! object's directory, fsyncs it, then links it into place without replacing anything (a hard
@@ -19,8 +19,10 @@ use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol::signed_documents::SignedDocument;
 
-use super::content::{check_content, content_hash, manifest_claims, object_path, sign_manifest};
-use super::error::ArtifactError;
+use missionweaveprotocol_engine::artifact::content::{
+    check_content, content_hash, manifest_claims, object_path, sign_manifest,
+};
+use missionweaveprotocol_engine::artifact::error::ArtifactError;
 
 /// Distinguishes concurrent temporary files of one process.
 static TEMPORARY: AtomicU64 = AtomicU64::new(0);
@@ -56,7 +58,7 @@ impl LocalArtifactStore {
         Ok(self.root.join(directory).join(file))
     }
 
-    /// Signs the manifest of `content` (see [`super::content::unsigned_manifest`] for
+    /// Signs the manifest of `content` (see [`unsigned_manifest`](missionweaveprotocol_engine::artifact::content::unsigned_manifest) for
     /// `metadata`) with the producer's `signer`, then stores the bytes. The manifest is signed
     /// first, so refused metadata stores nothing.
     pub fn put(
