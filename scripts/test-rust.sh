@@ -5,7 +5,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/setup-rust.sh
-# The PostgreSQL store's tests (core/store-postgres, core/stores, core/store-harness) run on a
+# The PostgreSQL store's tests (core/store-postgres, core/store-open, core/store-harness) run on a
 # private cluster: installed from Debian's packages when missing, started here, stopped on exit.
 source scripts/pg-env.sh
 mwp_pg_env

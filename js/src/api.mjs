@@ -1691,7 +1691,7 @@ function coreApi(raw, { withRegistry, SigningKey, seedOf, documentBytes }) {
   disposable(stores, [InMemoryStore]);
 
   // Durable stores by URL (napi only: a database on this machine's disk or network). The URL
-  // rules and the open/close life cycle are the core's (`missionweaveprotocol-stores`), shared
+  // rules and the open/close life cycle are the core's (`missionweaveprotocol-store-open`), shared
   // with the Python package; this converts arguments. `SQLiteStore` and `PostgreSQLStore` pass
   // their argument to the `SQLStore` constructor wrapped in a module-private `StoreTarget`.
   const sqlStores = new NativeTable(raw);

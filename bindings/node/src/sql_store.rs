@@ -1,5 +1,5 @@
 //! Durable stores by URL behind the JavaScript `SQLStore`, `SQLiteStore` and `PostgreSQLStore`:
-//! conversions only. The URL rules and the open/close life cycle are `missionweaveprotocol-stores`
+//! conversions only. The URL rules and the open/close life cycle are `missionweaveprotocol-store-open`
 //! (`StoreUrl`, `ManagedStore`), the same the Python package uses. `initialize` and `close` are
 //! napi `AsyncTask`s: opening a database, migrating its schema and closing it (a SQLite
 //! checkpoint) run on the libuv thread pool, never on the event loop. Construction never throws:
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use missionweaveprotocol_ffi::authority_core::StoreHandle;
 use missionweaveprotocol_ffi::{Failure, Obj, finish};
-use missionweaveprotocol_stores::{ManagedStore, SharedStore, StoreUrl};
+use missionweaveprotocol_store_open::{ManagedStore, SharedStore, StoreUrl};
 use napi::bindgen_prelude::{AsyncTask, Either};
 use napi::{Env, Task};
 use napi_derive::napi;

@@ -14,7 +14,7 @@ use missionweaveprotocol_engine::service::{self, Core, CoreError};
 use missionweaveprotocol_engine::store::{InMemoryStore as CoreStore, ReplayPage, Store};
 use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
-use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl};
+use missionweaveprotocol_store_open::{LifecycleError, ManagedStore, SharedStore, StoreUrl};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

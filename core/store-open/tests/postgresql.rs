@@ -24,7 +24,7 @@ use missionweaveprotocol_engine::store::suite::engine::{
 use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_stores::{
+use missionweaveprotocol_store_open::{
     Dialect, LifecycleError, Location, ManagedStore, StoreUrl, open,
 };
 use pg::FreshDatabase;

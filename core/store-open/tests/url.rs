@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
-use missionweaveprotocol_stores::{Dialect, Location, StoreUrl, StoreUrlProblem};
+use missionweaveprotocol_store_open::{Dialect, Location, StoreUrl, StoreUrlProblem};
 
 fn sqlite_file(url: &str) -> PathBuf {
     match StoreUrl::parse(url).unwrap().location() {

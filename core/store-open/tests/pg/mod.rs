@@ -11,7 +11,7 @@ use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, DecodedCache, GroupHead, Read, ReadValue, Receipt, ReceiptKey,
     ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_stores::{SharedStore, StoreUrl, open};
+use missionweaveprotocol_store_open::{SharedStore, StoreUrl, open};
 
 /// The server's URL (`postgresql://user@host:port/database`).
 pub fn server_url() -> &'static str {

@@ -9,7 +9,7 @@
 mod pg;
 
 mod opened_by_url {
-    use missionweaveprotocol_stores::{StoreUrl, open};
+    use missionweaveprotocol_store_open::{StoreUrl, open};
 
     missionweaveprotocol_engine::store_test_suite!(|| open(
         &StoreUrl::parse("sqlite:///:memory:").unwrap()
@@ -18,7 +18,7 @@ mod opened_by_url {
 }
 
 mod managed {
-    use missionweaveprotocol_stores::{ManagedStore, StoreUrl};
+    use missionweaveprotocol_store_open::{ManagedStore, StoreUrl};
 
     fn opened() -> ManagedStore {
         let store = ManagedStore::new(StoreUrl::sqlite_path(":memory:").unwrap());

@@ -7,7 +7,7 @@ use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
 use missionweaveprotocol_engine::store::{
     AggregateKey, EventRecord, Store, StoreError, Transaction,
 };
-use missionweaveprotocol_stores::{LifecycleError, ManagedStore, SharedStore, StoreUrl, open};
+use missionweaveprotocol_store_open::{LifecycleError, ManagedStore, SharedStore, StoreUrl, open};
 
 fn append(store: &dyn Store, group: &str) -> u64 {
     let next = store.head(group).unwrap().next_sequence;

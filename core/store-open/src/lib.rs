@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use missionweaveprotocol_engine::store::Store;
-//! use missionweaveprotocol_stores::{StoreUrl, open};
+//! use missionweaveprotocol_store_open::{StoreUrl, open};
 //!
 //! let url = StoreUrl::parse("postgresql+asyncpg://app:secret@db.internal/mwp").unwrap();
 //! assert_eq!(url.dialect_name(), "postgresql");
