@@ -22,6 +22,10 @@
 //! [`Store::commit`]. Commit validates all of it and applies all of it, or nothing
 //! (`docs/store.md` says why the seam is synchronous and optimistic).
 //!
+//! The rules a commit checks are written once ([`commit_rules::validate`] over a backend's
+//! [`CommitView`]), and so are the rules of a replay page ([`read_rules::PagePlan`]): every
+//! backend answers the same write set and the same cursor with the same result.
+//!
 //! Every backend must pass [`suite`] unchanged (`store_test_suite!`).
 //!
 //! ```
@@ -58,6 +62,7 @@
 //! ```
 
 mod aggregate;
+pub mod commit_rules;
 pub(crate) mod decoded;
 pub(crate) mod error;
 mod event_log;
@@ -65,12 +70,14 @@ mod group_commit;
 pub mod integrity;
 mod memory;
 mod read_many;
+pub mod read_rules;
 mod receipt;
 #[doc(hidden)]
 pub mod suite;
 mod transaction;
 
 pub use aggregate::{Aggregate, AggregateKey};
+pub use commit_rules::{CommitView, WriteSetKeys};
 pub use decoded::DecodedCache;
 pub use error::StoreError;
 pub use event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer};
