@@ -26,7 +26,8 @@
 //! [`CommitView`]), and so are the rules of a replay page ([`read_rules::PagePlan`]): every
 //! backend answers the same write set and the same cursor with the same result.
 //!
-//! Every backend must pass [`suite`] unchanged (`store_test_suite!`).
+//! Every backend must pass the shared test suite unchanged (`store::suite`,
+//! `store_test_suite!`, behind the `testing` feature: test builds only).
 //!
 //! ```
 //! use missionweaveprotocol::{DescribeError, WireCode};
@@ -72,6 +73,9 @@ mod memory;
 mod read_many;
 pub mod read_rules;
 mod receipt;
+// The shared store test suite: compiled only for the tests of the crates that enable
+// `testing` in their dev-dependencies, never into a release build.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod suite;
 mod transaction;
