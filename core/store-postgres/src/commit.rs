@@ -1,8 +1,8 @@
-//! Commits: the write set validated exactly as `memory.rs` validates it (receipts, then
-//! appends, then aggregate writes, against committed state plus the write set's own earlier
-//! writes; `docs/store.md`, "Commit semantics"), then applied, all or nothing, under the
-//! advisory locks of every key it names (`locks.rs`), so that engines in several processes
-//! sharing one database keep every rule.
+//! Commits: the write set validated by the rules every store shares (`store::commit_rules`:
+//! receipts, then appends, then aggregate writes, against committed state plus the write set's
+//! own earlier writes; `docs/store.md`, "Commit semantics"), then applied, all or nothing,
+//! under the advisory locks of every key it names (`locks.rs`), so that engines in several
+//! processes sharing one database keep every rule.
 //!
 //! One round trip per step whatever the write set's size: lock, load the receipts, heads and
 //! aggregates it names (arrays of keys), validate in Rust, write every row in one statement.
@@ -11,7 +11,8 @@ use std::collections::HashMap;
 
 use missionweaveprotocol_engine::store::integrity::{self, GENESIS, Hash32};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
+    AggregateKey, Blob, CommitView, EventRecord, Receipt, ReceiptKey, SnapshotPointer, StoreError,
+    Transaction, WriteSetKeys, commit_rules, read_rules,
 };
 use postgres::Transaction as Db;
 
@@ -72,16 +73,19 @@ struct State {
     revisions: HashMap<AggregateKey, Revision>,
 }
 
+/// Loads the committed state of every key `txs` name: one statement per table, whatever the
+/// number of write sets and keys.
 fn load(db: &mut Db<'_>, st: &Statements, txs: &[&Transaction]) -> Result<State, StoreError> {
     let mut state = State::default();
-    let receipt_keys: Vec<&ReceiptKey> = txs
-        .iter()
-        .flat_map(|tx| tx.receipts().iter().map(|(k, _)| k))
-        .collect();
-    if !receipt_keys.is_empty() {
-        let types: Vec<&str> = receipt_keys.iter().map(|k| k.actor_type.as_str()).collect();
-        let ids: Vec<&str> = receipt_keys.iter().map(|k| k.actor_id.as_str()).collect();
-        let actions: Vec<&str> = receipt_keys.iter().map(|k| k.action_id.as_str()).collect();
+    let keys = WriteSetKeys::of(txs.iter().copied());
+    if !keys.receipts.is_empty() {
+        let types: Vec<&str> = keys
+            .receipts
+            .iter()
+            .map(|k| k.actor_type.as_str())
+            .collect();
+        let ids: Vec<&str> = keys.receipts.iter().map(|k| k.actor_id.as_str()).collect();
+        let actions: Vec<&str> = keys.receipts.iter().map(|k| k.action_id.as_str()).collect();
         for row in db
             .query(&st.load_receipts, &[&types, &ids, &actions])
             .map_err(backend)?
@@ -95,42 +99,25 @@ fn load(db: &mut Db<'_>, st: &Statements, txs: &[&Transaction]) -> Result<State,
             state.receipts.insert(key, receipt);
         }
     }
-    let mut groups: Vec<&str> = txs
-        .iter()
-        .flat_map(|tx| tx.appends().iter().map(|(g, _)| g.as_str()))
-        .collect();
-    groups.sort_unstable();
-    groups.dedup();
-    if !groups.is_empty() {
-        for row in db.query(&st.load_heads, &[&groups]).map_err(backend)? {
+    if !keys.groups.is_empty() {
+        for row in db.query(&st.load_heads, &[&keys.groups]).map_err(backend)? {
             let group: String = row.try_get(0).map_err(backend)?;
             let next = from_sql("next_sequence", row.try_get(1).map_err(backend)?)?;
             let first_online = from_sql("first_online", row.try_get(2).map_err(backend)?)?;
-            let stored: &[u8] = if next == first_online {
-                row.try_get(3).map_err(backend)?
+            // The chain hash the next append follows: the last row's, or `chain_before` when
+            // nothing is online. A missing last row is kept as the Group's answer to
+            // `appendable`, asked after the sequences are checked.
+            let stored: Option<&[u8]> = if next == first_online {
+                Some(row.try_get(3).map_err(backend)?)
             } else {
-                match row.try_get::<_, Option<&[u8]>>(4).map_err(backend)? {
-                    Some(stored) => stored,
-                    None => {
-                        let chain = Err(StoreError::Corrupt {
-                            what: "event",
-                            locator: format!("{group} #{}", next - 1),
-                            detail: format!("sequence {} is missing", next - 1),
-                        });
-                        state.heads.insert(
-                            group,
-                            Head {
-                                stored: Some(next),
-                                next,
-                                chain,
-                            },
-                        );
-                        continue;
-                    }
-                }
+                row.try_get(4).map_err(backend)?
             };
-            let chain =
-                integrity::hash_from_slice("event", || format!("{group} #{}", next - 1), stored);
+            let chain = match stored {
+                Some(stored) => {
+                    integrity::hash_from_slice("event", || format!("{group} #{}", next - 1), stored)
+                }
+                None => Err(integrity::missing_event(&group, next - 1)),
+            };
             state.heads.insert(
                 group,
                 Head {
@@ -141,15 +128,9 @@ fn load(db: &mut Db<'_>, st: &Statements, txs: &[&Transaction]) -> Result<State,
             );
         }
     }
-    let mut keys: Vec<&AggregateKey> = txs
-        .iter()
-        .flat_map(|tx| tx.writes().iter().map(|w| &w.key))
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    if !keys.is_empty() {
-        let kinds: Vec<&str> = keys.iter().map(|k| k.kind.as_str()).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+    if !keys.aggregates.is_empty() {
+        let kinds: Vec<&str> = keys.aggregates.iter().map(|k| k.kind.as_str()).collect();
+        let ids: Vec<&str> = keys.aggregates.iter().map(|k| k.id.as_str()).collect();
         for row in db
             .query(&st.load_aggregates, &[&kinds, &ids])
             .map_err(backend)?
@@ -173,75 +154,31 @@ fn load(db: &mut Db<'_>, st: &Statements, txs: &[&Transaction]) -> Result<State,
     Ok(state)
 }
 
-impl State {
-    fn next_sequence(&self, group: &str) -> u64 {
-        self.heads.get(group).map_or(1, |h| h.next)
+/// The loaded state answers the commit rules: nothing more is read. A damaged aggregate row or
+/// a log whose last row is missing answers with its error when the rules ask about it.
+impl<'t> CommitView<'t> for State {
+    fn receipt(&mut self, key: &'t ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+        Ok(self.receipts.get(key).cloned())
     }
 
-    fn chain(&self, group: &str) -> Result<Hash32, StoreError> {
-        self.heads
-            .get(group)
-            .map_or(Ok(GENESIS), |h| h.chain.clone())
+    fn next_sequence(&mut self, group: &'t str) -> Result<u64, StoreError> {
+        Ok(self.heads.get(group).map_or(1, |h| h.next))
     }
 
-    fn revision(&self, key: &AggregateKey) -> Result<u64, StoreError> {
+    /// A log whose last row is missing takes no append (it would chain onto nothing).
+    fn appendable(&mut self, group: &'t str) -> Result<(), StoreError> {
+        match self.heads.get(group).map(|head| &head.chain) {
+            Some(Err(missing)) => Err(missing.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    fn revision(&mut self, key: &'t AggregateKey) -> Result<u64, StoreError> {
         self.revisions.get(key).map_or(Ok(0), |r| r.current.clone())
     }
+}
 
-    /// Every check of one write set against the state; changes nothing.
-    fn validate(&self, tx: &Transaction) -> Result<(), StoreError> {
-        let mut recorded: HashMap<&ReceiptKey, &Receipt> = HashMap::new();
-        for (key, receipt) in tx.receipts() {
-            let existing = self
-                .receipts
-                .get(key)
-                .or_else(|| recorded.get(key).copied());
-            if let Some(existing) = existing {
-                return Err(receipt_conflict(key, existing, receipt));
-            }
-            recorded.insert(key, receipt);
-        }
-        let mut next: HashMap<&str, u64> = HashMap::new();
-        for (group, event) in tx.appends() {
-            let expected = next
-                .entry(group.as_str())
-                .or_insert_with(|| self.next_sequence(group));
-            if event.sequence != *expected {
-                return Err(StoreError::SequenceConflict {
-                    group: group.clone(),
-                    expected: event.sequence,
-                    next: *expected,
-                });
-            }
-            *expected += 1;
-        }
-        // A log whose last row is missing takes no append (it would chain onto nothing).
-        for group in next.keys() {
-            self.chain(group)?;
-        }
-        let mut revisions: HashMap<&AggregateKey, u64> = HashMap::new();
-        for write in tx.writes() {
-            let current = match revisions.get_mut(&write.key) {
-                Some(current) => current,
-                None => {
-                    let stored = self.revision(&write.key)?;
-                    revisions.entry(&write.key).or_insert(stored)
-                }
-            };
-            if write.expected_revision != *current {
-                return Err(StoreError::RevisionConflict {
-                    key: write.key.clone(),
-                    expected: write.expected_revision,
-                    current: *current,
-                });
-            }
-            if write.value.is_some() {
-                *current += 1;
-            }
-        }
-        Ok(())
-    }
-
+impl State {
     /// Records a validated write set: later write sets of the batch see it.
     fn stage(&mut self, tx: &Transaction) {
         for (key, receipt) in tx.receipts() {
@@ -278,18 +215,6 @@ impl State {
             revision.current = Ok(write.expected_revision + 1);
             revision.written = Some(value.clone());
         }
-    }
-}
-
-/// Same signed content → the first application stands; different → collision (§15.1).
-fn receipt_conflict(key: &ReceiptKey, existing: &Receipt, new: &Receipt) -> StoreError {
-    if existing.signing_hash == new.signing_hash {
-        StoreError::AlreadyApplied {
-            key: key.clone(),
-            receipt: Box::new(existing.clone()),
-        }
-    } else {
-        StoreError::ActionIdCollision { key: key.clone() }
     }
 }
 
@@ -474,7 +399,7 @@ fn run(
     let results: Vec<Result<(), StoreError>> = txs
         .iter()
         .map(|tx| {
-            state.validate(tx)?;
+            commit_rules::validate(&mut state, tx)?;
             state.stage(tx);
             Ok(())
         })
@@ -578,14 +503,15 @@ pub(crate) fn archive_before(
     snapshot: &SnapshotPointer,
 ) -> Result<(), StoreError> {
     text("snapshot artifact_hash", &snapshot.artifact_hash)?;
-    let out_of_range = |first_online, next_sequence| StoreError::ArchiveOutOfRange {
-        group: group.to_owned(),
-        before,
-        first_online,
-        next_sequence,
-    };
+    // A Group PostgreSQL cannot name has no log: the fence refuses it.
+    let absent = read_rules::absent_head();
     if !crate::convert::storable(group) {
-        return Err(out_of_range(1, 1));
+        return commit_rules::check_archive(
+            group,
+            before,
+            absent.first_online,
+            absent.next_sequence,
+        );
     }
     let Conn { client, statements } = conn;
     let mut db = client.transaction().map_err(backend)?;
@@ -596,23 +522,21 @@ pub(crate) fn archive_before(
         .query_opt(sql::ARCHIVE_HEAD, &[&group, &boundary])
         .map_err(backend)?;
     let Some(row) = row else {
-        return Err(out_of_range(1, 1));
+        return commit_rules::check_archive(
+            group,
+            before,
+            absent.first_online,
+            absent.next_sequence,
+        );
     };
     let next = from_sql("next_sequence", row.try_get(0).map_err(backend)?)?;
     let first = from_sql("first_online", row.try_get(1).map_err(backend)?)?;
-    if before <= first || before > next {
-        return Err(out_of_range(first, next));
-    }
+    commit_rules::check_archive(group, before, first, next)?;
     let stored: Option<&[u8]> = row.try_get(2).map_err(backend)?;
-    let locator = || format!("{group} #{}", before - 1);
     let Some(stored) = stored else {
-        return Err(StoreError::Corrupt {
-            what: "event",
-            locator: locator(),
-            detail: format!("sequence {} is missing", before - 1),
-        });
+        return Err(integrity::missing_event(group, before - 1));
     };
-    let chain = integrity::hash_from_slice("event", locator, stored)?;
+    let chain = integrity::hash_from_slice("event", || format!("{group} #{}", before - 1), stored)?;
     db.execute(
         "DELETE FROM events WHERE group_id = $1 AND sequence < $2",
         &[&group, &boundary],

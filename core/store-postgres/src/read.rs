@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use missionweaveprotocol_engine::store::integrity::{self, ChainVerifier};
+use missionweaveprotocol_engine::store::read_rules::{self, PagePlan};
 use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, StoreError,
@@ -25,12 +26,7 @@ pub(crate) fn checked_aggregate(
     let revision = from_sql("revision", row.try_get(first).map_err(backend)?)?;
     let value: &[u8] = row.try_get(first + 1).map_err(backend)?;
     let stored: &[u8] = row.try_get(first + 2).map_err(backend)?;
-    let stored = integrity::hash_from_slice("aggregate", || format!("{kind} {id}"), stored)?;
-    integrity::check_aggregate(kind, id, revision, value, &stored)?;
-    Ok(Aggregate {
-        revision,
-        value: value.into(),
-    })
+    integrity::verified_aggregate(kind, id, revision, value, stored)
 }
 
 pub(crate) fn aggregate(
@@ -121,20 +117,15 @@ fn snapshot(hash: Option<String>) -> Option<SnapshotPointer> {
 }
 
 pub(crate) fn head(conn: &mut Conn, group: &str) -> Result<GroupHead, StoreError> {
-    let empty = GroupHead {
-        next_sequence: 1,
-        first_online: 1,
-        snapshot: None,
-    };
     if !storable(group) {
-        return Ok(empty);
+        return Ok(read_rules::absent_head());
     }
     let Some(row) = conn
         .client
         .query_opt(&conn.statements.head, &[&group])
         .map_err(backend)?
     else {
-        return Ok(empty);
+        return Ok(read_rules::absent_head());
     };
     head_from_row(&row, 0, 1, 2)
 }
@@ -156,28 +147,19 @@ pub(crate) fn head_from_row(
     })
 }
 
-/// One replay page, paged as the in-memory store pages (§16), every Event verified against
-/// the Group's hash chain from the stored hash just before the page: a changed body or ID, a
-/// swapped or missing row is [`StoreError::Corrupt`], never a page with a silent gap.
+/// One replay page, planned as every store plans it (`store::read_rules::PagePlan`, §16), every
+/// Event verified against the Group's hash chain from the stored hash just before the page: a
+/// changed body or ID, a swapped or missing row is [`StoreError::Corrupt`], never a page with a
+/// silent gap.
 pub(crate) fn replay(
     conn: &mut Conn,
     group: &str,
     after_sequence: u64,
     limit: usize,
 ) -> Result<ReplayPage, StoreError> {
-    if limit == 0 {
-        return Err(StoreError::InvalidArgument {
-            argument: "limit",
-            detail: "a replay page holds at least one Event".to_owned(),
-        });
-    }
-    let empty = ReplayPage {
-        events: Vec::new(),
-        continuation: None,
-        last_sequence: 0,
-    };
+    read_rules::check_limit(limit)?;
     if !storable(group) {
-        return Ok(empty);
+        return Ok(read_rules::absent_page());
     }
     let wanted = after_sequence.saturating_add(1);
     // One row more than the page: the anchor before it.
@@ -195,50 +177,38 @@ pub(crate) fn replay(
         )
         .map_err(backend)?;
     let Some(first) = rows.first() else {
-        return Ok(empty);
+        return Ok(read_rules::absent_page());
     };
-    let next_sequence = from_sql("next_sequence", first.try_get(0).map_err(backend)?)?;
-    let first_online = from_sql("first_online", first.try_get(1).map_err(backend)?)?;
-    if let Some(snapshot) =
-        snapshot(first.try_get(2).map_err(backend)?).filter(|_| wanted < first_online)
-    {
-        return Err(StoreError::CursorTooOld {
-            group: group.to_owned(),
-            after_sequence,
-            first_online,
-            snapshot,
-        });
-    }
-    let last_sequence = next_sequence.saturating_sub(1);
-    let start = wanted.max(first_online);
-    if start > last_sequence {
-        return Ok(ReplayPage {
-            events: Vec::new(),
-            continuation: None,
-            last_sequence,
-        });
+    let plan = PagePlan::for_head(
+        group,
+        after_sequence,
+        limit,
+        &head_from_row(first, 0, 1, 2)?,
+    )?;
+    if plan.count == 0 {
+        return Ok(plan.page(Vec::new()));
     }
     let locator = |sequence: u64| format!("{group} #{sequence}");
-    let missing = |sequence: u64| StoreError::Corrupt {
-        what: "event",
-        locator: locator(sequence),
-        detail: format!("sequence {sequence} is missing"),
-    };
     let mut rows = rows.iter();
-    let anchor = if start > first_online {
+    let anchor = match plan.anchor() {
         // The row before the page: only its stored chain hash is used.
-        let row = rows.next().ok_or_else(|| missing(start - 1))?;
-        let sequence: Option<i64> = row.try_get(4).map_err(backend)?;
-        if sequence != Some(to_sql("sequence", start - 1)?) {
-            return Err(missing(start - 1));
+        Some(before) => {
+            let row = rows
+                .next()
+                .ok_or_else(|| integrity::missing_event(group, before))?;
+            let sequence: Option<i64> = row.try_get(4).map_err(backend)?;
+            if sequence != Some(to_sql("sequence", before)?) {
+                return Err(integrity::missing_event(group, before));
+            }
+            let stored: &[u8] = row.try_get(7).map_err(backend)?;
+            integrity::hash_from_slice("event", || locator(before), stored)?
         }
-        let stored: &[u8] = row.try_get(7).map_err(backend)?;
-        integrity::hash_from_slice("event", || locator(start - 1), stored)?
-    } else {
-        let stored: &[u8] = first.try_get(3).map_err(backend)?;
-        integrity::hash_from_slice("group", || group.to_owned(), stored)?
+        None => {
+            let stored: &[u8] = first.try_get(3).map_err(backend)?;
+            integrity::hash_from_slice("group", || group.to_owned(), stored)?
+        }
     };
-    let mut verifier = ChainVerifier::new(group, start, anchor);
+    let mut verifier = ChainVerifier::new(group, plan.start, anchor);
     let mut events = Vec::with_capacity(limit.min(rows.len()));
     for row in rows.take(limit) {
         let Some(sequence) = row.try_get::<_, Option<i64>>(4).map_err(backend)? else {
@@ -257,17 +227,8 @@ pub(crate) fn replay(
         });
     }
     // The log holds every sequence from `first_online` to the head (§15.2).
-    let expected = (last_sequence - start + 1).min(limit as u64);
-    if (events.len() as u64) < expected {
-        return Err(missing(start + events.len() as u64));
+    if let Some(missing) = plan.first_missing(events.len()) {
+        return Err(integrity::missing_event(group, missing));
     }
-    let continuation = events
-        .last()
-        .map(|event| event.sequence)
-        .filter(|&last| last < last_sequence);
-    Ok(ReplayPage {
-        events,
-        continuation,
-        last_sequence,
-    })
+    Ok(plan.page(events))
 }

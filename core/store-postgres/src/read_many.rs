@@ -2,7 +2,7 @@
 //! heads a Command will probably read, in one round trip instead of one each. Rows are checked
 //! as the single reads check them (aggregates against their checksum, `read.rs`).
 
-use missionweaveprotocol_engine::store::{GroupHead, Read, ReadValue, StoreError};
+use missionweaveprotocol_engine::store::{Read, ReadValue, StoreError, read_rules};
 
 use crate::convert::{backend, storable};
 use crate::pool::Conn;
@@ -26,11 +26,7 @@ fn absent(read: &Read) -> ReadValue {
     match read {
         Read::Receipt(_) => ReadValue::Receipt(None),
         Read::Aggregate(_) => ReadValue::Aggregate(None),
-        Read::Head(_) => ReadValue::Head(GroupHead {
-            next_sequence: 1,
-            first_online: 1,
-            snapshot: None,
-        }),
+        Read::Head(_) => ReadValue::Head(read_rules::absent_head()),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Commits: one `BEGIN IMMEDIATE` transaction per call that validates the whole write set
-//! against committed state plus the write set's own earlier writes (the in-memory store's
-//! rules and order: receipts, appends, aggregate writes; `docs/store.md`, "Commit
+//! against committed state plus the write set's own earlier writes (the rules every backend
+//! shares, `store::commit_rules`, answered by point reads: [`View`]; `docs/store.md`, "Commit
 //! semantics"), then applies it. A refusal or a failure rolls everything back.
 //!
 //! Appends extend each Group's hash chain and aggregate writes store their checksum
@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use missionweaveprotocol_engine::store::integrity::{Hash32, aggregate_checksum, event_chain};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
+    AggregateKey, CommitView, Receipt, ReceiptKey, SnapshotPointer, StoreError, Transaction,
+    commit_rules, read_rules,
 };
 use rusqlite::{Connection, TransactionBehavior, params};
 
@@ -139,86 +140,57 @@ fn commit_savepoint(
     Ok(())
 }
 
-/// Every check of the commit; changes nothing. Answers the tip each appended Group starts
-/// from.
+/// Every check of the commit (`commit_rules::validate`); changes nothing. Answers the tip each
+/// appended Group starts from.
 fn validate<'t>(
     conn: &Connection,
     tx: &'t Transaction,
     tips: &Tips,
 ) -> Result<HashMap<&'t str, Tip>, StoreError> {
-    let mut recorded: HashMap<&ReceiptKey, &Receipt> = HashMap::new();
-    for (key, receipt) in tx.receipts() {
-        let existing = match read::receipt(conn, key)? {
-            Some(existing) => Some(existing),
-            None => recorded.get(key).map(|r| (*r).clone()),
-        };
-        if let Some(existing) = existing {
-            return Err(receipt_conflict(key, existing, receipt));
-        }
-        recorded.insert(key, receipt);
-    }
-    let mut starts: HashMap<&str, Tip> = HashMap::new();
-    let mut next: HashMap<&str, u64> = HashMap::new();
-    for (group, event) in tx.appends() {
-        let expected = match next.get_mut(group.as_str()) {
-            Some(expected) => expected,
-            None => {
-                let tip = match tips.get(group.as_str()) {
-                    Some(tip) => *tip,
-                    None => {
-                        let state = read::group_state(conn, group)?;
-                        let (next_sequence, chain) = read::append_tip(state.as_ref());
-                        Tip {
-                            next_sequence,
-                            chain,
-                        }
-                    }
-                };
-                starts.insert(group.as_str(), tip);
-                next.entry(group.as_str()).or_insert(tip.next_sequence)
-            }
-        };
-        if event.sequence != *expected {
-            return Err(StoreError::SequenceConflict {
-                group: group.clone(),
-                expected: event.sequence,
-                next: *expected,
-            });
-        }
-        *expected += 1;
-    }
-    let mut revisions: HashMap<&AggregateKey, u64> = HashMap::new();
-    for write in tx.writes() {
-        let current = match revisions.get_mut(&write.key) {
-            Some(current) => current,
-            None => {
-                let stored = read::revision(conn, &write.key)?;
-                revisions.entry(&write.key).or_insert(stored)
-            }
-        };
-        if write.expected_revision != *current {
-            return Err(StoreError::RevisionConflict {
-                key: write.key.clone(),
-                expected: write.expected_revision,
-                current: *current,
-            });
-        }
-        if write.value.is_some() {
-            *current += 1;
-        }
-    }
-    Ok(starts)
+    let mut view = View {
+        conn,
+        tips,
+        starts: HashMap::new(),
+    };
+    commit_rules::validate(&mut view, tx)?;
+    Ok(view.starts)
 }
 
-/// Same signed content → the first application stands; different → collision (§15.1).
-fn receipt_conflict(key: &ReceiptKey, existing: Receipt, new: &Receipt) -> StoreError {
-    if existing.signing_hash == new.signing_hash {
-        StoreError::AlreadyApplied {
-            key: key.clone(),
-            receipt: Box::new(existing),
-        }
-    } else {
-        StoreError::ActionIdCollision { key: key.clone() }
+/// Committed state as the commit rules see it: point reads inside the write transaction, each
+/// key read once, when the rules first need it. A Group's head is read with its chain tip
+/// (`read::group_state`, which also checks the head against the last row, so a damaged log is
+/// refused before anything is appended to it); inside a group commit, a Group an earlier write
+/// set appended to is answered from [`Tips`].
+struct View<'c, 't> {
+    conn: &'c Connection,
+    tips: &'c Tips,
+    /// The tip each appended Group starts from, for [`apply`].
+    starts: HashMap<&'t str, Tip>,
+}
+
+impl<'t> CommitView<'t> for View<'_, 't> {
+    fn receipt(&mut self, key: &'t ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+        read::receipt(self.conn, key)
+    }
+
+    fn next_sequence(&mut self, group: &'t str) -> Result<u64, StoreError> {
+        let tip = match self.tips.get(group) {
+            Some(tip) => *tip,
+            None => {
+                let state = read::group_state(self.conn, group)?;
+                let (next_sequence, chain) = read::append_tip(state.as_ref());
+                Tip {
+                    next_sequence,
+                    chain,
+                }
+            }
+        };
+        self.starts.insert(group, tip);
+        Ok(tip.next_sequence)
+    }
+
+    fn revision(&mut self, key: &'t AggregateKey) -> Result<u64, StoreError> {
+        read::revision(self.conn, key)
     }
 }
 
@@ -336,18 +308,8 @@ pub(crate) fn archive_before(
     let db = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
-    let head = read::head(&db, group)?;
-    let (first_online, next_sequence) = head
-        .as_ref()
-        .map_or((1, 1), |h| (h.first_online, h.next_sequence));
-    if head.is_none() || before <= first_online || before > next_sequence {
-        return Err(StoreError::ArchiveOutOfRange {
-            group: group.to_owned(),
-            before,
-            first_online,
-            next_sequence,
-        });
-    }
+    let head = read::head(&db, group)?.unwrap_or_else(read_rules::absent_head);
+    commit_rules::check_archive(group, before, head.first_online, head.next_sequence)?;
     // `before - 1 >= first_online`: the last archived row is online until this commit.
     let chain_before = read::stored_chain(&db, group, before - 1)?;
     let boundary = to_sql("before", before)?;

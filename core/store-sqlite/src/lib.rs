@@ -42,7 +42,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
-    StoreError, Transaction,
+    StoreError, Transaction, read_rules,
 };
 use rusqlite::Connection;
 
@@ -264,11 +264,7 @@ impl Store for SqliteStore {
         // explicit snapshot keeps that true if the reads are ever restructured.)
         Ok(self
             .read_snapshot(|conn| read::head(conn, group))?
-            .unwrap_or(GroupHead {
-                next_sequence: 1,
-                first_online: 1,
-                snapshot: None,
-            }))
+            .unwrap_or_else(read_rules::absent_head))
     }
 
     fn replay(

@@ -7,8 +7,9 @@
 use std::sync::Arc;
 
 use missionweaveprotocol_engine::store::integrity::{
-    ChainVerifier, GENESIS, Hash32, check_aggregate, hash_from_slice,
+    ChainVerifier, GENESIS, Hash32, hash_from_slice, missing_event, verified_aggregate,
 };
+use missionweaveprotocol_engine::store::read_rules::{self, PagePlan};
 use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, StoreError,
@@ -51,16 +52,8 @@ fn checked_aggregate(
     let value_at = |i: usize| row.get_ref(first + i).map_err(backend);
     let revision = integer("aggregate", locator, "revision", value_at(0)?)?;
     let value = bytes("aggregate", locator, "value", value_at(1)?)?;
-    let stored = hash_from_slice(
-        "aggregate",
-        locator,
-        bytes("aggregate", locator, "checksum", value_at(2)?)?,
-    )?;
-    check_aggregate(kind, id, revision, value, &stored)?;
-    Ok(Aggregate {
-        revision,
-        value: value.into(),
-    })
+    let stored = bytes("aggregate", locator, "checksum", value_at(2)?)?;
+    verified_aggregate(kind, id, revision, value, stored)
 }
 
 pub(crate) fn aggregate(
@@ -297,85 +290,44 @@ pub(crate) fn stored_chain(
     group: &str,
     sequence: u64,
 ) -> Result<Hash32, StoreError> {
-    row_chain(conn, group, sequence)?.ok_or_else(|| {
-        corrupt(
-            "event",
-            format!("{group} #{sequence}"),
-            format!("sequence {sequence} is missing"),
-        )
-    })
+    row_chain(conn, group, sequence)?.ok_or_else(|| missing_event(group, sequence))
 }
 
-/// One replay page, as the in-memory store pages (§16): a cursor before the archive answers
-/// `CURSOR_TOO_OLD`, one at or past the head an empty page, an unknown Group an empty page
-/// with `last_sequence` 0. Every row is checked against the chain from the stored hash of the
-/// row before the page (`chain_before` at the first online sequence).
+/// One replay page, planned as every store plans it (`store::read_rules::PagePlan`, §16): a
+/// cursor before the archive answers `CURSOR_TOO_OLD`, one at or past the head an empty page,
+/// an unknown Group an empty page with `last_sequence` 0. Every row is checked against the
+/// chain from the stored hash of the row before the page (`chain_before` at the first online
+/// sequence).
 pub(crate) fn replay(
     conn: &Connection,
     group: &str,
     after_sequence: u64,
     limit: usize,
 ) -> Result<ReplayPage, StoreError> {
-    if limit == 0 {
-        return Err(StoreError::InvalidArgument {
-            argument: "limit",
-            detail: "a replay page holds at least one Event".to_owned(),
-        });
-    }
+    read_rules::check_limit(limit)?;
     let Some(state) = group_state(conn, group)? else {
-        return Ok(ReplayPage {
-            events: Vec::new(),
-            continuation: None,
-            last_sequence: 0,
-        });
+        return Ok(read_rules::absent_page());
     };
-    let head = &state.head;
-    let wanted = after_sequence.saturating_add(1);
-    if let Some(snapshot) = head
-        .snapshot
-        .as_ref()
-        .filter(|_| wanted < head.first_online)
-    {
-        return Err(StoreError::CursorTooOld {
-            group: group.to_owned(),
-            after_sequence,
-            first_online: head.first_online,
-            snapshot: snapshot.clone(),
-        });
-    }
-    let last_sequence = head.last_sequence();
-    let start = wanted.max(head.first_online);
+    let plan = PagePlan::for_head(group, after_sequence, limit, &state.head)?;
     let mut events = Vec::new();
-    if start <= last_sequence {
-        let anchor = if start == head.first_online {
-            state.chain_before
-        } else {
-            stored_chain(conn, group, start - 1)?
+    if plan.count > 0 {
+        let anchor = match plan.anchor() {
+            Some(sequence) => stored_chain(conn, group, sequence)?,
+            None => state.chain_before,
         };
-        let expected = (last_sequence - start + 1).min(u64::try_from(limit).unwrap_or(u64::MAX));
-        events = verified_rows(conn, group, start, anchor, expected)?;
-        let found = events.len() as u64;
-        if found < expected {
-            let missing = start + found;
+        events = verified_rows(conn, group, plan.start, anchor, plan.count)?;
+        if let Some(missing) = plan.first_missing(events.len()) {
             return Err(corrupt(
                 "event",
                 format!("{group} #{missing}"),
                 format!(
-                    "sequence {missing} is missing: the head says the log reaches \
-                     {last_sequence}"
+                    "sequence {missing} is missing: the head says the log reaches {}",
+                    plan.last_sequence
                 ),
             ));
         }
     }
-    let continuation = events
-        .last()
-        .map(|event| event.sequence)
-        .filter(|&last| last < last_sequence);
-    Ok(ReplayPage {
-        events,
-        continuation,
-        last_sequence,
-    })
+    Ok(plan.page(events))
 }
 
 /// Up to `count` rows of `group` from `start`, each checked against the chain from `anchor`.

@@ -1,11 +1,11 @@
-//! `SqliteAgentStore`: every reference method, its refusal, and what survives a reopen.
+//! `SqliteAgentStore`: what it adds to the `AgentLocalStore` contract (acknowledged cursors,
+//! `has_event`, inbox listing, restored snapshots, outbox, Group contexts, checkpoints,
+//! damage detection), each with its refusal. The contract itself is the shared conformance
+//! suite (`agent_store_suite.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::json::{self, Value};
-use missionweaveprotocol_agent::replay::{
-    AgentReplay, EventProjection, InboxRow, LocalStoreErrorKind, ReplayBatch, ReplayError,
-    ReplayEvent, SourceError, SourcePage,
-};
+use missionweaveprotocol_agent::replay::{InboxRow, LocalStoreErrorKind, ReplayBatch};
 use missionweaveprotocol_kernel::scheduler::{Scheduler, SchedulerPolicy, WorkOffer};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
@@ -48,29 +48,19 @@ fn cursors_are_monotonic_and_survive_a_reopen() {
 }
 
 #[test]
-fn events_are_remembered_once_at_one_position() {
+fn has_event_answers_whether_an_event_was_remembered() {
     let store = SqliteAgentStore::in_memory().unwrap();
+    assert!(!store.has_event(A, "e1").unwrap());
     assert!(store.remember_event(A, "e1", Some(("g", 1))).unwrap());
-    assert!(!store.remember_event(A, "e1", Some(("g", 1))).unwrap());
     assert!(store.has_event(A, "e1").unwrap());
-    assert!(!store.has_event(A, "e2").unwrap());
-    assert_eq!(store.event_position(A, "e1").unwrap().unwrap().sequence, 1);
-    let moved = store.remember_event(A, "e1", Some(("g", 2))).unwrap_err();
-    assert_eq!(moved.kind, LocalStoreErrorKind::EventPositionCollision);
+    assert!(!store.has_event("other", "e1").unwrap());
+    // A refused Event is not remembered; one remembered without a position is.
     let taken = store.remember_event(A, "e2", Some(("g", 1))).unwrap_err();
     assert_eq!(taken.kind, LocalStoreErrorKind::EventPositionCollision);
     assert!(!store.has_event(A, "e2").unwrap());
-    // Without a position, then given one.
     assert!(store.remember_event(A, "e3", None).unwrap());
+    assert!(store.has_event(A, "e3").unwrap());
     assert!(store.event_position(A, "e3").unwrap().is_none());
-    assert!(!store.remember_event(A, "e3", Some(("g", 3))).unwrap());
-    assert_eq!(store.event_position(A, "e3").unwrap().unwrap().sequence, 3);
-    // Another Agent has its own inbox.
-    assert!(store.remember_event("other", "e1", Some(("g", 9))).unwrap());
-    assert_eq!(
-        store.remember_event(A, "", None).unwrap_err().kind,
-        LocalStoreErrorKind::InvalidArgument
-    );
 }
 
 #[test]
@@ -172,16 +162,13 @@ fn checkpoints_are_immutable_scoped_and_deleted_idempotently() {
 }
 
 #[test]
-fn the_scheduler_snapshot_survives_a_reopen() {
+fn a_damaged_scheduler_snapshot_is_corrupt() {
     let (_dir, path) = file();
     let store = SqliteAgentStore::open(&path).unwrap();
-    assert!(store.load_scheduler(A).unwrap().is_none());
     let mut s = Scheduler::new(SchedulerPolicy::default()).unwrap();
     s.admit(&WorkOffer::new("w1", "g"), NOW);
     s.admit(&WorkOffer::new("w2", "h"), NOW);
     store.save_scheduler(A, &s.snapshot()).unwrap();
-    drop(store);
-    let store = SqliteAgentStore::open(&path).unwrap();
     assert_eq!(store.load_scheduler(A).unwrap(), Some(s.snapshot()));
     // A damaged snapshot is reported, not trusted.
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -194,7 +181,7 @@ fn the_scheduler_snapshot_survives_a_reopen() {
 }
 
 #[test]
-fn a_replay_batch_is_all_or_nothing() {
+fn a_replay_batch_lists_its_inbox_rows_and_records_its_snapshot_hash() {
     let store = SqliteAgentStore::in_memory().unwrap();
     store.remember_event(A, "x", Some(("g", 1))).unwrap();
     let rows = [
@@ -207,107 +194,43 @@ fn a_replay_batch_is_all_or_nothing() {
             sequence: 2,
         },
     ];
-    let mut s = Scheduler::new(SchedulerPolicy::default()).unwrap();
-    s.admit(&WorkOffer::new("w", "h"), NOW);
-    let snapshot = s.snapshot();
-    let batch = ReplayBatch {
+    let refused = ReplayBatch {
         agent_id: A,
         group_id: "h",
         from_cursor: 0,
         to_cursor: 2,
         events: &rows,
-        scheduler: Some(&snapshot),
-        snapshot_hash: None,
+        scheduler: None,
+        snapshot_hash: Some("sha256:00"),
     };
     assert_eq!(
-        store.commit_replay(&batch).unwrap_err().kind,
+        store.commit_replay(&refused).unwrap_err().kind,
         LocalStoreErrorKind::EventPositionCollision
     );
-    assert!(!store.has_event(A, "a").unwrap());
-    assert_eq!(store.cursor(A, "h").unwrap(), 0);
-    assert!(store.load_scheduler(A).unwrap().is_none());
-    // A stale starting cursor is refused.
-    let stale = ReplayBatch {
-        from_cursor: 1,
-        events: &rows[..1],
-        ..batch
-    };
-    assert_eq!(
-        store.commit_replay(&stale).unwrap_err().kind,
-        LocalStoreErrorKind::CursorConflict
-    );
-    // The good batch lands whole, and again idempotently for its rows.
+    assert!(store.inbox(A, "h").unwrap().is_empty());
+    assert_eq!(store.restored_snapshot(A, "h").unwrap(), None);
     let good = ReplayBatch {
         to_cursor: 1,
         events: &rows[..1],
-        snapshot_hash: Some("sha256:00"),
-        ..batch
+        ..refused
     };
     store.commit_replay(&good).unwrap();
-    assert_eq!(store.cursor(A, "h").unwrap(), 1);
     assert_eq!(store.inbox(A, "h").unwrap(), [("a".to_owned(), 1)]);
-    assert_eq!(store.load_scheduler(A).unwrap(), Some(snapshot));
     assert_eq!(
         store.restored_snapshot(A, "h").unwrap().as_deref(),
         Some("sha256:00")
     );
-}
-
-#[test]
-fn agent_replay_over_sqlite_restarts_from_the_durable_tail() {
-    let (_dir, path) = file();
-    let log: Vec<ReplayEvent> = (1..=50)
-        .map(|s| ReplayEvent::new(&format!("e{s}"), "g", s, &b"{}"[..]))
-        .collect();
-    let mut source = |_: &str, after: u64| -> Result<SourcePage, SourceError> {
-        Ok(SourcePage::Events(
-            log.iter()
-                .filter(|e| e.sequence > after)
-                .take(7)
-                .cloned()
-                .collect(),
-        ))
+    // A later batch without a snapshot keeps the one recorded.
+    let later = ReplayBatch {
+        from_cursor: 1,
+        to_cursor: 1,
+        events: &[],
+        snapshot_hash: None,
+        ..refused
     };
-    let mut projector = |e: &ReplayEvent| -> Result<Option<EventProjection>, String> {
-        if e.sequence == 33 {
-            return Err("down".into());
-        }
-        Ok(e.sequence.is_multiple_of(5).then(|| EventProjection {
-            work_offers: vec![WorkOffer::new(&format!("w{}", e.sequence), "g")],
-        }))
-    };
-    {
-        let store = SqliteAgentStore::open(&path).unwrap();
-        let mut r = AgentReplay::open(A, &store, SchedulerPolicy::default(), NOW)
-            .unwrap()
-            .with_batch_events(4);
-        let e = r
-            .reconcile(["g"], &mut source, &mut projector, NOW)
-            .unwrap_err();
-        assert!(matches!(e, ReplayError::Projector { .. }));
-    }
-    let store = SqliteAgentStore::open(&path).unwrap();
-    assert_eq!(store.cursor(A, "g").unwrap(), 32);
-    assert_eq!(store.load_scheduler(A).unwrap().unwrap().records.len(), 6);
-    let mut r = AgentReplay::open(A, &store, SchedulerPolicy::default(), NOW).unwrap();
-    let mut seen = Vec::new();
-    let mut projector = |e: &ReplayEvent| -> Result<Option<EventProjection>, String> {
-        seen.push(e.sequence);
-        Ok(e.sequence.is_multiple_of(5).then(|| EventProjection {
-            work_offers: vec![WorkOffer::new(&format!("w{}", e.sequence), "g")],
-        }))
-    };
-    let out = r
-        .reconcile(["g"], &mut source, &mut projector, NOW)
-        .unwrap();
-    assert_eq!(seen, (33..=50).collect::<Vec<_>>());
-    assert_eq!(out["g"].end_cursor, 50);
-    assert!(
-        out["g"]
-            .admissions
-            .iter()
-            .all(|a| a.decision.reason.as_str() == "accepted")
+    store.commit_replay(&later).unwrap();
+    assert_eq!(
+        store.restored_snapshot(A, "h").unwrap().as_deref(),
+        Some("sha256:00")
     );
-    assert_eq!(store.load_scheduler(A).unwrap().unwrap().records.len(), 10);
-    assert_eq!(store.inbox(A, "g").unwrap().len(), 50);
 }

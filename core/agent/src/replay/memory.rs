@@ -52,6 +52,16 @@ impl MemoryAgentStore {
     }
 }
 
+/// Refuses an empty identifier named `argument`, as every [`AgentLocalStore`] does: nothing
+/// can be remembered for no Agent, no Event or no Group.
+fn non_empty(argument: &str, value: &str) -> Result<(), LocalStoreError> {
+    if value.is_empty() {
+        Err(LocalStoreError::empty(argument))
+    } else {
+        Ok(())
+    }
+}
+
 fn collision(event_id: &str, known: &(String, u64), group: &str, sequence: u64) -> LocalStoreError {
     LocalStoreError::new(
         LocalStoreErrorKind::EventPositionCollision,
@@ -134,11 +144,10 @@ impl AgentLocalStore for MemoryAgentStore {
         event_id: &str,
         position: Option<(&str, u64)>,
     ) -> Result<bool, LocalStoreError> {
-        if agent_id.is_empty() {
-            return Err(LocalStoreError::empty("agent_id"));
-        }
-        if event_id.is_empty() {
-            return Err(LocalStoreError::empty("event_id"));
+        non_empty("agent_id", agent_id)?;
+        non_empty("event_id", event_id)?;
+        if let Some((group, _)) = position {
+            non_empty("group_id", group)?;
         }
         let mut state = self.lock();
         let key = (agent_id.to_owned(), event_id.to_owned());
@@ -166,6 +175,7 @@ impl AgentLocalStore for MemoryAgentStore {
         agent_id: &str,
         snapshot: &SchedulerSnapshot,
     ) -> Result<(), LocalStoreError> {
+        non_empty("agent_id", agent_id)?;
         self.lock()
             .schedulers
             .insert(agent_id.to_owned(), snapshot.clone());
@@ -173,6 +183,8 @@ impl AgentLocalStore for MemoryAgentStore {
     }
 
     fn commit_replay(&self, batch: &ReplayBatch<'_>) -> Result<(), LocalStoreError> {
+        non_empty("agent_id", batch.agent_id)?;
+        non_empty("group_id", batch.group_id)?;
         let mut state = self.lock();
         let key = (batch.agent_id.to_owned(), batch.group_id.to_owned());
         let current = state.cursors.get(&key).copied().unwrap_or(0);

@@ -14,7 +14,8 @@
 //! the cursor to the snapshot's last sequence in one commit, and asks again after it.
 //!
 //! [`MemoryAgentStore`] is the in-memory store; the SQLite one is
-//! `missionweaveprotocol_store_sqlite::SqliteAgentStore`.
+//! `missionweaveprotocol_store_sqlite::SqliteAgentStore`. Both pass the same conformance suite
+//! (`replay::suite`, `agent_store_test_suite!`, behind the `testing` feature).
 //!
 //! [`Scheduler`]: missionweaveprotocol_kernel::scheduler::Scheduler
 
@@ -23,6 +24,11 @@ mod core_source;
 mod error;
 mod group;
 mod memory;
+// The shared Agent-local store conformance suite: compiled only for the tests of the crates
+// that enable `testing` in their dev-dependencies, never into a release build.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub mod suite;
 mod traits;
 mod types;
 

@@ -14,6 +14,11 @@ use missionweaveprotocol_kernel::scheduler::SchedulerSnapshot;
 /// Never authoritative for Mission or Group truth: it only remembers how far this Agent has
 /// processed each Group, which Events it processed where, and its Scheduler. Methods take
 /// `&self`; implementations serialize internally.
+///
+/// Every write refuses an empty Agent, Event or Group ID with
+/// [`LocalStoreErrorKind::InvalidArgument`](super::LocalStoreErrorKind::InvalidArgument) and
+/// writes nothing. Every implementation passes the shared conformance suite
+/// (`agent_store_test_suite!`, behind the crate's `testing` feature).
 pub trait AgentLocalStore {
     /// The durable cursor (last processed sequence, 0 for none) of `agent_id` in `group_id`.
     fn cursor(&self, agent_id: &str, group_id: &str) -> Result<u64, LocalStoreError>;

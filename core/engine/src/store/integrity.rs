@@ -19,7 +19,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::StoreError;
+use super::{Aggregate, StoreError};
 
 /// A 32-byte SHA-256 chain hash or checksum.
 pub type Hash32 = [u8; 32];
@@ -154,6 +154,33 @@ pub fn check_aggregate(
     }
 }
 
+/// An aggregate row read back (`revision`, `value` and the `stored` checksum column), served
+/// only if the checksum covers exactly that revision and value of that key.
+pub fn verified_aggregate(
+    kind: &str,
+    id: &str,
+    revision: u64,
+    value: &[u8],
+    stored: &[u8],
+) -> Result<Aggregate, StoreError> {
+    let stored = hash_from_slice("aggregate", || format!("{kind} {id}"), stored)?;
+    check_aggregate(kind, id, revision, value, &stored)?;
+    Ok(Aggregate {
+        revision,
+        value: value.into(),
+    })
+}
+
+/// The Event at `sequence` of `group` that the log should hold but does not (§15.2: the
+/// online log has no gap): the head promises it, or a read or an archive needs its chain hash.
+pub fn missing_event(group: &str, sequence: u64) -> StoreError {
+    StoreError::Corrupt {
+        what: "event",
+        locator: format!("{group} #{sequence}"),
+        detail: format!("sequence {sequence} is missing"),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -219,6 +246,34 @@ mod tests {
         assert_eq!(
             hash_from_slice("event", || "g #1".into(), &sum).unwrap(),
             sum
+        );
+    }
+
+    #[test]
+    fn a_verified_aggregate_is_served_only_with_its_checksum() {
+        let sum = aggregate_checksum("work_item", "w", 3, b"{}");
+        let aggregate = verified_aggregate("work_item", "w", 3, b"{}", &sum).unwrap();
+        assert_eq!((aggregate.revision, &*aggregate.value), (3, &b"{}"[..]));
+        for (revision, value, stored) in [
+            (4, &b"{}"[..], &sum[..]),
+            (3, &b"{ }"[..], &sum[..]),
+            (3, &b"{}"[..], &sum[..31]),
+        ] {
+            let e = verified_aggregate("work_item", "w", revision, value, stored).unwrap_err();
+            assert!(
+                matches!(&e, StoreError::Corrupt { what: "aggregate", locator, .. } if locator == "work_item w"),
+                "{e:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_event_names_its_group_and_sequence() {
+        let e = missing_event("g", 3);
+        assert_eq!(e.wire_code(), WireCode::InternalError);
+        assert_eq!(
+            e.to_string(),
+            "stored event g #3 failed its integrity check: sequence 3 is missing"
         );
     }
 }

@@ -1,12 +1,15 @@
 //! The in-memory store: one mutex over per-aggregate maps, Send + Sync, no I/O (wasm32 too).
 //!
-//! A commit validates the whole write set against committed state before it changes anything,
-//! so a refused commit leaves nothing behind and a poisoned lock (a panic elsewhere while it
-//! was held) never exposes a half-applied transaction: the guard is recovered.
+//! A commit validates the whole write set against committed state before it changes anything
+//! (`commit_rules::validate`, the rules every backend shares), so a refused commit leaves
+//! nothing behind and a poisoned lock (a panic elsewhere while it was held) never exposes a
+//! half-applied transaction: the guard is recovered.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use super::commit_rules::{self, CommitView};
+use super::read_rules::{self, PagePlan};
 use super::{
     Aggregate, AggregateKey, DecodedCache, EventRecord, GroupHead, Receipt, ReceiptKey, ReplayPage,
     SnapshotPointer, Store, StoreError, Transaction, TransactionParts,
@@ -68,53 +71,6 @@ impl State {
         self.aggregates.get(key).map_or(0, |a| a.revision)
     }
 
-    /// Every check of the commit, against committed state plus the transaction's own earlier
-    /// writes; nothing is changed.
-    fn validate(&self, tx: &Transaction) -> Result<(), StoreError> {
-        let mut recorded: HashMap<&ReceiptKey, &Receipt> = HashMap::new();
-        for (key, receipt) in tx.receipts() {
-            let existing = self
-                .receipts
-                .get(key)
-                .or_else(|| recorded.get(key).copied());
-            if let Some(existing) = existing {
-                return Err(receipt_conflict(key, existing, receipt));
-            }
-            recorded.insert(key, receipt);
-        }
-        let mut next: HashMap<&str, u64> = HashMap::new();
-        for (group, event) in tx.appends() {
-            let expected = next
-                .entry(group.as_str())
-                .or_insert_with(|| self.next_sequence(group));
-            if event.sequence != *expected {
-                return Err(StoreError::SequenceConflict {
-                    group: group.clone(),
-                    expected: event.sequence,
-                    next: *expected,
-                });
-            }
-            *expected += 1;
-        }
-        let mut revisions: HashMap<&AggregateKey, u64> = HashMap::new();
-        for write in tx.writes() {
-            let current = revisions
-                .entry(&write.key)
-                .or_insert_with(|| self.revision(&write.key));
-            if write.expected_revision != *current {
-                return Err(StoreError::RevisionConflict {
-                    key: write.key.clone(),
-                    expected: write.expected_revision,
-                    current: *current,
-                });
-            }
-            if write.value.is_some() {
-                *current += 1;
-            }
-        }
-        Ok(())
-    }
-
     /// Applies a validated transaction.
     fn apply(&mut self, tx: Transaction) {
         let TransactionParts {
@@ -150,21 +106,25 @@ impl State {
     }
 
     fn commit(&mut self, tx: Transaction) -> Result<(), StoreError> {
-        self.validate(&tx)?;
+        commit_rules::validate(self, &tx)?;
         self.apply(tx);
         Ok(())
     }
 }
 
-/// Same signed content → the first application stands; different → collision (§15.1).
-fn receipt_conflict(key: &ReceiptKey, existing: &Receipt, new: &Receipt) -> StoreError {
-    if existing.signing_hash == new.signing_hash {
-        StoreError::AlreadyApplied {
-            key: key.clone(),
-            receipt: Box::new(existing.clone()),
-        }
-    } else {
-        StoreError::ActionIdCollision { key: key.clone() }
+/// Committed state answers the commit rules directly (nothing to load, nothing can fail); a
+/// receipt is cloned only when one exists, which refuses the commit.
+impl<'t> CommitView<'t> for State {
+    fn receipt(&mut self, key: &'t ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+        Ok(self.receipts.get(key).cloned())
+    }
+
+    fn next_sequence(&mut self, group: &'t str) -> Result<u64, StoreError> {
+        Ok(State::next_sequence(self, group))
+    }
+
+    fn revision(&mut self, key: &'t AggregateKey) -> Result<u64, StoreError> {
+        Ok(State::revision(self, key))
     }
 }
 
@@ -214,7 +174,7 @@ impl Store for InMemoryStore {
             .state()
             .groups
             .get(group)
-            .map_or_else(|| GroupLog::new().head(), GroupLog::head))
+            .map_or_else(read_rules::absent_head, GroupLog::head))
     }
 
     fn replay(
@@ -223,41 +183,28 @@ impl Store for InMemoryStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<ReplayPage, StoreError> {
-        if limit == 0 {
-            return Err(StoreError::InvalidArgument {
-                argument: "limit",
-                detail: "a replay page holds at least one Event".to_owned(),
-            });
-        }
+        read_rules::check_limit(limit)?;
         let state = self.state();
         let Some(log) = state.groups.get(group) else {
-            return Ok(ReplayPage {
-                events: Vec::new(),
-                continuation: None,
-                last_sequence: 0,
-            });
+            return Ok(read_rules::absent_page());
         };
-        let wanted = after_sequence.saturating_add(1);
-        if let Some(snapshot) = log.snapshot.as_ref().filter(|_| wanted < log.first_online) {
-            return Err(StoreError::CursorTooOld {
-                group: group.to_owned(),
-                after_sequence,
-                first_online: log.first_online,
-                snapshot: snapshot.clone(),
-            });
-        }
+        let plan = PagePlan::new(
+            group,
+            after_sequence,
+            limit,
+            log.first_online,
+            log.next_sequence(),
+            log.snapshot.as_ref(),
+        )?;
+        // The plan lies within the online log: `events[0]` holds `first_online`.
         let len = log.events.len();
-        let start = usize::try_from(wanted.saturating_sub(log.first_online))
+        let start = usize::try_from(plan.start - log.first_online)
             .unwrap_or(usize::MAX)
             .min(len);
-        let end = start.saturating_add(limit).min(len);
-        let events: Vec<EventRecord> = log.events.range(start..end).cloned().collect();
-        let continuation = (end < len).then(|| log.first_online + end as u64 - 1);
-        Ok(ReplayPage {
-            events,
-            continuation,
-            last_sequence: log.next_sequence() - 1,
-        })
+        let end = start
+            .saturating_add(usize::try_from(plan.count).unwrap_or(usize::MAX))
+            .min(len);
+        Ok(plan.page(log.events.range(start..end).cloned().collect()))
     }
 
     fn decoded_cache(&self) -> Option<&DecodedCache> {
@@ -271,21 +218,15 @@ impl Store for InMemoryStore {
         snapshot: SnapshotPointer,
     ) -> Result<(), StoreError> {
         let mut state = self.state();
-        let (first_online, next_sequence) = state
-            .groups
-            .get(group)
+        let log = state.groups.get_mut(group);
+        let (first_online, next_sequence) = log
+            .as_ref()
             .map_or((1, 1), |log| (log.first_online, log.next_sequence()));
-        let Some(log) = state
-            .groups
-            .get_mut(group)
-            .filter(|_| before > first_online && before <= next_sequence)
-        else {
-            return Err(StoreError::ArchiveOutOfRange {
-                group: group.to_owned(),
-                before,
-                first_online,
-                next_sequence,
-            });
+        let fence = commit_rules::check_archive(group, before, first_online, next_sequence);
+        // The fence refuses every boundary of a Group without a log (1, 1), so a log is there
+        // whenever it passes.
+        let Some(log) = log.filter(|_| fence.is_ok()) else {
+            return fence;
         };
         let archived = usize::try_from(before - first_online).unwrap_or(usize::MAX);
         log.events.drain(..archived.min(log.events.len()));

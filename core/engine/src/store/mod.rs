@@ -22,7 +22,12 @@
 //! [`Store::commit`]. Commit validates all of it and applies all of it, or nothing
 //! (`docs/store.md` says why the seam is synchronous and optimistic).
 //!
-//! Every backend must pass [`suite`] unchanged (`store_test_suite!`).
+//! The rules a commit checks are written once ([`commit_rules::validate`] over a backend's
+//! [`CommitView`]), and so are the rules of a replay page ([`read_rules::PagePlan`]): every
+//! backend answers the same write set and the same cursor with the same result.
+//!
+//! Every backend must pass the shared test suite unchanged (`store::suite`,
+//! `store_test_suite!`, behind the `testing` feature: test builds only).
 //!
 //! ```
 //! use missionweaveprotocol::{DescribeError, WireCode};
@@ -58,6 +63,7 @@
 //! ```
 
 mod aggregate;
+pub mod commit_rules;
 pub(crate) mod decoded;
 pub(crate) mod error;
 mod event_log;
@@ -65,12 +71,17 @@ mod group_commit;
 pub mod integrity;
 mod memory;
 mod read_many;
+pub mod read_rules;
 mod receipt;
+// The shared store test suite: compiled only for the tests of the crates that enable
+// `testing` in their dev-dependencies, never into a release build.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod suite;
 mod transaction;
 
 pub use aggregate::{Aggregate, AggregateKey};
+pub use commit_rules::{CommitView, WriteSetKeys};
 pub use decoded::DecodedCache;
 pub use error::StoreError;
 pub use event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer};

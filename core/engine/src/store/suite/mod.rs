@@ -106,7 +106,8 @@ pub use read_many::*;
 pub use receipts::*;
 
 /// Defines one `#[test]` per suite case for the backend built by `$make` (a closure returning
-/// a fresh, empty store).
+/// a fresh, empty store). Exported only with the `testing` feature, like the cases it names.
+#[cfg(feature = "testing")]
 #[macro_export]
 macro_rules! store_test_suite {
     ($make:expr) => {
