@@ -10,7 +10,7 @@ use missionweaveprotocol::VerificationError;
 use crate::events::EventBuildError;
 use crate::store::error::{int, revision_conflict_fields};
 use crate::store::{AggregateKey, StoreError};
-use crate::work::WorkError;
+use crate::work::error::WorkError;
 use missionweaveprotocol_kernel::budget::BudgetError;
 
 /// The class engine refusals report until `ErrorClass` has an engine family of its own (the

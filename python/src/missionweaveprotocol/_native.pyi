@@ -1208,14 +1208,14 @@ class PolicyGuardCore:
     def __new__(
         cls,
         *,
-        maximum_delegation_depth: int = 3,
-        maximum_queued_work_items: int = 100,
-        maximum_active_work_items: int = 4,
-        maximum_unresolved_clarifications: int = 5,
-        maximum_message_rate_per_minute: int = 120,
-        maximum_proposal_rate_per_minute: int = 30,
-        maximum_clarification_rate_per_minute: int = 30,
-        maximum_tracked_keys: int = 4096,
+        maximum_delegation_depth: Optional[int] = None,
+        maximum_queued_work_items: Optional[int] = None,
+        maximum_active_work_items: Optional[int] = None,
+        maximum_unresolved_clarifications: Optional[int] = None,
+        maximum_message_rate_per_minute: Optional[int] = None,
+        maximum_proposal_rate_per_minute: Optional[int] = None,
+        maximum_clarification_rate_per_minute: Optional[int] = None,
+        maximum_tracked_keys: Optional[int] = None,
     ) -> PolicyGuardCore: ...
     def check_delegation_depth(self, depth: int) -> None: ...
     def check_queue(self, queued: int, active: int) -> None: ...

@@ -20,9 +20,9 @@
 use super::record::{ExecutionApproval, WORK_ITEM_APPROVAL_KIND};
 use crate::error::EngineError;
 use crate::store::{AggregateKey, Store};
-use crate::work::WorkItem;
 use crate::work::contract::ExecutionApproval as ExecutionApprovalRule;
 use crate::work::scope::{ContractScope, is_high_risk_operation};
+use crate::work::state::WorkItem;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// Whether the start gate of `item` is satisfied at `now`: the contract requires no approval

@@ -7,12 +7,13 @@ use missionweaveprotocol::PrincipalType;
 use missionweaveprotocol::json::{self, Number, Object, Value};
 use missionweaveprotocol::schema::SchemaCatalog;
 
-use super::{GROUP_ARCHIVED, SNAPSHOT_CREATED, SNAPSHOT_KIND, group_event_ids};
+use super::{GROUP_ARCHIVED, SNAPSHOT_CREATED, SNAPSHOT_KIND};
+use crate::archive::snapshot::group_event_ids;
 use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
-use crate::mission::{GROUP_KIND, MISSION_KIND, Mission};
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;

@@ -12,7 +12,7 @@ use missionweaveprotocol::json::Value;
 
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
-use crate::mission::GROUP_KIND;
+use crate::mission::aggregate::GROUP_KIND;
 use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
 

@@ -25,7 +25,7 @@
 
 pub(crate) mod decide;
 pub(crate) mod fence;
-mod snapshot;
+pub(crate) mod snapshot;
 
 pub use snapshot::{ArchivedSnapshot, SnapshotDraft, group_event_ids, read_snapshot};
 

@@ -29,10 +29,13 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
-use crate::mission::{self, GROUP_KIND, MISSION_KIND};
+use crate::mission::{
+    self,
+    aggregate::{GROUP_KIND, MISSION_KIND},
+};
 use crate::store::{AggregateKey, Store};
-use crate::work::WorkItem;
 use crate::work::fencing::{WorkClaim, check_execution_claim};
+use crate::work::state::WorkItem;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// Store kind of Artifact manifests.

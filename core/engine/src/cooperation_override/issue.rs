@@ -14,15 +14,16 @@ use missionweaveprotocol::schema_formats::Timestamp;
 use missionweaveprotocol::{Principal, PrincipalType};
 
 use super::stored::StoredOverride;
-use super::{COOPERATION_OVERRIDE_GRANTED, OVERRIDE_KIND, POLICY_NAMES};
+use super::{COOPERATION_OVERRIDE_GRANTED, POLICY_NAMES};
+use crate::cooperation_override::stored::OVERRIDE_KIND;
 use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::rfc3339;
 use crate::input::{member, text};
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND};
 use crate::mission::rules::{existing, require_state};
-use crate::mission::{GROUP_KIND, MISSION_KIND};
 use crate::store::{AggregateKey, Store};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -32,12 +32,12 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input::opt_text;
-use crate::membership::{Membership, MembershipState, membership_key};
-use crate::mission::Mission;
+use crate::membership::aggregate::{Membership, MembershipState, membership_key};
+use crate::mission::aggregate::Mission;
 use crate::mission::rules::existing;
 use crate::store::{AggregateKey, Store};
-use crate::work::read_item;
-use crate::work::{AGGREGATE_KIND, WorkItem};
+use crate::work::read::read_item;
+use crate::work::{AGGREGATE_KIND, state::WorkItem};
 use missionweaveprotocol_kernel::budget::{AccountId, AccountKind};
 use missionweaveprotocol_kernel::capability_version::CapabilityRef;
 use missionweaveprotocol_kernel::delegation::{

@@ -5,7 +5,7 @@ use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol::{KeyResolver, SignedDocumentCodec, SignedDocumentKind};
 
-use crate::engine::{Engine, Performed};
+use crate::engine::core::{Engine, Performed};
 use crate::error::EngineError;
 use crate::events::EventIdSource;
 use crate::ingress::VerifiedCommand;

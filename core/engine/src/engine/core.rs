@@ -12,7 +12,7 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::events::{EventIdSource, EventIssuer};
 use crate::ingress::VerifiedCommand;
-use crate::mission::{MISSION_KIND, Mission};
+use crate::mission::aggregate::{MISSION_KIND, Mission};
 use crate::organization::ORGANIZATION_EVENT_KIND;
 use crate::store::{
     AggregateKey, Blob, EventRecord, Receipt, ReceiptKey, ReplayPage, Store, StoreError,

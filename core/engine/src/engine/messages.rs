@@ -5,7 +5,7 @@ use missionweaveprotocol::crypto::Signer;
 use super::core::Engine;
 use crate::error::EngineError;
 use crate::events::EventIdSource;
-use crate::message::StoredMessage;
+use crate::message::aggregate::StoredMessage;
 use crate::store::Store;
 
 impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {

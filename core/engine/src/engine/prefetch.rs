@@ -11,8 +11,8 @@
 use missionweaveprotocol::PrincipalType;
 
 use crate::ingress::VerifiedCommand;
-use crate::membership::membership_key;
-use crate::mission::{GROUP_KIND, MISSION_KIND};
+use crate::membership::aggregate::membership_key;
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND};
 use crate::organization::session::session_key;
 use crate::store::{
     Aggregate, AggregateKey, DecodedCache, GroupHead, Read, ReadValue, Receipt, ReceiptKey,

@@ -16,10 +16,10 @@ use super::core::Engine;
 use crate::artifact::ARTIFACT_KIND;
 use crate::error::EngineError;
 use crate::events::EventIdSource;
-use crate::membership::Membership;
-use crate::mission::{GROUP_KIND, MISSION_KIND, Mission};
+use crate::membership::aggregate::Membership;
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::store::{Aggregate, AggregateKey, Store};
-use crate::work::{AGGREGATE_KIND as WORK_ITEM_KIND, PROPOSAL_AGGREGATE_KIND, WorkItem};
+use crate::work::{AGGREGATE_KIND as WORK_ITEM_KIND, PROPOSAL_AGGREGATE_KIND, state::WorkItem};
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -26,7 +26,7 @@ use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::rfc3339;
 use crate::input::{member, opt_u64, text};
-use crate::mission::{GROUP_KIND, MISSION_KIND, Mission};
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::store::AggregateKey;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -4,7 +4,7 @@
 //!
 //! See [`decide`](self) rows in `decide.rs` and `docs/engine.md` § Memberships.
 
-mod aggregate;
+pub(crate) mod aggregate;
 mod decide;
 mod fencing;
 mod initial;

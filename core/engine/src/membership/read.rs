@@ -7,7 +7,7 @@ use super::aggregate::Membership;
 use super::decide::payload_member;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
-use crate::mission::{self, Mission};
+use crate::mission::{self, aggregate::Mission};
 use crate::store::Store;
 
 /// Everything a Membership decision may look at.

@@ -25,7 +25,10 @@ use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::rfc3339;
-use crate::mission::{self, GROUP_KIND, MISSION_KIND, Mission};
+use crate::mission::{
+    self,
+    aggregate::{GROUP_KIND, MISSION_KIND, Mission},
+};
 use crate::store::{AggregateKey, Store};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -23,11 +23,11 @@ use missionweaveprotocol::{Principal, PrincipalType};
 use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
-use crate::membership::{Membership, MembershipState, membership_key};
-use crate::mission::Mission;
+use crate::membership::aggregate::{Membership, MembershipState, membership_key};
+use crate::mission::aggregate::Mission;
 use crate::store::{AggregateKey, Store};
 use crate::work::AGGREGATE_KIND as WORK_ITEM_KIND;
-use crate::work::read_item;
+use crate::work::read::read_item;
 
 /// Whether `p` is the Mission's current Coordinator.
 fn is_coordinator(mission: &Mission, p: &Principal) -> bool {

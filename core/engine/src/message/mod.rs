@@ -7,7 +7,7 @@
 //! `payload.rs` (members), `authority.rs` (the non-authority guard) and `docs/engine.md`
 //! § Conversations and Messages.
 
-mod aggregate;
+pub(crate) mod aggregate;
 mod authority;
 mod decide;
 mod eligibility;

@@ -9,8 +9,8 @@
 use missionweaveprotocol::Principal;
 use missionweaveprotocol::json::{self, Number, Object, Value, View};
 
-use super::MissionState;
 use crate::error::EngineError;
+use crate::mission::state::MissionState;
 use crate::store::{Aggregate, AggregateKey, Blob};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

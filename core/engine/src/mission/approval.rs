@@ -12,7 +12,6 @@
 
 use missionweaveprotocol::json::Value;
 
-use super::MissionState;
 use super::aggregate::{MISSION_KIND, Mission, Submission};
 use super::read::MissionRead;
 use super::rules::{
@@ -24,6 +23,7 @@ use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input::num;
 use crate::input::{artifact_hashes, opt_text, text, u64_member};
+use crate::mission::state::MissionState;
 use crate::store::AggregateKey;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -29,7 +29,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use missionweaveprotocol::json::{Object, Value};
 
-use super::MissionState;
 use super::aggregate::{MISSION_KIND, Mission};
 use super::link::{ChildLink, FailurePolicy, children, read_link, read_mission};
 use super::rules::event_payload;
@@ -38,10 +37,14 @@ use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::num;
+use crate::mission::state::MissionState;
 use crate::store::{AggregateKey, Store};
 use crate::work::plan::put_item;
 use crate::work::transitions::closing::{MissionEnd, propagate_mission_end};
-use crate::work::{EvidenceRef, EvidenceResult, Submission, WorkEvent, WorkItem, WorkItemState};
+use crate::work::{
+    evidence::{EvidenceRef, EvidenceResult},
+    state::{Submission, WorkEvent, WorkItem, WorkItemState},
+};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The part of the Mission tree a closure or approval may change, read before deciding.

@@ -28,7 +28,6 @@ use missionweaveprotocol::PrincipalType;
 use missionweaveprotocol::json::{Object, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
-use super::MissionState;
 use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use super::create::{NewMission, new_mission};
 use super::link::{ChildLink, FailurePolicy, blob, children_key, item_child_key, item_child_value};
@@ -41,10 +40,14 @@ use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::{member, opt_text, text, u64_member};
 use crate::input::{num, rfc3339};
+use crate::mission::state::MissionState;
 use crate::store::{AggregateKey, Store};
 use crate::work::fencing::close_leases;
 use crate::work::plan::{draft, put_item};
-use crate::work::{AGGREGATE_KIND, OfferStatus, Owner, WorkEvent, WorkItem, WorkItemState};
+use crate::work::{
+    AGGREGATE_KIND,
+    state::{OfferStatus, Owner, WorkEvent, WorkItem, WorkItemState},
+};
 use missionweaveprotocol_kernel::budget::AccountKind;
 use missionweaveprotocol_kernel::lease::LeaseState;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;

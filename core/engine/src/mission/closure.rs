@@ -12,7 +12,6 @@
 use missionweaveprotocol::PrincipalType;
 use missionweaveprotocol::json::Value;
 
-use super::MissionState;
 use super::read::MissionRead;
 use super::rules::{
     event_payload, existing, expected_revision, require_coordinator, require_owner, require_state,
@@ -22,8 +21,9 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input::text;
-use crate::work::WorkItemState;
+use crate::mission::state::MissionState;
 use crate::work::plan::put_item;
+use crate::work::state::WorkItemState;
 use crate::work::transitions::closing::{MissionEnd, propagate_mission_end};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -13,7 +13,6 @@
 use missionweaveprotocol::json::{Object, Value};
 use missionweaveprotocol::schema::SchemaCatalog;
 
-use super::MissionState;
 use super::aggregate::{CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission};
 use super::read::MissionRead;
 use super::rules::{event_payload, lease_seconds, require_owner, require_state};
@@ -24,6 +23,7 @@ use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::{member, opt_text, text, u64_member};
 use crate::input::{num, rfc3339};
+use crate::mission::state::MissionState;
 use crate::store::AggregateKey;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -21,7 +21,7 @@
 //! Every decision is a pure function of what [`read`] returned, the verified Command and
 //! `now`; the engine ([`crate::engine`]) does the reading, signing and committing.
 
-mod aggregate;
+pub(crate) mod aggregate;
 mod approval;
 mod cascade;
 mod child;

@@ -8,9 +8,9 @@
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
-use super::MissionState;
 use super::aggregate::{Coordinator, CoordinatorLease, MISSION_KIND, Mission, Submission};
 use crate::error::EngineError;
+use crate::mission::state::MissionState;
 use crate::store::AggregateKey;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

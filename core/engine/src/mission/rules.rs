@@ -6,13 +6,13 @@ use missionweaveprotocol::json::{Object, Value};
 
 use crate::input::rfc3339;
 
-use super::MissionState;
 use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use super::read::MissionRead;
 use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
+use crate::mission::state::MissionState;
 use crate::store::AggregateKey;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -21,7 +21,7 @@ use super::{AGENT_LEASES_KIND, blob, read_value};
 use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::store::{AggregateKey, Store};
-use crate::work::WorkItem;
+use crate::work::state::WorkItem;
 use missionweaveprotocol_kernel::lease::LeaseState;
 
 /// One Agent's index as read: its revision (0: absent) and the listed WorkItem IDs.

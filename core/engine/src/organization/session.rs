@@ -20,9 +20,9 @@ use crate::input::text;
 use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
 use crate::work::plan::{after, derived_lease_id, put_item};
-use crate::work::read_item;
+use crate::work::read::read_item;
 use crate::work::transitions::session::{ReplaceSessionInput, replace_session};
-use crate::work::{AGGREGATE_KIND, LeaseGrant};
+use crate::work::{AGGREGATE_KIND, state::LeaseGrant};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// How long the ownership lease lasts that replaces a revoked Execution Lease (the default

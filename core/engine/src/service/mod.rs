@@ -35,7 +35,7 @@ use missionweaveprotocol::{DescribeError, Fields, KeyRegistrySnapshot};
 pub use authorizer::default_authorizer;
 pub use error::{CoreError, ErrorFamily, wire_code_families};
 
-use crate::archive::ArchivedSnapshot;
+use crate::archive::snapshot::ArchivedSnapshot;
 use crate::engine::{Engine, Performed, Query, QueryKind};
 use crate::events::{EventIdSource, EventIssuer};
 use crate::ingress::{CommandAuthorizer, CommandIngress, FreshnessWindow, VerifiedCommand};

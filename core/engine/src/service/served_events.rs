@@ -27,8 +27,8 @@ use missionweaveprotocol::schema_formats::decode_base64url;
 use missionweaveprotocol::signed_documents::signing_bytes_of;
 use missionweaveprotocol::{KeyRegistrySnapshot, SignedDocumentCodec, SignedDocumentKind};
 
-use super::CoreError;
 use crate::events::EventIssuer;
+use crate::service::error::CoreError;
 use crate::store::{EventRecord, StoreError};
 
 /// What every served Event of one page is checked against.

@@ -16,7 +16,12 @@
 
 use std::collections::HashMap;
 
-use super::{AggregateKey, Receipt, ReceiptKey, StoreError, Transaction};
+use crate::store::{
+    aggregate::AggregateKey,
+    error::StoreError,
+    receipt::{Receipt, ReceiptKey},
+    transaction::Transaction,
+};
 
 /// What [`validate`] asks a backend about committed state (plus, inside a group commit, the
 /// batch's earlier write sets). Each question is asked at most once per key and transaction,
@@ -195,7 +200,7 @@ mod tests {
     //! must, with the error every backend returns, and asks each question once, lazily.
 
     use super::*;
-    use crate::store::{EventRecord, EventRef};
+    use crate::store::{event_log::EventRecord, receipt::EventRef};
     use missionweaveprotocol::{DescribeError, WireCode};
 
     /// Committed state as a backend would answer it, with a log of the questions asked.

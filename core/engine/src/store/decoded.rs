@@ -17,7 +17,8 @@ use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{Aggregate, AggregateKey, Blob};
+use super::Blob;
+use crate::store::aggregate::{Aggregate, AggregateKey};
 
 type Decoded = Arc<dyn Any + Send + Sync>;
 

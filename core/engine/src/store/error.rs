@@ -4,7 +4,11 @@ use core::fmt;
 
 use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 
-use super::{AggregateKey, Receipt, ReceiptKey, SnapshotPointer};
+use crate::store::{
+    aggregate::AggregateKey,
+    event_log::SnapshotPointer,
+    receipt::{Receipt, ReceiptKey},
+};
 
 /// The class store errors report until `ErrorClass` has a store family of its own: the
 /// persistence-related family that exists today. Argument errors report `Argument`.

@@ -24,9 +24,15 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::{
-    Aggregate, AggregateKey, DecodedCache, GroupHead, Read, ReadValue, Receipt, ReceiptKey,
-    ReplayPage, SnapshotPointer, Store, StoreError, Transaction,
+use super::Store;
+use crate::store::{
+    aggregate::{Aggregate, AggregateKey},
+    decoded::DecodedCache,
+    error::StoreError,
+    event_log::{GroupHead, ReplayPage, SnapshotPointer},
+    read_many::{Read, ReadValue},
+    receipt::{Receipt, ReceiptKey},
+    transaction::Transaction,
 };
 
 /// The default largest batch: large enough that 64 submitters share a few fsyncs, small

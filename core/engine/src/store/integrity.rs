@@ -19,7 +19,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::{Aggregate, StoreError};
+use crate::store::{aggregate::Aggregate, error::StoreError};
 
 /// A 32-byte SHA-256 chain hash or checksum.
 pub type Hash32 = [u8; 32];

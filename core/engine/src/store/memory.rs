@@ -8,11 +8,16 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use super::Store;
 use super::commit_rules::{self, CommitView};
 use super::read_rules::{self, PagePlan};
-use super::{
-    Aggregate, AggregateKey, DecodedCache, EventRecord, GroupHead, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, Store, StoreError, Transaction, TransactionParts,
+use crate::store::{
+    aggregate::{Aggregate, AggregateKey},
+    decoded::DecodedCache,
+    error::StoreError,
+    event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer},
+    receipt::{Receipt, ReceiptKey},
+    transaction::{Transaction, TransactionParts},
 };
 
 /// The authoritative store in memory: Event logs per Group, aggregates by `(kind, id)`,

@@ -11,7 +11,13 @@
 //! transaction and re-checked at commit, so answers taken together, a moment before the
 //! decision, are exactly as safe as answers taken one by one during it.
 
-use super::{Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, Store, StoreError};
+use super::Store;
+use crate::store::{
+    aggregate::{Aggregate, AggregateKey},
+    error::StoreError,
+    event_log::GroupHead,
+    receipt::{Receipt, ReceiptKey},
+};
 
 /// One point read.
 #[derive(Debug, Clone, PartialEq, Eq)]

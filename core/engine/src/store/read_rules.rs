@@ -6,7 +6,10 @@
 //! when a cursor is too old are the same everywhere, so the in-memory store, SQLite and
 //! PostgreSQL all page through [`PagePlan`].
 
-use super::{EventRecord, GroupHead, ReplayPage, SnapshotPointer, StoreError};
+use crate::store::{
+    error::StoreError,
+    event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer},
+};
 
 /// The head of a Group without a log: sequence 1 comes next, nothing is archived (§15.2).
 pub const fn absent_head() -> GroupHead {

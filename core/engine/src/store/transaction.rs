@@ -1,7 +1,11 @@
 //! The write set of one Command: committed atomically or not at all (§15.1, §15.3).
 
-use super::AggregateKey;
-use super::{Blob, EventRecord, Receipt, ReceiptKey};
+use super::Blob;
+use crate::store::aggregate::AggregateKey;
+use crate::store::{
+    event_log::EventRecord,
+    receipt::{Receipt, ReceiptKey},
+};
 
 /// One aggregate write or check, with the revision the decision read (§15.3).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,7 +18,7 @@ use missionweaveprotocol::PrincipalType;
 
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
-use crate::mission::Mission;
+use crate::mission::aggregate::Mission;
 use crate::mission::rules::require_coordinator;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -14,8 +14,8 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input::{artifact_hashes, opt_text, text};
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::mission::rules::{existing, lease_seconds, require_state};
-use crate::mission::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::organization::lease_index::track;
 use crate::store::{AggregateKey, Blob, Store};
 use crate::work::offers::{AcceptOfferInput, OfferInput, accept_offer, offer};
@@ -28,8 +28,10 @@ use crate::work::transitions::execution::{
 use crate::work::transitions::review::{AcceptResultInput, SubmitInput, accept_result, submit};
 use crate::work::transitions::revise::add_dependency;
 use crate::work::{
-    AGGREGATE_KIND, Actor, ActorType, DependencyGraph, PROPOSAL_AGGREGATE_KIND, Transition,
-    WorkError, WorkItem,
+    AGGREGATE_KIND, PROPOSAL_AGGREGATE_KIND,
+    dependencies::DependencyGraph,
+    error::WorkError,
+    state::{Actor, ActorType, Transition, WorkItem},
 };
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol_kernel::budget::AccountKind;

@@ -10,7 +10,7 @@ use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input::{member, opt_text, text, u64_member};
 use crate::mission::rules::lease_seconds;
-use crate::work::EvidenceRef;
+use crate::work::evidence::EvidenceRef;
 use crate::work::fencing::WorkClaim;
 use crate::work::offers::OfferCandidate;
 

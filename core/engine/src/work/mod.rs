@@ -78,7 +78,7 @@ pub(crate) use read::{INDEX_KIND, mission_items, read_item};
 mod input;
 pub mod offline;
 pub(crate) mod plan;
-mod read;
+pub(crate) mod read;
 mod usage;
 
 use crate::decision::Decision;

@@ -9,7 +9,10 @@ use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::store::{AggregateKey, Blob};
-use crate::work::{AGGREGATE_KIND, LeaseGrant, WorkEvent, WorkItem};
+use crate::work::{
+    AGGREGATE_KIND,
+    state::{LeaseGrant, WorkEvent, WorkItem},
+};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// Appends `events` of `item` (already at its new revision) and the write of `item` over

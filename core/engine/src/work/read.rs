@@ -6,7 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::budget::account::{BudgetAccount, account_key};
 use crate::error::EngineError;
 use crate::store::{AggregateKey, Blob, Store};
-use crate::work::{AGGREGATE_KIND, WorkError, WorkItem, WorkItemState, WorkProposal};
+use crate::work::{
+    AGGREGATE_KIND,
+    error::WorkError,
+    proposal::WorkProposal,
+    state::{WorkItem, WorkItemState},
+};
 use missionweaveprotocol::json::{self, Object, Value};
 use missionweaveprotocol_kernel::budget::AccountKind;
 
