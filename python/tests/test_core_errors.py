@@ -308,8 +308,16 @@ def test_constructor_refusals() -> None:
     with pytest.raises(ValueError, match="Group Authority"):
         make_core(snapshot_authority_key_id=other.key_id,
                   snapshot_authority_public_key=other.public_key_bytes)
+    # One merge rule for every binding (the core's `CooperationLimitsConfig`): an attribute
+    # absent keeps the reference's default, so an object without any is the defaults; a
+    # present attribute of the wrong type is refused.
+    make_core(cooperation_limits=object())
+    from types import SimpleNamespace
+
     with pytest.raises(TypeError):
-        make_core(cooperation_limits=object())
+        make_core(cooperation_limits=SimpleNamespace(maximum_queued_work_items="5"))
+    with pytest.raises(ValueError, match="maximumQueuedWorkItems"):
+        make_core(cooperation_limits=SimpleNamespace(maximum_queued_work_items=-1))
 
 
 def test_cooperation_limits_are_enforced() -> None:

@@ -12,6 +12,7 @@ use crate::store::error::{int, revision_conflict_fields};
 use crate::store::{AggregateKey, StoreError};
 use crate::work::error::WorkError;
 use missionweaveprotocol_kernel::budget::BudgetError;
+use missionweaveprotocol_kernel::delegation::DelegationViolationKind;
 
 /// The class engine refusals report until `ErrorClass` has an engine family of its own (the
 /// Python reference's `MissionWeaveProtocolError` family): the policy family that exists today.
@@ -392,7 +393,7 @@ impl DescribeError for EngineError {
             Self::Work(e) => WorkError::reason(e),
             Self::Offline(e) => e.kind(),
             Self::Budget(e) => BudgetError::reason(e),
-            Self::Delegation { violation, .. } => crate::delegation::reason(violation.kind),
+            Self::Delegation { violation, .. } => delegation_reason(violation.kind),
             Self::Manifest(_) => "manifest_rejected",
             Self::AgentCard(_) => "agent_card_rejected",
             Self::StaleSession { .. } => "stale_session_epoch",
@@ -509,5 +510,26 @@ impl DescribeError for EngineError {
             Self::Work(e) => e.retryable(),
             _ => self.wire_code().retryable(),
         }
+    }
+}
+
+/// The reason slug of a refused Grant issuance or use.
+const fn delegation_reason(kind: DelegationViolationKind) -> &'static str {
+    use DelegationViolationKind as K;
+    match kind {
+        K::Identity => "delegation_not_grantee",
+        K::Membership => "delegation_membership",
+        K::MembershipEpoch => "delegation_membership_epoch",
+        K::Scope => "delegation_scope",
+        K::Capability => "delegation_capability",
+        K::Budget => "delegation_budget",
+        K::Depth => "delegation_depth",
+        K::CoordinatorEpoch => "delegation_coordinator_epoch",
+        K::Issuer => "delegation_issuer",
+        K::Expired => "delegation_expired",
+        K::NotYetValid => "delegation_not_yet_valid",
+        K::TargetMissing => "delegation_target_missing",
+        K::TargetClosed => "delegation_target_closed",
+        K::Malformed => "delegation_malformed",
     }
 }

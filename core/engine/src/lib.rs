@@ -52,6 +52,7 @@ pub mod mission;
 pub mod organization;
 pub mod service;
 pub mod store;
+pub(crate) mod stored;
 pub mod work;
 
 pub use engine::{Engine, Performed};

@@ -113,15 +113,15 @@ fn core_config(args: &Value) -> ConfigError {
         });
     }
     let key = SigningKey::from_seed(KEY, &[seed_of(args, "key_seed").unwrap(); 32]);
-    config
-        .build(
-            InMemoryStore::new(),
-            registry,
-            key,
-            Box::new(missionweaveprotocol_host::OsRandom),
-        )
-        .err()
-        .expect("the configuration must be refused")
+    match config.build(
+        InMemoryStore::new(),
+        registry,
+        key,
+        Box::new(missionweaveprotocol_host::OsRandom),
+    ) {
+        Ok(_) => panic!("the configuration must be refused"),
+        Err(e) => e,
+    }
 }
 
 /// Runs one failing call; returns the core's error.

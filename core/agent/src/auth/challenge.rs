@@ -4,7 +4,7 @@ use missionweaveprotocol::crypto::{PublicKey, check_r, split_signature};
 use missionweaveprotocol::json::{Object, Value, canonical_bytes};
 use missionweaveprotocol::schema_formats::decode_base64url;
 
-use super::AuthError;
+use crate::auth::error::AuthError;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// A fresh server challenge for one Agent key. `challenge_id` is the `challenge` member of the

@@ -11,10 +11,10 @@
 
 use missionweaveprotocol::PROTOCOL_VERSION;
 
-use super::AuthError;
 use super::challenge::Challenge;
 use super::registry::AgentKeyRegistry;
 use super::session::{SessionAuthority, SessionGrant};
+use crate::auth::error::AuthError;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The four phases of the one `HELLO` frame type (§6.3).

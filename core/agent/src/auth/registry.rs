@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use missionweaveprotocol::crypto::PublicKey;
 use subtle::ConstantTimeEq;
 
-use super::AuthError;
+use crate::auth::error::AuthError;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The key ID an Agent's key gets when none is named:

@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use missionweaveprotocol::PROTOCOL_VERSION;
 use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
 
-use super::AuthError;
 use super::challenge::{Challenge, verify_signature};
 use super::registry::AgentKeyRegistry;
 use super::token::{self, Claims, Secret};
+use crate::auth::error::AuthError;
 use missionweaveprotocol_kernel::random::RandomSource;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -8,7 +8,7 @@
 
 use missionweaveprotocol::json::{Number, Object, Value};
 
-use super::AuthError;
+use crate::auth::error::AuthError;
 use crate::sealed_token::{SealingKey, Unsealed};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

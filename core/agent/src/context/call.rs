@@ -28,11 +28,12 @@ use missionweaveprotocol::signed_documents::SignedDocument;
 use missionweaveprotocol::{Principal, PrincipalType};
 
 use super::error::ContextError;
+use super::install::{VerifiedContextPackage, install_values, verify};
 use super::knowledge::{self, KnowledgeDraft};
 use super::snapshot::{self, SnapshotRequest};
-use super::{
-    ContextDecision, ContextPackageDraft, SourceEvent, VerifiedContextPackage, install_values,
-    publish, single_key_resolver, verify,
+use crate::context::{
+    package::{ContextDecision, ContextPackageDraft, SourceEvent, publish},
+    resolver::single_key_resolver,
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -274,7 +275,7 @@ fn resolver(value: &Value) -> Result<Arc<dyn KeyResolver>, ContextError> {
 /// A package document the caller holds: its hash is recomputed from its canonical bytes and
 /// its rules re-checked (a caller cannot hand in another hash).
 fn source(document: &Value) -> Result<VerifiedContextPackage, ContextError> {
-    super::check(document, None)?;
+    super::package::check(document, None)?;
     let bytes = canonical_bytes(document).map_err(|e| bad(e.to_string()))?;
     Ok(VerifiedContextPackage {
         package_hash: sha256_prefixed(&bytes),

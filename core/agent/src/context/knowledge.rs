@@ -12,8 +12,8 @@ use missionweaveprotocol::crypto::{PublicKey, Signer, check_r, split_signature};
 use missionweaveprotocol::json::{Object, Value, canonical_bytes};
 use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
 
-use super::VerifiedContextPackage;
 use super::error::ContextError;
+use super::install::VerifiedContextPackage;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The classifications of the reference's `Classification` alias, least to most restricted.

@@ -9,8 +9,8 @@ use missionweaveprotocol::registry::KeyResolver;
 use missionweaveprotocol::signed_documents::SignedDocument;
 use missionweaveprotocol::{Principal, SignedDocumentCodec, SignedDocumentKind};
 
-use super::SourceEvent;
 use super::error::ContextError;
+use crate::context::package::SourceEvent;
 use missionweaveprotocol_engine::archive::SnapshotDraft;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -8,7 +8,7 @@ use missionweaveprotocol::json::Value;
 
 use super::outbox::{OfflineOutbox, OutboxError};
 use super::rebase::{sign, with_binding};
-use super::{OFFLINE_EXECUTION_EXTENSION, is_reversible};
+use missionweaveprotocol_kernel::offline::{OFFLINE_EXECUTION_EXTENSION, is_reversible};
 use missionweaveprotocol_kernel::offline::{OfflineError, OfflineLimits, OfflineProgressBinding};
 use missionweaveprotocol_kernel::resources::{Dimension, Resources};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;

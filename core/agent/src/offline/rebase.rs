@@ -4,7 +4,9 @@ use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::{Object, Value};
 use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind};
 
-use super::{OFFLINE_EXECUTION_EXTENSION, OFFLINE_EXECUTION_EXTENSION_VERSION, is_reversible};
+use missionweaveprotocol_kernel::offline::{
+    OFFLINE_EXECUTION_EXTENSION, OFFLINE_EXECUTION_EXTENSION_VERSION, is_reversible,
+};
 use missionweaveprotocol_kernel::offline::{
     OfflineError, OfflineProgressBinding, offline_binding_of,
 };

@@ -21,11 +21,11 @@ use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Object, Value};
 
 use super::error::PolicyError;
-use super::is_high_risk_operation;
 use super::token::{
     TokenKey, check_epoch, check_id, check_ttl, check_window, count, expiry, get_count,
     get_instant, get_opt_text, get_text, get_texts, instant, sorted_unique, texts,
 };
+use missionweaveprotocol_engine::work::scope::is_high_risk_operation;
 use missionweaveprotocol_kernel::lease::{Lease, LeaseType};
 use missionweaveprotocol_kernel::resources::{Dimension, Resources};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;

@@ -26,9 +26,9 @@ use super::capability::{
     AuthorizationService, CapabilityBinding, CapabilityScope, IssuedCapabilityGrant,
 };
 use super::error::PolicyError;
-use super::is_high_risk_operation;
 use super::live_state::{ExecutionApprovalLookup, PolicyStateReader};
 use missionweaveprotocol_engine::work::WorkItemState;
+use missionweaveprotocol_engine::work::scope::is_high_risk_operation;
 use missionweaveprotocol_kernel::resources::Resources;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -17,8 +17,8 @@ use std::collections::{HashMap, VecDeque};
 use missionweaveprotocol::WireCode;
 
 use super::error::PolicyError;
-use super::is_high_risk_operation;
 use super::token::check_id;
+use missionweaveprotocol_engine::work::scope::is_high_risk_operation;
 pub use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -187,7 +187,7 @@ impl<S: AgentLocalStore> AgentReplay<S> {
     fn step<P: EventProjector + ?Sized>(
         &mut self,
         g: &mut GroupReplay,
-        event: &super::ReplayEvent,
+        event: &super::types::ReplayEvent,
         projector: &mut P,
         now: UnixMillis,
     ) -> Result<bool, ReplayError> {

@@ -5,7 +5,8 @@ use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::{DescribeError, SignedDocumentCodec, SignedDocumentKind, WireCode};
 
 use crate::replay::{
-    EventProjection, ReplayEvent, ReplaySnapshot, ReplaySource, SourceError, SourcePage,
+    traits::{ReplaySource, SourceError},
+    types::{EventProjection, ReplayEvent, ReplaySnapshot, SourcePage},
 };
 use missionweaveprotocol_engine::archive::ArchivedSnapshot;
 use missionweaveprotocol_engine::service::{Core, MAX_REPLAY_LIMIT, ReplayRead};

@@ -25,9 +25,11 @@ use missionweaveprotocol_kernel::scheduler::{
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
-use super::{
-    AgentLocalStore, AgentReplay, EventPosition, EventProjection, InboxRow, LocalStoreError,
-    LocalStoreErrorKind, ReplayBatch, ReplayError, ReplayEvent, SourceError, SourcePage,
+use crate::replay::{
+    agent::AgentReplay,
+    error::{LocalStoreError, LocalStoreErrorKind, ReplayError},
+    traits::{AgentLocalStore, SourceError},
+    types::{EventPosition, EventProjection, InboxRow, ReplayBatch, ReplayEvent, SourcePage},
 };
 
 /// The Agent every case works for.

@@ -29,7 +29,9 @@ use crate::mission::rules::{existing, require_state};
 use crate::store::{AggregateKey, Store};
 use crate::work::read::read_item;
 use crate::work::scope::ContractScope;
-use crate::work::{AGGREGATE_KIND as WORK_ITEM_KIND, error::WorkError, state::WorkItemState};
+use crate::work::{
+    document::AGGREGATE_KIND as WORK_ITEM_KIND, error::WorkError, state::WorkItemState,
+};
 use missionweaveprotocol_kernel::budget::AccountKind;
 use missionweaveprotocol_kernel::budget::BudgetError;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
@@ -56,7 +58,7 @@ pub(crate) fn grant(
             "an Execution Approval is a signed human decision (§12)",
         ));
     }
-    let read = crate::mission::read(store, command)?;
+    let read = crate::mission::read::read(store, command)?;
     let (group_revision, mission) = existing(&read)?;
     require_state(command, &mission, |s| !s.is_terminal())?;
     require_approver(store, command, &mission)?;

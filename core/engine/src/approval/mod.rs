@@ -14,12 +14,10 @@
 //! an Agent or a service, or by a human who is not the accountable MissionOwner, is refused
 //! `AUTH_FORBIDDEN`.
 
-mod gate;
-mod grant;
+pub(crate) mod gate;
+pub(crate) mod grant;
 pub mod record;
 
-pub(crate) use gate::start_gate;
-pub(crate) use grant::grant;
 pub use record::{EXECUTION_APPROVAL_KIND, ExecutionApproval, WORK_ITEM_APPROVAL_KIND};
 
 /// The Command kind.

@@ -14,8 +14,8 @@ use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
-use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
+use crate::stored::parsed;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The pseudo-aggregate a stale snapshot conflicts with: the Group's log, whose revision is

@@ -13,8 +13,8 @@ use missionweaveprotocol::json::Value;
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::mission::aggregate::GROUP_KIND;
-use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
+use crate::stored::parsed;
 
 /// `INVALID_STATE_TRANSITION` when `command`'s Group is archived.
 pub fn fence(store: &dyn Store, command: &VerifiedCommand) -> Result<(), EngineError> {

@@ -29,10 +29,7 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
-use crate::mission::{
-    self,
-    aggregate::{GROUP_KIND, MISSION_KIND},
-};
+use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND};
 use crate::store::{AggregateKey, Store};
 use crate::work::fencing::{WorkClaim, check_execution_claim};
 use crate::work::state::WorkItem;
@@ -139,7 +136,7 @@ pub fn decide(
             "an Artifact's content is stored outside the log; a data: URI is inline content",
         ));
     }
-    let read = mission::read(store, command)?;
+    let read = crate::mission::read::read(store, command)?;
     let group = read
         .group
         .as_ref()
@@ -174,7 +171,7 @@ pub fn decide(
     // §11.3 "every … Artifact publication … MUST reference the current Lease ID": the actor
     // owns it under the current Ownership Epoch and cites its live Execution Lease.
     let work_id = text(manifest, "workItemId");
-    let work_key = AggregateKey::new(crate::work::AGGREGATE_KIND, work_id);
+    let work_key = AggregateKey::new(crate::work::document::AGGREGATE_KIND, work_id);
     let work = store.aggregate(&work_key)?;
     let item = match &work {
         Some(stored) => Some(WorkItem::from_json(&stored.value)?),

@@ -32,7 +32,7 @@ pub(super) fn grant(
     command: &VerifiedCommand,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
-    let read = crate::mission::read(store, command)?;
+    let read = crate::mission::read::read(store, command)?;
     let (group_revision, mission) = existing(&read)?;
     require_state(command, &mission, |s| !s.is_terminal())?;
     let actor = command.actor();

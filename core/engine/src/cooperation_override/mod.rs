@@ -12,7 +12,7 @@
 
 mod consume;
 mod issue;
-mod stored;
+pub(crate) mod stored;
 
 pub(crate) use consume::Cited;
 pub use stored::OVERRIDE_KIND;

@@ -39,7 +39,7 @@ pub(super) fn grant(
     command: &VerifiedCommand,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
-    let read = crate::mission::read(store, command)?;
+    let read = crate::mission::read::read(store, command)?;
     let (group_revision, mission) = existing(&read)?;
     require_state(command, &mission, |s| !s.is_terminal())?;
     // §9.1 "Only the current Coordinator MAY issue membership.grant_delegation".

@@ -14,16 +14,13 @@
 //! [`DelegationAuthority`]: missionweaveprotocol_kernel::delegation::DelegationAuthority
 
 mod issue;
-mod links;
-mod stored;
+pub(crate) mod links;
+pub(crate) mod stored;
 mod tree;
-mod use_grant;
+pub(crate) mod use_grant;
 
 pub use links::LINK_KIND;
 pub use stored::GRANT_KIND;
-
-pub(crate) use links::link_depth;
-pub(crate) use use_grant::after_work;
 
 use crate::decision::Decision;
 use crate::error::EngineError;
@@ -49,27 +46,6 @@ pub(crate) fn decide(
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     issue::grant(store, command, now)
-}
-
-/// The reason slug of a refused Grant issuance or use.
-pub(crate) const fn reason(kind: DelegationViolationKind) -> &'static str {
-    use DelegationViolationKind as K;
-    match kind {
-        K::Identity => "delegation_not_grantee",
-        K::Membership => "delegation_membership",
-        K::MembershipEpoch => "delegation_membership_epoch",
-        K::Scope => "delegation_scope",
-        K::Capability => "delegation_capability",
-        K::Budget => "delegation_budget",
-        K::Depth => "delegation_depth",
-        K::CoordinatorEpoch => "delegation_coordinator_epoch",
-        K::Issuer => "delegation_issuer",
-        K::Expired => "delegation_expired",
-        K::NotYetValid => "delegation_not_yet_valid",
-        K::TargetMissing => "delegation_target_missing",
-        K::TargetClosed => "delegation_target_closed",
-        K::Malformed => "delegation_malformed",
-    }
 }
 
 /// The engine refusal of a Grant violation.

@@ -10,7 +10,7 @@ use crate::decision::Decision;
 use crate::error::EngineError;
 use crate::store::{AggregateKey, Store};
 use crate::work::read::read_item;
-use crate::work::{AGGREGATE_KIND, state::WorkItemState};
+use crate::work::{document::AGGREGATE_KIND, state::WorkItemState};
 use missionweaveprotocol_kernel::delegation::{WorkItemNode, WorkItemTree};
 
 /// Beyond this many parents the walk stops: the pure check then reports the WorkItem outside

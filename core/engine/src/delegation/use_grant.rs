@@ -37,7 +37,7 @@ use crate::mission::aggregate::Mission;
 use crate::mission::rules::existing;
 use crate::store::{AggregateKey, Store};
 use crate::work::read::read_item;
-use crate::work::{AGGREGATE_KIND, state::WorkItem};
+use crate::work::{document::AGGREGATE_KIND, state::WorkItem};
 use missionweaveprotocol_kernel::budget::{AccountId, AccountKind};
 use missionweaveprotocol_kernel::capability_version::CapabilityRef;
 use missionweaveprotocol_kernel::delegation::{
@@ -68,7 +68,7 @@ pub(crate) fn after_work(
     if grant_id.is_none() && parent.is_none() {
         return Ok(decision);
     }
-    let (_, mission) = existing(&crate::mission::read(store, command)?)?;
+    let (_, mission) = existing(&crate::mission::read::read(store, command)?)?;
     let subject = written_item(&decision)?;
     let mut decision = decision;
     let mut depth = None;

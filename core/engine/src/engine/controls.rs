@@ -119,7 +119,7 @@ fn delegation_depth(
         return Ok(decision);
     };
     let depth = match command.kind() {
-        "work.authorize" => crate::delegation::link_depth(&decision),
+        "work.authorize" => crate::delegation::links::link_depth(&decision),
         crate::delegation::GRANT_DELEGATION => command
             .payload()
             .get("maxDescendantDepth")
@@ -151,7 +151,7 @@ fn count_rows(
     let Some(own) = decision
         .writes
         .iter()
-        .find(|w| w.key.kind == crate::work::INDEX_KIND && w.value.is_some())
+        .find(|w| w.key.kind == crate::work::read::INDEX_KIND && w.value.is_some())
         .map(|w| w.key.clone())
     else {
         return Ok(decision);
@@ -169,8 +169,8 @@ fn count_rows(
     };
     let mut count: u64 = 1; // the subject, after the transition
     let prefix = format!("{mission_id} ");
-    for (id, row) in store.list(crate::work::INDEX_KIND, &prefix)? {
-        let key = AggregateKey::new(crate::work::INDEX_KIND, id.as_str());
+    for (id, row) in store.list(crate::work::read::INDEX_KIND, &prefix)? {
+        let key = AggregateKey::new(crate::work::read::INDEX_KIND, id.as_str());
         if key == own {
             continue;
         }

@@ -332,7 +332,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         &self,
         group_id: &str,
         member: &missionweaveprotocol::Principal,
-    ) -> Result<Option<crate::membership::Membership>, EngineError> {
+    ) -> Result<Option<crate::membership::aggregate::Membership>, EngineError> {
         crate::membership::Membership::read(&self.store, group_id, member)
     }
 
@@ -353,7 +353,10 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
     pub fn replay(&self, group: &str, after: u64, limit: usize) -> Result<ReplayPage, EngineError> {
         let known = self
             .store
-            .aggregate(&AggregateKey::new(crate::mission::GROUP_KIND, group))?
+            .aggregate(&AggregateKey::new(
+                crate::mission::aggregate::GROUP_KIND,
+                group,
+            ))?
             .is_some();
         if !known {
             return Err(EngineError::GroupNotFound {

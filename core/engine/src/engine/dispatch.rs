@@ -99,10 +99,10 @@ fn decide_kind(
         return crate::archive::decide::decide(store, command, snapshot, now);
     }
     if crate::approval::handles(kind) {
-        return crate::approval::grant(store, command, now);
+        return crate::approval::grant::grant(store, command, now);
     }
-    if crate::work::handles(kind) {
-        return crate::work::decide(store, command, now);
+    if crate::work::commands::handles(kind) {
+        return crate::work::commands::decide(store, command, now);
     }
     if crate::delegation::handles(kind) {
         return crate::delegation::decide(store, command, now);

@@ -36,7 +36,7 @@ pub(crate) fn likely_reads(command: &VerifiedCommand) -> Vec<Read> {
     }
     if let Some(item) = command.work_item_id() {
         reads.push(Read::Aggregate(AggregateKey::new(
-            crate::work::AGGREGATE_KIND,
+            crate::work::document::AGGREGATE_KIND,
             item,
         )));
     }

@@ -19,7 +19,10 @@ use crate::events::EventIdSource;
 use crate::membership::aggregate::Membership;
 use crate::mission::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::store::{Aggregate, AggregateKey, Store};
-use crate::work::{AGGREGATE_KIND as WORK_ITEM_KIND, PROPOSAL_AGGREGATE_KIND, state::WorkItem};
+use crate::work::{
+    document::AGGREGATE_KIND as WORK_ITEM_KIND, proposal_document::PROPOSAL_AGGREGATE_KIND,
+    state::WorkItem,
+};
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -242,15 +245,15 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             // consumed?}` (§20), by Grant ID.
             QueryKind::DelegationGrant | QueryKind::CooperationOverrideGrant => {
                 let kind = match query.kind {
-                    QueryKind::DelegationGrant => crate::delegation::GRANT_KIND,
-                    _ => crate::cooperation_override::OVERRIDE_KIND,
+                    QueryKind::DelegationGrant => crate::delegation::stored::GRANT_KIND,
+                    _ => crate::cooperation_override::stored::OVERRIDE_KIND,
                 };
                 read(kind)?
                     .map(|(key, stored)| parsed(&key, &stored))
                     .transpose()
             }
             // The stored Execution Approval by Approval ID (§12; `crate::approval::record`).
-            QueryKind::ExecutionApproval => read(crate::approval::EXECUTION_APPROVAL_KIND)?
+            QueryKind::ExecutionApproval => read(crate::approval::record::EXECUTION_APPROVAL_KIND)?
                 .map(|(key, stored)| parsed(&key, &stored))
                 .transpose(),
             // §9: a Message by ID within its Group (`group_id`; Message IDs are Group-scoped):
@@ -262,16 +265,15 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                         "a message query needs group_id (Message IDs are scoped to their Group)",
                     ));
                 };
-                let key = crate::message::message_key(group, id);
+                let key = crate::message::aggregate::message_key(group, id);
                 store
                     .aggregate(&key)?
                     .map(|stored| parsed(&key, &stored))
                     .transpose()
             }
             // §7.4: the signed Group Snapshot an archived Group keeps, by Group ID.
-            QueryKind::GroupSnapshot => {
-                Ok(crate::archive::read_snapshot(store, id)?.map(|snapshot| snapshot.document))
-            }
+            QueryKind::GroupSnapshot => Ok(crate::archive::snapshot::read_snapshot(store, id)?
+                .map(|snapshot| snapshot.document)),
             // `not_served` answered every other kind above.
             _ => Err(EngineError::invalid(
                 "query_kind_not_served",
@@ -308,7 +310,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         }
         // Through the Mission's index rows: O(its WorkItems), in WorkItem ID order.
         let mut items = Vec::new();
-        for (_, item) in crate::work::mission_items(store, mission_id)? {
+        for (_, item) in crate::work::read::mission_items(store, mission_id)? {
             let key = AggregateKey::new(WORK_ITEM_KIND, item.work_item_id.as_str());
             items.push(item.to_schema_document().map_err(|e| corrupt(&key, e))?);
         }

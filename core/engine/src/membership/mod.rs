@@ -7,7 +7,7 @@
 pub(crate) mod aggregate;
 mod decide;
 mod fencing;
-mod initial;
+pub(crate) mod initial;
 mod read;
 
 pub use aggregate::{
@@ -16,7 +16,6 @@ pub use aggregate::{
 };
 pub use fencing::{Fence, fence};
 pub use initial::INITIAL_SCOPE;
-pub(crate) use initial::with_initial;
 pub use read::{MembershipRead, read};
 
 use crate::decision::Decision;

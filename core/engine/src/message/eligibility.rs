@@ -26,7 +26,7 @@ use crate::ingress::VerifiedCommand;
 use crate::membership::aggregate::{Membership, MembershipState, membership_key};
 use crate::mission::aggregate::Mission;
 use crate::store::{AggregateKey, Store};
-use crate::work::AGGREGATE_KIND as WORK_ITEM_KIND;
+use crate::work::document::AGGREGATE_KIND as WORK_ITEM_KIND;
 use crate::work::read::read_item;
 
 /// Whether `p` is the Mission's current Coordinator.

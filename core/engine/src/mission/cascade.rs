@@ -69,7 +69,7 @@ fn load_mission(store: &dyn Store, f: &mut Family, id: &str) -> Result<(), Engin
         detail: "a linked Mission is missing".into(),
     })?;
     f.items
-        .insert(id.to_owned(), crate::work::mission_items(store, id)?);
+        .insert(id.to_owned(), crate::work::read::mission_items(store, id)?);
     if let Some(link) = read_link(store, id)? {
         f.links.insert(id.to_owned(), link);
     }

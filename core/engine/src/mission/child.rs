@@ -45,7 +45,7 @@ use crate::store::{AggregateKey, Store};
 use crate::work::fencing::close_leases;
 use crate::work::plan::{draft, put_item};
 use crate::work::{
-    AGGREGATE_KIND,
+    document::AGGREGATE_KIND,
     state::{OfferStatus, Owner, WorkEvent, WorkItem, WorkItemState},
 };
 use missionweaveprotocol_kernel::budget::AccountKind;
@@ -84,7 +84,7 @@ pub struct ChildRead {
 pub(crate) fn read(store: &dyn Store, command: &VerifiedCommand) -> Result<ChildRead, EngineError> {
     let p = command.payload();
     let item = match opt_text(p, "parentWorkItemId")? {
-        Some(id) => crate::work::read_item(store, &AggregateKey::new(AGGREGATE_KIND, id))?,
+        Some(id) => crate::work::read::read_item(store, &AggregateKey::new(AGGREGATE_KIND, id))?,
         None => None,
     };
     let account = match &item {
@@ -382,7 +382,7 @@ pub(crate) fn decide(
             latest_revision,
             blob(&item_child_key(item_id), &item_child_value(mission_id))?,
         );
-    decision = crate::membership::with_initial(
+    decision = crate::membership::initial::with_initial(
         decision,
         mission_id,
         group_id,

@@ -137,7 +137,7 @@ pub(crate) fn decide(
     decision = decision.put(account.key(), 0, account.to_blob());
     // §8: the MissionOwner's and the first Coordinator's Memberships open with the Group, in
     // the same transaction.
-    decision = crate::membership::with_initial(
+    decision = crate::membership::initial::with_initial(
         decision,
         mission_id,
         &read.group_id,

@@ -204,7 +204,7 @@ pub(crate) fn item_child(
 pub(crate) fn fence_parent_item(
     store: &dyn Store,
     decision: crate::decision::Decision,
-    item: &crate::work::WorkItem,
+    item: &crate::work::state::WorkItem,
     claimed_epoch: Option<u64>,
     command: &str,
 ) -> Result<crate::decision::Decision, EngineError> {
@@ -215,10 +215,12 @@ pub(crate) fn fence_parent_item(
             if let Some(claimed) = claimed_epoch
                 && claimed != current
             {
-                return Err(crate::work::WorkError::StaleOwnership { claimed, current }.into());
+                return Err(
+                    crate::work::error::WorkError::StaleOwnership { claimed, current }.into(),
+                );
             }
             Err(EngineError::InvalidStateTransition {
-                aggregate: crate::work::AGGREGATE_KIND,
+                aggregate: crate::work::document::AGGREGATE_KIND,
                 id: id.clone(),
                 state: item.state.as_str().to_owned(),
                 command: command.to_owned(),

@@ -28,16 +28,15 @@ mod child;
 mod closure;
 mod coordinator;
 mod create;
-mod link;
+pub(crate) mod link;
 mod projection;
-mod read;
+pub(crate) mod read;
 pub(crate) mod rules;
 mod state;
 
 pub use aggregate::{Coordinator, CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission, Submission};
 pub use cascade::Family;
 pub use child::{ChildRead, DEFAULT_MAX_DEPTH};
-pub(crate) use link::fence_parent_item;
 pub use link::{CHILDREN_KIND, ChildLink, FailurePolicy, ITEM_CHILD_KIND, LINK_KIND};
 pub use projection::rebuild;
 pub use read::{GroupRead, MissionRead, read};

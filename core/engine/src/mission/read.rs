@@ -8,8 +8,8 @@ use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input;
-use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
+use crate::stored::parsed;
 
 /// A stored Group: its revision and `group.schema.json` document.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +41,7 @@ pub struct MissionRead {
     pub followed: Option<Mission>,
     /// For `mission.cancel` / `mission.terminate`: the Mission's WorkItems with their store
     /// revisions, in ID order (§10.2 row 18 propagates the closure to the unfinished ones).
-    pub work_items: Vec<(u64, crate::work::WorkItem)>,
+    pub work_items: Vec<(u64, crate::work::state::WorkItem)>,
     /// For `mission.create_child`: the parent WorkItem and what creation checks (§14).
     pub child: Option<Box<super::child::ChildRead>>,
     /// For `mission.cancel` / `mission.terminate` / `mission.approve`: the part of the Mission
@@ -98,7 +98,7 @@ pub fn read(store: &dyn Store, command: &VerifiedCommand) -> Result<MissionRead,
     };
     let work_items = match (command.kind(), &mission) {
         ("mission.cancel" | "mission.terminate", Some(m)) => {
-            crate::work::mission_items(store, m.mission_id())?
+            crate::work::read::mission_items(store, m.mission_id())?
         }
         _ => Vec::new(),
     };

@@ -17,12 +17,12 @@ use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::input::text;
-use crate::store::decoded::parsed;
 use crate::store::{AggregateKey, Store};
+use crate::stored::parsed;
 use crate::work::plan::{after, derived_lease_id, put_item};
 use crate::work::read::read_item;
 use crate::work::transitions::session::{ReplaceSessionInput, replace_session};
-use crate::work::{AGGREGATE_KIND, state::LeaseGrant};
+use crate::work::{document::AGGREGATE_KIND, state::LeaseGrant};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// How long the ownership lease lasts that replaces a revoked Execution Lease (the default

@@ -261,7 +261,10 @@ impl<S: Store, G: Signer> Core<S, G> {
                     .head(group)
                     .map_err(crate::error::EngineError::from)?
                     .snapshot;
-                match (crate::archive::read_snapshot(self.store(), group)?, pointer) {
+                match (
+                    crate::archive::snapshot::read_snapshot(self.store(), group)?,
+                    pointer,
+                ) {
                     // The hash is the log's pointer, not recomputed from the stored bytes: the
                     // reader checks that the bytes it got are the ones archived (§16).
                     (Some(mut snapshot), Some(pointer)) => {

@@ -1,6 +1,6 @@
 //! Aggregates stored by `(kind, id)` with a per-aggregate revision (§15.3).
 
-use super::Blob;
+use crate::store::blob::Blob;
 
 /// Where an aggregate lives: its kind (`mission`, `work_item`, `membership`, …, chosen by the
 /// engine, opaque to the store) and its ID within that kind.

@@ -17,8 +17,8 @@ use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::Blob;
 use crate::store::aggregate::{Aggregate, AggregateKey};
+use crate::store::blob::Blob;
 
 type Decoded = Arc<dyn Any + Send + Sync>;
 
@@ -110,31 +110,10 @@ impl DecodedCache {
     }
 }
 
-/// The whole-value parse of a stored aggregate's bytes (`json::parse`): the one decoder whose
-/// result is kept as this type, so a hit is always exactly that parse.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Parsed(pub missionweaveprotocol::json::Value);
-
-/// `json::parse` of `stored` through `store`'s memo, a parse error as `Corrupt` at `key`.
-pub(crate) fn parsed(
-    store: &dyn super::Store,
-    key: &AggregateKey,
-    stored: &Aggregate,
-) -> Result<Arc<Parsed>, crate::error::EngineError> {
-    decode_shared(store, key, stored, |s| {
-        missionweaveprotocol::json::parse(&s.value)
-            .map(Parsed)
-            .map_err(|e| crate::error::EngineError::Corrupt {
-                key: key.clone(),
-                detail: e.to_string(),
-            })
-    })
-}
-
 /// `decode(stored)` through `store`'s memo when it keeps one ([`super::Store::decoded_cache`]),
 /// else decoded afresh. Errors are never memoized.
 pub(crate) fn decode_shared<T, E>(
-    store: &dyn super::Store,
+    store: &dyn super::seam::Store,
     key: &AggregateKey,
     stored: &Aggregate,
     decode: impl FnOnce(&Aggregate) -> Result<T, E>,

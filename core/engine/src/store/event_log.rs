@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::Blob;
+use crate::store::blob::Blob;
 
 /// One stored Event: its Group sequence, its Event ID and its canonical signed JSON bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]

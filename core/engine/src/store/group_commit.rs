@@ -24,7 +24,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::Store;
+use crate::store::seam::Store;
 use crate::store::{
     aggregate::{Aggregate, AggregateKey},
     decoded::DecodedCache,

@@ -8,9 +8,9 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::Store;
 use super::commit_rules::{self, CommitView};
 use super::read_rules::{self, PagePlan};
+use crate::store::seam::Store;
 use crate::store::{
     aggregate::{Aggregate, AggregateKey},
     decoded::DecodedCache,

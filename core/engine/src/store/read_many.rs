@@ -11,7 +11,7 @@
 //! transaction and re-checked at commit, so answers taken together, a moment before the
 //! decision, are exactly as safe as answers taken one by one during it.
 
-use super::Store;
+use crate::store::seam::Store;
 use crate::store::{
     aggregate::{Aggregate, AggregateKey},
     error::StoreError,

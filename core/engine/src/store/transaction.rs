@@ -1,7 +1,7 @@
 //! The write set of one Command: committed atomically or not at all (§15.1, §15.3).
 
-use super::Blob;
 use crate::store::aggregate::AggregateKey;
+use crate::store::blob::Blob;
 use crate::store::{
     event_log::EventRecord,
     receipt::{Receipt, ReceiptKey},

@@ -28,9 +28,10 @@ use crate::work::transitions::execution::{
 use crate::work::transitions::review::{AcceptResultInput, SubmitInput, accept_result, submit};
 use crate::work::transitions::revise::add_dependency;
 use crate::work::{
-    AGGREGATE_KIND, PROPOSAL_AGGREGATE_KIND,
     dependencies::DependencyGraph,
+    document::AGGREGATE_KIND,
     error::WorkError,
+    proposal_document::PROPOSAL_AGGREGATE_KIND,
     state::{Actor, ActorType, Transition, WorkItem},
 };
 use missionweaveprotocol::json::Value;
@@ -42,7 +43,7 @@ pub(super) fn decide(
     command: &VerifiedCommand,
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
-    let read = crate::mission::read(store, command)?;
+    let read = crate::mission::read::read(store, command)?;
     let (group_revision, mission) = existing(&read)?;
     // A terminal Mission accepts no more work (§7.1; its WorkItems were closed by row 18).
     require_state(command, &mission, |s| !s.is_terminal())?;
@@ -236,7 +237,7 @@ fn existing_item(
     let claimed = payload
         .get("ownershipEpoch")
         .and_then(|e| e.as_number()?.as_u64());
-    let base = crate::mission::fence_parent_item(store, base, &item, claimed, kind)?;
+    let base = crate::mission::link::fence_parent_item(store, base, &item, claimed, kind)?;
     let grant = |purpose: &str| -> Result<_, EngineError> {
         Ok(lease_grant(command, purpose, now, lease_length(command)?))
     };
@@ -273,7 +274,7 @@ fn existing_item(
                     execution_lease: grant("execution")?,
                     // Row 6 / §12: a stored Execution Approval for the current Ownership
                     // Epoch, unexpired, covering the contract's high-risk operations.
-                    execution_approved: crate::approval::start_gate(store, &item, now)?,
+                    execution_approved: crate::approval::gate::start_gate(store, &item, now)?,
                 },
                 |dependency| states.get(dependency).copied(),
                 now,
@@ -427,7 +428,7 @@ fn expected(
 }
 
 fn static_kind(kind: &str) -> Result<&'static str, EngineError> {
-    super::KINDS
+    super::commands::KINDS
         .iter()
         .copied()
         .find(|k| *k == kind)

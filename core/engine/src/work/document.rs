@@ -20,6 +20,9 @@ use super::transitions::{actor, integer, object, strings, timestamp};
 use missionweaveprotocol_kernel::lease::Lease;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
+/// The store aggregate kind of a WorkItem (`store::AggregateKey::kind`).
+pub const AGGREGATE_KIND: &str = "work_item";
+
 fn lease_value(lease: &Lease) -> Result<Value, WorkError> {
     let text = lease.to_json_string()?;
     parse(text.as_bytes()).map_err(|_| WorkError::Document("lease"))

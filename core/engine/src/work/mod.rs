@@ -49,75 +49,31 @@ pub mod fencing;
 pub mod offers;
 pub mod projection;
 pub mod proposal;
-mod proposal_document;
+pub(crate) mod proposal_document;
 pub mod state;
 pub mod transitions;
 
+pub use self::commands::{KINDS, handles};
 pub use self::contract::WorkContract;
 pub use self::dependencies::DependencyGraph;
+pub use self::document::AGGREGATE_KIND;
 pub use self::error::WorkError;
 pub use self::evidence::{EvidenceRef, EvidenceResult};
 pub use self::proposal::{ProposalStatus, WorkProposal};
+pub use self::proposal_document::PROPOSAL_AGGREGATE_KIND;
 pub use self::state::{
     Actor, ActorType, LeaseGrant, Offer, OfferStatus, Owner, Submission, Transition, WorkEvent,
     WorkItem, WorkItemState,
 };
 
-/// The store aggregate kind of a WorkItem (`store::AggregateKey::kind`).
-pub const AGGREGATE_KIND: &str = "work_item";
-
-/// The store aggregate kind of a Work Proposal.
-pub const PROPOSAL_AGGREGATE_KIND: &str = "work_proposal";
-
 pub mod scope;
 
 mod authority;
+pub(crate) mod commands;
 mod decide;
 
-pub(crate) use read::{INDEX_KIND, mission_items, read_item};
 mod input;
 pub mod offline;
 pub(crate) mod plan;
 pub(crate) mod read;
 mod usage;
-
-use crate::decision::Decision;
-use crate::error::EngineError;
-use crate::ingress::VerifiedCommand;
-use crate::store::Store;
-use missionweaveprotocol_kernel::unix_millis::UnixMillis;
-
-/// The Command kinds wired here.
-pub const KINDS: [&str; 15] = [
-    "work.propose",
-    "work.authorize",
-    "work.offer",
-    "work.accept_offer",
-    "work.start",
-    "work.checkpoint",
-    "work.block",
-    "work.unblock",
-    "work.submit",
-    "work.accept_result",
-    "work.fail",
-    "work.cancel",
-    "ext.missionweaveprotocol.core.work_execution_lease_renew",
-    "ext.missionweaveprotocol.core.work_dependency_add",
-    usage::RECORD_KIND,
-];
-
-/// Whether `kind` is a WorkItem Command the engine implements.
-pub fn handles(kind: &str) -> bool {
-    KINDS.contains(&kind)
-}
-
-/// Reads what a WorkItem Command needs and decides.
-pub(crate) fn decide(
-    store: &dyn Store,
-    command: &VerifiedCommand,
-    now: UnixMillis,
-) -> Result<Decision, EngineError> {
-    let decision = decide::decide(store, command, now)?;
-    // §9.1: a cited Delegation Grant and a `parentWorkItemId` link (`engine/delegation/`).
-    crate::delegation::after_work(store, command, decision, now)
-}

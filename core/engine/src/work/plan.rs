@@ -10,7 +10,7 @@ use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::store::{AggregateKey, Blob};
 use crate::work::{
-    AGGREGATE_KIND,
+    document::AGGREGATE_KIND,
     state::{LeaseGrant, WorkEvent, WorkItem},
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;

@@ -33,12 +33,12 @@ use std::collections::BTreeMap;
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
-use super::AGGREGATE_KIND;
 use super::contract::WorkContract;
 use super::state::{Actor, ActorType, Offer, OfferStatus, WorkItem, WorkItemState};
 use super::transitions::session::LEASE_REVOKED_EVENT;
 use crate::error::EngineError;
 use crate::store::AggregateKey;
+use crate::work::document::AGGREGATE_KIND;
 use missionweaveprotocol_kernel::lease::{Lease, LeaseState, LeaseType};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 

@@ -11,6 +11,9 @@ use super::state::{Actor, ActorType};
 use super::transitions::{actor, integer, timestamp};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
+/// The store aggregate kind of a Work Proposal.
+pub const PROPOSAL_AGGREGATE_KIND: &str = "work_proposal";
+
 impl WorkProposal {
     /// The stored document.
     pub fn to_value(&self) -> Result<Value, WorkError> {

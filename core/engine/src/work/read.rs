@@ -7,7 +7,7 @@ use crate::budget::account::{BudgetAccount, account_key};
 use crate::error::EngineError;
 use crate::store::{AggregateKey, Blob, Store};
 use crate::work::{
-    AGGREGATE_KIND,
+    document::AGGREGATE_KIND,
     error::WorkError,
     proposal::WorkProposal,
     state::{WorkItem, WorkItemState},

@@ -22,7 +22,7 @@ use crate::ingress::VerifiedCommand;
 use crate::mission::aggregate::Mission;
 use crate::store::{AggregateKey, Store};
 use crate::work::fencing::check_execution_claim;
-use crate::work::{AGGREGATE_KIND, error::WorkError};
+use crate::work::{document::AGGREGATE_KIND, error::WorkError};
 use missionweaveprotocol_kernel::budget::{AccountKind, BudgetError};
 use missionweaveprotocol_kernel::resources::{Dimension, MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol_kernel::snapshot_json::{dimension_member, num_u, resources_to_value};

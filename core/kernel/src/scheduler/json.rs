@@ -2,10 +2,11 @@
 
 use missionweaveprotocol::json::{Object, Value};
 
-use super::{
-    CheckpointRef, Eligibility, GroupRecord, QueueRecord, SchedulerSnapshot, WorkOffer, WorkState,
-};
 use crate::capability_version::CapabilityRef;
+use crate::scheduler::{
+    snapshot::{GroupRecord, QueueRecord, SchedulerSnapshot},
+    types::{CheckpointRef, Eligibility, WorkOffer, WorkState},
+};
 use crate::snapshot_json::{Reader, Result, as_string, fail, num_i, num_u};
 use crate::unix_millis::UnixMillis;
 

@@ -27,7 +27,8 @@ use crate::error::EngineError;
 use crate::events::EventDraft;
 use crate::ingress::VerifiedCommand;
 use crate::store::{AggregateKey, Blob, Store};
-use crate::work::{AGGREGATE_KIND, WorkItem};
+use crate::work::document::AGGREGATE_KIND;
+use crate::work::state::WorkItem;
 use missionweaveprotocol_kernel::budget::AccountKind;
 use missionweaveprotocol_kernel::lease::Lease;
 use missionweaveprotocol_kernel::offline::{

@@ -21,7 +21,7 @@
 //! - at most `max_actions` Commands and `max_usage` in total reconcile per historical lease
 //!   (`RATE_LIMITED`, `BUDGET_EXCEEDED`).
 
-use crate::work::WorkItem;
+use crate::work::state::WorkItem;
 use missionweaveprotocol_kernel::lease::Lease;
 use missionweaveprotocol_kernel::offline::{OfflineError, OfflineLimits, OfflineProgressBinding};
 use missionweaveprotocol_kernel::resources::{MAX_SAFE_INTEGER, Resources};
