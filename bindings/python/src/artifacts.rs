@@ -1,4 +1,4 @@
-//! Content-addressed Artifact bytes: `missionweaveprotocol_engine::artifact::LocalArtifactStore`
+//! Content-addressed Artifact bytes: `missionweaveprotocol_host::LocalArtifactStore`
 //! and the manifest rules of `artifact::content`, converted for `missionweaveprotocol.artifacts`.
 //! Every rule (hash, layout, size check, manifest building, signing, verification) is in Rust;
 //! this file only converts arguments and errors. The GIL is released while the store hashes,

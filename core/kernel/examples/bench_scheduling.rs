@@ -1,6 +1,6 @@
 //! Scheduling and budget benchmarks (docs/performance.md targets), printed as JSON lines.
 //!
-//! Run: `cargo run --release -p missionweaveprotocol --example bench_scheduling`
+//! Run: `cargo run --release -p missionweaveprotocol-kernel --example bench_scheduling`
 //! Not a test: nothing here fails because the machine is slow.
 
 use std::alloc::System;

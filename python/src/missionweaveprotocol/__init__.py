@@ -1,12 +1,15 @@
-"""MissionWeaveProtocol 0.1 for Python: the verification surface of the Rust core.
+"""MissionWeaveProtocol 0.1 for Python: the whole runtime, on the Rust core.
 
-Module map (as the reference runtime): ``canonical``, ``crypto``, ``schema_formats``,
-``signed_documents``, ``registry``, ``admission``, ``bundle``, ``conformance``, ``wire``, and the
-sans-IO bounded-authority and scheduling modules ``lease``, ``budget``, ``delegation``,
-``execution``, ``scheduler``; the authoritative core ``core`` (``Core``: ``perform``, ``query``,
-``replay``), ``models``, ``payloads``, ``store``, ``ingress``, ``artifacts`` and ``auth``;
-``errors`` holds the exception hierarchy (base :class:`MissionWeaveError`; the Core's
-refusals are ``core.MissionWeaveProtocolError``, the reference's families).
+Verification, the authoritative Core and its durable stores, the Agent side, human control and
+Context Packages; every rule runs in Rust, this package converts. Module map (as the reference
+runtime): verification ``canonical``, ``crypto``, ``schema_formats``, ``signed_documents``,
+``registry``, ``admission``, ``bundle``, ``conformance``, ``wire``; the sans-IO bounded-authority
+and scheduling modules ``lease``, ``budget``, ``delegation``, ``execution``, ``scheduler``; the
+authoritative core ``core`` (``Core``: ``perform``, ``query``, ``replay``), ``models``,
+``payloads``, ``store``, ``ingress``, ``documents``, ``artifacts``; the Agent side ``auth``,
+``policy``, ``agent``, ``offline``, ``replay``, ``local_store``; human control ``control``;
+``context``; ``errors`` holds the exception hierarchy (base :class:`MissionWeaveError`; the
+Core's refusals are ``core.MissionWeaveProtocolError``, the reference's families).
 
 Importing the package is cheap: the native module and the submodules load on first use.
 """

@@ -2,7 +2,7 @@
 //! the `parentWorkItemId` link of every `work.authorize` that names one.
 //!
 //! The `work` module decides the transition as for the Coordinator (its role check lets an
-//! Agent citing `delegationGrantId` through, `engine/work/authority.rs`); then, in the same
+//! Agent citing `delegationGrantId` through, `work/authority.rs`); then, in the same
 //! decision, the cited Grant is read and the pure
 //! [`DelegationAuthority`](missionweaveprotocol_kernel::delegation::DelegationAuthority) checks this use: the
 //! actor is the grantee with an active `work_delegate` Membership at the Grant's epoch; the

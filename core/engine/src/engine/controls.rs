@@ -18,7 +18,7 @@
 //! Defaults are the reference's `CooperationLimits` (100 queued, 4 active, 30 proposals per
 //! minute). The delegation depth limit (§9.1, §20) applies to `membership.grant_delegation` and
 //! delegated `work.authorize`. Any one of these limits is lifted once by a Cooperation Override
-//! Grant the Command cites (`engine/cooperation_override/`). Message and clarification limits
+//! Grant the Command cites (`cooperation_override/`). Message and clarification limits
 //! belong to the Message Commands.
 
 use missionweaveprotocol::json::{self, Object, Value};

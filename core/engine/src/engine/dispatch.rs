@@ -2,8 +2,8 @@
 //!
 //! Each family adds one arm: read its aggregates through the store, then call its pure
 //! `decide`: Mission kinds (`mission`), Membership kinds (`membership`), WorkItem kinds
-//! (`engine/work`), Artifact kinds (`artifact`), the Organization-scoped bootstrap service kinds
-//! (`engine/organization`). Every kind is first fenced by the sender's Session Epoch (Agents,
+//! (`work`), Artifact kinds (`artifact`), the Organization-scoped bootstrap service kinds
+//! (`organization`). Every kind is first fenced by the sender's Session Epoch (Agents,
 //! `organization::session::fence`) and Membership Epoch (`membership::fence`).
 
 use crate::artifact;

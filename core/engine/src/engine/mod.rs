@@ -12,7 +12,7 @@
 //!    (`mission::decide` for the Mission rows); a rebased offline `work.checkpoint` (the one
 //!    critical extension the engine interprets, §11.5) is then reconciled into the same
 //!    decision: binding checks, the usage charge and its Event before the checkpoint
-//!    (`engine/work/offline.rs`);
+//!    (`work/offline/`);
 //! 4. signing each Event at its Group's next sequence with the Group Authority's
 //!    [`EventIssuer`](crate::events::EventIssuer) and committing one store transaction: the
 //!    appends, the aggregate writes and checks with the revisions read, and the receipt;

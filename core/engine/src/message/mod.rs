@@ -4,8 +4,7 @@
 //! (§4 invariant 2).
 //!
 //! See `decide.rs` (rows and Events), `eligibility.rs` (senders, mentions, Conversations),
-//! `payload.rs` (members), `authority.rs` (the non-authority guard) and `docs/engine.md`
-//! § Conversations and Messages.
+//! `payload.rs` (members), `authority.rs` (the non-authority guard) and `docs/messages.md`.
 
 pub(crate) mod aggregate;
 mod authority;

@@ -7,7 +7,7 @@
 //! **Invariant**: every WorkItem whose owner holds a lease recorded `active` is listed in the
 //! owner's index. The index may list more (a lease that lapsed, an item whose lease was closed
 //! by a Mission's closure): a Session replacement skips those and drops them. It is maintained
-//! by every WorkItem Command on an owned item ([`track`], called by `engine/work`): the item's
+//! by every WorkItem Command on an owned item ([`track`], called by `work`): the item's
 //! Agent index is written when the item enters or leaves it, and otherwise checked at commit,
 //! so a Session replacement that drops an entry concurrently makes the Command decide again.
 //! Bounded: an entry leaves when its item's lease closes through a WorkItem Command or at the

@@ -16,7 +16,7 @@
 //!   its log position and the Group Authority's signature).
 //! - [`replay_read`](Core::replay_read): the same, but a cursor before an archived
 //!   Group's online log answers with the signed snapshot itself (§16 `CURSOR_TOO_OLD`), which
-//!   `archive::CoreReplaySource` hands to an Agent's replay.
+//!   `missionweaveprotocol_agent::replay::CoreReplaySource` hands to an Agent's replay.
 //!
 //! Every refusal is a [`CoreError`] carrying its §19 wire code and its reference
 //! [`ErrorFamily`] (one table, `error.rs`). The facade is `Sync`: bindings share it between

@@ -5,7 +5,7 @@
 //!   `ext.missionweaveprotocol.core.work_dependency_add`): the Agent holding the current Coordinator Epoch with a live
 //!   lease (`AUTH_STALE_COORDINATOR`, `AUTH_FORBIDDEN`, `WORK_LEASE_EXPIRED`). A `work.authorize`
 //!   or `work.offer` citing `delegationGrantId` is instead authorized by that Grant (§9.1): only
-//!   an Agent passes here, the Grant itself is checked by `engine/delegation/`.
+//!   an Agent passes here, the Grant itself is checked by `delegation/`.
 //! - Worker kinds (`work.accept_offer`, `work.start`, `work.checkpoint`, `work.block`,
 //!   `work.submit`, `ext.missionweaveprotocol.core.work_execution_lease_renew`): an Agent (`AUTH_FORBIDDEN` otherwise); that it is the
 //!   offered candidate or the owner is the `work` module's check (`AUTH_FORBIDDEN`,

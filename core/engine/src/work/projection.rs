@@ -44,7 +44,7 @@ use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// `artifact.published` (§13.1).
 const ARTIFACT_PUBLISHED: &str = "artifact.published";
-/// The resource-usage Event (`engine/work/usage.rs`).
+/// The resource-usage Event (`work/usage.rs`).
 const USAGE_RECORDED: &str = "ext.missionweaveprotocol.core.resource_usage_recorded";
 
 /// What a replica can know of a lease from the Events.

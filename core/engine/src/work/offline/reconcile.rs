@@ -2,7 +2,7 @@
 //!
 //! [`check_binding`] is pure: it compares the binding with the rebased Command's envelope,
 //! the Core's own [`OfflineLimits`], the WorkItem's current owner and the historical Execution
-//! Lease the binding names. The engine (`engine/work/offline.rs`) reads those from the store,
+//! Lease the binding names. The engine (`work/offline/mod.rs`) reads those from the store,
 //! calls this, and only then charges the delta and applies the checkpoint, all in one
 //! transaction (§11.5 "Reconciliation and resource charge form one transaction").
 //!
