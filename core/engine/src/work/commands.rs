@@ -38,6 +38,6 @@ pub(crate) fn decide(
     now: UnixMillis,
 ) -> Result<Decision, EngineError> {
     let decision = super::decide::decide(store, command, now)?;
-    // §9.1: a cited Delegation Grant and a `parentWorkItemId` link (`engine/delegation/`).
+    // §9.1: a cited Delegation Grant and a `parentWorkItemId` link (`delegation/`).
     crate::delegation::use_grant::after_work(store, command, decision, now)
 }

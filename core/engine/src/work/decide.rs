@@ -375,7 +375,7 @@ fn existing_item(
     // §11.5: a lease replaced by a new `work.start` stays readable for offline reconciliation.
     let base = super::offline::archive_replaced_lease(base, &item, &transition.state)?;
     // §11.3: the owner's lease index lists every item on which it holds an active lease, so a
-    // Session replacement can revoke them (`engine/organization/lease_index.rs`).
+    // Session replacement can revoke them (`organization/lease_index.rs`).
     let base = track(store, base, &transition.state)?;
     put_item(
         base,

@@ -163,7 +163,7 @@ pub(crate) fn reconcile(
     else {
         return Ok(decision);
     };
-    // Both reversible kinds are decided by the engine: `work.checkpoint` (`engine/work`) and
+    // Both reversible kinds are decided by the engine: `work.checkpoint` (`work/`) and
     // `message.post` (`message`, which already placed the Message in the WorkItem's
     // Conversation, §9); either is reconciled here the same way.
     if !is_reversible(command.kind()) {
