@@ -67,6 +67,15 @@ pub fn vocabularies() -> Vec<(&'static str, Vec<&'static str>)> {
     }
     let mut all = vec![
         ("wire_code", names(WireCode::ALL, WireCode::as_str)),
+        // §19: the codes a client may retry unchanged (the same signed Command or frame).
+        (
+            "retryable_wire_code",
+            WireCode::ALL
+                .into_iter()
+                .filter(|code| code.retryable())
+                .map(WireCode::as_str)
+                .collect(),
+        ),
         ("error_class", names(ErrorClass::ALL, ErrorClass::as_str)),
         ("stage", names(Stage::ALL, Stage::as_str)),
         (

@@ -38,3 +38,20 @@ pub const OPERATIONS: [&str; 7] = [
     "cancel",
     "replace_coordinator",
 ];
+
+/// The key ID a new human key gets when none is given: `<human_id>:signing-key` (the
+/// reference's `HumanIdentity.generate`). The Registry binds it; nothing else reads its form.
+pub fn default_key_id(human_id: &str) -> String {
+    format!("{human_id}:signing-key")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_default_key_id_is_the_references() {
+        assert_eq!(
+            super::default_key_id("urn:missionweaveprotocol:human:alice"),
+            "urn:missionweaveprotocol:human:alice:signing-key"
+        );
+    }
+}
