@@ -98,13 +98,7 @@ pub fn canonical_text(py: Python<'_>, text: &str) -> PyErr {
 
 /// A signing input that is not a JSON object of JSON values: it would fail at stage `schema`.
 pub fn signing_text(py: Python<'_>, text: &str) -> PyErr {
-    describe(
-        py,
-        &SigningError {
-            stage: Stage::Schema,
-            detail: text.to_owned(),
-        },
-    )
+    describe(py, &SigningError::new(Stage::Schema, text))
 }
 
 /// A bundle root that cannot be opened.

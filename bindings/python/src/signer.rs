@@ -93,10 +93,7 @@ pub fn signer_failure(py: Python<'_>, stage: Stage, what: &str, raised: PyErr) -
     }
     let error = errors::signing_error(
         py,
-        &SigningError {
-            stage,
-            detail: format!("{what} raised {raised}"),
-        },
+        &SigningError::new(stage, format!("{what} raised {raised}")),
     );
     error.set_cause(py, Some(raised));
     error

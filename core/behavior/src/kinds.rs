@@ -36,7 +36,7 @@ fn schema(name: &str) -> Result<Value, String> {
     let (_, bytes) = bundle::schema_files()
         .find(|(path, _)| path.ends_with(name))
         .ok_or_else(|| format!("{name} is not embedded"))?;
-    json::parse(bytes).map_err(|e| format!("{name}: {e}"))
+    json::parse_state(bytes).map_err(|e| format!("{name}: {e}"))
 }
 
 fn strings(document: &Value, pointer: &str, name: &str) -> Result<Vec<String>, String> {

@@ -252,7 +252,8 @@ pub fn observe(world: &World, watch: Watch) -> Result<String, String> {
             let Some(stored) = stored else {
                 return Ok("none".to_owned());
             };
-            let value = json::parse(&stored.value).map_err(|e| format!("stored {id}: {e}"))?;
+            let value =
+                json::parse_state(&stored.value).map_err(|e| format!("stored {id}: {e}"))?;
             value
                 .get("status")
                 .and_then(Value::as_str)

@@ -127,7 +127,7 @@ pub fn worker(
 pub fn publish(actor: &'static str, producer: &'static str) -> Build {
     Box::new(move |w: &World| {
         let created = w.now().to_rfc3339().ok_or("clock out of range")?;
-        let unsigned = json::parse(payloads::manifest(producer, &created).as_bytes())
+        let unsigned = json::parse_state(payloads::manifest(producer, &created).as_bytes())
             .map_err(|e| format!("manifest JSON: {e}"))?;
         let signed = w.sign_artifact(&unsigned, producer)?;
         let text = json::canonical_bytes(&signed)
@@ -343,7 +343,7 @@ fn card_command(
             &encode_base64url(&public_key),
         );
         let unsigned =
-            json::parse(unsigned.as_bytes()).map_err(|e| format!("Agent Card JSON: {e}"))?;
+            json::parse_state(unsigned.as_bytes()).map_err(|e| format!("Agent Card JSON: {e}"))?;
         let mut card = w.sign_document(SignedDocumentKind::AgentCard, &unsigned, IDENTITY)?;
         if let (Some((member, value)), Value::Object(members)) = (tamper, &mut card) {
             members.insert(member, Value::string(value));

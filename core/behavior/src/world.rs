@@ -375,8 +375,8 @@ impl World {
             "issuedAt": "{issued_at}", "payload": {payload}}}"#,
             principal.kind.as_str()
         );
-        let unsigned =
-            json::parse(text.as_bytes()).map_err(|e| format!("{kind}: unsigned JSON: {e}"))?;
+        let unsigned = json::parse_state(text.as_bytes())
+            .map_err(|e| format!("{kind}: unsigned JSON: {e}"))?;
         let bytes = SignedDocumentCodec::new()
             .sign(SignedDocumentKind::Command, &unsigned, key)
             .map_err(|e| format!("{kind}: signing refused: {e}"))?

@@ -91,7 +91,7 @@ mod tests {
             finish(&report, true, &mut Output::new(&mut bytes)).unwrap(),
             Exit::Failed
         );
-        let value = missionweaveprotocol::json::parse(&bytes).unwrap();
+        let value = missionweaveprotocol::json::parse_state(&bytes).unwrap();
         assert_eq!(value.get("ok"), Some(&Value::Bool(false)));
         assert_eq!(
             value

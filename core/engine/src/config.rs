@@ -357,10 +357,12 @@ impl CoreConfig {
     /// members are refused with the path of the offending member).
     pub fn from_json(text: &str) -> Result<Self, ConfigError> {
         // The strict parser first: serde_json would take the last of two equal members.
-        missionweaveprotocol::json::parse(text.as_bytes()).map_err(|e| ConfigError::Invalid {
-            reason: "options_not_json",
-            member: "options",
-            detail: e.to_string(),
+        missionweaveprotocol::json::parse_state(text.as_bytes()).map_err(|e| {
+            ConfigError::Invalid {
+                reason: "options_not_json",
+                member: "options",
+                detail: e.to_string(),
+            }
         })?;
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let config: Self = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {

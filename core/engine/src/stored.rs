@@ -20,7 +20,7 @@ pub(crate) fn parsed(
     stored: &Aggregate,
 ) -> Result<Arc<Parsed>, EngineError> {
     decode_shared(store, key, stored, |s| {
-        missionweaveprotocol::json::parse(&s.value)
+        missionweaveprotocol::json::parse_state(&s.value)
             .map(Parsed)
             .map_err(|e| EngineError::Corrupt {
                 key: key.clone(),

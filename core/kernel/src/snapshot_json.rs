@@ -230,7 +230,7 @@ pub fn resources_from_value(value: &Value, path: &str) -> Result<Resources> {
 mod tests {
     use super::*;
     use crate::budget::BudgetLedgerSnapshot;
-    use missionweaveprotocol::json::{canonical_bytes, parse};
+    use missionweaveprotocol::json::{canonical_bytes, parse_state};
 
     #[test]
     fn resources_round_trip_and_reject_bad_members() {
@@ -248,14 +248,14 @@ mod tests {
             r#"[]"#,
         ] {
             assert!(
-                resources_from_value(&parse(bad.as_bytes()).unwrap(), "").is_err(),
+                resources_from_value(&parse_state(bad.as_bytes()).unwrap(), "").is_err(),
                 "{bad}"
             );
         }
         // 1.0 is an exact integer.
         let one = r#"{"financialMicrounits":1.0,"modelTokens":0,"toolCalls":0,"computeSeconds":0,"wallClockSeconds":0,"externalActions":0}"#;
         assert_eq!(
-            resources_from_value(&parse(one.as_bytes()).unwrap(), "")
+            resources_from_value(&parse_state(one.as_bytes()).unwrap(), "")
                 .unwrap()
                 .get(Dimension::Financial),
             1
@@ -266,12 +266,12 @@ mod tests {
     fn errors_carry_a_json_pointer() {
         let doc =
             br#"{"version":1,"missions":[{"missionId":"m","limit":{},"usage":{}}],"workItems":[]}"#;
-        let err = BudgetLedgerSnapshot::from_value(&parse(doc).unwrap()).unwrap_err();
+        let err = BudgetLedgerSnapshot::from_value(&parse_state(doc).unwrap()).unwrap_err();
         assert_eq!(err.path, "/missions/0/limit/financialMicrounits");
         assert_eq!(err.code(), WireCode::InternalError);
         let doc = br#"{"version":2,"missions":[],"workItems":[]}"#;
         assert_eq!(
-            BudgetLedgerSnapshot::from_value(&parse(doc).unwrap())
+            BudgetLedgerSnapshot::from_value(&parse_state(doc).unwrap())
                 .unwrap_err()
                 .path,
             "/version"

@@ -201,7 +201,7 @@ pub fn verify_admission_bundle_from(
     let bytes = source
         .read(admission::MANIFEST)
         .map_err(|error| refuse(error.to_string()))?;
-    let manifest = crate::json::parse(&bytes).map_err(|error| {
+    let manifest = crate::json::parse_state(&bytes).map_err(|error| {
         refuse(format!(
             "{} is not strict JSON: {error}",
             admission::MANIFEST

@@ -4,7 +4,9 @@
 //! Bound: a parsed [`Document`] costs at most 4 × the input + 16 bytes; a whole `verify` at
 //! most 6 × the input + 64 KiB (tape, canonical signing bytes, schema bookkeeping).
 
-use missionweaveprotocol::json::{Document, Limit, ParseErrorKind, ParseLimits, parse};
+use missionweaveprotocol::json::{
+    Document, Limit, ParseErrorKind, ParseLimits, check_limits, parse, parse_state,
+};
 use missionweaveprotocol::registry::AgentRegistryKeyResolver;
 use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind, Stage, WireCode};
 use mwp_alloc_count::{Counting, peak_of};
@@ -83,7 +85,7 @@ fn a_parsed_document_costs_at_most_four_times_its_input() {
         let (peak, document) = peak_of(|| Document::parse(&input, &ParseLimits::STATE));
         let document = document.unwrap_or_else(|e| panic!("{shape}: {e}"));
         let bound = 4 * input.len() + 16;
-        let (tree_peak, _) = peak_of(|| parse(&input));
+        let (tree_peak, _) = peak_of(|| parse_state(&input));
         eprintln!(
             "{shape:>16}: {:>8} input bytes, tape peak {:.2}×, owned tree {:.2}×",
             input.len(),
@@ -101,7 +103,7 @@ fn a_parsed_document_costs_at_most_four_times_its_input() {
             "{shape}: heap_bytes is what stays"
         );
         // The same document through the owned tree: the bound is what the tape buys.
-        assert_eq!(document.to_value(), parse(&input).unwrap(), "{shape}");
+        assert_eq!(document.to_value(), parse_state(&input).unwrap(), "{shape}");
     }
 }
 
@@ -110,7 +112,7 @@ fn the_owned_tree_would_break_the_bound_so_the_test_can_fail() {
     // The negative control: the previous representation (an owned tree) of the first shape
     // costs far more than 4 × — the assertion above is not vacuous.
     let input = array_of("{}", 1 << 20);
-    let (peak, value) = peak_of(|| parse(&input));
+    let (peak, value) = peak_of(|| parse_state(&input));
     value.unwrap();
     assert!(peak > 4 * input.len(), "tree peak {peak}");
 }
@@ -142,7 +144,7 @@ fn verify_costs_at_most_six_times_its_input() {
             signed.len(),
             peak as f64 / signed.len() as f64
         );
-        let tree = parse(&signed).unwrap();
+        let tree = parse_state(&signed).unwrap();
         let tree_bytes = approximate_tree_bytes(&tree);
         assert!(
             peak <= bound + tree_bytes,
@@ -285,4 +287,27 @@ fn verify_refuses_a_document_over_the_profile_limit_at_stage_one() {
         .verify(SignedDocumentKind::Command, &huge, &resolver)
         .unwrap_err();
     assert_eq!(error.stage, Stage::Schema);
+}
+
+#[test]
+fn checking_limits_costs_at_most_one_and_a_half_times_the_input_and_gives_the_parsers_verdict() {
+    // `json::check_limits` runs the counting pass alone: its only allocation is the names of
+    // open objects (4 bytes a member while the object is open, at most 8 with the vector's
+    // growth; a member takes at least 6 input bytes), so the bound is 1.5 × input + 64 KiB;
+    // its verdict is the parser's under the same limits.
+    let small = ParseLimits::checked(64, 4, 8, 3).unwrap();
+    for (shape, input) in shapes() {
+        let (peak, verdict) = peak_of(|| check_limits(&input, &ParseLimits::STATE));
+        verdict.unwrap_or_else(|e| panic!("{shape}: {e}"));
+        assert!(
+            peak <= input.len() * 3 / 2 + (64 << 10),
+            "{shape}: check_limits peak {peak} for {} input bytes",
+            input.len()
+        );
+        let tight = check_limits(&input, &small).err().map(|e| e.kind);
+        let parsed = Document::parse(&input, &small).err().map(|e| e.kind);
+        assert_eq!(tight, parsed, "{shape}: the same verdict as the parser");
+    }
+    assert!(check_limits(b"[1,2", &ParseLimits::DOCUMENT).is_err());
+    assert!(check_limits(b"{\"a\":1,\"a\":2}", &ParseLimits::DOCUMENT).is_err());
 }

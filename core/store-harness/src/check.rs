@@ -109,7 +109,7 @@ fn parse_event(
                 .map_err(|e| HarnessError::check(format!("{}: Event fails §6.4: {e}", where_())))?
                 .document
         }
-        None => json::parse(&record.body)
+        None => json::parse_state(&record.body)
             .map_err(|e| HarnessError::check(format!("{}: Event does not parse: {e}", where_())))?,
     };
     let text = |name: &str| {

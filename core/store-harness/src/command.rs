@@ -97,7 +97,7 @@ impl<'k> CommandSigner<'k> {
         signer: &str,
     ) -> Result<String, HarnessError> {
         let (_, key) = self.keys.principal(signer)?;
-        let value = json::parse(document.as_bytes())
+        let value = json::parse_state(document.as_bytes())
             .map_err(|e| HarnessError::workload(format!("{kind:?} document JSON: {e}")))?;
         let signed = SignedDocumentCodec::new()
             .sign(kind, &value, key)
@@ -123,7 +123,7 @@ impl<'k> CommandSigner<'k> {
             "issuedAt": "{ISSUED_AT}", "payload": {payload}}}"#,
             principal.kind.as_str()
         );
-        let unsigned = json::parse(text.as_bytes())
+        let unsigned = json::parse_state(text.as_bytes())
             .map_err(|e| HarnessError::workload(format!("{kind}: unsigned JSON: {e}")))?;
         let bytes = SignedDocumentCodec::new()
             .sign(SignedDocumentKind::Command, &unsigned, key)

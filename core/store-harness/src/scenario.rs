@@ -258,7 +258,8 @@ pub fn apply_on(
 }
 
 fn parse(body: &[u8]) -> Result<Value, HarnessError> {
-    json::parse(body).map_err(|e| HarnessError::check(format!("an Event does not parse: {e}")))
+    json::parse_state(body)
+        .map_err(|e| HarnessError::check(format!("an Event does not parse: {e}")))
 }
 
 /// `pointer` in the first of `events`.

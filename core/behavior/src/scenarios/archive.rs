@@ -26,7 +26,7 @@ enum Forgery {
 }
 
 fn policy_log() -> Result<Value, String> {
-    json::parse(
+    json::parse_state(
         format!(
             r#"{{"entryId": "urn:missionweaveprotocol:policy-log:behavior-1",
             "decision": "verified the exact signed human decision before archiving",
@@ -75,7 +75,7 @@ fn group_state(w: &World) -> Result<String, String> {
         .aggregate(&AggregateKey::new(GROUP_KIND, GROUP))
         .map_err(|e| e.to_string())?
         .ok_or("no Group")?;
-    let group = json::parse(&stored.value).map_err(|e| e.to_string())?;
+    let group = json::parse_state(&stored.value).map_err(|e| e.to_string())?;
     Ok(group
         .get("state")
         .and_then(Value::as_str)

@@ -147,7 +147,7 @@ impl ExecutionApproval {
 
     /// Reads a stored approval; `None` if malformed.
     pub fn from_stored(bytes: &[u8]) -> Option<Self> {
-        Self::from_value(&json::parse(bytes).ok()?)
+        Self::from_value(&json::parse_state(bytes).ok()?)
     }
 
     /// Reads [`to_value`](Self::to_value)'s form; `None` if malformed.

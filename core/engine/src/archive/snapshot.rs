@@ -121,7 +121,7 @@ pub fn read_snapshot(
         key: key.clone(),
         detail,
     };
-    let document = json::parse(&stored.value).map_err(|e| corrupt(e.to_string()))?;
+    let document = json::parse_state(&stored.value).map_err(|e| corrupt(e.to_string()))?;
     let through_sequence = document
         .get("throughSequence")
         .and_then(Value::as_number)

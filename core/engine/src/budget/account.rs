@@ -144,7 +144,7 @@ impl BudgetAccount {
 
     /// Reads a stored account; `None` if the bytes are not one.
     pub fn from_stored(bytes: &[u8]) -> Option<Self> {
-        let value = json::parse(bytes).ok()?;
+        let value = json::parse_state(bytes).ok()?;
         let id_of = |v: &Value| -> Option<AccountId> {
             let kind = match v.get("kind")?.as_str()? {
                 "mission" => AccountKind::Mission,

@@ -28,7 +28,7 @@ impl StoredOverride {
         let Some(stored) = store.aggregate(&key)? else {
             return Ok(None);
         };
-        let value = json::parse(&stored.value).map_err(|e| EngineError::Corrupt {
+        let value = json::parse_state(&stored.value).map_err(|e| EngineError::Corrupt {
             key: key.clone(),
             detail: e.to_string(),
         })?;

@@ -28,7 +28,7 @@ pub(crate) fn read_parent(
     let Some(stored) = store.aggregate(&key)? else {
         return Ok((0, None));
     };
-    let parent = json::parse(&stored.value)
+    let parent = json::parse_state(&stored.value)
         .ok()
         .and_then(|v| v.get("parentWorkItemId")?.as_str().map(str::to_owned))
         .ok_or_else(|| EngineError::Corrupt {
@@ -64,7 +64,7 @@ pub(crate) fn link_depth(decision: &Decision) -> Option<u32> {
         .iter()
         .filter(|w| w.key.kind == LINK_KIND)
         .filter_map(|w| w.value.as_ref())
-        .filter_map(|bytes| json::parse(bytes).ok())
+        .filter_map(|bytes| json::parse_state(bytes).ok())
         .find_map(|v| v.get("depth")?.as_number()?.as_u64())
         .map(|d| u32::try_from(d).unwrap_or(u32::MAX))
 }

@@ -70,7 +70,7 @@ impl StoredGrant {
             key: key.clone(),
             detail,
         };
-        let value = json::parse(&stored.value).map_err(|e| corrupt(e.to_string()))?;
+        let value = json::parse_state(&stored.value).map_err(|e| corrupt(e.to_string()))?;
         let document = value
             .get("grant")
             .cloned()

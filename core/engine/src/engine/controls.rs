@@ -174,7 +174,7 @@ fn count_rows(
         if key == own {
             continue;
         }
-        let value = json::parse(&row.value).map_err(|e| EngineError::Corrupt {
+        let value = json::parse_state(&row.value).map_err(|e| EngineError::Corrupt {
             key: key.clone(),
             detail: e.to_string(),
         })?;
@@ -212,7 +212,7 @@ fn proposal_rate(
     let read_revision = stored.as_ref().map_or(0, |s| s.revision);
     let mut times: Vec<i64> = match &stored {
         None => Vec::new(),
-        Some(s) => json::parse(&s.value)
+        Some(s) => json::parse_state(&s.value)
             .ok()
             .and_then(|v| {
                 v.get("times")?

@@ -48,7 +48,7 @@
 //!     &authority.public_key_bytes(), "2026-01-01T00:00:00Z")?;
 //! let registry = Arc::new(builder.build()?.1);
 //!
-//! let create = json::parse(br#"{"protocolVersion": "0.1",
+//! let create = json::parse_state(br#"{"protocolVersion": "0.1",
 //!     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
 //!     "actor": {"type": "human", "id": "urn:missionweaveprotocol:human:alice"},
 //!     "groupId": "urn:missionweaveprotocol:group:finance", "kind": "mission.create",

@@ -150,7 +150,7 @@ impl Query {
 }
 
 fn parsed(key: &AggregateKey, stored: &Aggregate) -> Result<Value, EngineError> {
-    json::parse(&stored.value).map_err(|e| EngineError::Corrupt {
+    json::parse_state(&stored.value).map_err(|e| EngineError::Corrupt {
         key: key.clone(),
         detail: e.to_string(),
     })
@@ -220,7 +220,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                     };
                     let text = lease.to_json_string().map_err(|e| corrupt(&key, e))?;
                     let mut document =
-                        json::parse(text.as_bytes()).map_err(|e| corrupt(&key, e))?;
+                        json::parse_state(text.as_bytes()).map_err(|e| corrupt(&key, e))?;
                     if let Value::Object(members) = &mut document {
                         members.insert("state", Value::string(lease.state_at(now).as_str()));
                     }

@@ -38,11 +38,17 @@ impl DescribeError for EventBuildError {
         }
     }
     fn wire_code(&self) -> WireCode {
-        WireCode::InternalError
+        match self {
+            // The Command asks for an Event no receiver could read (§6.4 stage-1 limits): the
+            // sender's to fix, not the authority's failure.
+            Self::Signing(e) if e.limit.is_some() => e.wire_code(),
+            _ => WireCode::InternalError,
+        }
     }
     fn reason(&self) -> &str {
         match self {
             Self::UnrenderableTime(_) => "unrenderable_timestamp",
+            Self::Signing(e) if e.limit.is_some() => e.reason(),
             Self::Signing(_) => "event_unsignable",
         }
     }
@@ -53,6 +59,9 @@ impl DescribeError for EventBuildError {
         }
     }
     fn fields(&self) -> Fields {
-        Fields::new()
+        match self {
+            Self::Signing(e) if e.limit.is_some() => e.fields(),
+            _ => Fields::new(),
+        }
     }
 }

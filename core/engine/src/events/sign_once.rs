@@ -19,7 +19,7 @@
 
 use missionweaveprotocol::crypto::{Signer, split_signature};
 use missionweaveprotocol::json::{
-    Object, Value, canonical_bytes, sha256_prefixed, write_canonical,
+    Object, ParseLimits, Value, canonical_bytes, check_limits, sha256_prefixed, write_canonical,
 };
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::schema_formats::{Timestamp, decode_base64url, encode_base64url};
@@ -29,10 +29,7 @@ use missionweaveprotocol::{SignedDocumentKind, Stage};
 const KIND: SignedDocumentKind = SignedDocumentKind::Event;
 
 fn refused(stage: Stage, detail: impl Into<String>) -> SigningError {
-    SigningError {
-        stage,
-        detail: detail.into(),
-    }
+    SigningError::new(stage, detail)
 }
 
 /// Signs the unsigned Event `object` (no top-level `signature`) once with `signer`.
@@ -94,6 +91,10 @@ pub(super) fn sign_event(
                 .map_err(|e| refused(Stage::Canonicalization, e.to_string()))?
         }
     };
+    // Receivers verify Events under the `DOCUMENT` stage-1 limits (§6.4): an Event they would
+    // refuse is never appended (the Command is refused with the verifier's own verdict), so
+    // replay never meets an Event the engine wrote and a verifier cannot read.
+    check_limits(&bytes, &ParseLimits::DOCUMENT).map_err(|e| SigningError::limit_exceeded(&e))?;
     let mut object = object;
     object.insert("signature", envelope);
     let document = Value::Object(object);

@@ -124,7 +124,7 @@ impl Membership {
             key: key.clone(),
             detail,
         };
-        let value = json::parse(&stored.value).map_err(|e| corrupt(e.to_string()))?;
+        let value = json::parse_state(&stored.value).map_err(|e| corrupt(e.to_string()))?;
         let Value::Object(document) = value else {
             return Err(corrupt("not an object".into()));
         };

@@ -117,7 +117,7 @@ impl StoredMessage {
             key: key.clone(),
             detail: detail.to_owned(),
         };
-        let value = json::parse(&stored.value).map_err(|e| corrupt(&e.to_string()))?;
+        let value = json::parse_state(&stored.value).map_err(|e| corrupt(&e.to_string()))?;
         let document = value
             .get("message")
             .and_then(Value::as_object)

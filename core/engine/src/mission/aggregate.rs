@@ -146,7 +146,7 @@ impl Mission {
             key: key.clone(),
             detail,
         };
-        let value = json::parse(&stored.value).map_err(|e| corrupt(e.to_string()))?;
+        let value = json::parse_state(&stored.value).map_err(|e| corrupt(e.to_string()))?;
         // The document is taken out of the parsed value, not copied.
         let Value::Object(mut value) = value else {
             return Err(corrupt("no document".into()));

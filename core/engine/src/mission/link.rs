@@ -121,7 +121,7 @@ pub(crate) fn read_link(
     match store.aggregate(&key)? {
         None => Ok(None),
         Some(stored) => {
-            let value = json::parse(&stored.value).map_err(|e| EngineError::Corrupt {
+            let value = json::parse_state(&stored.value).map_err(|e| EngineError::Corrupt {
                 key: key.clone(),
                 detail: e.to_string(),
             })?;
@@ -175,7 +175,7 @@ pub(crate) fn item_child(
     let Some(stored) = store.aggregate(&key)? else {
         return Ok(None);
     };
-    let value = json::parse(&stored.value).map_err(|e| EngineError::Corrupt {
+    let value = json::parse_state(&stored.value).map_err(|e| EngineError::Corrupt {
         key: key.clone(),
         detail: e.to_string(),
     })?;

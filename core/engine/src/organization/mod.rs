@@ -58,10 +58,11 @@ pub(crate) fn read_value(
     let Some(stored) = store.aggregate(key)? else {
         return Ok(None);
     };
-    let value =
-        missionweaveprotocol::json::parse(&stored.value).map_err(|e| EngineError::Corrupt {
+    let value = missionweaveprotocol::json::parse_state(&stored.value).map_err(|e| {
+        EngineError::Corrupt {
             key: key.clone(),
             detail: e.to_string(),
-        })?;
+        }
+    })?;
     Ok(Some((stored.revision, value)))
 }

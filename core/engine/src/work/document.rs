@@ -6,7 +6,7 @@
 //! against its schema, the contract against §10.1, and every lease against its own schema and
 //! rules, so a document the aggregate could not have produced is refused.
 
-use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, parse};
+use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, parse_state};
 use missionweaveprotocol::schema::SchemaCatalog;
 use missionweaveprotocol::schema_formats::Timestamp;
 
@@ -25,7 +25,7 @@ pub const AGGREGATE_KIND: &str = "work_item";
 
 fn lease_value(lease: &Lease) -> Result<Value, WorkError> {
     let text = lease.to_json_string()?;
-    parse(text.as_bytes()).map_err(|_| WorkError::Document("lease"))
+    parse_state(text.as_bytes()).map_err(|_| WorkError::Document("lease"))
 }
 
 fn evidence_value(evidence: &EvidenceRef) -> Value {
@@ -319,7 +319,7 @@ impl WorkItem {
 
     /// Reads stored bytes (strict JSON) back.
     pub fn from_json(bytes: &[u8]) -> Result<Self, WorkError> {
-        let value = parse(bytes).map_err(|_| WorkError::Document("json"))?;
+        let value = parse_state(bytes).map_err(|_| WorkError::Document("json"))?;
         Self::from_value(&value)
     }
 }

@@ -1,7 +1,7 @@
 //! The stored Work Proposal (store kind [`super::PROPOSAL_AGGREGATE_KIND`]). No schema exists
 //! for it (digest 2.3), so the members mirror the reference's `WorkProposal` in camelCase.
 
-use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, parse};
+use missionweaveprotocol::json::{Number, Object, Value, canonical_bytes, parse_state};
 use missionweaveprotocol::schema_formats::Timestamp;
 
 use super::contract::WorkContract;
@@ -89,6 +89,6 @@ impl WorkProposal {
 
     /// Reads stored bytes (strict JSON) back.
     pub fn from_json(bytes: &[u8]) -> Result<Self, WorkError> {
-        Self::from_value(&parse(bytes).map_err(|_| WorkError::Document("json"))?)
+        Self::from_value(&parse_state(bytes).map_err(|_| WorkError::Document("json"))?)
     }
 }

@@ -6,7 +6,7 @@
 use super::{Lease, LeaseBinding, LeaseError, LeaseState, LeaseType, LeaseWindow};
 use crate::unix_millis::UnixMillis;
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol::json::{ParseError, Value, parse};
+use missionweaveprotocol::json::{ParseError, Value, parse_state};
 use missionweaveprotocol::schema::{SchemaCatalog, SchemaIssue};
 use missionweaveprotocol::schema_formats::Timestamp;
 
@@ -90,7 +90,7 @@ fn required(
 impl Lease {
     /// Reads a lease from its document bytes (strict JSON).
     pub fn from_json(bytes: &[u8]) -> Result<Lease, LeaseDocumentError> {
-        let value = parse(bytes).map_err(LeaseDocumentError::Parse)?;
+        let value = parse_state(bytes).map_err(LeaseDocumentError::Parse)?;
         Lease::from_value(&value)
     }
 

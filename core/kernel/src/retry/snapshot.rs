@@ -11,7 +11,7 @@
 //! the budget, a consistent in-flight attempt).
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol::json::{Object, Value, canonical_bytes, parse, sha256_prefixed};
+use missionweaveprotocol::json::{Object, Value, canonical_bytes, parse_state, sha256_prefixed};
 
 use super::{Backoff, RetryController, RetryError, RetryPolicy, RetryReason};
 use crate::resources::{MAX_SAFE_INTEGER, Resources};
@@ -281,7 +281,7 @@ impl RetrySnapshot {
 
     /// Parses JSON bytes, then [`from_value`](Self::from_value).
     pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, RetrySnapshotError> {
-        let value = parse(bytes).map_err(|e| {
+        let value = parse_state(bytes).map_err(|e| {
             RetrySnapshotError::Format(SnapshotFormatError {
                 path: String::new(),
                 message: e.to_string(),

@@ -5,7 +5,7 @@ use std::borrow::Borrow;
 use super::error::{AdmissionError, AdmissionReason as R};
 use super::log::{AdmissionLog, AppendOutcome, AuthenticatedRecord, LookupOutcome};
 use super::record::{FirstAdmissionRecord, TrustedAcceptanceContext};
-use crate::json::{Value, parse};
+use crate::json::{Value, parse_state};
 use crate::principal::Principal;
 use crate::schema::SchemaCatalog;
 use crate::schema_formats::{Instant, Timestamp};
@@ -53,7 +53,7 @@ pub fn validate_record(
     record: &AuthenticatedRecord,
     verified: &VerifiedSignedDocument,
 ) -> Result<FirstAdmissionRecord, AdmissionError> {
-    let parsed = parse(&record.bytes);
+    let parsed = parse_state(&record.bytes);
     if verified.kind == SignedDocumentKind::Event
         && let Ok(value) = &parsed
         && value.json_eq(&verified.document)
@@ -378,7 +378,7 @@ fn drive(
 /// #     "2026-01-01T00:00:00Z",
 /// # )?;
 /// # let (registry_bytes, _) = builder.build()?;
-/// # let command = missionweaveprotocol::json::parse(br#"{"protocolVersion": "0.1",
+/// # let command = missionweaveprotocol::json::parse_state(br#"{"protocolVersion": "0.1",
 /// #     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
 /// #     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
 /// #     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",

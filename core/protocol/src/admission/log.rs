@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::record::FirstAdmissionRecord;
-use crate::json::{Value, parse};
+use crate::json::{Value, parse_state};
 use crate::principal::Principal;
 
 /// Record bytes as the log returned them, with the service the log authenticated.
@@ -203,7 +203,7 @@ impl AdmissionLog for InMemoryAdmissionLog {
         );
         if let Some(existing) = state.records.get(&key) {
             // Same logical key: compatible only with the same kind, key ID and Principal.
-            let Ok(value) = parse(existing) else {
+            let Ok(value) = parse_state(existing) else {
                 return AppendOutcome::IntegrityFailed;
             };
             let candidate_value = candidate.to_value();

@@ -14,7 +14,7 @@ use crate::admission::{
     AdmissionLog, AppendOutcome, AuthenticatedRecord, FirstAdmissionRecord, LookupOutcome,
     TrustedAcceptanceContext, admit_first, replay_historical,
 };
-use crate::json::{Value, parse};
+use crate::json::{Value, parse_state};
 use crate::principal::{Principal, PrincipalType};
 use crate::registry::AgentRegistryKeyResolver;
 use crate::schema_formats::Timestamp;
@@ -319,8 +319,8 @@ fn evaluate(
             (Some("complete"), Ok(admitted)) => {
                 let expected = str_at(evaluation, "/expect/record")
                     .and_then(|p| source.read(p).ok())
-                    .and_then(|b| parse(&b).ok());
-                let returned = parse(&admitted.record_bytes).ok();
+                    .and_then(|b| parse_state(&b).ok());
+                let returned = parse_state(&admitted.record_bytes).ok();
                 match (expected, returned) {
                     (Some(expected), Some(returned)) if expected.json_eq(&returned) => Ok(()),
                     _ => Err("the admitted record differs from expect.record".into()),
@@ -363,7 +363,7 @@ pub fn run_admission_bundle(source: &dyn BundleSource) -> BundleReport {
     let crypto_listed: BTreeSet<String> = source
         .read(CRYPTO_MANIFEST)
         .ok()
-        .and_then(|bytes| parse(&bytes).ok())
+        .and_then(|bytes| parse_state(&bytes).ok())
         .and_then(|m| {
             m.get("artifacts").and_then(Value::as_array).map(|a| {
                 a.iter()

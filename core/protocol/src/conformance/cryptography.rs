@@ -11,7 +11,7 @@ use super::report::{BundleKind, BundleReport};
 use super::source::BundleSource;
 use crate::crypto::SigningKey;
 use crate::error::Stage;
-use crate::json::{Value, canonical_bytes, parse, sha256_prefixed};
+use crate::json::{Value, canonical_bytes, parse_state, sha256_prefixed};
 use crate::principal::Principal;
 use crate::registry::AgentRegistryKeyResolver;
 use crate::schema::{SCHEMA_ID_PREFIX, SchemaCatalog};
@@ -76,7 +76,7 @@ fn expected_signer_value(kind: SignedDocumentKind) -> Value {
             format!(r#"{{"rule":"agent-id","idPointer":"{pointer}"}}"#)
         }
     };
-    parse(text.as_bytes()).unwrap_or(Value::Null)
+    parse_state(text.as_bytes()).unwrap_or(Value::Null)
 }
 
 /// Schema files reachable from `roots` through `$ref` (resource part only).
@@ -106,7 +106,11 @@ fn ref_closure(source: &dyn BundleSource, roots: &[String]) -> BTreeSet<String> 
         if !seen.insert(path.clone()) {
             continue;
         }
-        if let Some(value) = source.read(&path).ok().and_then(|bytes| parse(&bytes).ok()) {
+        if let Some(value) = source
+            .read(&path)
+            .ok()
+            .and_then(|bytes| parse_state(&bytes).ok())
+        {
             let mut refs = Vec::new();
             collect(&value, &mut refs);
             let dir = path
@@ -273,7 +277,7 @@ pub(crate) fn preflight(source: &dyn BundleSource) -> Preflight {
             source
                 .read(path)
                 .ok()
-                .and_then(|bytes| parse(&bytes).ok())
+                .and_then(|bytes| parse_state(&bytes).ok())
                 .and_then(|v| {
                     v.get("required")
                         .and_then(Value::as_array)

@@ -5,14 +5,14 @@
 use std::collections::HashSet;
 
 use super::source::BundleSource;
-use crate::json::{Value, canonical_bytes, parse, sha256_prefixed};
+use crate::json::{Value, canonical_bytes, parse_state, sha256_prefixed};
 use crate::schema::{SCHEMA_ID_PREFIX, SchemaCatalog};
 use crate::signed_documents::SignedDocumentKind;
 
 /// Reads and strictly parses a JSON file.
 pub(crate) fn read_json(source: &dyn BundleSource, path: &str) -> Result<Value, String> {
     let bytes = source.read(path).map_err(|error| error.to_string())?;
-    parse(&bytes).map_err(|e| format!("{path}: {e}"))
+    parse_state(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 
 /// A safe relative path: lower-case ASCII segments `^[a-z0-9][a-z0-9._-]*$`, no `.`/`..`.
@@ -143,7 +143,7 @@ pub(crate) fn schema_files(
             }
         };
         let file = &path["schemas/".len()..];
-        let id = parse(&bytes)
+        let id = parse_state(&bytes)
             .ok()
             .and_then(|v| v.get("$id").and_then(Value::as_str).map(str::to_owned));
         if id.as_deref() != Some(format!("{SCHEMA_ID_PREFIX}{file}").as_str()) {

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::integrity::{catalog, is_safe_path, read_json};
 use super::report::{BundleKind, BundleReport};
 use super::source::BundleSource;
-use crate::json::{Value, parse};
+use crate::json::{Value, parse_state};
 
 /// Number of structural vectors at the pinned commit (§22: 27 valid + 31 invalid).
 pub const STRUCTURAL_VECTOR_COUNT: usize = 58;
@@ -94,7 +94,7 @@ fn run_manifest(source: &dyn BundleSource, manifest_path: &str, pinned: bool) ->
             }
             let bytes = source.read(instance).map_err(|error| error.to_string())?;
             let catalog = catalog.as_ref().ok_or("the schemas did not compile")?;
-            let outcome = match parse(&bytes) {
+            let outcome = match parse_state(&bytes) {
                 Ok(value) => catalog
                     .validate(&schema["schemas/".len()..], &value)
                     .map_err(|issue| issue.to_string()),

@@ -151,7 +151,18 @@ impl DescribeError for SigningError {
         self.stage.wire_code()
     }
     fn reason(&self) -> &str {
-        "unsignable"
+        match self.limit {
+            Some(_) => "limit-exceeded",
+            None => "unsignable",
+        }
+    }
+    fn fields(&self) -> Fields {
+        match self.limit {
+            Some((limit, maximum)) => Fields::new()
+                .text("limit", limit.as_str())
+                .integer("maximum", i64::try_from(maximum).unwrap_or(i64::MAX)),
+            None => Fields::new(),
+        }
     }
     fn stage(&self) -> Option<Stage> {
         Some(self.stage)

@@ -72,10 +72,10 @@ impl ParseLimits {
 }
 
 impl Default for ParseLimits {
-    /// [`ParseLimits::STATE`]: the general-purpose `parse` serves local state as well as
-    /// documents; the verifier and the frame codec apply [`ParseLimits::DOCUMENT`] themselves.
+    /// [`ParseLimits::DOCUMENT`]: an input may come from outside unless the caller says
+    /// otherwise; [`ParseLimits::STATE`] is always an explicit choice (`json::parse_state`).
     fn default() -> Self {
-        Self::STATE
+        Self::DOCUMENT
     }
 }
 

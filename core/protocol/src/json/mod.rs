@@ -20,7 +20,8 @@ pub use document::Document;
 pub use indent::write_indented;
 pub use limits::{Limit, ParseLimits};
 pub use parse::{
-    MAX_DEPTH, ParseError, ParseErrorKind, parse, parse_with_limits, parse_with_member_spans,
+    MAX_DEPTH, ParseError, ParseErrorKind, check_limits, parse, parse_state, parse_with_limits,
+    parse_with_member_spans,
 };
 pub use value::{JsonString, Number, Object, Value};
 pub use view::{ArrayIter, ArrayView, NumberRef, ObjectIter, ObjectView, Str, View};

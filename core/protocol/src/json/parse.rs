@@ -133,7 +133,15 @@ impl std::error::Error for ParseError {}
 /// # Ok::<(), missionweaveprotocol::json::ParseError>(())
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<Value, ParseError> {
-    parse_with_limits(bytes, &ParseLimits::default())
+    parse_with_limits(bytes, &ParseLimits::DOCUMENT)
+}
+
+/// [`parse`] under the [`ParseLimits::STATE`] limits: for state the program itself stored and
+/// reloads (aggregates, snapshots, Registry evidence an operator installs), never for bytes a
+/// peer sent. The explicit choice of the larger limits (§6.4 stage 1 bounds apply to received
+/// documents).
+pub fn parse_state(bytes: &[u8]) -> Result<Value, ParseError> {
+    parse_with_limits(bytes, &ParseLimits::STATE)
 }
 
 /// [`parse`] with explicit limits.
@@ -144,7 +152,7 @@ pub fn parse_with_limits(bytes: &[u8], limits: &ParseLimits) -> Result<Value, Pa
 /// Strictly parses one value and returns, for a top-level object, the byte span of each
 /// member's value in member order (used to keep the exact bytes of a nested Command, §17).
 pub fn parse_with_member_spans(bytes: &[u8]) -> Result<(Value, Vec<(usize, usize)>), ParseError> {
-    let (document, spans) = build(bytes, &ParseLimits::default(), true)?;
+    let (document, spans) = build(bytes, &ParseLimits::DOCUMENT, true)?;
     Ok((document.to_value(), spans))
 }
 
@@ -158,12 +166,18 @@ struct Counts {
     wide_units: usize,
 }
 
-/// Both passes, returning the document and (when asked) the top-level member spans.
-pub(crate) fn build<'s>(
-    bytes: &'s [u8],
-    limits: &ParseLimits,
-    record_spans: bool,
-) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
+/// Checks that `bytes` are one strict JSON value within `limits` — exactly what a verifier's
+/// stage 1 accepts (§6.4) — without building anything: the counting pass alone, no allocation
+/// proportional to the input beyond the open objects' member names. Signers run it over what
+/// they produced, so nothing is emitted that a receiver's limits would refuse.
+pub fn check_limits(bytes: &[u8], limits: &ParseLimits) -> Result<(), ParseError> {
+    let text = prepare(bytes, limits)?;
+    let mut counts = Counts::default();
+    Parser::new(text, limits, Pass::Count(&mut counts)).document()
+}
+
+/// The document-size, byte-order-mark and UTF-8 checks both entry points start with.
+fn prepare<'s>(bytes: &'s [u8], limits: &ParseLimits) -> Result<&'s str, ParseError> {
     let max_bytes = limits.max_document_bytes.min(MAX_OFFSET);
     if bytes.len() > max_bytes {
         return Err(ParseError {
@@ -180,10 +194,19 @@ pub(crate) fn build<'s>(
             offset: 0,
         });
     }
-    let text = std::str::from_utf8(bytes).map_err(|error| ParseError {
+    std::str::from_utf8(bytes).map_err(|error| ParseError {
         kind: ParseErrorKind::InvalidUtf8,
         offset: error.valid_up_to(),
-    })?;
+    })
+}
+
+/// Both passes, returning the document and (when asked) the top-level member spans.
+pub(crate) fn build<'s>(
+    bytes: &'s [u8],
+    limits: &ParseLimits,
+    record_spans: bool,
+) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
+    let text = prepare(bytes, limits)?;
     let mut counts = Counts::default();
     {
         let mut first = Parser::new(text, limits, Pass::Count(&mut counts));

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::ExpectedSigner;
 use super::error::{RegistryError, RegistryErrorReason as R};
 use crate::crypto::PublicKey;
-use crate::json::{Object, Value, parse, sha256_prefixed};
+use crate::json::{Object, Value, parse_state, sha256_prefixed};
 use crate::principal::{Principal, PrincipalType};
 use crate::schema_formats::{
     Instant, MAX_SAFE_INTEGER, Timestamp, decode_base64url, is_protocol_uri,
@@ -116,8 +116,8 @@ impl KeyRegistrySnapshot {
     /// Strictly parses and fully validates Registry evidence bytes (every binding, before any
     /// selection).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RegistryError> {
-        let value =
-            parse(bytes).map_err(|e| RegistryError::new(R::MalformedEvidence, e.to_string()))?;
+        let value = parse_state(bytes)
+            .map_err(|e| RegistryError::new(R::MalformedEvidence, e.to_string()))?;
         let mut snapshot = Self::from_value(&value)?;
         snapshot.digest = sha256_prefixed(bytes);
         Ok(snapshot)

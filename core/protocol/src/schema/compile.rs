@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::SchemaError;
 use super::node::{Format, Node, NodeId, Pattern, types};
-use crate::json::{Value, parse};
+use crate::json::{Value, parse_state};
 
 /// Keywords that only annotate.
 const ANNOTATIONS: [&str; 7] = [
@@ -38,7 +38,7 @@ impl Compiler {
 
     /// Adds one schema document; returns its `$id`.
     pub fn add_document(&mut self, name: &str, bytes: &[u8]) -> Result<String, SchemaError> {
-        let value = parse(bytes)
+        let value = parse_state(bytes)
             .map_err(|e| SchemaError::compile(name, format!("not strict JSON: {e}")))?;
         let id = value
             .get("$id")

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
-use crate::json::{Value, View, parse};
+use crate::json::{Value, View, parse_state};
 use compile::Compiler;
 use node::{Node, NodeId};
 use validate::Validator;
@@ -166,7 +166,7 @@ impl SchemaCatalog {
 
     /// Strictly parses `bytes` and validates them against `name`.
     pub fn validate_bytes(&self, name: &str, bytes: &[u8]) -> Result<Value, SchemaValidationError> {
-        let value = parse(bytes).map_err(SchemaValidationError::Parse)?;
+        let value = parse_state(bytes).map_err(SchemaValidationError::Parse)?;
         self.validate(name, &value)
             .map_err(SchemaValidationError::Schema)?;
         Ok(value)

@@ -4,6 +4,8 @@
 
 use core::fmt;
 
+use crate::json::{Limit, ParseError, ParseErrorKind};
+
 use crate::error::{Stage, WireCode};
 
 /// The fixed wire message of every verification failure.
@@ -66,13 +68,32 @@ pub struct SigningError {
     /// The stage at which the produced document would fail.
     pub stage: Stage,
     pub detail: String,
+    /// The stage-1 limit the produced bytes pass (`json::ParseLimits`), when that is why: the
+    /// error then describes itself as the verifier's stage-1 `limit-exceeded` (§6.4).
+    pub limit: Option<(Limit, usize)>,
 }
 
 impl SigningError {
-    pub(crate) fn new(stage: Stage, detail: impl Into<String>) -> Self {
+    /// A document that would fail at `stage`.
+    pub fn new(stage: Stage, detail: impl Into<String>) -> Self {
         Self {
             stage,
             detail: detail.into(),
+            limit: None,
+        }
+    }
+
+    /// The produced bytes would be refused at stage 1 by every verifier's `limits` (§6.4):
+    /// `error` is the strict parser's verdict on them.
+    pub fn limit_exceeded(error: &ParseError) -> Self {
+        let limit = match error.kind {
+            ParseErrorKind::LimitExceeded { limit, maximum } => Some((limit, maximum)),
+            _ => None,
+        };
+        Self {
+            stage: Stage::Parse,
+            detail: format!("the signed document would exceed the receivers' limits: {error}"),
+            limit,
         }
     }
 }

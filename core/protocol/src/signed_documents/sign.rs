@@ -7,7 +7,7 @@ use super::kind::SignedDocumentKind;
 use super::verify::VerifiedSignedDocument;
 use crate::crypto::{Signer, split_signature};
 use crate::error::Stage;
-use crate::json::{Object, Value, canonical_bytes, sha256_prefixed, write_object};
+use crate::json::{Object, Value, canonical_bytes, check_limits, sha256_prefixed, write_object};
 use crate::registry::KeyResolver;
 use crate::schema_formats::{Timestamp, encode_base64url};
 
@@ -38,7 +38,7 @@ impl SignedDocumentCodec<'_> {
     ///
     /// // The seed must come from a secure random source.
     /// let key = SigningKey::from_seed("urn:missionweaveprotocol:key:planner-1", &[7; 32]);
-    /// let command = json::parse(br#"{"protocolVersion": "0.1",
+    /// let command = json::parse_state(br#"{"protocolVersion": "0.1",
     ///     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
     ///     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
     ///     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",
@@ -136,6 +136,9 @@ impl SignedDocumentCodec<'_> {
             .map_err(|issue| SigningError::new(Stage::Schema, issue.to_string()))?;
         let bytes = canonical_bytes(&document)
             .map_err(|e| SigningError::new(Stage::Canonicalization, e.to_string()))?;
+        // Every verifier parses with stage-1 limits (§6.4, `DOCUMENT` by default): emitting
+        // bytes they would refuse is refused here, with the verifier's own verdict.
+        check_limits(&bytes, &self.limits).map_err(|e| SigningError::limit_exceeded(&e))?;
         Ok(SignedDocument {
             kind,
             signing_hash: sha256_prefixed(&signing_bytes),

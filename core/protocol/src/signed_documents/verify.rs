@@ -200,7 +200,7 @@ impl SignedDocumentCodec<'_> {
     /// #     "2026-01-01T00:00:00Z",
     /// # )?;
     /// # let (registry_bytes, _) = builder.build()?;
-    /// # let command = missionweaveprotocol::json::parse(br#"{"protocolVersion": "0.1",
+    /// # let command = missionweaveprotocol::json::parse_state(br#"{"protocolVersion": "0.1",
     /// #     "actionId": "urn:uuid:0b6d1c1e-6f0a-4b7e-9a53-2f1f0c9e7d11",
     /// #     "actor": {"type": "agent", "id": "urn:missionweaveprotocol:agent:planner"},
     /// #     "sessionEpoch": 3, "membershipEpoch": 1, "groupId": "urn:missionweaveprotocol:group:finance",

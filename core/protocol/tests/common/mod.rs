@@ -106,8 +106,11 @@ impl SigningFixture {
             .to_vec();
         text.extend_from_slice(payload);
         text.extend_from_slice(b"}}");
-        let command = parse(&text).unwrap();
+        // Memory tests sign documents past the `DOCUMENT` limits on purpose, to be refused at
+        // verification: the signer here has the `STATE` limits.
+        let command = missionweaveprotocol::json::parse_state(&text).unwrap();
         SignedDocumentCodec::new()
+            .with_limits(missionweaveprotocol::json::ParseLimits::STATE)
             .sign(SignedDocumentKind::Command, &command, &self.key)
             .unwrap()
             .bytes

@@ -72,7 +72,7 @@ fn canonical(value: &Value) -> Result<Vec<u8>, LocalStoreError> {
 
 /// Stored canonical JSON read back.
 fn parse_stored(what: &str, bytes: &[u8]) -> Result<Value, LocalStoreError> {
-    json::parse(bytes).map_err(|e| corrupt(what, e))
+    json::parse_state(bytes).map_err(|e| corrupt(what, e))
 }
 
 /// The Agent-local store in one SQLite file (or memory, for tests).

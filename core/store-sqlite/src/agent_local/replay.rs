@@ -295,7 +295,7 @@ impl SqliteAgentStore {
             .optional()
             .map_err(backend)?;
         let Some(bytes) = bytes else { return Ok(None) };
-        let value = json::parse(&bytes).map_err(|e| corrupt("Scheduler snapshot", e))?;
+        let value = json::parse_state(&bytes).map_err(|e| corrupt("Scheduler snapshot", e))?;
         SchedulerSnapshot::from_value(&value)
             .map(Some)
             .map_err(|e| corrupt("Scheduler snapshot", e))

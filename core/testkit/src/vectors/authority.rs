@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use missionweaveprotocol::json::{Value, canonical_bytes, parse};
+use missionweaveprotocol::json::{Value, canonical_bytes, parse_state};
 use missionweaveprotocol_ffi::authority::{
     AuthorityHandle, LeaseHandle, LedgerHandle, RetryHandle,
 };
@@ -73,7 +73,8 @@ fn j(text: &str) -> Value {
         out.push_str(&(T0 + sign * offset).to_string());
     }
     out.push_str(rest);
-    parse(out.as_bytes()).unwrap_or_else(|_| Value::string(format!("bad scenario JSON: {text}")))
+    parse_state(out.as_bytes())
+        .unwrap_or_else(|_| Value::string(format!("bad scenario JSON: {text}")))
 }
 
 fn text(value: &Value) -> String {
@@ -100,7 +101,7 @@ struct Script {
 
 /// The step record for an envelope (`{"ok": …}` or `{"error": {…}}`).
 fn outcome(step: Rec, envelope: &str) -> Value {
-    let envelope = parse(envelope.as_bytes()).unwrap_or(Value::Null);
+    let envelope = parse_state(envelope.as_bytes()).unwrap_or(Value::Null);
     if let Some(ok) = envelope.get("ok") {
         return step.value("ok", ok.clone()).build();
     }
@@ -346,7 +347,7 @@ fn lease_document() -> Script {
         .unwrap_or_default()
         .to_owned();
     let with_state = |state: &str| {
-        let mut doc = parse(document.as_bytes()).unwrap_or(Value::Null);
+        let mut doc = parse_state(document.as_bytes()).unwrap_or(Value::Null);
         if let Value::Object(o) = &mut doc {
             o.insert("state", Value::string(state));
         }

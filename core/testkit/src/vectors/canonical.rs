@@ -11,7 +11,7 @@
 //! `canonicalization` in §6.4 terms for the last two), or malformed JSON (stage `parse`).
 
 use missionweaveprotocol::Stage;
-use missionweaveprotocol::json::{canonical_bytes, canonical_hash, parse};
+use missionweaveprotocol::json::{canonical_bytes, canonical_hash, parse_state};
 
 use super::Rec;
 
@@ -241,7 +241,7 @@ pub(super) fn records() -> Vec<missionweaveprotocol::json::Value> {
                     .str("stage", stage.as_str())
                     .build()
             };
-            match parse(input.as_bytes()) {
+            match parse_state(input.as_bytes()) {
                 Err(_) => record.value("error", error(Stage::Parse)),
                 Ok(value) => match (canonical_bytes(&value), canonical_hash(&value)) {
                     (Ok(bytes), Ok(hash)) => record

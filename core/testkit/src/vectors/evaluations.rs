@@ -13,7 +13,7 @@ use missionweaveprotocol::admission::{
 };
 use missionweaveprotocol::bundle::embedded_file;
 use missionweaveprotocol::crypto::SigningKey;
-use missionweaveprotocol::json::{Value, canonical_bytes, canonical_hash, parse};
+use missionweaveprotocol::json::{Value, canonical_bytes, canonical_hash, parse_state};
 use missionweaveprotocol::principal::Principal;
 use missionweaveprotocol::registry::AgentRegistryKeyResolver;
 use missionweaveprotocol::schema::SchemaCatalog;
@@ -29,7 +29,7 @@ pub(super) fn file(path: &str) -> Vec<u8> {
 }
 
 fn json(path: &str) -> Value {
-    parse(&file(path)).unwrap_or(Value::Null)
+    parse_state(&file(path)).unwrap_or(Value::Null)
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -79,7 +79,7 @@ fn structural() -> Vec<Value> {
                     .build(),
             );
         let schema = schema_path.trim_start_matches("schemas/");
-        let record = match parse(&file(instance)) {
+        let record = match parse_state(&file(instance)) {
             Err(_) => record
                 .str("verdict", "invalid")
                 .str("stage", "parse")
@@ -124,7 +124,7 @@ fn cryptography() -> Vec<Value> {
                 .str("id", format!("{case_id}#{index}"));
             if str_at(&case, "/kind") == "canonicalization" {
                 let input = str_at(evaluation, "/input");
-                let value = parse(&file(input)).unwrap_or(Value::Null);
+                let value = parse_state(&file(input)).unwrap_or(Value::Null);
                 let record = record
                     .str("kind", "canonicalization")
                     .value("inputs", Rec::new().str("input", input).build())
@@ -176,7 +176,7 @@ fn cryptography() -> Vec<Value> {
                     let seed = decode_base64url(str_at(&key, "/seed")).unwrap_or_default();
                     if let Ok(seed) = <[u8; 32]>::try_from(seed.as_slice()) {
                         let key = SigningKey::from_seed(str_at(&key, "/keyId"), &seed);
-                        let unsigned = parse(&verified.signing_bytes).unwrap_or(Value::Null);
+                        let unsigned = parse_state(&verified.signing_bytes).unwrap_or(Value::Null);
                         if let Ok(signed) = codec.sign(kind, &unsigned, &key) {
                             record = record
                                 .str("resignedSignature", signed.signature)

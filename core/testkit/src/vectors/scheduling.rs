@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use missionweaveprotocol::json::{Value, canonical_bytes, parse, sha256_prefixed};
+use missionweaveprotocol::json::{Value, canonical_bytes, parse_state, sha256_prefixed};
 use missionweaveprotocol_kernel::lease::{Lease, LeaseBinding, LeaseWindow};
 use missionweaveprotocol_kernel::retry::idempotency_key;
 use missionweaveprotocol_kernel::scheduler::{
@@ -131,7 +131,7 @@ fn mixed() -> Value {
         }
         if t == 12 {
             let text = canonical_bytes(&s.snapshot().to_value()).unwrap_or_default();
-            let snap = parse(&text)
+            let snap = parse_state(&text)
                 .ok()
                 .and_then(|v| SchedulerSnapshot::from_value(&v).ok());
             match snap.map(|snap| Scheduler::restore(policy.clone(), &snap)) {

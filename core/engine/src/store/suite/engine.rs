@@ -106,7 +106,7 @@ pub fn create_in(keys: &Keys, group: &str, mission: &str, action: &str) -> Verif
                           "agentCardVersion": 1, "leaseId": "urn:missionweaveprotocol:lease:c1"}},
           "mainConversationId": "urn:missionweaveprotocol:conversation:main"}}}}"#
     );
-    let unsigned = json::parse(text.as_bytes()).unwrap();
+    let unsigned = json::parse_state(text.as_bytes()).unwrap();
     let bytes = SignedDocumentCodec::new()
         .sign(SignedDocumentKind::Command, &unsigned, &keys.owner)
         .unwrap()

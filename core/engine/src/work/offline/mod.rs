@@ -126,7 +126,7 @@ fn read_reconciled(
     let Some(stored) = store.aggregate(key)? else {
         return Ok((0, Reconciled::default()));
     };
-    let value = missionweaveprotocol::json::parse(&stored.value)
+    let value = missionweaveprotocol::json::parse_state(&stored.value)
         .map_err(|e| corrupt(key, e.to_string()))?;
     let actions = value
         .get("actions")

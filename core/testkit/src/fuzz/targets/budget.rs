@@ -5,7 +5,7 @@
 //! rebuilt ledger's snapshot, written as JSON text, read and rebuilt again, is the same snapshot.
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol::json::{canonical_bytes, parse};
+use missionweaveprotocol::json::{canonical_bytes, parse_state};
 use missionweaveprotocol_kernel::budget::{BudgetLedger, BudgetLedgerSnapshot};
 use missionweaveprotocol_kernel::resources::{Currency, Resources};
 
@@ -47,7 +47,7 @@ fn seed_ledger(deep: bool) -> Option<Vec<u8>> {
 /// The snapshot of `ledger` through JSON text and a rebuild.
 fn through_text(snapshot: &BudgetLedgerSnapshot) -> Result<BudgetLedgerSnapshot, String> {
     let text = canonical_bytes(&snapshot.to_value()).map_err(|e| e.to_string())?;
-    let value = parse(&text).map_err(|e| e.to_string())?;
+    let value = parse_state(&text).map_err(|e| e.to_string())?;
     let read = BudgetLedgerSnapshot::from_value(&value).map_err(|e| format!("{e:?}"))?;
     let ledger = BudgetLedger::rebuild(&read).map_err(|e| format!("{e:?}"))?;
     Ok(ledger.snapshot())

@@ -14,7 +14,7 @@ use missionweaveprotocol::conformance::{
     BundleReadError, BundleReport, BundleSource, EmbeddedBundle, run_admission_bundle,
     run_cryptography_bundle, run_structural_bundle,
 };
-use missionweaveprotocol::json::{canonical_bytes, parse};
+use missionweaveprotocol::json::{canonical_bytes, parse_state};
 
 use super::super::{OracleFailure, Outcome, Rng, Target, Verdict, mutate_bytes};
 use super::mutate_json_or_bytes;
@@ -114,7 +114,7 @@ impl Target for ManifestTarget {
         }
         canonical_bytes(&report.to_value())
             .map_err(|e| OracleFailure(format!("the report does not serialize: {e}")))?;
-        if report.ok() && parse(bytes).is_err() {
+        if report.ok() && parse_state(bytes).is_err() {
             return Err(OracleFailure(
                 "a manifest that is not strict JSON passed".into(),
             ));

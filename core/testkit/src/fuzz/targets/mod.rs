@@ -10,7 +10,7 @@ pub mod scheduler;
 pub mod verify;
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol::json::{Value, parse};
+use missionweaveprotocol::json::{Value, parse_state};
 
 use super::mutate_json::{self, J};
 use super::{OracleFailure, Outcome, Rng, mutate_bytes, typed_error};
@@ -22,7 +22,7 @@ pub(crate) fn parse_stage(
     input: &[u8],
     codes: &[WireCode],
 ) -> Result<Result<Value, Outcome>, OracleFailure> {
-    match parse(input) {
+    match parse_state(input) {
         Ok(value) => Ok(Ok(value)),
         Err(error) => Ok(Err(Outcome {
             bucket: 0,

@@ -6,7 +6,7 @@
 //! scheduler can be driven (`schedule`, `disclose`) without a panic.
 
 use missionweaveprotocol::WireCode;
-use missionweaveprotocol::json::{canonical_bytes, parse};
+use missionweaveprotocol::json::{canonical_bytes, parse_state};
 use missionweaveprotocol_kernel::scheduler::{
     CheckpointRef, ScheduleAction, Scheduler, SchedulerPolicy, SchedulerSnapshot, Transition,
     WorkOffer,
@@ -79,7 +79,7 @@ fn seed(busy: bool) -> Option<Vec<u8>> {
 
 fn through_text(snapshot: &SchedulerSnapshot) -> Result<SchedulerSnapshot, String> {
     let text = canonical_bytes(&snapshot.to_value()).map_err(|e| e.to_string())?;
-    let value = parse(&text).map_err(|e| e.to_string())?;
+    let value = parse_state(&text).map_err(|e| e.to_string())?;
     let read = SchedulerSnapshot::from_value(&value).map_err(|e| format!("{e:?}"))?;
     Ok(Scheduler::restore(policy(), &read)
         .map_err(|e| format!("{e:?}"))?

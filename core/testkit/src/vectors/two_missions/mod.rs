@@ -48,7 +48,7 @@ fn events(records: &[EventRecord]) -> Result<Value, String> {
     records
         .iter()
         .map(|e| {
-            let body = json::parse(&e.body).map_err(|e| e.to_string())?;
+            let body = json::parse_state(&e.body).map_err(|e| e.to_string())?;
             let kind = body.get("kind").and_then(Value::as_str).unwrap_or("");
             Ok(Rec::new()
                 .str("eventId", &*e.event_id)

@@ -283,7 +283,7 @@ impl Mission {
             let created = w.now().to_rfc3339().ok_or("clock out of range")?;
             let text = manifest.replace("CREATED", &created);
             let unsigned =
-                json::parse(text.as_bytes()).map_err(|e| format!("manifest JSON: {e}"))?;
+                json::parse_state(text.as_bytes()).map_err(|e| format!("manifest JSON: {e}"))?;
             let signed = json_text(&w.sign_artifact(&unsigned, WORKER)?)?;
             let (epoch, lease) = claim(w, &item, Lease::Execution)?;
             w.command_in(
@@ -522,7 +522,7 @@ fn archive() -> Act {
         Box::new(|w: &World| {
             let event_ids =
                 group_event_ids(w.engine().store(), A.group).map_err(|e| e.to_string())?;
-            let policy_log = json::parse(
+            let policy_log = json::parse_state(
                 format!(
                     r#"{{"entryId": "urn:missionweaveprotocol:policy-log:two-missions-a",
                     "decision": "verified the exact signed human approval before archiving",
