@@ -5,7 +5,7 @@
 //! most 6 × the input + 64 KiB (tape, canonical signing bytes, schema bookkeeping).
 
 use missionweaveprotocol::json::{
-    Document, Limit, ParseErrorKind, ParseLimits, check_limits, parse, parse_state,
+    Document, Limit, ParseErrorKind, ParseLimits, check_limits, parse_state,
 };
 use missionweaveprotocol::registry::AgentRegistryKeyResolver;
 use missionweaveprotocol::{SignedDocumentCodec, SignedDocumentKind, Stage, WireCode};
