@@ -99,7 +99,7 @@ impl WrittenNumber {
                 exponent: 0,
             };
         }
-        while mantissa % 10 == 0 {
+        while mantissa.is_multiple_of(10) {
             mantissa /= 10;
             exponent += 1;
         }
@@ -338,7 +338,7 @@ fn u32_range(field: &'static str, value: Option<u128>) -> Result<u32, SchedulerE
 /// `(times, exponent)`: how often `factor` divides `value`, and what is left.
 fn strip(mut value: u128, factor: u128) -> (i64, u128) {
     let mut times = 0;
-    while value != 0 && value % factor == 0 {
+    while value != 0 && value.is_multiple_of(factor) {
         value /= factor;
         times += 1;
     }
@@ -399,10 +399,10 @@ fn ceil_quotient(a: u128, d: u128, e: i64) -> Option<u128> {
     }
     if e >= 0 {
         let n = a.checked_mul(pow(10, e)?)?;
-        return Some(n / d + u128::from(n % d != 0));
+        return Some(n / d + u128::from(!n.is_multiple_of(d)));
     }
     match pow(10, -e).and_then(|s| d.checked_mul(s)) {
-        Some(den) => Some(a / den + u128::from(a % den != 0)),
+        Some(den) => Some(a / den + u128::from(!a.is_multiple_of(den))),
         // The denominator exceeds u128 and so `a`: 0 < quotient < 1.
         None => Some(1),
     }
@@ -577,7 +577,7 @@ pub fn reference_group_policy(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
 
