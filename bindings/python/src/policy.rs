@@ -65,7 +65,8 @@ fn pair<'py>(
     Ok((convert::to_python(py, claims)?, token))
 }
 
-/// `MembershipTokenCore(secret=None, *, maximum_ttl_ms=900000)`: membership tokens (§8).
+/// `MembershipTokenCore(secret=None, *, maximum_ttl_ms=None)`: membership tokens (§8); the
+/// maximum TTL defaults to the core's bound (`MAXIMUM_TTL_MS`, 15 min).
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
 pub struct MembershipTokenCore {
@@ -75,15 +76,15 @@ pub struct MembershipTokenCore {
 #[pymethods]
 impl MembershipTokenCore {
     #[new]
-    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=core_policy::MAXIMUM_TTL_MS))]
+    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=None))]
     fn py_new(
         py: Python<'_>,
         secret: Option<&Bound<'_, PyAny>>,
-        maximum_ttl_ms: u64,
+        maximum_ttl_ms: Option<u64>,
     ) -> PyResult<Self> {
         let secret = secret_arg(py, secret)?;
         let inner = MembershipTokenService::new(&secret)
-            .and_then(|s| s.with_maximum_ttl(maximum_ttl_ms))
+            .and_then(|s| s.with_maximum_ttl(maximum_ttl_ms.unwrap_or(core_policy::MAXIMUM_TTL_MS)))
             .map_err(|e| refused(py, &e))?;
         Ok(Self { inner })
     }
@@ -191,7 +192,8 @@ impl MembershipTokenCore {
     }
 }
 
-/// `AuthorizationCore(secret=None, *, maximum_ttl_ms=900000)`: capability grants (§12) and
+/// `AuthorizationCore(secret=None, *, maximum_ttl_ms=None)` (default: the core's
+/// `MAXIMUM_GRANT_TTL_MS`, 15 min): capability grants (§12) and
 /// execution authorization over queried live documents.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
@@ -208,15 +210,17 @@ fn opt_usage(py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Optio
 #[pymethods]
 impl AuthorizationCore {
     #[new]
-    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=core_policy::MAXIMUM_GRANT_TTL_MS))]
+    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=None))]
     fn py_new(
         py: Python<'_>,
         secret: Option<&Bound<'_, PyAny>>,
-        maximum_ttl_ms: u64,
+        maximum_ttl_ms: Option<u64>,
     ) -> PyResult<Self> {
         let secret = secret_arg(py, secret)?;
         let service = AuthorizationService::new(&secret)
-            .and_then(|s| s.with_maximum_ttl(maximum_ttl_ms))
+            .and_then(|s| {
+                s.with_maximum_ttl(maximum_ttl_ms.unwrap_or(core_policy::MAXIMUM_GRANT_TTL_MS))
+            })
             .map_err(|e| refused(py, &e))?;
         Ok(Self {
             inner: ExecutionAuthorization::new(service),
