@@ -221,12 +221,13 @@ def _instant(value: Union[datetime, str], what: str) -> str:
     if isinstance(value, str):
         return value
     # The core's one renderer, in the reference's form (six fraction digits, none for a whole
-    # second); a naive datetime has no instant.
+    # second); a naive datetime has no instant (nor has one outside years 0001-9999 in UTC a
+    # timestamp): reason ``naive-timestamp``, the core's text.
     try:
         return _native.render_instant(value, fraction="micros")
     except InvalidInputError as error:
-        raise DocumentMappingError(f"{what} must be an aware datetime: {error}",
-                                   reason="naive-timestamp", member=what) from error
+        raise DocumentMappingError(f"{what}: {error}", reason="naive-timestamp",
+                                   member=what) from error
 
 
 def _supply(document: ProtocolDocument, member: str, value: Any, what: str) -> None:
