@@ -212,7 +212,7 @@ class SessionAuthority:
         *,
         key_id: Optional[str] = None,
         client_nonce: Optional[str] = None,
-        protocol_version: str = "0.1",
+        protocol_version: str = _native.PROTOCOL_VERSION,
     ) -> Challenge:
         """A fresh one-use challenge for the Agent's registered, currently valid key."""
         fields = self._native.issue_challenge(

@@ -285,7 +285,7 @@ class Command(ProtocolModel):
     the exact signed bytes (:attr:`signed_bytes`) until a field is assigned.
     """
 
-    protocol_version: str = "0.1"
+    protocol_version: str = _native.PROTOCOL_VERSION
     action_id: str
     kind: CommandKind
     actor: Principal
@@ -381,7 +381,7 @@ class Event(ProtocolModel):
 
     model_config = ConfigDict(frozen=True)
 
-    protocol_version: str = "0.1"
+    protocol_version: str = _native.PROTOCOL_VERSION
     id: str = Field(alias="eventId")
     kind: EventKind
     group_id: Optional[str] = None
