@@ -185,6 +185,12 @@ fn grant_tuple<'py>(py: Python<'py>, g: &SessionGrant) -> PyResult<Bound<'py, Py
     )
 }
 
+/// The core's session lifetimes (`SessionConfig::default()`: the reference's 30 s challenges
+/// and 15 min sessions), the defaults of `missionweaveprotocol.auth.SessionAuthority`.
+pub fn session_defaults() -> SessionConfig {
+    SessionConfig::default()
+}
+
 /// Challenges, session tokens and Session Epochs (`missionweaveprotocol.auth.SessionAuthority`
 /// wraps it). The secret is consumed at construction and never readable again.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]

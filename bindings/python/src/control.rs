@@ -59,7 +59,14 @@ pub fn control_verify(
     Ok(control::verify_signature(&command, key_id, public_key))
 }
 
+/// `control_default_key_id(human_id)`: the key ID a new human key gets when none is given.
+#[pyfunction]
+pub fn control_default_key_id(human_id: &str) -> String {
+    control::default_key_id(human_id)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(control_default_key_id, m)?)?;
     m.add_function(wrap_pyfunction!(control_command, m)?)?;
     m.add_function(wrap_pyfunction!(control_approval, m)?)?;
     m.add_function(wrap_pyfunction!(control_verify, m)?)?;

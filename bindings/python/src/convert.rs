@@ -321,7 +321,7 @@ pub fn str_list_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyR
         .collect()
 }
 
-fn plain_int(value: &Bound<'_, PyAny>) -> bool {
+pub fn plain_int(value: &Bound<'_, PyAny>) -> bool {
     value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>()
 }
 

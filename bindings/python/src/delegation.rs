@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 
 use missionweaveprotocol_kernel::delegation::{
-    DelegatedWork as CoreWork, DelegationAuthority as CoreAuthority, DelegationContext as CoreCtx,
-    DelegationGrant as CoreGrant, MembershipView as CoreMembership, WorkItemNode,
-    WorkItemTree as CoreTree,
+    self as kernel, DelegatedWork as CoreWork, DelegationAuthority as CoreAuthority,
+    DelegationContext as CoreCtx, DelegationGrant as CoreGrant, MembershipView as CoreMembership,
+    WorkItemNode, WorkItemTree as CoreTree,
 };
-use missionweaveprotocol_kernel::resources::{Currency, Resources};
+use missionweaveprotocol_kernel::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -602,4 +602,161 @@ impl DelegationAuthority {
             }
         )
     }
+}
+
+// ---- the reference's shapes (`missionweaveprotocol.delegation`) ------------------------------
+//
+// Conversions only: what a reference Principal, Membership, WorkItem status or `ResourceBudget`
+// means for a Grant is `missionweaveprotocol_kernel::delegation`'s.
+
+/// `delegation_check_grant_user(principal_type)`: only an Agent may use a Grant
+/// (`DelegationViolation`, kind `identity`, otherwise).
+#[pyfunction]
+pub fn delegation_check_grant_user(py: Python<'_>, principal_type: &str) -> PyResult<()> {
+    kernel::check_grant_user(principal_type).map_err(|v| errors::delegation_violation(py, &v))
+}
+
+/// `delegation_check_grantor(principal_type)`: a Grant is granted by an Agent
+/// (`DelegationViolation`, kind `malformed`, otherwise).
+#[pyfunction]
+pub fn delegation_check_grantor(py: Python<'_>, principal_type: &str) -> PyResult<()> {
+    kernel::check_grantor(principal_type).map_err(|v| errors::delegation_violation(py, &v))
+}
+
+/// `delegation_is_closed_status(status)`: whether a WorkItem in `status` is closed for the Grant
+/// checks (`verified`, `failed`, `cancelled`).
+#[pyfunction]
+pub fn delegation_is_closed_status(status: &str) -> bool {
+    kernel::is_closed_status(status)
+}
+
+/// `delegation_membership_view(actor_agent_id, *, principal_type, principal_id, group_id,
+/// status, roles, epoch)`: the acting Agent's `MembershipView` of a Membership record, or
+/// `None` when the record is another principal's.
+#[pyfunction]
+#[pyo3(signature = (actor_agent_id, *, principal_type, principal_id, group_id, status, roles, epoch))]
+#[allow(clippy::too_many_arguments)]
+pub fn delegation_membership_view(
+    py: Python<'_>,
+    actor_agent_id: &str,
+    principal_type: &str,
+    principal_id: &str,
+    group_id: &Bound<'_, PyAny>,
+    status: &str,
+    roles: &Bound<'_, PyAny>,
+    epoch: &Bound<'_, PyAny>,
+) -> PyResult<Option<MembershipView>> {
+    let roles = convert::str_list_arg(py, roles, "roles")?;
+    let roles: Vec<&str> = roles.iter().map(String::as_str).collect();
+    let group_id = convert::str_arg(py, group_id, "group_id")?;
+    let record = kernel::MembershipRecord {
+        principal_type,
+        principal_id,
+        group_id: &group_id,
+        status,
+        roles: &roles,
+        epoch: convert::uint_arg(py, epoch, "epoch", u64::MAX)?,
+    };
+    Ok(
+        CoreMembership::of_record(actor_agent_id, &record).map(|view| MembershipView {
+            group_id: view.group_id.to_owned(),
+            epoch: view.epoch,
+            active: view.active,
+            work_delegate: view.work_delegate,
+        }),
+    )
+}
+
+/// Six optional amounts (the reference's `ResourceBudget` in `ResourceUsage` field order;
+/// `None` = not set).
+fn optional_ceilings(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<kernel::OptionalCeilings> {
+    let items: Vec<Bound<'_, PyAny>> =
+        convert::iter_arg(py, value, what)?.collect::<PyResult<_>>()?;
+    if items.len() != Dimension::ALL.len() {
+        return Err(errors::invalid_input(
+            py,
+            format!("{what} must have six amounts, not {}", items.len()),
+        ));
+    }
+    let mut out = [None; 6];
+    for (d, item) in Dimension::ALL.into_iter().zip(&items) {
+        out[d.index()] = match convert::present(Some(item)) {
+            Some(v) => Some(convert::uint_arg(py, v, d.as_str(), MAX_SAFE_INTEGER)?),
+            None => None,
+        };
+    }
+    Ok(out)
+}
+
+/// `delegation_budget_contains(have, child)`: the reference's `ResourceBudget.contains` over
+/// six optional amounts each.
+#[pyfunction]
+pub fn delegation_budget_contains(
+    py: Python<'_>,
+    have: &Bound<'_, PyAny>,
+    child: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    Ok(kernel::budget_contains(
+        &optional_ceilings(py, have, "have")?,
+        &optional_ceilings(py, child, "child")?,
+    ))
+}
+
+/// `delegation_grant_ceilings(budget)`: a Grant's ceilings (all six must be set), or
+/// `DelegationViolation` (kind `malformed`) naming the unset ones.
+#[pyfunction]
+pub fn delegation_grant_ceilings(
+    py: Python<'_>,
+    budget: &Bound<'_, PyAny>,
+) -> PyResult<ResourceUsage> {
+    kernel::grant_ceilings(&optional_ceilings(py, budget, "budget")?)
+        .map(ResourceUsage::new)
+        .map_err(|v| errors::delegation_violation(py, &v))
+}
+
+/// `delegation_budget_within_ceiling(candidate, ceiling)`: whether `candidate` fits under
+/// `ceiling` in every dimension (a zero ceiling permits only zero).
+#[pyfunction]
+pub fn delegation_budget_within_ceiling(
+    py: Python<'_>,
+    candidate: &Bound<'_, PyAny>,
+    ceiling: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    Ok(usage_arg(py, candidate, "candidate")?.fits_within(&usage_arg(py, ceiling, "ceiling")?))
+}
+
+/// `delegation_contract_currency(grant, budget, currency=None)`: the currency of a Work Contract
+/// budget under the Grant (its own, else the Grant's when it spends money).
+#[pyfunction]
+#[pyo3(signature = (grant, budget, currency=None))]
+pub fn delegation_contract_currency(
+    py: Python<'_>,
+    grant: &Bound<'_, PyAny>,
+    budget: &Bound<'_, PyAny>,
+    currency: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<String>> {
+    let grant = typed::<DelegationGrant>(py, grant, "grant", "DelegationGrant")?;
+    let budget = usage_arg(py, budget, "budget")?;
+    let currency = opt_currency_arg(py, currency, "currency")?;
+    Ok(grant
+        .get()
+        .inner
+        .contract_currency(&budget, currency)
+        .map(|c| c.as_str().to_owned()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(delegation_check_grant_user, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_check_grantor, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_is_closed_status, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_membership_view, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_budget_contains, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_grant_ceilings, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_budget_within_ceiling, m)?)?;
+    m.add_function(wrap_pyfunction!(delegation_contract_currency, m)?)?;
+    Ok(())
 }

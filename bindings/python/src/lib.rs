@@ -209,6 +209,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_base64url, m)?)?;
     m.add_function(wrap_pyfunction!(encode_base64url, m)?)?;
     m.add_function(wrap_pyfunction!(parse_timestamp, m)?)?;
+    m.add_function(wrap_pyfunction!(instant::render_instant, m)?)?;
     m.add_function(wrap_pyfunction!(stage_wire_code, m)?)?;
     m.add_function(wrap_pyfunction!(wire_code_retryable, m)?)?;
     m.add_function(wrap_pyfunction!(vocabularies, m)?)?;
@@ -271,6 +272,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<resources::ResourceUsage>()?;
     m.add_class::<resources::DelegationBudget>()?;
     m.add_class::<resources::CapabilityRef>()?;
+    m.add_function(wrap_pyfunction!(
+        resources::capability_reference_version,
+        m
+    )?)?;
     m.add_class::<lease::ExecutionLease>()?;
     m.add_class::<budget::BudgetLedger>()?;
     m.add_class::<budget::BudgetLedgerSnapshot>()?;
@@ -280,6 +285,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<delegation::WorkItemTree>()?;
     m.add_class::<delegation::DelegatedWork>()?;
     m.add_class::<delegation::DelegationAuthority>()?;
+    delegation::register(m)?;
     m.add_class::<execution::RetryPolicy>()?;
     m.add_class::<execution::Attempt>()?;
     m.add_class::<execution::RetrySchedule>()?;
@@ -292,6 +298,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::BudgetMeterCore>()?;
     m.add_class::<policy::PolicyGuardCore>()?;
     m.add_function(wrap_pyfunction!(policy::policy_high_risk_prefixes, m)?)?;
+    policy::register(m)?;
     // Agent runtime and bounded offline execution (agent.py, offline.py)
     m.add_class::<agent::NativeAgentSessions>()?;
     offline::register(m)?;
@@ -310,6 +317,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scheduler::ScheduleDisclosure>()?;
     m.add_class::<scheduler::SchedulerSnapshot>()?;
     m.add_class::<scheduler::Scheduler>()?;
+    scheduler::register_reference(m)?;
     m.add_class::<local_store::AgentStore>()?;
     m.add_class::<replay::GroupReplay>()?;
     // the authoritative core (missionweaveprotocol.core / store)
@@ -323,6 +331,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<auth::NativeSessionAuthority>()?;
     m.add_function(wrap_pyfunction!(auth::auth_default_agent_key_id, m)?)?;
     m.add_function(wrap_pyfunction!(auth::auth_challenge_signing_bytes, m)?)?;
+    m.add(
+        "AUTH_CHALLENGE_TTL_MS",
+        auth::session_defaults().challenge_ttl_ms,
+    )?;
+    m.add(
+        "AUTH_SESSION_TTL_MS",
+        auth::session_defaults().session_ttl_ms,
+    )?;
     // content-addressed Artifact bytes (missionweaveprotocol.artifacts)
     m.add_class::<artifacts::NativeArtifactStore>()?;
     m.add_function(wrap_pyfunction!(artifacts::artifact_content_hash, m)?)?;

@@ -13,13 +13,13 @@ use missionweaveprotocol_agent::offline::{
     RebaseInput,
 };
 use missionweaveprotocol_kernel::offline::{OfflineError, OfflineLimits};
-use missionweaveprotocol_kernel::resources::MAX_SAFE_INTEGER;
+use missionweaveprotocol_kernel::resources::{MAX_SAFE_INTEGER, Resources};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::convert;
 use crate::errors::offline_error;
-use crate::instant::{millis_arg, to_datetime};
+use crate::instant::{millis_arg, timedelta_micros, to_datetime};
 use crate::resources::{ResourceUsage, usage_arg};
 use crate::signer::{SignerArg, signer_failure};
 
@@ -362,8 +362,38 @@ impl InMemoryOutbox {
     }
 }
 
+/// `offline_check_limits(max_disconnect_grace, max_actions)`: the core's check of the offline
+/// bounds (`OfflineLimits::validate`: a positive grace, at least one action); returns the grace
+/// in whole milliseconds (floored). `OfflinePolicyError` (`invalid_argument`) otherwise.
+#[pyfunction]
+pub fn offline_check_limits(
+    py: Python<'_>,
+    max_disconnect_grace: &Bound<'_, PyAny>,
+    max_actions: &Bound<'_, PyAny>,
+) -> PyResult<u64> {
+    let refuse = |name| offline_error(py, &OfflineError::InvalidArgument(name));
+    let grace_us = timedelta_micros(py, max_disconnect_grace)?
+        .ok_or_else(|| refuse("max_disconnect_grace"))?;
+    let max_disconnect_grace_ms = u64::try_from(grace_us.div_euclid(1000)).unwrap_or(0);
+    let max_actions = if convert::plain_int(max_actions) {
+        max_actions
+            .extract::<u32>()
+            .map_err(|_| refuse("max_actions"))?
+    } else {
+        return Err(refuse("max_actions"));
+    };
+    let limits = OfflineLimits {
+        max_disconnect_grace_ms,
+        max_actions,
+        max_usage: Resources::ZERO,
+    };
+    limits.validate().map_err(|e| offline_error(py, &e))?;
+    Ok(max_disconnect_grace_ms)
+}
+
 /// Registers this module's classes, functions and constants.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(offline_check_limits, m)?)?;
     m.add(
         "OFFLINE_EXECUTION_EXTENSION",
         core_offline::OFFLINE_EXECUTION_EXTENSION,

@@ -16,7 +16,7 @@ use missionweaveprotocol_kernel::lease::Lease;
 use missionweaveprotocol_kernel::resources::Resources;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert;
 use crate::errors;
@@ -65,7 +65,8 @@ fn pair<'py>(
     Ok((convert::to_python(py, claims)?, token))
 }
 
-/// `MembershipTokenCore(secret=None, *, maximum_ttl_ms=900000)`: membership tokens (§8).
+/// `MembershipTokenCore(secret=None, *, maximum_ttl_ms=None)`: membership tokens (§8); the
+/// maximum TTL defaults to the core's bound (`MAXIMUM_TTL_MS`, 15 min).
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
 pub struct MembershipTokenCore {
@@ -75,15 +76,15 @@ pub struct MembershipTokenCore {
 #[pymethods]
 impl MembershipTokenCore {
     #[new]
-    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=900_000))]
+    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=None))]
     fn py_new(
         py: Python<'_>,
         secret: Option<&Bound<'_, PyAny>>,
-        maximum_ttl_ms: u64,
+        maximum_ttl_ms: Option<u64>,
     ) -> PyResult<Self> {
         let secret = secret_arg(py, secret)?;
         let inner = MembershipTokenService::new(&secret)
-            .and_then(|s| s.with_maximum_ttl(maximum_ttl_ms))
+            .and_then(|s| s.with_maximum_ttl(maximum_ttl_ms.unwrap_or(core_policy::MAXIMUM_TTL_MS)))
             .map_err(|e| refused(py, &e))?;
         Ok(Self { inner })
     }
@@ -191,7 +192,8 @@ impl MembershipTokenCore {
     }
 }
 
-/// `AuthorizationCore(secret=None, *, maximum_ttl_ms=900000)`: capability grants (§12) and
+/// `AuthorizationCore(secret=None, *, maximum_ttl_ms=None)` (default: the core's
+/// `MAXIMUM_GRANT_TTL_MS`, 15 min): capability grants (§12) and
 /// execution authorization over queried live documents.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
@@ -208,15 +210,17 @@ fn opt_usage(py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Optio
 #[pymethods]
 impl AuthorizationCore {
     #[new]
-    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=900_000))]
+    #[pyo3(signature = (secret=None, *, maximum_ttl_ms=None))]
     fn py_new(
         py: Python<'_>,
         secret: Option<&Bound<'_, PyAny>>,
-        maximum_ttl_ms: u64,
+        maximum_ttl_ms: Option<u64>,
     ) -> PyResult<Self> {
         let secret = secret_arg(py, secret)?;
         let service = AuthorizationService::new(&secret)
-            .and_then(|s| s.with_maximum_ttl(maximum_ttl_ms))
+            .and_then(|s| {
+                s.with_maximum_ttl(maximum_ttl_ms.unwrap_or(core_policy::MAXIMUM_GRANT_TTL_MS))
+            })
             .map_err(|e| refused(py, &e))?;
         Ok(Self {
             inner: ExecutionAuthorization::new(service),
@@ -548,4 +552,54 @@ impl PolicyGuardCore {
 #[pyfunction]
 pub fn policy_high_risk_prefixes() -> Vec<&'static str> {
     core_policy::HIGH_RISK_OPERATION_PREFIXES.to_vec()
+}
+
+/// `policy_check_token_principal(principal_type)`: membership tokens are issued to Agents only
+/// (`PolicyError`, `INVALID_COMMAND`, otherwise).
+#[pyfunction]
+pub fn policy_check_token_principal(py: Python<'_>, principal_type: &str) -> PyResult<()> {
+    core_policy::check_token_principal(principal_type).map_err(|e| refused(py, &e))
+}
+
+/// The §20 cooperation limits' defaults (the reference's), by field name.
+#[pyfunction]
+pub fn cooperation_limits_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = core_policy::CooperationLimits::default();
+    let out = PyDict::new(py);
+    for (name, value) in [
+        ("maximum_delegation_depth", d.maximum_delegation_depth),
+        ("maximum_queued_work_items", d.maximum_queued_work_items),
+        ("maximum_active_work_items", d.maximum_active_work_items),
+        (
+            "maximum_unresolved_clarifications",
+            d.maximum_unresolved_clarifications,
+        ),
+        (
+            "maximum_message_rate_per_minute",
+            d.maximum_message_rate_per_minute,
+        ),
+        (
+            "maximum_proposal_rate_per_minute",
+            d.maximum_proposal_rate_per_minute,
+        ),
+        (
+            "maximum_clarification_rate_per_minute",
+            d.maximum_clarification_rate_per_minute,
+        ),
+    ] {
+        out.set_item(name, value)?;
+    }
+    out.set_item("maximum_tracked_keys", d.maximum_tracked_keys)?;
+    Ok(out)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("POLICY_MAXIMUM_TTL_MS", core_policy::MAXIMUM_TTL_MS)?;
+    m.add(
+        "POLICY_MAXIMUM_GRANT_TTL_MS",
+        core_policy::MAXIMUM_GRANT_TTL_MS,
+    )?;
+    m.add_function(wrap_pyfunction!(policy_check_token_principal, m)?)?;
+    m.add_function(wrap_pyfunction!(cooperation_limits_defaults, m)?)?;
+    Ok(())
 }

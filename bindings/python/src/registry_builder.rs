@@ -14,6 +14,7 @@ use crate::instant;
 use crate::keys::decode_key_text;
 use crate::registry::registry_error;
 use crate::values::PrincipalEvidence;
+use missionweaveprotocol_kernel::unix_millis::Fraction;
 
 /// A timestamp argument: RFC 3339 text, or a timezone-aware `datetime` (written to the
 /// millisecond, `…Z`).
@@ -21,9 +22,7 @@ fn time_arg(py: Python<'_>, value: &Bound<'_, PyAny>, what: &str) -> PyResult<St
     if value.is_instance_of::<PyString>() {
         return Ok(convert::str_arg(py, value, what)?.into_owned());
     }
-    instant::millis_arg(py, value, what)?
-        .to_rfc3339()
-        .ok_or_else(|| errors::invalid_input(py, format!("{what} is outside years 0000–9999")))
+    instant::render(py, value, what, Fraction::Millis)
 }
 
 fn opt_time_arg(

@@ -1,6 +1,6 @@
 //! The six budget dimensions (`ResourceUsage`, `DelegationBudget`) and capability references.
 
-use missionweaveprotocol_kernel::capability_version::CapabilityRef as CoreCapabilityRef;
+use missionweaveprotocol_kernel::capability_version::{self, CapabilityRef as CoreCapabilityRef};
 use missionweaveprotocol_kernel::resources::{Currency, Dimension, MAX_SAFE_INTEGER, Resources};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -360,4 +360,22 @@ pub fn capabilities_tuple<'py>(
     caps: &[CoreCapabilityRef],
 ) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(py, caps.iter().map(|c| CapabilityRef { inner: c.clone() }))
+}
+
+/// `capability_reference_version(version=None)`: the SemVer text of a reference capability
+/// version — an `int` n is `n.0.0`, `None` (a bare capability id) is any version (`0.0.0`), a
+/// `str` is taken as it is.
+#[pyfunction]
+#[pyo3(signature = (version=None))]
+pub fn capability_reference_version(
+    py: Python<'_>,
+    version: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    match convert::present(version) {
+        None => Ok(capability_version::ANY_VERSION.to_owned()),
+        Some(v) if convert::plain_int(v) => Ok(capability_version::reference_version(
+            convert::uint_arg(py, v, "version", u64::MAX)?,
+        )),
+        Some(v) => Ok(convert::str_arg(py, v, "version")?.into_owned()),
+    }
 }

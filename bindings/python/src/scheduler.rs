@@ -5,6 +5,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use missionweaveprotocol::json::{self, canonical_bytes};
+use missionweaveprotocol_kernel::scheduler::reference::{
+    self, EffortBand, OwnFieldsGiven, ReferenceSchedulerPolicy, WrittenNumber,
+};
 use missionweaveprotocol_kernel::scheduler::{
     self, AdmissionDecision as CoreDecision, CheckpointRef as CoreCheckpoint, Eligibility,
     GroupPolicy, ScheduleAction, ScheduleDisclosure as CoreDisclosure, Scheduler as CoreScheduler,
@@ -17,7 +20,7 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::convert::{self, typed};
 use crate::errors;
-use crate::instant::{millis_arg, opt_datetime, opt_millis_arg, to_datetime};
+use crate::instant::{millis_arg, opt_datetime, opt_millis_arg, timedelta_micros, to_datetime};
 use crate::resources::{capabilities_arg, capabilities_tuple};
 use crate::values::PyEnum;
 
@@ -1162,4 +1165,179 @@ impl AdmissionDecision {
     pub(crate) fn from_core(inner: CoreDecision, work_id: String) -> Self {
         Self { inner, work_id }
     }
+}
+
+// ---- the reference's shapes (`missionweaveprotocol.scheduler`) -------------------------------
+//
+// Conversions only: the mapping and its refusals are `missionweaveprotocol_kernel::scheduler::
+// reference`'s.
+
+/// A Python number as written: an `int` exactly, a `float` by its shortest round-trip decimal
+/// (`0.1` is one tenth). `None` for `bool`, a non-number or a non-finite float.
+fn written_number(value: &Bound<'_, PyAny>) -> PyResult<Option<WrittenNumber>> {
+    if convert::plain_int(value) {
+        let exact = value.call_method0("__index__")?.str()?;
+        return Ok(WrittenNumber::parse(&exact.to_string()));
+    }
+    if value.is_instance_of::<pyo3::types::PyFloat>() {
+        let float: f64 = value.extract()?;
+        return Ok(if float.is_finite() {
+            WrittenNumber::parse(&format!("{float:e}"))
+        } else {
+            None
+        });
+    }
+    Ok(None)
+}
+
+fn written_to_python<'py>(py: Python<'py>, value: WrittenNumber) -> PyResult<Bound<'py, PyAny>> {
+    let float: f64 = value.to_string().parse().unwrap_or(f64::NAN);
+    Ok(float.into_pyobject(py)?.into_any())
+}
+
+/// `scheduler_effort_duration_ms(band)`: the estimate of a reference effort band (its value):
+/// `value × EFFORT_UNIT_MS` ms, `None` for `UNKNOWN` (the policy's default estimate).
+#[pyfunction]
+pub fn scheduler_effort_duration_ms(
+    py: Python<'_>,
+    band: &Bound<'_, PyAny>,
+) -> PyResult<Option<u32>> {
+    let value = convert::uint_arg(py, band, "band", u64::from(u32::MAX))?;
+    EffortBand::from_value(value)
+        .map(EffortBand::duration_ms)
+        .ok_or_else(|| errors::invalid_input(py, format!("{value} is not an effort band")))
+}
+
+/// `scheduler_group_policy(weight, slot_quota, priority_bias)`: the core's Group policy of the
+/// reference's `GroupSchedulingPolicy`, or the core's refusal (`SchedulerError`).
+#[pyfunction]
+pub fn scheduler_group_policy(
+    py: Python<'_>,
+    weight: &Bound<'_, PyAny>,
+    slot_quota: Option<&Bound<'_, PyAny>>,
+    priority_bias: &Bound<'_, PyAny>,
+) -> PyResult<GroupSchedulingPolicy> {
+    let bias = if convert::plain_int(priority_bias) {
+        priority_bias.extract::<i64>().ok()
+    } else {
+        None
+    };
+    let slot_quota = convert::present(slot_quota)
+        .map(|v| u32_arg(py, v, "slot_quota"))
+        .transpose()?;
+    reference::reference_group_policy(written_number(weight)?, slot_quota, bias)
+        .map(|inner| GroupSchedulingPolicy { inner })
+        .map_err(|e| errors::scheduler_error(py, &e))
+}
+
+/// The reference's policy knobs with their defaults (`aging_interval`, `deadline_horizon` as
+/// `timedelta`; the weights and `preemption_margin` as `float`).
+#[pyfunction]
+pub fn scheduler_reference_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = ReferenceSchedulerPolicy::default();
+    let out = PyDict::new(py);
+    let timedelta = py.import("datetime")?.getattr("timedelta")?;
+    for (name, micros) in [
+        ("aging_interval", d.aging_interval_us),
+        ("deadline_horizon", d.deadline_horizon_us),
+    ] {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("microseconds", micros.unwrap_or_default())?;
+        out.set_item(name, timedelta.call((), Some(&kwargs))?)?;
+    }
+    for (name, value) in [
+        ("priority_weight", d.priority_weight),
+        ("deadline_weight", d.deadline_weight),
+        ("aging_weight", d.aging_weight),
+        ("fairness_weight", d.fairness_weight),
+        ("quota_pressure_weight", d.quota_pressure_weight),
+        ("estimate_weight", d.estimate_weight),
+        ("preemption_margin", d.preemption_margin),
+    ] {
+        if let Some(value) = value {
+            out.set_item(name, written_to_python(py, value)?)?;
+        }
+    }
+    Ok(out)
+}
+
+/// `scheduler_reference_policy(*, aging_interval, …, preemption_margin, priority_step_ms,
+/// deadline_horizon_ms, preemption_margin_points)`: `(priority_step_ms, deadline_horizon_ms,
+/// preemption_margin)` for the core's `SchedulerPolicy` — what the reference knobs map to, else
+/// the own field as given — or the core's refusal (`SchedulerError`).
+#[pyfunction]
+#[pyo3(signature = (*, aging_interval, deadline_horizon, priority_weight, deadline_weight, aging_weight, fairness_weight, quota_pressure_weight, estimate_weight, preemption_margin, priority_step_ms=None, deadline_horizon_ms=None, preemption_margin_points=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn scheduler_reference_policy<'py>(
+    py: Python<'py>,
+    aging_interval: &Bound<'py, PyAny>,
+    deadline_horizon: &Bound<'py, PyAny>,
+    priority_weight: &Bound<'py, PyAny>,
+    deadline_weight: &Bound<'py, PyAny>,
+    aging_weight: &Bound<'py, PyAny>,
+    fairness_weight: &Bound<'py, PyAny>,
+    quota_pressure_weight: &Bound<'py, PyAny>,
+    estimate_weight: &Bound<'py, PyAny>,
+    preemption_margin: &Bound<'py, PyAny>,
+    priority_step_ms: Option<&Bound<'py, PyAny>>,
+    deadline_horizon_ms: Option<&Bound<'py, PyAny>>,
+    preemption_margin_points: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let knobs = ReferenceSchedulerPolicy {
+        aging_interval_us: timedelta_micros(py, aging_interval)?,
+        deadline_horizon_us: timedelta_micros(py, deadline_horizon)?,
+        priority_weight: written_number(priority_weight)?,
+        deadline_weight: written_number(deadline_weight)?,
+        aging_weight: written_number(aging_weight)?,
+        fairness_weight: written_number(fairness_weight)?,
+        quota_pressure_weight: written_number(quota_pressure_weight)?,
+        estimate_weight: written_number(estimate_weight)?,
+        preemption_margin: written_number(preemption_margin)?,
+    };
+    let own = [
+        priority_step_ms,
+        deadline_horizon_ms,
+        preemption_margin_points,
+    ]
+    .map(|v| convert::present(v).cloned());
+    let given = OwnFieldsGiven {
+        priority_step_ms: own[0].is_some(),
+        deadline_horizon_ms: own[1].is_some(),
+        preemption_margin_points: own[2].is_some(),
+    };
+    let mapped = reference::map_reference_policy(&knobs, given)
+        .map_err(|e| errors::scheduler_error(py, &e))?;
+    let pick =
+        |mapped: Option<u32>, own: &Option<Bound<'py, PyAny>>| -> PyResult<Bound<'py, PyAny>> {
+            Ok(match (mapped, own) {
+                (Some(v), _) => v.into_pyobject(py)?.into_any(),
+                (None, Some(own)) => own.clone(),
+                (None, None) => py.None().into_bound(py),
+            })
+        };
+    PyTuple::new(
+        py,
+        [
+            pick(mapped.priority_step_ms, &own[0])?,
+            pick(mapped.deadline_horizon_ms, &own[1])?,
+            pick(mapped.preemption_margin.map(u32::from), &own[2])?,
+        ],
+    )
+}
+
+/// `scheduler_run_generation(work_id, run_id)`: the generation a reference-style run id
+/// (`"<work_id>:<generation>"`, `Dispatch.run_id`) names, or `None`.
+#[pyfunction]
+pub fn scheduler_run_generation(work_id: &str, run_id: &str) -> Option<u32> {
+    scheduler::Dispatch::run_generation(work_id, run_id)
+}
+
+pub fn register_reference(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("EFFORT_UNIT_MS", reference::EFFORT_UNIT_MS)?;
+    m.add_function(wrap_pyfunction!(scheduler_effort_duration_ms, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_group_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_reference_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_reference_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_run_generation, m)?)?;
+    Ok(())
 }

@@ -796,3 +796,39 @@ fn refusal_messages_are_readable_and_leak_nothing() {
         assert!(!format!("{e:?}").contains(&secret_text));
     }
 }
+
+#[test]
+fn membership_tokens_are_for_agents_only() {
+    assert!(missionweaveprotocol_agent::policy::check_token_principal("agent").is_ok());
+    for other in ["human", "service", ""] {
+        let error = missionweaveprotocol_agent::policy::check_token_principal(other).unwrap_err();
+        assert_eq!(error.wire_code(), WireCode::InvalidCommand, "{other}");
+        assert_eq!(DescribeError::reason(&error), "invalid_argument");
+        assert_eq!(
+            error.to_string(),
+            "membership tokens are issued to Agents only"
+        );
+    }
+}
+
+#[test]
+fn the_ttl_bounds_and_session_defaults() {
+    use missionweaveprotocol_agent::auth::SessionConfig;
+    use missionweaveprotocol_agent::policy::{MAXIMUM_GRANT_TTL_MS, MAXIMUM_TTL_MS};
+    assert_eq!(MAXIMUM_TTL_MS, 15 * MINUTE);
+    assert_eq!(MAXIMUM_GRANT_TTL_MS, 15 * MINUTE);
+    assert_eq!(SessionConfig::default().session_ttl_ms, 15 * MINUTE);
+    assert_eq!(SessionConfig::default().challenge_ttl_ms, 30_000);
+    // The bound is the largest accepted maximum; one more millisecond is refused.
+    assert!(
+        membership_service()
+            .with_maximum_ttl(MAXIMUM_TTL_MS)
+            .is_ok()
+    );
+    assert!(
+        membership_service()
+            .with_maximum_ttl(MAXIMUM_TTL_MS + 1)
+            .is_err()
+    );
+    assert!(membership_service().with_maximum_ttl(0).is_err());
+}

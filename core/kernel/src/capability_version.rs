@@ -127,6 +127,15 @@ impl fmt::Display for Version {
     }
 }
 
+/// The lowest version: as a minimum, any version of the capability meets it (the reference
+/// runtime's bare capability id).
+pub const ANY_VERSION: &str = "0.0.0";
+
+/// The reference runtime's integer capability version `n`, as the SemVer `n.0.0`.
+pub fn reference_version(major: u64) -> String {
+    format!("{major}.0.0")
+}
+
 /// A capability at a version: a Work Contract requirement (`capabilityRef`) or a declared one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CapabilityRef {
@@ -171,6 +180,20 @@ mod tests {
         ] {
             assert!(Version::parse(bad).is_none(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_references_versions() {
+        assert_eq!(reference_version(2), "2.0.0");
+        assert_eq!(reference_version(0), ANY_VERSION);
+        let minimum = v(&reference_version(2));
+        assert!(v("2.0.0").satisfies(&minimum) && v("2.1.0").satisfies(&minimum));
+        assert!(!v("1.9.9").satisfies(&minimum) && !v("2.0.0-rc.1").satisfies(&minimum));
+        let any = v(ANY_VERSION);
+        for version in ["0.0.0", "0.0.1", "1.0.0", "10.2.3"] {
+            assert!(v(version).satisfies(&any), "{version}");
+        }
+        assert!(!v("0.0.0-alpha").satisfies(&any));
     }
 
     #[test]

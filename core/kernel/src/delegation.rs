@@ -496,3 +496,143 @@ impl DelegationAuthority {
         Ok(depth)
     }
 }
+
+// ---- the reference's shapes ----------------------------------------------------------------
+//
+// A binding that accepts the reference runtime's models (a Principal, a Membership record, a
+// WorkItem status, a `ResourceBudget` with unset dimensions) reads them through these rules, so
+// that no binding re-decides what they mean.
+
+/// The principal type that may use a Grant and that grants one: §9.1 Grants are issued by the
+/// Coordinator Agent to another Agent.
+pub const GRANT_PRINCIPAL_TYPE: &str = "agent";
+
+/// The Membership role a grantee needs (§9.1).
+pub const WORK_DELEGATE_ROLE: &str = "work_delegate";
+
+/// The Membership status a grantee needs.
+pub const ACTIVE_MEMBERSHIP_STATUS: &str = "active";
+
+/// The WorkItem statuses that close a Grant's target and every item under it.
+pub const CLOSED_WORK_ITEM_STATUSES: [&str; 3] = ["verified", "failed", "cancelled"];
+
+/// Only an Agent may use a Grant: any other principal type is an
+/// [`Identity`](DelegationViolationKind::Identity) violation (not invalidating: the grantee may
+/// still use it).
+pub fn check_grant_user(principal_type: &str) -> Result<(), DelegationViolation> {
+    if principal_type == GRANT_PRINCIPAL_TYPE {
+        Ok(())
+    } else {
+        Err(DelegationViolation::new(
+            DelegationViolationKind::Identity,
+            "only an Agent can use a Delegation Grant",
+        ))
+    }
+}
+
+/// A Grant is granted by an Agent (the Coordinator): any other principal type makes the Grant
+/// [`Malformed`](DelegationViolationKind::Malformed).
+pub fn check_grantor(principal_type: &str) -> Result<(), DelegationViolation> {
+    if principal_type == GRANT_PRINCIPAL_TYPE {
+        Ok(())
+    } else {
+        Err(DelegationViolation::new(
+            DelegationViolationKind::Malformed,
+            "a Delegation Grant is granted by an Agent",
+        ))
+    }
+}
+
+/// Whether a WorkItem in `status` is closed for the Grant checks ([`WorkItemNode::closed`]).
+pub fn is_closed_status(status: &str) -> bool {
+    CLOSED_WORK_ITEM_STATUSES.contains(&status)
+}
+
+/// A Membership record as the reference models it: whose it is, its Group, status, roles and
+/// epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MembershipRecord<'a> {
+    /// The member's principal type (`agent`, `human`, …).
+    pub principal_type: &'a str,
+    /// The member's principal ID.
+    pub principal_id: &'a str,
+    /// Its Group.
+    pub group_id: &'a str,
+    /// Its status (`active`, `provisional`, `ended`, …).
+    pub status: &'a str,
+    /// Its roles.
+    pub roles: &'a [&'a str],
+    /// Its Membership Epoch.
+    pub epoch: u64,
+}
+
+impl<'a> MembershipView<'a> {
+    /// The acting Agent's Membership as the Grant checks see it: `None` when the record is
+    /// another principal's (a Membership of someone else counts as none); `active` when its
+    /// status is [`ACTIVE_MEMBERSHIP_STATUS`]; `work_delegate` when it holds
+    /// [`WORK_DELEGATE_ROLE`].
+    pub fn of_record(actor_agent_id: &str, record: &MembershipRecord<'a>) -> Option<Self> {
+        if record.principal_type != GRANT_PRINCIPAL_TYPE || record.principal_id != actor_agent_id {
+            return None;
+        }
+        Some(MembershipView {
+            group_id: record.group_id,
+            active: record.status == ACTIVE_MEMBERSHIP_STATUS,
+            work_delegate: record.roles.contains(&WORK_DELEGATE_ROLE),
+            epoch: record.epoch,
+        })
+    }
+}
+
+/// Six optional amounts in [`Dimension::ALL`] order: the reference's `ResourceBudget`, where
+/// `None` means the dimension is not set.
+pub type OptionalCeilings = [Option<u64>; 6];
+
+/// The reference's `ResourceBudget.contains`: every dimension `child` sets is set in `have` and
+/// at least as large (a dimension the child leaves unset always fits).
+pub fn budget_contains(have: &OptionalCeilings, child: &OptionalCeilings) -> bool {
+    have.iter()
+        .zip(child)
+        .all(|(have, wanted)| match (have, wanted) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some(have), Some(wanted)) => wanted <= have,
+        })
+}
+
+/// A Grant's ceilings from a reference budget: a Grant sets all six (§9.1); an unset one is
+/// [`Malformed`](DelegationViolationKind::Malformed), naming every unset dimension.
+pub fn grant_ceilings(budget: &OptionalCeilings) -> Result<Resources, DelegationViolation> {
+    let unset: Vec<&str> = Dimension::ALL
+        .into_iter()
+        .filter(|d| budget[d.index()].is_none())
+        .map(Dimension::as_str)
+        .collect();
+    if !unset.is_empty() {
+        return Err(DelegationViolation::new(
+            DelegationViolationKind::Malformed,
+            format!(
+                "a Delegation Grant sets all six ceilings; unset: {}",
+                unset.join(", ")
+            ),
+        ));
+    }
+    Ok(Resources(budget.map(Option::unwrap_or_default)))
+}
+
+impl DelegationGrant {
+    /// The currency of a Work Contract budget used under this Grant: its own, else — when it
+    /// spends money — the Grant's (the reference's `ResourceBudget` has no currency, so its
+    /// budgets are in the Grant's).
+    pub fn contract_currency(
+        &self,
+        budget: &Resources,
+        currency: Option<Currency>,
+    ) -> Option<Currency> {
+        match currency {
+            Some(c) => Some(c),
+            None if budget.get(Dimension::Financial) > 0 => Some(self.currency),
+            None => None,
+        }
+    }
+}

@@ -372,6 +372,10 @@ impl SchedulerError {
             Self::InvalidTransition(_) => "invalid_transition",
             Self::UnsafeCheckpoint => "unsafe_checkpoint",
             Self::InvalidArgument(_) => "invalid_argument",
+            Self::ReferencePolicy {
+                unsupported: true, ..
+            } => "unsupported_policy",
+            Self::ReferencePolicy { .. } => "invalid_argument",
             Self::CorruptSnapshot { .. } => "corrupt_snapshot",
         }
     }
@@ -394,6 +398,7 @@ impl fmt::Display for SchedulerError {
                 "a checkpoint must be durable and safe to release a slot or resume from",
             ),
             Self::InvalidArgument(field) => write!(f, "invalid {field}"),
+            Self::ReferencePolicy { detail, .. } => f.write_str(detail),
             Self::CorruptSnapshot { path, problem } if path.is_empty() => {
                 write!(f, "the snapshot cannot be restored: {problem}")
             }
@@ -430,7 +435,9 @@ impl DescribeError for SchedulerError {
                 .integer("current_generation", i64::from(*current))
                 .integer("reported_generation", i64::from(*reported)),
             Self::InvalidTransition(state) => Fields::new().text("state", state.as_str()),
-            Self::InvalidArgument(field) => Fields::new().text("field", *field),
+            Self::InvalidArgument(field) | Self::ReferencePolicy { field, .. } => {
+                Fields::new().text("field", *field)
+            }
             Self::CorruptSnapshot { path, .. } => Fields::new().text("path", path),
             _ => Fields::new(),
         }

@@ -42,41 +42,86 @@ impl UnixMillis {
         }
     }
 
-    /// Renders RFC 3339 UTC with millisecond precision (`2026-01-02T03:04:05.006Z`).
+    /// Renders RFC 3339 UTC with millisecond precision (`2026-01-02T03:04:05.006Z`):
+    /// [`render_rfc3339`] with [`Fraction::Millis`].
     ///
     /// Returns `None` outside years 0001–9999, which the §2 timestamp profile cannot express.
     pub fn to_rfc3339(self) -> Option<String> {
-        if !(MIN_RFC3339_MILLIS..=MAX_RFC3339_MILLIS).contains(&self.0) {
-            return None;
-        }
-        let days = self.0.div_euclid(86_400_000);
-        let ms_of_day = self.0.rem_euclid(86_400_000);
-        let (y, m, d) = civil_from_days(days);
-        let secs = ms_of_day / 1000;
-        let ms = ms_of_day % 1000;
-        Some(format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-            secs / 3600,
-            (secs / 60) % 60,
-            secs % 60
-        ))
+        render_rfc3339(self.0.checked_mul(1000)?, Fraction::Millis)
+    }
+
+    /// Renders RFC 3339 UTC with the shortest fraction (none for whole seconds, `.5Z` for
+    /// 500 ms): [`render_rfc3339`] with [`Fraction::Shortest`], the form a host re-renders its
+    /// own datetimes in (Python's `render_timestamp`, JavaScript's trimmed `toISOString`), so a
+    /// document built here re-renders to itself.
+    pub fn to_rfc3339_shortest(self) -> Option<String> {
+        render_rfc3339(self.0.checked_mul(1000)?, Fraction::Shortest)
     }
 }
 
-impl UnixMillis {
-    /// Renders RFC 3339 UTC with the shortest fraction (none for whole seconds, `.5Z` for
-    /// 500 ms): the form a host re-renders its own datetimes in (Python's `render_timestamp`,
-    /// JavaScript's trimmed `toISOString`), so a document built here re-renders to itself.
-    pub fn to_rfc3339_shortest(self) -> Option<String> {
-        let full = self.to_rfc3339()?;
-        let (head, fraction) = full.trim_end_matches('Z').split_once('.')?;
-        let fraction = fraction.trim_end_matches('0');
-        Some(if fraction.is_empty() {
-            format!("{head}Z")
-        } else {
-            format!("{head}.{fraction}Z")
-        })
+/// How [`render_rfc3339`] writes the fraction of a second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fraction {
+    /// Always three digits, floored to the millisecond (`.006Z`, `.000Z`): the form of the
+    /// core's documents (leases, bindings, signed artifacts of the Python models).
+    Millis,
+    /// Six digits, none for a whole second (`.001500Z`, `05Z`): the reference runtime's form
+    /// (Python's `isoformat`), used where a host value is normalised as the reference does.
+    Micros,
+    /// The shortest: trailing zeros trimmed, none for a whole second (`.12Z`, `05Z`), so that a
+    /// wire text re-renders to itself.
+    Shortest,
+}
+
+impl Fraction {
+    /// Every form.
+    pub const ALL: [Fraction; 3] = [Self::Millis, Self::Micros, Self::Shortest];
+
+    /// The form's name (`millis`, `micros`, `shortest`), as bindings spell the option.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Millis => "millis",
+            Self::Micros => "micros",
+            Self::Shortest => "shortest",
+        }
     }
+
+    /// Parses [`as_str`](Self::as_str).
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.as_str() == text)
+    }
+}
+
+/// The one RFC 3339 renderer of instants (UTC, `Z`): `micros` microseconds since the epoch,
+/// the fraction written as `fraction` says. `None` outside years 0001–9999, which the §2
+/// timestamp profile cannot express.
+pub fn render_rfc3339(micros: i64, fraction: Fraction) -> Option<String> {
+    let first = MIN_RFC3339_MILLIS * 1000;
+    let last = MAX_RFC3339_MILLIS * 1000 + 999;
+    if !(first..=last).contains(&micros) {
+        return None;
+    }
+    let days = micros.div_euclid(86_400_000_000);
+    let us_of_day = micros.rem_euclid(86_400_000_000);
+    let (y, m, d) = civil_from_days(days);
+    let secs = us_of_day / 1_000_000;
+    let us = us_of_day % 1_000_000;
+    let head = format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    );
+    Some(match fraction {
+        Fraction::Millis => format!("{head}.{:03}Z", us / 1000),
+        Fraction::Micros if us == 0 => format!("{head}Z"),
+        Fraction::Micros => format!("{head}.{us:06}Z"),
+        Fraction::Shortest if us == 0 => format!("{head}Z"),
+        Fraction::Shortest => {
+            let digits = format!("{us:06}");
+            format!("{head}.{}Z", digits.trim_end_matches('0'))
+        }
+    })
 }
 
 impl fmt::Display for UnixMillis {
@@ -138,6 +183,65 @@ mod tests {
         );
         assert_eq!(shortest(-1).as_deref(), Some("1969-12-31T23:59:59.999Z"));
         assert_eq!(shortest(MAX_RFC3339_MILLIS + 1), None);
+    }
+
+    #[test]
+    fn one_renderer_three_fractions() {
+        // 2026-07-15T00:00:00Z plus a fraction, in microseconds.
+        let at = |us: i64| 1_784_073_600_000_000 + us;
+        let all = |us: i64| Fraction::ALL.map(|f| render_rfc3339(at(us), f).unwrap_or_default());
+        assert_eq!(
+            all(0),
+            [
+                "2026-07-15T00:00:00.000Z",
+                "2026-07-15T00:00:00Z",
+                "2026-07-15T00:00:00Z"
+            ]
+        );
+        assert_eq!(
+            all(1_500),
+            [
+                "2026-07-15T00:00:00.001Z",
+                "2026-07-15T00:00:00.001500Z",
+                "2026-07-15T00:00:00.0015Z"
+            ]
+        );
+        assert_eq!(
+            all(120_000),
+            [
+                "2026-07-15T00:00:00.120Z",
+                "2026-07-15T00:00:00.120000Z",
+                "2026-07-15T00:00:00.12Z"
+            ]
+        );
+        assert_eq!(
+            all(999_999)[0],
+            "2026-07-15T00:00:00.999Z",
+            "floored to the millisecond"
+        );
+        // Before the epoch the fraction still counts forward from the whole second.
+        assert_eq!(
+            render_rfc3339(-1, Fraction::Micros).as_deref(),
+            Some("1969-12-31T23:59:59.999999Z")
+        );
+        assert_eq!(
+            render_rfc3339(-1, Fraction::Millis).as_deref(),
+            Some("1969-12-31T23:59:59.999Z")
+        );
+        for f in Fraction::ALL {
+            assert_eq!(Fraction::parse(f.as_str()), Some(f));
+            assert_eq!(
+                render_rfc3339(MIN_RFC3339_MILLIS * 1000, f)
+                    .as_deref()
+                    .map(|s| &s[..19]),
+                Some("0001-01-01T00:00:00")
+            );
+            assert!(render_rfc3339(MAX_RFC3339_MILLIS * 1000 + 999, f).is_some());
+            assert_eq!(render_rfc3339(MIN_RFC3339_MILLIS * 1000 - 1, f), None);
+            assert_eq!(render_rfc3339(MAX_RFC3339_MILLIS * 1000 + 1000, f), None);
+        }
+        assert_eq!(Fraction::parse("nanos"), None);
+        assert_eq!(UnixMillis(i64::MAX).to_rfc3339(), None);
     }
 
     #[test]

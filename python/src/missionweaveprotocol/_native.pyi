@@ -32,6 +32,8 @@ class _TextStream(Protocol):
     def flush(self) -> object: ...
 
 __all__ = [
+    "AUTH_CHALLENGE_TTL_MS",
+    "AUTH_SESSION_TTL_MS",
     "AdmissionBundleSummary",
     "AdmissionDecision",
     "AdmittedDocument",
@@ -57,6 +59,7 @@ __all__ = [
     "DelegationContext",
     "DelegationGrant",
     "Dispatch",
+    "EFFORT_UNIT_MS",
     "EXECUTION_LEASE_REVOKED_EVENT",
     "ExecutionLease",
     "ExpectedSignerEvidence",
@@ -81,6 +84,8 @@ __all__ = [
     "OFFLINE_EXECUTION_EXTENSION",
     "OFFLINE_EXECUTION_EXTENSION_VERSION",
     "OFFLINE_REVERSIBLE_KINDS",
+    "POLICY_MAXIMUM_GRANT_TTL_MS",
+    "POLICY_MAXIMUM_TTL_MS",
     "PROTOCOL_VERSION",
     "ParseLimits",
     "PolicyGuardCore",
@@ -123,11 +128,22 @@ __all__ = [
     "canonical_bytes",
     "canonical_hash",
     "canonicalize_json",
+    "capability_reference_version",
     "context_call",
     "control_approval",
     "control_command",
+    "control_default_key_id",
     "control_verify",
+    "cooperation_limits_defaults",
     "decode_base64url",
+    "delegation_budget_contains",
+    "delegation_budget_within_ceiling",
+    "delegation_check_grant_user",
+    "delegation_check_grantor",
+    "delegation_contract_currency",
+    "delegation_grant_ceilings",
+    "delegation_is_closed_status",
+    "delegation_membership_view",
     "derived_attempt_key",
     "embedded_file",
     "embedded_paths",
@@ -140,18 +156,26 @@ __all__ = [
     "is_protocol_uri",
     "key_bytes",
     "offline_binding_of",
+    "offline_check_limits",
     "parse_duration_ms",
     "parse_frame",
     "parse_json",
     "parse_received_frame",
     "parse_timestamp",
+    "policy_check_token_principal",
     "policy_high_risk_prefixes",
     "rebase_offline_command",
     "registry_cache_stats",
+    "render_instant",
     "replay_historical",
     "run_cli",
     "run_conformance",
     "run_structural_manifest",
+    "scheduler_effort_duration_ms",
+    "scheduler_group_policy",
+    "scheduler_reference_defaults",
+    "scheduler_reference_policy",
+    "scheduler_run_generation",
     "set_registry_cache_budget",
     "sha256_prefixed_hex",
     "stage_wire_code",
@@ -216,6 +240,7 @@ def expected_signer(
 def decode_base64url(text: str) -> Optional[bytes]: ...
 def encode_base64url(data: _Buffer) -> str: ...
 def parse_timestamp(text: str) -> ProtectedTime: ...
+def render_instant(value: datetime, *, fraction: str = "millis") -> str: ...
 def stage_wire_code(stage: str) -> str: ...
 def wire_code_retryable(code: str) -> bool: ...
 def vocabularies() -> dict[str, tuple[str, ...]]: ...
@@ -686,6 +711,8 @@ class DelegationBudget:
     def external_actions(self) -> int: ...
     def ceilings(self) -> ResourceUsage: ...
 
+def capability_reference_version(version: Union[int, str, None] = None) -> str: ...
+
 @final
 class CapabilityRef:
     def __new__(cls, id: str, version: str) -> CapabilityRef: ...
@@ -903,6 +930,28 @@ class DelegationGrant:
     @property
     def expires_at(self) -> datetime: ...
 
+def delegation_check_grant_user(principal_type: str) -> None: ...
+def delegation_check_grantor(principal_type: str) -> None: ...
+def delegation_is_closed_status(status: str) -> bool: ...
+def delegation_membership_view(
+    actor_agent_id: str,
+    *,
+    principal_type: str,
+    principal_id: str,
+    group_id: str,
+    status: str,
+    roles: Sequence[str],
+    epoch: int,
+) -> Optional[MembershipView]: ...
+def delegation_budget_contains(
+    have: Sequence[Optional[int]], child: Sequence[Optional[int]]
+) -> bool: ...
+def delegation_grant_ceilings(budget: Sequence[Optional[int]]) -> ResourceUsage: ...
+def delegation_budget_within_ceiling(candidate: ResourceUsage, ceiling: ResourceUsage) -> bool: ...
+def delegation_contract_currency(
+    grant: DelegationGrant, budget: ResourceUsage, currency: Optional[str] = None
+) -> Optional[str]: ...
+
 @final
 class MembershipView:
     def __new__(
@@ -1099,10 +1148,15 @@ def parse_duration_ms(text: str) -> Optional[int]: ...
 # policy (tokens, execution authorization, local guardrails)
 
 def policy_high_risk_prefixes() -> list[str]: ...
+def policy_check_token_principal(principal_type: str) -> None: ...
+def cooperation_limits_defaults() -> dict[str, int]: ...
+
+POLICY_MAXIMUM_TTL_MS: int
+POLICY_MAXIMUM_GRANT_TTL_MS: int
 
 @final
 class MembershipTokenCore:
-    def __new__(cls, secret: Optional[bytes] = None, *, maximum_ttl_ms: int = 900000) -> MembershipTokenCore: ...
+    def __new__(cls, secret: Optional[bytes] = None, *, maximum_ttl_ms: Optional[int] = None) -> MembershipTokenCore: ...
     def issue(
         self,
         *,
@@ -1139,7 +1193,7 @@ class MembershipTokenCore:
 
 @final
 class AuthorizationCore:
-    def __new__(cls, secret: Optional[bytes] = None, *, maximum_ttl_ms: int = 900000) -> AuthorizationCore: ...
+    def __new__(cls, secret: Optional[bytes] = None, *, maximum_ttl_ms: Optional[int] = None) -> AuthorizationCore: ...
     def issue(
         self,
         *,
@@ -1227,6 +1281,30 @@ class PolicyGuardCore:
     def classify_action(operation: str) -> Any: ...
 
 # scheduler
+
+EFFORT_UNIT_MS: int
+
+def scheduler_effort_duration_ms(band: int) -> Optional[int]: ...
+def scheduler_group_policy(
+    weight: Any, slot_quota: Optional[int], priority_bias: Any
+) -> GroupSchedulingPolicy: ...
+def scheduler_reference_defaults() -> dict[str, Any]: ...
+def scheduler_reference_policy(
+    *,
+    aging_interval: Any,
+    deadline_horizon: Any,
+    priority_weight: Any,
+    deadline_weight: Any,
+    aging_weight: Any,
+    fairness_weight: Any,
+    quota_pressure_weight: Any,
+    estimate_weight: Any,
+    preemption_margin: Any,
+    priority_step_ms: Optional[int] = None,
+    deadline_horizon_ms: Optional[int] = None,
+    preemption_margin_points: Optional[int] = None,
+) -> tuple[Any, Any, Any]: ...
+def scheduler_run_generation(work_id: str, run_id: str) -> Optional[int]: ...
 
 @final
 class GroupSchedulingPolicy:
@@ -1586,6 +1664,9 @@ def verify_artifact_manifest(raw_utf8_json_bytes: _Buffer, key_resolver: Any) ->
 _ChallengeFields = tuple[str, str, str, str, str, str, datetime]
 _GrantFields = tuple[str, str, str, int, datetime, datetime, str]
 
+AUTH_CHALLENGE_TTL_MS: int
+AUTH_SESSION_TTL_MS: int
+
 def auth_default_agent_key_id(agent_id: str) -> str: ...
 def auth_challenge_signing_bytes(
     protocol_version: str,
@@ -1678,6 +1759,7 @@ class NativeAgentSessions:
 
 CONTROL_OPERATIONS: list[str]
 
+def control_default_key_id(human_id: str) -> str: ...
 def control_command(request: dict[str, Any]) -> dict[str, Any]: ...
 def control_approval(request: dict[str, Any]) -> dict[str, Any]: ...
 def control_verify(command: dict[str, Any], key_id: str, public_key: bytes) -> bool: ...
@@ -1742,3 +1824,4 @@ def rebase_offline_command(
 ) -> Any: ...
 def offline_binding_of(command: Any) -> Optional[Any]: ...
 def validate_offline_binding(data: Any) -> Any: ...
+def offline_check_limits(max_disconnect_grace: Any, max_actions: Any) -> int: ...

@@ -16,7 +16,7 @@ Importing this module imports pydantic; the package root never does (submodules 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, NoReturn, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -83,19 +83,15 @@ def floor_millis(value: datetime) -> datetime:
 
 
 def render_instant(value: datetime) -> str:
-    """An aware datetime in the protocol's timestamp profile (UTC, millisecond fraction)."""
+    """An aware datetime in the protocol's timestamp profile (UTC, millisecond fraction), by
+    the core's one renderer (``fraction="millis"``)."""
+    from . import _native
+    from .errors import InvalidInputError
+
     try:
-        utc = value.astimezone(timezone.utc)
-    except (OverflowError, ValueError):
-        invalid(
-            "INVALID_COMMAND",
-            "unrenderable_timestamp",
-            f"instant {value.isoformat()} is outside years 0001-9999 in UTC",
-        )
-    return (
-        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
-        f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z"
-    )
+        return _native.render_instant(value, fraction="millis")
+    except InvalidInputError as error:
+        invalid("INVALID_COMMAND", "unrenderable_timestamp", str(error))
 
 
 def render_optional(value: Optional[datetime]) -> Optional[str]:

@@ -43,8 +43,9 @@ from .errors import AuthenticationError
 
 Clock = Callable[[], datetime]
 
-_DEFAULT_CHALLENGE_TTL = timedelta(seconds=30)
-_DEFAULT_SESSION_TTL = timedelta(minutes=15)
+# The core's defaults (`SessionConfig::default()`): 30 s challenges, 15 min sessions.
+_DEFAULT_CHALLENGE_TTL = timedelta(milliseconds=_native.AUTH_CHALLENGE_TTL_MS)
+_DEFAULT_SESSION_TTL = timedelta(milliseconds=_native.AUTH_SESSION_TTL_MS)
 
 
 def _utc_now() -> datetime:
@@ -211,7 +212,7 @@ class SessionAuthority:
         *,
         key_id: Optional[str] = None,
         client_nonce: Optional[str] = None,
-        protocol_version: str = "0.1",
+        protocol_version: str = _native.PROTOCOL_VERSION,
     ) -> Challenge:
         """A fresh one-use challenge for the Agent's registered, currently valid key."""
         fields = self._native.issue_challenge(

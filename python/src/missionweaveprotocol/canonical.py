@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping, Sequence, Set
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from decimal import Decimal
 from enum import Enum
 from typing import Any
@@ -22,7 +22,7 @@ from uuid import UUID
 
 from . import _native
 from ._native import ParseLimits, canonicalize_json, encode_base64url, parse_json
-from .errors import CanonicalizationError, JsonParseError
+from .errors import CanonicalizationError, InvalidInputError, JsonParseError
 
 _MAX_DEPTH = 128
 
@@ -41,12 +41,14 @@ def _normalise(value: Any, depth: int = 0) -> Any:
     if isinstance(value, float):
         return value
     if isinstance(value, datetime):
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise _refuse("naive datetimes have no instant; give a timezone")
-        text = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        return text.replace(".000000Z", "Z")
+        # The reference's form (six fraction digits, none for a whole second), by the core's
+        # one renderer; a naive datetime has no instant.
+        try:
+            return _native.render_instant(value, fraction="micros")
+        except InvalidInputError as error:
+            raise _refuse(str(error)) from error
     if isinstance(value, date):
-        return value.isoformat()
+        return str(value)  # a calendar date's own text form (ISO 8601): no instant, no zone
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):

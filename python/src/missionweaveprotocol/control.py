@@ -61,7 +61,7 @@ class HumanIdentity:
     def generate(cls, human_id: str, *, key_id: Optional[str] = None) -> "HumanIdentity":
         """A fresh key (seed from ``os.urandom``); the key ID defaults to
         ``"<human_id>:signing-key"``."""
-        key_id = key_id if key_id is not None else f"{human_id}:signing-key"
+        key_id = key_id if key_id is not None else _native.control_default_key_id(human_id)
         key = SigningKey.generate(key_id)
         return cls(human_id, key.to_base64url(), key.public_key, key_id)
 

@@ -62,7 +62,6 @@ from datetime import datetime
 from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union, overload
 
 from pydantic import AliasChoices, AwareDatetime, ConfigDict, Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from . import _native
 from ._native import (
@@ -85,14 +84,13 @@ _DIMENSIONS = (
     "wall_clock_seconds",
     "external_actions",
 )
-_CLOSED = frozenset({"verified", "failed", "cancelled"})
 _MISSING = object()
 
 
 def budget_within_ceiling(candidate: ResourceUsage, ceiling: ResourceUsage) -> bool:
     """True when ``candidate`` fits under ``ceiling`` in every dimension (a zero ceiling
     permits only zero)."""
-    return all(getattr(candidate, name) <= getattr(ceiling, name) for name in _DIMENSIONS)
+    return _native.delegation_budget_within_ceiling(candidate, ceiling)
 
 
 def _camel(name: str) -> str:
@@ -133,14 +131,15 @@ def _capabilities(values: Iterable[Any]) -> List[Any]:
         if isinstance(value, (CapabilityRef, tuple)):
             caps.append(value)
             continue
-        if isinstance(value, str):  # a bare capability id: any version
-            caps.append((value, "0.0.0"))
+        if isinstance(value, str):  # a bare capability id: the core's "any version"
+            caps.append((value, _native.capability_reference_version()))
             continue
         ident = _read(value, "id")
         version = _read(value, "minimum_version", None)
         if version is None:
             version = _read(value, "version", 1)
-        caps.append((ident, f"{version}.0.0" if isinstance(version, int) else str(version)))
+        caps.append((ident, _native.capability_reference_version(
+            version if isinstance(version, int) else str(version))))
     return caps
 
 
@@ -163,8 +162,7 @@ class CapabilityRequirement(ProtocolModel):
 
     @property
     def semver(self) -> str:
-        version = self.minimum_version
-        return f"{version}.0.0" if isinstance(version, int) else version
+        return _native.capability_reference_version(self.minimum_version)
 
 
 def _requirement(value: Any) -> Any:
@@ -175,8 +173,8 @@ def _requirement(value: Any) -> Any:
         return {"id": value.id, "minimum_version": value.version}
     if isinstance(value, tuple) and len(value) == 2:
         return {"id": value[0], "minimum_version": value[1]}
-    if isinstance(value, str):  # a bare capability id: any version
-        return {"id": value, "minimum_version": "0.0.0"}
+    if isinstance(value, str):  # a bare capability id: the core's "any version"
+        return {"id": value, "minimum_version": _native.capability_reference_version()}
     return {"id": _read(value, "id"), "minimum_version": _read(value, "minimum_version", 1)}
 
 
@@ -206,6 +204,9 @@ class DelegationBudget(ProtocolModel):
             core_refusal(error)
         return self
 
+    def _optional(self) -> Tuple[Optional[int], ...]:
+        return tuple(getattr(self, name) for name in _DIMENSIONS)
+
     def _native(self) -> Any:
         return _native.DelegationBudget(
             currency=self.currency,
@@ -221,12 +222,8 @@ class DelegationBudget(ProtocolModel):
         here and at least as large (an unset child dimension always fits)."""
         if child is None:
             return True
-        for name in _DIMENSIONS:
-            wanted = _read(child, name, None)
-            have = getattr(self, name)
-            if wanted is not None and (have is None or wanted > have):
-                return False
-        return True
+        wanted = [_read(child, name, None) for name in _DIMENSIONS]
+        return _native.delegation_budget_contains(self._optional(), wanted)
 
 
 def _agent_id(value: Any) -> Any:
@@ -234,13 +231,10 @@ def _agent_id(value: Any) -> Any:
     if isinstance(value, str) or value is None:
         return value
     kind, ident = _principal(value)
-    if kind != "agent":
-        raise PydanticCustomError(
-            "INVALID_COMMAND",
-            "{code}: {detail}",
-            {"code": "INVALID_COMMAND", "reason": "malformed",
-             "detail": "a Delegation Grant is granted by an Agent", "kind": "malformed"},
-        )
+    try:
+        _native.delegation_check_grantor(kind)
+    except MissionWeaveError as error:
+        core_refusal(error)
     return ident
 
 
@@ -302,14 +296,8 @@ class DelegationGrant(ProtocolModel):
 
     @model_validator(mode="after")
     def _core_rules(self) -> "DelegationGrant":
-        unset = [name for name in _DIMENSIONS if getattr(self.budget, name) is None]
         try:
-            if unset:
-                raise DelegationViolation(
-                    f"a Delegation Grant sets all six ceilings; unset: {', '.join(unset)}",
-                    kind="malformed",
-                    code="INVALID_COMMAND",
-                )
+            _native.delegation_grant_ceilings(self.budget._optional())
             _native.DelegationAuthority(self._native())
         except MissionWeaveError as error:
             core_refusal(error)
@@ -377,23 +365,19 @@ class DelegationAuthority:
         if missing:
             raise TypeError(f"DelegationAuthority() missing keyword arguments: {', '.join(missing)}")
         actor_type, actor_id = _principal(actor)
-        if actor_type != "agent":
-            raise DelegationViolation(
-                "only an Agent can use a Delegation Grant",
-                kind="identity",
-                code="AUTH_FORBIDDEN",
-            )
+        _native.delegation_check_grant_user(actor_type)
         view = None
         if membership is not None:
             member_type, member_id = _principal(_read(membership, "principal"))
-            roles = {_text(role) for role in _read(membership, "roles", ())}
-            if (member_type, member_id) == ("agent", actor_id):
-                view = MembershipView(
-                    _read(membership, "group_id"),
-                    epoch=_read(membership, "epoch"),
-                    active=_text(_read(membership, "status")) == "active",
-                    work_delegate="work_delegate" in roles,
-                )
+            view = _native.delegation_membership_view(
+                actor_id,
+                principal_type=member_type,
+                principal_id=member_id,
+                group_id=_read(membership, "group_id"),
+                status=_text(_read(membership, "status")),
+                roles=[_text(role) for role in _read(membership, "roles", ())],
+                epoch=_read(membership, "epoch"),
+            )
         self._context = DelegationContext(
             actor_agent_id=actor_id,
             mission_id=_read(mission, "id"),
@@ -412,7 +396,7 @@ class DelegationAuthority:
                 item_id,
                 mission_id=_read(item, "mission_id"),
                 parent_work_item_id=_read(item, "parent_work_item_id", None),
-                closed=_text(_read(item, "status", "open")) in _CLOSED,
+                closed=_native.delegation_is_closed_status(_text(_read(item, "status", "open"))),
             )
             if _read(item, "delegation_grant_id", None) == core_grant.grant_id:
                 contract = _read(item, "contract", None)
@@ -468,9 +452,9 @@ class DelegationAuthority:
             return contract
         budget = _read(contract, "budget", None)
         usage = _usage(budget)
-        currency = None if budget is None else _read(budget, "currency", None)
-        if currency is None and usage.financial_microunits:
-            currency = self._grant.budget.currency
+        currency = _native.delegation_contract_currency(
+            self._core.grant, usage, None if budget is None else _read(budget, "currency", None)
+        )
         return DelegatedWork(
             required_capabilities=_capabilities(_read(contract, "required_capabilities", ())),
             budget=usage,

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from pydantic import BaseModel
 
+from . import _native
 from ._native import (
     SchemaCatalog,
     SignedDocumentCodec,
@@ -49,6 +50,7 @@ from ._native import (
 from ._types import SignedDocumentKind
 from .crypto import ALGORITHM, PrivateKeyLike, load_private_key
 from .errors import (
+    InvalidInputError,
     MissionWeaveError,
     SchemaValidationError,
     SignedDocumentSigningError,
@@ -218,11 +220,14 @@ def _plain(value: object, what: str) -> ProtocolDocument:
 def _instant(value: Union[datetime, str], what: str) -> str:
     if isinstance(value, str):
         return value
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise DocumentMappingError(f"{what} must be an aware datetime", reason="naive-timestamp",
-                                   member=what)
-    text = value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-    return text
+    # The core's one renderer, in the reference's form (six fraction digits, none for a whole
+    # second); a naive datetime has no instant (nor has one outside years 0001-9999 in UTC a
+    # timestamp): reason ``naive-timestamp``, the core's text.
+    try:
+        return _native.render_instant(value, fraction="micros")
+    except InvalidInputError as error:
+        raise DocumentMappingError(f"{what}: {error}", reason="naive-timestamp",
+                                   member=what) from error
 
 
 def _supply(document: ProtocolDocument, member: str, value: Any, what: str) -> None:

@@ -27,7 +27,7 @@ Differences from the reference (``reference-python.md`` §1.1), each deliberate:
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, ClassVar, Dict, Optional, Union
 
 from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, field_serializer
@@ -215,12 +215,9 @@ class EventKind(_StrEnum):
 
 def render_timestamp(value: datetime) -> str:
     """An aware instant in the wire's RFC 3339 profile: UTC, ``Z``, the shortest fraction
-    (none for whole seconds), so that a wire text re-renders to itself."""
-    utc = value.astimezone(timezone.utc)
-    text = utc.strftime("%Y-%m-%dT%H:%M:%S")
-    if utc.microsecond:
-        text += ("." + f"{utc.microsecond:06d}").rstrip("0")
-    return text + "Z"
+    (none for whole seconds), so that a wire text re-renders to itself. The core's one
+    renderer (``fraction="shortest"``); a naive datetime is :class:`InvalidInputError`."""
+    return _native.render_instant(value, fraction="shortest")
 
 
 class Principal(ProtocolModel):
@@ -288,7 +285,7 @@ class Command(ProtocolModel):
     the exact signed bytes (:attr:`signed_bytes`) until a field is assigned.
     """
 
-    protocol_version: str = "0.1"
+    protocol_version: str = _native.PROTOCOL_VERSION
     action_id: str
     kind: CommandKind
     actor: Principal
@@ -384,7 +381,7 @@ class Event(ProtocolModel):
 
     model_config = ConfigDict(frozen=True)
 
-    protocol_version: str = "0.1"
+    protocol_version: str = _native.PROTOCOL_VERSION
     id: str = Field(alias="eventId")
     kind: EventKind
     group_id: Optional[str] = None

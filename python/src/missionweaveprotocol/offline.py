@@ -36,7 +36,7 @@ from . import _native
 from ._native import InMemoryOutbox, ResourceUsage
 from ._protocol_model import ProtocolModel, render_instant
 # The shared error model's class (`errors.py`, the core's `ErrorClass::Offline`).
-from .errors import OfflinePolicyError
+from .errors import AuthenticationError, OfflinePolicyError
 from .models import Command
 
 OFFLINE_EXECUTION_EXTENSION: str = _native.OFFLINE_EXECUTION_EXTENSION
@@ -142,10 +142,8 @@ class OfflineLimits:
     max_usage: ResourceUsage
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_disconnect_grace, timedelta) or self.max_disconnect_grace <= timedelta(0):
-            raise OfflinePolicyError("max_disconnect_grace must be a positive timedelta")
-        if isinstance(self.max_actions, bool) or not isinstance(self.max_actions, int) or self.max_actions < 1:
-            raise OfflinePolicyError("max_actions must be an int of at least 1")
+        # The core's check (`OfflineLimits::validate`), with the core's OfflinePolicyError.
+        _native.offline_check_limits(self.max_disconnect_grace, self.max_actions)
         if not isinstance(self.max_usage, ResourceUsage):
             object.__setattr__(self, "max_usage", _usage(self.max_usage))
 
@@ -176,11 +174,11 @@ def _command(document: JsonDict) -> Command:
 
 def default_agent_key_id(agent_id: str) -> str:
     """``urn:missionweaveprotocol:key:<last path or colon segment of agent_id>`` (the
-    reference's default Agent key ID)."""
-    segment = agent_id.rstrip("/:").replace("/", ":").rsplit(":", 1)[-1]
-    if not segment:
-        raise OfflinePolicyError("the Agent ID has no segment to name its key")
-    return f"urn:missionweaveprotocol:key:{segment}"
+    reference's default Agent key ID; the core's rule, as :func:`.auth.default_agent_key_id`)."""
+    try:
+        return _native.auth_default_agent_key_id(agent_id)
+    except AuthenticationError as error:
+        raise OfflinePolicyError(str(error)) from error
 
 
 class _IdentitySigningKey:

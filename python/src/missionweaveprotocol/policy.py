@@ -62,7 +62,9 @@ __all__ = [
 ]
 
 HIGH_RISK_OPERATION_PREFIXES: Tuple[str, ...] = tuple(_native.policy_high_risk_prefixes())
-_MAXIMUM_TTL = timedelta(minutes=15)
+# The core's bounds (`MAXIMUM_TTL_MS`, `MAXIMUM_GRANT_TTL_MS`), also the services' defaults.
+_MAXIMUM_TTL = timedelta(milliseconds=_native.POLICY_MAXIMUM_TTL_MS)
+_MAXIMUM_GRANT_TTL = timedelta(milliseconds=_native.POLICY_MAXIMUM_GRANT_TTL_MS)
 Clock = Callable[[], datetime]
 PublicKeyResolver = Callable[[Principal], Optional[Union[str, bytes]]]
 
@@ -74,10 +76,8 @@ def _utc_now() -> datetime:
 def _ms(value: timedelta, what: str) -> int:
     if not isinstance(value, timedelta):
         raise PolicyError(f"{what} must be a timedelta", code="INVALID_COMMAND", reason="invalid_argument")
-    ms = value // timedelta(milliseconds=1)
-    if ms <= 0:
-        raise PolicyError(f"{what} must be positive", code="INVALID_COMMAND", reason="invalid_argument")
-    return int(ms)
+    # A negative lifetime becomes 0, which the core refuses (its TTL bounds and their text).
+    return max(int(value // timedelta(milliseconds=1)), 0)
 
 
 def _instant(ms: int) -> datetime:
@@ -93,9 +93,7 @@ def _secret(secret: Optional[bytes]) -> Optional[bytes]:
 def _agent_id(principal: Union[Principal, str]) -> str:
     if isinstance(principal, str):
         return principal
-    if str(principal.type) != "agent":
-        raise PolicyError("membership tokens are issued to Agents only", code="INVALID_COMMAND",
-                          reason="invalid_argument")
+    _native.policy_check_token_principal(str(principal.type))
     return principal.id
 
 
@@ -269,7 +267,7 @@ class AuthorizationService:
 
     __slots__ = ("_core",)
 
-    def __init__(self, secret: Optional[bytes] = None, *, maximum_ttl: timedelta = _MAXIMUM_TTL) -> None:
+    def __init__(self, secret: Optional[bytes] = None, *, maximum_ttl: timedelta = _MAXIMUM_GRANT_TTL) -> None:
         self._core = _native.AuthorizationCore(_secret(secret), maximum_ttl_ms=_ms(maximum_ttl, "maximum_ttl"))
 
     def __repr__(self) -> str:
@@ -453,19 +451,27 @@ def _as_usage(value: Any) -> ResourceUsage:
     return ResourceUsage(**read)
 
 
+_COOPERATION_DEFAULTS: Dict[str, int] = _native.cooperation_limits_defaults()
+
+
 class CooperationLimits(BaseModel):
-    """The §20 limits (the reference's defaults), plus the guard's key bound."""
+    """The §20 limits (the reference's defaults, read from the core), plus the guard's key
+    bound."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    maximum_delegation_depth: int = Field(default=3, ge=0)
-    maximum_queued_work_items: int = Field(default=100, ge=0)
-    maximum_active_work_items: int = Field(default=4, ge=0)
-    maximum_unresolved_clarifications: int = Field(default=5, ge=0)
-    maximum_message_rate_per_minute: int = Field(default=120, ge=0)
-    maximum_proposal_rate_per_minute: int = Field(default=30, ge=0)
-    maximum_clarification_rate_per_minute: int = Field(default=30, ge=0)
-    maximum_tracked_keys: int = Field(default=4096, ge=1)
+    maximum_delegation_depth: int = Field(default=_COOPERATION_DEFAULTS["maximum_delegation_depth"], ge=0)
+    maximum_queued_work_items: int = Field(default=_COOPERATION_DEFAULTS["maximum_queued_work_items"], ge=0)
+    maximum_active_work_items: int = Field(default=_COOPERATION_DEFAULTS["maximum_active_work_items"], ge=0)
+    maximum_unresolved_clarifications: int = Field(
+        default=_COOPERATION_DEFAULTS["maximum_unresolved_clarifications"], ge=0)
+    maximum_message_rate_per_minute: int = Field(
+        default=_COOPERATION_DEFAULTS["maximum_message_rate_per_minute"], ge=0)
+    maximum_proposal_rate_per_minute: int = Field(
+        default=_COOPERATION_DEFAULTS["maximum_proposal_rate_per_minute"], ge=0)
+    maximum_clarification_rate_per_minute: int = Field(
+        default=_COOPERATION_DEFAULTS["maximum_clarification_rate_per_minute"], ge=0)
+    maximum_tracked_keys: int = Field(default=_COOPERATION_DEFAULTS["maximum_tracked_keys"], ge=1)
 
 
 class PolicyGuard:

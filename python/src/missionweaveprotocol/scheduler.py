@@ -31,9 +31,7 @@ raise :class:`SchedulerError` (a ``ValueError``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from datetime import datetime, timedelta, timezone
 from enum import IntEnum
 from typing import (
@@ -51,6 +49,7 @@ from typing import (
 
 from . import _native
 from ._native import (
+    EFFORT_UNIT_MS,
     AdmissionDecision,
     CapabilityRef,
     CheckpointRef,
@@ -74,18 +73,13 @@ if TYPE_CHECKING:
 ScheduleAction = Union[Dispatch, Preempt]
 Clock = Callable[[], datetime]
 
-#: One unit of :class:`EstimateBand` effort as a duration, chosen so that the bands sit around the
-#: core's default estimate of 60 s: ``TINY`` is 10 s, ``MEDIUM`` 40 s, ``HUGE`` 160 s.
-EFFORT_UNIT_MS = 10_000
-_U32 = 2**32 - 1
+# ``EFFORT_UNIT_MS`` (imported above): one unit of :class:`EstimateBand` effort as a duration,
+# the core's (``missionweaveprotocol_kernel::scheduler::reference``): ``TINY`` is 10 s,
+# ``MEDIUM`` 40 s, ``HUGE`` 160 s, around the core's default estimate of 60 s.
 
 
 def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def _unsupported(message: str) -> SchedulerError:
-    return SchedulerError(message, code="INVALID_COMMAND", kind="unsupported_policy")
 
 
 def _bad(message: str) -> SchedulerError:
@@ -107,7 +101,7 @@ class EstimateBand(IntEnum):
     @property
     def duration_ms(self) -> Optional[int]:
         """The estimate handed to the core; ``None`` for ``UNKNOWN`` (the policy's default)."""
-        return None if self is EstimateBand.UNKNOWN else int(self) * EFFORT_UNIT_MS
+        return _native.scheduler_effort_duration_ms(int(self))
 
 
 @dataclass(frozen=True)
@@ -135,7 +129,7 @@ def _capability(value: Any, what: str) -> Any:
     if isinstance(value, (CapabilityRef, tuple)):
         return value
     if isinstance(value, str):
-        return CapabilityRef(value, "0.0.0")
+        return CapabilityRef(value, _native.capability_reference_version())
     def read(name: str) -> Any:
         return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
 
@@ -146,7 +140,7 @@ def _capability(value: Any, what: str) -> Any:
     if version is None:
         version = read("version")
     if isinstance(ident, str) and isinstance(version, int) and not isinstance(version, bool):
-        return CapabilityRef(ident, f"{version}.0.0")
+        return CapabilityRef(ident, _native.capability_reference_version(version))
     if isinstance(ident, str) and isinstance(version, str):
         return CapabilityRef(ident, version)
     raise _bad(f"{what} must be a capability id, CapabilityRef or (id, version), not {value!r}")
@@ -254,40 +248,6 @@ class WorkOffer:
         )
 
 
-def _integral(value: Any, what: str) -> int:
-    """An int, or a float holding exactly an int (no range: that is the caller's or the
-    core's)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _bad(f"{what} must be a number, not {value!r}")
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        raise _unsupported(f"{what}={value!r} is not a whole number the core can represent")
-    return int(value)
-
-
-def _whole(value: Any, what: str, low: int, high: int) -> int:
-    """An int, or a float holding exactly an int, within ``[low, high]``."""
-    number = _integral(value, what)
-    if not low <= number <= high:
-        raise _bad(f"{what} must be within {low}..{high}, not {value!r}")
-    return number
-
-
-def _decimal(value: Any, what: str) -> Fraction:
-    """A number as the decimal the user wrote (``0.1`` is one tenth, not its binary value)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _bad(f"{what} must be a finite number, not {value!r}")
-    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
-
-
-def _exact_ms(value: timedelta, what: str) -> int:
-    if not isinstance(value, timedelta):
-        raise _bad(f"{what} must be a timedelta, not {value!r}")
-    ms, rest = divmod(value, timedelta(milliseconds=1))
-    if rest or ms <= 0:
-        raise _unsupported(f"{what}={value!r} is not a positive whole number of milliseconds")
-    return int(ms)
-
-
 @dataclass(frozen=True)
 class GroupSchedulingPolicy:
     """``GroupSchedulingPolicy(weight=1, slot_quota=None, priority_bias=0)``: a Group's
@@ -303,22 +263,19 @@ class GroupSchedulingPolicy:
     _core: Any = field(init=False, repr=False, compare=False, hash=False, default=None)
 
     def __post_init__(self) -> None:
-        # The range 1..1,000,000 is the core's rule: the native policy is checked by the core
-        # when it is made, with the core's error (INVALID_COMMAND, invalid_argument, field
-        # ``weight``), as a Scheduler given the same weight refuses it.
-        weight = _integral(self.weight, "weight")
-        if isinstance(self.priority_bias, bool) or not isinstance(self.priority_bias, int):
-            raise _bad(f"priority_bias must be an integer, not {self.priority_bias!r}")
-        if not -100 <= self.priority_bias <= 100:
-            raise _bad(f"priority_bias must be within -100..100, not {self.priority_bias}")
-        if self.priority_bias != 0:
-            raise _unsupported("priority_bias is not supported by the core scheduler")
+        # Every rule (a whole weight in 1..1,000,000, the bias range, no bias) is the core's
+        # (``scheduler::reference::reference_group_policy``), with the core's errors.
         object.__setattr__(
-            self, "_core", _native.GroupSchedulingPolicy(weight, self.slot_quota)
+            self,
+            "_core",
+            _native.scheduler_group_policy(self.weight, self.slot_quota, self.priority_bias),
         )
 
 
 _DEFAULT_GROUP = GroupSchedulingPolicy()
+# The reference's knob defaults and the core's own defaults, both from the core.
+_REFERENCE_DEFAULTS: Dict[str, Any] = _native.scheduler_reference_defaults()
+_CORE_DEFAULTS = _native.SchedulerPolicy()
 
 
 @dataclass(frozen=True)
@@ -354,23 +311,23 @@ class SchedulerPolicy:
     ``invalid_argument``).
     """
 
-    capacity_slots: int = 1
+    capacity_slots: int = _CORE_DEFAULTS.capacity_slots
     groups: Mapping[str, GroupSchedulingPolicy] = field(default_factory=dict)
     default_group: GroupSchedulingPolicy = _DEFAULT_GROUP
     supported_capabilities: Optional[Iterable[Any]] = None
     allowed_groups: Optional[Iterable[str]] = None
-    max_work_items: int = 10_000
-    max_work_items_per_group: int = 1_000
+    max_work_items: int = _CORE_DEFAULTS.max_work_items
+    max_work_items_per_group: int = _CORE_DEFAULTS.max_work_items_per_group
     decline_expired: bool = False
-    aging_interval: timedelta = timedelta(minutes=5)
-    deadline_horizon: timedelta = timedelta(hours=1)
-    priority_weight: float = 100.0
-    deadline_weight: float = 1000.0
-    aging_weight: float = 25.0
-    fairness_weight: float = 10.0
-    quota_pressure_weight: float = 50.0
-    estimate_weight: float = 1.0
-    preemption_margin: float = 1.0
+    aging_interval: timedelta = _REFERENCE_DEFAULTS["aging_interval"]
+    deadline_horizon: timedelta = _REFERENCE_DEFAULTS["deadline_horizon"]
+    priority_weight: float = _REFERENCE_DEFAULTS["priority_weight"]
+    deadline_weight: float = _REFERENCE_DEFAULTS["deadline_weight"]
+    aging_weight: float = _REFERENCE_DEFAULTS["aging_weight"]
+    fairness_weight: float = _REFERENCE_DEFAULTS["fairness_weight"]
+    quota_pressure_weight: float = _REFERENCE_DEFAULTS["quota_pressure_weight"]
+    estimate_weight: float = _REFERENCE_DEFAULTS["estimate_weight"]
+    preemption_margin: float = _REFERENCE_DEFAULTS["preemption_margin"]
     # This package's own fields.
     decline_infeasible_deadlines: bool = False
     priority_step_ms: Optional[int] = None
@@ -384,43 +341,22 @@ class SchedulerPolicy:
         object.__setattr__(self, "_core", self._to_core())
 
     def _to_core(self) -> Any:
-        defaults = _REFERENCE_DEFAULTS
-        for name in ("deadline_weight", "fairness_weight", "quota_pressure_weight", "estimate_weight"):
-            if getattr(self, name) != defaults[name]:
-                raise _unsupported(
-                    f"{name}={getattr(self, name)!r} is not supported by the core scheduler "
-                    f"(only the default {defaults[name]!r})"
-                )
-        step = self.priority_step_ms
-        if any(getattr(self, n) != defaults[n] for n in ("priority_weight", "aging_weight", "aging_interval")):
-            if step is not None:
-                raise _bad("give priority_step_ms or the reference's aging weights, not both")
-            weights = {n: _decimal(getattr(self, n), n) for n in ("priority_weight", "aging_weight")}
-            for name, weight in weights.items():
-                if weight <= 0:
-                    raise _bad(f"{name} must be positive, not {getattr(self, name)!r}")
-            exact = (_exact_ms(self.aging_interval, "aging_interval") * weights["priority_weight"]
-                     / weights["aging_weight"])
-            if exact.denominator != 1:
-                raise _unsupported(
-                    f"aging_interval × priority_weight / aging_weight = {float(exact)} ms is not "
-                    "a whole number of milliseconds"
-                )
-            step = _whole(int(exact), "aging_interval × priority_weight / aging_weight", 1, _U32)
-        horizon = self.deadline_horizon_ms
-        if self.deadline_horizon != defaults["deadline_horizon"]:
-            if horizon is not None:
-                raise _bad("give deadline_horizon_ms or deadline_horizon, not both")
-            horizon = _whole(_exact_ms(self.deadline_horizon, "deadline_horizon"), "deadline_horizon", 1, _U32)
-        margin = self.preemption_margin_points
-        if self.preemption_margin != defaults["preemption_margin"]:
-            if margin is not None:
-                raise _bad("give preemption_margin_points or preemption_margin, not both")
-            value = _decimal(self.preemption_margin, "preemption_margin")
-            weight = _decimal(self.priority_weight, "priority_weight")
-            if value < 0 or weight <= 0:
-                raise _bad("preemption_margin must be ≥ 0 and priority_weight > 0")
-            margin = _whole(math.ceil(value / weight), "preemption_margin", 0, 255)
+        # The reference knobs' mapping and every refusal are the core's
+        # (``scheduler::reference::map_reference_policy``).
+        step, horizon, margin = _native.scheduler_reference_policy(
+            aging_interval=self.aging_interval,
+            deadline_horizon=self.deadline_horizon,
+            priority_weight=self.priority_weight,
+            deadline_weight=self.deadline_weight,
+            aging_weight=self.aging_weight,
+            fairness_weight=self.fairness_weight,
+            quota_pressure_weight=self.quota_pressure_weight,
+            estimate_weight=self.estimate_weight,
+            preemption_margin=self.preemption_margin,
+            priority_step_ms=self.priority_step_ms,
+            deadline_horizon_ms=self.deadline_horizon_ms,
+            preemption_margin_points=self.preemption_margin_points,
+        )
         groups = {}
         for group_id, group in dict(self.groups).items():
             if not isinstance(group, GroupSchedulingPolicy):
@@ -456,19 +392,6 @@ class SchedulerPolicy:
     def horizon_ms(self) -> int:
         """H: the most an item's key moves for priority and deadline (the starvation bound)."""
         return int(self._core.horizon_ms())
-
-
-_REFERENCE_DEFAULTS: Dict[str, Any] = {
-    "aging_interval": timedelta(minutes=5),
-    "deadline_horizon": timedelta(hours=1),
-    "priority_weight": 100.0,
-    "deadline_weight": 1000.0,
-    "aging_weight": 25.0,
-    "fairness_weight": 10.0,
-    "quota_pressure_weight": 50.0,
-    "estimate_weight": 1.0,
-    "preemption_margin": 1.0,
-}
 
 
 def _offer(offer: Any) -> Any:
@@ -520,12 +443,12 @@ class WorkTransition:
         kind = str(getattr(self.kind, "value", self.kind))
         generation = self.generation
         if self.run_id is not None:
-            prefix, _, number = str(self.run_id).rpartition(":")
-            if prefix != self.work_id or not number.isdigit():
+            named = _native.scheduler_run_generation(str(self.work_id), str(self.run_id))
+            if named is None:
                 raise _bad(f"run_id {self.run_id!r} is not '<work_id>:<generation>' of {self.work_id!r}")
-            if generation is not None and generation != int(number):
+            if generation is not None and generation != named:
                 raise _bad("run_id and generation name different runs")
-            generation = int(number)
+            generation = named
         if kind == "cancelled":
             return
         if generation is None:

@@ -25,6 +25,19 @@ const DOMAIN: &str = "missionweaveprotocol.membership-token.v1";
 /// The longest lifetime a service may be configured with (the reference's default, 15 min).
 pub const MAXIMUM_TTL_MS: u64 = 15 * 60 * 1000;
 
+/// Membership tokens are issued to Agents only (§8): any other principal type is refused
+/// (`INVALID_COMMAND`, `invalid_argument`, field `principal`).
+pub fn check_token_principal(principal_type: &str) -> Result<(), PolicyError> {
+    if principal_type == "agent" {
+        Ok(())
+    } else {
+        Err(PolicyError::invalid(
+            "principal",
+            "membership tokens are issued to Agents only",
+        ))
+    }
+}
+
 /// What a membership token states (the reference's `MembershipTokenClaims`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MembershipTokenClaims {

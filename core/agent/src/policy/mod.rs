@@ -38,7 +38,7 @@ pub use self::live_state::{
 };
 pub use self::membership_token::{
     IssuedMembershipToken, MAXIMUM_TTL_MS, MembershipBinding, MembershipTokenClaims,
-    MembershipTokenService, MembershipView,
+    MembershipTokenService, MembershipView, check_token_principal,
 };
 pub use self::meter::BudgetMeter;
 pub use self::token::{MAX_SECRET_BYTES, MAX_TOKEN_CHARS, MIN_SECRET_BYTES};

@@ -36,6 +36,11 @@
 //! (1 + Σ_h bound₁) dispatches happen before it starts. Preemption is never forced: a slot
 //! is only taken back after the Worker reports a durable, safe checkpoint (§11.3).
 //!
+//! # The reference's shapes
+//!
+//! [`reference`] maps the reference runtime's knobs (effort bands, score weights, a Group's
+//! priority bias) onto this policy, or refuses what has no exact equivalent.
+//!
 //! # Disclosure
 //!
 //! [`Scheduler::disclose`] estimates from the item's own Group and Worker-wide aggregates only
@@ -44,6 +49,7 @@
 mod core;
 mod disclosure;
 mod json;
+pub mod reference;
 mod snapshot;
 mod types;
 

@@ -436,6 +436,17 @@ impl Dispatch {
     pub fn run_id(&self) -> String {
         format!("{}:{}", self.work_id, self.generation)
     }
+
+    /// The generation a reference-style run id names for `work_id` (the inverse of
+    /// [`run_id`](Self::run_id)), or `None` when it is not `"<work_id>:<generation>"` with a
+    /// decimal generation.
+    pub fn run_generation(work_id: &str, run_id: &str) -> Option<u32> {
+        let (prefix, number) = run_id.rsplit_once(':')?;
+        if prefix != work_id || number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        number.parse().ok()
+    }
 }
 
 /// Ask a running item to reach a safe checkpoint and yield (§11.3 step 1).
@@ -476,6 +487,18 @@ pub enum SchedulerError {
     UnsafeCheckpoint,
     /// Invalid argument or policy (the name says which).
     InvalidArgument(&'static str),
+    /// A value of the reference runtime's policy that the core cannot take
+    /// ([`reference`](crate::scheduler::reference)): `unsupported` when the core has no exact
+    /// equivalent (reason `unsupported_policy`), else a malformed or conflicting value (reason
+    /// `invalid_argument`).
+    ReferencePolicy {
+        /// The reference field.
+        field: &'static str,
+        /// Why.
+        detail: String,
+        /// No exact equivalent in the core (rather than a malformed value).
+        unsupported: bool,
+    },
     /// A snapshot cannot be restored: `path` (a JSON Pointer into the snapshot's JSON form,
     /// empty for the whole snapshot) says where, `problem` says why.
     CorruptSnapshot {
@@ -490,9 +513,10 @@ impl SchedulerError {
     /// The §19 wire code.
     pub const fn code(&self) -> WireCode {
         match self {
-            Self::UnknownWork(_) | Self::InvalidArgument(_) | Self::UnsafeCheckpoint => {
-                WireCode::InvalidCommand
-            }
+            Self::UnknownWork(_)
+            | Self::InvalidArgument(_)
+            | Self::ReferencePolicy { .. }
+            | Self::UnsafeCheckpoint => WireCode::InvalidCommand,
             Self::StaleRun { .. } => WireCode::WorkLeaseExpired,
             Self::InvalidTransition(_) => WireCode::InvalidStateTransition,
             Self::CorruptSnapshot { .. } => WireCode::InternalError,
