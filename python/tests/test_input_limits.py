@@ -38,17 +38,32 @@ def test_within_the_limits_a_hostile_shape_reaches_the_schema_stage() -> None:
     assert raised.value.stage == "schema"
 
 
-NUMBER_LIMIT = 1 << 20  # ParseLimits.STATE, the profile of parse_json and canonicalize_json
+NUMBER_LIMIT = 1 << 20  # ParseLimits.STATE: an explicit choice
+DOCUMENT_NUMBER_LIMIT = 256  # ParseLimits.DOCUMENT: the default of parse_json and canonicalize_json
 
 
 @pytest.mark.parametrize("raw", [b"1" * (NUMBER_LIMIT + 1), b"[-" + b"9" * NUMBER_LIMIT + b"]"])
 def test_parse_limits_are_typed_errors_with_fields(raw: bytes) -> None:
     for call in (parse_json, canonicalize_json):
         with pytest.raises(JsonParseError) as raised:
-            call(raw)
+            call(raw, limits=ParseLimits.STATE)
         error = raised.value
         assert (error.code, error.reason) == ("PROTOCOL_VIOLATION", "limit-exceeded")
         assert error.fields["limit"] == "number-chars" and error.fields["maximum"] == NUMBER_LIMIT
+
+
+def test_untrusted_input_defaults_to_the_document_limits() -> None:
+    """An input may come from outside: DOCUMENT unless STATE is chosen explicitly."""
+    long_number = b"1" * (DOCUMENT_NUMBER_LIMIT + 1)
+    many_members = b"{" + b",".join(b'"%d":0' % i for i in range(70_000)) + b"}"
+    for raw, limit in ((long_number, "number-chars"), (many_members, "container-entries")):
+        for call in (parse_json, canonicalize_json):
+            with pytest.raises(JsonParseError) as raised:
+                call(raw)
+            assert raised.value.fields["limit"] == limit
+            # The larger limits are an explicit choice.
+            call(raw, limits=ParseLimits.STATE)
+    assert parse_json(b"1" * DOCUMENT_NUMBER_LIMIT) == int("1" * DOCUMENT_NUMBER_LIMIT)
 
 
 def test_a_number_over_the_document_profile_is_refused_by_verify() -> None:

@@ -78,7 +78,8 @@ fn canonicalize_json<'py>(
     raw: &Bound<'py, PyAny>,
     limits: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let limits = limits::limits_arg(py, limits, json::ParseLimits::STATE)?;
+    // An input may come from outside: the `DOCUMENT` limits unless the caller chooses others.
+    let limits = limits::limits_arg(py, limits, json::ParseLimits::DOCUMENT)?;
     let bytes = convert::bytes_arg(py, raw, "raw", true)?;
     let document =
         json::Document::parse(&bytes, &limits).map_err(|e| errors::parse_error(py, &e))?;
@@ -96,7 +97,8 @@ fn parse_json<'py>(
     raw: &Bound<'py, PyAny>,
     limits: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let limits = limits::limits_arg(py, limits, json::ParseLimits::STATE)?;
+    // An input may come from outside: the `DOCUMENT` limits unless the caller chooses others.
+    let limits = limits::limits_arg(py, limits, json::ParseLimits::DOCUMENT)?;
     let bytes = convert::bytes_arg(py, raw, "raw", true)?;
     let document =
         json::Document::parse(&bytes, &limits).map_err(|e| errors::parse_error(py, &e))?;
