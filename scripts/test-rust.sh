@@ -23,6 +23,11 @@ cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-kernel -p m
   --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
 cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-kernel \
   -p missionweaveprotocol-engine --examples
+# The rejection-timing figure in every build (§6.4: stage 3, 4, 6 and admission refusals share
+# one wire error, so their cost must not tell them apart): printed, not asserted (a timed check
+# would be flaky on a shared machine; the structural work-count tests assert the property).
+cargo build --release --locked -q -p missionweaveprotocol --example bench_rejection_timing
+target/release/examples/bench_rejection_timing 0.3 | tail -n 1
 # Short fuzz run of every target (README "Fuzzing"): a fresh seed each run, printed first, so a
 # failure is reproduced with `--seed`; 4 s per target (7 targets, ~30 s). Exits 1 on a finding.
 cargo build --release --locked -p missionweaveprotocol-testkit --bin mwp-fuzz

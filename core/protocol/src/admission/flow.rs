@@ -234,6 +234,13 @@ impl<V: Borrow<VerifiedSignedDocument>> AdmissionFlow<V> {
     }
 
     fn finish(&mut self, result: Result<AdmittedDocument, AdmissionError>) {
+        if result.is_err() {
+            // An admission refusal is `AUTH_INVALID_SIGNATURE`, the wire error of a stage-3, 4
+            // or 6 rejection (§6.4), so its cost must not tell it apart either: those decode
+            // `R` strictly before they report, which a verified document skipped. Do the same
+            // decoding here (its verdict is already known good and is discarded).
+            equalize_rejection_work(self.verified.borrow());
+        }
         self.step = AdmissionStep::Done;
         self.result = Some(result);
     }
@@ -446,4 +453,14 @@ pub fn replay_historical(
         log,
         &mut no_context,
     )
+}
+
+/// The strict decoding of the verified signature's `R` that every stage-3, 4 and 6 rejection
+/// runs before reporting (`crypto::check_r`), so that an admission refusal of a genuine
+/// document costs what a verification refusal does.
+fn equalize_rejection_work(verified: &VerifiedSignedDocument) {
+    let r = crate::schema_formats::decode_base64url(&verified.signature)
+        .and_then(|bytes| bytes.get(..32).and_then(|r| <[u8; 32]>::try_from(r).ok()))
+        .unwrap_or(crate::crypto::stand_in().r);
+    let _ = core::hint::black_box(crate::crypto::check_r(&r));
 }

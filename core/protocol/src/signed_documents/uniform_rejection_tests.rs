@@ -140,3 +140,33 @@ fn the_work_counter_sees_a_skipped_r_decoding() {
         }
     );
 }
+
+#[test]
+fn an_admission_refusal_of_a_genuine_document_does_the_rejection_work() {
+    // A genuine document whose First Admission record is missing is refused with
+    // `AUTH_INVALID_SIGNATURE`, like a stage-3, 4 or 6 rejection: verify + replay must do the
+    // work of a rejection (one signing input, one equation, one `R` decoding), not less.
+    use crate::admission::{
+        AdmissionLog, AppendOutcome, FirstAdmissionRecord, LookupOutcome, replay_historical,
+    };
+    struct Absent;
+    impl AdmissionLog for Absent {
+        fn lookup(&self, _: &str, _: &str) -> LookupOutcome {
+            LookupOutcome::from_reply(Some("absent"), None)
+        }
+        fn append(&self, _: &FirstAdmissionRecord, _: &[u8]) -> AppendOutcome {
+            AppendOutcome::from_reply(None, None)
+        }
+    }
+    let codec = SignedDocumentCodec::new();
+    let bytes = embedded_file(&format!("{DOCUMENTS}valid/command.json")).unwrap();
+    let resolver =
+        AgentRegistryKeyResolver::new(embedded_file(&format!("{REGISTRIES}valid.json")).unwrap());
+    work_count::take();
+    let verified = codec
+        .verify(SignedDocumentKind::Command, bytes, &resolver)
+        .unwrap();
+    let refused = replay_historical(&verified, &Absent).unwrap_err();
+    assert_eq!(refused.wire_code(), crate::WireCode::AuthInvalidSignature);
+    assert_eq!(work_count::take(), REJECTION);
+}
