@@ -89,7 +89,7 @@ fn full_value(nested: Nested) -> Value {
     fn object(names: &[&str]) -> Value {
         let mut o = Object::new();
         for name in names {
-            o.insert(*name, Value::Number(Number::from_u64(1)));
+            o.insert(name, Value::Number(Number::from_u64(1)));
         }
         Value::Object(o)
     }
