@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: builds the conformance runner with the pinned, embedded
 # protocol bundle and runs all 150 evaluations, then the engine's behavior evidence matrix
-# (`--bundle behavior`, docs/behavior.md), then an end-to-end scenario on a SQLite file.
+# (`--bundle behavior`, docs/behavior.md: its last line reads `N/M rows with positive and
+# negative evidence; R/T rules with negative evidence (F failing, U not covered; …)` and it
+# exits 1 unless every row and every rule has its evidence), then an end-to-end scenario on a
+# SQLite file.
 # Arguments, if any, go to the runner instead (one run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -474,9 +474,11 @@ fn a_message_payload_carries_no_authorization_under_another_name() {
         &engine,
         &f.command("message.post", OWNER, "", &payload),
         NOW,
-        WireCode::InvalidCommand,
+        WireCode::SchemaValidationFailed,
     );
-    assert_eq!(reason(&e), "unknown_member");
+    // §21: the payload is closed; the refusal names the member.
+    assert_eq!(reason(&e), "unknown_payload_member");
+    assert!(e.to_string().contains("/payload/authorization"), "{e}");
     assert!(stored(&engine, M1).is_none());
 }
 

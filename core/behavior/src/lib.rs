@@ -8,7 +8,7 @@
 //! ```
 //! let report = missionweaveprotocol_behavior::run();
 //! assert!(report.ok(), "{:?}", report.lines());
-//! assert!(report.summary().ends_with("rows with positive and negative evidence"));
+//! assert!(report.summary().ends_with("rules with negative evidence"));
 //! ```
 //!
 //! The runner decides coverage from what the scenarios did, never from a list of claims
@@ -18,6 +18,7 @@ pub mod kinds;
 pub mod matrix;
 pub mod payloads;
 pub mod report;
+pub mod rules;
 pub mod runner;
 pub mod scenario;
 mod scenarios;
@@ -25,6 +26,6 @@ pub mod steps;
 pub mod world;
 
 pub use matrix::Matrix;
-pub use report::{BehaviorReport, RowReport, Status, run, run_matrix};
+pub use report::{BehaviorReport, RowReport, RuleReport, Status, run, run_matrix};
 pub use runner::{Outcome, run_scenario};
 pub use scenario::Scenario;

@@ -79,6 +79,8 @@ pub struct Row {
 #[derive(Debug)]
 pub struct Matrix {
     pub rows: Vec<Row>,
+    /// The rules of §6.3, §7, §10, §12 and §15 and their negative evidence.
+    pub rules: Vec<crate::rules::Rule>,
     pub scenarios: Vec<Scenario>,
 }
 
@@ -821,6 +823,7 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
             "approval.grant_execution: an Agent cannot sign a human decision",
             "approval.grant_execution: another human is not the MissionOwner",
             "approval.grant_execution: an operation outside the Work Contract",
+            "approval.grant_execution: a future Ownership Epoch is fenced",
         ],
     ),
     (
@@ -828,7 +831,24 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         &[
             "resource_usage_record: the rest of the budget is used up exactly",
             "resource_usage_record: an overflow after 8 tool calls charges nothing",
+            "resource_usage_record: a child WorkItem's usage overflowing its parent WorkItem",
         ],
+    ),
+    (
+        "mission.create_child",
+        &["mission.create_child: a future Coordinator Epoch is fenced"],
+    ),
+    (
+        "mission.renew_coordinator",
+        &[
+            "mission.renew_coordinator: a future Coordinator Epoch is fenced",
+            "mission.renew_coordinator: a reused Action ID with other content",
+            "mission.renew_coordinator: issued before the freshness window",
+        ],
+    ),
+    (
+        "mission.terminate",
+        &["mission.terminate: a future Coordinator Epoch is fenced"],
     ),
     (
         "ext.missionweaveprotocol.core.group_archive",
@@ -852,6 +872,9 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
             "message.post: mentioning an Agent that is not a member",
             "message.post: a member Worker mentions the Coordinator",
             "message.post: an unknown Conversation",
+            "message.post: an older Membership Epoch is fenced",
+            "message.post: a newer Membership Epoch is fenced",
+            "message.post: the current Membership Epoch posts",
         ],
     ),
     (
@@ -867,6 +890,7 @@ const COMMAND_VARIANTS: &[(&str, &[&str])] = &[
         &[
             "work.offer: the grantee offers the Grant's target",
             "work.offer: a WorkItem outside the Grant's subtree",
+            "work.offer: a future Coordinator Epoch is fenced",
         ],
     ),
 ];
@@ -876,6 +900,9 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
     match (category, number) {
         (Category::MissionTransition, 7) => vec![
             "mission.cancel: awaiting_approval → cancelled",
+            "mission.cancel: a stale expectedRevision",
+            "mission.cancel: a future expectedRevision",
+            "mission.cancel: a payload member no kind defines",
             "Parent cancellation propagates to the child Mission: active → cancelled",
         ],
         (Category::MissionTransition, 8) => vec![
@@ -905,6 +932,7 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "approval.grant_execution: another human is not the MissionOwner",
             "approval.grant_execution: an operation outside the Work Contract",
             "approval.grant_execution: an active WorkItem is no longer queued",
+            "approval.grant_execution: a future Ownership Epoch is fenced",
         ],
         (Category::WorkItemTransition, 7) => vec![
             "work.start: a gated WorkItem under its Execution Approval",
@@ -912,12 +940,18 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.start: the Execution Approval has expired",
             "work.start: the approval does not cover the high-risk operation",
             "work.start: a stale expectedRevision",
+            "work.start: a future expectedRevision",
+            "work.start: a future Ownership Epoch is fenced",
+            "work.start: a Session Epoch never issued is fenced",
             "work.start: the replacement Session starts the re-leased WorkItem",
             "work.start: a runtime of a replaced Session is fenced",
             "work.start: a fifth active WorkItem of the Worker is rate limited",
         ],
         (Category::WorkItemTransition, 8) => {
-            vec!["work.checkpoint: a queued WorkItem is not executing"]
+            vec![
+                "work.checkpoint: a queued WorkItem is not executing",
+                "work.checkpoint: the current epoch citing another lease",
+            ]
         }
         (Category::WorkItemTransition, 10) => {
             vec!["work.unblock: blocked past its blocked lease → open"]
@@ -927,7 +961,10 @@ fn variants(category: Category, number: u8) -> Vec<&'static str> {
             "work.submit: Evidence about another WorkItem",
         ],
         (Category::WorkItemTransition, 12) => {
-            vec!["work.accept_result: a stale Coordinator Epoch is fenced"]
+            vec![
+                "work.accept_result: a stale Coordinator Epoch is fenced",
+                "work.accept_result: a future Coordinator Epoch is fenced",
+            ]
         }
         (Category::WorkItemTransition, 13) => vec![
             "work.fail: active → failed, reported by the Worker",
@@ -1036,6 +1073,7 @@ impl Matrix {
         }
         Ok(Self {
             rows,
+            rules: crate::rules::RULES.to_vec(),
             scenarios: scenarios::all(),
         })
     }

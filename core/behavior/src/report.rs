@@ -20,6 +20,7 @@
 use missionweaveprotocol::json::{Number, Object, Value};
 
 use crate::matrix::{Category, Evidence, Matrix, Row, Subject, Trigger};
+use crate::rules::Rule;
 use crate::runner::{Outcome, run_scenario};
 use crate::scenario::Watch;
 
@@ -53,9 +54,21 @@ pub struct RowReport {
     pub detail: Option<String>,
 }
 
+/// A rule of §6.3, §7, §10, §12 or §15 ([`crate::rules::RULES`]) and whether each of its
+/// negative scenarios passed, refused with the rule's code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleReport {
+    pub id: String,
+    pub status: Status,
+    pub negatives: Vec<String>,
+    /// Why it is failing or not covered.
+    pub detail: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BehaviorReport {
     pub rows: Vec<RowReport>,
+    pub rules: Vec<RuleReport>,
     pub scenarios: Vec<Outcome>,
     /// Problems with the matrix itself (duplicate scenario names, unreadable schemas).
     pub problems: Vec<String>,
@@ -67,6 +80,7 @@ pub fn run() -> BehaviorReport {
         Ok(matrix) => run_matrix(&matrix),
         Err(problem) => BehaviorReport {
             rows: Vec::new(),
+            rules: Vec::new(),
             scenarios: Vec::new(),
             problems: vec![problem],
         },
@@ -89,11 +103,52 @@ pub fn run_matrix(matrix: &Matrix) -> BehaviorReport {
         .iter()
         .map(|row| decide(row, &scenarios))
         .collect();
+    let rules = matrix
+        .rules
+        .iter()
+        .map(|rule| decide_rule(rule, &scenarios))
+        .collect();
     BehaviorReport {
         rows,
+        rules,
         scenarios,
         problems,
     }
+}
+
+/// A rule is covered when every negative scenario it names passed, refused with its code.
+fn decide_rule(rule: &Rule, outcomes: &[Outcome]) -> RuleReport {
+    let mut report = RuleReport {
+        id: rule.id.to_owned(),
+        status: Status::Covered,
+        negatives: rule
+            .negatives
+            .iter()
+            .map(|(n, _)| (*n).to_owned())
+            .collect(),
+        detail: None,
+    };
+    if rule.negatives.is_empty() {
+        report.status = Status::NotCovered;
+        report.detail = Some("no negative scenario".to_owned());
+        return report;
+    }
+    for (name, code) in rule.negatives {
+        let refused = find(outcomes, name, "negative").and_then(|o| match o.refused {
+            Some(c) if c == *code => Ok(()),
+            other => Err(format!(
+                "negative scenario {name:?} was refused {}, not {}",
+                other.map_or("nothing", |c| c.as_str()),
+                code.as_str()
+            )),
+        });
+        if let Err(detail) = refused {
+            report.status = Status::Failing;
+            report.detail = Some(detail);
+            break;
+        }
+    }
+    report
 }
 
 fn decide(row: &Row, outcomes: &[Outcome]) -> RowReport {
@@ -267,22 +322,43 @@ impl BehaviorReport {
         self.count(Status::NotCovered)
     }
 
+    fn count_rules(&self, status: Status) -> usize {
+        self.rules.iter().filter(|r| r.status == status).count()
+    }
+
+    /// Rules whose every negative scenario passed with the rule's code.
+    pub fn rules_covered(&self) -> usize {
+        self.count_rules(Status::Covered)
+    }
+
+    pub fn rules_failing(&self) -> usize {
+        self.count_rules(Status::Failing)
+    }
+
+    pub fn rules_not_covered(&self) -> usize {
+        self.count_rules(Status::NotCovered)
+    }
+
     /// No failing or uncovered row, no failed scenario, no matrix problem, and at least one row.
     pub fn ok(&self) -> bool {
         // §22 full conformance: a row without both scenarios fails the run like a failing one.
         self.failing() == 0
             && self.not_covered() == 0
+            && self.rules_failing() == 0
+            && self.rules_not_covered() == 0
             && self.problems.is_empty()
             && !self.rows.is_empty()
             && self.scenarios.iter().all(|s| s.passed)
     }
 
-    /// `N/M rows with positive and negative evidence`.
+    /// `N/M rows with positive and negative evidence; R/T rules with negative evidence`.
     pub fn summary(&self) -> String {
         format!(
-            "{}/{} rows with positive and negative evidence",
+            "{}/{} rows with positive and negative evidence; {}/{} rules with negative evidence",
             self.covered(),
-            self.total()
+            self.total(),
+            self.rules_covered(),
+            self.rules.len()
         )
     }
 
@@ -304,12 +380,28 @@ impl BehaviorReport {
                 Status::Covered => {}
             }
         }
+        for rule in &self.rules {
+            let detail = rule.detail.as_deref().unwrap_or("");
+            match rule.status {
+                Status::Failing => {
+                    lines.push(format!("FAIL [behavior] rule {}: {detail}", rule.id))
+                }
+                Status::NotCovered => {
+                    lines.push(format!("NOT COVERED [behavior] rule {}: {detail}", rule.id));
+                }
+                Status::Covered => {}
+            }
+        }
         for outcome in self.scenarios.iter().filter(|o| !o.passed) {
             if !self.rows.iter().any(|r| {
                 r.positive.as_deref() == Some(&outcome.name)
                     || r.negative.as_deref() == Some(&outcome.name)
                     || r.variants.contains(&outcome.name)
-            }) {
+            }) && !self
+                .rules
+                .iter()
+                .any(|r| r.negatives.contains(&outcome.name))
+            {
                 lines.push(format!(
                     "FAIL [behavior] scenario {:?}: {}",
                     outcome.name,
@@ -320,8 +412,8 @@ impl BehaviorReport {
         lines.push(format!(
             "{} ({} failing, {} not covered; {} scenarios run, {} Events verified)",
             self.summary(),
-            self.failing(),
-            self.not_covered(),
+            self.failing() + self.rules_failing(),
+            self.not_covered() + self.rules_not_covered(),
             self.scenarios.len(),
             self.scenarios
                 .iter()
@@ -345,6 +437,10 @@ impl BehaviorReport {
         o.insert("failing", n(self.failing()));
         o.insert("notCovered", n(self.not_covered()));
         o.insert("total", n(self.total()));
+        o.insert("rulesCovered", n(self.rules_covered()));
+        o.insert("rulesFailing", n(self.rules_failing()));
+        o.insert("rulesNotCovered", n(self.rules_not_covered()));
+        o.insert("rulesTotal", n(self.rules.len()));
         o.insert("ok", Value::Bool(self.ok()));
         o.insert("summary", s(&self.summary()));
         o.insert(
@@ -378,6 +474,24 @@ impl BehaviorReport {
             })
             .collect();
         o.insert("rows", Value::Array(rows));
+        let rules = self
+            .rules
+            .iter()
+            .map(|r| {
+                let mut rule = Object::new();
+                rule.insert("id", s(&r.id));
+                rule.insert("status", s(r.status.as_str()));
+                rule.insert(
+                    "negatives",
+                    Value::Array(r.negatives.iter().map(|v| s(v)).collect()),
+                );
+                if let Some(detail) = &r.detail {
+                    rule.insert("detail", s(detail));
+                }
+                Value::Object(rule)
+            })
+            .collect();
+        o.insert("rules", Value::Array(rules));
         let scenarios = self
             .scenarios
             .iter()

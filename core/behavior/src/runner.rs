@@ -124,7 +124,7 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
                     if performed.duplicate {
                         return Err("the act was answered as a duplicate".into());
                     }
-                    outcome.emitted = world.verify_events(&performed)?;
+                    outcome.emitted = world.verify_events(&performed, &command)?;
                     outcome.events_verified += outcome.emitted.len();
                     if outcome.emitted != *kinds {
                         return Err(format!(
@@ -153,7 +153,9 @@ fn execute(scenario: &Scenario, outcome: &mut Outcome) -> Result<(), String> {
                     }
                 }
                 (Expect::Refused(code), Ok(performed)) => {
-                    let kinds = world.verify_events(&performed).unwrap_or_default();
+                    let kinds = world
+                        .verify_events(&performed, &command)
+                        .unwrap_or_default();
                     outcome.emitted = kinds.clone();
                     return Err(format!(
                         "expected {}, applied: emitted {kinds:?}",

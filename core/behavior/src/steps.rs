@@ -380,3 +380,46 @@ pub fn record_usage(item: &'static str, tool_calls: u64) -> Build {
 pub fn usage_recorded(item: &'static str, tool_calls: u64) -> Vec<Step> {
     vec![step(record_usage(item, tool_calls))]
 }
+
+/// The MissionOwner re-appoints the Coordinator under a new lease (§7.2): Coordinator Epoch
+/// 1 → 2, so a scenario can present an older epoch (1) as well as a newer one (3).
+pub fn coordinator_epoch_2() -> Vec<Step> {
+    vec![Step::Perform(by(
+        OWNER,
+        "mission.assign_coordinator",
+        "",
+        format!(
+            r#"{{"agentId": "{COORDINATOR}", "agentCardVersion": 1, "leaseId": "{}-2"}}"#,
+            payloads::COORDINATOR_LEASE
+        ),
+    ))]
+}
+
+/// The Worker's Membership added, then changed (§8): Membership Epoch 2, so a scenario can
+/// present an older epoch (1) as well as a newer one (3).
+pub fn worker_membership_epoch_2() -> Vec<Step> {
+    ["worker", "reviewer"]
+        .into_iter()
+        .map(|role| {
+            Step::Perform(by(
+                OWNER,
+                "membership.change",
+                "",
+                format!(
+                    r#"{{"member": {{"type": "agent", "id": "{WORKER}"}}, "role": "{role}", "scopes": ["work:execute"]}}"#
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// `kind` by `actor` presenting Membership Epoch `epoch` (§8, §15.1).
+pub fn at_membership(
+    epoch: u64,
+    actor: &'static str,
+    kind: &'static str,
+    payload: impl Into<String>,
+) -> Build {
+    let payload = payload.into();
+    Box::new(move |w: &World| w.command_at_membership(kind, actor, epoch, &payload))
+}

@@ -97,6 +97,9 @@ pub struct World {
     setup_log: Vec<(UnixMillis, Vec<u8>, Performed)>,
     /// The kind and code of the last Command ingress refused (§6.4 stages, authorizer).
     ingress_refusal: RefCell<Option<(String, WireCode)>>,
+    /// The signing hash of every Command signed here, by Action ID, as the *signer* computed
+    /// it (§6.4): each Event must carry its Command's as `commandHash` (§15.2, §16).
+    signed_hashes: RefCell<Vec<(String, String)>>,
 }
 
 impl World {
@@ -156,6 +159,7 @@ impl World {
             setup_events: 0,
             setup_log: Vec::new(),
             ingress_refusal: RefCell::new(None),
+            signed_hashes: RefCell::new(Vec::new()),
         };
         // §6.3: every Agent Command is fenced by the Agent's Session Epoch, so the Sessions are
         // opened before any Agent Command (the engine answers `AUTH_REQUIRED` otherwise).
@@ -191,7 +195,7 @@ impl World {
         let performed = self
             .perform(command)
             .map_err(|e| format!("setup: {} refused: {e}", command.kind()))?;
-        let events = self.verify_events(&performed)?.len();
+        let events = self.verify_events(&performed, command)?.len();
         self.setup_log
             .push((self.now(), command.bytes().to_vec(), performed));
         Ok(events)
@@ -305,6 +309,18 @@ impl World {
         self.group_command(GROUP, kind, actor, session, extra, payload)
     }
 
+    /// As [`command`](Self::command), but presenting Membership Epoch `membership` (§8).
+    pub fn command_at_membership(
+        &self,
+        kind: &str,
+        actor: &str,
+        membership: u64,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        let session = self.session_epoch(actor)?.unwrap_or(SESSION_EPOCH);
+        self.epochs_command(GROUP, kind, actor, session, membership, "", payload)
+    }
+
     fn group_command(
         &self,
         group: &str,
@@ -314,13 +330,27 @@ impl World {
         extra: &str,
         payload: &str,
     ) -> Result<VerifiedCommand, String> {
+        self.epochs_command(group, kind, actor, session, 1, extra, payload)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn epochs_command(
+        &self,
+        group: &str,
+        kind: &str,
+        actor: &str,
+        session: u64,
+        membership: u64,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
         let principal = self.principal(actor)?;
         let creation = kind == "mission.create" || kind == "mission.create_follow_up";
         let epochs = match principal.kind {
             PrincipalType::Agent => {
-                format!(r#""sessionEpoch": {session}, "membershipEpoch": 1,"#)
+                format!(r#""sessionEpoch": {session}, "membershipEpoch": {membership},"#)
             }
-            PrincipalType::Human if !creation => r#""membershipEpoch": 1,"#.to_owned(),
+            PrincipalType::Human if !creation => format!(r#""membershipEpoch": {membership},"#),
             _ => String::new(),
         };
         self.signed(
@@ -359,14 +389,62 @@ impl World {
         members: &str,
         payload: &str,
     ) -> Result<VerifiedCommand, String> {
+        let action = self.next_action.get();
+        self.next_action.set(action + 1);
+        self.signed_as(kind, actor, members, payload, action, self.now())
+    }
+
+    /// The Action ID number of the last Command signed here (§15.1: a retry keeps it).
+    pub fn last_action(&self) -> u64 {
+        self.next_action.get().saturating_sub(1)
+    }
+
+    /// `kind` by `actor` in `GROUP` (envelope as [`command`](Self::command)) under Action ID
+    /// number `action` and issued at `issued_at` rather than a fresh ID issued now: a reused
+    /// Action ID (§15.1) or a Command outside the freshness window (§6.4).
+    pub fn command_as(
+        &self,
+        action: u64,
+        issued_at: UnixMillis,
+        kind: &str,
+        actor: &str,
+        extra: &str,
+        payload: &str,
+    ) -> Result<VerifiedCommand, String> {
+        let principal = self.principal(actor)?;
+        let session = self.session_epoch(actor)?.unwrap_or(SESSION_EPOCH);
+        let epochs = match principal.kind {
+            PrincipalType::Agent => {
+                format!(r#""sessionEpoch": {session}, "membershipEpoch": 1,"#)
+            }
+            PrincipalType::Human => r#""membershipEpoch": 1,"#.to_owned(),
+            PrincipalType::Service => String::new(),
+        };
+        self.signed_as(
+            kind,
+            actor,
+            &format!(r#"{epochs} {} "groupId": "{GROUP}","#, members(extra)),
+            payload,
+            action,
+            issued_at,
+        )
+    }
+
+    fn signed_as(
+        &self,
+        kind: &str,
+        actor: &str,
+        members: &str,
+        payload: &str,
+        action: u64,
+        issued_at: UnixMillis,
+    ) -> Result<VerifiedCommand, String> {
         let (principal, key) = self
             .keys
             .iter()
             .find(|(p, _)| p.id == actor)
             .ok_or_else(|| format!("no key for {actor}"))?;
-        let action = self.next_action.get();
-        self.next_action.set(action + 1);
-        let issued_at = self.now().to_rfc3339().ok_or("clock out of range")?;
+        let issued_at = issued_at.to_rfc3339().ok_or("clock out of range")?;
         let text = format!(
             r#"{{"protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:{action}",
             "actor": {{"type": "{}", "id": "{actor}"}}, {members}
@@ -377,10 +455,14 @@ impl World {
         );
         let unsigned = json::parse_state(text.as_bytes())
             .map_err(|e| format!("{kind}: unsigned JSON: {e}"))?;
-        let bytes = SignedDocumentCodec::new()
+        let signed = SignedDocumentCodec::new()
             .sign(SignedDocumentKind::Command, &unsigned, key)
-            .map_err(|e| format!("{kind}: signing refused: {e}"))?
-            .bytes;
+            .map_err(|e| format!("{kind}: signing refused: {e}"))?;
+        self.signed_hashes.borrow_mut().push((
+            format!("urn:missionweaveprotocol:action:{action}"),
+            signed.signing_hash,
+        ));
+        let bytes = signed.bytes;
         CommandIngress::new(OrganizationAuthorizer::new([IDENTITY], [SERVICE]))
             .verify(&bytes, &self.registry, self.now())
             .map_err(|e| {
@@ -445,24 +527,36 @@ impl World {
         if performed.duplicate {
             return Err(format!("{} answered as a duplicate", command.kind()));
         }
-        self.verify_events(&performed)
+        self.verify_events(&performed, command)
     }
 
     /// Every Event of `performed` through the six-stage verifier (Event profile, against the
     /// Registry) and `event.schema.json`, with its `eventId`, `sequence` and `acceptedBy`
-    /// matching the record; the Events' kinds in order.
-    pub fn verify_events(&self, performed: &Performed) -> Result<Vec<String>, String> {
+    /// matching the record and its `commandHash` the signing hash of `command` as its signer
+    /// computed it (§15.2: the Event answers exactly that Command); the Events' kinds in order.
+    pub fn verify_events(
+        &self,
+        performed: &Performed,
+        command: &VerifiedCommand,
+    ) -> Result<Vec<String>, String> {
         if performed.events.is_empty() {
             return Err("an applied Command returned no Event".into());
         }
+        let hash = self
+            .signed_hashes
+            .borrow()
+            .iter()
+            .find(|(action, _)| action == command.action_id())
+            .map(|(_, hash)| hash.clone())
+            .ok_or_else(|| format!("{} was not signed in this world", command.action_id()))?;
         performed
             .events
             .iter()
-            .map(|record| self.verify_event(record))
+            .map(|record| self.verify_event(record, &hash))
             .collect()
     }
 
-    fn verify_event(&self, record: &EventRecord) -> Result<String, String> {
+    fn verify_event(&self, record: &EventRecord, command_hash: &str) -> Result<String, String> {
         let id = &record.event_id;
         let verified = SignedDocumentCodec::new()
             .verify(SignedDocumentKind::Event, &record.body, &self.registry)
@@ -490,6 +584,12 @@ impl World {
             }
         } else if sequence != Some(record.sequence) {
             return Err(format!("Event {id}: sequence differs from the log record"));
+        }
+        if text("commandHash") != Some(command_hash) {
+            return Err(format!(
+                "Event {id}: commandHash {:?} is not its Command's signing hash {command_hash}",
+                text("commandHash")
+            ));
         }
         let accepted_by = document.get("acceptedBy").and_then(Principal::from_value);
         if accepted_by != Some(Principal::new(PrincipalType::Service, AUTHORITY)) {

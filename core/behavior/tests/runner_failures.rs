@@ -67,9 +67,23 @@ fn a_scenario_expecting_the_wrong_code_fails_its_rows() {
             .iter()
             .any(|l| l.starts_with("FAIL [behavior] command work.start: "))
     );
+    // The scenario is also a rule's negative evidence: that rule fails too, and the summary
+    // counts failing rows and rules together.
+    assert_eq!(report.rules_failing(), 1);
+    let rule = report
+        .rules
+        .iter()
+        .find(|r| r.status == Status::Failing)
+        .unwrap();
+    assert_eq!(rule.id, "§10.3 an older Ownership Epoch is fenced");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("FAIL [behavior] rule §10.3 an older Ownership Epoch"))
+    );
     // The not-covered count shrinks as families land: read it from the report.
-    let summary = format!("(3 failing, {} not covered", report.not_covered());
-    assert!(lines.last().unwrap().contains(&summary));
+    let summary = format!("(4 failing, {} not covered", report.not_covered());
+    assert!(lines.last().unwrap().contains(&summary), "{lines:?}");
     let value = report.to_value();
     assert_eq!(value.get("ok").and_then(|v| v.as_bool()), Some(false));
 }
@@ -300,4 +314,32 @@ fn an_ingress_refusal_is_a_refusal_with_its_code_and_stage() {
             .contains("ingress refused"),
         "{outcome:?}"
     );
+}
+
+/// §15.2: the Event check compares each Event's `commandHash` with the signing hash of the
+/// Command that produced it (as its signer computed it): an Event offered as another Command's
+/// answer fails the check.
+#[test]
+fn an_event_checked_against_another_command_fails_on_its_command_hash() {
+    use missionweaveprotocol_behavior::world::{COORDINATOR, Start, World};
+    let world = World::setup(Start::ActiveMission).unwrap();
+    let renew = |seconds: u64| {
+        world
+            .command(
+                "mission.renew_coordinator",
+                COORDINATOR,
+                r#""coordinatorEpoch": 1"#,
+                &format!(r#"{{"leaseSeconds": {seconds}}}"#),
+            )
+            .unwrap()
+    };
+    let first = renew(120);
+    let other = renew(240);
+    let performed = world.perform(&first).unwrap();
+    assert_eq!(
+        world.verify_events(&performed, &first).unwrap(),
+        vec!["mission.coordinator.renewed".to_owned()]
+    );
+    let e = world.verify_events(&performed, &other).unwrap_err();
+    assert!(e.contains("commandHash"), "{e}");
 }

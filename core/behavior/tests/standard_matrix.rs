@@ -132,8 +132,10 @@ fn the_standard_matrix_covers_every_row() {
             .next(),
         Some(
             format!(
-                "{}/104 rows with positive and negative evidence",
-                report.covered()
+                "{}/104 rows with positive and negative evidence; {}/{} rules with negative evidence",
+                report.covered(),
+                report.rules_covered(),
+                report.rules.len()
             )
             .as_str()
         )

@@ -63,9 +63,10 @@ Options:
                    embedded bundle.
   --bundle NAME    Run one bundle: structural, cryptography, admission, or all (default: all);
                    or behavior: the evidence matrix, reported as `N/M rows with positive and
-                   negative evidence`, one `FAIL [behavior] row: reason` line per failing row
-                   and one `NOT COVERED [behavior] row: reason` line per row without scenarios
-                   (it reads no bundle root; --json gives every row and scenario).
+                   negative evidence; R/T rules with negative evidence`, one `FAIL [behavior]
+                   row: reason` line per failing row or rule and one `NOT COVERED [behavior]
+                   row: reason` line per row without scenarios (it reads no bundle root;
+                   --json gives every row, rule and scenario).
   --json           Print the report as one line of RFC 8785 JSON:
                    {{\"bundles\":{{\"structural\":{{\"facts\":{{…}},\"failures\":[…],\"ok\":…,
                    \"passed\":…,\"total\":…}},…}},\"ok\":…}}

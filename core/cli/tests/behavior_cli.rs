@@ -27,13 +27,21 @@ fn text_report_covers_every_row() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("behavior: scenarios run in process against the engine"));
     let last = lines.last().unwrap();
+    // `N/M rows with positive and negative evidence; R/T rules with negative evidence (F
+    // failing, U not covered; S scenarios run, E Events verified)`.
     let (counts, rest) = last
-        .split_once(" rows with positive and negative evidence (")
+        .split_once(" rows with positive and negative evidence; ")
         .unwrap();
     let (covered, total) = counts.split_once('/').unwrap();
     let (covered, total): (u64, u64) = (covered.parse().unwrap(), total.parse().unwrap());
     assert_eq!(total, 104);
     assert_eq!(covered, total, "{last}");
+    let (rules, rest) = rest.split_once(" rules with negative evidence (").unwrap();
+    let (rules_covered, rules_total) = rules.split_once('/').unwrap();
+    let (rules_covered, rules_total): (u64, u64) =
+        (rules_covered.parse().unwrap(), rules_total.parse().unwrap());
+    assert!(rules_total >= 50, "{last}");
+    assert_eq!(rules_covered, rules_total, "{last}");
     assert!(rest.starts_with("0 failing, 0 not covered; "), "{last}");
     assert!(!text.contains("NOT COVERED ["), "{text}");
     assert!(!text.contains("FAIL ["), "{text}");
@@ -78,6 +86,20 @@ fn json_report_is_the_matrix() {
             "not_covered" => assert!(text("detail").is_some()),
             other => panic!("row status {other}"),
         }
+    }
+    // Every rule of §6.3, §7, §10, §12 and §15 has its negative evidence.
+    let rules = behavior.get("rules").and_then(Value::as_array).unwrap();
+    assert_eq!(rules.len() as u64, int(behavior, "/rulesTotal"));
+    assert_eq!(int(behavior, "/rulesCovered"), int(behavior, "/rulesTotal"));
+    for rule in rules {
+        assert_eq!(rule.get("status").and_then(Value::as_str), Some("covered"));
+        assert!(
+            !rule
+                .get("negatives")
+                .and_then(Value::as_array)
+                .unwrap()
+                .is_empty()
+        );
     }
     assert_eq!(
         per_category.into_iter().collect::<Vec<_>>(),

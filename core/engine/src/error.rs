@@ -37,6 +37,17 @@ pub enum EngineError {
         /// The validator's message, with the instance path.
         detail: String,
     },
+    /// The payload carries a member its kind does not define (§21: core objects set
+    /// `additionalProperties: false`; extensions go in `extensions`, §18):
+    /// `SCHEMA_VALIDATION_FAILED`, reason `unknown_payload_member` (`crate::input::members`).
+    UnknownPayloadMember {
+        /// The Command kind.
+        kind: String,
+        /// The undefined member's name.
+        member: String,
+        /// Its JSON Pointer in the Command (`/payload/…`).
+        pointer: String,
+    },
     /// The aggregate's state forbids the transition (§7.1 table, digest 2.1):
     /// `INVALID_STATE_TRANSITION`.
     InvalidStateTransition {
@@ -233,6 +244,10 @@ impl fmt::Display for EngineError {
                     "the resulting {schema} does not conform to its schema: {detail}"
                 )
             }
+            Self::UnknownPayloadMember { kind, pointer, .. } => write!(
+                f,
+                "{kind} defines no payload member {pointer} (§21: core payloads are closed; extensions go in `extensions`, §18)"
+            ),
             Self::InvalidStateTransition {
                 aggregate,
                 id,
@@ -339,7 +354,7 @@ impl DescribeError for EngineError {
             Self::Event(e) => e.class(),
             Self::Work(e) => e.class(),
             Self::Budget(e) => e.class(),
-            Self::SchemaInvalid { .. } => ErrorClass::Schema,
+            Self::SchemaInvalid { .. } | Self::UnknownPayloadMember { .. } => ErrorClass::Schema,
             Self::LeaseExpired { .. } => ErrorClass::Lease,
             _ => ENGINE_CLASS,
         }
@@ -348,7 +363,9 @@ impl DescribeError for EngineError {
     fn wire_code(&self) -> WireCode {
         match self {
             Self::InvalidCommand { .. } => WireCode::InvalidCommand,
-            Self::SchemaInvalid { .. } => WireCode::SchemaValidationFailed,
+            Self::SchemaInvalid { .. } | Self::UnknownPayloadMember { .. } => {
+                WireCode::SchemaValidationFailed
+            }
             Self::InvalidStateTransition { .. } => WireCode::InvalidStateTransition,
             Self::RevisionConflict { .. } => WireCode::RevisionConflict,
             Self::StaleCoordinator { .. } => WireCode::AuthStaleCoordinator,
@@ -376,6 +393,7 @@ impl DescribeError for EngineError {
         match self {
             Self::InvalidCommand { reason, .. } | Self::Forbidden { reason, .. } => reason,
             Self::SchemaInvalid { .. } => "schema_invalid",
+            Self::UnknownPayloadMember { .. } => "unknown_payload_member",
             Self::InvalidStateTransition { .. } => "invalid_state_transition",
             Self::RevisionConflict { .. } => "revision_conflict",
             Self::StaleCoordinator { .. } => "stale_coordinator_epoch",
@@ -404,6 +422,14 @@ impl DescribeError for EngineError {
     fn fields(&self) -> Fields {
         match self {
             Self::SchemaInvalid { schema, .. } => Fields::new().text("schema", *schema),
+            Self::UnknownPayloadMember {
+                kind,
+                member,
+                pointer,
+            } => Fields::new()
+                .text("command_kind", kind.as_str())
+                .text("member", member.as_str())
+                .text("pointer", pointer.as_str()),
             Self::InvalidStateTransition {
                 aggregate,
                 id,

@@ -1,6 +1,12 @@
 //! Reading Command payload members. The spec gives every payload only `{"type": "object"}`
-//! (digest §8 item 1), so the engine states each kind's members (docs/engine.md) and refuses
-//! a missing or mistyped one with `INVALID_COMMAND`.
+//! (digest §8 item 1), so the engine states each kind's members ([`members::TABLE`],
+//! docs/engine.md): an undefined member is refused `SCHEMA_VALIDATION_FAILED`
+//! (`unknown_payload_member`, §21) before anything is read, a missing or mistyped one
+//! `INVALID_COMMAND`.
+
+pub mod members;
+
+pub use members::{KindMembers, payload_members};
 
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;

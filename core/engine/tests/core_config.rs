@@ -17,7 +17,7 @@ use missionweaveprotocol_engine::config::{
     cooperation_limits_json,
 };
 use missionweaveprotocol_engine::service::Core;
-use missionweaveprotocol_engine::store::InMemoryStore;
+use missionweaveprotocol_engine::store::{InMemoryStore, Store};
 use missionweaveprotocol_kernel::cooperation::CooperationLimits;
 use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 
@@ -333,4 +333,80 @@ fn malformed_options_are_refused_with_the_member() {
         CoreConfig::from_json(&options("")).unwrap()
     );
     build(&f, CoreConfig::new(&principal)).unwrap();
+}
+
+/// Signs `unsigned` with `actor`'s Registry key: wire bytes for `Core::perform_bytes`.
+fn signed_by(f: &Fixture, actor: &str, unsigned: &missionweaveprotocol::json::Value) -> Vec<u8> {
+    let (_, key) = f.keys.iter().find(|(p, _)| p.id == actor).unwrap();
+    missionweaveprotocol::SignedDocumentCodec::new()
+        .sign(
+            missionweaveprotocol::SignedDocumentKind::Command,
+            unsigned,
+            key,
+        )
+        .unwrap()
+        .bytes
+}
+
+/// Human-only kinds at ingress, through a `CoreConfig`-built Core and its real
+/// `OrganizationAuthorizer` (the engine tests use an allow-all authorizer): an Agent's
+/// `approval.grant_execution` (digest A.3 "signed human decision") is refused by ingress alone
+/// (`Core::verify`) `AUTH_FORBIDDEN` `human_only`, and through `perform_bytes` nothing is
+/// stored; the human's Commands pass ingress and apply.
+#[test]
+fn a_configured_core_refuses_human_only_kinds_from_agents_at_ingress() {
+    let f = fixture();
+    let core = build(
+        &f,
+        CoreConfig::from_json(&options(&format!(
+            r#","bootstrapServices":["{SERVICE}"],"policyServices":["{SERVICE}"]"#
+        )))
+        .unwrap(),
+    )
+    .unwrap();
+    let approval = |actor: &str| {
+        signed_by(
+            &f,
+            actor,
+            &f.unsigned(
+                "approval.grant_execution",
+                actor,
+                &f.action(),
+                "",
+                r#"{"approvalId": "urn:missionweaveprotocol:approval:x",
+                "workItemId": "urn:missionweaveprotocol:work:w", "ownershipEpoch": 1,
+                "operations": ["production.deploy"]}"#,
+            ),
+        )
+    };
+    for agent in [COORDINATOR, OTHER_AGENT] {
+        let e = core.verify(&approval(agent), NOW).unwrap_err();
+        assert_eq!(e.wire_code(), WireCode::AuthForbidden, "{agent}: {e:?}");
+        assert_eq!(e.reason(), "human_only", "{agent}");
+        let e = match core.perform_bytes(&approval(agent), NOW) {
+            Ok(_) => panic!("{agent}'s approval was applied"),
+            Err(e) => e,
+        };
+        assert_eq!(e.reason(), "human_only");
+        assert_eq!(core.store().head(GROUP).unwrap().last_sequence(), 0);
+    }
+    core.verify(&approval(OWNER), NOW).unwrap();
+    let create = |actor: &str| {
+        signed_by(
+            &f,
+            actor,
+            &f.unsigned(
+                "mission.create",
+                actor,
+                &f.action(),
+                "",
+                &f.create_payload(MISSION, ""),
+            ),
+        )
+    };
+    // (An Agent's `mission.create` cannot even be signed: `command.schema.json` requires a
+    // human actor, so the signer refuses it.)
+    assert!(core.engine().mission(MISSION).unwrap().is_none());
+    f.checked(&core.perform_bytes(&create(OWNER), NOW).unwrap());
+    assert!(core.engine().mission(MISSION).unwrap().is_some());
 }

@@ -445,12 +445,15 @@ fn the_current_lease_and_ownership_epoch_are_required() {
         ),
         WireCode::WorkLeaseExpired,
     );
-    refused(
-        &f,
-        &engine,
-        &publish_claiming(&f, WORKER, &manifest, "", 2, &lease),
-        WireCode::WorkStaleOwnership,
-    );
+    // An older and a newer Ownership Epoch than the current 1.
+    for stale in [0, 2] {
+        refused(
+            &f,
+            &engine,
+            &publish_claiming(&f, WORKER, &manifest, "", stale, &lease),
+            WireCode::WorkStaleOwnership,
+        );
+    }
     let missing = f.command(
         "artifact.publish",
         WORKER,

@@ -299,12 +299,15 @@ fn usage_is_bound_to_the_current_ownership_and_execution_lease() {
     f.active_item(&engine, W1);
     let (epoch, lease) = execution(&engine, W1);
     let delta = r#""usageDelta":{"toolCalls":1}"#;
-    f.refused(
-        &engine,
-        &f.by_worker(RECORD, WORKER, W1, epoch + 1, &lease, delta),
-        NOW,
-        WireCode::WorkStaleOwnership,
-    );
+    // Stale both ways: an older and a newer Ownership Epoch.
+    for stale in [epoch - 1, epoch + 1] {
+        f.refused(
+            &engine,
+            &f.by_worker(RECORD, WORKER, W1, stale, &lease, delta),
+            NOW,
+            WireCode::WorkStaleOwnership,
+        );
+    }
     let (_, ownership_lease) = ownership(&engine, W1);
     let wrong_lease = f.by_worker(RECORD, WORKER, W1, epoch, &ownership_lease, delta);
     assert!(

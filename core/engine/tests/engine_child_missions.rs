@@ -548,6 +548,153 @@ fn child_budget_usage_rolls_up_to_the_parent_and_siblings_share_the_item_budget(
     );
 }
 
+/// The usage of every account on the chain `CW1 → CHILD → W1 → MISSION`, in tool calls.
+fn chain_usage(engine: &TestEngine) -> Vec<(String, u64)> {
+    [
+        format!("work_item:{CW1}"),
+        format!("mission:{CHILD}"),
+        format!("work_item:{W1}"),
+        format!("mission:{MISSION}"),
+    ]
+    .into_iter()
+    .map(|id| {
+        let stored = engine
+            .store()
+            .aggregate(&AggregateKey::new("budget_account", &id))
+            .unwrap()
+            .unwrap_or_else(|| panic!("no account {id}"));
+        let value = missionweaveprotocol::json::parse_state(&stored.value).unwrap();
+        let calls = value
+            .pointer("/usage/toolCalls")
+            .and_then(|n| n.as_number()?.as_u64())
+            .unwrap_or(0);
+        (id, calls)
+    })
+    .collect()
+}
+
+/// A Worker Command of `COORDINATOR` on `CW1` in the child Group.
+fn child_worker(
+    f: &Fixture,
+    engine: &TestEngine,
+    kind: &str,
+    lease: &str,
+    members: &str,
+) -> VerifiedCommand {
+    let (_, item) = stored(engine, CW1);
+    let epoch = item.owner.as_ref().map_or(0, |o| o.ownership_epoch);
+    let lease_id = match lease {
+        "ownership" => item.ownership_lease.as_ref().unwrap().lease_id().to_owned(),
+        _ => item.execution_lease.as_ref().unwrap().lease_id().to_owned(),
+    };
+    in_group(
+        f,
+        kind,
+        COORDINATOR,
+        CHILD_GROUP,
+        "",
+        &format!(
+            r#"{{"workItemId":"{CW1}","ownershipEpoch":{epoch},"leaseId":"{lease_id}"{members}}}"#
+        ),
+    )
+}
+
+/// §12, §14 through the engine (not the ledger alone): usage recorded in a child Mission's
+/// WorkItem is charged to every ancestor account in one commit, and an overflow of an
+/// *ancestor* — here the parent WorkItem `W1`, not the charged item itself — refuses the whole
+/// record with nothing charged anywhere. (Kills the mutant of `budget::account::charge` that
+/// checks only the WorkItem's own account.)
+#[test]
+fn an_ancestor_overflow_refuses_a_child_items_usage_and_charges_nothing() {
+    let f = fixture();
+    let engine = f.active();
+    // W1 (limit 10 tool calls) records 9 while active, then becomes a child Mission (limit 5).
+    f.active_item(&engine, W1);
+    let (epoch, lease) = execution(&engine, W1);
+    f.ok(
+        &engine,
+        &f.by_worker(
+            "ext.missionweaveprotocol.core.resource_usage_record",
+            WORKER,
+            W1,
+            epoch,
+            &lease,
+            r#""usageDelta":{"toolCalls":9}"#,
+        ),
+        NOW,
+    );
+    f.ok(&engine, &create_child(&f, ""), NOW);
+    // The child's WorkItem CW1 (limit 2) is worked by COORDINATOR.
+    authorize_in_child(&f, &engine);
+    f.ok(
+        &engine,
+        &in_group(
+            &f,
+            "work.offer",
+            CHILD_COORDINATOR,
+            CHILD_GROUP,
+            r#""coordinatorEpoch": 1"#,
+            &format!(
+                r#"{{"workItemId":"{CW1}","candidates":[{{"offerId":"urn:missionweaveprotocol:offer:c1","agentId":"{COORDINATOR}","agentCardVersion":1}}],"selectionBasis":{}}}"#,
+                selection_basis()
+            ),
+        ),
+        NOW,
+    );
+    f.ok(
+        &engine,
+        &in_group(
+            &f,
+            "work.accept_offer",
+            COORDINATOR,
+            CHILD_GROUP,
+            "",
+            &format!(
+                r#"{{"workItemId":"{CW1}","capabilityPins":[{{"id":"text.summarise","version":"1.2.0"}}]}}"#
+            ),
+        ),
+        NOW,
+    );
+    f.ok(
+        &engine,
+        &child_worker(&f, &engine, "work.start", "ownership", ""),
+        NOW,
+    );
+    let before = chain_usage(&engine);
+    assert_eq!(
+        before.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+        vec![0, 0, 9, 9]
+    );
+    let heads = (head(&engine, GROUP), head(&engine, CHILD_GROUP));
+    // 2 fits CW1 (2) and CHILD (5) but not W1 (9 + 2 > 10): refused, nothing charged anywhere.
+    let record = |calls: u64| {
+        child_worker(
+            &f,
+            &engine,
+            "ext.missionweaveprotocol.core.resource_usage_record",
+            "execution",
+            &format!(r#","usageDelta":{{"toolCalls":{calls}}}"#),
+        )
+    };
+    let e = engine.perform(&record(2), NOW).unwrap_err();
+    assert_eq!(e.wire_code(), WireCode::BudgetExceeded, "{e}");
+    assert!(
+        e.to_string().contains(W1),
+        "the parent WorkItem's account overflows: {e}"
+    );
+    assert_eq!(chain_usage(&engine), before, "nothing charged anywhere");
+    assert_eq!((head(&engine, GROUP), head(&engine, CHILD_GROUP)), heads);
+    // 1 fits every account: charged on the whole chain with its one Event.
+    f.ok(&engine, &record(1), NOW);
+    assert_eq!(
+        chain_usage(&engine)
+            .iter()
+            .map(|(_, c)| *c)
+            .collect::<Vec<_>>(),
+        vec![1, 1, 10, 10]
+    );
+}
+
 #[test]
 fn depth_beyond_the_default_maximum_is_rate_limited() {
     let f = fixture();

@@ -110,6 +110,20 @@ fn expected_revision_must_match_the_mission_revision() {
         e.fields().get("expected_revision"),
         Some(&FieldValue::Integer(5))
     );
+    // An older revision (0: before the Mission existed) is as stale as a newer one.
+    let older = f.unsigned(
+        "mission.submit_for_approval",
+        COORDINATOR,
+        &f.action(),
+        r#""coordinatorEpoch": 1, "expectedRevision": 0"#,
+        &format!(r#"{{"artifactHashes": ["{HASH_A}"]}}"#),
+    );
+    f.refused(
+        &engine,
+        &f.verified(COORDINATOR, &older),
+        NOW,
+        WireCode::RevisionConflict,
+    );
     assert_eq!(
         e.fields().get("current_revision"),
         Some(&FieldValue::Integer(1))

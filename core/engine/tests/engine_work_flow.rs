@@ -6,8 +6,9 @@
 mod fixture;
 
 use fixture::*;
-use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::Value;
+use missionweaveprotocol::{DescribeError, WireCode};
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 #[test]
 fn happy_path_create_to_accept_result() {
@@ -271,8 +272,43 @@ fn expected_revision_is_checked_against_the_work_item() {
     };
     let error = f.refused(&engine, &offer(2), NOW, WireCode::RevisionConflict);
     assert!(error.to_string().contains("revision 1"), "{error}");
+    // §15.3: a stale (older) revision is refused just as a future one is.
+    let error = f.refused(&engine, &offer(0), NOW, WireCode::RevisionConflict);
+    assert!(error.to_string().contains("revision 1"), "{error}");
     f.ok(&engine, &offer(1), NOW);
     assert_eq!(stored(&engine, W1).0, 2);
+}
+
+/// §15.3 on a WorkItem several revisions in: `expectedRevision` = current − 1 (the revision
+/// before the last transition, what a client that missed one Event sends) and current + 1 are
+/// both `REVISION_CONFLICT`, nothing applied; the current one applies.
+#[test]
+fn a_stale_or_future_expected_revision_is_refused_on_an_existing_work_item() {
+    let f = fixture();
+    let engine = f.active();
+    f.queued(&engine, W1);
+    let (current, _) = stored(&engine, W1);
+    assert!(current >= 3, "authorize, offer, accept: revision {current}");
+    let (epoch, lease) = ownership(&engine, W1);
+    let start = |revision: u64| {
+        f.command(
+            "work.start",
+            WORKER,
+            &format!(r#""expectedRevision": {revision}"#),
+            &format!(r#"{{"workItemId":"{W1}","ownershipEpoch":{epoch},"leaseId":"{lease}"}}"#),
+        )
+    };
+    for wrong in [current - 1, current + 1] {
+        let error = f.refused(&engine, &start(wrong), NOW, WireCode::RevisionConflict);
+        assert!(
+            error.to_string().contains(&format!("revision {current}")),
+            "{error}"
+        );
+        assert_eq!(stored(&engine, W1).0, current);
+        assert_eq!(item_state(&engine, W1), "queued");
+    }
+    f.ok(&engine, &start(current), NOW);
+    assert_eq!(item_state(&engine, W1), "active");
 }
 
 #[test]
@@ -388,4 +424,45 @@ fn two_engines_emit_identical_logs_and_items() {
     );
     assert_eq!(stored(&a, W1), stored(&b, W1));
     assert_eq!(item_state(&a, W1), "verified");
+}
+
+/// §11.3 through the engine: an Execution Lease renewal must strictly extend the lease
+/// (the kernel's `Lease::renew`, `not_extending`): a renewal to the same expiry or an earlier
+/// one is refused with nothing applied; a longer one applies.
+#[test]
+fn an_execution_lease_renewal_must_strictly_extend_the_lease() {
+    let f = fixture();
+    let engine = f.active();
+    f.active_item(&engine, W1);
+    let (epoch, exec) = execution(&engine, W1);
+    let renew = |seconds: u64| {
+        f.by_worker(
+            "ext.missionweaveprotocol.core.work_execution_lease_renew",
+            WORKER,
+            W1,
+            epoch,
+            &exec,
+            &format!(r#""leaseSeconds":{seconds}"#),
+        )
+    };
+    let expiry = |engine: &TestEngine| {
+        stored(engine, W1)
+            .1
+            .execution_lease
+            .unwrap()
+            .window()
+            .expires_at
+    };
+    let granted = expiry(&engine);
+    // Started at NOW with the default 300 s: renewing at NOW to NOW + 300 s extends nothing,
+    // and at NOW + 50 s to NOW + 250 s shortens it.
+    for (seconds, at) in [(300, NOW), (200, UnixMillis(NOW.0 + 50_000))] {
+        let before = last_sequence(&engine);
+        let error = engine.perform(&renew(seconds), at).unwrap_err();
+        assert_eq!(error.reason(), "not_extending", "{error}");
+        assert_eq!(last_sequence(&engine), before, "nothing appended");
+        assert_eq!(expiry(&engine), granted, "the lease is unchanged");
+    }
+    f.ok(&engine, &renew(301), NOW);
+    assert_eq!(expiry(&engine), UnixMillis(granted.0 + 1_000));
 }

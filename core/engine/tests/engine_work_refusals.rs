@@ -152,8 +152,10 @@ fn a_worker_reported_failure_cites_its_execution_lease() {
     let members =
         r#""reason":"tool crashed","evidenceIds":["urn:missionweaveprotocol:evidence:f1"]"#;
     // A stale epoch is fenced before anything else.
-    let stale = f.by_worker("work.fail", WORKER, W1, epoch + 1, &exec, members);
-    f.refused(&engine, &stale, NOW, WireCode::WorkStaleOwnership);
+    for stale in [epoch - 1, epoch + 1] {
+        let stale = f.by_worker("work.fail", WORKER, W1, stale, &exec, members);
+        f.refused(&engine, &stale, NOW, WireCode::WorkStaleOwnership);
+    }
     // Without a claim (no leaseId) the Worker's failure is malformed.
     let bare = f.command(
         "work.fail",

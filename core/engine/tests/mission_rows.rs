@@ -551,3 +551,32 @@ fn create_with_expected_revision_zero_only() {
     );
     f.ok(&engine, &c, NOW);
 }
+
+/// §15.3 on the Mission, independently of `engine_rules.rs`: on a Mission at revision 2, a
+/// `mission.cancel` expecting revision 1 (stale: it missed the submission) or 3 (from the
+/// future) is `REVISION_CONFLICT` and leaves the Mission as it was; expecting 2 applies.
+#[test]
+fn a_stale_or_future_mission_expected_revision_is_refused() {
+    let f = fixture();
+    let engine = f.awaiting();
+    assert_eq!(state(&engine, MISSION), ("awaiting_approval".to_owned(), 2));
+    let cancel = |revision: u64| {
+        f.verified(
+            OWNER,
+            &f.unsigned(
+                "mission.cancel",
+                OWNER,
+                &f.action(),
+                &format!(r#""expectedRevision": {revision}"#),
+                r#"{"reason": "the books are closed elsewhere"}"#,
+            ),
+        )
+    };
+    for wrong in [1, 3] {
+        let e = f.refused(&engine, &cancel(wrong), NOW, WireCode::RevisionConflict);
+        assert_eq!(e.reason(), "revision_conflict");
+        assert_eq!(state(&engine, MISSION), ("awaiting_approval".to_owned(), 2));
+    }
+    f.ok(&engine, &cancel(2), NOW);
+    assert_eq!(state(&engine, MISSION).0, "cancelled");
+}

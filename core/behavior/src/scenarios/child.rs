@@ -10,9 +10,14 @@
 
 use missionweaveprotocol::WireCode;
 
-use crate::payloads::{HASH_A, HASH_B, W1};
+use missionweaveprotocol_engine::budget::account::{BudgetAccount, account_key};
+use missionweaveprotocol_engine::store::Store;
+use missionweaveprotocol_kernel::budget::AccountKind;
+use missionweaveprotocol_kernel::resources::Dimension;
+
+use crate::payloads::{self, HASH_A, HASH_B, W1};
 use crate::scenario::{Build, Scenario, Step, Watch};
-use crate::steps::{self, by, coordinator};
+use crate::steps::{self, Lease, by, coordinator};
 use crate::world::{COORDINATOR, FOLLOW_UP_GROUP, MISSION, OWNER, WORKER, World};
 
 /// The child Mission of [`W1`].
@@ -116,6 +121,70 @@ fn w1_owner(w: &World, agent: &str, epoch: u64) -> Result<(), String> {
     }
 }
 
+/// The child's WorkItem (worked by [`COORDINATOR`], budget 2 tool calls of the child's 5).
+const CW1: &str = "urn:missionweaveprotocol:work:ledger-fx";
+
+/// A Worker Command of [`COORDINATOR`] on [`CW1`] in the child's Group, citing its claim.
+fn child_worker(kind: &'static str, lease: Lease, members: String) -> Build {
+    Box::new(move |w: &World| {
+        let (epoch, lease_id) = steps::claim(w, CW1, lease)?;
+        w.command_in(
+            CHILD_GROUP,
+            kind,
+            COORDINATOR,
+            "",
+            &format!(
+                r#"{{"workItemId":"{CW1}","ownershipEpoch":{epoch},"leaseId":"{lease_id}",{members}}}"#
+            )
+            .replace(",}", "}"),
+        )
+    })
+}
+
+/// [`W1`] active with 9 of its 10 tool calls used, promoted to [`CHILD`] (5 tool calls reserved
+/// against W1), whose WorkItem [`CW1`] is active.
+fn child_item_active_under_a_spent_parent() -> Vec<Step> {
+    let mut s = steps::active(W1);
+    s.extend(steps::usage_recorded(W1, 9));
+    s.push(Step::Perform(create_child("")));
+    s.push(Step::Perform(in_child(
+        WORKER,
+        "work.authorize",
+        r#""coordinatorEpoch": 1"#,
+        payloads::authorize(CW1, &[]).replace(r#""toolCallLimit":10"#, r#""toolCallLimit":2"#),
+    )));
+    s.push(Step::Perform(in_child(
+        WORKER,
+        "work.offer",
+        r#""coordinatorEpoch": 1"#,
+        payloads::offer(CW1, "c1").replace(WORKER, COORDINATOR),
+    )));
+    s.push(Step::Perform(in_child(
+        COORDINATOR,
+        "work.accept_offer",
+        "",
+        payloads::accept_offer(CW1),
+    )));
+    s.push(Step::Perform(child_worker(
+        "work.start",
+        Lease::Ownership,
+        String::new(),
+    )));
+    s
+}
+
+fn usage(w: &World, account: AccountKind, id: &str) -> Result<u64, String> {
+    let stored = w
+        .engine()
+        .store()
+        .aggregate(&account_key(account, id))
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no budget account for {id}"))?;
+    BudgetAccount::from_stored(&stored.value)
+        .map(|a| a.usage.get(Dimension::ToolCalls))
+        .ok_or_else(|| format!("the budget account of {id} is malformed"))
+}
+
 pub fn scenarios() -> Vec<Scenario> {
     let child = Watch::Mission(CHILD);
     let w1 = Watch::WorkItem(W1);
@@ -147,7 +216,39 @@ pub fn scenarios() -> Vec<Scenario> {
                     }
                 },
             ),
+        // §7.2: an older epoch (1, after the re-appointment raised it to 2) and a newer one.
         Scenario::new("mission.create_child: a stale Coordinator Epoch is fenced")
+            .given(steps::authorized(W1))
+            .given(steps::coordinator_epoch_2())
+            .when(create_child_at(1, ""))
+            .watch(child)
+            .refused(WireCode::AuthStaleCoordinator)
+            .moves("none", "none"),
+        // §12: usage is charged to the WorkItem and every ancestor atomically; an overflow of an
+        // ancestor (the parent WorkItem W1, 9 + 2 > 10), not of the charged item, refuses it all.
+        Scenario::new(
+            "resource_usage_record: a child WorkItem's usage overflowing its parent WorkItem",
+        )
+        .given(child_item_active_under_a_spent_parent())
+        .when(child_worker(
+            steps::RESOURCE_USAGE_RECORD,
+            Lease::Execution,
+            payloads::usage_delta(2),
+        ))
+        .watch(Watch::Usage(W1))
+        .refused(WireCode::BudgetExceeded)
+        .moves("9 tool calls used", "9 tool calls used")
+        .check("nothing is charged on the child's chain", |w| {
+            let child_item = usage(w, AccountKind::WorkItem, CW1)?;
+            let child = usage(w, AccountKind::Mission, CHILD)?;
+            let root = usage(w, AccountKind::Mission, MISSION)?;
+            if (child_item, child, root) == (0, 0, 9) {
+                Ok(())
+            } else {
+                Err(format!("usage {child_item}, {child}, {root}"))
+            }
+        }),
+        Scenario::new("mission.create_child: a future Coordinator Epoch is fenced")
             .given(steps::authorized(W1))
             .when(create_child_at(2, ""))
             .watch(child)

@@ -108,7 +108,15 @@ pub fn scenarios() -> Vec<Scenario> {
             .emits(&[GRANTED])
             .moves("queued", "queued")
             .check("the approval is stored", is_stored),
+        // §12 "for one WorkItem Ownership Epoch": an older (0) and a newer (2) epoch than 1.
         Scenario::new("approval.grant_execution: a stale Ownership Epoch is fenced")
+            .given(gated_queued())
+            .when(by(OWNER, GRANT, "", deploy(0)))
+            .watch(w1)
+            .refused(WireCode::WorkStaleOwnership)
+            .moves("queued", "queued")
+            .check("nothing is stored", none_stored),
+        Scenario::new("approval.grant_execution: a future Ownership Epoch is fenced")
             .given(gated_queued())
             .when(by(OWNER, GRANT, "", deploy(2)))
             .watch(w1)

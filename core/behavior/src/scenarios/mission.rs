@@ -94,7 +94,17 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(m)
             .emits(&["mission.coordinator.renewed"])
             .moves("active", "active"),
+        // §7.2: an older epoch (1, after the re-appointment raised it to 2) and a newer one.
         Scenario::new("mission.renew_coordinator: a stale Coordinator Epoch is fenced")
+            .given(steps::coordinator_epoch_2())
+            .when(coordinator_at(
+                1,
+                "mission.renew_coordinator",
+                r#"{"leaseSeconds": 120}"#,
+            ))
+            .watch(m)
+            .refused(WireCode::AuthStaleCoordinator),
+        Scenario::new("mission.renew_coordinator: a future Coordinator Epoch is fenced")
             .when(coordinator_at(
                 2,
                 "mission.renew_coordinator",
@@ -174,6 +184,12 @@ pub fn scenarios() -> Vec<Scenario> {
             .emits(&["mission.terminated"])
             .moves("active", "failed"),
         Scenario::new("mission.terminate: a stale Coordinator Epoch is fenced")
+            .given(steps::coordinator_epoch_2())
+            .when(coordinator_at(1, "mission.terminate", REASON))
+            .watch(m)
+            .refused(WireCode::AuthStaleCoordinator)
+            .moves("active", "active"),
+        Scenario::new("mission.terminate: a future Coordinator Epoch is fenced")
             .when(coordinator_at(2, "mission.terminate", REASON))
             .watch(m)
             .refused(WireCode::AuthStaleCoordinator)

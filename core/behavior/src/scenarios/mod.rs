@@ -11,6 +11,7 @@ mod membership;
 mod messages;
 mod mission;
 mod organization;
+mod rules;
 mod variants;
 mod work;
 
@@ -31,5 +32,6 @@ pub fn all() -> Vec<Scenario> {
     all.extend(variants::scenarios());
     all.extend(archive::scenarios());
     all.extend(child::scenarios());
+    all.extend(rules::scenarios());
     all
 }

@@ -247,6 +247,17 @@ pub fn scenarios() -> Vec<Scenario> {
             .moves("active", "active"),
         Scenario::new("work.accept_result: a stale Coordinator Epoch is fenced")
             .given(steps::submitted(W1))
+            .given(steps::coordinator_epoch_2())
+            .when(coordinator_at(
+                1,
+                "work.accept_result",
+                payloads::accept_result(W1),
+            ))
+            .watch(w1)
+            .refused(WireCode::AuthStaleCoordinator)
+            .moves("submitted", "submitted"),
+        Scenario::new("work.accept_result: a future Coordinator Epoch is fenced")
+            .given(steps::submitted(W1))
             .when(coordinator_at(
                 2,
                 "work.accept_result",

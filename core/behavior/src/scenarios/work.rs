@@ -96,6 +96,13 @@ pub fn scenarios() -> Vec<Scenario> {
             .moves("open", "offered"),
         Scenario::new("work.offer: a stale Coordinator Epoch is fenced")
             .given(steps::authorized(W1))
+            .given(steps::coordinator_epoch_2())
+            .when(coordinator_at(1, "work.offer", payloads::offer(W1, "r1")))
+            .watch(w1)
+            .refused(WireCode::AuthStaleCoordinator)
+            .moves("open", "open"),
+        Scenario::new("work.offer: a future Coordinator Epoch is fenced")
+            .given(steps::authorized(W1))
             .when(coordinator_at(2, "work.offer", payloads::offer(W1, "r1")))
             .watch(w1)
             .refused(WireCode::AuthStaleCoordinator)
@@ -166,7 +173,14 @@ pub fn scenarios() -> Vec<Scenario> {
             .watch(w1)
             .emits(&["work.started"])
             .moves("queued", "active"),
+        // §4.5: an older Ownership Epoch (current − 1) and a newer one (current + 1).
         Scenario::new("work.start: a stale Ownership Epoch is fenced")
+            .given(steps::queued(W1))
+            .when(worker("work.start", W1, Lease::Ownership, -1, ""))
+            .watch(w1)
+            .refused(WireCode::WorkStaleOwnership)
+            .moves("queued", "queued"),
+        Scenario::new("work.start: a future Ownership Epoch is fenced")
             .given(steps::queued(W1))
             .when(worker("work.start", W1, Lease::Ownership, 1, ""))
             .watch(w1)

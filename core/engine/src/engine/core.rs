@@ -132,6 +132,8 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         now: UnixMillis,
         manifest: Option<&Value>,
     ) -> Result<Performed, EngineError> {
+        // §21: a payload member the kind does not define is refused before anything is read.
+        crate::input::members::check(command.kind(), command.payload())?;
         let receipt_key = command.receipt_key();
         // The first decision reads through a view that answered the Command's likely reads
         // in one round trip when the backend batches reads (`engine::prefetch`).

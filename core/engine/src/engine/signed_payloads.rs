@@ -33,6 +33,8 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         now: UnixMillis,
         resolver: &dyn KeyResolver,
     ) -> Result<Performed, EngineError> {
+        // §21: undefined payload members are refused before the carried document is verified.
+        crate::input::members::check(command.kind(), command.payload())?;
         if command.kind() == organization::AGENT_CARD_REGISTER {
             // The Agent Card profile: signer = a `service` principal of the Registry (§6.4).
             let card = organization::agent_card::card_of(command)?.clone();

@@ -7,14 +7,15 @@
 //! | `message.correct` | `messageId` (the correction's own), `targetMessageId`, `content`, `reason`, `mentions?`, `references?`, `authority?` |
 //! | `message.retract` / `message.redact` | `messageId`, `targetMessageId`, `reason`, `content?`, `authority?` |
 //!
-//! The member sets are closed: anything else (an `authorization`, a capability token, an
-//! approval) is refused `INVALID_COMMAND` `unknown_member`, so a Message Command can carry no
-//! authority under any name (§4 invariant 2). `authority` other than `false` is refused
+//! The member sets are closed (`crate::input::members`, §21): anything else (an
+//! `authorization`, a capability token, an approval) is refused `SCHEMA_VALIDATION_FAILED`
+//! `unknown_payload_member`, so a Message Command can carry no authority under any name (§4
+//! invariant 2). `authority` other than `false` is refused
 //! `SCHEMA_VALIDATION_FAILED`: the Message it would commit violates `message.schema.json`
 //! `authority: const false` (conformance vector `message-authorizes-action`).
 
 use missionweaveprotocol::Principal;
-use missionweaveprotocol::json::{Object, Value};
+use missionweaveprotocol::json::Value;
 
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
@@ -23,33 +24,6 @@ use crate::input::{member, opt_text, text};
 /// At most this many mentions per Message: each one is a Membership read and a commit-time
 /// check (§20 "limits on Message … rates" is policy; this bounds one Command's cost).
 pub const MAX_MENTIONS: usize = 64;
-
-const POST_MEMBERS: &[&str] = &[
-    "messageId",
-    "content",
-    "conversationId",
-    "workItemId",
-    "replyTo",
-    "mentions",
-    "references",
-    "authority",
-];
-const CORRECT_MEMBERS: &[&str] = &[
-    "messageId",
-    "targetMessageId",
-    "content",
-    "reason",
-    "mentions",
-    "references",
-    "authority",
-];
-const WITHDRAW_MEMBERS: &[&str] = &[
-    "messageId",
-    "targetMessageId",
-    "reason",
-    "content",
-    "authority",
-];
 
 /// What a Message Command's payload says, checked for shape only.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,15 +54,15 @@ pub(crate) struct MessagePayload {
 pub(crate) fn parse(command: &VerifiedCommand) -> Result<MessagePayload, EngineError> {
     let p = command.payload();
     let kind = command.kind();
-    let allowed = match kind {
-        "message.post" => POST_MEMBERS,
-        "message.correct" => CORRECT_MEMBERS,
-        _ => WITHDRAW_MEMBERS,
-    };
-    let object = p
-        .as_object()
-        .ok_or_else(|| EngineError::invalid("missing_member", "the payload is not an object"))?;
-    refuse_unknown(object, allowed, kind)?;
+    if p.as_object().is_none() {
+        return Err(EngineError::invalid(
+            "missing_member",
+            "the payload is not an object",
+        ));
+    }
+    // The engine checked this before reading anything (`Engine::perform`); checked again here
+    // so no path into the Message decision takes a Message carrying authority under any name.
+    crate::input::members::check(kind, p)?;
     refuse_authority(p)?;
     let post = kind == "message.post";
     let amendment = !post;
@@ -143,21 +117,6 @@ pub(crate) fn parse(command: &VerifiedCommand) -> Result<MessagePayload, EngineE
         mentions_value,
         references: p.get("references").cloned(),
     })
-}
-
-fn refuse_unknown(object: &Object, allowed: &[&str], kind: &str) -> Result<(), EngineError> {
-    for (name, _) in object.iter() {
-        let name = name.to_lossy();
-        if !allowed.contains(&name.as_ref()) {
-            return Err(EngineError::invalid(
-                "unknown_member",
-                format!(
-                    "{kind} has no payload member {name:?}: a Message carries no authority (§4 invariant 2)"
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// §4 invariant 2, §9: "Every Message object has `authority: false`".

@@ -52,7 +52,8 @@ pub(crate) fn decide(
         ));
     }
     if p.get("parent").is_some() {
-        // A child Mission is `mission.create_child` (part 2), never a root creation.
+        // A child Mission is `mission.create_child` (part 2), never a root creation. The engine
+        // refuses `parent` before this as an undefined member (`input::members`, §21).
         return Err(EngineError::invalid(
             "parent_not_allowed",
             "a root or follow-up Mission has no parent; use mission.create_child",

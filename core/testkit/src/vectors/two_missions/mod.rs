@@ -137,7 +137,7 @@ fn run() -> Result<Vec<Value>, String> {
         let now = w.now();
         match (w.perform(&command), act.refused) {
             (Ok(performed), None) => {
-                w.verify_events(&performed)
+                w.verify_events(&performed, &command)
                     .map_err(|e| format!("{}: {e}", act.label))?;
                 records.push(step(
                     index,
