@@ -49,17 +49,13 @@ const VERIFY_TYPES = ['Bytes', 'NativeResource', 'DocumentKind', 'Stage', 'WireC
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 
-// 1. api.mjs as is, and its CommonJS twin: drop `export ` and collect the names.
-const apiSource = readFileSync(join(src, 'api.mjs'), 'utf8');
-if (/^\s*import\s/m.test(apiSource)) throw new Error('api.mjs must not import anything');
-const names = [];
-const cjs = apiSource.replace(/^export (class|function|const) ([A-Za-z_$][\w$]*)/gm, (_, keyword, name) => {
-  names.push(name);
-  return `${keyword} ${name}`;
-});
-if (/^export /m.test(cjs)) throw new Error('api.mjs has an export form build.mjs does not translate');
-writeFileSync(join(dist, 'api.mjs'), apiSource);
-writeFileSync(join(dist, 'api.cjs'), `'use strict';\n${cjs}\nmodule.exports = { ${names.join(', ')} };\n`);
+// 1. The API: src/api.mjs (the one public entry) and the modules it imports (src/api/*.mjs),
+// bundled into one ES module, dist/api.mjs, and its CommonJS twin, dist/api.cjs (one file each,
+// so each entry has one instance of every class). The public names are the entry's
+// `export { … } from` lists and `createApi`.
+const { code, names } = bundle(join(src, 'api.mjs'));
+writeFileSync(join(dist, 'api.mjs'), `${code}\nexport { ${names.join(', ')} };\n`);
+writeFileSync(join(dist, 'api.cjs'), `'use strict';\n${code}\nmodule.exports = { ${names.join(', ')} };\n`);
 
 // 2. Backends.
 copyFileSync(addon, join(dist, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
@@ -122,3 +118,56 @@ writeFileSync(join(dist, 'verify.d.mts'),
   `export { ${[...VERIFY_FACTORY, ...VERIFY_SHARED].join(', ')} } from './wasm.mjs';\n` +
   `export type { ${VERIFY_TYPES.join(', ')} } from './wasm.mjs';\n`);
 console.log(`dist: node exports ${nodeNames.length}, wasm exports ${wasmNames.length}`);
+
+// A bundler for the package's own modules: `entry` and every module it imports (relative
+// `import { … } from './…'` only), in dependency order, with the imports and `export` keywords
+// removed (the modules share one scope, so top-level names must be unique: checked). Returns
+// the code and the entry's public names.
+function bundle(entry) {
+  const importRe = /^import\s*\{([^}]*)\}\s*from\s*'(\.[^']+)';\n/gm;
+  const reexportRe = /^export\s*\{([^}]*)\}\s*from\s*'(\.[^']+)';\n/gm;
+  const declRe = /^(?:export )?(?:async )?(?:function|class|const|let) ([A-Za-z_$][\w$]*)/gm;
+  const list = (text) => text.split(',').map((n) => n.trim()).filter(Boolean);
+  const order = [];
+  const sources = new Map();
+  const visiting = new Set();
+  const visit = (file) => {
+    if (sources.has(file)) return;
+    if (visiting.has(file)) throw new Error(`build.mjs: import cycle through ${file}`);
+    visiting.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const re of [importRe, reexportRe]) {
+      for (const [, , from] of text.matchAll(re)) visit(resolve(dirname(file), from));
+    }
+    visiting.delete(file);
+    sources.set(file, text);
+    order.push(file);
+  };
+  visit(entry);
+  const exported = (file) => new Set([...sources.get(file).matchAll(/^export (?:async )?(?:function|class|const|let) ([A-Za-z_$][\w$]*)/gm)].map((m) => m[1]));
+  const names = [];
+  const declared = new Map();
+  const parts = [];
+  for (const file of order) {
+    let text = sources.get(file);
+    for (const re of [importRe, reexportRe]) {
+      for (const [, imported, from] of text.matchAll(re)) {
+        const target = resolve(dirname(file), from);
+        for (const name of list(imported)) {
+          if (!exported(target).has(name)) throw new Error(`build.mjs: ${file} imports ${name}, which ${target} does not export`);
+          if (re === reexportRe && file === entry) names.push(name);
+        }
+      }
+    }
+    text = text.replace(importRe, '').replace(reexportRe, '').replace(/^export (async function|function|class|const|let) /gm, '$1 ');
+    if (/^(?:export|import)\b/m.test(text)) throw new Error(`build.mjs: ${file} has an import or export form the bundler does not translate`);
+    for (const [, name] of text.matchAll(declRe)) {
+      if (declared.has(name)) throw new Error(`build.mjs: ${name} is declared in ${declared.get(name)} and ${file}`);
+      declared.set(name, file);
+    }
+    parts.push(`// ---- ${file.slice(src.length + 1)} ${'-'.repeat(Math.max(0, 90 - file.length + src.length))}\n${text}`);
+  }
+  if (!/^export function createApi\b/m.test(sources.get(entry))) throw new Error('build.mjs: src/api.mjs must export createApi');
+  names.push('createApi');
+  return { code: parts.join('\n'), names };
+}

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const js = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const files = [];
-for (const dir of ['src', 'test', 'scripts', 'bench', 'page', 'dist', '../examples/js']) {
+for (const dir of ['src', 'src/api', 'test', 'scripts', 'bench', 'page', 'dist', '../examples/js']) {
   if (!existsSync(join(js, dir))) continue;
   for (const name of readdirSync(join(js, dir))) {
     if (/\.(mjs|cjs|js)$/.test(name)) files.push(join(js, dir, name));

@@ -1201,8 +1201,8 @@ export declare class Core implements NativeResource {
 }
 
 // ---- Agent authentication (§6.3): the core's `auth` module --------------------------------
-// Node (napi) only: under the WebAssembly build each of these throws {@link ArgumentError}. A
-// refusal is an {@link AuthenticationError} with the core's §19 `code` and `reason`. Times are a
+// Node (napi) and WebAssembly (the same core/ffi module; randomness from the OS or from
+// `crypto.getRandomValues`); not in the verify-only entry. A refusal is an {@link AuthenticationError} with the core's §19 `code` and `reason`. Times are a
 // Date or integer Unix milliseconds in, integer milliseconds out; an omitted `now`/`at` is the
 // system clock.
 
@@ -1244,10 +1244,10 @@ export interface AuthSessionAuthorityOptions {
   readonly sessionTtlMs?: number;
 }
 
-/** `urn:missionweaveprotocol:key:<last path or colon segment of agentId>`. @throws {@link AuthenticationError} (`invalid_argument`). Node (napi) only. */
+/** `urn:missionweaveprotocol:key:<last path or colon segment of agentId>`. @throws {@link AuthenticationError} (`invalid_argument`). */
 export declare function defaultAgentKeyId(agentId: string): string;
 
-/** The Organization's Agent keys (reference `auth.AgentKeyRegistry`); a {@link SessionAuthority} built on them sees later changes. Node (napi) only. */
+/** The Organization's Agent keys (reference `auth.AgentKeyRegistry`); a {@link SessionAuthority} built on them sees later changes. */
 export declare class AgentKeyRegistry implements NativeResource {
   constructor();
   /**
@@ -1265,7 +1265,7 @@ export declare class AgentKeyRegistry implements NativeResource {
   [Symbol.dispose](): void;
 }
 
-/** One-use challenges, HMAC-SHA256 session tokens and per-Agent Session Epochs (reference `auth.SessionAuthority`). Node (napi) only. */
+/** One-use challenges, HMAC-SHA256 session tokens and per-Agent Session Epochs (reference `auth.SessionAuthority`). */
 export declare class SessionAuthority implements NativeResource {
   /** @throws {@link AuthenticationError} (`invalid_argument`: a short secret, a zero lifetime). */
   constructor(registry: AgentKeyRegistry, options?: AuthSessionAuthorityOptions);
@@ -1282,12 +1282,14 @@ export declare class SessionAuthority implements NativeResource {
   [Symbol.dispose](): void;
 }
 
-// ---- policy: tokens, execution authorization, local guardrails (§8, §12, §20; napi only) ----
+// ---- policy: tokens, execution authorization, local guardrails (§8, §12, §20) ----------------
+// Node (napi) and WebAssembly (the same core/ffi module); not in the verify-only entry. Each call's
+// members are exactly the ones declared: an unknown member is an ArgumentError naming it.
 
 /** A budget as the policy layer reads it: any subset of the six members (absent: 0). */
 export type PolicyBudget = Partial<Readonly<Record<ResourceMember, number>>>;
 
-/** `new MembershipTokenService(options)` / `new AuthorizationService(options)`: a secret of at least 32 bytes (random when absent), the longest lifetime (15 min). */
+/** `new MembershipTokenService(options)` / `new AuthorizationService(options)`: a secret of at least 32 bytes (random when absent), the longest lifetime (absent: the core's maximum, 15 min). */
 export interface PolicyServiceOptions {
   readonly secret?: Bytes;
   readonly maximumTtlMs?: number;
@@ -1323,7 +1325,7 @@ export interface MembershipBindingInput {
   readonly now?: TimeInput;
 }
 
-/** Group membership tokens (reference `policy.MembershipTokenService`). Node (napi) only. */
+/** Group membership tokens (reference `policy.MembershipTokenService`). */
 export declare class MembershipTokenService implements NativeResource {
   /** @throws {@link PolicyError} (a short secret). */
   constructor(options?: PolicyServiceOptions);
@@ -1381,7 +1383,7 @@ export interface CapabilityScopeInput {
   readonly grantId?: string;
 }
 
-/** Capability grants bound to a worker session, ownership epoch and Execution Lease (reference `policy.AuthorizationService` and `ExecutionAuthorization`). Node (napi) only. */
+/** Capability grants bound to a worker session, ownership epoch and Execution Lease (reference `policy.AuthorizationService` and `ExecutionAuthorization`). */
 export declare class AuthorizationService implements NativeResource {
   constructor(options?: PolicyServiceOptions);
   /** A grant never outlives the lease. @throws {@link PolicyError} (`APPROVAL_REQUIRED`: `direct_high_risk_refused`, `high_risk_operation`; `WORK_LEASE_EXPIRED`, …). */
@@ -1403,7 +1405,7 @@ export declare class AuthorizationService implements NativeResource {
   [Symbol.dispose](): void;
 }
 
-/** A hard local budget (reference `policy.BudgetMeter`): a 0 (or absent) limit allows nothing in that dimension. Node (napi) only. */
+/** A hard local budget (reference `policy.BudgetMeter`): a 0 (or absent) limit allows nothing in that dimension. */
 export declare class BudgetMeter implements NativeResource {
   constructor(limit: PolicyBudget);
   /** The cumulative usage. @throws {@link PolicyError} (`BUDGET_EXCEEDED` with `dimension`; nothing is charged). */
@@ -1426,15 +1428,15 @@ export interface PolicyCooperationLimits {
   readonly maximumTrackedKeys: number;
 }
 
-/** The core's defaults with `overrides` applied. Node (napi) only. */
+/** The core's defaults with `overrides` applied. */
 export declare function cooperationLimits(overrides?: Partial<PolicyCooperationLimits>): PolicyCooperationLimits;
 
 export type ActionClass = 'automatic' | 'human_approval_required';
 
-/** The core's high-risk table. Node (napi) only. */
+/** The core's high-risk table. */
 export declare function classifyAction(operation: string): ActionClass;
 
-/** Local delegation-depth, queue, clarification and rate limits (reference `policy.PolicyGuard`). Node (napi) only. */
+/** Local delegation-depth, queue, clarification and rate limits (reference `policy.PolicyGuard`). */
 export declare class PolicyGuard implements NativeResource {
   constructor(limits?: Partial<PolicyCooperationLimits>);
   readonly limits: PolicyCooperationLimits;
@@ -1761,7 +1763,7 @@ type JsonDocument = Readonly<Record<string, unknown>>;
 /** A human's signing identity (reference `HumanIdentity`): base64url seed and public key; the private key is not enumerable. */
 export declare class HumanIdentity {
   constructor(humanId: string, privateKey: string, publicKey: string, keyId: string);
-  /** A fresh key; `keyId` defaults to `<humanId>:signing-key`. */
+  /** A fresh key; `keyId` defaults to the core's (`<humanId>:signing-key`, as the reference). */
   static generate(humanId: string, options?: { keyId?: string }): HumanIdentity;
   readonly humanId: string;
   readonly privateKey: string;

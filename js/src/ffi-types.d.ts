@@ -231,3 +231,99 @@ export type ScheduleDisclosureAnswer = { state: WorkStateName, earliestStart: Mi
  * Occupancy figures.
  */
 export type SchedulerStatsAnswer = { size: number, usedSlots: number, capacitySlots: number, horizonMs: number, };
+
+/**
+ * The options of a token or grant service: absent `maximumTtlMs` is the core's maximum
+ * (15 minutes: `MAXIMUM_TTL_MS`, `MAXIMUM_GRANT_TTL_MS`).
+ */
+export type TokenServiceOptions = { maximumTtlMs?: number | null, };
+
+/**
+ * `MembershipTokenService.issue`.
+ */
+export type MembershipIssueInput = { principalId: string, groupId: string, roles?: Array<string> | null, membershipEpoch: number, sessionEpoch: number, ttlMs: number, nowMs: Millis, 
+/**
+ * Absent: a random `urn:uuid:` from the host's source.
+ */
+tokenId?: string | null, };
+
+/**
+ * `MembershipTokenService.verify`.
+ */
+export type MembershipVerifyInput = { principalId: string, groupId: string, roles?: Array<string> | null, membershipEpoch: number, sessionEpoch: number, nowMs: Millis, };
+
+/**
+ * `MembershipTokenService.issueForMembership`: an active Agent Membership document.
+ */
+export type MembershipDocumentIssueInput = { membership: Record<string, unknown>, sessionEpoch: number, ttlMs: number, nowMs: Millis, tokenId?: string | null, };
+
+/**
+ * `MembershipTokenService.verifyMembership`.
+ */
+export type MembershipDocumentVerifyInput = { membership: Record<string, unknown>, sessionEpoch: number, nowMs: Millis, };
+
+/**
+ * `AuthorizationService.issue` (a high-risk request is the core's `APPROVAL_REQUIRED`).
+ */
+export type GrantIssueInput = { workerId: string, sessionEpoch: number, workItemId: string, ownershipEpoch: number, allowedTools?: Array<string> | null, allowedResources?: Array<string> | null, allowedOperations?: Array<string> | null, budget?: ResourceInput | null, 
+/**
+ * The `lease.schema.json` document of the Execution Lease.
+ */
+executionLease: Record<string, unknown>, ttlMs: number, nowMs: Millis, highRisk?: boolean | null, approvalId?: string | null, 
+/**
+ * Absent: a random `urn:uuid:` from the host's source.
+ */
+grantId?: string | null, };
+
+/**
+ * `AuthorizationService.verify`.
+ */
+export type GrantVerifyInput = { workerId: string, sessionEpoch: number, workItemId: string, ownershipEpoch: number, executionLease: Record<string, unknown>, nowMs: Millis, operation?: string | null, };
+
+/**
+ * `AuthorizationService.authorizeExecution`: the request and the queried documents (`null`:
+ * not found). `executionApproval` is the `execution_approval` document `approvalId` names.
+ */
+export type AuthorizeExecutionInput = { workerId: string, sessionEpoch: number, workItemId: string, ownershipEpoch: number, allowedTools?: Array<string> | null, allowedResources?: Array<string> | null, allowedOperations?: Array<string> | null, budget?: ResourceInput | null, ttlMs: number, nowMs: Millis, approvalId?: string | null, grantId?: string | null, currentSessionEpoch?: number | null, workItem?: Record<string, unknown> | null, executionLease?: Record<string, unknown> | null, mission?: Record<string, unknown> | null, 
+/**
+ * The remaining budgets of the WorkItem and its ancestry.
+ */
+remaining: Array<ResourceInput>, missionPermissions?: Array<string> | null, executionApproval?: Record<string, unknown> | null, };
+
+/**
+ * The §20 limits of a local guard: an absent or `null` member keeps the reference's default
+ * (the core's one merge rule, `CooperationLimitsConfig`, as Python's keyword arguments).
+ */
+export type GuardLimitsInput = { maximumDelegationDepth?: number | null, maximumQueuedWorkItems?: number | null, maximumActiveWorkItems?: number | null, maximumUnresolvedClarifications?: number | null, maximumMessageRatePerMinute?: number | null, maximumProposalRatePerMinute?: number | null, maximumClarificationRatePerMinute?: number | null, maximumTrackedKeys?: number | null, };
+
+/**
+ * The core's policy constants a binding shows as defaults (§8, §12, §6.3).
+ */
+export type PolicyDefaultsAnswer = { 
+/**
+ * The longest (and default) lifetime of a membership token service (15 minutes).
+ */
+membershipTokenMaximumTtlMs: number, 
+/**
+ * The longest (and default) lifetime of a capability grant service (15 minutes).
+ */
+capabilityGrantMaximumTtlMs: number, 
+/**
+ * A session token's default lifetime (15 minutes).
+ */
+sessionTtlMs: number, 
+/**
+ * A HELLO challenge's default lifetime (30 seconds).
+ */
+challengeTtlMs: number, };
+
+/**
+ * A one-use challenge; `signingBytes` is the canonical transcript (RFC 8785 text) the Agent
+ * signs.
+ */
+export type ChallengeAnswer = { protocolVersion: string, challengeId: string, agentId: string, keyId: string, clientNonce: string, serverNonce: string, expiresAt: Millis, signingBytes: string, };
+
+/**
+ * An open session: the Agent, its key, the Session Epoch and the token's window.
+ */
+export type SessionGrantAnswer = { agentId: string, keyId: string, protocolVersion: string, sessionEpoch: number, issuedAt: Millis, expiresAt: Millis, token: string, };

@@ -1,7 +1,7 @@
 // Agent authentication (§6.3) through the package's public API (Node entry): the reference's
 // API in camelCase, signatures made by Node's own Ed25519 (node:crypto), each rule with a
 // positive and a negative case, its §19 code and the core's reason; refusals are the shared
-// `AuthenticationError` class. The WebAssembly build has no `auth` module.
+// `AuthenticationError` class. The WebAssembly build serves the same module (core/ffi, sans-IO).
 import assert from 'node:assert/strict';
 import { createPrivateKey, createPublicKey, sign as nodeSign } from 'node:crypto';
 import { join } from 'node:path';
@@ -217,11 +217,18 @@ describe('auth: the package error model, free() and the entries', () => {
     assert.equal(String(new SessionAuthority(new AgentKeyRegistry(), { secret: SECRET })), 'SessionAuthority(<secret redacted>)');
   });
 
-  test('the WebAssembly build exports the names and says they need the Node entry', async () => {
+  test('the WebAssembly build serves the same auth module (sans-IO, crypto.getRandomValues)', async () => {
     const wasm = await import(join(DIST, 'wasm.mjs'));
     assert.equal(typeof wasm.AuthenticationError, 'function');
-    assert.throws(() => new wasm.AgentKeyRegistry(), wasm.ArgumentError);
-    assert.throws(() => wasm.defaultAgentKeyId(ALICE), wasm.ArgumentError);
+    assert.equal(wasm.defaultAgentKeyId(ALICE), defaultAgentKeyId(ALICE));
+    const alice = identity(ALICE, 1);
+    const registry = new wasm.AgentKeyRegistry();
+    registry.register(ALICE, alice.publicKey);
+    assert.deepEqual([...registry.resolve(ALICE, null, T0)], [...alice.publicKey]);
+    const authority = new wasm.SessionAuthority(registry, { secret: SECRET });
+    assert.equal(login(authority, alice).sessionEpoch, 1);
+    assert.equal(authority.currentEpoch(ALICE), 1);
+    // A registry of the other backend is not one of this backend's objects.
     assert.throws(() => new wasm.SessionAuthority(new AgentKeyRegistry()), wasm.ArgumentError);
   });
 });

@@ -83,6 +83,11 @@ const OPS = {
   },
 };
 
+// Ops the corpus marks `napi_only` that the WebAssembly build serves since `auth` and `policy`
+// moved into core/ffi (sans-IO; crypto.getRandomValues is the host's randomness): there the
+// error is napi's.
+const WASM_SERVES = new Set(['session_verify']);
+
 let apis;
 before(async () => { apis = await backends(); });
 
@@ -102,7 +107,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
           error = e;
         }
         assert.ok(error, 'the call must fail');
-        if (c.napi_only && !name.startsWith('napi')) {
+        if (c.napi_only && !name.startsWith('napi') && !WASM_SERVES.has(c.op)) {
           // Not in the WebAssembly build: the call is refused as such, before the core.
           assert.ok(error instanceof api.ArgumentError, String(error));
           return;

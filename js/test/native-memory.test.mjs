@@ -74,7 +74,7 @@ describe('napi: native memory in a synchronous loop', () => {
 });
 
 describe('napi: the raw addon answers a freed object with an envelope', () => {
-  test('Registry, Handle, AdmissionSession, RegistryBuilder, InMemoryAdmissionLog, Core, InMemoryStore', () => {
+  test('Registry, Ledger, Scheduler, AdmissionSession, RegistryBuilder, InMemoryAdmissionLog, Core, InMemoryStore', () => {
     const raw = createRequire(import.meta.url)(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
     const misuse = (envelope) => {
       const { error } = JSON.parse(envelope);
@@ -101,11 +101,16 @@ describe('napi: the raw addon answers a freed object with an envelope', () => {
     assert.equal(JSON.parse(session.step()).step, 'done');
     misuse(session.result());
 
-    const handle = new raw.Handle('ledger', 'new', '[]');
-    assert.equal(handle.status(), '{"ok":null}');
-    handle.free();
-    misuse(handle.call('size', '[]'));
-    misuse(handle.schedule(T0));
+    const ledger = new raw.Ledger();
+    assert.equal(ledger.status(), '{"ok":null}');
+    ledger.free();
+    misuse(ledger.size());
+    misuse(ledger.status());
+    const scheduler = new raw.Scheduler('[{}]');
+    assert.equal(scheduler.status(), '{"ok":null}');
+    scheduler.free();
+    misuse(scheduler.schedule(T0));
+    misuse(scheduler.admit('[{"workId":"w","groupId":"g"},0]'));
 
     const builder = new raw.RegistryBuilder('urn:missionweaveprotocol:organization:acme');
     builder.free();
@@ -120,7 +125,7 @@ describe('napi: the raw addon answers a freed object with an envelope', () => {
     // The authoritative Core: a freed core answers every call (also its Promise-returning ones)
     // with the envelope at once; a freed store cannot back a new core.
     const store = new raw.InMemoryStore();
-    const core = new raw.Core('{}', bundleBytes(REGISTRY), new Uint8Array(32), store);
+    const core = new raw.Core('{}', bundleBytes(REGISTRY), new Uint8Array(32), 'urn:missionweaveprotocol:key:authority', store);
     assert.equal(JSON.parse(core.status()).error.class, 'ArgumentError', 'options are checked by the core');
     core.free();
     core.free();
@@ -129,7 +134,7 @@ describe('napi: the raw addon answers a freed object with an envelope', () => {
     misuse(core.query('{}', T0));
     misuse(core.replay('urn:missionweaveprotocol:group:g', 0, 1));
     store.free();
-    misuse(new raw.Core('{}', bundleBytes(REGISTRY), new Uint8Array(32), store).status());
+    misuse(new raw.Core('{}', bundleBytes(REGISTRY), new Uint8Array(32), 'urn:missionweaveprotocol:key:authority', store).status());
   });
 });
 

@@ -1,7 +1,7 @@
 // The policy layer (§8, §12, §20) through the package's public API (Node entry): the reference's
 // `policy` module in camelCase. Each rule has a positive and a negative case with its §19 code and
 // the core's reason; refusals are the core's `policy` error class (`PolicyError`, the same class
-// as `RetryError`). The WebAssembly build has no `policy` module: there each name refuses.
+// as `RetryError`). The WebAssembly build serves the same module (core/ffi, sans-IO).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -205,13 +205,37 @@ describe('BudgetMeter and PolicyGuard', () => {
   });
 });
 
-test('the WebAssembly build has no policy module: each name refuses', async () => {
+test('the WebAssembly build serves the same policy module (sans-IO, crypto.getRandomValues)', async () => {
   const wasm = await import(join(DIST, 'wasm.mjs'));
   assert.equal(wasm.PolicyError, wasm.RetryError);
-  assert.throws(() => new wasm.MembershipTokenService(), wasm.ArgumentError);
-  assert.throws(() => new wasm.AuthorizationService(), wasm.ArgumentError);
-  assert.throws(() => new wasm.BudgetMeter({}), wasm.ArgumentError);
-  assert.throws(() => new wasm.PolicyGuard(), wasm.ArgumentError);
-  assert.throws(() => wasm.classifyAction('repo.read'), wasm.ArgumentError);
-  assert.throws(() => wasm.cooperationLimits(), wasm.ArgumentError);
+  const tokens = new wasm.MembershipTokenService({ secret: SECRET });
+  const { claims, token } = tokens.issue({ ...binding(), ttlMs: MINUTE });
+  // The same secret, the same core: a token issued by one backend verifies on the other.
+  assert.equal(new MembershipTokenService({ secret: SECRET }).verify(token, binding()).tokenId, claims.tokenId);
+  assert.throws(() => new wasm.MembershipTokenService().verify(token, binding()), (e) => e instanceof wasm.PolicyError && e.reason === 'token_forged');
+  assert.equal(new wasm.BudgetMeter({ toolCalls: 3 }).consume({ toolCalls: 2 }).toolCalls, 2);
+  assert.deepEqual(new wasm.PolicyGuard().limits, cooperationLimits());
+  assert.equal(wasm.classifyAction('payment.send'), 'human_approval_required');
+  assert.throws(() => new wasm.AuthorizationService({ maximumTtlMs: -1 }), wasm.ArgumentError);
+});
+
+test('call shapes are exact: an unknown member is an ArgumentError naming it (as Python keyword arguments)', () => {
+  const tokens = new MembershipTokenService({ secret: SECRET });
+  assert.throws(() => tokens.issue({ ...binding(), ttlMs: MINUTE, colour: 'red' }),
+    (e) => e instanceof ArgumentError && e.argument === 'arguments.colour');
+  assert.throws(() => tokens.verify('a.b', { ...binding(), ttlMs: MINUTE }),
+    (e) => e instanceof ArgumentError && e.argument === 'arguments.ttlMs');
+  assert.throws(() => new PolicyGuard({ maximumDelegationDepth: 1.5 }),
+    (e) => e instanceof ArgumentError && e.argument === 'limits.maximumDelegationDepth');
+});
+
+test('the default maximum lifetime is the core\'s (15 minutes), not a constant of the package', () => {
+  // No maximumTtlMs: the core's MAXIMUM_TTL_MS bounds a token's lifetime.
+  const tokens = new MembershipTokenService({ secret: SECRET });
+  assert.equal(tokens.issue({ ...binding(), ttlMs: 15 * MINUTE }).claims.expiresAt, T0 + 15 * MINUTE);
+  refuses(() => tokens.issue({ ...binding(), ttlMs: 15 * MINUTE + 1 }), 'INVALID_COMMAND', 'invalid_argument');
+  const grants = new AuthorizationService({ secret: SECRET });
+  refuses(() => grants.issue({ ...grantBinding(), ttlMs: 15 * MINUTE + 1 }), 'INVALID_COMMAND', 'invalid_argument');
+  // Above the core's maximum: the core's refusal (as Python), whatever the JavaScript number.
+  refuses(() => new MembershipTokenService({ secret: SECRET, maximumTtlMs: 2 ** 40 }), 'INVALID_COMMAND', 'invalid_argument');
 });

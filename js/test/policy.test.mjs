@@ -1,7 +1,9 @@
-// The policy layer (§8, §12, §20) through the napi addon's raw envelopes: membership tokens and
-// capability grants (forged, expired, replayed, cross-Group refusals with their §19 codes),
-// execution authorization over queried documents, the budget meter and the local guard.
-// The public API over these envelopes is tested in policy-api.test.mjs; the wasm build has no policy module.
+// The policy layer (§8, §12, §20) through the backends' raw envelopes (the napi addon and the
+// WebAssembly build: one core/ffi module, the same answers): membership tokens and capability
+// grants (forged, expired, replayed, cross-Group refusals with their §19 codes), execution
+// authorization over queried documents, the budget meter and the local guard, and the typed
+// entry points refusing a malformed call shape with the ArgumentError naming its path. The
+// public API over these envelopes is tested in policy-api.test.mjs.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -9,7 +11,11 @@ import { describe, test } from 'node:test';
 
 import { DIST } from './support.mjs';
 
-const raw = createRequire(import.meta.url)(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
+const require = createRequire(import.meta.url);
+const RAWS = {
+  napi: require(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`)),
+  wasm: require(join(DIST, 'wasm-node', 'missionweaveprotocol_wasm.js')),
+};
 
 const SECRET = new TextEncoder().encode('0123456789abcdef0123456789abcdef');
 const AGENT = 'urn:missionweaveprotocol:agent:worker';
@@ -35,41 +41,56 @@ function refused(envelope, code, reason) {
   return parsed.error;
 }
 
+// A call shape is exactly its members: issuing takes `ttlMs` (and `tokenId`), verifying does not.
 const membership = (extra = {}) => JSON.stringify({
   principalId: AGENT, groupId: GROUP, roles: ['worker'], membershipEpoch: 2, sessionEpoch: 3,
   ttlMs: MINUTE, nowMs: T0, ...extra,
 });
+const bound = (extra = {}) => JSON.stringify({
+  principalId: AGENT, groupId: GROUP, roles: ['worker'], membershipEpoch: 2, sessionEpoch: 3, nowMs: T0, ...extra,
+});
+const options = (maximumTtlMs) => JSON.stringify(maximumTtlMs === undefined ? {} : { maximumTtlMs });
 
+function misuse(envelope, argument) {
+  const { error } = JSON.parse(envelope);
+  assert.equal(error?.class, 'ArgumentError', envelope);
+  assert.equal(error.code, 'PROTOCOL_VIOLATION');
+  assert.equal(error.reason, 'invalid-argument');
+  assert.equal(error.fields.argument, argument, envelope);
+  return error;
+}
+
+for (const [name, raw] of Object.entries(RAWS)) describe(name, () => {
 describe('membership tokens', () => {
-  const tokens = new raw.PolicyMembershipTokens(SECRET, 15 * MINUTE);
+  const tokens = new raw.PolicyMembershipTokens(SECRET, options(15 * MINUTE));
 
   test('issue and verify; every fence refuses with its code', () => {
     ok(tokens.status());
     const { claims, token } = ok(tokens.issue(membership({ roles: ['worker', 'reviewer'] })));
     assert.deepEqual(claims.roles, ['reviewer', 'worker']);
     assert.equal(claims.expiresAt, T0 + MINUTE);
-    assert.equal(ok(tokens.verify(token, membership({ roles: ['worker', 'reviewer'], nowMs: T0 + 1 }))).tokenId, claims.tokenId);
+    assert.equal(ok(tokens.verify(token, bound({ roles: ['worker', 'reviewer'], nowMs: T0 + 1 }))).tokenId, claims.tokenId);
     const single = ok(tokens.issue(membership())).token;
-    refused(tokens.verify(single, membership({ groupId: 'urn:missionweaveprotocol:group:other' })), 'MEMBERSHIP_REQUIRED', 'token_group_mismatch');
-    refused(tokens.verify(single, membership({ sessionEpoch: 4 })), 'AUTH_STALE_SESSION', 'token_session_stale');
-    refused(tokens.verify(single, membership({ membershipEpoch: 3 })), 'MEMBERSHIP_STALE', 'token_membership_stale');
-    refused(tokens.verify(single, membership({ roles: ['reviewer'] })), 'MEMBERSHIP_STALE', 'token_roles_stale');
-    refused(tokens.verify(single, membership({ nowMs: T0 + MINUTE })), 'AUTH_INVALID_SIGNATURE', 'token_expired');
+    refused(tokens.verify(single, bound({ groupId: 'urn:missionweaveprotocol:group:other' })), 'MEMBERSHIP_REQUIRED', 'token_group_mismatch');
+    refused(tokens.verify(single, bound({ sessionEpoch: 4 })), 'AUTH_STALE_SESSION', 'token_session_stale');
+    refused(tokens.verify(single, bound({ membershipEpoch: 3 })), 'MEMBERSHIP_STALE', 'token_membership_stale');
+    refused(tokens.verify(single, bound({ roles: ['reviewer'] })), 'MEMBERSHIP_STALE', 'token_roles_stale');
+    refused(tokens.verify(single, bound({ nowMs: T0 + MINUTE })), 'AUTH_INVALID_SIGNATURE', 'token_expired');
     refused(tokens.issue(membership({ ttlMs: 16 * MINUTE })), 'INVALID_COMMAND', 'invalid_argument');
   });
 
   test('forged, tampered and malformed tokens', () => {
     const token = ok(tokens.issue(membership())).token;
-    const forger = new raw.PolicyMembershipTokens(new TextEncoder().encode('f'.repeat(32)), 15 * MINUTE);
-    refused(tokens.verify(ok(forger.issue(membership())).token, membership()), 'AUTH_INVALID_SIGNATURE', 'token_forged');
+    const forger = new raw.PolicyMembershipTokens(new TextEncoder().encode('f'.repeat(32)), options(15 * MINUTE));
+    refused(tokens.verify(ok(forger.issue(membership())).token, bound()), 'AUTH_INVALID_SIGNATURE', 'token_forged');
     const [body, mac] = token.split('.');
-    refused(tokens.verify(`${body}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`, membership()), 'AUTH_INVALID_SIGNATURE', 'token_forged');
+    refused(tokens.verify(`${body}.${mac[0] === 'A' ? 'B' : 'A'}${mac.slice(1)}`, bound()), 'AUTH_INVALID_SIGNATURE', 'token_forged');
     for (const bad of ['', 'x', 'a.b.c', 'x'.repeat(20_000)]) {
-      refused(tokens.verify(bad, membership()), 'AUTH_INVALID_SIGNATURE', 'token_malformed');
+      refused(tokens.verify(bad, bound()), 'AUTH_INVALID_SIGNATURE', 'token_malformed');
     }
     // A random secret (empty bytes) verifies only its own tokens.
-    refused(new raw.PolicyMembershipTokens(new Uint8Array(0), 15 * MINUTE).verify(token, membership()), 'AUTH_INVALID_SIGNATURE', 'token_forged');
-    refused(new raw.PolicyMembershipTokens(new Uint8Array(5), 15 * MINUTE).status(), 'INVALID_COMMAND', 'invalid_argument');
+    refused(new raw.PolicyMembershipTokens(new Uint8Array(0), options()).verify(token, bound()), 'AUTH_INVALID_SIGNATURE', 'token_forged');
+    refused(new raw.PolicyMembershipTokens(new Uint8Array(5), options()).status(), 'INVALID_COMMAND', 'invalid_argument');
   });
 });
 
@@ -85,20 +106,24 @@ const grant = (extra = {}) => JSON.stringify({
   ttlMs: 10 * MINUTE, nowMs: T0, ...extra,
 });
 
+const proof = (extra = {}) => JSON.stringify({
+  workerId: AGENT, sessionEpoch: 3, workItemId: ITEM, ownershipEpoch: 1, executionLease: lease(), nowMs: T0, ...extra,
+});
+
 describe('capability grants', () => {
-  const grants = new raw.PolicyAuthorization(SECRET, 15 * MINUTE);
+  const grants = new raw.PolicyAuthorization(SECRET, options());
 
   test('bound to the lease and never outliving it', () => {
     const { claims, token } = ok(grants.issue(grant({ allowedOperations: ['ledger.read'], budget: { toolCalls: 3 } })));
     assert.equal(claims.expiresAt, T0 + 5 * MINUTE);
     assert.equal(claims.budget.tool_calls, 3);
-    ok(grants.verify(token, grant({ operation: 'ledger.read', nowMs: T0 + MINUTE })));
-    refused(grants.verify(token, grant({ operation: 'ledger.write' })), 'AUTH_FORBIDDEN', 'operation_not_granted');
-    refused(grants.verify(token, grant({ sessionEpoch: 4 })), 'AUTH_STALE_SESSION', 'token_session_stale');
-    refused(grants.verify(token, grant({ ownershipEpoch: 2 })), 'WORK_STALE_OWNERSHIP', 'token_ownership_stale');
-    refused(grants.verify(token, grant({ executionLease: lease({ leaseId: 'urn:missionweaveprotocol:lease:exec-2' }) })), 'WORK_LEASE_EXPIRED', 'token_lease_mismatch');
+    ok(grants.verify(token, proof({ operation: 'ledger.read', nowMs: T0 + MINUTE })));
+    refused(grants.verify(token, proof({ operation: 'ledger.write' })), 'AUTH_FORBIDDEN', 'operation_not_granted');
+    refused(grants.verify(token, proof({ sessionEpoch: 4 })), 'AUTH_STALE_SESSION', 'token_session_stale');
+    refused(grants.verify(token, proof({ ownershipEpoch: 2 })), 'WORK_STALE_OWNERSHIP', 'token_ownership_stale');
+    refused(grants.verify(token, proof({ executionLease: lease({ leaseId: 'urn:missionweaveprotocol:lease:exec-2' }) })), 'WORK_LEASE_EXPIRED', 'token_lease_mismatch');
     const revoked = lease({ state: 'revoked', closedAt: '2026-07-15T09:31:00Z', closureReason: 'session replaced' });
-    refused(grants.verify(token, grant({ executionLease: revoked, nowMs: T0 + 2 * MINUTE })), 'WORK_LEASE_EXPIRED', 'lease_not_live');
+    refused(grants.verify(token, proof({ executionLease: revoked, nowMs: T0 + 2 * MINUTE })), 'WORK_LEASE_EXPIRED', 'lease_not_live');
   });
 
   test('direct high-risk issue is refused', () => {
@@ -144,15 +169,52 @@ describe('budget meter and guard', () => {
     refused(guard.checkDelegationDepth(4), 'RATE_LIMITED', 'threshold_reached');
     refused(guard.checkQueue(101, 0), 'RATE_LIMITED', 'threshold_reached');
     refused(guard.checkUnresolvedClarifications(6), 'RATE_LIMITED', 'threshold_reached');
-    ok(guard.checkRate('message', 'a', 'g', T0));
-    ok(guard.checkRate('message', 'a', 'g', T0 + 10_000));
-    const error = refused(guard.checkRate('message', 'a', 'g', T0 + 20_000), 'RATE_LIMITED', 'rate_limited');
+    ok(guard.checkMessageRate('a', 'g', T0));
+    ok(guard.checkMessageRate('a', 'g', T0 + 10_000));
+    const error = refused(guard.checkMessageRate('a', 'g', T0 + 20_000), 'RATE_LIMITED', 'rate_limited');
     assert.equal(error.fields.retryAfterMs, 40_000);
     assert.equal(error.retryable, true);
-    refused(guard.checkRate('message', 'b', 'g', T0 + 20_000), 'RATE_LIMITED', 'rate_tracker_full');
-    ok(guard.checkRate('message', 'b', 'g', T0 + 2 * MINUTE));
+    refused(guard.checkMessageRate('b', 'g', T0 + 20_000), 'RATE_LIMITED', 'rate_tracker_full');
+    ok(guard.checkMessageRate('b', 'g', T0 + 2 * MINUTE));
     assert.equal(ok(guard.trackedKeys()), 1);
-    assert.equal(raw.PolicyGuard.classifyAction('destructive.drop'), 'human_approval_required');
-    assert.equal(raw.PolicyGuard.classifyAction('repo.read'), 'automatic');
+    assert.equal(raw.policyClassifyAction('destructive.drop'), 'human_approval_required');
+    assert.equal(raw.policyClassifyAction('repo.read'), 'automatic');
   });
+});
+
+describe('typed entry points refuse a malformed call shape by name', () => {
+  test('unknown, missing and mistyped members, and bad options', () => {
+    const tokens = new raw.PolicyMembershipTokens(SECRET, options());
+    misuse(tokens.verify('a.b', membership()), 'arguments.ttlMs');
+    misuse(tokens.issue(membership({ colour: 'red' })), 'arguments.colour');
+    misuse(tokens.issue(JSON.stringify({ groupId: GROUP })), 'arguments.principalId');
+    misuse(tokens.issue(membership({ sessionEpoch: -1 })), 'arguments.sessionEpoch');
+    misuse(tokens.issue(membership({ nowMs: 1.5 })), 'arguments.nowMs');
+    misuse(new raw.PolicyMembershipTokens(SECRET, options(-1)).status(), 'options.maximumTtlMs');
+    misuse(new raw.PolicyMembershipTokens(SECRET, '{"maximumTtl":1}').status(), 'options.maximumTtl');
+    const grants = new raw.PolicyAuthorization(SECRET, options());
+    misuse(grants.issue(grant({ budget: { toolCalls: -1 } })), 'arguments.budget.toolCalls');
+    misuse(grants.authorizeExecution(grant({ remaining: null })), 'arguments.remaining');
+    misuse(new raw.PolicyBudgetMeter('{"toolCalls":"3"}').status(), 'limit.toolCalls');
+    misuse(new raw.PolicyGuard('{"maximumDelegationDepth":-1}').status(), 'limits.maximumDelegationDepth');
+    const guard = new raw.PolicyGuard('{}');
+    misuse(guard.checkQueue(-1, 0), 'queued');
+    misuse(guard.checkDelegationDepth(2 ** 32), 'depth');
+  });
+
+  test('an absent maximum lifetime is the core\'s, the same as policyDefaults()', () => {
+    const defaults = ok(raw.policyDefaults());
+    assert.deepEqual(defaults, {
+      membershipTokenMaximumTtlMs: 15 * MINUTE, capabilityGrantMaximumTtlMs: 15 * MINUTE, sessionTtlMs: 15 * MINUTE, challengeTtlMs: 30_000,
+    });
+    const tokens = new raw.PolicyMembershipTokens(SECRET, options());
+    ok(tokens.issue(membership({ ttlMs: defaults.membershipTokenMaximumTtlMs })));
+    refused(tokens.issue(membership({ ttlMs: defaults.membershipTokenMaximumTtlMs + 1 })), 'INVALID_COMMAND', 'invalid_argument');
+    // Random token IDs come from the host (the OS for napi, crypto.getRandomValues for wasm).
+    const a = ok(tokens.issue(membership())).claims.tokenId;
+    const b = ok(tokens.issue(membership())).claims.tokenId;
+    assert.match(a, /^urn:uuid:[0-9a-f-]{36}$/);
+    assert.notEqual(a, b);
+  });
+});
 });

@@ -24,10 +24,12 @@ test('no embedded conformance vectors and no authority calls in the verify-only 
     assert.ok(!verify.includes(marker), `the verify build does not embed ${marker}`);
   }
   const glue = readFileSync(join(DIST, 'wasm-verify', 'missionweaveprotocol_wasm_verify.js'), 'utf8');
-  for (const name of ['class Handle', 'callFunction', 'runConformance', 'bundleFile', 'admitWithHost', 'AdmissionSession']) {
+  for (const name of ['class Scheduler', 'class Ledger', 'class Lease', 'class PolicyGuard', 'class AuthSessionAuthority',
+    'idempotencyKey', 'contextPublish', 'controlCommand', 'runConformance', 'bundleFile', 'admitWithHost', 'AdmissionSession']) {
     assert.ok(!glue.includes(name), `${name} is not exported by the verify build`);
   }
-  for (const name of ['class Registry', 'class RegistryBuilder', 'function verify(', 'function keyInfo(', 'function failureReasons(']) {
+  for (const name of ['class Registry', 'class RegistryBuilder', 'function verify(', 'function keyInfo(', 'function failureReasons(',
+    'function retryableWireCodes(']) {
     assert.ok(glue.includes(name), name);
   }
 });

@@ -1,79 +1,50 @@
 //! The Agent runtime's sessions and Group-isolated execution contexts (§6.3, §11.3, §12) for
-//! the package's `AgentRuntime` (`js/src/api.mjs`, Node entry only): conversions only, over
-//! `missionweaveprotocol_ffi::agent`. `prepare` reads the user's own Scheduler (a `Handle` of
-//! class `scheduler`), never a copy: the Group a run may read is that Scheduler's record.
+//! the package's `AgentRuntime`: conversions only, over `missionweaveprotocol_ffi::agent`.
+//! `prepare` reads the user's own Scheduler, never a copy: the Group a run may read is that
+//! Scheduler's record.
 
+use missionweaveprotocol_ffi::Held;
 use missionweaveprotocol_ffi::agent::AgentHandle;
-use missionweaveprotocol_ffi::finish;
 use napi_derive::napi;
 
-use crate::{Handle, freed};
+use crate::scheduler::Scheduler;
 
-/// One Agent's sessions: `call(method, argsJson)` and `prepare(argsJson, scheduler)`.
+/// One Agent's sessions.
 #[napi]
 #[derive(Debug)]
-pub struct AgentSessions {
-    inner: Option<AgentHandle>,
-    /// `{"ok":null}`, or why construction failed.
-    status: String,
-}
-
-impl AgentSessions {
-    fn inner(&mut self) -> Result<&mut AgentHandle, String> {
-        if self.status.starts_with("{\"error\"") {
-            return Err(self.status.clone());
-        }
-        self.inner.as_mut().ok_or_else(|| freed("AgentRuntime"))
-    }
-}
+pub struct AgentSessions(Held<AgentHandle>);
 
 #[napi]
 impl AgentSessions {
     #[napi(constructor)]
     pub fn new(agent_id: String) -> Self {
-        match AgentHandle::new(&agent_id) {
-            Ok(inner) => Self {
-                inner: Some(inner),
-                status: finish(Ok(missionweaveprotocol::json::Value::Null)),
-            },
-            Err(failure) => Self {
-                inner: None,
-                status: finish(Err(failure)),
-            },
-        }
+        Self(Held::made(AgentHandle::new(&agent_id)))
     }
 
     /// `{"ok":null}`, or the error that refused construction.
     #[napi(catch_unwind)]
     pub fn status(&self) -> String {
-        self.status.clone()
-    }
-
-    /// `state`, `startSession`, `closeSession`, `installContext`, `installCredentials`.
-    #[napi(catch_unwind)]
-    pub fn call(&mut self, method: String, args: String) -> String {
-        match self.inner() {
-            Ok(inner) => finish(inner.call(&method, &args)),
-            Err(envelope) => envelope,
-        }
+        self.0.status()
     }
 
     /// `[session, dispatch]` against `scheduler`, the user's Scheduler.
     #[napi(catch_unwind)]
-    pub fn prepare(&mut self, args: String, scheduler: &Handle) -> String {
-        let inner = match self.inner() {
-            Ok(inner) => inner,
-            Err(envelope) => return envelope,
-        };
-        match scheduler.0.scheduler() {
-            Ok(core) => finish(inner.prepare(&args, core)),
-            Err(envelope) => envelope,
-        }
+    pub fn prepare(&self, args: String, scheduler: &Scheduler) -> String {
+        self.0
+            .with(|agent| scheduler.0.with(|s| agent.prepare(&args, s.core())))
     }
 
     /// Drops the native state now (idempotent).
     #[napi(catch_unwind)]
     pub fn free(&mut self) {
-        self.inner = None;
+        self.0.free("AgentRuntime");
     }
 }
+
+ops!(AgentSessions {
+    state();
+    start_session(args);
+    close_session(args);
+    install_context(args);
+    install_credentials(args);
+});

@@ -14,16 +14,36 @@ use missionweaveprotocol_ffi::admission::{self, ContextReply, Host, Log, Mode, N
 use napi::bindgen_prelude::{Buffer, Either, FnArgs, Function, Object, Uint8ArraySlice};
 use napi_derive::napi;
 
+/// `#[napi]` methods of a class holding a `Held` ffi object: each hands its string arguments
+/// (a JSON argument array, or nothing) to the ffi method of the same name and answers its
+/// envelope. One line per operation; an operation the ffi object lacks does not compile.
+macro_rules! ops {
+    ($class:ident { $($name:ident ( $($arg:ident),* );)* }) => {
+        #[napi]
+        impl $class {
+            $(
+                #[napi(catch_unwind)]
+                pub fn $name(&mut self, $($arg: String),*) -> String {
+                    self.0.with_mut(|held| held.$name($(&$arg),*))
+                }
+            )*
+        }
+    };
+}
+
 pub mod agent;
 pub mod artifacts;
 pub mod auth;
+pub mod authority;
 pub mod authority_core;
 pub mod context;
+pub mod control;
 pub mod keys;
 pub mod local_store;
 pub mod offline;
 pub mod policy;
 pub mod replay;
+pub mod scheduler;
 pub mod sql_store;
 
 /// The envelope every call on a freed object answers with (the core's text).
@@ -350,6 +370,12 @@ pub fn admit_with_memory_log(
     })
 }
 
+/// The §19 wire codes an unchanged retry can succeed on (the core's `retryable_wire_code`).
+#[napi(catch_unwind)]
+pub fn retryable_wire_codes() -> String {
+    missionweaveprotocol_ffi::retryable_wire_codes()
+}
+
 #[napi(catch_unwind)]
 pub fn source_commit() -> String {
     missionweaveprotocol_ffi::source_commit()
@@ -410,52 +436,6 @@ pub fn error_frame(
         &occurred_at,
         related_frame_id.as_deref(),
     )
-}
-
-/// A stateful core object: a lease, the budget ledger, a Delegation Grant's authority, a retry
-/// controller or a Scheduler (see `missionweaveprotocol_ffi::Handle`). Arguments are JSON arrays; results
-/// are envelopes.
-#[napi]
-#[derive(Debug)]
-pub struct Handle(missionweaveprotocol_ffi::Handle);
-
-#[napi]
-impl Handle {
-    #[napi(constructor)]
-    pub fn new(class: String, mode: String, args: String) -> Self {
-        Self(missionweaveprotocol_ffi::Handle::new(&class, &mode, &args))
-    }
-
-    #[napi(catch_unwind)]
-    pub fn status(&self) -> String {
-        self.0.status()
-    }
-
-    #[napi(catch_unwind)]
-    pub fn call(&mut self, method: String, args: String) -> String {
-        self.0.call(&method, &args)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn schedule(&mut self, now: f64) -> String {
-        self.0.schedule(now)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn apply(&mut self, work_id: String, transition: String, now: f64) -> String {
-        self.0.apply(&work_id, &transition, now)
-    }
-
-    /// Drops the core object now (idempotent); every later call answers `invalid-argument`.
-    #[napi(catch_unwind)]
-    pub fn free(&mut self) {
-        self.0 = missionweaveprotocol_ffi::Handle::Rejected(freed("object"));
-    }
-}
-
-#[napi(catch_unwind)]
-pub fn call_function(method: String, args: String) -> String {
-    missionweaveprotocol_ffi::call_function(&method, &args)
 }
 
 /// An admission driven step by step from JavaScript, for Admission Logs that answer

@@ -1,5 +1,5 @@
 //! Bounded offline execution (§11.5) for the package's `OfflineExecutionPolicy`,
-//! `offlineCommandToWire`, `OfflineProgressBinding` and `InMemoryOutbox` (`js/src/api.mjs`,
+//! `offlineCommandToWire`, `OfflineProgressBinding` and `InMemoryOutbox` (`js/src/offline.mjs`,
 //! Node entry only): conversions only, over `missionweaveprotocol_ffi::offline`.
 //!
 //! The outbox is the user's JavaScript store, reached through the wrapper's adapter object
@@ -9,12 +9,10 @@
 
 use missionweaveprotocol::json::{Value, canonical_bytes};
 use missionweaveprotocol_agent::offline::{OfflineOutbox, OutboxError};
-use missionweaveprotocol_ffi::finish;
 use missionweaveprotocol_ffi::offline::{self as ffi_offline, OfflineHandle, OutboxHandle};
+use missionweaveprotocol_ffi::{Held, finish};
 use napi::bindgen_prelude::{FnArgs, Function, Object};
 use napi_derive::napi;
-
-use crate::freed;
 
 /// The wrapper's outbox adapter as a core [`OfflineOutbox`]; the policy only enqueues.
 struct JsOutbox<'a>(&'a Object<'a>);
@@ -59,95 +57,76 @@ impl OfflineOutbox for JsOutbox<'_> {
 /// disconnectedAt, limits]`.
 #[napi]
 #[derive(Debug)]
-pub struct OfflinePolicy {
-    inner: Option<OfflineHandle>,
-    status: String,
-}
-
-impl OfflinePolicy {
-    fn inner(&mut self) -> Result<&mut OfflineHandle, String> {
-        if self.status.starts_with("{\"error\"") {
-            return Err(self.status.clone());
-        }
-        self.inner
-            .as_mut()
-            .ok_or_else(|| freed("OfflineExecutionPolicy"))
-    }
-}
+pub struct OfflinePolicy(Held<OfflineHandle>);
 
 #[napi]
 impl OfflinePolicy {
     #[napi(constructor)]
     pub fn new(args: String) -> Self {
-        match OfflineHandle::new(&args) {
-            Ok(inner) => Self {
-                inner: Some(inner),
-                status: finish(Ok(Value::Null)),
-            },
-            Err(failure) => Self {
-                inner: None,
-                status: finish(Err(failure)),
-            },
-        }
+        Self(Held::made(OfflineHandle::new(&args)))
     }
 
     /// `{"ok":null}`, or the error that refused construction.
     #[napi(catch_unwind)]
     pub fn status(&self) -> String {
-        self.status.clone()
+        self.0.status()
     }
 
-    /// `state`.
+    /// `{disconnectedAt, graceDeadline, bufferedActions, cumulativeUsage}`.
     #[napi(catch_unwind)]
-    pub fn call(&mut self, method: String, args: String) -> String {
-        match self.inner() {
-            Ok(inner) => finish(inner.call(&method, &args)),
-            Err(envelope) => envelope,
-        }
+    pub fn state(&self) -> String {
+        self.0.with(OfflineHandle::state)
     }
 
     /// `[command, usage, now]`, signed with the seed of `keyId`, queued through `outbox`.
     #[napi(catch_unwind)]
     pub fn buffer(&mut self, outbox: Object, key_id: String, seed: &[u8], args: String) -> String {
-        match self.inner() {
-            Ok(inner) => finish(inner.buffer(&mut JsOutbox(&outbox), &key_id, seed, &args)),
-            Err(envelope) => envelope,
-        }
+        self.0
+            .with_mut(|p| finish(p.buffer(&mut JsOutbox(&outbox), &key_id, seed, &args)))
     }
 
     /// Drops the native state now (idempotent).
     #[napi(catch_unwind)]
     pub fn free(&mut self) {
-        self.inner = None;
+        self.0.free("OfflineExecutionPolicy");
     }
 }
 
 /// The core's in-memory outbox.
 #[napi]
-#[derive(Debug, Default)]
-pub struct OfflineOutboxMemory(Option<OutboxHandle>);
+#[derive(Debug)]
+pub struct OfflineOutboxMemory(Held<OutboxHandle>);
 
 #[napi]
 impl OfflineOutboxMemory {
     #[napi(constructor)]
     pub fn new() -> Self {
-        Self(Some(OutboxHandle::default()))
-    }
-
-    /// `enqueueAction`, `pendingActions`, `markActionSent`.
-    #[napi(catch_unwind)]
-    pub fn call(&mut self, method: String, args: String) -> String {
-        match self.0.as_mut() {
-            Some(inner) => finish(inner.call(&method, &args)),
-            None => freed("InMemoryOutbox"),
-        }
+        Self(Held::of(OutboxHandle::default()))
     }
 
     /// Drops the native state now (idempotent).
     #[napi(catch_unwind)]
     pub fn free(&mut self) {
-        self.0 = None;
+        self.0.free("InMemoryOutbox");
     }
+}
+
+impl Default for OfflineOutboxMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+ops!(OfflineOutboxMemory {
+    enqueue_action(args);
+    pending_actions(args);
+    mark_action_sent(args);
+});
+
+/// The extension URI, its version and the reversible kinds (§11.5).
+#[napi(catch_unwind)]
+pub fn offline_constants() -> String {
+    ffi_offline::constants()
 }
 
 /// `[command, {sessionEpoch, membershipEpoch, issuedAt, executionLeaseId?}]`, re-signed with the

@@ -8,7 +8,7 @@
 //! `AgentReplay::batch_limit`, applied here. Conversions only, as in
 //! `bindings/python/src/replay.rs`.
 //!
-//! The Worker's Scheduler is the user's own (`Scheduler` of the package, a `Handle`), passed
+//! The Worker's Scheduler is the user's own (`Scheduler` of the package, its native object), passed
 //! to `apply` and `commit`: replay admits into it and commits its snapshot, never a copy (the
 //! wrapper rebuilds it from the store's snapshot when none is given, as Python's does).
 
@@ -27,8 +27,9 @@ use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_sqlite::SqliteAgentStore;
 use napi_derive::napi;
 
+use crate::freed;
 use crate::local_store::{AgentStore, count};
-use crate::{Handle, freed};
+use crate::scheduler::Scheduler as SchedulerObject;
 
 /// A replay error: the shared envelope of the core's description (`ReplayError` describes
 /// itself: the class of its reference family, or the class of the store or Scheduler error
@@ -203,14 +204,14 @@ impl AgentReplay {
     #[napi(catch_unwind)]
     pub fn apply(
         &mut self,
-        scheduler: &mut Handle,
+        scheduler: &mut SchedulerObject,
         event_id: String,
         sequence: f64,
         offers: Option<String>,
         now: f64,
     ) -> String {
-        let scheduler: &mut Scheduler = match scheduler.0.scheduler_mut() {
-            Ok(core) => core,
+        let scheduler: &mut Scheduler = match scheduler.0.get_mut() {
+            Ok(handle) => handle.core_mut(),
             Err(envelope) => return envelope,
         };
         env(self.with_group(|store, g| {
@@ -245,14 +246,14 @@ impl AgentReplay {
     #[napi(catch_unwind)]
     pub fn install_snapshot(
         &mut self,
-        scheduler: &mut Handle,
+        scheduler: &mut SchedulerObject,
         artifact_hash: String,
         through_sequence: f64,
         offers: String,
         now: f64,
     ) -> String {
-        let scheduler: &mut Scheduler = match scheduler.0.scheduler_mut() {
-            Ok(core) => core,
+        let scheduler: &mut Scheduler = match scheduler.0.get_mut() {
+            Ok(handle) => handle.core_mut(),
             Err(envelope) => return envelope,
         };
         env(self.with_group(|store, g| {
@@ -276,9 +277,9 @@ impl AgentReplay {
 
     /// Commits the staged Events with `scheduler`'s snapshot, atomically.
     #[napi(catch_unwind)]
-    pub fn commit(&mut self, scheduler: &mut Handle) -> String {
-        let scheduler: &mut Scheduler = match scheduler.0.scheduler_mut() {
-            Ok(core) => core,
+    pub fn commit(&mut self, scheduler: &mut SchedulerObject) -> String {
+        let scheduler: &mut Scheduler = match scheduler.0.get_mut() {
+            Ok(handle) => handle.core_mut(),
             Err(envelope) => return envelope,
         };
         env(self.with_group(|store, g| {

@@ -19,13 +19,21 @@ use crate::freed;
 
 const OK_NULL: &str = r#"{"ok":null}"#;
 
-/// A store named by a URL (`form` `url`), a SQLite path (`sqlite`) or a PostgreSQL URL
-/// (`postgresql`); `Err` holds the refusal (or freed) envelope.
+/// A store named by a URL, a SQLite path or a PostgreSQL URL; `Err` holds the refusal (or
+/// freed) envelope.
 #[napi]
 #[derive(Debug)]
 pub struct SqlStore(Result<Arc<ManagedStore>, String>);
 
 impl SqlStore {
+    fn of(parsed: Result<StoreUrl, missionweaveprotocol_store_open::StoreUrlError>) -> Self {
+        Self(
+            parsed
+                .map(|url| Arc::new(ManagedStore::new(url)))
+                .map_err(|e| finish(Err(Failure::error(&e)))),
+        )
+    }
+
     /// The open store for a core, or the lifecycle error's envelope (`ArgumentError`:
     /// `store-not-initialized`, `store-closed`).
     pub(crate) fn handle(&self) -> Result<StoreHandle, String> {
@@ -49,23 +57,11 @@ impl SqlStore {
 
 #[napi]
 impl SqlStore {
+    /// A store named by a `sqlite://` or `postgresql://` URL; `sqlStoreSqlite` and
+    /// `sqlStorePostgresql` take a SQLite path or a PostgreSQL URL only.
     #[napi(constructor, catch_unwind)]
-    pub fn new(form: String, text: String) -> Self {
-        let parsed = match form.as_str() {
-            "url" => StoreUrl::parse(&text),
-            "sqlite" => StoreUrl::sqlite_path(&text),
-            "postgresql" => StoreUrl::parse_postgresql(&text),
-            other => {
-                return Self(Err(finish(Err(Failure::argument(format!(
-                    "unknown store form {other:?}"
-                ))))));
-            }
-        };
-        Self(
-            parsed
-                .map(|url| Arc::new(ManagedStore::new(url)))
-                .map_err(|e| finish(Err(Failure::error(&e)))),
-        )
+    pub fn new(url: String) -> Self {
+        Self::of(StoreUrl::parse(&url))
     }
 
     /// `{"ok":null}`, or the refusal of the URL.
@@ -107,6 +103,18 @@ impl SqlStore {
     pub fn free(&mut self) {
         self.0 = Err(freed("SQLStore"));
     }
+}
+
+/// The embedded store: one SQLite file (`:memory:`: a private in-memory database).
+#[napi(catch_unwind)]
+pub fn sql_store_sqlite(path: String) -> SqlStore {
+    SqlStore::of(StoreUrl::sqlite_path(&path))
+}
+
+/// A PostgreSQL server (`postgresql://` or `postgres://` URL only).
+#[napi(catch_unwind)]
+pub fn sql_store_postgresql(url: String) -> SqlStore {
+    SqlStore::of(StoreUrl::parse_postgresql(&url))
 }
 
 /// One life-cycle call of a store, run on a libuv worker thread.

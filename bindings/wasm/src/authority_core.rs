@@ -3,32 +3,11 @@
 //! answer in a Promise so the API is the napi addon's. Answers are envelope strings. The store
 //! is always given: the wrapper makes (and frees) one when the caller shares none.
 
-use missionweaveprotocol_ffi::authority_core::{
-    CoreHandle, RandomSource, RandomUnavailable, StoreHandle,
-};
+use missionweaveprotocol_ffi::authority_core::{CoreHandle, StoreHandle};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen]
-extern "C" {
-    /// The Web Crypto API's `crypto.getRandomValues` (browsers, workers, Node.js ≥ 19).
-    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues, catch)]
-    fn get_random_values(buffer: &mut [u8]) -> Result<JsValue, JsValue>;
-}
-
-/// The host's randomness in a browser: `crypto.getRandomValues` (at most 65,536 bytes a call).
-#[derive(Debug, Clone, Copy, Default)]
-struct WebRandom;
-
-impl RandomSource for WebRandom {
-    fn fill(&mut self, out: &mut [u8]) -> Result<(), RandomUnavailable> {
-        for chunk in out.chunks_mut(65_536) {
-            get_random_values(chunk).map_err(|_| RandomUnavailable)?;
-        }
-        Ok(())
-    }
-}
-
 use crate::Registry;
+use crate::random::WebRandom;
 
 /// The in-memory authoritative store, shareable between cores.
 #[wasm_bindgen]

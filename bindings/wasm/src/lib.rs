@@ -3,14 +3,36 @@
 //! `{"error":…}`) that the package's JavaScript wrapper turns into typed objects and `Error`
 //! subclasses; nothing throws here.
 //!
-//! Feature `full` (default) adds admission, the embedded conformance bundles and the bounded
-//! authority objects. Without it this crate is the verify-only build for pages that only check
+//! Feature `full` (default) adds admission, the embedded conformance bundles, the bounded
+//! authority objects, the Core, and the sans-IO Agent side (`policy`, `auth`, `context`,
+//! control) with `crypto.getRandomValues` as the host's randomness. Without it this crate is the verify-only build for pages that only check
 //! signatures (`bindings/wasm-verify`, package entry `missionweaveprotocol/verify`).
 
 use wasm_bindgen::prelude::*;
 
+/// `#[wasm_bindgen]` methods of a class holding a `Held` ffi object: each hands its string
+/// arguments (a JSON argument array, or nothing) to the ffi method `name` and answers its
+/// envelope, exported as `js`. One line per operation; an operation the ffi object lacks does
+/// not compile.
+#[cfg(feature = "full")]
+macro_rules! ops {
+    ($class:ident { $($name:ident as $js:ident ( $($arg:ident),* );)* }) => {
+        #[wasm_bindgen]
+        impl $class {
+            $(
+                #[wasm_bindgen(js_name = $js)]
+                pub fn $name(&mut self, $($arg: &str),*) -> String {
+                    self.0.with_mut(|held| held.$name($($arg),*))
+                }
+            )*
+        }
+    };
+}
+
 #[cfg(feature = "full")]
 mod admission;
+#[cfg(feature = "full")]
+mod auth;
 #[cfg(feature = "full")]
 mod authority;
 #[cfg(feature = "full")]
@@ -18,9 +40,15 @@ mod authority_core;
 #[cfg(feature = "full")]
 mod bundle;
 mod keys;
+#[cfg(feature = "full")]
+mod policy;
+#[cfg(feature = "full")]
+mod random;
 
 #[cfg(feature = "full")]
 pub use admission::*;
+#[cfg(feature = "full")]
+pub use auth::*;
 #[cfg(feature = "full")]
 pub use authority::*;
 #[cfg(feature = "full")]
@@ -28,6 +56,8 @@ pub use authority_core::*;
 #[cfg(feature = "full")]
 pub use bundle::*;
 pub use keys::*;
+#[cfg(feature = "full")]
+pub use policy::*;
 
 /// A Registry snapshot, validated once; a rejected snapshot fails verification at stage 4.
 #[wasm_bindgen]
@@ -141,6 +171,12 @@ pub fn signing_preview(bytes: &[u8]) -> String {
 #[wasm_bindgen(js_name = detectKinds)]
 pub fn detect_kinds(bytes: &[u8]) -> String {
     missionweaveprotocol_ffi::detect_kinds(bytes)
+}
+
+/// The §19 wire codes an unchanged retry can succeed on (the core's `retryable_wire_code`).
+#[wasm_bindgen(js_name = retryableWireCodes)]
+pub fn retryable_wire_codes() -> String {
+    missionweaveprotocol_ffi::retryable_wire_codes()
 }
 
 #[wasm_bindgen(js_name = sourceCommit)]

@@ -18,10 +18,9 @@ use missionweaveprotocol_kernel::scheduler::{Dispatch, Scheduler};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::authority::unknown_method;
-use crate::envelope::{Failure, Obj};
+use crate::envelope::{Failure, Obj, finish};
 use crate::shapes::common::Safe;
-use crate::shapes::{Call, Res};
+use crate::shapes::{Call, Res, run};
 
 fn agent_failure(e: &AgentError) -> Failure {
     Failure::error(e)
@@ -102,71 +101,93 @@ impl AgentHandle {
             .map_err(|e| agent_failure(&e))
     }
 
-    /// The session methods (no Scheduler): `state` (`[]` → `{agentId, activeSession,
-    /// lastSessionEpoch}`), `startSession` (`[epoch, sessionId?]` → session), `closeSession`
-    /// (`[session]` → bool), `installContext` / `installCredentials` (`[session, groupId,
-    /// values, revision]`).
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let s = &mut self.0;
-        let session = || {
-            a.arg::<SessionInput>(0, "session")
-                .map(SessionDescriptor::from)
-        };
-        match method {
-            "state" => Ok(Obj::new()
-                .str("agentId", s.agent_id())
-                .value(
-                    "activeSession",
-                    s.active_session().map_or(Value::Null, session_value),
-                )
-                .num("lastSessionEpoch", s.last_session_epoch())
-                .build()),
-            "startSession" => {
-                // Any integer is read (0 and negatives are the core's `invalid_argument`).
-                let epoch: i64 = a.arg(0, "sessionEpoch")?;
-                let epoch = u64::try_from(epoch).unwrap_or(0);
-                let session_id: Option<String> = a.arg(1, "sessionId")?;
-                s.start_session(epoch, session_id.as_deref())
-                    .map(|d| session_value(&d))
-                    .map_err(|e| agent_failure(&e))
-            }
-            "closeSession" => Ok(Value::Bool(s.close_session(&session()?))),
-            "installContext" | "installCredentials" => {
-                let session = session()?;
-                let group_id: String = a.arg(1, "groupId")?;
-                let values = json_arg(&a, 2, "values")?;
-                let revision: Safe = a.arg(3, "revision")?;
-                let done = if method == "installContext" {
-                    s.install_group_context(&session, &group_id, &values, revision.0)
-                } else {
-                    s.install_group_credentials(&session, &group_id, &values, revision.0)
-                };
-                done.map(|()| Value::Null).map_err(|e| agent_failure(&e))
-            }
-            other => Err(unknown_method("AgentRuntime", other)),
-        }
+    /// `{agentId, activeSession, lastSessionEpoch}`.
+    pub fn state(&self) -> String {
+        let s = &self.0;
+        finish(Ok(Obj::new()
+            .str("agentId", s.agent_id())
+            .value(
+                "activeSession",
+                s.active_session().map_or(Value::Null, session_value),
+            )
+            .num("lastSessionEpoch", s.last_session_epoch())
+            .build()))
+    }
+
+    /// `[sessionEpoch, sessionId?]` → the session (the core names it when `sessionId` is
+    /// absent).
+    pub fn start_session(&mut self, args: &str) -> String {
+        run(args, |a| {
+            // Any integer is read (0 and negatives are the core's `invalid_argument`).
+            let epoch: i64 = a.arg(0, "sessionEpoch")?;
+            let epoch = u64::try_from(epoch).unwrap_or(0);
+            let session_id: Option<String> = a.arg(1, "sessionId")?;
+            self.0
+                .start_session(epoch, session_id.as_deref())
+                .map(|d| session_value(&d))
+                .map_err(|e| agent_failure(&e))
+        })
+    }
+
+    /// `[session]` → whether it was the active one.
+    pub fn close_session(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let session = SessionDescriptor::from(a.arg::<SessionInput>(0, "session")?);
+            Ok(Value::Bool(self.0.close_session(&session)))
+        })
+    }
+
+    /// `[session, groupId, values, revision]`: the Group's context values.
+    pub fn install_context(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let (session, group_id, values, revision) = install_args(a)?;
+            self.0
+                .install_group_context(&session, &group_id, &values, revision)
+                .map(|()| Value::Null)
+                .map_err(|e| agent_failure(&e))
+        })
+    }
+
+    /// `[session, groupId, values, revision]`: the Group's credentials (§12).
+    pub fn install_credentials(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let (session, group_id, values, revision) = install_args(a)?;
+            self.0
+                .install_group_credentials(&session, &group_id, &values, revision)
+                .map(|()| Value::Null)
+                .map_err(|e| agent_failure(&e))
+        })
     }
 
     /// `[session, dispatch]`: the execution context of the dispatch against `scheduler` (the
     /// Group is the Scheduler's record of the WorkItem), `{agentId, sessionId, sessionEpoch,
     /// workId, groupId, contextRevision, values, credentialRevision, credentials}`.
-    pub fn prepare(&self, args: &str, scheduler: &Scheduler) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let session = SessionDescriptor::from(a.arg::<SessionInput>(0, "session")?);
-        let d: DispatchInput = a.arg(1, "dispatch")?;
-        let dispatch = Dispatch {
-            work_id: Arc::from(d.work_id.as_str()),
-            group_id: Arc::from(d.group_id.as_str()),
-            generation: d.generation,
-            slots: 1,
-            resume_from: None,
-        };
-        self.0
-            .prepare(&session, scheduler, &dispatch)
-            .map(context_value)
-            .map_err(|e| agent_failure(&e))
+    pub fn prepare(&self, args: &str, scheduler: &Scheduler) -> String {
+        run(args, |a| {
+            let session = SessionDescriptor::from(a.arg::<SessionInput>(0, "session")?);
+            let d: DispatchInput = a.arg(1, "dispatch")?;
+            let dispatch = Dispatch {
+                work_id: Arc::from(d.work_id.as_str()),
+                group_id: Arc::from(d.group_id.as_str()),
+                generation: d.generation,
+                slots: 1,
+                resume_from: None,
+            };
+            self.0
+                .prepare(&session, scheduler, &dispatch)
+                .map(context_value)
+                .map_err(|e| agent_failure(&e))
+        })
     }
+}
+
+/// `[session, groupId, values, revision]` of an install.
+fn install_args(a: &Call<'_>) -> Res<(SessionDescriptor, String, Value, u64)> {
+    let session = SessionDescriptor::from(a.arg::<SessionInput>(0, "session")?);
+    let group_id: String = a.arg(1, "groupId")?;
+    let values = json_arg(a, 2, "values")?;
+    let revision: Safe = a.arg(3, "revision")?;
+    Ok((session, group_id, values, revision.0))
 }
 
 #[cfg(test)]
@@ -178,14 +199,18 @@ mod tests {
 
     use super::AgentHandle;
     use crate::scheduling::SchedulerHandle;
-    use crate::shapes::Res;
+
+    /// The `ok` member of an envelope (panics on an error envelope).
+    fn ok(envelope: String) -> Value {
+        let parsed = missionweaveprotocol::json::parse(envelope.as_bytes()).unwrap();
+        parsed.get("ok").cloned().expect(&envelope)
+    }
 
     const AGENT: &str = "urn:missionweaveprotocol:agent:worker";
     const FINANCE: &str = "urn:missionweaveprotocol:group:finance";
     const LEGAL: &str = "urn:missionweaveprotocol:group:legal";
 
-    fn class_of(result: Res<Value>) -> String {
-        let envelope = crate::envelope::finish(result);
+    fn class_of(envelope: String) -> String {
         let parsed = missionweaveprotocol::json::parse(envelope.as_bytes()).unwrap();
         let error = parsed.get("error").expect("an error envelope");
         format!(
@@ -202,14 +227,9 @@ mod tests {
     }
 
     fn scheduler_with_two_groups() -> (Scheduler, Vec<(String, String, u64)>) {
-        let mut handle = SchedulerHandle::new("new", r#"[{"capacitySlots":2}]"#).unwrap();
+        let mut handle = SchedulerHandle::new(r#"[{"capacitySlots":2}]"#).unwrap();
         for (work, group) in [("urn:w:f", FINANCE), ("urn:w:l", LEGAL)] {
-            handle
-                .call(
-                    "admit",
-                    &format!(r#"[{{"workId":"{work}","groupId":"{group}"}},0]"#),
-                )
-                .unwrap();
+            ok(handle.admit(&format!(r#"[{{"workId":"{work}","groupId":"{group}"}},0]"#)));
         }
         let actions = handle.schedule(0.0);
         let parsed = missionweaveprotocol::json::parse(actions.as_bytes()).unwrap();
@@ -241,7 +261,7 @@ mod tests {
     #[test]
     fn one_session_at_a_time_with_increasing_epochs() {
         let mut agent = AgentHandle::new(AGENT).unwrap();
-        let started = agent.call("startSession", "[1]").unwrap();
+        let started = ok(agent.start_session("[1]"));
         assert_eq!(
             started
                 .get("sessionEpoch")
@@ -250,59 +270,47 @@ mod tests {
             Some(1)
         );
         assert_eq!(
-            class_of(agent.call("startSession", "[2]")),
+            class_of(agent.start_session("[2]")),
             "ActiveSessionError/INVALID_STATE_TRANSITION"
         );
         let close = format!("[{}]", session_json(1));
+        assert_eq!(ok(agent.close_session(&close)), Value::Bool(true));
+        assert_eq!(ok(agent.close_session(&close)), Value::Bool(false));
         assert_eq!(
-            agent.call("closeSession", &close).unwrap(),
-            Value::Bool(true)
-        );
-        assert_eq!(
-            agent.call("closeSession", &close).unwrap(),
-            Value::Bool(false)
-        );
-        assert_eq!(
-            class_of(agent.call("startSession", "[1]")),
+            class_of(agent.start_session("[1]")),
             "StaleSessionEpochError/AUTH_STALE_SESSION"
         );
         assert_eq!(
-            class_of(agent.call("startSession", "[0]")),
+            class_of(agent.start_session("[0]")),
             "AgentError/INVALID_COMMAND"
         );
         assert_eq!(
-            class_of(AgentHandle::new(" ").map(|_| Value::Null)),
+            class_of(crate::envelope::finish(
+                AgentHandle::new(" ").map(|_| Value::Null)
+            )),
             "AgentError/INVALID_COMMAND"
         );
-        assert!(class_of(agent.call("nope", "[]")).starts_with("ArgumentError/"));
+        assert!(class_of(agent.start_session("[]")).starts_with("ArgumentError/"));
     }
 
     #[test]
     fn prepare_reads_only_the_dispatched_group_from_the_scheduler() {
         let (scheduler, dispatches) = scheduler_with_two_groups();
         let mut agent = AgentHandle::new(AGENT).unwrap();
-        agent.call("startSession", "[1]").unwrap();
+        ok(agent.start_session("[1]"));
         let s = session_json(1);
         for (group, secret) in [(FINANCE, "f-token"), (LEGAL, "l-token")] {
-            agent
-                .call(
-                    "installCredentials",
-                    &format!(r#"[{s},"{group}",{{"token":"{secret}"}},1]"#),
-                )
-                .unwrap();
+            ok(agent.install_credentials(&format!(r#"[{s},"{group}",{{"token":"{secret}"}},1]"#)));
         }
         assert_eq!(
-            class_of(agent.call(
-                "installCredentials",
-                &format!(r#"[{s},"{FINANCE}",{{}},1]"#)
-            )),
+            class_of(agent.install_credentials(&format!(r#"[{s},"{FINANCE}",{{}},1]"#))),
             "StaleContextError/REVISION_CONFLICT"
         );
         for (work, group, generation) in &dispatches {
             let args = format!(
                 r#"[{s},{{"workId":"{work}","groupId":"{group}","generation":{generation}}}]"#
             );
-            let context = agent.prepare(&args, &scheduler).unwrap();
+            let context = ok(agent.prepare(&args, &scheduler));
             assert_eq!(
                 context.get("groupId").and_then(Value::as_str),
                 Some(group.as_str())
@@ -327,7 +335,7 @@ mod tests {
             );
         }
         let closed = format!("[{}]", session_json(1));
-        agent.call("closeSession", &closed).unwrap();
+        ok(agent.close_session(&closed));
         let (work, group, generation) = &dispatches[0];
         let args =
             format!(r#"[{s},{{"workId":"{work}","groupId":"{group}","generation":{generation}}}]"#);

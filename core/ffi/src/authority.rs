@@ -1,7 +1,8 @@
 //! Bounded authority through JavaScript: fenced leases, the budget ledger, Delegation Grants
-//! and retries. Each handle owns one core object; every call takes its arguments as one JSON
-//! array read into the types of [`crate::shapes::authority`] and returns an envelope. Core
-//! errors are described by the core ([`Failure::error`]).
+//! and retries. Each handle owns one core object and has one method per operation (an unknown
+//! operation does not compile); a method takes its arguments as one JSON array read into the
+//! types of [`crate::shapes::authority`] and returns an envelope. Core errors are described by
+//! the core ([`Failure::error`]).
 
 use missionweaveprotocol::json::{Value, parse};
 use missionweaveprotocol_kernel::budget::BudgetLedgerSnapshot;
@@ -19,7 +20,10 @@ use missionweaveprotocol_kernel::retry::{
 };
 use missionweaveprotocol_kernel::snapshot_json::SnapshotFormatError;
 
-use crate::envelope::{Failure, Obj};
+use missionweaveprotocol_kernel::cooperation::CooperationLimits;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
+
+use crate::envelope::{Failure, Obj, finish};
 use crate::shapes::authority::{
     AttemptAnswer, AttemptOutcomeInput, BackoffName, BlockedLeaseFields, CoordinatorLeaseFields,
     DelegatedWorkInput, DelegationContextInput, DelegationGrantAnswer, DelegationGrantFields,
@@ -30,7 +34,7 @@ use crate::shapes::authority::{
 use crate::shapes::common::{
     CurrencyCode, Millis, ResourceAmounts, ResourceInput, Safe, capability_refs,
 };
-use crate::shapes::{Call, Res, answer};
+use crate::shapes::{Call, Res, answer, run};
 
 /// A resource amount answer (all six members).
 fn amounts(r: Resources) -> Res<Value> {
@@ -57,109 +61,158 @@ fn lease_state(name: &str) -> Res<LeaseState> {
         .ok_or_else(|| Failure::argument(format!("state: unknown lease state {name:?}")))
 }
 
-/// One fenced lease (any of the four types).
+/// A time argument (`Millis`) at `index`, called `name` in errors.
+fn time(a: &Call<'_>, index: usize, name: &str) -> Res<UnixMillis> {
+    a.arg::<Millis>(index, name).map(|m| m.0)
+}
+
+fn null(result: Result<(), Failure>) -> Res<Value> {
+    result.map(|()| Value::Null)
+}
+
+/// One fenced lease (any of the four types, §11.3).
 #[derive(Debug, Clone)]
 pub struct LeaseHandle(Lease);
 
 impl LeaseHandle {
-    /// `lease_type` execution, ownership, blocked or coordinator with `[fields]` (the type's
-    /// `…LeaseFields`), or `document` with `[documentText]`.
-    pub fn new(lease_type: &str, args: &str) -> Res<Self> {
-        let a = Call::parse(args)?;
-        let lease = match lease_type {
-            // A `lease.schema.json` document read back through the core.
-            "document" => {
-                return Lease::from_json(a.arg::<String>(0, "document")?.as_bytes())
-                    .map(Self)
-                    .map_err(|e| Failure::error(&e));
-            }
-            "execution" => {
-                let f: WorkLeaseFields = a.arg(0, "lease")?;
-                let (binding, window) = f.binding();
-                Lease::execution(binding, &f.work_item_id, f.ownership_epoch.0, window)
-            }
-            "ownership" => {
-                let f: OwnershipLeaseFields = a.arg(0, "lease")?;
-                let (binding, window) = f.binding();
-                let (item, epoch) = (&f.work_item_id, f.ownership_epoch.0);
-                Lease::ownership(binding, item, epoch, f.start_by.0, window)
-            }
-            "blocked" => {
-                let f: BlockedLeaseFields = a.arg(0, "lease")?;
-                let (binding, window) = f.binding();
-                let grace = f.grace_expires_at.map(|m| m.0);
-                Lease::blocked(binding, &f.work_item_id, f.ownership_epoch.0, window, grace)
-            }
-            "coordinator" => {
-                let f: CoordinatorLeaseFields = a.arg(0, "lease")?;
-                let (binding, window) = f.binding();
-                Lease::coordinator(binding, f.coordinator_epoch.0, window)
-            }
-            other => {
-                return Err(Failure::argument(format!(
-                    "unknown lease type {other:?} (expected execution, ownership, blocked or coordinator)"
-                )));
-            }
-        };
+    fn made(lease: Result<Lease, LeaseError>) -> Res<Self> {
         lease.map(Self).map_err(|e| lease_failure(&e))
     }
 
-    fn state(&self) -> Res<Value> {
+    /// `[fields]` ([`WorkLeaseFields`]): an execution lease.
+    pub fn execution(args: &str) -> Res<Self> {
+        let f: WorkLeaseFields = Call::parse(args)?.arg(0, "lease")?;
+        let (binding, window) = f.binding();
+        Self::made(Lease::execution(
+            binding,
+            &f.work_item_id,
+            f.ownership_epoch.0,
+            window,
+        ))
+    }
+
+    /// `[fields]` ([`OwnershipLeaseFields`]): queued ownership with a start-by deadline.
+    pub fn ownership(args: &str) -> Res<Self> {
+        let f: OwnershipLeaseFields = Call::parse(args)?.arg(0, "lease")?;
+        let (binding, window) = f.binding();
+        let (item, epoch) = (&f.work_item_id, f.ownership_epoch.0);
+        Self::made(Lease::ownership(binding, item, epoch, f.start_by.0, window))
+    }
+
+    /// `[fields]` ([`BlockedLeaseFields`]): ownership retained while blocked.
+    pub fn blocked(args: &str) -> Res<Self> {
+        let f: BlockedLeaseFields = Call::parse(args)?.arg(0, "lease")?;
+        let (binding, window) = f.binding();
+        let grace = f.grace_expires_at.map(|m| m.0);
+        Self::made(Lease::blocked(
+            binding,
+            &f.work_item_id,
+            f.ownership_epoch.0,
+            window,
+            grace,
+        ))
+    }
+
+    /// `[fields]` ([`CoordinatorLeaseFields`]): the Coordinator's lease.
+    pub fn coordinator(args: &str) -> Res<Self> {
+        let f: CoordinatorLeaseFields = Call::parse(args)?.arg(0, "lease")?;
+        let (binding, window) = f.binding();
+        Self::made(Lease::coordinator(binding, f.coordinator_epoch.0, window))
+    }
+
+    /// `[documentText]`: a `lease.schema.json` document read back through the core.
+    pub fn from_document(args: &str) -> Res<Self> {
+        let text = Call::parse(args)?.arg::<String>(0, "document")?;
+        Lease::from_json(text.as_bytes())
+            .map(Self)
+            .map_err(|e| Failure::error(&e))
+    }
+
+    fn answer_state(&self) -> Res<Value> {
         answer(&LeaseStateAnswer::from(&self.0))
     }
 
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let lease = &mut self.0;
-        let time = |index, name| a.arg::<Millis>(index, name).map(|m| m.0);
-        match method {
-            "state" => self.state(),
-            "stateAt" => answer(&lease.state_at(time(0, "now")?).as_str()),
-            "isLive" => answer(&lease.is_live(time(0, "now")?)),
-            "renew" => {
-                lease
-                    .renew(time(0, "at")?, time(1, "expiresAt")?)
-                    .map_err(|e| lease_failure(&e))?;
-                self.state()
-            }
-            "close" => {
-                let state = lease_state(&a.arg::<String>(0, "state")?)?;
-                let changed = lease
-                    .close(state, time(1, "at")?, &a.arg::<String>(2, "reason")?)
-                    .map_err(|e| lease_failure(&e))?;
-                answer(&LeaseCloseAnswer {
-                    changed,
-                    lease: LeaseStateAnswer::from(&self.0),
-                })
-            }
-            "checkClaim" => {
-                let c: LeaseClaimInput = a.arg(0, "claim")?;
-                let claim = LeaseClaim {
-                    agent_id: &c.agent_id,
-                    lease_id: &c.lease_id,
-                    session_epoch: c.session_epoch,
-                    ownership_epoch: c.ownership_epoch,
-                    coordinator_epoch: c.coordinator_epoch,
-                };
-                lease
-                    .check_claim(&claim, time(1, "now")?)
-                    .map_err(|e| lease_failure(&e))?;
-                Ok(Value::Null)
-            }
-            "checkStartBy" => {
-                lease
-                    .check_start_by(time(0, "now")?)
-                    .map_err(|e| lease_failure(&e))?;
-                Ok(Value::Null)
-            }
-            "toJSON" => answer(&lease.to_json_string().map_err(|e| lease_failure(&e))?),
-            other => Err(unknown_method("ExecutionLease", other)),
-        }
+    /// The full state ([`LeaseStateAnswer`]).
+    pub fn state(&self) -> String {
+        finish(self.answer_state())
     }
-}
 
-pub(crate) fn unknown_method(class: &str, method: &str) -> Failure {
-    Failure::argument(format!("{class} has no method {method:?}"))
+    /// `[now]`: the observed state at `now`.
+    pub fn state_at(&self, args: &str) -> String {
+        run(args, |a| {
+            answer(&self.0.state_at(time(a, 0, "now")?).as_str())
+        })
+    }
+
+    /// `[now]`.
+    pub fn is_live(&self, args: &str) -> String {
+        run(args, |a| answer(&self.0.is_live(time(a, 0, "now")?)))
+    }
+
+    /// `[at, expiresAt]` → the state after the renewal.
+    pub fn renew(&mut self, args: &str) -> String {
+        run(args, |a| {
+            self.0
+                .renew(time(a, 0, "at")?, time(a, 1, "expiresAt")?)
+                .map_err(|e| lease_failure(&e))?;
+            self.answer_state()
+        })
+    }
+
+    /// `[state, at, reason]` → [`LeaseCloseAnswer`].
+    pub fn close(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let state = lease_state(&a.arg::<String>(0, "state")?)?;
+            let changed = self
+                .0
+                .close(state, time(a, 1, "at")?, &a.arg::<String>(2, "reason")?)
+                .map_err(|e| lease_failure(&e))?;
+            answer(&LeaseCloseAnswer {
+                changed,
+                lease: LeaseStateAnswer::from(&self.0),
+            })
+        })
+    }
+
+    /// `[claim, now]`: the fencing check of a lease-bound Command.
+    pub fn check_claim(&self, args: &str) -> String {
+        run(args, |a| {
+            let c: LeaseClaimInput = a.arg(0, "claim")?;
+            let claim = LeaseClaim {
+                agent_id: &c.agent_id,
+                lease_id: &c.lease_id,
+                session_epoch: c.session_epoch,
+                ownership_epoch: c.ownership_epoch,
+                coordinator_epoch: c.coordinator_epoch,
+            };
+            null(
+                self.0
+                    .check_claim(&claim, time(a, 1, "now")?)
+                    .map_err(|e| lease_failure(&e)),
+            )
+        })
+    }
+
+    /// `[now]`: may the work of an ownership lease start?
+    pub fn check_start_by(&self, args: &str) -> String {
+        run(args, |a| {
+            null(
+                self.0
+                    .check_start_by(time(a, 0, "now")?)
+                    .map_err(|e| lease_failure(&e)),
+            )
+        })
+    }
+
+    /// The `lease.schema.json` document, RFC 8785 text.
+    pub fn to_json(&self) -> String {
+        finish(
+            self.0
+                .to_json_string()
+                .map_err(|e| lease_failure(&e))
+                .and_then(|text| answer(&text)),
+        )
+    }
 }
 
 // ---- budget ledger -------------------------------------------------------------------------
@@ -176,101 +229,140 @@ fn account_kind(name: &str) -> Res<AccountKind> {
     })
 }
 
-/// The hierarchical six-dimensional ledger.
-#[derive(Debug, Clone)]
+/// `[kind, id]`: a ledger account.
+fn account(a: &Call<'_>) -> Res<(AccountKind, String)> {
+    Ok((
+        account_kind(&a.arg::<String>(0, "account kind")?)?,
+        a.arg::<String>(1, "account id")?,
+    ))
+}
+
+fn amount(a: &Call<'_>, index: usize, name: &str) -> Res<Resources> {
+    a.arg::<ResourceInput>(index, name).map(Resources::from)
+}
+
+/// The hierarchical six-dimensional ledger (§12, §14).
+#[derive(Debug, Clone, Default)]
 pub struct LedgerHandle(BudgetLedger);
 
 impl LedgerHandle {
-    /// `mode` `new` (`[]`) or `rebuild` (`[snapshotJsonText]`).
-    pub fn new(mode: &str, args: &str) -> Res<Self> {
-        let a = Call::parse(args)?;
-        match mode {
-            "new" => Ok(Self(BudgetLedger::new())),
-            "rebuild" => {
-                let doc = snapshot_text(&a.arg::<String>(0, "snapshot")?)?;
-                let snap =
-                    BudgetLedgerSnapshot::from_value(&doc).map_err(|e| snapshot_failure(&e))?;
-                BudgetLedger::rebuild(&snap)
-                    .map(Self)
-                    .map_err(|e| budget_failure(&e))
-            }
-            other => Err(Failure::argument(format!("unknown ledger mode {other:?}"))),
-        }
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Self(BudgetLedger::new())
     }
 
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
+    /// `[snapshotJsonText]`: rebuilt, every invariant checked.
+    pub fn rebuild(args: &str) -> Res<Self> {
         let a = Call::parse(args)?;
-        let ledger = &mut self.0;
-        let fail = |e: BudgetError| budget_failure(&e);
-        let text = |index, name| a.arg::<String>(index, name);
-        let amount = |index, name| a.arg::<ResourceInput>(index, name).map(Resources::from);
-        let account = || -> Res<(AccountKind, String)> {
-            Ok((
-                account_kind(&text(0, "account kind")?)?,
-                text(1, "account id")?,
-            ))
-        };
-        match method {
-            "registerMission" => {
-                let id = text(0, "missionId")?;
-                let limit = amount(1, "limit")?;
-                let currency = a.arg::<Option<CurrencyCode>>(2, "currency")?.map(|c| c.0);
-                match a.arg::<Option<String>>(3, "parentWorkItemId")? {
-                    Some(parent) => ledger.register_child_mission(&id, &parent, currency, limit),
-                    None => ledger.register_mission(&id, currency, limit),
-                }
-                .map_err(fail)?;
-                Ok(Value::Null)
+        let doc = snapshot_text(&a.arg::<String>(0, "snapshot")?)?;
+        let snap = BudgetLedgerSnapshot::from_value(&doc).map_err(|e| snapshot_failure(&e))?;
+        BudgetLedger::rebuild(&snap)
+            .map(Self)
+            .map_err(|e| budget_failure(&e))
+    }
+
+    /// `[missionId, limit, currency?, parentWorkItemId?]`: a root Mission, or a child Mission
+    /// reserved against that WorkItem.
+    pub fn register_mission(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let id = a.arg::<String>(0, "missionId")?;
+            let limit = amount(a, 1, "limit")?;
+            let currency = a.arg::<Option<CurrencyCode>>(2, "currency")?.map(|c| c.0);
+            let ledger = &mut self.0;
+            match a.arg::<Option<String>>(3, "parentWorkItemId")? {
+                Some(parent) => ledger.register_child_mission(&id, &parent, currency, limit),
+                None => ledger.register_mission(&id, currency, limit),
             }
-            "registerWorkItem" => {
-                let limit = amount(2, "limit")?;
-                let parent = a.arg::<Option<String>>(3, "parentWorkItemId")?;
-                ledger
-                    .register_work_item(
-                        &text(0, "workItemId")?,
-                        &text(1, "missionId")?,
-                        parent.as_deref(),
-                        limit,
-                    )
-                    .map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "consume" => {
-                let delta = amount(1, "delta")?;
-                amounts(
-                    ledger
-                        .consume(&text(0, "workItemId")?, &delta)
-                        .map_err(fail)?,
+            .map_err(|e| budget_failure(&e))?;
+            Ok(Value::Null)
+        })
+    }
+
+    /// `[workItemId, missionId, limit, parentWorkItemId?]`.
+    pub fn register_work_item(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let limit = amount(a, 2, "limit")?;
+            let parent = a.arg::<Option<String>>(3, "parentWorkItemId")?;
+            self.0
+                .register_work_item(
+                    &a.arg::<String>(0, "workItemId")?,
+                    &a.arg::<String>(1, "missionId")?,
+                    parent.as_deref(),
+                    limit,
                 )
-            }
-            "remaining" | "usage" | "limit" | "reserved" => {
-                let (kind, id) = account()?;
-                let r = match method {
-                    "remaining" => ledger.remaining(kind, &id),
-                    "usage" => ledger.usage(kind, &id),
-                    "limit" => ledger.limit(kind, &id),
-                    _ => ledger.reserved(kind, &id),
-                }
-                .map_err(fail)?;
-                amounts(r)
-            }
-            "currency" => {
-                let (kind, id) = account()?;
-                answer(
-                    &ledger
-                        .currency(kind, &id)
-                        .map_err(fail)?
-                        .map(|c| c.as_str().to_owned()),
-                )
-            }
-            "depth" => {
-                let (kind, id) = account()?;
-                answer(&ledger.depth(kind, &id).map_err(fail)?)
-            }
-            "size" => answer(&ledger.len()),
-            "snapshot" => Ok(ledger.snapshot().to_value()),
-            other => Err(unknown_method("BudgetLedger", other)),
-        }
+                .map_err(|e| budget_failure(&e))?;
+            Ok(Value::Null)
+        })
+    }
+
+    /// `[workItemId, delta]` → the WorkItem's usage.
+    pub fn consume(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let delta = amount(a, 1, "delta")?;
+            amounts(
+                self.0
+                    .consume(&a.arg::<String>(0, "workItemId")?, &delta)
+                    .map_err(|e| budget_failure(&e))?,
+            )
+        })
+    }
+
+    fn amount_of(
+        &self,
+        args: &str,
+        read: impl FnOnce(&BudgetLedger, AccountKind, &str) -> Result<Resources, BudgetError>,
+    ) -> String {
+        run(args, |a| {
+            let (kind, id) = account(a)?;
+            amounts(read(&self.0, kind, &id).map_err(|e| budget_failure(&e))?)
+        })
+    }
+
+    /// `[kind, id]`: what can still be consumed through the account.
+    pub fn remaining(&self, args: &str) -> String {
+        self.amount_of(args, |l, kind, id| l.remaining(kind, id))
+    }
+
+    /// `[kind, id]`.
+    pub fn usage(&self, args: &str) -> String {
+        self.amount_of(args, |l, kind, id| l.usage(kind, id))
+    }
+
+    /// `[kind, id]`.
+    pub fn limit(&self, args: &str) -> String {
+        self.amount_of(args, |l, kind, id| l.limit(kind, id))
+    }
+
+    /// `[kind, id]`.
+    pub fn reserved(&self, args: &str) -> String {
+        self.amount_of(args, |l, kind, id| l.reserved(kind, id))
+    }
+
+    /// `[kind, id]` → the ISO 4217 code, or `null`.
+    pub fn currency(&self, args: &str) -> String {
+        run(args, |a| {
+            let (kind, id) = account(a)?;
+            let currency = self.0.currency(kind, &id).map_err(|e| budget_failure(&e))?;
+            answer(&currency.map(|c| c.as_str().to_owned()))
+        })
+    }
+
+    /// `[kind, id]` → the account's depth.
+    pub fn depth(&self, args: &str) -> String {
+        run(args, |a| {
+            let (kind, id) = account(a)?;
+            answer(&self.0.depth(kind, &id).map_err(|e| budget_failure(&e))?)
+        })
+    }
+
+    /// The number of accounts.
+    pub fn size(&self) -> String {
+        finish(answer(&self.0.len()))
+    }
+
+    /// The snapshot's JSON form.
+    pub fn snapshot(&self) -> String {
+        finish(Ok(self.0.snapshot().to_value()))
     }
 }
 
@@ -307,10 +399,16 @@ fn context_view(c: &DelegationContextInput) -> DelegationContext<'_> {
         group_id: &c.group_id,
         coordinator_epoch: c.coordinator_epoch,
         coordinator_agent_id: &c.coordinator_agent_id,
-        // The reference's CooperationLimits.maximum_delegation_depth default.
-        organization_max_depth: c.organization_max_depth.unwrap_or(3),
+        organization_max_depth: c.organization_max_depth.unwrap_or_else(max_depth_default),
         now: c.now.0,
     }
+}
+
+/// The reference's `CooperationLimits.maximum_delegation_depth` default (the core's).
+fn max_depth_default() -> u32 {
+    CooperationLimits::default()
+        .maximum_delegation_depth
+        .unwrap_or(u32::MAX)
 }
 
 /// The work of a use, with its capability references already parsed.
@@ -340,63 +438,99 @@ impl Work {
     }
 }
 
-/// One Delegation Grant and the uses charged to it.
+/// `[context, workItems, …]`: the use's context and the caller's WorkItem graph.
+fn use_of(a: &Call<'_>) -> Res<(DelegationContextInput, Tree)> {
+    Ok((
+        a.arg::<DelegationContextInput>(0, "context")?,
+        a.arg::<WorkItems>(1, "workItems").map(Tree)?,
+    ))
+}
+
+fn work(a: &Call<'_>, index: usize) -> Res<Work> {
+    a.arg::<DelegatedWorkInput>(index, "work").map(Work::from)
+}
+
+/// One Delegation Grant and the uses charged to it (§9.1).
 #[derive(Debug, Clone)]
 pub struct AuthorityHandle(DelegationAuthority);
 
 impl AuthorityHandle {
-    /// `args`: `[grant]` ([`DelegationGrantFields`]).
+    /// `[grant]` ([`DelegationGrantFields`]).
     pub fn new(args: &str) -> Res<Self> {
-        let a = Call::parse(args)?;
-        let grant: DelegationGrantFields = a.arg(0, "grant")?;
+        let grant: DelegationGrantFields = Call::parse(args)?.arg(0, "grant")?;
         DelegationAuthority::new(grant.into())
             .map(Self)
             .map_err(|v| violation_failure(&v))
     }
 
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let auth = &mut self.0;
-        let fail = |v: DelegationViolation| violation_failure(&v);
-        let text = |index, name| a.arg::<String>(index, name);
-        let context = || a.arg::<DelegationContextInput>(0, "context");
-        let tree = || a.arg::<WorkItems>(1, "workItems").map(Tree);
-        let work = |index| a.arg::<DelegatedWorkInput>(index, "work").map(Work::from);
-        match method {
-            "grant" => answer(&DelegationGrantAnswer::from(auth.grant())),
-            "charged" => amounts(auth.charged()),
-            "remaining" => amounts(auth.remaining()),
-            "invalidated" => answer(&auth.invalidated().map(DelegationViolationAnswer::from)),
-            "checkUse" => {
-                let (ctx, tree) = (context()?, tree()?);
-                auth.check_use(&context_view(&ctx), &tree).map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "authorizeExisting" => {
-                let (ctx, tree) = (context()?, tree()?);
-                let (id, work) = (text(2, "workItemId")?, work(3)?);
-                let depth = auth
-                    .authorize_offer(&context_view(&ctx), &tree, &id, &work.view())
-                    .map_err(fail)?;
-                answer(&depth)
-            }
-            "authorizeDescendant" => {
-                let (ctx, tree) = (context()?, tree()?);
-                let (id, parent) = (text(2, "newWorkItemId")?, text(3, "parentWorkItemId")?);
-                let work = work(4)?;
-                let depth = auth
-                    .authorize_descendant(&context_view(&ctx), &tree, &id, &parent, &work.view())
-                    .map_err(fail)?;
-                answer(&depth)
-            }
-            "restoreAttribution" => {
-                let budget = Resources::from(a.arg::<ResourceInput>(1, "budget")?);
-                auth.restore_attribution(&text(0, "workItemId")?, &budget)
-                    .map_err(fail)?;
-                Ok(Value::Null)
-            }
-            other => Err(unknown_method("DelegationAuthority", other)),
-        }
+    /// The Grant ([`DelegationGrantAnswer`]).
+    pub fn grant(&self) -> String {
+        finish(answer(&DelegationGrantAnswer::from(self.0.grant())))
+    }
+
+    pub fn charged(&self) -> String {
+        finish(amounts(self.0.charged()))
+    }
+
+    pub fn remaining(&self) -> String {
+        finish(amounts(self.0.remaining()))
+    }
+
+    /// The latched invalidation, or `null`.
+    pub fn invalidated(&self) -> String {
+        finish(answer(
+            &self.0.invalidated().map(DelegationViolationAnswer::from),
+        ))
+    }
+
+    /// `[context, workItems]`: every use-time check independent of the WorkItem.
+    pub fn check_use(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let (ctx, tree) = use_of(a)?;
+            self.0
+                .check_use(&context_view(&ctx), &tree)
+                .map_err(|v| violation_failure(&v))?;
+            Ok(Value::Null)
+        })
+    }
+
+    /// `[context, workItems, workItemId, work]` → the item's depth; charges once.
+    pub fn authorize_existing(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let (ctx, tree) = use_of(a)?;
+            let (id, work) = (a.arg::<String>(2, "workItemId")?, work(a, 3)?);
+            let depth = self
+                .0
+                .authorize_offer(&context_view(&ctx), &tree, &id, &work.view())
+                .map_err(|v| violation_failure(&v))?;
+            answer(&depth)
+        })
+    }
+
+    /// `[context, workItems, newWorkItemId, parentWorkItemId, work]` → the new item's depth.
+    pub fn authorize_descendant(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let (ctx, tree) = use_of(a)?;
+            let id = a.arg::<String>(2, "newWorkItemId")?;
+            let parent = a.arg::<String>(3, "parentWorkItemId")?;
+            let work = work(a, 4)?;
+            let depth = self
+                .0
+                .authorize_descendant(&context_view(&ctx), &tree, &id, &parent, &work.view())
+                .map_err(|v| violation_failure(&v))?;
+            answer(&depth)
+        })
+    }
+
+    /// `[workItemId, budget]`: re-attributes a WorkItem when rebuilding from the log.
+    pub fn restore_attribution(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let budget = amount(a, 1, "budget")?;
+            self.0
+                .restore_attribution(&a.arg::<String>(0, "workItemId")?, &budget)
+                .map_err(|v| violation_failure(&v))?;
+            Ok(Value::Null)
+        })
     }
 }
 
@@ -406,15 +540,14 @@ fn retry_failure(e: &RetryError) -> Failure {
     Failure::error(e)
 }
 
-/// One WorkItem's retry budgets under one Ownership Epoch.
+/// One WorkItem's retry budgets under one Ownership Epoch (§11.4).
 #[derive(Debug, Clone)]
 pub struct RetryHandle(RetryController);
 
 impl RetryHandle {
-    /// `args`: `[options]` ([`RetryOptions`]).
+    /// `[options]` ([`RetryOptions`]).
     pub fn new(args: &str) -> Res<Self> {
-        let a = Call::parse(args)?;
-        let o: RetryOptions = a.arg(0, "options")?;
+        let o: RetryOptions = Call::parse(args)?.arg(0, "options")?;
         let p = o.policy;
         let backoff = match p.backoff.unwrap_or(BackoffName::Exponential) {
             BackoffName::None => Backoff::None,
@@ -452,8 +585,8 @@ impl RetryHandle {
         .map_err(|e| retry_failure(&e))
     }
 
-    /// `args`: `[snapshotText]`, a [`RetryController::snapshot`] document (§11.4: the retry
-    /// bounds survive a Worker restart). A malformed, other-version, tampered (`integrity`) or
+    /// `[snapshotText]`, a [`RetryController::snapshot`] document (§11.4: the retry bounds
+    /// survive a Worker restart). A malformed, other-version, tampered (`integrity`) or
     /// unreachable state is the core's `SnapshotError` (`INTERNAL_ERROR`).
     pub fn restore(args: &str) -> Res<Self> {
         let a = Call::parse(args)?;
@@ -464,121 +597,159 @@ impl RetryHandle {
             .map_err(|e| Failure::error(&e))
     }
 
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let c = &mut self.0;
-        let fail = |e: RetryError| retry_failure(&e);
-        let now = |index| a.arg::<Millis>(index, "now").map(|m| m.0);
-        let operation = || a.arg::<String>(0, "logicalOperationId");
-        match method {
-            "state" => answer(&RetryStateAnswer {
-                attempts: c.attempts(),
-                usage: c.usage().into(),
-                finished: c.finished().map(|r| r.as_str()),
-            }),
-            "idempotencyKey" => answer(&c.idempotency_key(&operation()?)),
-            "begin" => {
-                let attempt = c.begin(&operation()?, now(1)?).map_err(fail)?;
-                answer(&AttemptAnswer {
-                    attempt_number: attempt.attempt_number,
-                    idempotency_key: attempt.idempotency_key,
-                    attempt_key: attempt.attempt_key,
-                    started_at: attempt.started_at.into(),
-                })
-            }
-            "finish" => {
-                let o: AttemptOutcomeInput = a.arg(0, "outcome")?;
-                let outcome = if o.success {
-                    AttemptOutcome::Succeeded
-                } else {
-                    AttemptOutcome::Failed {
-                        code: o.code.as_deref(),
-                        retryable: o.retryable.unwrap_or(true),
-                    }
-                };
-                let s = c.finish(outcome, now(1)?).map_err(fail)?;
-                answer(&RetryScheduleAnswer {
-                    retry: s.retry,
-                    retry_at: s.retry_at.map(Millis),
-                    reason: s.reason.as_str(),
-                })
-            }
-            "consume" => {
-                let delta = Resources::from(a.arg::<ResourceInput>(0, "delta")?);
-                amounts(c.consume(&delta).map_err(fail)?)
-            }
-            "snapshot" => Ok(c.snapshot().to_value()),
-            "currentAttempt" => Ok(c.current_attempt().map_or(Value::Null, |(op, at)| {
+    /// [`RetryStateAnswer`].
+    pub fn state(&self) -> String {
+        let c = &self.0;
+        finish(answer(&RetryStateAnswer {
+            attempts: c.attempts(),
+            usage: c.usage().into(),
+            finished: c.finished().map(|r| r.as_str()),
+        }))
+    }
+
+    /// `[logicalOperationId]`.
+    pub fn idempotency_key(&self, args: &str) -> String {
+        run(args, |a| {
+            answer(
+                &self
+                    .0
+                    .idempotency_key(&a.arg::<String>(0, "logicalOperationId")?),
+            )
+        })
+    }
+
+    /// `[logicalOperationId, now]` → [`AttemptAnswer`].
+    pub fn begin(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let operation = a.arg::<String>(0, "logicalOperationId")?;
+            let attempt = self
+                .0
+                .begin(&operation, time(a, 1, "now")?)
+                .map_err(|e| retry_failure(&e))?;
+            answer(&AttemptAnswer {
+                attempt_number: attempt.attempt_number,
+                idempotency_key: attempt.idempotency_key,
+                attempt_key: attempt.attempt_key,
+                started_at: attempt.started_at.into(),
+            })
+        })
+    }
+
+    /// `[outcome, now]` → [`RetryScheduleAnswer`].
+    pub fn finish(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let o: AttemptOutcomeInput = a.arg(0, "outcome")?;
+            let outcome = if o.success {
+                AttemptOutcome::Succeeded
+            } else {
+                AttemptOutcome::Failed {
+                    code: o.code.as_deref(),
+                    retryable: o.retryable.unwrap_or(true),
+                }
+            };
+            let s = self
+                .0
+                .finish(outcome, time(a, 1, "now")?)
+                .map_err(|e| retry_failure(&e))?;
+            answer(&RetryScheduleAnswer {
+                retry: s.retry,
+                retry_at: s.retry_at.map(Millis),
+                reason: s.reason.as_str(),
+            })
+        })
+    }
+
+    /// `[delta]` → the usage.
+    pub fn consume(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let delta = amount(a, 0, "delta")?;
+            amounts(self.0.consume(&delta).map_err(|e| retry_failure(&e))?)
+        })
+    }
+
+    /// The versioned snapshot document.
+    pub fn snapshot(&self) -> String {
+        finish(Ok(self.0.snapshot().to_value()))
+    }
+
+    /// `{logicalOperationId, startedAt}` of the attempt in flight, or `null`.
+    pub fn current_attempt(&self) -> String {
+        finish(Ok(self.0.current_attempt().map_or(
+            Value::Null,
+            |(op, at)| {
                 Obj::new()
                     .str("logicalOperationId", op)
                     .int("startedAt", at.0)
                     .build()
-            })),
-            other => Err(unknown_method("RetryController", other)),
-        }
+            },
+        )))
     }
 }
 
-/// Stateless functions: `idempotencyKey`, `derivedAttemptKey`, `parseDurationMs`.
-pub fn call_function(method: &str, args: &str) -> Res<Value> {
-    let a = Call::parse(args)?;
-    let text = |index, name| a.arg::<String>(index, name);
-    match method {
-        "idempotencyKey" => {
-            let epoch: Safe = a.arg(2, "ownershipEpoch")?;
-            let key = idempotency_key(
-                &text(0, "missionId")?,
-                &text(1, "workItemId")?,
-                epoch.0,
-                &text(3, "logicalOperationId")?,
-            )
-            .ok_or_else(|| {
-                Failure::argument("ownershipEpoch: expected an integer in 1..=2^53-1")
-            })?;
-            answer(&key)
-        }
-        "derivedAttemptKey" => answer(&derived_attempt_key(
-            &text(0, "idempotencyKey")?,
+// ---- stateless functions -------------------------------------------------------------------
+
+/// `[missionId, workItemId, ownershipEpoch, logicalOperationId]`: `sha256:` of their RFC 8785
+/// form (§11.4).
+pub fn idempotency_key_of(args: &str) -> String {
+    run(args, |a| {
+        let text = |index, name| a.arg::<String>(index, name);
+        let epoch: Safe = a.arg(2, "ownershipEpoch")?;
+        let key = idempotency_key(
+            &text(0, "missionId")?,
+            &text(1, "workItemId")?,
+            epoch.0,
+            &text(3, "logicalOperationId")?,
+        )
+        .ok_or_else(|| Failure::argument("ownershipEpoch: expected an integer in 1..=2^53-1"))?;
+        answer(&key)
+    })
+}
+
+/// `[idempotencyKey, attempt]`: the deterministic per-attempt key.
+pub fn derived_attempt_key_of(args: &str) -> String {
+    run(args, |a| {
+        answer(&derived_attempt_key(
+            &a.arg::<String>(0, "idempotencyKey")?,
             a.arg(1, "attempt")?,
-        )),
-        // §11.5: the offline extension's URI and version and the reversible kinds.
-        "offlineConstants" => Ok(crate::offline::constants()),
-        // The core's spelling lists, for the package's own enum objects to be tested against.
-        "vocabularies" => {
-            let mut out = missionweaveprotocol::json::Object::new();
-            for (name, values) in missionweaveprotocol_engine::vocabularies() {
-                out.insert(
-                    name,
-                    Value::Array(values.into_iter().map(Value::string).collect()),
-                );
-            }
-            // The Error subclass this package shows for each error class.
-            let mut classes = missionweaveprotocol::json::Object::new();
-            for class in missionweaveprotocol::ErrorClass::ALL {
-                classes.insert(class.as_str(), Value::string(class.js_name()));
-            }
-            out.insert("js_error_class", Value::Object(classes));
-            // The Core's one table: the reference ErrorCode family of every §19 wire code.
-            let mut families = missionweaveprotocol::json::Object::new();
-            for (code, family) in missionweaveprotocol_engine::service::wire_code_families() {
-                families.insert(code, Value::string(family));
-            }
-            out.insert("wire_code_family", Value::Object(families));
-            Ok(Value::Object(out))
-        }
-        // The human control interface (reference §1.6).
-        "controlCommand" => crate::control::command(args),
-        "controlApproval" => crate::control::approval(args),
-        "controlVerify" => crate::control::verify(args),
-        "parseDurationMs" => {
-            let duration = text(0, "duration")?;
-            let ms = parse_duration_ms(&duration)
-                .filter(|v| *v <= MAX_SAFE_INTEGER)
-                .ok_or_else(|| Failure::argument(format!("not a duration: {duration:?}")))?;
-            answer(&ms)
-        }
-        other => Err(Failure::argument(format!("no function {other:?}"))),
+        ))
+    })
+}
+
+/// `[duration]`: a schema `duration` in milliseconds, rounded up.
+pub fn parse_duration(args: &str) -> String {
+    run(args, |a| {
+        let duration = a.arg::<String>(0, "duration")?;
+        let ms = parse_duration_ms(&duration)
+            .filter(|v| *v <= MAX_SAFE_INTEGER)
+            .ok_or_else(|| Failure::argument(format!("not a duration: {duration:?}")))?;
+        answer(&ms)
+    })
+}
+
+/// The core's spelling lists (`missionweaveprotocol_engine::vocabularies`, e.g.
+/// `retryable_wire_code`), the Error subclass shown for each error class and the ErrorCode
+/// family of every §19 wire code: what the package's enum objects and error classes spell.
+pub fn vocabularies() -> String {
+    let mut out = missionweaveprotocol::json::Object::new();
+    for (name, values) in missionweaveprotocol_engine::vocabularies() {
+        out.insert(
+            name,
+            Value::Array(values.into_iter().map(Value::string).collect()),
+        );
     }
+    // The Error subclass this package shows for each error class.
+    let mut classes = missionweaveprotocol::json::Object::new();
+    for class in missionweaveprotocol::ErrorClass::ALL {
+        classes.insert(class.as_str(), Value::string(class.js_name()));
+    }
+    out.insert("js_error_class", Value::Object(classes));
+    // The Core's one table: the reference ErrorCode family of every §19 wire code.
+    let mut families = missionweaveprotocol::json::Object::new();
+    for (code, family) in missionweaveprotocol_engine::service::wire_code_families() {
+        families.insert(code, Value::string(family));
+    }
+    out.insert("wire_code_family", Value::Object(families));
+    finish(Ok(Value::Object(out)))
 }
 
 #[cfg(test)]
@@ -587,7 +758,8 @@ mod retry_snapshot_tests {
 
     use missionweaveprotocol::json::{Value, canonical_bytes};
 
-    use crate::Handle;
+    use super::RetryHandle;
+    use crate::envelope::finish;
 
     const OPTIONS: &str = r#"[{"policy":{"maxAttempts":3,"backoff":"fixed","initialDelayMs":10,"maxDelayMs":10},
         "missionId":"urn:m","workItemId":"urn:w","ownershipEpoch":1}]"#;
@@ -597,9 +769,10 @@ mod retry_snapshot_tests {
         parsed.get("ok").cloned().expect(envelope)
     }
 
-    fn error_class(envelope: &str) -> String {
+    fn error_class(made: Result<RetryHandle, crate::Failure>) -> String {
+        let envelope = finish(made.map(|_| Value::Null));
         let parsed = missionweaveprotocol::json::parse(envelope.as_bytes()).unwrap();
-        let error = parsed.get("error").expect(envelope);
+        let error = parsed.get("error").expect(&envelope);
         format!(
             "{}/{}",
             error.get("class").and_then(Value::as_str).unwrap(),
@@ -613,49 +786,39 @@ mod retry_snapshot_tests {
 
     #[test]
     fn a_restored_controller_keeps_attempts_and_the_attempt_in_flight() {
-        let mut retry = Handle::new("retry", "new", OPTIONS);
-        ok(&retry.call("begin", r#"["op",1000]"#));
-        ok(&retry.call("finish", r#"[{"success":false,"retryable":true},1001]"#));
-        ok(&retry.call("begin", r#"["op",1100]"#));
-        let snapshot = ok(&retry.call("snapshot", "[]"));
+        let mut retry = RetryHandle::new(OPTIONS).unwrap();
+        ok(&retry.begin(r#"["op",1000]"#));
+        ok(&retry.finish(r#"[{"success":false,"retryable":true},1001]"#));
+        ok(&retry.begin(r#"["op",1100]"#));
+        let snapshot = ok(&retry.snapshot());
         let args = format!("[{}]", serde_json::to_string(&text(&snapshot)).unwrap());
-        let mut restored = Handle::new("retry", "restore", &args);
-        assert_eq!(restored.status(), r#"{"ok":null}"#);
-        assert_eq!(
-            ok(&restored.call("state", "[]")),
-            ok(&retry.call("state", "[]"))
-        );
-        let current = ok(&restored.call("currentAttempt", "[]"));
+        let restored = RetryHandle::restore(&args).unwrap();
+        assert_eq!(ok(&restored.state()), ok(&retry.state()));
+        let current = ok(&restored.current_attempt());
         assert_eq!(
             current.get("logicalOperationId").and_then(Value::as_str),
             Some("op")
         );
-        assert_eq!(ok(&restored.call("snapshot", "[]")), snapshot);
+        assert_eq!(ok(&restored.snapshot()), snapshot);
         assert_eq!(
-            ok(&Handle::new("retry", "new", OPTIONS).call("currentAttempt", "[]")),
+            ok(&RetryHandle::new(OPTIONS).unwrap().current_attempt()),
             Value::Null
         );
     }
 
     #[test]
     fn a_tampered_or_malformed_snapshot_is_refused() {
-        let mut retry = Handle::new("retry", "new", OPTIONS);
-        ok(&retry.call("begin", r#"["op",1000]"#));
-        let snapshot = text(&ok(&retry.call("snapshot", "[]")));
+        let mut retry = RetryHandle::new(OPTIONS).unwrap();
+        ok(&retry.begin(r#"["op",1000]"#));
+        let snapshot = text(&ok(&retry.snapshot()));
         let tampered = snapshot.replace(r#""attempts":1"#, r#""attempts":2"#);
         assert_ne!(tampered, snapshot);
         let args = format!("[{}]", serde_json::to_string(&tampered).unwrap());
         assert_eq!(
-            error_class(&Handle::new("retry", "restore", &args).status()),
+            error_class(RetryHandle::restore(&args)),
             "SnapshotError/INTERNAL_ERROR"
         );
-        assert!(
-            error_class(&Handle::new("retry", "restore", r#"["{}"]"#).status())
-                .starts_with("SnapshotError/")
-        );
-        assert!(
-            error_class(&Handle::new("retry", "restore", "[1]").status())
-                .starts_with("ArgumentError/")
-        );
+        assert!(error_class(RetryHandle::restore(r#"["{}"]"#)).starts_with("SnapshotError/"));
+        assert!(error_class(RetryHandle::restore("[1]")).starts_with("ArgumentError/"));
     }
 }

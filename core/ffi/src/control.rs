@@ -1,42 +1,51 @@
-//! The human control interface (`missionweaveprotocol_engine::control`) for the npm
-//! package's `HumanControl` and `HumanIdentity`, through `callFunction` on both backends
-//! (napi and WebAssembly): the request and Command are JSON documents read by the core's
-//! lossless parser; refusals are the core's `ControlError` (`ArgumentError`).
+//! The human control interface (`missionweaveprotocol_engine::control`, reference §1.6) for
+//! the npm package's `HumanControl` and `HumanIdentity` on both backends (napi and
+//! WebAssembly), one function per operation: the request and Command are JSON documents read
+//! by the core's lossless parser; refusals are the core's `ControlError` (`ArgumentError`).
 
 use missionweaveprotocol::json::{Value, parse};
 use missionweaveprotocol::schema_formats::decode_base64url;
 use missionweaveprotocol_engine::control;
 use serde_json::value::RawValue;
 
-use crate::envelope::Failure;
-use crate::shapes::{Call, Res};
+use crate::envelope::{Failure, finish};
+use crate::shapes::{Call, Res, run};
 
 fn document(a: &Call<'_>, index: usize, name: &str) -> Res<Value> {
     let raw: Box<RawValue> = a.arg(index, name)?;
     parse(raw.get().as_bytes()).map_err(|e| Failure::error(&e))
 }
 
-/// `controlCommand [request]`: the unsigned wire Command.
-pub fn command(args: &str) -> Res<Value> {
-    let a = Call::parse(args)?;
-    control::build(&document(&a, 0, "request")?).map_err(|e| Failure::error(&e))
+/// `[request]`: the unsigned wire Command.
+pub fn command(args: &str) -> String {
+    run(args, |a| {
+        control::build(&document(a, 0, "request")?).map_err(|e| Failure::error(&e))
+    })
 }
 
-/// `controlApproval [{command, event, mission}]`: the unsigned Approval Decision document.
-pub fn approval(args: &str) -> Res<Value> {
-    let a = Call::parse(args)?;
-    control::approval_document(&document(&a, 0, "request")?).map_err(|e| Failure::error(&e))
+/// `[{command, event, mission}]`: the unsigned Approval Decision document.
+pub fn approval(args: &str) -> String {
+    run(args, |a| {
+        control::approval_document(&document(a, 0, "request")?).map_err(|e| Failure::error(&e))
+    })
 }
 
-/// `controlVerify [command, keyId, publicKey (base64url)]`: whether the signature holds.
-pub fn verify(args: &str) -> Res<Value> {
-    let a = Call::parse(args)?;
-    let command = document(&a, 0, "command")?;
-    let key_id: String = a.arg(1, "keyId")?;
-    let public: String = a.arg(2, "publicKey")?;
-    let public = decode_base64url(&public)
-        .ok_or_else(|| Failure::argument("publicKey: expected base64url text"))?;
-    Ok(Value::Bool(control::verify_signature(
-        &command, &key_id, &public,
-    )))
+/// `[command, keyId, publicKey (base64url)]`: whether the signature holds.
+pub fn verify(args: &str) -> String {
+    run(args, |a| {
+        let command = document(a, 0, "command")?;
+        let key_id: String = a.arg(1, "keyId")?;
+        let public: String = a.arg(2, "publicKey")?;
+        let public = decode_base64url(&public)
+            .ok_or_else(|| Failure::argument("publicKey: expected base64url text"))?;
+        Ok(Value::Bool(control::verify_signature(
+            &command, &key_id, &public,
+        )))
+    })
+}
+
+/// The key ID a new human key gets when none is given (the reference's `<humanId>:signing-key`,
+/// `control::default_key_id`).
+pub fn default_key_id(human_id: &str) -> String {
+    finish(Ok(Value::string(control::default_key_id(human_id))))
 }

@@ -3,13 +3,17 @@
 //! Every function takes strings and bytes and returns one envelope string (see [`envelope`]):
 //! the two bindings only register these functions, so Node and the browser see exactly the
 //! same results. There is no protocol logic here; each function calls one core entry point and
-//! converts its result or error.
+//! converts its result or error. There is one Rust function per operation (no dispatch on an
+//! operation's name): a binding that names an operation the core does not have does not
+//! compile.
 
 pub mod admission;
 #[cfg(feature = "authority")]
 pub mod agent;
 #[cfg(all(feature = "authority", not(target_arch = "wasm32")))]
 pub mod artifacts;
+#[cfg(feature = "authority")]
+pub mod auth;
 #[cfg(feature = "authority")]
 pub mod authority;
 #[cfg(feature = "authority")]
@@ -19,10 +23,13 @@ pub mod context;
 #[cfg(feature = "authority")]
 pub mod control;
 pub mod envelope;
+pub mod held;
 pub mod keys;
 pub mod limits;
 #[cfg(feature = "authority")]
 pub mod offline;
+#[cfg(feature = "authority")]
+pub mod policy;
 pub mod reasons;
 #[cfg(feature = "authority")]
 pub mod scheduling;
@@ -47,6 +54,7 @@ use missionweaveprotocol::wire::{self, ReceivedFrame};
 use missionweaveprotocol::{Principal, WireCode};
 
 pub use envelope::{Failure, Obj, Outcome, finish};
+pub use held::Held;
 
 /// Text of bytes the core produced as JSON (always UTF-8).
 fn text(bytes: &[u8]) -> String {
@@ -526,121 +534,16 @@ pub fn error_frame(
     })())
 }
 
-// ---- leases, budget ledger, Delegation Grants, retries, scheduler ---------------------------
+// ---- vocabularies every build reads ----------------------------------------------------------
 
-/// One stateful core object held by a JavaScript object (`ExecutionLease`, `BudgetLedger`,
-/// `DelegationAuthority`, `RetryController`, `Scheduler`). Construction never fails across the
-/// boundary: a rejected construction is kept and reported by [`Handle::status`].
-#[cfg(feature = "authority")]
-#[derive(Debug, Clone)]
-pub enum Handle {
-    Lease(Box<authority::LeaseHandle>),
-    Ledger(Box<authority::LedgerHandle>),
-    Authority(Box<authority::AuthorityHandle>),
-    Retry(Box<authority::RetryHandle>),
-    Scheduler(Box<scheduling::SchedulerHandle>),
-    Rejected(String),
-}
-
-#[cfg(feature = "authority")]
-impl Handle {
-    /// `class`: lease (mode = lease type), ledger (new, rebuild), delegation (new), retry (new,
-    /// restore), scheduler (new, restore, rebuild); `args` is a JSON array.
-    pub fn new(class: &str, mode: &str, args: &str) -> Self {
-        let made = match class {
-            "lease" => authority::LeaseHandle::new(mode, args).map(|h| Self::Lease(Box::new(h))),
-            "ledger" => authority::LedgerHandle::new(mode, args).map(|h| Self::Ledger(Box::new(h))),
-            "delegation" => {
-                authority::AuthorityHandle::new(args).map(|h| Self::Authority(Box::new(h)))
-            }
-            "retry" if mode == "restore" => {
-                authority::RetryHandle::restore(args).map(|h| Self::Retry(Box::new(h)))
-            }
-            "retry" => authority::RetryHandle::new(args).map(|h| Self::Retry(Box::new(h))),
-            "scheduler" => {
-                scheduling::SchedulerHandle::new(mode, args).map(|h| Self::Scheduler(Box::new(h)))
-            }
-            other => Err(Failure::argument(format!("unknown class {other:?}"))),
-        };
-        made.unwrap_or_else(|failure| Self::Rejected(finish(Err(failure))))
-    }
-
-    /// `{"ok":null}`, or the error that rejected the construction.
-    pub fn status(&self) -> String {
-        match self {
-            Self::Rejected(envelope) => envelope.clone(),
-            _ => finish(Ok(Value::Null)),
-        }
-    }
-
-    /// One method call with a JSON argument array.
-    pub fn call(&mut self, method: &str, args: &str) -> String {
-        let result = match self {
-            Self::Lease(h) => h.call(method, args),
-            Self::Ledger(h) => h.call(method, args),
-            Self::Authority(h) => h.call(method, args),
-            Self::Retry(h) => h.call(method, args),
-            Self::Scheduler(h) if method == "admitMany" => return h.admit_many(args),
-            Self::Scheduler(h) if method == "schedule" => {
-                let now = shapes::Call::parse(args)
-                    .and_then(|a| a.arg::<shapes::common::Millis>(0, "now"));
-                return match now {
-                    Ok(now) => h.schedule(now.0.0 as f64),
-                    Err(failure) => finish(Err(failure)),
-                };
-            }
-            Self::Scheduler(h) => h.call(method, args),
-            Self::Rejected(envelope) => return envelope.clone(),
-        };
-        finish(result)
-    }
-
-    /// The core Scheduler of a `scheduler` handle; for any other object the `invalid-argument`
-    /// envelope (a freed or rejected handle: its own envelope). Lets an object that works on
-    /// the user's Scheduler (Agent runtime, Agent replay) share it instead of keeping a copy.
-    pub fn scheduler(&self) -> Result<&missionweaveprotocol_kernel::scheduler::Scheduler, String> {
-        match self {
-            Self::Scheduler(h) => Ok(h.core()),
-            Self::Rejected(envelope) => Err(envelope.clone()),
-            _ => Err(finish(Err(Failure::argument(
-                "scheduler must be a Scheduler",
-            )))),
-        }
-    }
-
-    /// [`Handle::scheduler`], mutable.
-    pub fn scheduler_mut(
-        &mut self,
-    ) -> Result<&mut missionweaveprotocol_kernel::scheduler::Scheduler, String> {
-        match self {
-            Self::Scheduler(h) => Ok(h.core_mut()),
-            Self::Rejected(envelope) => Err(envelope.clone()),
-            _ => Err(finish(Err(Failure::argument(
-                "scheduler must be a Scheduler",
-            )))),
-        }
-    }
-
-    /// Scheduler hot path: `schedule(now)`.
-    pub fn schedule(&mut self, now: f64) -> String {
-        match self {
-            Self::Scheduler(h) => h.schedule(now),
-            _ => self.call("schedule", "[]"),
-        }
-    }
-
-    /// Scheduler hot path: `apply(workId, transitionJson, now)`.
-    pub fn apply(&mut self, work_id: &str, transition: &str, now: f64) -> String {
-        match self {
-            Self::Scheduler(h) => h.apply(work_id, transition, now),
-            _ => self.call("apply", "[]"),
-        }
-    }
-}
-
-/// Stateless functions of the authority modules (`idempotencyKey`, `derivedAttemptKey`,
-/// `parseDurationMs`) with a JSON argument array.
-#[cfg(feature = "authority")]
-pub fn call_function(method: &str, args: &str) -> String {
-    finish(authority::call_function(method, args))
+/// The §19 wire codes an unchanged retry can succeed on (`WireCode::retryable`, the core's
+/// `retryable_wire_code` vocabulary): what an error's `retryable` is when it does not say.
+pub fn retryable_wire_codes() -> String {
+    finish(Ok(Value::Array(
+        WireCode::ALL
+            .into_iter()
+            .filter(|code| code.retryable())
+            .map(|code| Value::string(code.as_str()))
+            .collect(),
+    )))
 }

@@ -19,10 +19,9 @@ use missionweaveprotocol_kernel::resources::Resources;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::authority::unknown_method;
-use crate::envelope::{Failure, Obj};
+use crate::envelope::{Failure, Obj, finish};
 use crate::shapes::common::{Millis, ResourceAmounts, ResourceInput, Safe};
-use crate::shapes::{Call, Res, answer};
+use crate::shapes::{Call, Res, answer, run};
 
 fn offline_failure(e: &OfflineError) -> Failure {
     Failure::error(e)
@@ -135,13 +134,13 @@ pub fn validate_binding(args: &str) -> Res<Value> {
         .map_err(|e| offline_failure(&e))
 }
 
-/// The extension URI, its version and the reversible kinds.
-pub fn constants() -> Value {
-    Obj::new()
+/// The extension URI, its version and the reversible kinds (§11.5).
+pub fn constants() -> String {
+    finish(Ok(Obj::new()
         .str("extension", core_offline::OFFLINE_EXECUTION_EXTENSION)
         .str("version", core_offline::OFFLINE_EXECUTION_EXTENSION_VERSION)
         .strings("reversibleKinds", core_offline::REVERSIBLE_KINDS)
-        .build()
+        .build()))
 }
 
 /// One offline window's policy (`OfflineExecutionPolicy`).
@@ -170,19 +169,17 @@ impl OfflineHandle {
             .map_err(|e| offline_failure(&e))
     }
 
-    /// `state` (`[]`): `{disconnectedAt, graceDeadline, bufferedActions, cumulativeUsage}`.
-    pub fn call(&self, method: &str, args: &str) -> Res<Value> {
-        Call::parse(args)?;
+    /// `{disconnectedAt, graceDeadline, bufferedActions, cumulativeUsage}`.
+    pub fn state(&self) -> String {
         let p = &self.0;
-        match method {
-            "state" => Ok(Obj::new()
+        finish(usage_value(p.cumulative_usage()).map(|usage| {
+            Obj::new()
                 .int("disconnectedAt", p.disconnected_at().0)
                 .int("graceDeadline", p.grace_deadline().0)
                 .value("bufferedActions", Value::Array(p.buffered_actions()))
-                .value("cumulativeUsage", usage_value(p.cumulative_usage())?)
-                .build()),
-            other => Err(unknown_method("OfflineExecutionPolicy", other)),
-        }
+                .value("cumulativeUsage", usage)
+                .build()
+        }))
     }
 
     /// `[command, usage, now]`: checks, binds, re-signs with `key_id`/`seed` and queues the
@@ -224,33 +221,43 @@ fn outbox_failure(e: OutboxError) -> Failure {
 pub struct OutboxHandle(InMemoryOutbox);
 
 impl OutboxHandle {
-    /// `enqueueAction` (`[agentId, actionId, payload]`), `pendingActions` (`[agentId]`),
-    /// `markActionSent` (`[agentId, actionId]`).
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let agent = || a.arg::<String>(0, "agentId");
-        let action = || a.arg::<String>(1, "actionId");
-        match method {
-            "enqueueAction" => {
-                let payload = json_arg(&a, 2, "payload")?;
-                self.0
-                    .enqueue_action(&agent()?, &action()?, &payload)
-                    .map_err(outbox_failure)?;
-                Ok(Value::Null)
-            }
-            "pendingActions" => self
-                .0
-                .pending_actions(&agent()?)
+    /// `[agentId, actionId, payload]`.
+    pub fn enqueue_action(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let payload = json_arg(a, 2, "payload")?;
+            let (agent, action) = (
+                a.arg::<String>(0, "agentId")?,
+                a.arg::<String>(1, "actionId")?,
+            );
+            self.0
+                .enqueue_action(&agent, &action, &payload)
+                .map_err(outbox_failure)?;
+            Ok(Value::Null)
+        })
+    }
+
+    /// `[agentId]` → the unsent payloads, in enqueue order.
+    pub fn pending_actions(&self, args: &str) -> String {
+        run(args, |a| {
+            self.0
+                .pending_actions(&a.arg::<String>(0, "agentId")?)
                 .map(Value::Array)
-                .map_err(outbox_failure),
-            "markActionSent" => {
-                self.0
-                    .mark_action_sent(&agent()?, &action()?)
-                    .map_err(outbox_failure)?;
-                Ok(Value::Null)
-            }
-            other => Err(unknown_method("InMemoryOutbox", other)),
-        }
+                .map_err(outbox_failure)
+        })
+    }
+
+    /// `[agentId, actionId]`.
+    pub fn mark_action_sent(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let (agent, action) = (
+                a.arg::<String>(0, "agentId")?,
+                a.arg::<String>(1, "actionId")?,
+            );
+            self.0
+                .mark_action_sent(&agent, &action)
+                .map_err(outbox_failure)?;
+            Ok(Value::Null)
+        })
     }
 }
 
@@ -301,6 +308,11 @@ mod tests {
             error.get("code").and_then(Value::as_str).unwrap(),
             error.get("reason").and_then(Value::as_str).unwrap()
         )
+    }
+
+    fn ok(envelope: String) -> Value {
+        let parsed = missionweaveprotocol::json::parse(envelope.as_bytes()).unwrap();
+        parsed.get("ok").cloned().expect(&envelope)
     }
 
     fn policy() -> OfflineHandle {
@@ -356,9 +368,7 @@ mod tests {
             .unwrap(),
             binding
         );
-        let pending = outbox
-            .call("pendingActions", &format!(r#"["{AGENT}"]"#))
-            .unwrap();
+        let pending = ok(outbox.pending_actions(&format!(r#"["{AGENT}"]"#)));
         assert_eq!(pending.as_array().map(<[Value]>::len), Some(1));
         assert_eq!(
             error(p.buffer(
@@ -388,7 +398,7 @@ mod tests {
             )),
             "OfflinePolicyError/WORK_LEASE_EXPIRED/outside_grace"
         );
-        let state = fresh.call("state", "[]").unwrap();
+        let state = ok(fresh.state());
         assert_eq!(
             state
                 .get("bufferedActions")

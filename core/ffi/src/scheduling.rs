@@ -1,6 +1,6 @@
-//! The Worker-local Scheduler through JavaScript. The handle owns one core [`Scheduler`];
-//! `schedule` and `apply` have direct entry points (the dispatch loop's hot path), everything
-//! else goes through [`SchedulerHandle::call`] with a JSON argument array. The call and answer
+//! The Worker-local Scheduler through JavaScript. The handle owns one core [`Scheduler`] and has
+//! one method per operation: `schedule` and `apply` take the hot path's plain arguments (a
+//! number, the transition's JSON text), every other method one JSON argument array. The call and answer
 //! shapes are the types of [`crate::shapes::scheduler`].
 
 use missionweaveprotocol::json::Value;
@@ -9,14 +9,14 @@ use missionweaveprotocol_kernel::scheduler::{
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
-use crate::authority::{snapshot_failure, snapshot_text, unknown_method};
+use crate::authority::{snapshot_failure, snapshot_text};
 use crate::envelope::{Failure, finish};
 use crate::shapes::common::Millis;
 use crate::shapes::scheduler::{
     AdmissionDecisionAnswer, GroupPolicyInput, ScheduleActionAnswer, ScheduleDisclosureAnswer,
     SchedulerPolicyInput, SchedulerStatsAnswer, TransitionInput, WorkOfferInput,
 };
-use crate::shapes::{Call, Res, answer, ok_text, read};
+use crate::shapes::{Call, Res, answer, ok_text, read, run};
 
 fn scheduler_failure(e: &SchedulerError) -> Failure {
     Failure::error(e)
@@ -60,30 +60,32 @@ impl SchedulerHandle {
         &mut self.0
     }
 
-    /// `mode`: `new` (`[policy]`), `restore` (`[snapshotText, policy]`, exact) or `rebuild`
-    /// (`[snapshotText, policy, now]`, after a restart: running work resumes or blocks).
-    pub fn new(mode: &str, args: &str) -> Res<Self> {
+    /// `[policy]` (absent or `null`: the core's default policy).
+    pub fn new(args: &str) -> Res<Self> {
         let a = Call::parse(args)?;
-        let fail = |e: SchedulerError| scheduler_failure(&e);
-        match mode {
-            "new" => Scheduler::new(policy(&a, 0)?).map(Self).map_err(fail),
-            "restore" => {
-                let snap = read_snapshot(&a)?;
-                Scheduler::restore(policy(&a, 1)?, &snap)
-                    .map(Self)
-                    .map_err(fail)
-            }
-            "rebuild" => {
-                let snap = read_snapshot(&a)?;
-                let now: Millis = a.arg(2, "now")?;
-                Scheduler::rebuild_after_restart(policy(&a, 1)?, &snap, now.0)
-                    .map(Self)
-                    .map_err(fail)
-            }
-            other => Err(Failure::argument(format!(
-                "unknown scheduler mode {other:?}"
-            ))),
-        }
+        Scheduler::new(policy(&a, 0)?)
+            .map(Self)
+            .map_err(|e| scheduler_failure(&e))
+    }
+
+    /// `[snapshotText, policy]`: exact restore (the same inputs give the same decisions).
+    pub fn restore(args: &str) -> Res<Self> {
+        let a = Call::parse(args)?;
+        let snap = read_snapshot(&a)?;
+        Scheduler::restore(policy(&a, 1)?, &snap)
+            .map(Self)
+            .map_err(|e| scheduler_failure(&e))
+    }
+
+    /// `[snapshotText, policy, now]`: after a restart, running work resumes from a durable safe
+    /// checkpoint or blocks.
+    pub fn rebuild(args: &str) -> Res<Self> {
+        let a = Call::parse(args)?;
+        let snap = read_snapshot(&a)?;
+        let now: Millis = a.arg(2, "now")?;
+        Scheduler::rebuild_after_restart(policy(&a, 1)?, &snap, now.0)
+            .map(Self)
+            .map_err(|e| scheduler_failure(&e))
     }
 
     /// `schedule(now)`: the actions due at `now`, as an envelope.
@@ -135,66 +137,116 @@ impl SchedulerHandle {
         })())
     }
 
-    pub fn call(&mut self, method: &str, args: &str) -> Res<Value> {
-        let a = Call::parse(args)?;
-        let s = &mut self.0;
-        let fail = |e: SchedulerError| scheduler_failure(&e);
-        let work_id = || a.arg::<String>(0, "workId");
-        let now = |index| a.arg::<Millis>(index, "now").map(|m| m.0);
-        match method {
-            "admit" => {
-                let o = a.arg::<WorkOfferInput>(0, "offer")?.into_offer()?;
-                answer(&AdmissionDecisionAnswer::new(
-                    &o.work_id,
-                    s.admit(&o, now(1)?),
-                ))
-            }
-            "apply" => {
-                let t = a
-                    .arg::<TransitionInput>(1, "transition")?
-                    .into_transition()?;
-                s.apply(&work_id()?, t, now(2)?).map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "unblock" => {
-                s.unblock(&work_id()?, now(1)?).map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "cancel" => {
-                s.cancel(&work_id()?).map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "reprioritize" => {
-                let priority = scheduler::priority(a.arg(1, "priority")?).map_err(fail)?;
-                s.reprioritize(&work_id()?, priority).map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "setCapacity" => {
-                s.set_capacity(a.arg(0, "capacitySlots")?).map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "setGroupPolicy" => {
-                let gp = a.arg::<GroupPolicyInput>(1, "groupPolicy")?;
-                s.set_group_policy(&a.arg::<String>(0, "groupId")?, gp.into())
-                    .map_err(fail)?;
-                Ok(Value::Null)
-            }
-            "state" => answer(&s.state(&work_id()?).map(|st| st.as_str())),
-            "generation" => answer(&s.generation(&work_id()?)),
-            "isTerminal" => answer(&s.is_terminal(&work_id()?)),
-            "forget" => answer(&s.forget(&work_id()?)),
-            "disclose" => answer(
-                &s.disclose(&work_id()?, now(1)?)
-                    .map(ScheduleDisclosureAnswer::from),
-            ),
-            "stats" => answer(&SchedulerStatsAnswer {
-                size: u32::try_from(s.len()).unwrap_or(u32::MAX),
-                used_slots: s.used_slots(),
-                capacity_slots: s.capacity_slots(),
-                horizon_ms: s.policy().horizon_ms().max(0) as u64,
-            }),
-            "snapshot" => Ok(s.snapshot().to_value()),
-            other => Err(unknown_method("Scheduler", other)),
-        }
+    /// `[offer, now]` → [`AdmissionDecisionAnswer`].
+    pub fn admit(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let o = a.arg::<WorkOfferInput>(0, "offer")?.into_offer()?;
+            let now = time(a, 1)?;
+            answer(&AdmissionDecisionAnswer::new(
+                &o.work_id,
+                self.0.admit(&o, now),
+            ))
+        })
     }
+
+    /// `[workId, now]`.
+    pub fn unblock(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let id = work_id(a)?;
+            done(self.0.unblock(&id, time(a, 1)?))
+        })
+    }
+
+    /// `[workId]`.
+    pub fn cancel(&mut self, args: &str) -> String {
+        run(args, |a| done(self.0.cancel(&work_id(a)?)))
+    }
+
+    /// `[workId, priority]`.
+    pub fn reprioritize(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let priority =
+                scheduler::priority(a.arg(1, "priority")?).map_err(|e| scheduler_failure(&e))?;
+            done(self.0.reprioritize(&work_id(a)?, priority))
+        })
+    }
+
+    /// `[capacitySlots]`.
+    pub fn set_capacity(&mut self, args: &str) -> String {
+        run(args, |a| {
+            done(self.0.set_capacity(a.arg(0, "capacitySlots")?))
+        })
+    }
+
+    /// `[groupId, groupPolicy]`.
+    pub fn set_group_policy(&mut self, args: &str) -> String {
+        run(args, |a| {
+            let gp = a.arg::<GroupPolicyInput>(1, "groupPolicy")?;
+            done(
+                self.0
+                    .set_group_policy(&a.arg::<String>(0, "groupId")?, gp.into()),
+            )
+        })
+    }
+
+    /// `[workId]` → the WorkState of a non-terminal item, or `null`.
+    pub fn state(&self, args: &str) -> String {
+        run(args, |a| {
+            answer(&self.0.state(&work_id(a)?).map(|st| st.as_str()))
+        })
+    }
+
+    /// `[workId]`.
+    pub fn generation(&self, args: &str) -> String {
+        run(args, |a| answer(&self.0.generation(&work_id(a)?)))
+    }
+
+    /// `[workId]`.
+    pub fn is_terminal(&self, args: &str) -> String {
+        run(args, |a| answer(&self.0.is_terminal(&work_id(a)?)))
+    }
+
+    /// `[workId]`.
+    pub fn forget(&mut self, args: &str) -> String {
+        run(args, |a| answer(&self.0.forget(&work_id(a)?)))
+    }
+
+    /// `[workId, now]` → [`ScheduleDisclosureAnswer`] or `null`.
+    pub fn disclose(&self, args: &str) -> String {
+        run(args, |a| {
+            let id = work_id(a)?;
+            let disclosure = self.0.disclose(&id, time(a, 1)?);
+            answer(&disclosure.map(ScheduleDisclosureAnswer::from))
+        })
+    }
+
+    /// [`SchedulerStatsAnswer`].
+    pub fn stats(&self) -> String {
+        let s = &self.0;
+        finish(answer(&SchedulerStatsAnswer {
+            size: u32::try_from(s.len()).unwrap_or(u32::MAX),
+            used_slots: s.used_slots(),
+            capacity_slots: s.capacity_slots(),
+            horizon_ms: s.policy().horizon_ms().max(0) as u64,
+        }))
+    }
+
+    /// The snapshot's JSON form.
+    pub fn snapshot(&self) -> String {
+        finish(Ok(self.0.snapshot().to_value()))
+    }
+}
+
+fn work_id(a: &Call<'_>) -> Res<String> {
+    a.arg::<String>(0, "workId")
+}
+
+fn time(a: &Call<'_>, index: usize) -> Res<UnixMillis> {
+    a.arg::<Millis>(index, "now").map(|m| m.0)
+}
+
+fn done(result: Result<(), SchedulerError>) -> Res<Value> {
+    result
+        .map(|()| Value::Null)
+        .map_err(|e| scheduler_failure(&e))
 }

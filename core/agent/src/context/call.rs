@@ -38,65 +38,112 @@ use crate::context::{
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// Runs `method` with `args`; `key` signs for `publish`, `knowledgePublish` and
-/// `snapshotArchive`.
+/// `snapshotArchive`. One function per method follows ([`ops`]): a binding that can name the
+/// operation in code calls it directly, so an unknown operation does not compile.
 pub fn call(method: &str, args: &Value, key: Option<&dyn Signer>) -> Result<Value, ContextError> {
-    let a = Args(args);
-    let signer = || key.ok_or_else(|| bad(format!("{method} needs a signing key")));
     match method {
-        "publish" => {
-            let draft = package_draft(&Args(a.member("draft")?))?;
-            Ok(signed(&publish(&draft, signer()?)?))
-        }
-        "verify" => {
-            let resolver = resolver(a.member("resolver")?)?;
-            let verified = verify(
-                a.text("text")?.as_bytes(),
-                &*resolver,
-                a.opt_text("generator")?,
-            )?;
-            Ok(pair(verified.document, &verified.package_hash))
-        }
-        "install" => {
-            let package = source(a.member("document")?)?;
-            let (group, revision, values) = install_values(&package, a.text("expectedMissionId")?)?;
-            let mut o = Object::new();
-            o.insert("groupId", Value::string(group));
-            o.insert("revision", Value::Number(Number::from_u64(revision)));
-            o.insert("values", values);
-            Ok(Value::Object(o))
-        }
-        "knowledgePublish" => {
-            let package = source(a.member("source")?)?;
-            let draft = knowledge_draft(&Args(a.member("draft")?))?;
-            knowledge::publish(&package, &draft, signer()?)
-        }
-        "knowledgeVerify" => {
-            let public = decode_base64url(a.text("publicKey")?)
-                .and_then(|b| <[u8; 32]>::try_from(b).ok())
-                .ok_or_else(|| bad("publicKey must be 32 bytes of base64url"))?;
-            let package = match args.get("source") {
-                None | Some(Value::Null) => None,
-                Some(document) => Some(source(document)?),
-            };
-            knowledge::verify(a.member("publication")?, &public, package.as_ref())?;
-            Ok(Value::Null)
-        }
-        "snapshotArchive" => {
-            let request = snapshot_request(&Args(a.member("request")?))?;
-            let authority = principal(a.member("authority")?)?;
-            Ok(signed(&snapshot::archive(&request, &authority, signer()?)?))
-        }
-        "snapshotVerify" => {
-            let resolver = resolver(a.member("resolver")?)?;
-            let authority = match args.get("authority") {
-                None | Some(Value::Null) => None,
-                Some(p) => Some(principal(p)?),
-            };
-            let verified =
-                snapshot::verify(a.text("text")?.as_bytes(), &*resolver, authority.as_ref())?;
-            Ok(pair(verified.document, &verified.artifact_hash))
-        }
+        "publish" => ops::publish(args, key),
+        "verify" => ops::verify(args),
+        "install" => ops::install(args),
+        "knowledgePublish" => ops::knowledge_publish(args, key),
+        "knowledgeVerify" => ops::knowledge_verify(args),
+        "snapshotArchive" => ops::snapshot_archive(args, key),
+        "snapshotVerify" => ops::snapshot_verify(args),
         other => Err(bad(format!("the context module has no method {other:?}"))),
+    }
+}
+
+/// The methods of [`call`], one function each, with the same arguments and answers.
+pub mod ops {
+    use super::*;
+
+    /// The caller's key, or the refusal naming `method`.
+    fn signer<'k>(
+        key: Option<&'k dyn Signer>,
+        method: &str,
+    ) -> Result<&'k dyn Signer, ContextError> {
+        key.ok_or_else(|| bad(format!("{method} needs a signing key")))
+    }
+
+    /// `publish`: `{draft}` + key → `{document, text, hash}`.
+    pub fn publish(args: &Value, key: Option<&dyn Signer>) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let draft = package_draft(&Args(a.member("draft")?))?;
+        Ok(signed(&super::publish(&draft, signer(key, "publish")?)?))
+    }
+
+    /// `verify`: `{text, resolver, generator?}` → `{document, hash}`.
+    pub fn verify(args: &Value) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let resolver = resolver(a.member("resolver")?)?;
+        let verified = super::verify(
+            a.text("text")?.as_bytes(),
+            &*resolver,
+            a.opt_text("generator")?,
+        )?;
+        Ok(pair(verified.document, &verified.package_hash))
+    }
+
+    /// `install`: `{document, expectedMissionId}` → `{groupId, revision, values}`.
+    pub fn install(args: &Value) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let package = source(a.member("document")?)?;
+        let (group, revision, values) = install_values(&package, a.text("expectedMissionId")?)?;
+        let mut o = Object::new();
+        o.insert("groupId", Value::string(group));
+        o.insert("revision", Value::Number(Number::from_u64(revision)));
+        o.insert("values", values);
+        Ok(Value::Object(o))
+    }
+
+    /// `knowledgePublish`: `{source, draft}` + key → the signed publication.
+    pub fn knowledge_publish(
+        args: &Value,
+        key: Option<&dyn Signer>,
+    ) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let package = source(a.member("source")?)?;
+        let draft = knowledge_draft(&Args(a.member("draft")?))?;
+        knowledge::publish(&package, &draft, signer(key, "knowledgePublish")?)
+    }
+
+    /// `knowledgeVerify`: `{publication, publicKey, source?}` → `null`.
+    pub fn knowledge_verify(args: &Value) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let public = decode_base64url(a.text("publicKey")?)
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .ok_or_else(|| bad("publicKey must be 32 bytes of base64url"))?;
+        let package = match args.get("source") {
+            None | Some(Value::Null) => None,
+            Some(document) => Some(source(document)?),
+        };
+        knowledge::verify(a.member("publication")?, &public, package.as_ref())?;
+        Ok(Value::Null)
+    }
+
+    /// `snapshotArchive`: `{request, authority}` + key → `{document, text, hash}`.
+    pub fn snapshot_archive(args: &Value, key: Option<&dyn Signer>) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let request = snapshot_request(&Args(a.member("request")?))?;
+        let authority = principal(a.member("authority")?)?;
+        Ok(signed(&snapshot::archive(
+            &request,
+            &authority,
+            signer(key, "snapshotArchive")?,
+        )?))
+    }
+
+    /// `snapshotVerify`: `{text, resolver, authority?}` → `{document, hash}`.
+    pub fn snapshot_verify(args: &Value) -> Result<Value, ContextError> {
+        let a = Args(args);
+        let resolver = resolver(a.member("resolver")?)?;
+        let authority = match args.get("authority") {
+            None | Some(Value::Null) => None,
+            Some(p) => Some(principal(p)?),
+        };
+        let verified =
+            snapshot::verify(a.text("text")?.as_bytes(), &*resolver, authority.as_ref())?;
+        Ok(pair(verified.document, &verified.artifact_hash))
     }
 }
 

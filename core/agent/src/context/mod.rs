@@ -22,7 +22,7 @@ mod package;
 mod resolver;
 pub mod snapshot;
 
-pub use call::call;
+pub use call::{call, ops};
 pub use error::ContextError;
 pub use install::{VerifiedContextPackage, install_values, verify};
 pub use knowledge::{CLASSIFICATIONS, KnowledgeDraft};

@@ -17,8 +17,10 @@ use serde_json::value::RawValue;
 
 use crate::envelope::Failure;
 
+pub mod auth;
 pub mod authority;
 pub mod common;
+pub mod policy;
 pub mod scheduler;
 #[cfg(test)]
 mod tests;
@@ -45,6 +47,12 @@ impl<'a> Call<'a> {
     pub fn arg<T: DeserializeOwned>(&self, index: usize, name: &str) -> Res<T> {
         read(self.0.get(index).map_or("null", |raw| raw.get()), name)
     }
+}
+
+/// One operation over a JSON argument array: `op` reads its positions and answers; the envelope
+/// of either (an unreadable array is an `ArgumentError` naming `arguments`).
+pub fn run(args: &str, op: impl FnOnce(&Call<'_>) -> Res<Value>) -> String {
+    crate::envelope::finish(Call::parse(args).and_then(|a| op(&a)))
 }
 
 /// Reads one value of type `T` from JSON text; errors name `name` and the path below it.

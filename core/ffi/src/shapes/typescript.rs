@@ -11,8 +11,10 @@
 
 use ts_rs::{Config, TS};
 
+use super::auth::*;
 use super::authority::*;
 use super::common::*;
+use super::policy::*;
 use super::scheduler::*;
 
 const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../js/src/ffi-types.d.ts");
@@ -40,7 +42,8 @@ fn push<T: TS + ?Sized>(cfg: &Config, out: &mut String) {
     out.push('\n');
 }
 
-/// Every shape, in a fixed order: common, leases, ledger and grants, retries, scheduler.
+/// Every shape, in a fixed order: common, leases, ledger and grants, retries, scheduler,
+/// policy, auth.
 fn declarations() -> String {
     // Every integer crosses as a JavaScript number; the core refuses what a double cannot hold.
     let cfg = Config::new().with_large_int("number");
@@ -87,6 +90,18 @@ fn declarations() -> String {
         ScheduleActionAnswer<'static>,
         ScheduleDisclosureAnswer,
         SchedulerStatsAnswer,
+        TokenServiceOptions,
+        MembershipIssueInput,
+        MembershipVerifyInput,
+        MembershipDocumentIssueInput,
+        MembershipDocumentVerifyInput,
+        GrantIssueInput,
+        GrantVerifyInput,
+        AuthorizeExecutionInput,
+        GuardLimitsInput,
+        PolicyDefaultsAnswer,
+        ChallengeAnswer,
+        SessionGrantAnswer,
     );
     out
 }
