@@ -50,13 +50,26 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
 
     test('a number over the state profile is a typed parse error with its fields', () => {
       const api = apis[name];
+      const { STATE } = api.parseLimits();
       const limit = 1 << 20;
       for (const call of [api.canonicalize, api.canonicalHash]) {
-        const error = caught(() => call('1'.repeat(limit + 1)));
+        const error = caught(() => call('1'.repeat(limit + 1), { limits: STATE }));
         assert.ok(error instanceof api.MwpError, String(error));
         assert.deepEqual([error.code, error.reason], ['PROTOCOL_VIOLATION', 'limit-exceeded']);
         assert.deepEqual([error.fields.limit, error.fields.maximum], ['number-chars', limit]);
       }
+    });
+
+    test('untrusted input defaults to the document profile; the state profile is explicit', () => {
+      const api = apis[name];
+      const { STATE } = api.parseLimits();
+      const long = '1'.repeat(257);
+      for (const call of [api.canonicalize, api.canonicalHash]) {
+        const error = caught(() => call(long));
+        assert.deepEqual([error.fields.limit, error.fields.maximum], ['number-chars', 256]);
+        assert.equal(typeof call(long, { limits: STATE }), 'string');
+      }
+      assert.equal(typeof api.canonicalize('1'.repeat(256)), 'string');
     });
 
     test('a number over the document profile is refused by verify at stage 1', () => {

@@ -366,11 +366,17 @@ impl CoreConfig {
         })?;
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let config: Self = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-            ConfigError::Invalid {
-                reason: "options_invalid",
-                member: "options",
-                detail: e.to_string(),
-            }
+            // API misuse with the path of the offending member, as every binding's other
+            // argument errors (`options.maxAgeMs`).
+            let path = e.path().to_string();
+            let argument = match path.as_str() {
+                "." | "" => "options".to_owned(),
+                _ => format!("options.{path}"),
+            };
+            ConfigError::Argument(missionweaveprotocol::ArgumentError::new(
+                argument,
+                e.into_inner().to_string(),
+            ))
         })?;
         Ok(config)
     }
@@ -572,6 +578,9 @@ pub enum ConfigError {
     },
     /// The offline bounds are invalid.
     Offline(OfflineError),
+    /// The options object is malformed (a member of the wrong type or range, an unknown one):
+    /// the argument error names its path.
+    Argument(missionweaveprotocol::ArgumentError),
 }
 
 impl core::fmt::Display for ConfigError {
@@ -590,6 +599,7 @@ impl core::fmt::Display for ConfigError {
             ),
             Self::Invalid { member, detail, .. } => write!(f, "{member}: {detail}"),
             Self::Offline(e) => e.fmt(f),
+            Self::Argument(e) => e.fmt(f),
         }
     }
 }
@@ -606,6 +616,7 @@ impl DescribeError for ConfigError {
     fn wire_code(&self) -> WireCode {
         match self {
             Self::Offline(e) => e.wire_code(),
+            Self::Argument(e) => e.wire_code(),
             _ => WireCode::ProtocolViolation,
         }
     }
@@ -618,6 +629,7 @@ impl DescribeError for ConfigError {
             }
             Self::Invalid { reason, .. } => reason,
             Self::Offline(e) => e.reason(),
+            Self::Argument(e) => e.reason(),
         }
     }
     fn fields(&self) -> Fields {
@@ -631,6 +643,7 @@ impl DescribeError for ConfigError {
             }
             Self::Invalid { member, .. } => Fields::new().text("member", *member),
             Self::Offline(e) => e.fields(),
+            Self::Argument(e) => e.fields(),
         }
     }
 }

@@ -225,7 +225,12 @@ fn cooperation_limits_merge_member_by_member() {
         r#","cooperationLimits":{"maximumQueuedWorkItems":1.5}"#,
     ] {
         let e = CoreConfig::from_json(&options(bad)).unwrap_err();
-        assert_eq!(e.reason(), "options_invalid", "{bad}");
+        assert_eq!(e.reason(), "invalid-argument", "{bad}");
+        assert!(
+            matches!(e.fields().get("argument"), Some(missionweaveprotocol::FieldValue::Text(a)) if a.starts_with("options.cooperationLimits")),
+            "{bad}: {:?}",
+            e.fields()
+        );
     }
 }
 

@@ -93,7 +93,8 @@ pub fn canonical_hash_of(bytes: &[u8], limits: &str) -> String {
 
 /// Strict parse into the bounded tape, then RFC 8785 bytes: no owned tree is built.
 fn canonical_of(bytes: &[u8], limits: &str) -> Result<Vec<u8>, Failure> {
-    let limits = limits::limits_arg(limits, ParseLimits::STATE)?;
+    // An input may come from outside: `DOCUMENT` unless the caller chooses other limits.
+    let limits = limits::limits_arg(limits, ParseLimits::DOCUMENT)?;
     let document = Document::parse(bytes, &limits).map_err(|e| Failure::error(&e))?;
     let mut out = Vec::with_capacity(bytes.len());
     write_view(document.root(), &mut out).map_err(|e| Failure::error(&e))?;
@@ -116,7 +117,7 @@ fn read_only(bytes: &[u8], limits: ParseLimits) -> Result<Document<'_>, Failure>
 /// Strict parse check (§6.4 stage 1): returns the top-level JSON type.
 pub fn check_json(bytes: &[u8]) -> String {
     finish(
-        read_only(bytes, ParseLimits::STATE)
+        read_only(bytes, ParseLimits::DOCUMENT)
             .map(|document| Value::string(document.root().type_name())),
     )
 }
@@ -128,7 +129,7 @@ pub fn validate_schema(name: &str, bytes: &[u8]) -> String {
         if !catalog.contains(name) {
             return Err(Failure::argument(format!("unknown schema {name:?}")));
         }
-        let document = read_only(bytes, ParseLimits::STATE)?;
+        let document = read_only(bytes, ParseLimits::DOCUMENT)?;
         catalog
             .validate_view(name, document.root())
             .map_err(|issue| Failure::error(&issue))?;
