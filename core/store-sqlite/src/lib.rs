@@ -36,6 +36,7 @@ mod migrations;
 mod pool;
 mod read;
 mod schema;
+mod wal;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -148,10 +149,10 @@ impl SqliteStore {
         // Before WAL and the schema: only a new, empty database takes it (an existing file
         // keeps the page size it was created with).
         set_page_size(&conn, options.page_size)?;
-        // `journal_mode` answers with the mode in force; anything but WAL is a refusal.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-            .map_err(backend)?;
+        // `journal_mode` answers with the mode in force; anything but WAL is a refusal. A busy
+        // answer is retried: the switch of a new file does not wait for another process's
+        // lock by itself (`wal.rs`).
+        let mode = wal::enable(&conn, BUSY_TIMEOUT).map_err(backend)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Backend {
                 detail: format!("SQLite refused WAL journal mode (answered {mode})"),
