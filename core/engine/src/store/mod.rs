@@ -89,6 +89,7 @@ pub use decoded::DecodedCache;
 pub use error::StoreError;
 pub use event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer};
 pub use group_commit::{DEFAULT_MAX_BATCH, GroupCommit, GroupCommitStats};
+pub use integrity::{Integrity, IntegrityKey, StoreOptions};
 pub use memory::InMemoryStore;
 pub use read_many::{Read, ReadValue, check_answers, read_each};
 pub use receipt::{EventRef, Receipt, ReceiptKey};
