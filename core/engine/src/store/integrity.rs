@@ -110,7 +110,7 @@ impl IntegrityKey {
             argument: "integrity_key",
             detail: "not an even number of hexadecimal digits".to_owned(),
         };
-        if text.len() % 2 != 0 {
+        if !text.len().is_multiple_of(2) {
             return Err(invalid());
         }
         let mut bytes = Vec::with_capacity(text.len() / 2);
