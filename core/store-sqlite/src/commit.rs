@@ -185,6 +185,7 @@ fn validate<'t>(
         integrity,
         tips,
         starts: HashMap::new(),
+        recorded: HashMap::new(),
     };
     commit_rules::validate(&mut view, tx)?;
     Ok(view.starts)
@@ -201,15 +202,25 @@ struct View<'c, 't> {
     tips: &'c Tips,
     /// The tip each appended Group starts from, for [`apply`].
     starts: HashMap<&'t str, Tip>,
+    /// Receipt keys without a receipt whose Action a row records (from the receipt lookup).
+    recorded: HashMap<&'t ReceiptKey, String>,
 }
 
 impl<'t> CommitView<'t> for View<'_, 't> {
     fn receipt(&mut self, key: &'t ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-        read::stored_receipt(self.conn, self.integrity, key)
+        match read::lookup(self.conn, self.integrity, key)? {
+            read::Lookup::Stored(receipt) => Ok(Some(receipt)),
+            read::Lookup::Recorded(row) => {
+                self.recorded.insert(key, row);
+                Ok(None)
+            }
+            read::Lookup::Absent => Ok(None),
+        }
     }
 
+    /// Answered by the lookup [`receipt`](Self::receipt) just made.
     fn recorded_action(&mut self, key: &'t ReceiptKey) -> Result<Option<String>, StoreError> {
-        read::recorded_action(self.conn, key)
+        Ok(self.recorded.remove(key))
     }
 
     fn next_sequence(&mut self, group: &'t str) -> Result<u64, StoreError> {

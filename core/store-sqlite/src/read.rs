@@ -41,13 +41,14 @@ const LIST_SQL: &str = "SELECT id, revision, value, checksum, action_key FROM ag
      WHERE kind = ?1 AND id >= ?2 ORDER BY id";
 const REPLAY_SQL: &str = "SELECT sequence, event_id, body, chain_hash, action_key FROM events \
      WHERE group_id = ?1 AND sequence >= ?2 ORDER BY sequence LIMIT ?3";
-const RECEIPT_SQL: &str = "SELECT signing_hash, event_id, group_id, sequence, checksum \
-     FROM receipts WHERE actor_type = ?1 AND actor_id = ?2 AND action_id = ?3";
-/// The Event or aggregate recording an Action (`events_by_action`, `aggregates_by_action`).
-const RECORDED_EVENT_SQL: &str =
-    "SELECT group_id, sequence FROM events WHERE action_key = ?1 LIMIT 1";
-const RECORDED_AGGREGATE_SQL: &str =
-    "SELECT kind, id FROM aggregates WHERE action_key = ?1 LIMIT 1";
+/// A receipt with its checksum or, when none is stored, the Event or aggregate recording its
+/// Action (`?4`, `integrity::action_key`; the partial indexes `events_by_action` and
+/// `aggregates_by_action`): always one row, one statement, so one snapshot.
+const RECEIPT_SQL: &str = "SELECT r.signing_hash, r.event_id, r.group_id, r.sequence, \
+     r.checksum, e.group_id, e.sequence, a.kind, a.id FROM (SELECT 1) AS one \
+     LEFT JOIN receipts r ON r.actor_type = ?1 AND r.actor_id = ?2 AND r.action_id = ?3 \
+     LEFT JOIN events e ON e.action_key = ?4 AND r.actor_type IS NULL \
+     LEFT JOIN aggregates a ON a.action_key = ?4 AND r.actor_type IS NULL";
 
 /// A nullable stored hash column (`action_key`): NULL is none, anything else must be 32 bytes.
 pub(crate) fn optional_hash(
@@ -148,6 +149,18 @@ pub(crate) fn list(
     Ok(found)
 }
 
+/// What a receipt lookup found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The stored receipt, checked against its checksum.
+    Stored(Receipt),
+    /// No receipt, but this row (`event g #n`, `aggregate kind id`) records the Action: the
+    /// receipt was removed.
+    Recorded(String),
+    /// No receipt and no record: a new Action.
+    Absent,
+}
+
 /// The receipt of `key` as a read answers it: the stored receipt, checked against its
 /// checksum; or, when none is stored, nothing — unless a stored row records the Action, which
 /// means its receipt was removed ([`missing_receipt`]).
@@ -156,30 +169,51 @@ pub(crate) fn receipt(
     integrity: &Integrity,
     key: &ReceiptKey,
 ) -> Result<Option<Receipt>, StoreError> {
-    match stored_receipt(conn, integrity, key)? {
-        Some(receipt) => Ok(Some(receipt)),
-        None => match recorded_action(conn, key)? {
-            Some(row) => Err(missing_receipt(key, &row)),
-            None => Ok(None),
-        },
+    match lookup(conn, integrity, key)? {
+        Lookup::Stored(receipt) => Ok(Some(receipt)),
+        Lookup::Recorded(row) => Err(missing_receipt(key, &row)),
+        Lookup::Absent => Ok(None),
     }
 }
 
-/// The stored receipt of `key`, checked against its checksum.
-pub(crate) fn stored_receipt(
+/// The receipt of `key`, or the row recording its Action, in one statement.
+pub(crate) fn lookup(
     conn: &Connection,
     integrity: &Integrity,
     key: &ReceiptKey,
-) -> Result<Option<Receipt>, StoreError> {
+) -> Result<Lookup, StoreError> {
+    let action = action_key(key);
     let mut statement = conn.prepare_cached(RECEIPT_SQL).map_err(backend)?;
     let mut rows = statement
-        .query(params![key.actor_type, key.actor_id, key.action_id])
+        .query(params![
+            key.actor_type,
+            key.actor_id,
+            key.action_id,
+            &action[..]
+        ])
         .map_err(backend)?;
     let Some(row) = rows.next().map_err(backend)? else {
-        return Ok(None);
+        return Err(StoreError::Backend {
+            detail: "the receipt lookup answered no row".to_owned(),
+        });
     };
     let locator = || missionweaveprotocol_engine::store::integrity::receipt_locator(key);
     let column = |i: usize| row.get_ref(i).map_err(backend);
+    let null =
+        |value: rusqlite::types::ValueRef<'_>| value.data_type() == rusqlite::types::Type::Null;
+    if null(column(0)?) {
+        if !null(column(5)?) {
+            let group = text_ref("event", locator, "group_id", column(5)?)?;
+            let sequence = integer("event", locator, "sequence", column(6)?)?;
+            return Ok(Lookup::Recorded(format!("event {group} #{sequence}")));
+        }
+        if !null(column(7)?) {
+            let kind = text_ref("aggregate", locator, "kind", column(7)?)?;
+            let id = text_ref("aggregate", locator, "id", column(8)?)?;
+            return Ok(Lookup::Recorded(format!("aggregate {kind} {id}")));
+        }
+        return Ok(Lookup::Absent);
+    }
     let signing_hash = text("receipt", locator, "signing_hash", column(0)?)?;
     let event_id = text("receipt", locator, "event_id", column(1)?)?;
     let group = column(2)?;
@@ -204,49 +238,7 @@ pub(crate) fn stored_receipt(
     };
     let stored = bytes("receipt", locator, "checksum", column(4)?)?;
     integrity.check_receipt(key, &receipt, stored)?;
-    Ok(Some(receipt))
-}
-
-/// The row that records `key`'s Action, if any (`event g #n` or `aggregate kind id`): two
-/// lookups on partial indexes holding only the rows that record an Action.
-pub(crate) fn recorded_action(
-    conn: &Connection,
-    key: &ReceiptKey,
-) -> Result<Option<String>, StoreError> {
-    let action = action_key(key);
-    let locator = || missionweaveprotocol_engine::store::integrity::receipt_locator(key);
-    let mut statement = conn.prepare_cached(RECORDED_EVENT_SQL).map_err(backend)?;
-    let mut rows = statement.query([&action[..]]).map_err(backend)?;
-    if let Some(row) = rows.next().map_err(backend)? {
-        let group = text_ref(
-            "event",
-            locator,
-            "group_id",
-            row.get_ref(0).map_err(backend)?,
-        )?;
-        let sequence = integer(
-            "event",
-            locator,
-            "sequence",
-            row.get_ref(1).map_err(backend)?,
-        )?;
-        return Ok(Some(format!("event {group} #{sequence}")));
-    }
-    let mut statement = conn
-        .prepare_cached(RECORDED_AGGREGATE_SQL)
-        .map_err(backend)?;
-    let mut rows = statement.query([&action[..]]).map_err(backend)?;
-    if let Some(row) = rows.next().map_err(backend)? {
-        let kind = text_ref(
-            "aggregate",
-            locator,
-            "kind",
-            row.get_ref(0).map_err(backend)?,
-        )?;
-        let id = text_ref("aggregate", locator, "id", row.get_ref(1).map_err(backend)?)?;
-        return Ok(Some(format!("aggregate {kind} {id}")));
-    }
-    Ok(None)
+    Ok(Lookup::Stored(receipt))
 }
 
 /// A Group's head with what integrity checks need: the chain hash before the first online
@@ -577,6 +569,40 @@ mod tests {
         assert!(samples > 0, "ANALYZE wrote no STAT4 samples");
         reads(&conn, 40);
         assert_reused(&conn, 40);
+    }
+
+    /// The receipt lookup probes the partial `action_key` indexes (never a scan of the log),
+    /// with the plan fixed once (`plan_once`), and answers what it finds.
+    #[test]
+    fn the_receipt_lookup_probes_the_action_indexes() {
+        let conn = store(true);
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", super::RECEIPT_SQL))
+            .unwrap()
+            .query_map(
+                rusqlite::params![
+                    "agent",
+                    "a",
+                    "act",
+                    &missionweaveprotocol_engine::store::integrity::GENESIS[..]
+                ],
+                |row| row.get::<_, String>(3),
+            )
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("events_by_action"), "{plan}");
+        assert!(plan.contains("aggregates_by_action"), "{plan}");
+        assert!(
+            !plan.contains("SCAN e") && !plan.contains("SCAN a"),
+            "{plan}"
+        );
+        let key = missionweaveprotocol_engine::store::ReceiptKey::new("agent", "a", "act");
+        assert_eq!(
+            super::lookup(&conn, &Integrity::unkeyed(), &key).unwrap(),
+            super::Lookup::Absent
+        );
     }
 
     /// Why `plan_once` exists: without it the range reads are prepared again on every run.

@@ -113,10 +113,8 @@ mod keyed_suite {
     use super::*;
 
     fn make() -> SqliteStore {
-        SqliteStore::in_memory_with(&StoreOptions::keyed(
-            IntegrityKey::new([9u8; 32]).unwrap(),
-        ))
-        .unwrap()
+        SqliteStore::in_memory_with(&StoreOptions::keyed(IntegrityKey::new([9u8; 32]).unwrap()))
+            .unwrap()
     }
 
     missionweaveprotocol_engine::store_test_suite!(make);
