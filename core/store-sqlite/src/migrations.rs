@@ -10,14 +10,21 @@
 //!   under version 1 restarts at its first online Event from `GENESIS` (the archived rows are
 //!   gone; the signed snapshot covers them, §7.4).
 //!
-//! SQLite cannot add a `NOT NULL` column without a default to a table that holds rows, so a
-//! step that adds one rebuilds the table (create the new shape, copy, drop, rename): a
-//! migrated database ends with exactly the tables a new one gets.
+//! - **3**: receipts and heads authenticated, receipts bound to their first Event, rows
+//!   optionally keyed (`store::integrity`): `receipts.checksum`, `groups.checksum`,
+//!   `events.action_key` and `aggregates.action_key` (the Action a first Event records, with a
+//!   partial unique index each, `events_by_action`, `aggregates_by_action`), and the
+//!   `integrity` table (the scheme, and for a keyed store a MAC that recognizes its key). Every
+//!   row is verified under the version-2 formulas and sealed anew under the store's scheme
+//!   (`seal.rs`): a row that failed before still fails, at the same place.
+//!
+//! SQLite cannot add a `NOT NULL` column without a default to a table that holds rows, so
+//! step 2 rebuilds the tables it changes (create the new shape, copy, drop, rename); step 3
+//! adds nullable columns, which every read requires to hold a 32-byte hash where one belongs.
+//! A migrated database ends with exactly the tables a new one gets.
 
-use missionweaveprotocol_engine::store::StoreError;
-use missionweaveprotocol_engine::store::integrity::{
-    GENESIS, Hash32, aggregate_checksum, event_chain,
-};
+use missionweaveprotocol_engine::store::integrity::{GENESIS, Hash32, v1};
+use missionweaveprotocol_engine::store::{Integrity, StoreError};
 use rusqlite::{Connection, params};
 
 use crate::convert::{backend, bytes, integer, text, to_sql};
@@ -28,8 +35,9 @@ pub(crate) struct Step {
     pub(crate) version: i64,
     /// What it does, for error messages.
     pub(crate) summary: &'static str,
-    /// The step itself, inside the migration's transaction.
-    pub(crate) apply: fn(&Connection) -> Result<(), StoreError>,
+    /// The step itself, inside the migration's transaction, sealing what it writes under the
+    /// store's scheme.
+    pub(crate) apply: fn(&Connection, &Integrity) -> Result<(), StoreError>,
 }
 
 /// Every step, in order; the last one's version is `SCHEMA_VERSION`.
@@ -44,7 +52,24 @@ pub(crate) const STEPS: &[Step] = &[
         summary: "add the Event hash chain and the aggregate checksums",
         apply: add_integrity_columns,
     },
+    Step {
+        version: 3,
+        summary: "authenticate receipts and heads, bind receipts to their first Event, \
+                  seal every row under the store's integrity scheme",
+        apply: bind_and_seal,
+    },
 ];
+
+/// Step 3's new columns, indexes and table.
+const BINDINGS_V3: &str = "
+ALTER TABLE receipts ADD COLUMN checksum BLOB;
+ALTER TABLE groups ADD COLUMN checksum BLOB;
+ALTER TABLE events ADD COLUMN action_key BLOB;
+ALTER TABLE aggregates ADD COLUMN action_key BLOB;
+CREATE UNIQUE INDEX events_by_action ON events (action_key) WHERE action_key IS NOT NULL;
+CREATE UNIQUE INDEX aggregates_by_action ON aggregates (action_key) WHERE action_key IS NOT NULL;
+CREATE TABLE integrity (scheme TEXT NOT NULL, key_check BLOB);
+";
 
 const TABLES_V1: &str = "
 CREATE TABLE aggregates (
@@ -116,11 +141,16 @@ DROP TABLE events;
 ALTER TABLE events_v2 RENAME TO events;
 ";
 
-fn create_tables(conn: &Connection) -> Result<(), StoreError> {
+fn create_tables(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
     conn.execute_batch(TABLES_V1).map_err(backend)
 }
 
-fn add_integrity_columns(conn: &Connection) -> Result<(), StoreError> {
+fn bind_and_seal(conn: &Connection, integrity: &Integrity) -> Result<(), StoreError> {
+    conn.execute_batch(BINDINGS_V3).map_err(backend)?;
+    crate::seal::reseal(conn, crate::seal::Sealed::Version2, integrity)
+}
+
+fn add_integrity_columns(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
     conn.execute_batch(TABLES_V2).map_err(backend)?;
     conn.execute(
         "INSERT INTO groups_v2 (group_id, next_sequence, first_online, snapshot_hash, \
@@ -166,7 +196,7 @@ fn checksum_aggregates(conn: &Connection) -> Result<(), StoreError> {
             "value",
             row.get_ref(3).map_err(backend)?,
         )?;
-        let checksum = aggregate_checksum(&kind, &id, revision, value);
+        let checksum = v1::aggregate_checksum(&kind, &id, revision, value);
         insert
             .execute(params![
                 kind,
@@ -223,7 +253,7 @@ fn chain_events(conn: &Connection) -> Result<(), StoreError> {
             Some((last_group, hash)) if *last_group == group => *hash,
             _ => GENESIS,
         };
-        let hash = event_chain(&before, &group, sequence, &event_id, body);
+        let hash = v1::event_chain(&before, &group, sequence, &event_id, body);
         insert
             .execute(params![
                 group,

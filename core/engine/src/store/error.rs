@@ -89,6 +89,14 @@ pub enum StoreError {
         /// What failed (a hash mismatch, a gap).
         detail: String,
     },
+    /// The store was opened with an integrity key it was not sealed with: a keyed store
+    /// without its key or with another one, or an unkeyed store with a key it was not told to
+    /// adopt (`store::integrity`, `StoreOptions`). Nothing was read or written. The detail
+    /// never holds key material.
+    IntegrityKeyRefused {
+        /// What does not match.
+        detail: String,
+    },
     /// The backend failed; nothing was committed.
     Backend {
         /// What failed (never shown on the wire beyond the code).
@@ -119,6 +127,7 @@ impl StoreError {
             Self::ArchiveOutOfRange { .. } => "archive_out_of_range",
             Self::InvalidArgument { .. } => "invalid_argument",
             Self::Corrupt { .. } => "store_corrupt",
+            Self::IntegrityKeyRefused { .. } => "integrity_key_refused",
             Self::Backend { .. } => "backend_failure",
         }
     }
@@ -197,6 +206,9 @@ impl fmt::Display for StoreError {
                 f,
                 "stored {what} {locator} failed its integrity check: {detail}"
             ),
+            Self::IntegrityKeyRefused { detail } => {
+                write!(f, "the store refused its integrity key: {detail}")
+            }
             Self::Backend { detail } => write!(f, "the store failed: {detail}"),
         }
     }
@@ -223,9 +235,11 @@ impl DescribeError for StoreError {
             // This attempt accepted nothing; an unchanged retry returns the original receipt
             // (§15.1, §19), so the transient code is the honest one.
             // Damaged data at rest is the server's fault, never the caller's (§19).
-            Self::AlreadyApplied { .. } | Self::Backend { .. } | Self::Corrupt { .. } => {
-                WireCode::InternalError
-            }
+            // A store opened with the wrong key is a deployment fault, never the caller's.
+            Self::AlreadyApplied { .. }
+            | Self::Backend { .. }
+            | Self::Corrupt { .. }
+            | Self::IntegrityKeyRefused { .. } => WireCode::InternalError,
             Self::CursorTooOld { .. } => WireCode::CursorTooOld,
             Self::ArchiveOutOfRange { .. } | Self::InvalidArgument { .. } => {
                 WireCode::ProtocolViolation
@@ -238,9 +252,13 @@ impl DescribeError for StoreError {
     }
 
     /// Damaged data at rest stays damaged: retrying the same read cannot succeed until an
-    /// operator restores the row, unlike the transient `INTERNAL_ERROR`s.
+    /// operator restores the row, unlike the transient `INTERNAL_ERROR`s; nor can a store
+    /// opened with the wrong integrity key.
     fn retryable(&self) -> bool {
-        !matches!(self, Self::Corrupt { .. }) && self.wire_code().retryable()
+        !matches!(
+            self,
+            Self::Corrupt { .. } | Self::IntegrityKeyRefused { .. }
+        ) && self.wire_code().retryable()
     }
 
     fn fields(&self) -> Fields {
@@ -288,6 +306,7 @@ impl DescribeError for StoreError {
             Self::Corrupt { what, locator, .. } => Fields::new()
                 .text("stored", *what)
                 .text("locator", locator.as_str()),
+            Self::IntegrityKeyRefused { .. } => Fields::new().text("argument", "integrity_key"),
             Self::Backend { .. } => Fields::new(),
         }
     }
