@@ -74,13 +74,11 @@ pub const DEFAULT_WRITER_CACHE_KIB: u32 = 65_536;
 
 /// The page size of a new database unless told otherwise: 16 KiB.
 ///
-/// SQLite's default is 4 KiB. Every table is `WITHOUT ROWID`, whose B-tree cells hold the whole
-/// row, interior cells included, and keep at most about a quarter of a page locally: with 4 KiB
-/// pages every Event over ≈ 1 KB spilled into an overflow page of its own (most of it empty),
-/// and interior pages holding copies of ≈ 1 KB rows had a fan-out of 5–7. With 16 KiB pages an
-/// Event up to ≈ 4 KB and every aggregate of the benchmark stay in their leaf, so a commit
-/// writes, fsyncs and checkpoints fewer pages and a replay reads ≈ 14 Events per `pread`
-/// (`docs/store.md`, "SQLite backend").
+/// SQLite's default is 4 KiB. A table B-tree keeps at most about a quarter of a page of a row
+/// locally: with 4 KiB pages every Event over ≈ 1 KB spilled into an overflow page of its own
+/// (most of it empty). With 16 KiB pages an Event up to ≈ 4 KB and every aggregate of the
+/// benchmark stay in their leaf, so a commit writes, fsyncs and checkpoints fewer pages and a
+/// replay reads ≈ 14 Events per `pread` (`docs/store-sqlite.md`).
 pub const DEFAULT_PAGE_SIZE: u32 = 16_384;
 
 /// Sets the page size of a database that holds nothing yet (SQLite ignores it otherwise).

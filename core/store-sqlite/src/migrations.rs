@@ -18,6 +18,14 @@
 //!   row is verified under the version-2 formulas and sealed anew under the store's scheme
 //!   (`seal.rs`): a row that failed before still fails, at the same place.
 //!
+//! - **4**: `aggregates` and `events` become rowid tables with a unique index on their former
+//!   primary key, the large column last. A `WITHOUT ROWID` table keeps the whole row in its key
+//!   B-tree, and a seek compares the probe with every cell it passes, reading a spilled cell's
+//!   whole payload to do so: one 3.4 MB Mission definition or Event made every lookup and every
+//!   insert near its key read megabytes (a Command's cost grew with an immutable neighbour's
+//!   size). In a rowid table the index holds only the key and the rowid; the value is read only
+//!   when asked for.
+//!
 //! SQLite cannot add a `NOT NULL` column without a default to a table that holds rows, so
 //! step 2 rebuilds the tables it changes (create the new shape, copy, drop, rename); step 3
 //! adds nullable columns, which every read requires to hold a 32-byte hash where one belongs.
@@ -57,6 +65,11 @@ pub(crate) const STEPS: &[Step] = &[
         summary: "authenticate receipts and heads, bind receipts to their first Event, \
                   seal every row under the store's integrity scheme",
         apply: bind_and_seal,
+    },
+    Step {
+        version: 4,
+        summary: "keep large values out of the key B-trees (rowid tables with unique indexes)",
+        apply: rowid_tables,
     },
 ];
 
@@ -140,6 +153,44 @@ ALTER TABLE groups_v2 RENAME TO groups;
 DROP TABLE events;
 ALTER TABLE events_v2 RENAME TO events;
 ";
+
+/// Step 4: the same columns and indexes, in rowid tables, the large column last; rows copied
+/// as they are (their checksums and chain hashes do not depend on the table's shape).
+const ROWID_V4: &str = "
+CREATE TABLE aggregates_v4 (
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    checksum BLOB NOT NULL,
+    action_key BLOB,
+    value BLOB NOT NULL
+);
+INSERT INTO aggregates_v4 (kind, id, revision, checksum, action_key, value)
+    SELECT kind, id, revision, checksum, action_key, value FROM aggregates ORDER BY kind, id;
+DROP TABLE aggregates;
+ALTER TABLE aggregates_v4 RENAME TO aggregates;
+CREATE UNIQUE INDEX aggregates_by_key ON aggregates (kind, id);
+CREATE UNIQUE INDEX aggregates_by_action ON aggregates (action_key) WHERE action_key IS NOT NULL;
+CREATE TABLE events_v4 (
+    group_id TEXT NOT NULL,
+    sequence INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    chain_hash BLOB NOT NULL,
+    action_key BLOB,
+    body BLOB NOT NULL
+);
+INSERT INTO events_v4 (group_id, sequence, event_id, chain_hash, action_key, body)
+    SELECT group_id, sequence, event_id, chain_hash, action_key, body FROM events
+    ORDER BY group_id, sequence;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+CREATE UNIQUE INDEX events_by_position ON events (group_id, sequence);
+CREATE UNIQUE INDEX events_by_action ON events (action_key) WHERE action_key IS NOT NULL;
+";
+
+fn rowid_tables(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
+    conn.execute_batch(ROWID_V4).map_err(backend)
+}
 
 fn create_tables(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
     conn.execute_batch(TABLES_V1).map_err(backend)

@@ -1,12 +1,14 @@
 //! The database schema and its version, brought forward by the numbered steps of
 //! `migrations.rs` when a store is opened; a newer version is refused.
 //!
-//! - `aggregates (kind, id) → (revision, value, checksum, action_key)`: §15.3 optimistic
-//!   concurrency per aggregate; `WITHOUT ROWID` so the primary key is the table's order and
-//!   `list` by ID prefix is a range scan (TEXT compares bytewise, the in-memory store's order).
+//! - `aggregates (kind, id) → (revision, checksum, action_key, value)`: §15.3 optimistic
+//!   concurrency per aggregate; a rowid table with the unique index `aggregates_by_key`, so
+//!   `list` by ID prefix is an index range scan (TEXT compares bytewise, the in-memory store's
+//!   order) and a seek never reads a value (step 4 of `migrations.rs` says why).
 //!   `checksum` is `Integrity::aggregate_checksum` of the row; `action_key` the Action an
 //!   Organization-scoped first Event records (`aggregates_by_action`).
-//! - `events (group_id, sequence) → (event_id, body, chain_hash, action_key)`: the per-Group
+//! - `events (group_id, sequence) → (event_id, chain_hash, action_key, body)`, unique index
+//!   `events_by_position`: the per-Group
 //!   logs (§15.2) with each row's hash chain (`Integrity::event_chain`) and, on the first Event
 //!   of a Command, the Action it records (`events_by_action`); the Event ID is stored, not
 //!   indexed (lookup by Event ID is not part of the seam).
@@ -26,7 +28,7 @@ use crate::convert::backend;
 use crate::migrations::STEPS;
 
 /// The schema version this build writes and reads (the last migration step's).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const _: () = assert!(STEPS[STEPS.len() - 1].version == SCHEMA_VERSION);
 

@@ -136,7 +136,7 @@ fn a_version_1_database_is_migrated_and_every_read_verifies() {
 
     let raw = Connection::open(&path).unwrap();
     assert_eq!(version(&raw), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
     for (table, column) in [
         ("events", "chain_hash"),
         ("events", "action_key"),
@@ -156,7 +156,7 @@ fn a_version_1_database_is_migrated_and_every_read_verifies() {
     // No table of the migration is left behind.
     let leftovers: i64 = raw
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2'",
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2' OR name LIKE '%_v4'",
             [],
             |r| r.get(0),
         )
@@ -291,7 +291,7 @@ fn a_failing_migration_step_leaves_version_1_intact() {
     assert_eq!((events, aggregates), (7, 2));
     let leftovers: i64 = raw
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2'",
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2' OR name LIKE '%_v4'",
             [],
             |r| r.get(0),
         )
@@ -346,4 +346,36 @@ fn a_newer_version_is_still_refused_and_left_untouched() {
         "{error}"
     );
     assert_eq!(version(&raw), SCHEMA_VERSION + 1);
+}
+
+#[test]
+fn aggregates_and_events_are_rowid_tables_whose_large_column_comes_last() {
+    // Step 4: a `WITHOUT ROWID` table made every seek near a large row read its whole
+    // overflow chain. A new file has rowid tables, keyed by unique indexes, the value last.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shape.sqlite");
+    drop(SqliteStore::open(&path).unwrap());
+    let raw = Connection::open(&path).unwrap();
+    for (table, last, index) in [
+        ("aggregates", "value", "aggregates_by_key"),
+        ("events", "body", "events_by_position"),
+    ] {
+        let sql: String = raw
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("WITHOUT ROWID"), "{table}: {sql}");
+        assert_eq!(columns(&raw, table).last().map(String::as_str), Some(last));
+        let unique: i64 = raw
+            .query_row(
+                "SELECT \"unique\" FROM pragma_index_list(?1) WHERE name = ?2",
+                [table, index],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(unique, 1, "{index}");
+    }
 }
