@@ -15,7 +15,6 @@ mod draft;
 mod error;
 mod event_id;
 mod issuer;
-#[cfg(not(target_arch = "wasm32"))]
 mod random_ids;
 mod sign_once;
 
@@ -23,5 +22,4 @@ pub use draft::{Cause, CauseType, EventDraft, GroupPosition};
 pub use error::EventBuildError;
 pub use event_id::{EventIdSource, SequentialEventIds};
 pub use issuer::{EventIssuer, SignedEvent};
-#[cfg(not(target_arch = "wasm32"))]
 pub use random_ids::{RandomEventIds, uuid_v4_urn};
