@@ -607,9 +607,6 @@ impl Session {
             return;
         }
         self.resolve(&document, &event_id, group_id.as_deref(), sequence);
-        if seen == Seen::Same {
-            return;
-        }
         let event = DeliveredEvent {
             group_id: group_id.clone(),
             sequence,
@@ -620,7 +617,10 @@ impl Session {
         };
         let Some(order) = group_id.as_ref().and_then(|g| self.groups.get_mut(g)) else {
             // Not a subscribed Group (an Organization-scoped Event, or a Group only this
-            // session's own Command touched): delivered outside any order.
+            // session's own Command touched): delivered outside any order, once.
+            if seen == Seen::Same {
+                return;
+            }
             self.recent
                 .remember(&event_id, group_id.as_deref(), sequence);
             self.events.push_back(SessionEvent::Event(event));
@@ -639,6 +639,9 @@ impl Session {
                     self.events.push_back(SessionEvent::Event(event));
                 }
             }
+            // An Event delivered as attention comes again in order once its gap fills (the
+            // host has not processed it durably, §16); as attention it comes only once.
+            Offer::Attention(_) if seen == Seen::Same => {}
             Offer::Attention(event) => {
                 self.recent
                     .remember(&event_id, group_id.as_deref(), sequence);

@@ -443,6 +443,27 @@ impl Connection {
         let frame_id = text("frameId").filter(|id| is_protocol_id(id));
         let known_type = text("frameType").and_then(FrameType::parse);
         match (version, frame_id, known_type) {
+            (Some(_), Some(frame_id), Some(FrameType::Hello))
+                if text("phase") == Some("client_init")
+                    && root
+                        .get("supportedVersions")
+                        .and_then(|v| v.as_array())
+                        .is_some_and(|versions| {
+                            !versions
+                                .iter()
+                                .any(|v| v.as_str() == Some(frames::PROTOCOL_VERSION))
+                        }) =>
+            {
+                // §6.3 step 1 negotiates the version: offering none of ours is
+                // `UNSUPPORTED_VERSION` (the schema admits only "0.1" in the list, so such a
+                // frame fails it first), and the Agent may try again.
+                let body = ErrorBody::new(
+                    WireCode::UnsupportedVersion,
+                    "no compatible protocol version: this server speaks 0.1",
+                )
+                .related_to(frame_id);
+                self.reply_error(body, now);
+            }
             (Some(_), Some(frame_id), Some(frame_type)) => {
                 let mut body = ErrorBody::new(
                     error.code,
