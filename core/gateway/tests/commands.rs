@@ -23,9 +23,18 @@ fn refused(pair: &mut Pair, bytes: &[u8]) -> ErrorBody {
     match events.as_slice() {
         [SessionEvent::CommandRefused { ticket: t, error }] => {
             assert_eq!(t, &ticket);
-            assert_eq!(error.related_frame_id.as_deref(), Some(ticket.frame_id.as_str()));
-            assert_eq!(error.related_action_id.as_deref(), Some(ticket.action_id.as_str()));
-            assert_eq!(pair.server_closed, None, "a refusal keeps the connection open");
+            assert_eq!(
+                error.related_frame_id.as_deref(),
+                Some(ticket.frame_id.as_str())
+            );
+            assert_eq!(
+                error.related_action_id.as_deref(),
+                Some(ticket.action_id.as_str())
+            );
+            assert_eq!(
+                pair.server_closed, None,
+                "a refusal keeps the connection open"
+            );
             error.clone()
         }
         other => panic!("expected one refusal, got {other:?}"),
@@ -39,8 +48,12 @@ fn a_command_resolves_to_its_event_through_the_subscription() {
     let mut pair = world.pair(COORDINATOR);
     pair.subscribe(&[(GROUP, 0)]);
     let before = pair.delivered().len() as u64;
-    let (bytes, action) =
-        pair.command(&world, GROUP, "message.post", &World::post_payload("m1", MAIN, &[]));
+    let (bytes, action) = pair.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("m1", MAIN, &[]),
+    );
     let ticket = pair.client.send_command(&bytes, NOW).unwrap();
     assert_eq!(ticket.action_id, action);
     assert_eq!(pair.client.pending_commands(), 1);
@@ -61,7 +74,10 @@ fn a_command_resolves_to_its_event_through_the_subscription() {
     assert_eq!(t, &ticket);
     assert_eq!(group_id.as_deref(), Some(GROUP));
     assert_eq!(*sequence, before + 1);
-    assert!(event.in_order, "delivered by the subscription, in Group order");
+    assert!(
+        event.in_order,
+        "delivered by the subscription, in Group order"
+    );
     assert_eq!(event.sequence, before + 1);
     assert_eq!(pair.client.pending_commands(), 0);
     // The host learns the head moved (to wake others, NOTIFY other processes).
@@ -85,13 +101,19 @@ fn a_command_outside_the_subscriptions_is_answered_directly_and_duplicates_retur
     let world = World::new();
     world.missions();
     let mut pair = world.pair(COORDINATOR);
-    let (bytes, _) =
-        pair.command(&world, GROUP, "message.post", &World::post_payload("m1", MAIN, &[]));
+    let (bytes, _) = pair.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("m1", MAIN, &[]),
+    );
     pair.client.send_command(&bytes, NOW).unwrap();
     pair.pump();
     let events = pair.events();
-    let [SessionEvent::CommandAccepted { event_id, .. }, SessionEvent::Event(event)] =
-        events.as_slice()
+    let [
+        SessionEvent::CommandAccepted { event_id, .. },
+        SessionEvent::Event(event),
+    ] = events.as_slice()
     else {
         panic!("{events:?}")
     };
@@ -221,7 +243,12 @@ fn session_checks_refuse_other_actors_keys_and_epochs() {
     let error = refused(&mut pair, &spare);
     assert_eq!(error.code, WireCode::AuthInvalidSignature);
     // Its own key: applied.
-    let (own, _) = pair.command(&world, GROUP, "message.post", &World::post_payload("own", MAIN, &[]));
+    let (own, _) = pair.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("own", MAIN, &[]),
+    );
     pair.client.send_command(&own, NOW).unwrap();
     pair.pump();
     assert!(matches!(
@@ -265,12 +292,19 @@ fn core_refusals_keep_their_code_and_safe_fields() {
     // A Membership Epoch that is not the current one.
     let stale = String::from_utf8(
         world
-            .command_in(GROUP, "message.post", COORDINATOR, 1, &World::post_payload("me", MAIN, &[]))
+            .command_in(
+                GROUP,
+                "message.post",
+                COORDINATOR,
+                1,
+                &World::post_payload("me", MAIN, &[]),
+            )
             .0,
     )
     .unwrap();
     let unsigned = {
-        let Value::Object(mut object) = missionweaveprotocol::json::parse(stale.as_bytes()).unwrap()
+        let Value::Object(mut object) =
+            missionweaveprotocol::json::parse(stale.as_bytes()).unwrap()
         else {
             unreachable!()
         };
@@ -316,8 +350,18 @@ fn pending_commands_time_out_and_are_bounded() {
     pair.client.start(NOW).unwrap();
     pair.pump();
     pair.events();
-    let (a, _) = pair.command(&world, GROUP, "message.post", &World::post_payload("a", MAIN, &[]));
-    let (b, _) = pair.command(&world, GROUP, "message.post", &World::post_payload("b", MAIN, &[]));
+    let (a, _) = pair.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("a", MAIN, &[]),
+    );
+    let (b, _) = pair.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("b", MAIN, &[]),
+    );
     // Not pumped: the first awaits its outcome.
     let ticket = pair.client.send_command(&a, NOW).unwrap();
     assert_eq!(

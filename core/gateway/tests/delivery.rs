@@ -30,7 +30,11 @@ fn take_all(pair: &mut Pair) -> Vec<Value> {
         let Output::Frame(bytes) = output else {
             panic!("closed")
         };
-        out.push(missionweaveprotocol::wire::parse_frame(&bytes).unwrap().value);
+        out.push(
+            missionweaveprotocol::wire::parse_frame(&bytes)
+                .unwrap()
+                .value,
+        );
         pair.client.on_text(&bytes, pair.now).unwrap();
     }
     out
@@ -58,7 +62,10 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
         world.owner_posts(GROUP, &format!("busy-{i}"), &[]);
         pair.server
             .on_group_moved(GROUP, Some(world.head(GROUP)), NOW);
-        assert!(pair.server.queued_frames() <= 8 + 1, "bounded: the share plus one notice");
+        assert!(
+            pair.server.queued_frames() <= 8 + 1,
+            "bounded: the share plus one notice"
+        );
     }
     assert!(pair.server.is_paused(GROUP));
     assert!(!pair.server.is_paused(OTHER_GROUP));
@@ -78,8 +85,17 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
     assert_eq!(errors.len(), 1, "exactly one BACKPRESSURE for the pause");
     assert_eq!(code(errors[0]), "BACKPRESSURE");
     assert_eq!(text(errors[0], "/error/groupId"), GROUP);
-    assert_eq!(errors[0].pointer("/error/retryAfterMs").and_then(Value::as_number).and_then(|n| n.as_u64()), Some(250));
-    assert_eq!(errors[0].pointer("/error/retryable"), Some(&Value::Bool(true)));
+    assert_eq!(
+        errors[0]
+            .pointer("/error/retryAfterMs")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64()),
+        Some(250)
+    );
+    assert_eq!(
+        errors[0].pointer("/error/retryable"),
+        Some(&Value::Bool(true))
+    );
     let groups = event_groups(&frames);
     assert_eq!(groups.iter().filter(|g| *g == GROUP).count(), 20);
     assert_eq!(groups.iter().filter(|g| *g == OTHER_GROUP).count(), 1);
@@ -90,7 +106,10 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
     assert!(!pair.server.is_paused(GROUP));
     // The client got every Event of both Groups in order.
     assert_eq!(pair.client.cursor(GROUP), Some(world.head(GROUP)));
-    assert_eq!(pair.client.cursor(OTHER_GROUP), Some(world.head(OTHER_GROUP)));
+    assert_eq!(
+        pair.client.cursor(OTHER_GROUP),
+        Some(world.head(OTHER_GROUP))
+    );
     let backpressure = pair
         .events()
         .into_iter()
@@ -105,7 +124,10 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
     }
     let frames = take_all(&mut pair);
     assert_eq!(
-        frames.iter().filter(|f| text(f, "/frameType") == "ERROR").count(),
+        frames
+            .iter()
+            .filter(|f| text(f, "/frameType") == "ERROR")
+            .count(),
         1
     );
     assert_eq!(pair.client.cursor(GROUP), Some(world.head(GROUP)));
@@ -131,7 +153,11 @@ fn a_catch_up_that_fills_its_share_is_not_backpressure() {
         .unwrap();
     let subscribe = pair.client.poll_output().unwrap();
     pair.server.on_text(&subscribe, NOW);
-    assert_eq!(pair.server.queued_frames(), 8, "the share, read in pages of 4");
+    assert_eq!(
+        pair.server.queued_frames(),
+        8,
+        "the share, read in pages of 4"
+    );
     assert!(!pair.server.is_paused(GROUP));
     let frames = take_all(&mut pair);
     assert!(frames.iter().all(|f| text(f, "/frameType") == "EVENT"));
@@ -155,7 +181,11 @@ fn byte_shares_bound_the_queue_but_one_large_event_still_passes() {
     }
     pair.server
         .on_group_moved(GROUP, Some(world.head(GROUP)), NOW);
-    assert_eq!(pair.server.queued_frames(), 1, "one frame beyond the byte bound, no more");
+    assert_eq!(
+        pair.server.queued_frames(),
+        1,
+        "one frame beyond the byte bound, no more"
+    );
     let frames = take_all(&mut pair);
     assert_eq!(event_groups(&frames).len(), 3);
     assert_eq!(pair.client.cursor(GROUP), Some(world.head(GROUP)));
@@ -195,11 +225,20 @@ fn every_subscriber_is_delivered_each_in_its_own_order() {
     coordinator.events();
     worker.events();
     // The worker posts; the host wakes the other subscribers from the notification.
-    let (bytes, _) = worker.command(&world, GROUP, "message.post", &World::post_payload("w", MAIN, &[]));
+    let (bytes, _) = worker.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("w", MAIN, &[]),
+    );
     worker.client.send_command(&bytes, NOW).unwrap();
     worker.pump();
     let moved = worker.server.poll_notification().unwrap();
-    for id in world.gateway.hub().wake_list(&moved.group_id, worker.server.id()) {
+    for id in world
+        .gateway
+        .hub()
+        .wake_list(&moved.group_id, worker.server.id())
+    {
         assert_eq!(id, coordinator.server.id());
         coordinator
             .server
@@ -207,7 +246,15 @@ fn every_subscriber_is_delivered_each_in_its_own_order() {
     }
     coordinator.pump();
     let seen = coordinator.delivered();
-    assert_eq!(seen, [(GROUP.to_owned(), moved.sequence, true, "message.posted".to_owned())]);
+    assert_eq!(
+        seen,
+        [(
+            GROUP.to_owned(),
+            moved.sequence,
+            true,
+            "message.posted".to_owned()
+        )]
+    );
     assert_eq!(world.gateway.hub().group_count(), 1);
     drop(worker);
     drop(coordinator);

@@ -18,7 +18,10 @@ use missionweaveprotocol_gateway::server::{
 fn fatal(frames_out: &[Value], expected_code: &str) {
     assert_eq!(frames_out.len(), 1, "one ERROR, nothing else");
     assert_eq!(code(&frames_out[0]), expected_code);
-    assert_eq!(frames_out[0].pointer("/error/fatal"), Some(&Value::Bool(true)));
+    assert_eq!(
+        frames_out[0].pointer("/error/fatal"),
+        Some(&Value::Bool(true))
+    );
 }
 
 #[test]
@@ -51,7 +54,12 @@ fn framing_violations_close_with_their_codes() {
         server.on_text(&bytes, NOW);
         let (frames_out, close) = drain(&mut server, NOW);
         fatal(&frames_out, expected);
-        assert_eq!(close.map(|c| c.0), Some(close_code), "{}", String::from_utf8_lossy(&bytes));
+        assert_eq!(
+            close.map(|c| c.0),
+            Some(close_code),
+            "{}",
+            String::from_utf8_lossy(&bytes)
+        );
         assert!(server.is_closed());
         // Nothing more after the close.
         server.on_text(b"{}", NOW);
@@ -89,7 +97,12 @@ fn a_frame_of_ours_failing_its_schema_is_answered_and_the_socket_stays_open() {
     let mut pair = world.pair(COORDINATOR);
     let bad_subscribe = br#"{"protocolVersion":"0.1","frameId":"urn:x:1","frameType":"SUBSCRIBE","subscriptionId":"urn:x:s","groups":[]}"#;
     pair.server.on_text(bad_subscribe, NOW);
-    let (bytes, action) = pair.command(&world, GROUP, "message.post", &World::post_payload("a", MAIN, &[]));
+    let (bytes, action) = pair.command(
+        &world,
+        GROUP,
+        "message.post",
+        &World::post_payload("a", MAIN, &[]),
+    );
     let command = String::from_utf8(frames::command("urn:x:2", &bytes).unwrap()).unwrap();
     let extra = command.replacen('{', r#"{"extra":1,"#, 1);
     pair.server.on_text(extra.as_bytes(), NOW);
@@ -105,7 +118,11 @@ fn a_frame_of_ours_failing_its_schema_is_answered_and_the_socket_stays_open() {
         .collect();
     assert_eq!(related, ["urn:x:1", "urn:x:2", "urn:x:3"]);
     assert_eq!(text(&frames_out[1], "/error/relatedActionId"), action);
-    assert!(frames_out.iter().all(|f| f.pointer("/error/fatal").is_none()));
+    assert!(
+        frames_out
+            .iter()
+            .all(|f| f.pointer("/error/fatal").is_none())
+    );
     // Still working.
     pair.subscribe(&[(GROUP, 0)]);
     assert!(!pair.delivered().is_empty());
@@ -149,10 +166,16 @@ fn input_fed_past_the_reply_bound_closes_instead_of_growing() {
         assert!(pair.server.wants_input());
         pair.server.on_text(&ping, NOW);
     }
-    assert!(!pair.server.wants_input(), "four replies wait: stop reading");
+    assert!(
+        !pair.server.wants_input(),
+        "four replies wait: stop reading"
+    );
     assert_eq!(pair.server.queued_frames(), 4);
     // Drained, it wants input again.
-    assert!(matches!(pair.server.poll_output(NOW), Some(Output::Frame(_))));
+    assert!(matches!(
+        pair.server.poll_output(NOW),
+        Some(Output::Frame(_))
+    ));
     assert!(pair.server.wants_input());
     pair.server.on_text(&ping, NOW);
     // A host that ignores `wants_input`.
@@ -183,7 +206,11 @@ fn pings_are_answered_once_and_presence_is_kept_apart_from_the_log() {
     pair.pump();
     assert_eq!(pair.events(), [SessionEvent::Pong { nonce }]);
     assert!(pair.server.presence().unwrap().json_eq(&presence));
-    assert_eq!(world.head(GROUP), head, "presence is never in the log (§6.2)");
+    assert_eq!(
+        world.head(GROUP),
+        head,
+        "presence is never in the log (§6.2)"
+    );
     // Server → client: the client answers with replyToNonce; the server does not answer that.
     pair.server.ping(NOW);
     pair.pump();
@@ -222,6 +249,9 @@ fn pings_are_answered_once_and_presence_is_kept_apart_from_the_log() {
     let ping = frames::ping("urn:x:p", "bm9uY2U", None, NOW_TEXT, Some(&presence)).unwrap();
     pair.server.on_text(&ping, NOW);
     let (frames_out, _) = drain(&mut pair.server, NOW);
-    assert_eq!(text(&frames_out[0], "/error/details/limit"), "max_presence_bytes");
+    assert_eq!(
+        text(&frames_out[0], "/error/details/limit"),
+        "max_presence_bytes"
+    );
     assert_eq!(pair.server.presence(), None);
 }

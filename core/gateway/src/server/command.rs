@@ -180,7 +180,7 @@ impl Connection {
             }
         }
         for (group, sequence) in moved {
-            self.notifications.push_back(GroupMoved {
+            self.notify(GroupMoved {
                 group_id: group.clone(),
                 sequence,
             });

@@ -77,6 +77,10 @@ pub struct GroupMoved {
     pub sequence: u64,
 }
 
+/// Notifications kept for a host that does not take them: the oldest is dropped beyond this
+/// (a dropped one only delays other subscribers until their head poll).
+pub const MAX_NOTIFICATIONS: usize = 256;
+
 /// The authenticated session of a connection.
 #[derive(Debug, Clone)]
 pub(super) struct Session {
@@ -343,6 +347,13 @@ impl Connection {
 
     pub(super) fn reply(&mut self, bytes: Vec<u8>) {
         self.outbound.push_reply(bytes);
+    }
+
+    pub(super) fn notify(&mut self, moved: GroupMoved) {
+        if self.notifications.len() >= MAX_NOTIFICATIONS {
+            self.notifications.pop_front();
+        }
+        self.notifications.push_back(moved);
     }
 
     /// Queues an `ERROR` frame (a builder failure — an identifier that is not a protocol ID —

@@ -65,6 +65,8 @@ pub(super) struct Subscription {
     queued_frames: usize,
     queued_bytes: usize,
     flow: Flow,
+    /// Whether the Group is in the connection's `blocked` list (at most once).
+    listed: bool,
     last_polled: UnixMillis,
 }
 
@@ -85,6 +87,7 @@ impl Subscription {
             queued_frames: 0,
             queued_bytes: 0,
             flow: Flow::Flowing,
+            listed: false,
             last_polled: now,
         }
     }
@@ -92,10 +95,11 @@ impl Subscription {
     /// The same Group subscribed again (a new cursor and filter); what it already queued
     /// stays counted until the host takes it.
     pub(super) fn restart(&mut self, fresh: Self) {
-        let (frames, bytes) = (self.queued_frames, self.queued_bytes);
+        let (frames, bytes, listed) = (self.queued_frames, self.queued_bytes, self.listed);
         *self = fresh;
         self.queued_frames = frames;
         self.queued_bytes = bytes;
+        self.listed = listed;
     }
 
     pub(super) fn cursor(&self) -> u64 {
@@ -154,8 +158,11 @@ impl Connection {
 
     /// Stops delivering `group` (refused, ended visibility, `CURSOR_TOO_OLD`).
     pub(super) fn unsubscribe(&mut self, group: &str) {
-        if self.subscriptions.remove(group).is_some() {
+        if let Some(subscription) = self.subscriptions.remove(group) {
             self.gateway.hub().unsubscribe(self.id, group);
+            if subscription.listed {
+                self.blocked.retain(|g| &**g != group);
+            }
         }
     }
 
@@ -164,7 +171,12 @@ impl Connection {
             && subscription.flow == Flow::Flowing
         {
             subscription.flow = Flow::Blocked;
-            self.blocked.push_back(Arc::clone(group));
+            // Listed once, whatever happens to the subscription meanwhile: the list never
+            // holds more entries than there are subscriptions.
+            if !subscription.listed {
+                subscription.listed = true;
+                self.blocked.push_back(Arc::clone(group));
+            }
         }
     }
 
@@ -361,12 +373,14 @@ impl Connection {
                 continue;
             };
             if subscription.flow == Flow::Flowing {
+                subscription.listed = false;
                 continue;
             }
             if subscription.queued_frames <= limits.group_share_frames / 2
                 && subscription.queued_bytes <= limits.group_share_bytes / 2
             {
                 subscription.flow = Flow::Flowing;
+                subscription.listed = false;
                 self.pull(&group, now);
             } else {
                 self.blocked.push_back(group);

@@ -176,7 +176,7 @@ impl Connection {
             if record.sequence > 0
                 && let Some(group) = super::command::group_of(&record.body)
             {
-                self.notifications.push_back(GroupMoved {
+                self.notify(GroupMoved {
                     group_id: group,
                     sequence: record.sequence,
                 });

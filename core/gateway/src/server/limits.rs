@@ -107,8 +107,8 @@ impl std::error::Error for LimitsError {}
 pub const SUBSCRIPTION_OVERHEAD_BYTES: usize = 512;
 /// Bytes a connection holds with nothing subscribed or queued (measured, rounded up).
 pub const CONNECTION_BASE_BYTES: usize = 8 << 10;
-/// Bytes a queued frame costs besides its own bytes.
-pub const QUEUED_FRAME_OVERHEAD_BYTES: usize = 64;
+/// Bytes a queued frame costs besides its own bytes (its queue slot, with the queue's growth).
+pub const QUEUED_FRAME_OVERHEAD_BYTES: usize = 128;
 /// Longest protocol ID (`common.schema.json` `id`).
 pub const MAX_ID_BYTES: usize = 512;
 /// Largest frame of one stored Event (an Event passes the document limit; its frame adds the
@@ -191,7 +191,9 @@ impl Limits {
     ///   [`QUEUED_FRAME_OVERHEAD_BYTES`] per frame;
     /// - the reply queue: `max_reply_bytes` + the replies of one input beyond it (one
     ///   Command's Events, each at most one Event frame; the bound counts one), plus the
-    ///   per-frame overhead.
+    ///   per-frame overhead;
+    /// - the notifications the host has not taken (at most
+    ///   [`MAX_NOTIFICATIONS`](super::MAX_NOTIFICATIONS), a Group ID each).
     pub fn connection_memory_bound(&self) -> usize {
         let per_subscription = SUBSCRIPTION_OVERHEAD_BYTES
             + MAX_ID_BYTES
@@ -205,7 +207,9 @@ impl Limits {
             .max_reply_bytes
             .saturating_add(MAX_EVENT_FRAME_BYTES)
             .saturating_add((self.max_reply_frames + 8) * QUEUED_FRAME_OVERHEAD_BYTES);
+        let notifications = super::MAX_NOTIFICATIONS * (MAX_ID_BYTES + 64);
         CONNECTION_BASE_BYTES
+            .saturating_add(notifications)
             .saturating_add(self.max_presence_bytes)
             .saturating_add(subscriptions)
             .saturating_add(queue)

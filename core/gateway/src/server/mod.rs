@@ -40,7 +40,7 @@ use missionweaveprotocol_agent::auth::SessionAuthority;
 pub use agents::AgentConnections;
 pub use connection::{
     CLOSE_INVALID_PAYLOAD, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED_DATA, Close, Connection,
-    GroupMoved, Output,
+    GroupMoved, MAX_NOTIFICATIONS, Output,
 };
 pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};

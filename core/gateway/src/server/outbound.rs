@@ -39,7 +39,9 @@ pub(crate) struct Outbound {
 }
 
 impl Outbound {
-    pub fn push_data(&mut self, group: Arc<str>, bytes: Vec<u8>) {
+    pub fn push_data(&mut self, group: Arc<str>, mut bytes: Vec<u8>) {
+        // A queued frame holds exactly its bytes (the memory bound counts lengths).
+        bytes.shrink_to_fit();
         self.data_frames += 1;
         self.data_bytes += bytes.len();
         self.frames.push_back(Queued {
@@ -48,7 +50,8 @@ impl Outbound {
         });
     }
 
-    pub fn push_reply(&mut self, bytes: Vec<u8>) {
+    pub fn push_reply(&mut self, mut bytes: Vec<u8>) {
+        bytes.shrink_to_fit();
         self.reply_frames += 1;
         self.reply_bytes += bytes.len();
         self.frames.push_back(Queued {

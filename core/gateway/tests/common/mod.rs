@@ -90,8 +90,13 @@ pub struct World {
 }
 
 impl World {
+    /// A world with the default limits, except connections per Agent (tests sharing one world
+    /// across threads open many sessions of one Agent at once).
     pub fn new() -> Self {
-        Self::with_limits(Limits::default())
+        Self::with_limits(Limits {
+            max_connections_per_agent: 64,
+            ..Limits::default()
+        })
     }
 
     pub fn with_limits(limits: Limits) -> Self {
@@ -335,6 +340,14 @@ impl World {
             &Self::post_payload(id, main, mentions),
         );
         self.perform(&bytes)
+    }
+
+    /// The stored bytes of `group`'s Event at `sequence`.
+    pub fn store_event(&self, group: &str, sequence: u64) -> Vec<u8> {
+        use missionweaveprotocol_engine::store::Store;
+        self.store.replay(group, sequence - 1, 1).unwrap().events[0]
+            .body
+            .to_vec()
     }
 
     pub fn head(&self, group: &str) -> u64 {
