@@ -13,7 +13,7 @@ use missionweaveprotocol::json::Value;
 use missionweaveprotocol_gateway::frames::{self, Attention, SubscribeGroup};
 use missionweaveprotocol_gateway::server::{
     CONNECTION_BASE_BYTES, Connection, Limits, QUEUED_FRAME_OVERHEAD_BYTES,
-    SUBSCRIPTION_OVERHEAD_BYTES,
+    SUBSCRIPTION_OVERHEAD_BYTES, attention_cost,
 };
 use mwp_alloc_count::{Counting, live_bytes};
 
@@ -99,7 +99,7 @@ fn a_full_connection_stays_within_its_bound() {
         .collect();
     let filter_bytes: usize = groups
         .iter()
-        .map(|g| g.attention.as_ref().unwrap().text_bytes() + 24 * 8)
+        .map(|g| attention_cost(g.attention.as_ref().unwrap()))
         .sum();
     let id_bytes: usize = groups.iter().map(|g| g.group_id.len()).sum();
     pair.client.subscribe(&groups, NOW).unwrap();
@@ -153,4 +153,12 @@ fn a_full_connection_stays_within_its_bound() {
     // The measurement is not trivially small: the queue and the filters are really held.
     assert!(held >= bytes_queued + id_bytes, "held {held}");
     let _ = Value::Null;
+}
+
+#[test]
+fn the_default_bound() {
+    // What `docs/network.md` states for the default limits.
+    let bound = Limits::default().connection_memory_bound();
+    println!("default connection memory bound: {bound} B");
+    assert!(bound < 16 << 20, "{bound}");
 }

@@ -472,6 +472,43 @@ fn subscription_limits_refuse_the_whole_frame() {
         limits,
         ["max_groups_per_subscribe", "max_attention_entries"]
     );
+    // The connection's attention budget counts every subscription's filter together.
+    let world_small = World::with_limits(Limits {
+        max_attention_bytes: 100,
+        ..Limits::default()
+    });
+    world_small.missions();
+    let mut small = world_small.pair(COORDINATOR);
+    let filtered = |g: &str| SubscribeGroup {
+        group_id: g.into(),
+        after_sequence: 0,
+        attention: Some(Attention {
+            conversation_ids: Some(vec![MAIN.into()]),
+            ..Attention::default()
+        }),
+    };
+    small.server.on_text(
+        &frames::subscribe("urn:x:a", "urn:x:s", &[filtered(GROUP)]).unwrap(),
+        NOW,
+    );
+    drain(&mut small.server, NOW);
+    // Replacing the same filter fits; a second one does not.
+    small.server.on_text(
+        &frames::subscribe("urn:x:b", "urn:x:s", &[filtered(GROUP)]).unwrap(),
+        NOW,
+    );
+    small.server.on_text(
+        &frames::subscribe("urn:x:c", "urn:x:s", &[filtered(OTHER_GROUP)]).unwrap(),
+        NOW,
+    );
+    let (small_out, _) = drain(&mut small.server, NOW);
+    let refused: Vec<&str> = small_out
+        .iter()
+        .filter(|f| text(f, "/frameType") == "ERROR")
+        .map(|f| text(f, "/error/details/limit"))
+        .collect();
+    assert_eq!(refused, ["max_attention_bytes"]);
+    assert_eq!(small.server.subscribed_groups().count(), 1);
     assert!(frames_out.iter().all(|f| code(f) == "RATE_LIMITED"));
     assert!(pair.server.subscribed_groups().next().is_none());
     // Two subscriptions fit; a third Group does not (re-subscribing one does).

@@ -101,6 +101,8 @@ pub struct Connection {
     pub(super) hello_attempts: u32,
     pub(super) session: Option<Session>,
     pub(super) subscriptions: HashMap<Arc<str>, Subscription>,
+    /// The attention-filter cost of all subscriptions (`Limits::max_attention_bytes`).
+    pub(super) attention_bytes: usize,
     /// Groups waiting for the queue to drain, oldest first (resumed round-robin).
     pub(super) blocked: VecDeque<Arc<str>>,
     pub(super) outbound: Outbound,
@@ -151,6 +153,7 @@ impl Connection {
             hello_attempts: 0,
             session: None,
             subscriptions: HashMap::new(),
+            attention_bytes: 0,
             blocked: VecDeque::new(),
             outbound: Outbound::default(),
             notifications: VecDeque::new(),

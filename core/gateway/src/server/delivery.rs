@@ -106,6 +106,13 @@ impl Subscription {
         self.cursor
     }
 
+    /// What its filter costs against `Limits::max_attention_bytes`.
+    pub(super) fn attention_cost(&self) -> usize {
+        self.attention
+            .as_ref()
+            .map_or(0, super::limits::attention_cost)
+    }
+
     pub(super) fn is_paused(&self) -> bool {
         self.flow == Flow::Paused
     }
@@ -159,6 +166,7 @@ impl Connection {
     /// Stops delivering `group` (refused, ended visibility, `CURSOR_TOO_OLD`).
     pub(super) fn unsubscribe(&mut self, group: &str) {
         if let Some(subscription) = self.subscriptions.remove(group) {
+            self.attention_bytes -= subscription.attention_cost();
             self.gateway.hub().unsubscribe(self.id, group);
             if subscription.listed {
                 self.blocked.retain(|g| &**g != group);

@@ -27,25 +27,28 @@ pub struct Limits {
     pub max_subscriptions: usize,
     /// Attention-filter list entries per subscribed Group (default 64); more: `RATE_LIMITED`.
     pub max_attention_entries: usize,
+    /// Attention-filter bytes per connection, all subscriptions together (default 256 KiB),
+    /// counted as [`attention_cost`]; more: `RATE_LIMITED`, nothing subscribed.
+    pub max_attention_bytes: usize,
     /// Cursors in one `ACK` (default 256); more: `RATE_LIMITED`, nothing acknowledged.
     pub max_acknowledgements: usize,
     /// Largest Presence Record kept from a `PING` (canonical bytes, default 16 KiB).
     pub max_presence_bytes: usize,
     /// Subscription `EVENT` frames queued per connection (default 1024).
     pub max_queue_frames: usize,
-    /// Their bytes (default 16 MiB). One frame larger than this still passes when the queue is
+    /// Their bytes (default 4 MiB). One frame larger than this still passes when the queue is
     /// empty (progress), so the queue holds at most this plus one Event frame.
     pub max_queue_bytes: usize,
     /// Frames one Group may hold in the queue (default 256): its share (§8, §17.3: a noisy
     /// Group must not starve the others).
     pub group_share_frames: usize,
-    /// Bytes one Group may hold in the queue (default 4 MiB).
+    /// Bytes one Group may hold in the queue (default 1 MiB).
     pub group_share_bytes: usize,
     /// Replies and notices queued (HELLO, ERROR, PING replies, the Events of the connection's
     /// own Commands outside its subscriptions; default 64). At the bound the connection stops
     /// wanting input (`Connection::wants_input`); a frame fed anyway closes it (1008).
     pub max_reply_frames: usize,
-    /// Their bytes (default 8 MiB).
+    /// Their bytes (default 1 MiB).
     pub max_reply_bytes: usize,
     /// Events per Core read (default 128, at most 10 000).
     pub page_size: usize,
@@ -68,14 +71,15 @@ impl Default for Limits {
             max_groups_per_subscribe: 256,
             max_subscriptions: 1024,
             max_attention_entries: 64,
+            max_attention_bytes: 256 << 10,
             max_acknowledgements: 256,
             max_presence_bytes: 16 << 10,
             max_queue_frames: 1024,
-            max_queue_bytes: 16 << 20,
+            max_queue_bytes: 4 << 20,
             group_share_frames: 256,
-            group_share_bytes: 4 << 20,
+            group_share_bytes: 1 << 20,
             max_reply_frames: 64,
-            max_reply_bytes: 8 << 20,
+            max_reply_bytes: 1 << 20,
             page_size: 128,
             backpressure_retry_after_ms: 1_000,
             poll_interval_ms: 5_000,
@@ -101,6 +105,15 @@ impl fmt::Display for LimitsError {
 
 impl std::error::Error for LimitsError {}
 
+/// What an attention filter costs against `Limits::max_attention_bytes`: its texts plus
+/// [`ATTENTION_ENTRY_OVERHEAD_BYTES`] per list entry (the string's own header).
+pub fn attention_cost(attention: &crate::frames::Attention) -> usize {
+    attention.text_bytes() + attention.entries() * ATTENTION_ENTRY_OVERHEAD_BYTES
+}
+
+/// Bytes one attention list entry costs besides its text.
+pub const ATTENTION_ENTRY_OVERHEAD_BYTES: usize = 32;
+
 /// Bytes a subscription holds besides its Group ID and filter texts: the map entry, the
 /// subscription record, the hub's index entry and the filter's vectors (measured by
 /// `tests/memory.rs`, rounded up).
@@ -119,7 +132,7 @@ impl Limits {
     /// Checks that every limit is usable: positive, shares within the queue, pages within the
     /// Core's bound.
     pub fn validate(&self) -> Result<(), LimitsError> {
-        let positive: [(&'static str, u64); 17] = [
+        let positive: [(&'static str, u64); 18] = [
             ("max_frame_bytes", self.max_frame_bytes as u64),
             ("handshake_timeout_ms", self.handshake_timeout_ms),
             ("max_hello_attempts", u64::from(self.max_hello_attempts)),
@@ -129,6 +142,7 @@ impl Limits {
             ),
             ("max_subscriptions", self.max_subscriptions as u64),
             ("max_acknowledgements", self.max_acknowledgements as u64),
+            ("max_attention_bytes", self.max_attention_bytes as u64),
             ("max_presence_bytes", self.max_presence_bytes as u64),
             ("max_queue_frames", self.max_queue_frames as u64),
             ("max_queue_bytes", self.max_queue_bytes as u64),
@@ -185,8 +199,8 @@ impl Limits {
     ///
     /// - a base ([`CONNECTION_BASE_BYTES`]: handshake, frame IDs, the Presence Record slot
     ///   excluded) plus the Presence Record (`max_presence_bytes`);
-    /// - each subscription: [`SUBSCRIPTION_OVERHEAD_BYTES`] + its Group ID + its filter
-    ///   (`max_attention_entries` IDs of at most 512 bytes);
+    /// - each subscription: [`SUBSCRIPTION_OVERHEAD_BYTES`] + its Group ID; all filters
+    ///   together `max_attention_bytes` ([`attention_cost`]);
     /// - the subscription queue: `max_queue_bytes` + one Event frame beyond it, plus
     ///   [`QUEUED_FRAME_OVERHEAD_BYTES`] per frame;
     /// - the reply queue: `max_reply_bytes` + the replies of one input beyond it (one
@@ -195,10 +209,10 @@ impl Limits {
     /// - the notifications the host has not taken (at most
     ///   [`MAX_NOTIFICATIONS`](super::MAX_NOTIFICATIONS), a Group ID each).
     pub fn connection_memory_bound(&self) -> usize {
-        let per_subscription = SUBSCRIPTION_OVERHEAD_BYTES
-            + MAX_ID_BYTES
-            + self.max_attention_entries.saturating_mul(MAX_ID_BYTES + 24);
-        let subscriptions = self.max_subscriptions.saturating_mul(per_subscription);
+        let subscriptions = self
+            .max_subscriptions
+            .saturating_mul(SUBSCRIPTION_OVERHEAD_BYTES + MAX_ID_BYTES)
+            .saturating_add(self.max_attention_bytes);
         let queue = self
             .max_queue_bytes
             .saturating_add(MAX_EVENT_FRAME_BYTES)

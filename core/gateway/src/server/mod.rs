@@ -47,8 +47,9 @@ pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
 pub use hub::{ConnectionId, Hub};
 pub use limits::{
-    CONNECTION_BASE_BYTES, Limits, LimitsError, MAX_EVENT_FRAME_BYTES, MAX_ID_BYTES, MAX_PAGE_SIZE,
-    QUEUED_FRAME_OVERHEAD_BYTES, SUBSCRIPTION_OVERHEAD_BYTES,
+    ATTENTION_ENTRY_OVERHEAD_BYTES, CONNECTION_BASE_BYTES, Limits, LimitsError,
+    MAX_EVENT_FRAME_BYTES, MAX_ID_BYTES, MAX_PAGE_SIZE, QUEUED_FRAME_OVERHEAD_BYTES,
+    SUBSCRIPTION_OVERHEAD_BYTES, attention_cost,
 };
 
 /// What every connection of one server shares. Build it once, keep it in an `Arc`, and create

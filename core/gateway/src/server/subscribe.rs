@@ -24,6 +24,7 @@ use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use super::connection::Connection;
 use super::delivery::Subscription;
 use super::errors;
+use super::limits::attention_cost;
 use crate::frames::{Attention, ErrorBody};
 
 struct Entry {
@@ -83,6 +84,20 @@ impl Connection {
             let body = errors::limit("max_attention_entries", limits.max_attention_entries as u64);
             return self.reply_error(body.related_to(&frame_id), now);
         }
+        let replaced: usize = entries
+            .iter()
+            .filter_map(|e| self.subscriptions.get(e.group.as_str()))
+            .map(Subscription::attention_cost)
+            .sum();
+        let added: usize = entries
+            .iter()
+            .filter_map(|e| e.attention.as_ref())
+            .map(attention_cost)
+            .sum();
+        if self.attention_bytes - replaced + added > limits.max_attention_bytes {
+            let body = errors::limit("max_attention_bytes", limits.max_attention_bytes as u64);
+            return self.reply_error(body.related_to(&frame_id), now);
+        }
         let new = entries
             .iter()
             .filter(|e| !self.subscriptions.contains_key(e.group.as_str()))
@@ -126,12 +141,16 @@ impl Connection {
             return self.reply_error(body, now);
         }
         let fresh = Subscription::new(entry.after, head, visibility, entry.attention, now);
+        self.attention_bytes += fresh.attention_cost();
         let group: Arc<str> = match self.subscriptions.get_key_value(group) {
             Some((key, _)) => Arc::clone(key),
             None => Arc::from(group),
         };
         match self.subscriptions.get_mut(&group) {
-            Some(existing) => existing.restart(fresh),
+            Some(existing) => {
+                self.attention_bytes -= existing.attention_cost();
+                existing.restart(fresh);
+            }
             None => {
                 self.subscriptions.insert(Arc::clone(&group), fresh);
                 self.gateway.hub().subscribe(self.id, &group);
