@@ -37,7 +37,7 @@ async fn main() -> Result<(), Failure> {
         .and_then(|bytes| bytes.try_into().ok())
         .ok_or("SEED: base64url of a 32-byte Ed25519 seed")?;
     let registry = KeyRegistrySnapshot::from_bytes(&std::fs::read(registry)?)
-        .map_err(|e| format!("{registry}: {}", e.reason))?;
+        .map_err(|e| format!("{registry}: {:?}", e.reason))?;
     let key = Arc::new(SigningKey::from_seed(key_id.as_str(), &seed));
     let options = ClientOptions::new(
         agent.as_str(),

@@ -466,13 +466,14 @@ impl Driver {
                     Some(request) => self.on_request(request, Some(conn)),
                 },
                 permit = async { match head { Some(tx) => tx.reserve_owned().await.ok(), None => std::future::pending().await } }, if !reading => {
-                    if let Some(permit) = permit
-                        && let Some((_, event)) = self.backlog.pop_front()
-                    {
-                        permit.send(event);
-                    } else if permit.is_none() {
+                    match permit {
+                        Some(permit) => {
+                            if let Some((_, event)) = self.backlog.pop_front() {
+                                permit.send(event);
+                            }
+                        }
                         // The stream's consumer is gone: its Events are dropped.
-                        self.drop_backlog_head_group();
+                        None => self.drop_backlog_head_group(),
                     }
                 }
                 message = conn.ws.next(), if reading => {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol_agent::replay::{AgentLocalStore, InboxRow, MemoryAgentStore, ReplayBatch};
+use missionweaveprotocol_agent::replay::{AgentLocalStore, MemoryAgentStore, ReplayBatch};
 use missionweaveprotocol_client::{
     Backoff, Client, ClientError, ConnectionState, EventStream, Notice, Notices, Subscription,
     TlsOptions, VerifiedEvent,
@@ -613,8 +613,9 @@ async fn a_pending_command_survives_a_reconnect_when_a_resigner_is_set() {
         }
     })
     .await;
-    server.set_tamper(None);
+    // The socket drops before anything of the outcome was sent (then frames flow again).
     server.drop_connections();
+    server.set_tamper(None);
     // Re-signed at the new epoch with the same Action ID: the Core answers
     // ACTION_ID_COLLISION, the original Event arrives through the subscription, once.
     let outcome = within("the pending Command", pending).await.unwrap();
