@@ -408,6 +408,9 @@ where
                         if let Some(sequence) = event_sequence(&frame) {
                             control.sent.fetch_max(sequence, Ordering::SeqCst);
                         }
+                        if std::env::var_os("MWP_TEST_TRACE").is_some() {
+                            eprintln!("server -> {}", String::from_utf8_lossy(&frame).chars().take(160).collect::<String>());
+                        }
                         let text = String::from_utf8(frame).unwrap();
                         if ws.feed(Message::text(text)).await.is_err() {
                             conn.on_closed();
@@ -436,7 +439,12 @@ where
         }
         tokio::select! {
             message = ws.next(), if conn.wants_input() => match message {
-                Some(Ok(Message::Text(text))) => conn.on_text(text.as_bytes(), now()),
+                Some(Ok(Message::Text(text))) => {
+                    if std::env::var_os("MWP_TEST_TRACE").is_some() {
+                        eprintln!("server <- {}", text.chars().take(160).collect::<String>());
+                    }
+                    conn.on_text(text.as_bytes(), now())
+                }
                 Some(Ok(Message::Binary(_))) => conn.on_binary(now()),
                 Some(Ok(Message::Close(_))) | Some(Err(_)) | None => {
                     conn.on_closed();
@@ -445,6 +453,9 @@ where
                 Some(Ok(_)) => {}
             },
             moved = moved.recv() => {
+                if std::env::var_os("MWP_TEST_TRACE").is_some() {
+                    eprintln!("server moved {moved:?}");
+                }
                 if let Ok((group, sequence)) = moved {
                     conn.on_group_moved(&group, Some(sequence), now());
                 }
@@ -462,7 +473,7 @@ where
 /// The sequence of an `EVENT` frame, if it is one.
 pub fn event_sequence(frame: &[u8]) -> Option<u64> {
     let value = json::parse(frame).ok()?;
-    if value.get("type").and_then(json::Value::as_str) != Some("EVENT") {
+    if value.get("frameType").and_then(json::Value::as_str) != Some("EVENT") {
         return None;
     }
     value
