@@ -29,7 +29,17 @@ type Failure = Box<dyn std::error::Error>;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Failure> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [url, ca, registry, agent, key_id, seed, authority, group, command] = args.as_slice()
+    let [
+        url,
+        ca,
+        registry,
+        agent,
+        key_id,
+        seed,
+        authority,
+        group,
+        command,
+    ] = args.as_slice()
     else {
         return Err("usage: connect URL CA.pem REGISTRY.json AGENT KEY_ID SEED AUTHORITY GROUP COMMAND.json".into());
     };
@@ -51,8 +61,13 @@ async fn main() -> Result<(), Failure> {
     let client = Client::connect(url, options).await?;
     let mut events = client.events(group)?;
     client.subscribe([Subscription::after(group, 0)]).await?;
-    let outcome = client.send(sign(command, client.session_epoch(), &key)?).await?;
-    println!("applied: {} at {}#{}", outcome[0].event_id, group, outcome[0].sequence);
+    let outcome = client
+        .send(sign(command, client.session_epoch(), &key)?)
+        .await?;
+    println!(
+        "applied: {} at {}#{}",
+        outcome[0].event_id, group, outcome[0].sequence
+    );
 
     // Everything the Group holds so far, verified and in order.
     while let Ok(Some(event)) =

@@ -205,7 +205,10 @@ impl Client {
 
     /// The durable cursors of `groups` in the Agent-local store (0 for a Group never
     /// processed).
-    pub async fn durable_cursors(&self, groups: &[&str]) -> Result<Vec<(String, u64)>, ClientError> {
+    pub async fn durable_cursors(
+        &self,
+        groups: &[&str],
+    ) -> Result<Vec<(String, u64)>, ClientError> {
         let store = self.options.store.clone().ok_or(ClientError::NoStore)?;
         let agent = self.options.agent_id.clone();
         let groups: Vec<String> = groups.iter().map(|g| (*g).to_owned()).collect();
@@ -274,7 +277,10 @@ impl Client {
     /// of the same atomic batch read with it; every one also reaches its Group's stream), or
     /// the typed refusal ([`ClientError::Refused`], with its wire code). A disconnect does not
     /// fail the call: the Command is re-sent when safe (see [`ClientError::ResignRequired`]).
-    pub async fn send(&self, command: impl Into<Vec<u8>>) -> Result<Vec<VerifiedEvent>, ClientError> {
+    pub async fn send(
+        &self,
+        command: impl Into<Vec<u8>>,
+    ) -> Result<Vec<VerifiedEvent>, ClientError> {
         let command = command.into();
         self.request(|reply| Request::Send { command, reply }).await
     }

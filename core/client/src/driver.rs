@@ -263,7 +263,12 @@ fn caused_by(document: &Value, agent: &Principal) -> Option<String> {
     if document.pointer("/cause/type").and_then(Value::as_str) != Some("command") {
         return None;
     }
-    if document.get("actor").and_then(Principal::from_value).as_ref() != Some(agent) {
+    if document
+        .get("actor")
+        .and_then(Principal::from_value)
+        .as_ref()
+        != Some(agent)
+    {
         return None;
     }
     document
@@ -342,7 +347,7 @@ pub(crate) async fn establish(
                 }
                 SessionEvent::HandshakeFailed(error) => {
                     let _ = ws.close(None).await;
-                    return Err(ClientError::Handshake(error));
+                    return Err(ClientError::Handshake(Box::new(error)));
                 }
                 _ => {}
             }
@@ -450,7 +455,12 @@ impl Driver {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             self.drain_backlog();
-            match tokio::time::timeout(limits.idle_timeout, flush_session(&mut conn.ws, &mut conn.session)).await {
+            match tokio::time::timeout(
+                limits.idle_timeout,
+                flush_session(&mut conn.ws, &mut conn.session),
+            )
+            .await
+            {
                 Ok(Ok(true)) => conn.last_tx = Instant::now(),
                 Ok(Ok(false)) => {}
                 Ok(Err(error)) => return End::Lost(error.to_string()),
@@ -523,11 +533,13 @@ impl Driver {
                     .map_err(|e| e.to_string())?;
                 self.process_events(conn)
             }
-            Some(Ok(Message::Binary(_))) => {
-                Err("the server sent a binary message (§17.1)".into())
-            }
+            Some(Ok(Message::Binary(_))) => Err("the server sent a binary message (§17.1)".into()),
             Some(Ok(Message::Close(frame))) => Err(match frame {
-                Some(frame) => format!("closed by the server: {} {}", u16::from(frame.code), frame.reason),
+                Some(frame) => format!(
+                    "closed by the server: {} {}",
+                    u16::from(frame.code),
+                    frame.reason
+                ),
                 None => "closed by the server".into(),
             }),
             Some(Ok(_)) => {
@@ -637,7 +649,7 @@ impl Driver {
         }
         if let Some(waiter) = self.waiters.remove(&ticket.action_id) {
             for reply in waiter.replies {
-                let _ = reply.send(Err(ClientError::Refused(error.clone())));
+                let _ = reply.send(Err(ClientError::Refused(Box::new(error.clone()))));
             }
         }
     }
@@ -647,7 +659,10 @@ impl Driver {
     fn on_event(&mut self, event: VerifiedEvent) {
         if let Some(action_id) = caused_by(&event.document, &self.agent)
             && let Some(waiter) = self.waiters.get_mut(&action_id)
-            && !waiter.collected.iter().any(|e| e.event_id == event.event_id)
+            && !waiter
+                .collected
+                .iter()
+                .any(|e| e.event_id == event.event_id)
         {
             if waiter.first.is_none() {
                 waiter.first = Some(event.event_id.clone());
@@ -709,7 +724,7 @@ impl Driver {
         for action_id in expired {
             if let Some(waiter) = self.waiters.remove(&action_id) {
                 let error = match waiter.collision {
-                    Some(error) => ClientError::Refused(error),
+                    Some(error) => ClientError::Refused(Box::new(error)),
                     None => ClientError::CommandTimedOut {
                         action_id: action_id.clone(),
                     },
@@ -794,10 +809,12 @@ impl Driver {
             } => {
                 let result = match self.groups.get_mut(&group_id) {
                     None => Err(ClientError::NotSubscribed(group_id)),
-                    Some(group) if sequence > group.delivered => Err(ClientError::AckBeyondCursor {
-                        group_id,
-                        delivered: group.delivered,
-                    }),
+                    Some(group) if sequence > group.delivered => {
+                        Err(ClientError::AckBeyondCursor {
+                            group_id,
+                            delivered: group.delivered,
+                        })
+                    }
                     Some(group) => {
                         group.ack_wanted = group.ack_wanted.max(sequence);
                         if let Some(conn) = conn {
@@ -872,7 +889,12 @@ impl Driver {
         Ok(())
     }
 
-    fn send(&mut self, command: Vec<u8>, reply: Reply<Vec<VerifiedEvent>>, conn: Option<&mut Conn>) {
+    fn send(
+        &mut self,
+        command: Vec<u8>,
+        reply: Reply<Vec<VerifiedEvent>>,
+        conn: Option<&mut Conn>,
+    ) {
         let Some(action_id) = protocol_id(&command, "actionId") else {
             let _ = reply.send(Err(ClientError::Session(
                 missionweaveprotocol_gateway::client::ClientError::NotACommand,

@@ -31,9 +31,9 @@ pub enum ClientError {
     Timeout(&'static str),
     /// The server refused the `HELLO` handshake (§6.3): `AUTH_INVALID_SIGNATURE`,
     /// `UNSUPPORTED_VERSION`, `RATE_LIMITED`, …
-    Handshake(ErrorBody),
+    Handshake(Box<ErrorBody>),
     /// The server refused a Command (`ERROR` with its `relatedFrameId`); nothing was applied.
-    Refused(ErrorBody),
+    Refused(Box<ErrorBody>),
     /// The connection was re-established at a new Session Epoch while this Command (signed
     /// for an older one) was pending: it may or may not have been applied. Re-sign it with the
     /// same Action ID at `session_epoch`: if it was applied the Core answers
@@ -113,7 +113,7 @@ impl ClientError {
     /// The whole `ERROR` body of a protocol refusal.
     pub fn error_body(&self) -> Option<&ErrorBody> {
         match self {
-            Self::Handshake(body) | Self::Refused(body) => Some(body),
+            Self::Handshake(body) | Self::Refused(body) => Some(&**body),
             _ => None,
         }
     }
@@ -150,7 +150,12 @@ impl fmt::Display for ClientError {
                 write!(f, "HELLO refused: {} {}", body.code.as_str(), body.message)
             }
             Self::Refused(body) => {
-                write!(f, "Command refused: {} {}", body.code.as_str(), body.message)
+                write!(
+                    f,
+                    "Command refused: {} {}",
+                    body.code.as_str(),
+                    body.message
+                )
             }
             Self::ResignRequired {
                 action_id,
@@ -188,7 +193,9 @@ impl fmt::Display for ClientError {
             Self::NotSubscribed(group) => write!(f, "{group} is not subscribed"),
             Self::StreamTaken(group) => write!(f, "the Event stream of {group} is taken"),
             Self::Disconnected => f.write_str("the connection was lost"),
-            Self::GaveUp { attempts } => write!(f, "gave up reconnecting after {attempts} attempts"),
+            Self::GaveUp { attempts } => {
+                write!(f, "gave up reconnecting after {attempts} attempts")
+            }
             Self::Closed => f.write_str("the client is closed"),
         }
     }

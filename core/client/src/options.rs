@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::{self, Number, Value};
-use missionweaveprotocol::{KeyRegistrySnapshot, Principal, SignedDocumentCodec, SignedDocumentKind};
+use missionweaveprotocol::{
+    KeyRegistrySnapshot, Principal, SignedDocumentCodec, SignedDocumentKind,
+};
 use missionweaveprotocol_agent::replay::AgentLocalStore;
 use missionweaveprotocol_host::SystemClock;
 use rustls::RootCertStore;

@@ -72,7 +72,9 @@ impl Endpoint {
 }
 
 /// The TLS 1.3-only rustls client configuration over `roots`, on the `ring` provider.
-pub(crate) fn tls_config(tls: &TlsOptions) -> Result<Option<Arc<rustls::ClientConfig>>, ClientError> {
+pub(crate) fn tls_config(
+    tls: &TlsOptions,
+) -> Result<Option<Arc<rustls::ClientConfig>>, ClientError> {
     let Some(roots) = &tls.roots else {
         return Ok(None);
     };
@@ -173,7 +175,9 @@ async fn open_inner(
                 .map_err(|e| ClientError::Tls(e.to_string()))?;
             // The configuration offers nothing else; checked anyway (§17.1).
             if tls.get_ref().1.protocol_version() != Some(ProtocolVersion::TLSv1_3) {
-                return Err(ClientError::Tls("the server did not negotiate TLS 1.3".into()));
+                return Err(ClientError::Tls(
+                    "the server did not negotiate TLS 1.3".into(),
+                ));
             }
             Stream::Tls(Box::new(tls))
         }
@@ -196,12 +200,22 @@ mod tests {
     #[test]
     fn urls() {
         let e = Endpoint::parse("wss://example.test:9443/mwp").unwrap();
-        assert_eq!((e.host.as_str(), e.port, e.tls), ("example.test", 9443, true));
+        assert_eq!(
+            (e.host.as_str(), e.port, e.tls),
+            ("example.test", 9443, true)
+        );
         let e = Endpoint::parse("ws://[::1]:8080").unwrap();
         assert_eq!((e.host.as_str(), e.port, e.tls), ("::1", 8080, false));
         let e = Endpoint::parse("wss://localhost").unwrap();
         assert_eq!(e.port, 443);
-        for bad in ["http://x", "wss://", "wss://:1", "wss://a:b", "wss://u@h", "wss://[::1"] {
+        for bad in [
+            "http://x",
+            "wss://",
+            "wss://:1",
+            "wss://a:b",
+            "wss://u@h",
+            "wss://[::1",
+        ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
         }
     }

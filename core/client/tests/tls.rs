@@ -61,7 +61,11 @@ fn cause(event: &VerifiedEvent) -> Option<&str> {
 
 fn action_of(command: &[u8]) -> String {
     let value = missionweaveprotocol::json::parse(command).unwrap();
-    value.get("actionId").and_then(Value::as_str).unwrap().to_owned()
+    value
+        .get("actionId")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned()
 }
 
 fn store() -> Arc<MemoryAgentStore> {
@@ -77,7 +81,12 @@ async fn connects_over_tls13_and_authenticates() {
         .unwrap();
     let epoch = client.session_epoch().expect("authenticated");
     assert!(epoch >= 1);
-    assert_eq!(client.state(), ConnectionState::Connected { session_epoch: epoch });
+    assert_eq!(
+        client.state(),
+        ConnectionState::Connected {
+            session_epoch: epoch
+        }
+    );
     assert_eq!(server.accepted(), 1);
     // A second connection of the Agent opens the next epoch (§6.3), through the Core.
     let again = Client::connect(&server.url, world.options(COORDINATOR, &server))
@@ -102,7 +111,11 @@ async fn authentication_failures_are_typed() {
         &[99; 32],
     ));
     let error = Client::connect(&server.url, options).await.unwrap_err();
-    assert_eq!(error.code(), Some(WireCode::AuthInvalidSignature), "{error}");
+    assert_eq!(
+        error.code(),
+        Some(WireCode::AuthInvalidSignature),
+        "{error}"
+    );
     assert!(matches!(error, ClientError::Handshake(_)));
     // The Agent's key ID, another secret: the signature does not verify.
     let mut options = world.options(COORDINATOR, &server);
@@ -111,7 +124,11 @@ async fn authentication_failures_are_typed() {
         &[98; 32],
     ));
     let error = Client::connect(&server.url, options).await.unwrap_err();
-    assert_eq!(error.code(), Some(WireCode::AuthInvalidSignature), "{error}");
+    assert_eq!(
+        error.code(),
+        Some(WireCode::AuthInvalidSignature),
+        "{error}"
+    );
     // The right key still works on the same server.
     let client = Client::connect(&server.url, world.options(COORDINATOR, &server))
         .await
@@ -186,7 +203,9 @@ async fn subscribes_and_replays_after_sequence_and_from_the_durable_cursor() {
             snapshot_hash: None,
         })
         .unwrap();
-    let options = world.options(COORDINATOR, &server).with_store(local.clone());
+    let options = world
+        .options(COORDINATOR, &server)
+        .with_store(local.clone());
     let client = Client::connect(&server.url, options).await.unwrap();
     let mut events = client.events(GROUP).unwrap();
     client.subscribe_durable(&[GROUP]).await.unwrap();
@@ -226,7 +245,12 @@ async fn a_command_resolves_to_its_verified_event_or_a_typed_refusal() {
 
     // A Command at another Session Epoch: AUTH_STALE_SESSION with its frame, nothing applied.
     let head = world.head();
-    let stale = world.command("message.post", COORDINATOR, epoch + 7, &World::post("stale"));
+    let stale = world.command(
+        "message.post",
+        COORDINATOR,
+        epoch + 7,
+        &World::post("stale"),
+    );
     let error = within("send", client.send(stale)).await.unwrap_err();
     assert_eq!(error.code(), Some(WireCode::AuthStaleSession), "{error}");
     let body = error.error_body().unwrap();
@@ -406,7 +430,10 @@ async fn a_gap_never_advances_the_durable_cursor() {
     assert_eq!(local.cursor(COORDINATOR, GROUP).unwrap(), 0);
     // An acknowledgement past what was delivered is refused too.
     let error = client.acknowledge(GROUP, second + 1).await.unwrap_err();
-    assert!(matches!(error, ClientError::AckBeyondCursor { .. }), "{error}");
+    assert!(
+        matches!(error, ClientError::AckBeyondCursor { .. }),
+        "{error}"
+    );
     // An Event not delivered in order never moves it.
     let mut unordered = delivered[0].clone();
     unordered.in_order = false;
@@ -480,9 +507,14 @@ async fn reconnects_after_the_server_drops_the_socket_without_loss_or_duplicates
             assert!(client.advance(event).await.unwrap());
         }
         server.drop_connections();
-        notice(&mut notices, |n| matches!(n, Notice::Disconnected { .. }).then_some(())).await;
+        notice(&mut notices, |n| {
+            matches!(n, Notice::Disconnected { .. }).then_some(())
+        })
+        .await;
         let during = world.owner_posts(&format!("during{round}"));
-        let epoch = within("reconnect", client.connected_above(epoch)).await.unwrap();
+        let epoch = within("reconnect", client.connected_above(epoch))
+            .await
+            .unwrap();
         assert!(epoch > 0);
         // What was delivered but not processed is replayed by the server and dropped as a
         // duplicate; the stream continues right after `head`.
@@ -548,9 +580,7 @@ async fn reconnection_backs_off_within_bounds_and_gives_up() {
         jitter: 0.5,
         max_attempts: Some(5),
     };
-    let options = world
-        .options(COORDINATOR, &server)
-        .with_backoff(backoff);
+    let options = world.options(COORDINATOR, &server).with_backoff(backoff);
     let client = Client::connect(&server.url, options).await.unwrap();
     let mut notices = client.notices();
     server.stop();

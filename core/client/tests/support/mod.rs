@@ -275,9 +275,9 @@ pub fn tls_server(
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let pem = certified.cert.pem();
     let der = certified.cert.der().clone();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(
-        rustls_pki_types::PrivatePkcs8KeyDer::from(certified.signing_key.serialize_der()),
-    );
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(rustls_pki_types::PrivatePkcs8KeyDer::from(
+        certified.signing_key.serialize_der(),
+    ));
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -409,7 +409,13 @@ where
                             control.sent.fetch_max(sequence, Ordering::SeqCst);
                         }
                         if std::env::var_os("MWP_TEST_TRACE").is_some() {
-                            eprintln!("server -> {}", String::from_utf8_lossy(&frame).chars().take(160).collect::<String>());
+                            eprintln!(
+                                "server -> {}",
+                                String::from_utf8_lossy(&frame)
+                                    .chars()
+                                    .take(160)
+                                    .collect::<String>()
+                            );
                         }
                         let text = String::from_utf8(frame).unwrap();
                         if ws.feed(Message::text(text)).await.is_err() {
