@@ -217,6 +217,8 @@ async fn subscribes_and_replays_after_sequence_and_from_the_durable_cursor() {
         assert!(!client.advance(event).await.unwrap());
     }
     assert_eq!(local.cursor(COORDINATOR, GROUP).unwrap(), live);
+    // Each advance was acknowledged: the server's durable delivery Cursor followed (§16).
+    assert_eq!(world.acknowledged(COORDINATOR, live).await, live);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -466,6 +468,8 @@ async fn a_gap_never_advances_the_durable_cursor() {
         assert!(client.advance(event).await.unwrap());
     }
     assert_eq!(local.cursor(COORDINATOR, GROUP).unwrap(), second);
+    // The server's durable delivery Cursor (moved by ACK) stops there too.
+    assert_eq!(world.acknowledged(COORDINATOR, second).await, second);
     // A reconnect replays from the durable cursor: the gap fills, in order.
     server.set_tamper(None);
     server.drop_connections();
@@ -531,6 +535,7 @@ async fn reconnects_after_the_server_drops_the_socket_without_loss_or_duplicates
         }
         at = after;
         assert_eq!(local.cursor(COORDINATOR, GROUP).unwrap(), after);
+        assert_eq!(world.acknowledged(COORDINATOR, after).await, after);
     }
     // A Command sent after the reconnects carries the new epoch and resolves.
     let epoch = client.session_epoch().unwrap();

@@ -23,7 +23,7 @@ use missionweaveprotocol_client::{ClientOptions, SharedSigner, TlsOptions};
 use missionweaveprotocol_engine::config::CoreConfig;
 use missionweaveprotocol_engine::service::Core;
 use missionweaveprotocol_engine::store::InMemoryStore;
-use missionweaveprotocol_gateway::server::{CoreGateway, Gateway, Limits, Output};
+use missionweaveprotocol_gateway::server::{CoreGateway, Gateway, GatewayCore, Limits, Output};
 use missionweaveprotocol_host::{OsRandom, SystemClock};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use tokio::net::TcpListener;
@@ -66,6 +66,8 @@ pub struct World {
     pub core: Arc<Core<Arc<InMemoryStore>, SigningKey>>,
     pub store: Arc<InMemoryStore>,
     pub gateway: Arc<Gateway>,
+    /// The Core seam the gateway uses (durable delivery Cursors, §16).
+    pub seam: Arc<CoreGateway<Arc<InMemoryStore>, SigningKey>>,
     pub registry: Arc<KeyRegistrySnapshot>,
     keys: Vec<(String, SigningKey)>,
     next: AtomicU64,
@@ -121,8 +123,9 @@ impl World {
             Box::new(OsRandom),
         )
         .unwrap();
+        let seam = Arc::new(CoreGateway::new(Arc::clone(&core)));
         let gateway = Gateway::new(
-            Arc::new(CoreGateway::new(Arc::clone(&core))),
+            Arc::clone(&seam) as Arc<dyn GatewayCore>,
             sessions,
             Limits {
                 max_connections_per_agent: 64,
@@ -136,6 +139,7 @@ impl World {
             core,
             store,
             gateway,
+            seam,
             registry,
             keys,
             next: AtomicU64::new(1),
@@ -236,6 +240,20 @@ impl World {
             .perform_bytes(&bytes, now())
             .unwrap_or_else(|e| panic!("refused: {} {}", e.wire_code, e.message));
         self.head()
+    }
+
+    /// The server's durable delivery Cursor of (`agent`, `GROUP`): what its `ACK`s moved.
+    pub async fn acknowledged(&self, agent: &str, at_least: u64) -> u64 {
+        within("the ACK to reach the server", async {
+            loop {
+                let cursor = self.seam.acknowledged(agent, GROUP).unwrap();
+                if cursor >= at_least {
+                    return cursor;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
     }
 
     pub fn head(&self) -> u64 {
