@@ -671,3 +671,55 @@ async fn a_pending_command_survives_a_reconnect_when_a_resigner_is_set() {
     }
     assert_eq!(world.head(), start + 1, "applied once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_the_agent_may_not_see_is_refused_like_an_absent_one() {
+    let world = World::new();
+    let server = TestServer::start(&world).await;
+    let absent = "urn:missionweaveprotocol:group:nowhere";
+    let mut refusals = Vec::new();
+    for (agent, group) in [(OUTSIDER, GROUP), (OUTSIDER, absent)] {
+        let client = Client::connect(&server.url, world.options(agent, &server))
+            .await
+            .unwrap();
+        let mut notices = client.notices();
+        client
+            .subscribe([Subscription::after(group, 0)])
+            .await
+            .unwrap();
+        let (refused, error) = notice(&mut notices, |n| match n {
+            Notice::GroupRefused { group_id, error } => Some((group_id.clone(), error.clone())),
+            _ => None,
+        })
+        .await;
+        assert_eq!(refused, group);
+        assert_eq!(error.code, WireCode::GroupNotFound);
+        refusals.push(error.message);
+    }
+    // §17.2: the same answer for a hidden Group and an absent one.
+    assert_eq!(refusals[0], refusals[1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_stream_buffer_loses_nothing() {
+    let world = World::new();
+    let server = TestServer::start(&world).await;
+    let mut options = world.options(COORDINATOR, &server);
+    // The socket is not read while the stream is full; nothing is dropped.
+    options.limits.stream_capacity = 2;
+    let client = Client::connect(&server.url, options).await.unwrap();
+    let mut events = client.events(GROUP).unwrap();
+    let start = world.head();
+    client
+        .subscribe([Subscription::after(GROUP, start)])
+        .await
+        .unwrap();
+    let mut head = start;
+    for i in 0..40 {
+        head = world.owner_posts(&format!("b{i}"));
+    }
+    server.moved(head);
+    server.wait_sent(head).await;
+    let delivered = contiguous(&mut events, start, head).await;
+    assert_eq!(delivered.len() as u64, head - start);
+}
