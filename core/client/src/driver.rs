@@ -507,6 +507,11 @@ impl Driver {
                     }
                     self.settle();
                     self.expire();
+                    if !self.backlog.is_empty() {
+                        // Not reading on purpose (a full stream): silence is ours, not the
+                        // server's.
+                        conn.last_rx = Instant::now();
+                    }
                     if conn.last_rx.elapsed() > limits.idle_timeout {
                         return End::Lost("nothing received within the idle timeout".into());
                     }

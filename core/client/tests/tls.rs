@@ -723,3 +723,37 @@ async fn a_small_stream_buffer_loses_nothing() {
     let delivered = contiguous(&mut events, start, head).await;
     assert_eq!(delivered.len() as u64, head - start);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_that_pauses_is_not_taken_for_a_dead_server() {
+    let world = World::new();
+    let server = TestServer::start(&world).await;
+    let mut options = world.options(COORDINATOR, &server);
+    options.limits.stream_capacity = 1;
+    options.limits.tick_interval = Duration::from_millis(20);
+    options.limits.ping_interval = Duration::from_millis(200);
+    options.limits.idle_timeout = Duration::from_secs(2);
+    let client = Client::connect(&server.url, options).await.unwrap();
+    let mut notices = client.notices();
+    let mut events = client.events(GROUP).unwrap();
+    let start = world.head();
+    client
+        .subscribe([Subscription::after(GROUP, start)])
+        .await
+        .unwrap();
+    let mut head = start;
+    for i in 0..5 {
+        head = world.owner_posts(&format!("p{i}"));
+    }
+    server.moved(head);
+    server.wait_sent(head).await;
+    // The application reads nothing for several idle timeouts: the socket is not read, on
+    // purpose, and that silence is not the server's.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    contiguous(&mut events, start, head).await;
+    within("ping", client.ping()).await.unwrap();
+    while let Some(notice) = notices.try_recv() {
+        assert!(!matches!(notice, Notice::Disconnected { .. }), "{notice:?}");
+    }
+    assert_eq!(server.accepted(), 1);
+}
