@@ -69,6 +69,8 @@ pub struct World {
     /// The Core seam the gateway uses (durable delivery Cursors, §16).
     pub seam: Arc<CoreGateway<Arc<InMemoryStore>, SigningKey>>,
     pub registry: Arc<KeyRegistrySnapshot>,
+    /// The Registry document (what a deployment hands its clients).
+    pub registry_bytes: Vec<u8>,
     keys: Vec<(String, SigningKey)>,
     next: AtomicU64,
 }
@@ -103,7 +105,7 @@ impl World {
                 "2026-01-01T00:00:00Z",
             )
             .unwrap();
-        let (_, registry) = builder.build().unwrap();
+        let (registry_bytes, registry) = builder.build().unwrap();
         let registry = Arc::new(registry);
         let store = Arc::new(InMemoryStore::new());
         let core = Arc::new(
@@ -141,6 +143,7 @@ impl World {
             gateway,
             seam,
             registry,
+            registry_bytes,
             keys,
             next: AtomicU64::new(1),
         });
