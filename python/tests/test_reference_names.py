@@ -648,3 +648,53 @@ def test_budget_conversion_is_the_engines() -> None:
         _native.budget_to_wire(None, (1, None, None, None, None, None))
     with pytest.raises(InvalidInputError):
         _native.budget_to_wire("EUR", (1, None))
+
+
+def test_an_artifact_manifest_reads_and_is_returned_only_unchanged() -> None:
+    from core_support import HASH_A, W1, WORKER
+    from missionweaveprotocol.documents import DocumentMappingError
+    from missionweaveprotocol.models import Artifact
+
+    core = _approved_core()
+    manifest = _query(core, "artifact", "urn:missionweaveprotocol:artifact:ledger").value
+    artifact = Artifact.from_document(manifest)
+    assert artifact.content_hash == HASH_A and artifact.work_item_id == W1
+    assert artifact.producing_agent_id == WORKER and artifact.agent_card_version == 1
+    assert artifact.signature == manifest["signature"]["value"]
+    assert artifact.protocol_document() == manifest
+    changed = artifact.model_copy(update={"media_type": "text/plain"})
+    with pytest.raises(DocumentMappingError) as caught:
+        changed.protocol_document()
+    assert caught.value.reason == "signed-document-changed"
+    assert caught.value.member == "/mediaType"
+
+
+def test_messages_and_amendments_read_core_answers_and_write_them_back() -> None:
+    from core_support import COORDINATOR, GROUP, create, make_core, signed
+    from test_core_messages import M1, M2, post
+
+    from missionweaveprotocol.documents import DocumentMappingError
+    from missionweaveprotocol.models import Message, MessageAmendment, MessageAmendmentKind
+
+    core = make_core()
+    asyncio.run(core.perform(create()))
+    asyncio.run(core.perform(post(COORDINATOR, M1)))
+    asyncio.run(core.perform(signed("message.correct", COORDINATOR, {
+        "messageId": M2, "targetMessageId": M1, "reason": "after approval only",
+        "content": [{"type": "text", "text": "Deploy after approval."}]})))
+    answer = _query(core, "message", M1, group_id=GROUP)
+    message = Message.from_document(answer)
+    assert message.content == "Deploy immediately." and message.author.id == COORDINATOR
+    assert message.protocol_document() == answer.value["message"]
+    edited = message.model_copy(update={"content": "Deploy tomorrow."})
+    assert edited.protocol_document()["content"] == [{"type": "text", "text": "Deploy tomorrow."}]
+    amendment = MessageAmendment.from_document(_query(core, "message", M2, group_id=GROUP))
+    assert amendment.kind is MessageAmendmentKind.CORRECTION and amendment.message_id == M1
+    assert amendment.replacement_content == "Deploy after approval."
+    assert amendment.reason == "after approval only"
+    assert amendment.protocol_document() == _query(core, "message", M2,
+                                                   group_id=GROUP).value["message"]
+    # Mentions are Principals on the wire and ids here: a new mention has no exact form.
+    with pytest.raises(DocumentMappingError) as caught:
+        message.model_copy(update={"mentions": ("urn:x:someone",)}).protocol_document()
+    assert caught.value.member == "/mentions"

@@ -167,6 +167,8 @@ def read(model: Type[T], rows: Iterable[Row], document: Any, defaults: Mapping[s
 
     if isinstance(document, QueryResult):
         document = document.value
+    if model.__name__ in ("Message", "MessageAmendment"):
+        document = message_document(document)
     if not isinstance(document, Mapping):
         raise DocumentMappingError(
             f"{model.__name__}.from_document: a document is a JSON object, not "
@@ -194,8 +196,10 @@ def read(model: Type[T], rows: Iterable[Row], document: Any, defaults: Mapping[s
     return projection
 
 
-def write(projection: BaseModel, rows: Iterable[Row], schema: str) -> Document:
-    """The normative document of ``projection`` (see the module docstring)."""
+def write(projection: BaseModel, rows: Iterable[Row], schema: str, *, signed: bool = False) -> Document:
+    """The normative document of ``projection`` (see the module docstring). A ``signed``
+    kind (an Artifact manifest) is returned only unchanged: a changed member would void its
+    signature, and signing is the codec's (``ProtocolDocumentAdapter``), never a side effect."""
     from .documents import DocumentMappingError, _schema_failure
 
     source: Optional[Document] = getattr(projection, "_document", None)
@@ -210,9 +214,18 @@ def write(projection: BaseModel, rows: Iterable[Row], schema: str) -> Document:
                     continue  # unchanged: keep the member byte for byte
             except (InvalidInputError, ValueError, TypeError, KeyError):
                 pass
+        if raw is _MISSING and value in (None, (), {}) and not row.writes_none:
+            continue
+        if signed:
+            raise DocumentMappingError(
+                f"{name}.protocol_document: {row.field} differs from the signed "
+                f"{schema} member {_pointer(row.path)}; a changed signed document must be "
+                "signed again (ProtocolDocumentAdapter)",
+                code="AUTH_INVALID_SIGNATURE",
+                reason="signed-document-changed",
+                member=_pointer(row.path),
+            )
         if row.write is None:
-            if raw is _MISSING and value in (None, (), {}):
-                continue
             raise DocumentMappingError(
                 f"{name}.protocol_document: {row.field} = {value!r} has no exact form in "
                 f"{schema}.schema.json member {_pointer(row.path)}; edit the document instead",
@@ -378,6 +391,74 @@ WORK_ITEM_ROWS = (
     Row("created_at", ("createdAt",), instant),
     Row("updated_at", ("updatedAt",), instant),
 )
+def _text(raw: Any) -> str:
+    """A Message's ``content`` parts as the compact text: its text parts, joined."""
+    return "".join(part["text"] for part in raw if part.get("type") == "text")
+
+
+def _text_parts(value: Any, _source: Any) -> List[Dict[str, str]]:
+    return [{"type": "text", "text": value}]
+
+
+def _mention_ids(raw: Any) -> Tuple[str, ...]:
+    return tuple(actor["id"] for actor in raw)
+
+
+MESSAGE_ROWS = (
+    Row("id", ("messageId",)),
+    Row("group_id", ("groupId",)),
+    Row("conversation_id", ("conversationId",)),
+    Row("author", ("author",), _principal),
+    Row("content", ("content",), _text, _text_parts),
+    Row("mentions", ("mentions",), _mention_ids, None),
+    Row("created_at", ("committedAt",), instant),
+)
+
+AMENDMENT_ROWS = (
+    Row("id", ("messageId",)),
+    Row("group_id", ("groupId",)),
+    Row("message_id", ("targetMessageId",)),
+    Row("kind", ("kind",)),
+    Row("actor", ("author",), _principal),
+    Row("replacement_content", ("content",), _text, _text_parts),
+    Row("reason", ("reason",)),
+    Row("created_at", ("committedAt",), instant),
+)
+
+
+def message_document(document: Any) -> Any:
+    """A Core ``message`` answer is ``{message, state, lastAmendmentId?}``: its ``message``."""
+    if isinstance(document, Mapping) and isinstance(document.get("message"), Mapping):
+        return document["message"]
+    return document
+
+
+def _tool_versions(raw: Any) -> Dict[str, str]:
+    return {item["name"]: item["version"] for item in raw}
+
+
+def _tool_list(value: Any, _source: Any) -> List[Dict[str, str]]:
+    return [{"name": name, "version": version} for name, version in value.items()]
+
+
+ARTIFACT_ROWS = (
+    Row("id", ("artifactId",)),
+    Row("content_hash", ("contentHash",)),
+    Row("media_type", ("mediaType",)),
+    Row("schema_uri", ("schemaUri",)),
+    Row("producing_agent_id", ("producer", "agentId")),
+    Row("agent_card_version", ("producer", "agentCardVersion")),
+    Row("mission_id", ("missionId",)),
+    Row("group_id", ("groupId",)),
+    Row("work_item_id", ("workItemId",)),
+    Row("source_artifact_hashes", ("sourceArtifactHashes",), tuple),
+    Row("tool_versions", ("toolVersions",), _tool_versions, _tool_list),
+    Row("model_versions", ("modelVersions",), _tool_versions, _tool_list),
+    Row("created_at", ("createdAt",), instant),
+    Row("data_classification", ("classification",)),
+    Row("signature", ("signature", "value"), _same, None),
+)
+
 WORK_ITEM_DEFAULTS: Dict[str, Any] = {
     # A WorkItem never updated carries only ``createdAt``.
     "updated_at": lambda values: values.get("created_at"),

@@ -389,7 +389,7 @@ class Conversation(ProtocolModel):
     created_at: Instant
 
 
-class Message(ProtocolModel):
+class Message(_FromDocument):
     id: Identifier
     group_id: Identifier
     conversation_id: Identifier
@@ -398,8 +398,23 @@ class Message(ProtocolModel):
     mentions: Tuple[str, ...] = ()
     created_at: Instant
 
+    @classmethod
+    def from_document(cls, document: Any) -> "Message":
+        """The projection of a ``message.schema.json`` document (or the Core's ``message``
+        answer ``{message, state, …}``): ``content`` is the text of its text parts."""
+        from . import _conversions as c
 
-class MessageAmendment(ProtocolModel):
+        return c.read(cls, c.MESSAGE_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The normative ``message.schema.json`` document (``content`` written as one text
+        part), schema-validated by the core."""
+        from . import _conversions as c
+
+        return c.write(self, c.MESSAGE_ROWS, "message")
+
+
+class MessageAmendment(_FromDocument):
     id: Identifier
     group_id: Identifier
     message_id: Identifier
@@ -408,6 +423,21 @@ class MessageAmendment(ProtocolModel):
     replacement_content: Optional[str] = None
     reason: str
     created_at: Instant
+
+    @classmethod
+    def from_document(cls, document: Any) -> "MessageAmendment":
+        """The projection of a ``message.schema.json`` document (or the Core's ``message``
+        answer ``{message, state, …}``): ``content`` is the text of its text parts."""
+        from . import _conversions as c
+
+        return c.read(cls, c.AMENDMENT_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The normative ``message.schema.json`` document (``content`` written as one text
+        part), schema-validated by the core."""
+        from . import _conversions as c
+
+        return c.write(self, c.AMENDMENT_ROWS, "message")
 
 
 class WorkContract(_FromDocument):
@@ -522,7 +552,7 @@ class WorkItem(_FromDocument):
         return c.write(self, c.WORK_ITEM_ROWS, "work-item")
 
 
-class Artifact(ProtocolModel):
+class Artifact(_FromDocument):
     id: Identifier
     content_hash: ContentHash
     media_type: str
@@ -538,6 +568,23 @@ class Artifact(ProtocolModel):
     created_at: Instant
     data_classification: DataClassification
     signature: str
+
+    @classmethod
+    def from_document(cls, document: Any) -> "Artifact":
+        """The projection of a signed Artifact manifest (``artifact.schema.json``; the Core's
+        ``artifact`` query answer): ``signature`` is the signature's ``value``, tool and model
+        versions a name → version mapping."""
+        from . import _conversions as c
+
+        return c.read(cls, c.ARTIFACT_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The signed manifest this projection was read from, unchanged (a changed member would
+        void its signature: :class:`~missionweaveprotocol.documents.DocumentMappingError`,
+        ``signed-document-changed``; sign a new manifest with ``ProtocolDocumentAdapter``)."""
+        from . import _conversions as c
+
+        return c.write(self, c.ARTIFACT_ROWS, "artifact", signed=True)
 
     def signing_payload(self) -> Dict[str, JsonValue]:
         """The json-mode dump without ``signature`` (the reference's)."""
