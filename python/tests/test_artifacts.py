@@ -29,6 +29,7 @@ from core_support import (
     create,
     make_core,
     offer,
+    signed,
 )
 from missionweaveprotocol.artifacts import (
     ArtifactError,
@@ -209,7 +210,8 @@ def test_manifest_from_put_is_accepted_by_artifact_publish(tmp_path: Path) -> No
         epoch, lease = await _active_w1(core)
         manifest = put(store)
         event = await core.perform(
-            by_worker("artifact.publish", W1, epoch, lease, manifest=manifest.to_wire())
+            signed("artifact.publish", WORKER,
+                   {"manifest": manifest.to_wire(), "ownershipEpoch": epoch, "leaseId": lease})
         )
         assert event.kind == "artifact.published"
         published = ArtifactManifest.model_validate(event.payload["artifact"])
