@@ -323,6 +323,14 @@ def test_every_payload_has_a_field_list_or_is_undocumented() -> None:
     assert {n for n in PAYLOADS if ("models", n) not in FIELDS} == undocumented
 
 
+def test_delegation_budget_is_a_resource_budget() -> None:
+    from missionweaveprotocol import delegation, models
+
+    assert issubclass(models.DelegationBudget, models.ResourceBudget)
+    assert models.DelegationBudget is delegation.DelegationBudget
+    assert models.CapabilityRequirement is delegation.CapabilityRequirement
+
+
 def test_payload_per_command_kind() -> None:
     from missionweaveprotocol._compact_payloads import PAYLOAD_MODELS
     from missionweaveprotocol.models import CommandKind

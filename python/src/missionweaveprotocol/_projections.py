@@ -16,13 +16,13 @@ Deliberate differences from the reference, each for a stated reason:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Dict, Literal, Optional, Tuple
+from typing import Annotated, Any, Dict, Literal, Optional, Tuple, Union
 
 from pydantic import AwareDatetime, ConfigDict, Field, PlainSerializer, PrivateAttr, field_validator
 
+from . import _native
 from ._protocol_model import ProtocolModel
 from ._types import _StrEnum
-from .delegation import CapabilityRequirement
 from .models import (
     CommandKind,
     JsonValue,
@@ -112,6 +112,20 @@ class _Signed(_Frozen):
         return wire
 
 
+class CapabilityRequirement(ProtocolModel):
+    """One allowed capability: ``id`` and ``minimum_version`` (the reference's integer version
+    n, read as SemVer ``n.0.0``, or a SemVer string)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    minimum_version: Union[int, str] = 1
+
+    @property
+    def semver(self) -> str:
+        return _native.capability_reference_version(self.minimum_version)
+
+
 class PolicyLogEntry(ProtocolModel):
     """One policy decision of a Group (``group-snapshot.schema.json`` ``policyLog`` item)."""
 
@@ -163,8 +177,6 @@ class ResourceBudget(ProtocolModel):
     def contains(self, child: Optional["ResourceBudget"]) -> bool:
         """Every dimension ``child`` sets is set here and at least as large (the core's rule,
         ``delegation_budget_contains``)."""
-        from . import _native
-
         if child is None:
             return True
         mine = tuple(getattr(self, name) for name in _DIMENSIONS)

@@ -74,6 +74,7 @@ from ._native import (
 )
 from ._protocol_model import ProtocolModel, core_refusal, floor_millis, reject_bool
 from ._types import DelegationViolationKind
+from ._projections import CapabilityRequirement, ResourceBudget
 from .errors import DelegationViolation, MissionWeaveError
 
 _DIMENSIONS = (
@@ -151,20 +152,6 @@ def _usage(budget: Any) -> ResourceUsage:
     return ResourceUsage(**{name: _read(budget, name, None) or 0 for name in _DIMENSIONS})
 
 
-class CapabilityRequirement(ProtocolModel):
-    """One allowed capability: ``id`` and ``minimum_version`` (the reference's integer version
-    n, read as SemVer ``n.0.0``, or a SemVer string)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    minimum_version: Union[int, str] = 1
-
-    @property
-    def semver(self) -> str:
-        return _native.capability_reference_version(self.minimum_version)
-
-
 def _requirement(value: Any) -> Any:
     """The accepted capability forms as a ``CapabilityRequirement`` input."""
     if isinstance(value, (CapabilityRequirement, Mapping)):
@@ -178,10 +165,11 @@ def _requirement(value: Any) -> Any:
     return {"id": _read(value, "id"), "minimum_version": _read(value, "minimum_version", 1)}
 
 
-class DelegationBudget(ProtocolModel):
+class DelegationBudget(ResourceBudget):
     """The Grant's cumulative ceilings: the six dimensions (``None`` = not set) and the
-    ``currency`` of the financial one (``^[A-Z]{3}$``), as the reference's
-    ``DelegationBudget(ResourceBudget)``. A Grant needs all six set."""
+    ``currency`` of the financial one (``^[A-Z]{3}$``), the reference's
+    ``DelegationBudget(ResourceBudget)``. A Grant needs all six set; the values are checked by
+    the core (a refusal carries its wire code)."""
 
     financial_microunits: Optional[int] = None
     model_tokens: Optional[int] = None
