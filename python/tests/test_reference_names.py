@@ -706,3 +706,25 @@ def test_messages_and_amendments_read_core_answers_and_write_them_back() -> None
     with pytest.raises(DocumentMappingError) as caught:
         message.model_copy(update={"mentions": ("urn:x:someone",)}).protocol_document()
     assert caught.value.member == "/mentions"
+
+
+def test_a_delegation_grant_reads_the_cores_answer_and_writes_it_back() -> None:
+    from test_core_delegation import GRANT, by_coordinator, delegate_ready, grant_payload, perform
+
+    from missionweaveprotocol.models import DelegationGrant
+
+    core = delegate_ready()
+    perform(core, by_coordinator("membership.grant_delegation", grant_payload()))
+    answer = _query(core, "delegation_grant", GRANT)
+    grant = DelegationGrant.from_document(answer)
+    assert grant.id == GRANT and grant.budget.currency == "EUR"
+    assert grant.budget.tool_calls == 25 and grant.budget.financial_microunits == 0
+    assert grant.allowed_capabilities[0].semver == "1.0.0"
+    assert grant.granted_by == answer.value["grant"]["grantedBy"]["id"]
+    assert grant.protocol_document() == answer.value["grant"]
+    wider = grant.model_copy(update={"max_descendant_depth": 3})
+    assert wider.protocol_document()["maxDescendantDepth"] == 3
+    # A grantor that is not an Agent is refused by the core's rule when the document is read.
+    human = dict(answer.value["grant"], grantedBy={"type": "human", "id": "urn:h:1"})
+    with pytest.raises(ValueError):
+        DelegationGrant.from_document(human)

@@ -169,6 +169,8 @@ def read(model: Type[T], rows: Iterable[Row], document: Any, defaults: Mapping[s
         document = document.value
     if model.__name__ in ("Message", "MessageAmendment"):
         document = message_document(document)
+    elif model.__name__ == "DelegationGrant":
+        document = grant_document(document)
     if not isinstance(document, Mapping):
         raise DocumentMappingError(
             f"{model.__name__}.from_document: a document is a JSON object, not "
@@ -196,7 +198,14 @@ def read(model: Type[T], rows: Iterable[Row], document: Any, defaults: Mapping[s
     return projection
 
 
-def write(projection: BaseModel, rows: Iterable[Row], schema: str, *, signed: bool = False) -> Document:
+def write(
+    projection: BaseModel,
+    rows: Iterable[Row],
+    schema: str,
+    *,
+    signed: bool = False,
+    validate: bool = True,
+) -> Document:
     """The normative document of ``projection`` (see the module docstring). A ``signed``
     kind (an Artifact manifest) is returned only unchanged: a changed member would void its
     signature, and signing is the codec's (``ProtocolDocumentAdapter``), never a side effect."""
@@ -241,10 +250,11 @@ def write(projection: BaseModel, rows: Iterable[Row], schema: str, *, signed: bo
                 reason="schema-invalid",
                 member=_pointer(row.path),
             ) from error
-    try:
-        _native.SchemaCatalog().validate(schema, document)
-    except SchemaValidationError as error:
-        raise _schema_failure(error, f"{name}.protocol_document ({schema})") from error
+    if validate:
+        try:
+            _native.SchemaCatalog().validate(schema, document)
+        except SchemaValidationError as error:
+            raise _schema_failure(error, f"{name}.protocol_document ({schema})") from error
     return document
 
 
@@ -430,6 +440,51 @@ def message_document(document: Any) -> Any:
     """A Core ``message`` answer is ``{message, state, lastAmendmentId?}``: its ``message``."""
     if isinstance(document, Mapping) and isinstance(document.get("message"), Mapping):
         return document["message"]
+    return document
+
+
+def _delegation_budget(raw: Any) -> Dict[str, Any]:
+    currency, limits = _native.budget_from_wire(raw)
+    return {"currency": currency, **dict(zip(_DIMENSIONS, limits))}
+
+
+def _delegation_budget_document(value: Any, _source: Any) -> Document:
+    return _native.budget_to_wire(value.currency, [getattr(value, n) for n in _DIMENSIONS])
+
+
+def _capability_refs(value: Any, _source: Any) -> List[Dict[str, str]]:
+    return [{"id": c.id, "version": c.semver} for c in value]
+
+
+def _agent(raw: Any) -> Any:
+    return raw  # the model reads a Principal-like value (and refuses a non-Agent grantor)
+
+
+def _agent_document(value: Any, _source: Any) -> Dict[str, str]:
+    return {"type": "agent", "id": value}
+
+
+DELEGATION_GRANT_ROWS = (
+    Row("id", ("grantId",)),
+    Row("grantee_agent_id", ("granteeAgentId",)),
+    Row("mission_id", ("missionId",)),
+    Row("group_id", ("groupId",)),
+    Row("target_work_item_id", ("targetWorkItemId",)),
+    Row("allowed_capabilities", ("allowedCapabilities",), _capabilities, _capability_refs),
+    Row("budget", ("budget",), _delegation_budget, _delegation_budget_document),
+    Row("max_descendant_depth", ("maxDescendantDepth",)),
+    Row("grantee_membership_epoch", ("granteeMembershipEpoch",)),
+    Row("coordinator_epoch", ("coordinatorEpoch",)),
+    Row("granted_by", ("grantedBy",), _agent, _agent_document),
+    Row("granted_at", ("grantedAt",), instant),
+    Row("expires_at", ("expiresAt",), instant),
+)
+
+
+def grant_document(document: Any) -> Any:
+    """A Core ``delegation_grant`` answer is ``{grant, uses}``: its ``grant``."""
+    if isinstance(document, Mapping) and isinstance(document.get("grant"), Mapping):
+        return document["grant"]
     return document
 
 

@@ -59,9 +59,16 @@ Refusals raise :class:`DelegationViolation` (a ``ValueError``) with ``kind``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union, overload
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, overload
 
-from pydantic import AliasChoices, AwareDatetime, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from . import _native
 from ._native import (
@@ -251,6 +258,8 @@ class DelegationGrant(ProtocolModel):
     granted_at: AwareDatetime
     expires_at: AwareDatetime
 
+    _document: Optional[Dict[str, Any]] = PrivateAttr(default=None)
+
     @field_validator("allowed_capabilities", mode="before")
     @classmethod
     def _capability_forms(cls, value: Any) -> Any:
@@ -294,6 +303,22 @@ class DelegationGrant(ProtocolModel):
     @property
     def grant_id(self) -> str:
         return self.id
+
+    @classmethod
+    def from_document(cls, document: Any) -> "DelegationGrant":
+        """The Grant of its normative form (a ``membership.schema.json`` ``delegationGrants``
+        item, or the Core's ``delegation_grant`` answer ``{grant, uses}``): the budget by the
+        engine's reading, capabilities as SemVer minimums, ``grantedBy``'s Agent id."""
+        from . import _conversions as c
+
+        return c.read(cls, c.DELEGATION_GRANT_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The normative Grant object (the ``delegationGrants`` item of
+        ``membership.schema.json``); the Grant's rules ran in the core when it was built."""
+        from . import _conversions as c
+
+        return c.write(self, c.DELEGATION_GRANT_ROWS, "membership", validate=False)
 
     def _native(self) -> Any:
         return _native.DelegationGrant(
