@@ -5,7 +5,9 @@
 //! Memory is bounded by construction: a first pass checks the grammar, the limits and member
 //! uniqueness while only counting, and a second pass writes the [`Document`] tape into buffers
 //! allocated once at their exact size, so no buffer ever grows by doubling (see `docs/limits.md`
-//! for the bound per shape).
+//! for the bound per shape). A small document (up to 256 values) is written during the first
+//! pass into fixed buffers on the stack and copied out at its exact size once it has passed:
+//! one pass, and still nothing allocated for the document before every check is done.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -36,6 +38,35 @@ const STRING_STOP: [bool; 256] = {
     table[b'\\' as usize] = true;
     table
 };
+
+/// The offset of the first byte of `bytes` in [`STRING_STOP`]. Eight bytes at a time: a string
+/// is most of a document's bytes, and its unescaped runs are long.
+fn string_stop(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let word = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // A byte's high bit is set where it is zero after the XOR (`"`, `\`) or below 0x20;
+        // a borrow can only mark bytes above the first true one, so the lowest mark is exact.
+        let marks = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word))
+            & HIGH;
+        if marks != 0 {
+            return Some(offset + (marks.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| STRING_STOP[usize::from(b)])
+        .map(|index| offset + index)
+}
 
 /// Why strict parsing failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,6 +197,109 @@ struct Counts {
     wide_units: usize,
 }
 
+/// Fixed-size buffers, on the stack, for the tape of a small document (a Signed Document is
+/// typically under 200 values): the checking pass writes into them while they last.
+struct Scratch {
+    slots: [Slot; SCRATCH_SLOTS],
+    slot_count: usize,
+    decoded: [u8; SCRATCH_DECODED],
+    decoded_len: usize,
+    spans: [(u32, u32); SCRATCH_SPANS],
+    span_count: usize,
+    wide: [u16; SCRATCH_WIDE],
+    wide_len: usize,
+    /// Something did not fit: the document takes the two-pass path.
+    full: bool,
+}
+
+const SCRATCH_SLOTS: usize = 256;
+const SCRATCH_DECODED: usize = 512;
+const SCRATCH_SPANS: usize = 32;
+const SCRATCH_WIDE: usize = 64;
+
+impl Scratch {
+    fn new() -> Self {
+        Self {
+            slots: [Slot::new(0, 0); SCRATCH_SLOTS],
+            slot_count: 0,
+            decoded: [0; SCRATCH_DECODED],
+            decoded_len: 0,
+            spans: [(0, 0); SCRATCH_SPANS],
+            span_count: 0,
+            wide: [0; SCRATCH_WIDE],
+            wide_len: 0,
+            full: false,
+        }
+    }
+
+    fn push(&mut self, slot: Slot) {
+        match self.slots.get_mut(self.slot_count) {
+            Some(free) if !self.full => {
+                *free = slot;
+                self.slot_count += 1;
+            }
+            _ => self.full = true,
+        }
+    }
+
+    fn close(&mut self, index: usize, end: usize) {
+        if let Some(slot) = self.slots[..self.slot_count].get_mut(index) {
+            slot.set_aux(end as u32);
+        }
+    }
+
+    /// Records an escaped string's decoded text (or code units) and its slot.
+    fn escaped(&mut self, open: usize, units: StringUnits<'_>, unpaired: bool) {
+        if self.full || self.span_count == SCRATCH_SPANS {
+            self.full = true;
+            return;
+        }
+        let span_index = self.span_count;
+        if unpaired {
+            let from = self.wide_len;
+            for unit in units {
+                let Some(free) = self.wide.get_mut(self.wide_len) else {
+                    self.full = true;
+                    return;
+                };
+                *free = unit;
+                self.wide_len += 1;
+            }
+            self.spans[span_index] = (from as u32, (self.wide_len - from) as u32);
+            self.push(Slot::wide(open, span_index));
+        } else {
+            let from = self.decoded_len;
+            for decoded in char::decode_utf16(units) {
+                let c = decoded.unwrap_or(char::REPLACEMENT_CHARACTER);
+                let Some(free) = self.decoded.get_mut(self.decoded_len..self.decoded_len + c.len_utf8())
+                else {
+                    self.full = true;
+                    return;
+                };
+                c.encode_utf8(free);
+                self.decoded_len += c.len_utf8();
+            }
+            self.spans[span_index] = (from as u32, (self.decoded_len - from) as u32);
+            self.push(Slot::escaped(open, span_index));
+        }
+        self.span_count += 1;
+    }
+
+    /// The tape at its exact size, when everything fitted.
+    fn into_tape(self) -> Option<Tape> {
+        if self.full {
+            return None;
+        }
+        Some(Tape {
+            slots: self.slots[..self.slot_count].to_vec(),
+            // Whole characters were encoded, so this is valid UTF-8 and borrowed, not replaced.
+            decoded: String::from_utf8_lossy(&self.decoded[..self.decoded_len]).into_owned(),
+            spans: self.spans[..self.span_count].to_vec(),
+            wide: self.wide[..self.wide_len].to_vec(),
+        })
+    }
+}
+
 /// Checks that `bytes` are one strict JSON value within `limits` — exactly what a verifier's
 /// stage 1 accepts (§6.4) — without building anything: the counting pass alone, no allocation
 /// proportional to the input beyond the open objects' member names. Signers run it over what
@@ -208,9 +342,19 @@ pub(crate) fn build<'s>(
 ) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
     let text = prepare(bytes, limits)?;
     let mut counts = Counts::default();
+    // A small document's tape is written during the checking pass into fixed buffers on the
+    // stack; the heap is touched only once the whole document has passed, to copy the tape out
+    // at its exact size. A larger one falls back to the filling pass below.
+    let mut scratch = Scratch::new();
     {
         let mut first = Parser::new(text, limits, Pass::Count(&mut counts));
+        if !record_spans {
+            first.scratch = Some(&mut scratch);
+        }
         first.document()?;
+    }
+    if !record_spans && let Some(tape) = scratch.into_tape() {
+        return Ok((Document::from_tape(text, tape), Vec::new()));
     }
     let mut tape = Tape {
         slots: Vec::with_capacity(counts.slots),
@@ -255,6 +399,8 @@ struct Parser<'a, 'o> {
     /// Pass 1: opening-quote offsets of the member names of every open object.
     names: Vec<u32>,
     spans: Option<&'o mut Vec<(usize, usize)>>,
+    /// Pass 1 of a document that may be small: where its tape is written meanwhile.
+    scratch: Option<&'o mut Scratch>,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -262,6 +408,12 @@ impl<'a, 'o> Parser<'a, 'o> {
         let mut limits = *limits;
         // A slot keeps a string's length in 30 bits.
         limits.max_string_bytes = limits.max_string_bytes.min(super::document::MAX_STRING);
+        // Enough for the members of a typical document's open objects without regrowing (a
+        // member takes at least 6 bytes, so this stays within the input's size).
+        let names = match pass {
+            Pass::Count(_) => Vec::with_capacity((text.len() / 8).min(32)),
+            Pass::Fill(_) => Vec::new(),
+        };
         Self {
             bytes: text.as_bytes(),
             text,
@@ -269,8 +421,9 @@ impl<'a, 'o> Parser<'a, 'o> {
             depth: 0,
             limits,
             pass,
-            names: Vec::new(),
+            names,
             spans: None,
+            scratch: None,
         }
     }
 
@@ -323,7 +476,10 @@ impl<'a, 'o> Parser<'a, 'o> {
         match &mut self.pass {
             Pass::Count(counts) => {
                 counts.slots += 1;
-                0
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    scratch.push(Slot::new(start, aux));
+                }
+                counts.slots - 1
             }
             Pass::Fill(tape) => {
                 tape.slots.push(Slot::new(start, aux));
@@ -377,9 +533,16 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// Closes a container slot opened at `index` (pass 2): its aux is the index after its last
     /// descendant.
     fn close_slot(&mut self, index: usize) {
-        if let Pass::Fill(tape) = &mut self.pass {
-            let end = tape.slots.len() as u32;
-            tape.slots[index].set_aux(end);
+        match &mut self.pass {
+            Pass::Fill(tape) => {
+                let end = tape.slots.len() as u32;
+                tape.slots[index].set_aux(end);
+            }
+            Pass::Count(counts) => {
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    scratch.close(index, counts.slots);
+                }
+            }
         }
     }
 
@@ -582,7 +745,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         let mut escaped = false;
         loop {
             let rest = &self.bytes[self.pos..];
-            let Some(offset) = rest.iter().position(|&b| STRING_STOP[usize::from(b)]) else {
+            let Some(offset) = string_stop(rest) else {
                 if self.bytes.len() - start > self.limits.max_string_bytes {
                     return self.limit(Limit::StringBytes, open);
                 }
@@ -635,6 +798,9 @@ impl<'a, 'o> Parser<'a, 'o> {
         match &mut self.pass {
             Pass::Count(counts) => {
                 counts.slots += 1;
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    scratch.escaped(open, units(), unpaired);
+                }
                 if unpaired {
                     counts.wide += 1;
                     counts.wide_units += units().count();
@@ -724,6 +890,31 @@ impl Iterator for StringUnits<'_> {
 /// Orders two member names (given by their opening quotes) by decoded code units; only
 /// equality matters to callers, the order just has to be total.
 fn compare_names(text: &str, a: usize, b: usize) -> Ordering {
+    // Fast path on the source bytes while neither name shows an escape: equal bytes up to both
+    // closing quotes are equal names; a first difference where one side is ASCII (or a closing
+    // quote) orders the code units the same way. Anything else decodes both names.
+    let bytes = text.as_bytes();
+    let (mut i, mut j) = (a + 1, b + 1);
+    while let (Some(&x), Some(&y)) = (bytes.get(i), bytes.get(j)) {
+        if x == b'\\' || y == b'\\' {
+            break;
+        }
+        if x == y {
+            if x == b'"' {
+                return Ordering::Equal;
+            }
+        } else if x == b'"' {
+            return Ordering::Less;
+        } else if y == b'"' {
+            return Ordering::Greater;
+        } else if x < 0x80 || y < 0x80 {
+            return x.cmp(&y);
+        } else {
+            break;
+        }
+        i += 1;
+        j += 1;
+    }
     StringUnits::at(text, a).cmp(StringUnits::at(text, b))
 }
 
