@@ -41,7 +41,7 @@ const STRING_STOP: [bool; 256] = {
 
 /// The offset of the first byte of `bytes` in [`STRING_STOP`]. Eight bytes at a time: a string
 /// is most of a document's bytes, and its unescaped runs are long.
-fn string_stop(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn string_stop(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut chunks = bytes.chunks_exact(8);

@@ -224,9 +224,21 @@ impl<'a> ObjectView<'a> {
 
     /// The member named `name`.
     pub fn get(&self, name: &str) -> Option<View<'a>> {
-        self.iter()
-            .find(|(key, _)| key.as_str() == Some(name))
-            .map(|(_, value)| value)
+        match self.0 {
+            Repr::Tree(object) => object.get(name).map(Value::view),
+            // On the tape only the names are read until one matches.
+            Repr::Tape(document, index) => {
+                let end = document.end_of(index);
+                let mut child = index + 1;
+                while child < end {
+                    if document.string_at(child).as_str() == Some(name) {
+                        return Some(document.view_at(child + 1));
+                    }
+                    child = document.skip(child + 1);
+                }
+                None
+            }
+        }
     }
 
     /// Whether a member named `name` exists.
@@ -249,6 +261,14 @@ impl<'a> ObjectView<'a> {
                 }
                 handles
             }
+        }
+    }
+
+    /// The name of the member a handle from [`Self::handles`] names.
+    pub(crate) fn name(&self, handle: u32) -> Str<'a> {
+        match self.0 {
+            Repr::Tree(object) => Str::from(&object.members()[handle as usize].0),
+            Repr::Tape(document, _) => document.string_at(handle),
         }
     }
 

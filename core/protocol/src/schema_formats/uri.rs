@@ -67,11 +67,11 @@ fn split_at_first(bytes: &[u8], delimiter: u8) -> (&[u8], Option<&[u8]>) {
     }
 }
 
-fn is_unreserved(b: u8) -> bool {
+const fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn is_sub_delim(b: u8) -> bool {
+const fn is_sub_delim(b: u8) -> bool {
     matches!(
         b,
         b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
@@ -79,8 +79,20 @@ fn is_sub_delim(b: u8) -> bool {
 }
 
 fn is_pchar(b: u8) -> bool {
-    is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@')
+    PCHAR[usize::from(b)]
 }
+
+/// `pchar` as a table: identifiers are mostly path characters, checked one byte at a time.
+const PCHAR: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = is_unreserved(b) || is_sub_delim(b) || matches!(b, b':' | b'@');
+        byte += 1;
+    }
+    table
+};
 
 /// Every byte satisfies `allowed`, except `%` which must start a `%HH` escape.
 fn all_of(bytes: &[u8], allowed: impl Fn(u8) -> bool) -> bool {
