@@ -924,6 +924,57 @@ mod tests {
     use super::*;
     use crate::json::JsonString;
 
+    /// The one-pass tape of a small document (built on the stack) equals the two-pass tape,
+    /// and a document that outgrows any stack buffer takes the two-pass path with the same
+    /// result: record_spans forces the two passes.
+    #[test]
+    fn one_pass_and_two_passes_build_the_same_tape() {
+        let escaped = format!("[{}]", vec![r#""a\nb""#; 40].join(","));
+        let wide = format!("[{}]", vec![r#""\ud800x""#; 20].join(","));
+        let long_escape = format!(r#"["{}"]"#, r"é".repeat(300));
+        let many = format!("[{}]", vec!["{\"k\":[1,true,null]}"; 100].join(","));
+        let inputs: Vec<&[u8]> = vec![
+            b"0",
+            br#"{"a":[1,2,{"b":null}],"c":"\u00e9\ud83d\ude00","d":"\ud800"}"#,
+            br#"{"\u0061":1,"b":{"\n":[]}}"#,
+            escaped.as_bytes(),
+            wide.as_bytes(),
+            long_escape.as_bytes(),
+            many.as_bytes(),
+        ];
+        for input in inputs {
+            let (one, _) = build(input, &ParseLimits::DOCUMENT, false).unwrap();
+            let (two, _) = build(input, &ParseLimits::DOCUMENT, true).unwrap();
+            assert_eq!(one.to_value(), two.to_value());
+            assert_eq!(one.heap_bytes(), two.heap_bytes(), "exact sizes both ways");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn string_stop_finds_the_first_stop(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            let expected = bytes.iter().position(|&b| STRING_STOP[usize::from(b)]);
+            proptest::prop_assert_eq!(string_stop(&bytes), expected);
+        }
+
+        #[test]
+        fn names_compare_as_their_code_units(a in "[ab\\\\é😀\u{E000}]{0,6}", b in "[ab\\\\é😀\u{E000}]{0,6}", escape_a: bool, escape_b: bool) {
+            // Each name written raw or with its first character as a \u escape.
+            let spell = |name: &str, escape: bool| match name.chars().next() {
+                Some(first) if escape => {
+                    let mut units = [0u16; 2];
+                    let escapes: String = first.encode_utf16(&mut units).iter().map(|u| format!("\\u{u:04x}")).collect();
+                    format!("\"{escapes}{}\"", name[first.len_utf8()..].replace('\\', "\\\\"))
+                }
+                _ => format!("\"{}\"", name.replace('\\', "\\\\")),
+            };
+            let text = format!("{} {}", spell(&a, escape_a), spell(&b, escape_b));
+            let second = spell(&a, escape_a).len() + 1;
+            let expected = a.encode_utf16().cmp(b.encode_utf16());
+            proptest::prop_assert_eq!(compare_names(&text, 0, second), expected);
+        }
+    }
+
     #[test]
     fn trailing_high_surrogate_is_unpaired_at_end() {
         let value = parse(br#""\ud800""#).unwrap();

@@ -320,7 +320,7 @@ impl<'s> Validator<'s> {
                     }
                 }
                 if let Some(pattern) = &node.pattern
-                    && pattern.regex.find(&text.to_lossy()).is_none()
+                    && !pattern.is_match(&text.to_lossy())
                 {
                     fail!("pattern", "string does not match {}", pattern.source);
                 }
