@@ -154,6 +154,18 @@ impl<'s> Document<'s> {
         }
     }
 
+    /// Whether the string at `index` is `name`; an unescaped one (almost every member name)
+    /// is compared on its source bytes, its length first.
+    pub(crate) fn string_is(&self, index: u32, name: &str) -> bool {
+        let slot = self.slots[index as usize];
+        if slot.aux & ESCAPED == 0 {
+            let start = slot.start as usize + 1;
+            return slot.aux as usize == name.len()
+                && self.text.as_bytes().get(start..start + name.len()) == Some(name.as_bytes());
+        }
+        self.string_at(index).as_str() == Some(name)
+    }
+
     pub(crate) fn view_at(&self, index: u32) -> View<'_> {
         let slot = self.slots[index as usize];
         let start = slot.start as usize;

@@ -231,7 +231,7 @@ impl<'a> ObjectView<'a> {
                 let end = document.end_of(index);
                 let mut child = index + 1;
                 while child < end {
-                    if document.string_at(child).as_str() == Some(name) {
+                    if document.string_is(child, name) {
                         return Some(document.view_at(child + 1));
                     }
                     child = document.skip(child + 1);
