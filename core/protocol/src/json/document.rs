@@ -134,6 +134,19 @@ impl<'s> Document<'s> {
         }
     }
 
+    /// The number of items (or, `members` set, of name-value pairs) of container slot
+    /// `index`, counted by skipping over them without reading them.
+    pub(crate) fn count_children(&self, index: u32, members: bool) -> usize {
+        let end = self.end_of(index);
+        let mut child = index + 1;
+        let mut count = 0;
+        while child < end {
+            count += 1;
+            child = self.skip(child + u32::from(members));
+        }
+        count
+    }
+
     /// The index after the last descendant of container slot `index`.
     pub(crate) fn end_of(&self, index: u32) -> u32 {
         self.slots[index as usize].aux

@@ -286,7 +286,7 @@ impl Scratch {
     }
 
     /// The tape at its exact size, when everything fitted.
-    fn into_tape(self) -> Option<Tape> {
+    fn tape(&self) -> Option<Tape> {
         if self.full {
             return None;
         }
@@ -353,7 +353,7 @@ pub(crate) fn build<'s>(
         }
         first.document()?;
     }
-    if !record_spans && let Some(tape) = scratch.into_tape() {
+    if !record_spans && let Some(tape) = scratch.tape() {
         return Ok((Document::from_tape(text, tape), Vec::new()));
     }
     let mut tape = Tape {
@@ -614,10 +614,18 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// [`Self::check_closed_names`].
     fn check_new_name(&mut self, base: usize, offset: usize) -> Result<(), ParseError> {
         let seen = self.names.len() - base;
+        // Names whose first bytes differ, neither an escape, differ: most pairs end there.
+        let bytes = self.bytes;
+        let first = bytes.get(offset + 1).copied();
+        let may_equal = |other: usize| {
+            let other_first = bytes.get(other + 1).copied();
+            other_first == first || other_first == Some(b'\\') || first == Some(b'\\')
+        };
         if seen < LINEAR_DUPLICATE_SCAN
-            && self.names[base..]
-                .iter()
-                .any(|&other| compare_names(self.text, other as usize, offset).is_eq())
+            && self.names[base..].iter().any(|&other| {
+                may_equal(other as usize)
+                    && compare_names(self.text, other as usize, offset).is_eq()
+            })
         {
             return Err(self.duplicate(offset));
         }

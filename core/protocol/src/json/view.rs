@@ -129,7 +129,7 @@ impl<'a> ArrayView<'a> {
     pub fn len(&self) -> usize {
         match self.0 {
             Repr::Tree(items) => items.len(),
-            Repr::Tape(..) => self.iter().count(),
+            Repr::Tape(document, index) => document.count_children(index, false),
         }
     }
 
@@ -199,7 +199,7 @@ impl<'a> ObjectView<'a> {
     pub fn len(&self) -> usize {
         match self.0 {
             Repr::Tree(object) => object.len(),
-            Repr::Tape(..) => self.iter().count(),
+            Repr::Tape(document, index) => document.count_children(index, true),
         }
     }
 
