@@ -26,7 +26,10 @@ use missionweaveprotocol::signed_documents::{SignedDocumentCodec, SignedDocument
 fn main() {
     let mut args = std::env::args().skip(1);
     let figure = args.next().expect("FIGURE");
-    let iterations: usize = args.next().and_then(|n| n.parse().ok()).expect("ITERATIONS");
+    let iterations: usize = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("ITERATIONS");
     let document =
         embedded_file("cryptography/vectors/signed-documents/valid/command.json").unwrap();
     let registry_bytes = embedded_file("cryptography/keys/registry-valid.json").unwrap();

@@ -132,6 +132,41 @@ pub(crate) fn write_object(
     omit: Option<&str>,
     out: &mut Vec<u8>,
 ) -> Result<(), CanonicalError> {
+    // A small object (most are) is sorted on the stack with its names read once; a larger one
+    // sorts 4-byte handles on the heap, reading names as it compares.
+    let mut handles = [0u32; SMALL_OBJECT];
+    if let Some(count) = object.handles_into(&mut handles) {
+        let mut members = [("", 0u32); SMALL_OBJECT];
+        let mut kept = 0;
+        for &handle in &handles[..count] {
+            let Some(name) = object.name(handle).as_str() else {
+                return Err(CanonicalError::UnpairedSurrogate);
+            };
+            if Some(name) != omit {
+                members[kept] = (name, handle);
+                kept += 1;
+            }
+        }
+        let members = &mut members[..kept];
+        for end in 1..members.len() {
+            let mut at = end;
+            while at > 0 && utf16_order(members[at].0, members[at - 1].0).is_lt() {
+                members.swap(at, at - 1);
+                at -= 1;
+            }
+        }
+        out.push(b'{');
+        for (index, &(name, handle)) in members.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_text(name, out);
+            out.push(b':');
+            write_view(object.value(handle), out)?;
+        }
+        out.push(b'}');
+        return Ok(());
+    }
     let mut handles = object.handles();
     let mut kept = 0;
     for index in 0..handles.len() {
@@ -160,6 +195,9 @@ pub(crate) fn write_object(
     out.push(b'}');
     Ok(())
 }
+
+/// Objects up to this many members are sorted on the stack.
+const SMALL_OBJECT: usize = 32;
 
 /// RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
 fn utf16_order(a: &str, b: &str) -> Ordering {

@@ -271,7 +271,9 @@ impl Scratch {
             let from = self.decoded_len;
             for decoded in char::decode_utf16(units) {
                 let c = decoded.unwrap_or(char::REPLACEMENT_CHARACTER);
-                let Some(free) = self.decoded.get_mut(self.decoded_len..self.decoded_len + c.len_utf8())
+                let Some(free) = self
+                    .decoded
+                    .get_mut(self.decoded_len..self.decoded_len + c.len_utf8())
                 else {
                     self.full = true;
                     return;

@@ -272,6 +272,37 @@ impl<'a> ObjectView<'a> {
         }
     }
 
+    /// The handles of [`Self::handles`] written into `buffer`, when they fit (`None` if not).
+    pub(crate) fn handles_into(&self, buffer: &mut [u32]) -> Option<usize> {
+        let mut count = 0;
+        match self.0 {
+            Repr::Tree(object) => {
+                for handle in 0..object.len() as u32 {
+                    *buffer.get_mut(count)? = handle;
+                    count += 1;
+                }
+            }
+            Repr::Tape(document, index) => {
+                let end = document.end_of(index);
+                let mut child = index + 1;
+                while child < end {
+                    *buffer.get_mut(count)? = child;
+                    count += 1;
+                    child = document.skip(child + 1);
+                }
+            }
+        }
+        Some(count)
+    }
+
+    /// The value of the member a handle from [`Self::handles`] names.
+    pub(crate) fn value(&self, handle: u32) -> View<'a> {
+        match self.0 {
+            Repr::Tree(object) => object.members()[handle as usize].1.view(),
+            Repr::Tape(document, _) => document.view_at(handle + 1),
+        }
+    }
+
     /// The member a handle from [`Self::handles`] names.
     pub(crate) fn member(&self, handle: u32) -> (Str<'a>, View<'a>) {
         match self.0 {

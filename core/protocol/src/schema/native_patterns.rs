@@ -32,35 +32,26 @@ fn uri_scheme_prefix(text: &str) -> bool {
 /// `[^A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]`: some character outside the URI characters (any
 /// non-ASCII character is outside).
 fn has_non_uri_character(text: &str) -> bool {
-    !text.bytes().all(|b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'.' | b'_'
-                    | b'~'
-                    | b':'
-                    | b'/'
-                    | b'?'
-                    | b'#'
-                    | b'['
-                    | b']'
-                    | b'@'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b'%'
-                    | b'-'
-            )
-    })
+    !text.bytes().all(|b| URI_CHARACTER[usize::from(b)])
 }
+
+/// The class of [`has_non_uri_character`], as a table.
+const URI_CHARACTER: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 128 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric();
+        byte += 1;
+    }
+    let others = b"._~:/?#[]@!$&'()*+,;=%-";
+    let mut index = 0;
+    while index < others.len() {
+        table[others[index] as usize] = true;
+        index += 1;
+    }
+    table
+};
 
 /// `^[A-Za-z0-9_-]+$` (`$` without the `m` flag is the end of the input).
 fn base64url_alphabet(text: &str) -> bool {
