@@ -14,7 +14,7 @@ use std::fmt;
 
 use super::document::{Document, Slot, Tape};
 use super::limits::{Limit, ParseLimits};
-use super::value::Value;
+use super::value::{JsonString, Number, Object, Value};
 
 /// Maximum nesting of arrays and objects. Deeper input is a clean error, never a stack overflow.
 pub const MAX_DEPTH: usize = 128;
@@ -176,8 +176,77 @@ pub fn parse_state(bytes: &[u8]) -> Result<Value, ParseError> {
 }
 
 /// [`parse`] with explicit limits.
+///
+/// The owned tree is built during the checking pass itself, each value after the checks of
+/// its token (its limits included) and before the next token is read; no tape is built.
 pub fn parse_with_limits(bytes: &[u8], limits: &ParseLimits) -> Result<Value, ParseError> {
-    Ok(Document::parse(bytes, limits)?.to_value())
+    let text = prepare(bytes, limits)?;
+    let mut counts = Counts::default();
+    let mut tree = TreeBuilder::default();
+    let mut parser = Parser::new(text, limits, Pass::Count(&mut counts));
+    parser.tree = Some(&mut tree);
+    parser.document()?;
+    Ok(tree.root.unwrap_or(Value::Null))
+}
+
+/// The owned tree, built from the checking pass's slots: containers open and close, and in an
+/// object strings alternate between member name and value.
+#[derive(Default)]
+struct TreeBuilder {
+    open: Vec<Frame>,
+    root: Option<Value>,
+}
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(Vec<(JsonString, Value)>, Option<JsonString>),
+}
+
+impl TreeBuilder {
+    fn add(&mut self, value: Value) {
+        match self.open.last_mut() {
+            None => self.root = Some(value),
+            Some(Frame::Array(items)) => items.push(value),
+            Some(Frame::Object(members, name)) => {
+                if let Some(name) = name.take() {
+                    members.push((name, value));
+                }
+            }
+        }
+    }
+
+    fn string(&mut self, text: JsonString) {
+        match self.open.last_mut() {
+            Some(Frame::Object(_, name @ None)) => *name = Some(text),
+            _ => self.add(Value::String(text)),
+        }
+    }
+
+    /// The value a slot opens or is, read from its first byte.
+    fn slot(&mut self, text: &str, start: usize, aux: u32) {
+        match text.as_bytes()[start] {
+            b'{' => self.open.push(Frame::Object(Vec::new(), None)),
+            b'[' => self.open.push(Frame::Array(Vec::new())),
+            b'"' => self.string(JsonString::Text(
+                text[start + 1..start + 1 + aux as usize].into(),
+            )),
+            b't' => self.add(Value::Bool(true)),
+            b'f' => self.add(Value::Bool(false)),
+            b'n' => self.add(Value::Null),
+            _ => self.add(Value::Number(Number::from_grammar_checked(
+                &text[start..start + aux as usize],
+            ))),
+        }
+    }
+
+    fn close(&mut self) {
+        let value = match self.open.pop() {
+            Some(Frame::Array(items)) => Value::Array(items),
+            Some(Frame::Object(members, _)) => Value::Object(Object::from_members(members)),
+            None => return,
+        };
+        self.add(value);
+    }
 }
 
 /// Strictly parses one value and returns, for a top-level object, the byte span of each
@@ -403,6 +472,8 @@ struct Parser<'a, 'o> {
     spans: Option<&'o mut Vec<(usize, usize)>>,
     /// Pass 1 of a document that may be small: where its tape is written meanwhile.
     scratch: Option<&'o mut Scratch>,
+    /// Pass 1 of [`parse_with_limits`]: the owned tree it builds instead of a tape.
+    tree: Option<&'o mut TreeBuilder>,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -426,6 +497,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             names,
             spans: None,
             scratch: None,
+            tree: None,
         }
     }
 
@@ -480,6 +552,9 @@ impl<'a, 'o> Parser<'a, 'o> {
                 counts.slots += 1;
                 if let Some(scratch) = self.scratch.as_deref_mut() {
                     scratch.push(Slot::new(start, aux));
+                }
+                if let Some(tree) = self.tree.as_deref_mut() {
+                    tree.slot(self.text, start, aux);
                 }
                 counts.slots - 1
             }
@@ -543,6 +618,9 @@ impl<'a, 'o> Parser<'a, 'o> {
             Pass::Count(counts) => {
                 if let Some(scratch) = self.scratch.as_deref_mut() {
                     scratch.close(index, counts.slots);
+                }
+                if let Some(tree) = self.tree.as_deref_mut() {
+                    tree.close();
                 }
             }
         }
@@ -810,6 +888,18 @@ impl<'a, 'o> Parser<'a, 'o> {
                 counts.slots += 1;
                 if let Some(scratch) = self.scratch.as_deref_mut() {
                     scratch.escaped(open, units(), unpaired);
+                }
+                if let Some(tree) = self.tree.as_deref_mut() {
+                    tree.string(if unpaired {
+                        JsonString::Wtf16(units().collect())
+                    } else {
+                        JsonString::Text(
+                            char::decode_utf16(units())
+                                .map(|decoded| decoded.unwrap_or(char::REPLACEMENT_CHARACTER))
+                                .collect::<String>()
+                                .into_boxed_str(),
+                        )
+                    });
                 }
                 if unpaired {
                     counts.wide += 1;
