@@ -89,10 +89,18 @@ pub enum StoreError {
         /// What failed (a hash mismatch, a gap).
         detail: String,
     },
-    /// The backend failed; nothing was committed.
+    /// The backend failed; nothing was committed. Transient (a busy database, a lost
+    /// connection, a full disk, an I/O error): an unchanged retry can succeed.
     Backend {
         /// What failed (never shown on the wire beyond the code).
         detail: String,
+    },
+    /// The store is not open: its owner closed it, or it was never opened. Nothing was
+    /// committed, and an unchanged retry fails the same way (only a new store reopens the
+    /// database).
+    NotOpen {
+        /// Closed (`store_closed`), rather than never opened (`store_not_initialized`).
+        closed: bool,
     },
 }
 
@@ -108,6 +116,24 @@ impl StoreError {
         )
     }
 
+    /// The reason slugs of the store's own failures (damaged data, a failing or closed
+    /// backend), as opposed to its conflicts and refusals of the call: the `store_failure`
+    /// family of the Core (`service::ErrorFamily::of`). All are `INTERNAL_ERROR`.
+    pub const FAILURE_REASONS: [&'static str; 4] = [
+        "store_corrupt",
+        "backend_failure",
+        "store_closed",
+        "store_not_initialized",
+    ];
+
+    /// Whether this is one of the store's own failures ([`Self::FAILURE_REASONS`]).
+    pub const fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            Self::Corrupt { .. } | Self::Backend { .. } | Self::NotOpen { .. }
+        )
+    }
+
     /// The stable reason slug.
     pub const fn reason(&self) -> &'static str {
         match self {
@@ -120,6 +146,8 @@ impl StoreError {
             Self::InvalidArgument { .. } => "invalid_argument",
             Self::Corrupt { .. } => "store_corrupt",
             Self::Backend { .. } => "backend_failure",
+            Self::NotOpen { closed: true } => "store_closed",
+            Self::NotOpen { closed: false } => "store_not_initialized",
         }
     }
 }
@@ -198,6 +226,12 @@ impl fmt::Display for StoreError {
                 "stored {what} {locator} failed its integrity check: {detail}"
             ),
             Self::Backend { detail } => write!(f, "the store failed: {detail}"),
+            Self::NotOpen { closed: true } => {
+                f.write_str("the store was closed: make a new store to open it again")
+            }
+            Self::NotOpen { closed: false } => {
+                f.write_str("the store is not initialized: initialize() opens it")
+            }
         }
     }
 }
@@ -223,9 +257,10 @@ impl DescribeError for StoreError {
             // This attempt accepted nothing; an unchanged retry returns the original receipt
             // (§15.1, §19), so the transient code is the honest one.
             // Damaged data at rest is the server's fault, never the caller's (§19).
-            Self::AlreadyApplied { .. } | Self::Backend { .. } | Self::Corrupt { .. } => {
-                WireCode::InternalError
-            }
+            Self::AlreadyApplied { .. }
+            | Self::Backend { .. }
+            | Self::Corrupt { .. }
+            | Self::NotOpen { .. } => WireCode::InternalError,
             Self::CursorTooOld { .. } => WireCode::CursorTooOld,
             Self::ArchiveOutOfRange { .. } | Self::InvalidArgument { .. } => {
                 WireCode::ProtocolViolation
@@ -238,9 +273,10 @@ impl DescribeError for StoreError {
     }
 
     /// Damaged data at rest stays damaged: retrying the same read cannot succeed until an
-    /// operator restores the row, unlike the transient `INTERNAL_ERROR`s.
+    /// operator restores the row; a store that is not open stays so. The transient
+    /// `INTERNAL_ERROR`s (a failing backend, a concurrent application) are retryable.
     fn retryable(&self) -> bool {
-        !matches!(self, Self::Corrupt { .. }) && self.wire_code().retryable()
+        !matches!(self, Self::Corrupt { .. } | Self::NotOpen { .. }) && self.wire_code().retryable()
     }
 
     fn fields(&self) -> Fields {
@@ -288,7 +324,7 @@ impl DescribeError for StoreError {
             Self::Corrupt { what, locator, .. } => Fields::new()
                 .text("stored", *what)
                 .text("locator", locator.as_str()),
-            Self::Backend { .. } => Fields::new(),
+            Self::Backend { .. } | Self::NotOpen { .. } => Fields::new(),
         }
     }
 }
