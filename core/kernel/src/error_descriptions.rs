@@ -376,6 +376,7 @@ impl SchedulerError {
                 unsupported: true, ..
             } => "unsupported_policy",
             Self::ReferencePolicy { .. } => "invalid_argument",
+            Self::OfferDeclined { .. } => "offer_declined",
             Self::CorruptSnapshot { .. } => "corrupt_snapshot",
         }
     }
@@ -399,6 +400,11 @@ impl fmt::Display for SchedulerError {
             ),
             Self::InvalidArgument(field) => write!(f, "invalid {field}"),
             Self::ReferencePolicy { detail, .. } => f.write_str(detail),
+            Self::OfferDeclined { work_id, reason } => write!(
+                f,
+                "offer {work_id:?} was declined ({}): nothing was rebuilt",
+                reason.as_str()
+            ),
             Self::CorruptSnapshot { path, problem } if path.is_empty() => {
                 write!(f, "the snapshot cannot be restored: {problem}")
             }
@@ -439,6 +445,9 @@ impl DescribeError for SchedulerError {
                 Fields::new().text("field", *field)
             }
             Self::CorruptSnapshot { path, .. } => Fields::new().text("path", path),
+            Self::OfferDeclined { work_id, reason } => Fields::new()
+                .text("work_id", work_id)
+                .text("admission_reason", reason.as_str()),
             _ => Fields::new(),
         }
     }

@@ -499,6 +499,15 @@ pub enum SchedulerError {
         /// No exact equivalent in the core (rather than a malformed value).
         unsupported: bool,
     },
+    /// A rebuild from offers ([`Scheduler::from_offers`](crate::scheduler::Scheduler::from_offers))
+    /// met an offer the Scheduler declines (an identifier collision, a full Worker, …): nothing
+    /// is rebuilt, as the reference's `Scheduler.rebuild` refuses it (`ValueError`).
+    OfferDeclined {
+        /// The declined offer's WorkItem ID.
+        work_id: String,
+        /// Why it was declined.
+        reason: AdmissionReason,
+    },
     /// A snapshot cannot be restored: `path` (a JSON Pointer into the snapshot's JSON form,
     /// empty for the whole snapshot) says where, `problem` says why.
     CorruptSnapshot {
@@ -516,6 +525,7 @@ impl SchedulerError {
             Self::UnknownWork(_)
             | Self::InvalidArgument(_)
             | Self::ReferencePolicy { .. }
+            | Self::OfferDeclined { .. }
             | Self::UnsafeCheckpoint => WireCode::InvalidCommand,
             Self::StaleRun { .. } => WireCode::WorkLeaseExpired,
             Self::InvalidTransition(_) => WireCode::InvalidStateTransition,
