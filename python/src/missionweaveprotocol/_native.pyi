@@ -1505,10 +1505,11 @@ class Scheduler:
     def __new__(cls, policy: Optional[SchedulerPolicy] = None) -> Scheduler: ...
     @staticmethod
     def rebuild(
-        snapshot: Union[SchedulerSnapshot, Mapping[str, Any]],
+        source: Union[SchedulerSnapshot, Mapping[str, Any], Iterable[Any]],
         policy: Optional[SchedulerPolicy] = None,
         *,
         now: Optional[datetime] = None,
+        exact: bool = False,
     ) -> Scheduler: ...
     @property
     def policy(self) -> SchedulerPolicy: ...

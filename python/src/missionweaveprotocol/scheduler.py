@@ -496,18 +496,15 @@ class Scheduler:
         From a snapshot, as in the reference, the runtime is taken as lost at ``now``
         (``clock()`` if omitted): running and preempting work resumes from a durable, safe
         checkpoint or waits blocked (``runtime-session-lost``). ``exact=True`` restores the
-        snapshot as it was. From an iterable of :class:`WorkOffer`, each is admitted at
-        ``now``; a declined offer raises :class:`SchedulerError`."""
+        snapshot as it was. From an iterable of :class:`WorkOffer` (an empty one gives an
+        empty Scheduler), each is admitted at ``now``; a declined offer raises
+        :class:`SchedulerError` (``offer_declined``) and nothing is rebuilt. Any other source
+        (``None``, a number, JSON text) is :class:`InvalidInputError` naming ``source``. The
+        core decides all of it (``Scheduler::from_offers``, the binding's conversion)."""
         scheduler = cls(policy, clock=clock)
-        if isinstance(source, (SchedulerSnapshot, Mapping)):
-            at = None if exact else scheduler._now(now)
-            scheduler._core = _native.Scheduler.rebuild(source, scheduler._policy._core, now=at)
-            return scheduler
-        when = scheduler._now(now)
-        for offer in source:
-            decision = scheduler._core.admit(_offer(offer), now=when)
-            if not decision.accepted:
-                raise _bad(f"offer {decision.work_id!r} declined: {decision.reason.value}")
+        scheduler._core = _native.Scheduler.rebuild(
+            source, scheduler._policy._core, now=scheduler._now(now), exact=exact
+        )
         return scheduler
 
     @property
@@ -532,7 +529,8 @@ class Scheduler:
     def admit_many(
         self, offers: Iterable[WorkOffer], *, now: Optional[datetime] = None
     ) -> List[AdmissionDecision]:
-        return self._core.admit_many([_offer(o) for o in offers], now=self._now(now))
+        # The core reads the iterable (a non-iterable is InvalidInputError, not a TypeError).
+        return self._core.admit_many(offers, now=self._now(now))
 
     def schedule(self, *, now: Optional[datetime] = None) -> Tuple[ScheduleAction, ...]:
         return self._core.schedule(now=self._now(now))
