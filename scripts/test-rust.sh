@@ -19,7 +19,7 @@ cargo test --locked --workspace
 # The sans-IO crates build for browsers and edge runtimes (no threads there); never the whole
 # workspace (pyo3 does not build for wasm32).
 cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-kernel -p missionweaveprotocol-engine \
-  -p missionweaveprotocol-agent -p missionweaveprotocol-ffi \
+  -p missionweaveprotocol-agent -p missionweaveprotocol-gateway -p missionweaveprotocol-ffi \
   --target wasm32-unknown-unknown --no-default-features --features missionweaveprotocol/conformance-bundle
 cargo build --release --locked -p missionweaveprotocol -p missionweaveprotocol-kernel \
   -p missionweaveprotocol-engine --examples

@@ -224,3 +224,88 @@ fn a_second_connection_fences_the_first() {
         WireCode::AuthStaleSession
     );
 }
+
+#[test]
+fn an_epoch_opened_elsewhere_is_verified_first_then_sealed_into_the_token() {
+    // The gateway's flow: verify the response, open the epoch through the Core, seal it.
+    let registry = registry();
+    let mut authority = authority();
+    let mut connection = Handshake::default();
+    let challenge = connection
+        .client_init(&mut authority, &registry, &init(ALICE, ALICE_KEY), T0)
+        .unwrap();
+    let verified = connection
+        .verify_response(
+            &mut authority,
+            &registry,
+            &response_to(&challenge, &alice_key()),
+            at(1),
+        )
+        .unwrap();
+    assert_eq!(verified, challenge);
+    assert!(matches!(connection, Handshake::Verified(_)));
+    assert_eq!(authority.current_epoch(ALICE), 0, "nothing issued yet");
+    // The authoritative epoch (say another process already opened 6) is the token's.
+    let grant = connection.open_at(&mut authority, 7, at(2)).unwrap();
+    assert_eq!(grant.session_epoch, 7);
+    assert_eq!(authority.current_epoch(ALICE), 7);
+    assert_eq!(
+        authority
+            .verify_session(&registry, &grant.token, at(3))
+            .unwrap()
+            .session_epoch,
+        7
+    );
+    assert_eq!(connection.require_authenticated().unwrap(), &grant);
+}
+
+#[test]
+fn a_bad_signature_never_reaches_the_epoch_and_an_old_epoch_is_refused() {
+    let registry = registry();
+    let mut authority = authority();
+    let mut connection = Handshake::default();
+    let challenge = connection
+        .client_init(&mut authority, &registry, &init(ALICE, ALICE_KEY), T0)
+        .unwrap();
+    let mut response = response_to(&challenge, &alice_key());
+    response.challenge_signature = sign(&bob_key(), &challenge);
+    assert_eq!(
+        connection
+            .verify_response(&mut authority, &registry, &response, T0)
+            .unwrap_err(),
+        AuthError::InvalidSignature
+    );
+    assert!(matches!(connection, Handshake::Failed));
+    assert_eq!(
+        connection.open_at(&mut authority, 1, T0).unwrap_err(),
+        AuthError::UnexpectedPhase
+    );
+    // An epoch at or below the current one was already issued.
+    authority.synchronize_epoch(ALICE, 3).unwrap();
+    let mut again = Handshake::default();
+    let challenge = again
+        .client_init(&mut authority, &registry, &init(ALICE, ALICE_KEY), T0)
+        .unwrap();
+    again
+        .verify_response(
+            &mut authority,
+            &registry,
+            &response_to(&challenge, &alice_key()),
+            T0,
+        )
+        .unwrap();
+    let error = again.open_at(&mut authority, 3, T0).unwrap_err();
+    assert_eq!(error, AuthError::StaleSession);
+    assert!(matches!(again, Handshake::Failed));
+    assert_eq!(
+        authority
+            .check_answer(
+                &registry,
+                &challenge,
+                &sign(&alice_key(), &challenge),
+                at(30_000)
+            )
+            .unwrap_err(),
+        AuthError::ChallengeExpired
+    );
+}

@@ -287,6 +287,9 @@ fn every_store_failure_reason_describes_itself() {
             locator: "e1".to_owned(),
             detail: "x".to_owned(),
         },
+        StoreError::IntegrityKeyRefused {
+            detail: "another key".to_owned(),
+        },
         StoreError::Backend {
             detail: "busy".to_owned(),
         },

@@ -24,9 +24,9 @@ mod url;
 
 use std::sync::Arc;
 
-use missionweaveprotocol_engine::store::{GroupCommit, Store, StoreError};
-use missionweaveprotocol_store_postgres::PostgresStore;
-use missionweaveprotocol_store_sqlite::SqliteStore;
+use missionweaveprotocol_engine::store::{GroupCommit, Store, StoreError, StoreOptions};
+use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore};
+use missionweaveprotocol_store_sqlite::{SqliteOptions, SqliteStore};
 
 pub use managed::{LifecycleError, ManagedStore};
 pub use url::{Dialect, Location, StoreUrl, StoreUrlError, StoreUrlProblem};
@@ -43,14 +43,34 @@ pub type SharedStore = Arc<dyn Store + Send + Sync>;
 /// database is a [`StoreError::Backend`]; a URL libpq cannot read an
 /// [`StoreError::InvalidArgument`].
 pub fn open(url: &StoreUrl) -> Result<SharedStore, StoreError> {
+    open_with(url, &StoreOptions::default())
+}
+
+/// [`open`] with `options`: the integrity key every row is authenticated with
+/// ([`StoreOptions::integrity_key`]; `docs/store.md`, "Data at rest") and whether an unkeyed
+/// store adopts it. The key travels beside the URL, never in it (URLs are logged and shown,
+/// masked or not). A store sealed under a key refuses to open without it or with another one
+/// ([`StoreError::IntegrityKeyRefused`]).
+pub fn open_with(url: &StoreUrl, options: &StoreOptions) -> Result<SharedStore, StoreError> {
     match url.location() {
-        Location::SqliteMemory => Ok(Arc::new(SqliteStore::in_memory()?)),
+        Location::SqliteMemory => Ok(Arc::new(SqliteStore::in_memory_with(options)?)),
         // Durable backends batch concurrent commits (a Core shared by threads, or by awaited
         // calls on a binding's thread pool): one fsync or one server COMMIT per batch, each
         // Command still atomic and returned only once durable (`GroupCommit`).
-        Location::SqliteFile(path) => Ok(Arc::new(GroupCommit::new(SqliteStore::open(path)?))),
-        Location::Postgresql(libpq_url) => Ok(Arc::new(GroupCommit::new(PostgresStore::connect(
-            libpq_url,
-        )?))),
+        Location::SqliteFile(path) => {
+            let sqlite = SqliteOptions {
+                store: options.clone(),
+                ..SqliteOptions::default()
+            };
+            Ok(Arc::new(GroupCommit::new(SqliteStore::open_with(
+                path, &sqlite,
+            )?)))
+        }
+        Location::Postgresql(libpq_url) => {
+            Ok(Arc::new(GroupCommit::new(PostgresStore::connect_with(
+                libpq_url,
+                PostgresOptions::default().store_options(options.clone()),
+            )?)))
+        }
     }
 }

@@ -14,10 +14,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 use missionweaveprotocol::{DescribeError, ErrorClass, Fields, WireCode};
 use missionweaveprotocol_engine::store::{
     Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, Store, StoreError, Transaction,
+    SnapshotPointer, Store, StoreError, StoreOptions, Transaction,
 };
 
-use crate::{SharedStore, StoreUrl, open};
+use crate::{SharedStore, StoreUrl, open_with};
 
 enum State {
     Created,
@@ -29,6 +29,8 @@ enum State {
 /// [`close`](Self::close).
 pub struct ManagedStore {
     url: StoreUrl,
+    /// What the store is opened with (the integrity key: never shown).
+    options: StoreOptions,
     state: RwLock<State>,
 }
 
@@ -41,6 +43,7 @@ impl fmt::Debug for ManagedStore {
         };
         f.debug_struct("ManagedStore")
             .field("url", &self.url)
+            .field("keyed", &self.options.integrity_key.is_some())
             .field("state", &state)
             .finish()
     }
@@ -49,8 +52,15 @@ impl fmt::Debug for ManagedStore {
 impl ManagedStore {
     /// A store for `url`, not opened yet.
     pub fn new(url: StoreUrl) -> Self {
+        Self::with_options(url, StoreOptions::default())
+    }
+
+    /// A store for `url` to be opened with `options` (an integrity key, `crate::open_with`),
+    /// not opened yet.
+    pub fn with_options(url: StoreUrl, options: StoreOptions) -> Self {
         Self {
             url,
+            options,
             state: RwLock::new(State::Created),
         }
     }
@@ -71,7 +81,8 @@ impl ManagedStore {
             State::Open(_) => Ok(()),
             State::Closed => Err(LifecycleError::Closed),
             State::Created => {
-                *state = State::Open(open(&self.url).map_err(LifecycleError::Open)?);
+                *state =
+                    State::Open(open_with(&self.url, &self.options).map_err(LifecycleError::Open)?);
                 Ok(())
             }
         }

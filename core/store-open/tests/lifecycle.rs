@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use missionweaveprotocol::{DescribeError, ErrorClass, WireCode};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, EventRecord, Store, StoreError, Transaction,
+    AggregateKey, EventRecord, IntegrityKey, Store, StoreError, StoreOptions, Transaction,
 };
-use missionweaveprotocol_store_open::{LifecycleError, ManagedStore, SharedStore, StoreUrl, open};
+use missionweaveprotocol_store_open::{
+    LifecycleError, ManagedStore, SharedStore, StoreUrl, open, open_with,
+};
 
 fn append(store: &dyn Store, group: &str) -> u64 {
     let next = store.head(group).unwrap().next_sequence;
@@ -158,4 +160,64 @@ fn concurrent_commits_through_a_sqlite_url_all_land() {
     for thread in 0..16 {
         assert_eq!(again.head(&format!("g{thread}")).unwrap().next_sequence, 9);
     }
+}
+
+fn key(byte: u8) -> IntegrityKey {
+    IntegrityKey::new(vec![byte; 32]).unwrap()
+}
+
+/// The integrity key travels beside the URL (`open_with`, `ManagedStore::with_options`): a
+/// file sealed under it opens again with it only; without a key, with another key, or an
+/// unkeyed file given a key it was not told to adopt, opening is a typed refusal and nothing
+/// is opened. The key never shows in `Debug`.
+#[test]
+fn a_keyed_sqlite_file_opens_with_its_key_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = StoreUrl::sqlite_path(dir.path().join("k.db").to_str().unwrap()).unwrap();
+    let keyed = StoreOptions::keyed(key(1));
+    let first = open_with(&url, &keyed).unwrap();
+    assert_eq!(append(&*first, "g"), 1);
+    drop(first);
+    for refused in [
+        StoreOptions::default(),
+        StoreOptions::keyed(key(2)),
+        StoreOptions::keyed(key(2)).adopting_key(),
+    ] {
+        let e = open_with(&url, &refused).err().expect("refused");
+        assert_eq!(e.wire_code(), WireCode::InternalError, "{e}");
+        assert_eq!(DescribeError::reason(&e), "integrity_key_refused");
+        assert!(!DescribeError::retryable(&e));
+        let managed = ManagedStore::with_options(url.clone(), refused);
+        let e = managed.initialize().unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                LifecycleError::Open(StoreError::IntegrityKeyRefused { .. })
+            ),
+            "{e:?}"
+        );
+        assert!(!managed.is_open());
+    }
+    let managed = ManagedStore::with_options(url.clone(), keyed);
+    managed.initialize().unwrap();
+    assert_eq!(managed.head("g").unwrap().next_sequence, 2);
+    assert_eq!(append(&managed, "g"), 2);
+    let shown = format!("{managed:?}");
+    assert!(
+        shown.contains("keyed: true") && !shown.contains("[1, 1"),
+        "{shown}"
+    );
+
+    // An unkeyed file adopts a key only when told to.
+    let plain = StoreUrl::sqlite_path(dir.path().join("plain.db").to_str().unwrap()).unwrap();
+    append(&*open(&plain).unwrap(), "g");
+    let e = open_with(&plain, &StoreOptions::keyed(key(3)))
+        .err()
+        .expect("refused");
+    assert_eq!(DescribeError::reason(&e), "integrity_key_refused");
+    let adopted = open_with(&plain, &StoreOptions::keyed(key(3)).adopting_key()).unwrap();
+    assert_eq!(adopted.replay("g", 0, 10).unwrap().events.len(), 1);
+    drop(adopted);
+    assert!(open(&plain).is_err());
+    open_with(&plain, &StoreOptions::keyed(key(3))).unwrap();
 }

@@ -22,10 +22,10 @@ use missionweaveprotocol_engine::store::suite::engine::{
     AUTHORITY, GROUP, Keys, NOW, create_in, keys,
 };
 use missionweaveprotocol_engine::store::{
-    AggregateKey, EventRecord, Store, StoreError, Transaction,
+    AggregateKey, EventRecord, IntegrityKey, Store, StoreError, StoreOptions, Transaction,
 };
 use missionweaveprotocol_store_open::{
-    Dialect, LifecycleError, Location, ManagedStore, StoreUrl, open,
+    Dialect, LifecycleError, Location, ManagedStore, StoreUrl, open, open_with,
 };
 use pg::FreshDatabase;
 
@@ -278,4 +278,30 @@ fn a_core_flow_survives_close_and_a_new_store_continues_it() {
         head
     );
     assert!(managed.close());
+}
+
+/// A PostgreSQL store sealed under an integrity key opens again (as a later process would)
+/// with that key only, through `open_with` and `ManagedStore::with_options`.
+#[test]
+fn a_keyed_postgresql_store_opens_with_its_key_only() {
+    let database = FreshDatabase::new();
+    let url = StoreUrl::parse(&database.url()).unwrap();
+    let key = |byte: u8| IntegrityKey::new(vec![byte; 32]).unwrap();
+    let first = open_with(&url, &StoreOptions::keyed(key(1))).unwrap();
+    assert_eq!(append(&*first, "g"), 1);
+    drop(first);
+    for refused in [StoreOptions::default(), StoreOptions::keyed(key(2))] {
+        let e = open_with(&url, &refused).err().expect("refused");
+        assert_eq!(e.wire_code(), WireCode::InternalError, "{e}");
+        assert_eq!(DescribeError::reason(&e), "integrity_key_refused");
+        let managed = ManagedStore::with_options(url.clone(), refused);
+        assert!(matches!(
+            managed.initialize(),
+            Err(LifecycleError::Open(StoreError::IntegrityKeyRefused { .. }))
+        ));
+    }
+    let managed = ManagedStore::with_options(url, StoreOptions::keyed(key(1)));
+    managed.initialize().unwrap();
+    assert_eq!(append(&managed, "g"), 2);
+    assert_eq!(managed.replay("g", 0, 10).unwrap().events.len(), 2);
 }

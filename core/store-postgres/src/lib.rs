@@ -38,6 +38,7 @@ mod pool;
 mod read;
 mod read_many;
 mod schema;
+mod seal;
 mod sql;
 mod stalled_holder;
 #[doc(hidden)]
@@ -47,8 +48,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use missionweaveprotocol_engine::store::{
-    Aggregate, AggregateKey, GroupHead, Read, ReadValue, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, Store, StoreError, Transaction,
+    Aggregate, AggregateKey, GroupHead, Integrity, IntegrityKey, Read, ReadValue, Receipt,
+    ReceiptKey, ReplayPage, SnapshotPointer, Store, StoreError, StoreOptions, Transaction,
 };
 
 pub use schema::SCHEMA_VERSION;
@@ -81,6 +82,10 @@ pub struct PostgresOptions {
     /// only a stopped or hung process reaches it; until then, commits to the keys it locked
     /// wait. Default 10 s; `None` keeps the server's setting (normally no limit).
     pub idle_in_transaction_timeout: Option<Duration>,
+    /// What every backend takes: the integrity key authenticating every row
+    /// ([`StoreOptions::integrity_key`], none by default) and whether an unkeyed store adopts
+    /// it. Every process sharing one store must open it with the same key.
+    pub store: StoreOptions,
 }
 
 impl Default for PostgresOptions {
@@ -90,6 +95,7 @@ impl Default for PostgresOptions {
             schema: None,
             batch_reads: true,
             idle_in_transaction_timeout: Some(IDLE_IN_TRANSACTION_TIMEOUT),
+            store: StoreOptions::default(),
         }
     }
 }
@@ -119,6 +125,18 @@ impl PostgresOptions {
         self.batch_reads = batch;
         self
     }
+
+    /// These options with `key` authenticating every row ([`store`](Self::store)).
+    pub fn integrity_key(mut self, key: IntegrityKey) -> Self {
+        self.store.integrity_key = Some(key);
+        self
+    }
+
+    /// These options with other [`StoreOptions`] (the key, and whether to adopt it).
+    pub fn store_options(mut self, store: StoreOptions) -> Self {
+        self.store = store;
+        self
+    }
 }
 
 /// The authoritative store in a PostgreSQL database.
@@ -129,6 +147,8 @@ pub struct PostgresStore {
     namespace: String,
     /// [`PostgresOptions::batch_reads`].
     batch_reads: bool,
+    /// The scheme every row is authenticated with (`store::integrity`).
+    integrity: Integrity,
 }
 
 impl PostgresStore {
@@ -164,18 +184,29 @@ impl PostgresStore {
                     detail: "no schema on the search_path to create the store in".to_owned(),
                 })?,
         };
-        schema::migrate(&mut client, options.schema.as_deref(), &namespace)?;
+        let integrity = schema::migrate(
+            &mut client,
+            options.schema.as_deref(),
+            &namespace,
+            &options.store,
+        )?;
         pool.adopt(client)?;
         Ok(Self {
             pool,
             namespace,
             batch_reads: options.batch_reads,
+            integrity,
         })
     }
 
     /// The schema the store's tables live in.
     pub fn schema(&self) -> &str {
         &self.namespace
+    }
+
+    /// Whether every row is authenticated under an integrity key.
+    pub fn is_keyed(&self) -> bool {
+        self.integrity.is_keyed()
     }
 
     /// Drops the store's schema with everything in it (tests: each test's own schema). The
@@ -198,7 +229,12 @@ impl Store for PostgresStore {
             return Ok(());
         }
         commit::check_arguments(&tx)?;
-        commit::commit(&mut *self.pool.get()?, &self.namespace, &tx)
+        commit::commit(
+            &mut *self.pool.get()?,
+            &self.namespace,
+            &self.integrity,
+            &tx,
+        )
     }
 
     fn commit_many(&self, txs: Vec<Transaction>) -> Vec<Result<(), StoreError>> {
@@ -220,7 +256,9 @@ impl Store for PostgresStore {
             .collect();
         if !live.is_empty() {
             let outcomes = match self.pool.get() {
-                Ok(mut conn) => commit::commit_many(&mut conn, &self.namespace, &live),
+                Ok(mut conn) => {
+                    commit::commit_many(&mut conn, &self.namespace, &self.integrity, &live)
+                }
                 Err(e) => live.iter().map(|_| Err(e.clone())).collect(),
             };
             let mut outcomes = outcomes.into_iter();
@@ -232,23 +270,23 @@ impl Store for PostgresStore {
     }
 
     fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
-        read::aggregate(&mut *self.pool.get()?, key)
+        read::aggregate(&mut *self.pool.get()?, &self.integrity, key)
     }
 
     fn list(&self, kind: &str, id_prefix: &str) -> Result<Vec<(String, Aggregate)>, StoreError> {
-        read::list(&mut *self.pool.get()?, kind, id_prefix)
+        read::list(&mut *self.pool.get()?, &self.integrity, kind, id_prefix)
     }
 
     fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-        read::receipt(&mut *self.pool.get()?, key)
+        read::receipt(&mut *self.pool.get()?, &self.integrity, key)
     }
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
-        read::head(&mut *self.pool.get()?, group)
+        read::head(&mut *self.pool.get()?, &self.integrity, group)
     }
 
     fn read_many(&self, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
-        read_many::read_many(&mut *self.pool.get()?, reads)
+        read_many::read_many(&mut *self.pool.get()?, &self.integrity, reads)
     }
 
     /// Every read is a round trip: the engine gathers a Command's likely reads into one.
@@ -262,7 +300,13 @@ impl Store for PostgresStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<ReplayPage, StoreError> {
-        read::replay(&mut *self.pool.get()?, group, after_sequence, limit)
+        read::replay(
+            &mut *self.pool.get()?,
+            &self.integrity,
+            group,
+            after_sequence,
+            limit,
+        )
     }
 
     fn archive_before(
@@ -274,6 +318,7 @@ impl Store for PostgresStore {
         commit::archive_before(
             &mut *self.pool.get()?,
             &self.namespace,
+            &self.integrity,
             group,
             before,
             &snapshot,

@@ -1,36 +1,59 @@
 //! Reads of committed state, each one statement on a pooled connection (one snapshot), each
-//! row checked against its integrity column before it is served (`store::integrity`):
-//! aggregates against their checksum, Event pages against the Group's hash chain.
+//! row checked against its integrity column under the store's [`Integrity`] scheme before it
+//! is served (`store::integrity`): aggregates, receipts and heads against their checksum,
+//! Event pages against the Group's hash chain; a receipt not stored against the Actions the
+//! rows record (a removed receipt is corrupt, never "new").
 
 use std::sync::Arc;
 
-use missionweaveprotocol_engine::store::integrity::{self, ChainVerifier};
+use missionweaveprotocol_engine::store::integrity::{self, Hash32};
 use missionweaveprotocol_engine::store::read_rules::{self, PagePlan};
 use missionweaveprotocol_engine::store::{
-    Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, StoreError,
+    Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Integrity, Receipt, ReceiptKey,
+    ReplayPage, SnapshotPointer, StoreError,
 };
 use postgres::Row;
 
 use crate::convert::{backend, from_sql, prefix_successor, storable, to_sql};
 use crate::pool::Conn;
 
-/// An aggregate row (`revision`, `value`, `checksum` from column `first`) checked against its
-/// checksum.
+/// Where an aggregate row's columns are: `revision`, `value`, `checksum`, `action_key`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AggregateColumns(pub usize, pub usize, pub usize, pub usize);
+
+impl AggregateColumns {
+    /// Four consecutive columns from `first`.
+    pub(crate) const fn from(first: usize) -> Self {
+        Self(first, first + 1, first + 2, first + 3)
+    }
+}
+
+/// An aggregate row checked against its checksum.
 pub(crate) fn checked_aggregate(
+    integrity: &Integrity,
     kind: &str,
     id: &str,
     row: &Row,
-    first: usize,
+    columns: AggregateColumns,
 ) -> Result<Aggregate, StoreError> {
-    let revision = from_sql("revision", row.try_get(first).map_err(backend)?)?;
-    let value: &[u8] = row.try_get(first + 1).map_err(backend)?;
-    let stored: &[u8] = row.try_get(first + 2).map_err(backend)?;
-    integrity::verified_aggregate(kind, id, revision, value, stored)
+    let AggregateColumns(revision, value, checksum, action) = columns;
+    let revision = from_sql("revision", row.try_get(revision).map_err(backend)?)?;
+    let value: &[u8] = row.try_get(value).map_err(backend)?;
+    let stored: Option<&[u8]> = row.try_get(checksum).map_err(backend)?;
+    let action: Option<&[u8]> = row.try_get(action).map_err(backend)?;
+    integrity.verified_aggregate(
+        kind,
+        id,
+        revision,
+        value,
+        action,
+        stored.unwrap_or_default(),
+    )
 }
 
 pub(crate) fn aggregate(
     conn: &mut Conn,
+    integrity: &Integrity,
     key: &AggregateKey,
 ) -> Result<Option<Aggregate>, StoreError> {
     if !storable(&key.kind) || !storable(&key.id) {
@@ -40,13 +63,22 @@ pub(crate) fn aggregate(
         .client
         .query_opt(&conn.statements.aggregate, &[&key.kind, &key.id])
         .map_err(backend)?;
-    row.map(|row| checked_aggregate(&key.kind, &key.id, &row, 0))
-        .transpose()
+    row.map(|row| {
+        checked_aggregate(
+            integrity,
+            &key.kind,
+            &key.id,
+            &row,
+            AggregateColumns::from(0),
+        )
+    })
+    .transpose()
 }
 
 /// A range scan over the primary key from `(kind, prefix)` to the prefix's successor.
 pub(crate) fn list(
     conn: &mut Conn,
+    integrity: &Integrity,
     kind: &str,
     prefix: &str,
 ) -> Result<Vec<(String, Aggregate)>, StoreError> {
@@ -66,57 +98,106 @@ pub(crate) fn list(
         if !id.starts_with(prefix) {
             continue;
         }
-        let aggregate = checked_aggregate(kind, &id, &row, 1)?;
+        let aggregate = checked_aggregate(integrity, kind, &id, &row, AggregateColumns::from(1))?;
         found.push((id, aggregate));
     }
     Ok(found)
 }
 
-/// A receipt row (`signing_hash`, `event_id`, `group_id`, `sequence` from column `first`).
-pub(crate) fn receipt_from_row(row: &Row, first: usize) -> Result<Receipt, StoreError> {
-    let signing_hash: String = row.try_get(first).map_err(backend)?;
-    let event_id: String = row.try_get(first + 1).map_err(backend)?;
+/// A stored receipt (`signing_hash`, `event_id`, `group_id`, `sequence` from column `first`,
+/// its `checksum` at `first + 4`) checked against its checksum; `None` when the row holds no
+/// receipt (a `LEFT JOIN` that found none).
+pub(crate) fn receipt_from_row(
+    integrity: &Integrity,
+    key: &ReceiptKey,
+    row: &Row,
+    first: usize,
+) -> Result<Option<Receipt>, StoreError> {
+    let Some(signing_hash) = row.try_get::<_, Option<String>>(first).map_err(backend)? else {
+        return Ok(None);
+    };
+    let locator = || integrity::receipt_locator(key);
+    let event_id: Option<String> = row.try_get(first + 1).map_err(backend)?;
     let group: Option<String> = row.try_get(first + 2).map_err(backend)?;
     let sequence: Option<i64> = row.try_get(first + 3).map_err(backend)?;
+    let corrupt = |detail: &str| StoreError::Corrupt {
+        what: "receipt",
+        locator: locator(),
+        detail: detail.to_owned(),
+    };
+    let event_id = event_id.ok_or_else(|| corrupt("no first Event ID"))?;
     let position = match (group, sequence) {
         (Some(group), Some(sequence)) => Some((group, from_sql("sequence", sequence)?)),
         (None, None) => None,
-        _ => {
-            return Err(StoreError::Corrupt {
-                what: "receipt",
-                locator: event_id,
-                detail: "a Group without a sequence or the reverse".to_owned(),
-            });
-        }
+        _ => return Err(corrupt("a Group without a sequence or the reverse")),
     };
-    Ok(Receipt {
+    let receipt = Receipt {
         signing_hash,
         first_event: EventRef { event_id, position },
-    })
+    };
+    let stored: Option<&[u8]> = row.try_get(first + 4).map_err(backend)?;
+    integrity.check_receipt(key, &receipt, stored.unwrap_or_default())?;
+    Ok(Some(receipt))
 }
 
-pub(crate) fn receipt(conn: &mut Conn, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
+/// The row recording an Action whose receipt is not stored, from columns `group_id`,
+/// `sequence` (an Event) and `kind`, `id` (an aggregate), if either found one.
+pub(crate) fn recorded_from_row(
+    row: &Row,
+    group: usize,
+    sequence: usize,
+    kind: usize,
+    id: usize,
+) -> Result<Option<String>, StoreError> {
+    let group: Option<&str> = row.try_get(group).map_err(backend)?;
+    let sequence: Option<i64> = row.try_get(sequence).map_err(backend)?;
+    if let (Some(group), Some(sequence)) = (group, sequence) {
+        return Ok(Some(format!("event {group} #{sequence}")));
+    }
+    let kind: Option<&str> = row.try_get(kind).map_err(backend)?;
+    let id: Option<&str> = row.try_get(id).map_err(backend)?;
+    Ok(kind
+        .zip(id)
+        .map(|(kind, id)| format!("aggregate {kind} {id}")))
+}
+
+pub(crate) fn receipt(
+    conn: &mut Conn,
+    integrity: &Integrity,
+    key: &ReceiptKey,
+) -> Result<Option<Receipt>, StoreError> {
     if ![&key.actor_type, &key.actor_id, &key.action_id]
         .iter()
         .all(|t| storable(t))
     {
         return Ok(None);
     }
+    let action = integrity::action_key(key);
     let row = conn
         .client
-        .query_opt(
+        .query_one(
             &conn.statements.receipt,
-            &[&key.actor_type, &key.actor_id, &key.action_id],
+            &[&key.actor_type, &key.actor_id, &key.action_id, &&action[..]],
         )
         .map_err(backend)?;
-    row.map(|row| receipt_from_row(&row, 0)).transpose()
+    if let Some(receipt) = receipt_from_row(integrity, key, &row, 0)? {
+        return Ok(Some(receipt));
+    }
+    match recorded_from_row(&row, 5, 6, 7, 8)? {
+        Some(recorded) => Err(integrity::missing_receipt(key, &recorded)),
+        None => Ok(None),
+    }
 }
 
 fn snapshot(hash: Option<String>) -> Option<SnapshotPointer> {
     hash.map(|artifact_hash| SnapshotPointer { artifact_hash })
 }
 
-pub(crate) fn head(conn: &mut Conn, group: &str) -> Result<GroupHead, StoreError> {
+pub(crate) fn head(
+    conn: &mut Conn,
+    integrity: &Integrity,
+    group: &str,
+) -> Result<GroupHead, StoreError> {
     if !storable(group) {
         return Ok(read_rules::absent_head());
     }
@@ -127,24 +208,49 @@ pub(crate) fn head(conn: &mut Conn, group: &str) -> Result<GroupHead, StoreError
     else {
         return Ok(read_rules::absent_head());
     };
-    head_from_row(&row, 0, 1, 2)
+    let columns = HeadColumns {
+        next_sequence: 0,
+        first_online: 1,
+        snapshot_hash: 2,
+        chain_before: 3,
+        checksum: 4,
+    };
+    Ok(checked_head(integrity, group, &row, columns)?.0)
 }
 
-/// A head row: `next_sequence`, `first_online` and `snapshot_hash` from the given columns.
-pub(crate) fn head_from_row(
+/// Where a head row's columns are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeadColumns {
+    pub(crate) next_sequence: usize,
+    pub(crate) first_online: usize,
+    pub(crate) snapshot_hash: usize,
+    pub(crate) chain_before: usize,
+    pub(crate) checksum: usize,
+}
+
+/// A head row checked against its checksum; answers the head and its `chain_before`.
+pub(crate) fn checked_head(
+    integrity: &Integrity,
+    group: &str,
     row: &Row,
-    next_sequence: usize,
-    first_online: usize,
-    snapshot_hash: usize,
-) -> Result<GroupHead, StoreError> {
-    Ok(GroupHead {
+    columns: HeadColumns,
+) -> Result<(GroupHead, Hash32), StoreError> {
+    let head = GroupHead {
         next_sequence: from_sql(
             "next_sequence",
-            row.try_get(next_sequence).map_err(backend)?,
+            row.try_get(columns.next_sequence).map_err(backend)?,
         )?,
-        first_online: from_sql("first_online", row.try_get(first_online).map_err(backend)?)?,
-        snapshot: snapshot(row.try_get(snapshot_hash).map_err(backend)?),
-    })
+        first_online: from_sql(
+            "first_online",
+            row.try_get(columns.first_online).map_err(backend)?,
+        )?,
+        snapshot: snapshot(row.try_get(columns.snapshot_hash).map_err(backend)?),
+    };
+    let chain_before: &[u8] = row.try_get(columns.chain_before).map_err(backend)?;
+    let chain_before = integrity::hash_from_slice("group", || group.to_owned(), chain_before)?;
+    let stored: Option<&[u8]> = row.try_get(columns.checksum).map_err(backend)?;
+    integrity.check_head(group, &head, &chain_before, stored.unwrap_or_default())?;
+    Ok((head, chain_before))
 }
 
 /// One replay page, planned as every store plans it (`store::read_rules::PagePlan`, §16), every
@@ -153,6 +259,7 @@ pub(crate) fn head_from_row(
 /// silent gap.
 pub(crate) fn replay(
     conn: &mut Conn,
+    integrity: &Integrity,
     group: &str,
     after_sequence: u64,
     limit: usize,
@@ -179,12 +286,15 @@ pub(crate) fn replay(
     let Some(first) = rows.first() else {
         return Ok(read_rules::absent_page());
     };
-    let plan = PagePlan::for_head(
-        group,
-        after_sequence,
-        limit,
-        &head_from_row(first, 0, 1, 2)?,
-    )?;
+    let columns = HeadColumns {
+        next_sequence: 0,
+        first_online: 1,
+        snapshot_hash: 2,
+        chain_before: 3,
+        checksum: 9,
+    };
+    let (head, chain_before) = checked_head(integrity, group, first, columns)?;
+    let plan = PagePlan::for_head(group, after_sequence, limit, &head)?;
     if plan.count == 0 {
         return Ok(plan.page(Vec::new()));
     }
@@ -203,12 +313,9 @@ pub(crate) fn replay(
             let stored: &[u8] = row.try_get(7).map_err(backend)?;
             integrity::hash_from_slice("event", || locator(before), stored)?
         }
-        None => {
-            let stored: &[u8] = first.try_get(3).map_err(backend)?;
-            integrity::hash_from_slice("group", || group.to_owned(), stored)?
-        }
+        None => chain_before,
     };
-    let mut verifier = ChainVerifier::new(group, plan.start, anchor);
+    let mut verifier = integrity.verifier(group, plan.start, anchor);
     let mut events = Vec::with_capacity(limit.min(rows.len()));
     for row in rows.take(limit) {
         let Some(sequence) = row.try_get::<_, Option<i64>>(4).map_err(backend)? else {
@@ -219,7 +326,11 @@ pub(crate) fn replay(
         let body: &[u8] = row.try_get(6).map_err(backend)?;
         let stored: &[u8] = row.try_get(7).map_err(backend)?;
         let stored = integrity::hash_from_slice("event", || locator(sequence), stored)?;
-        verifier.check(sequence, event_id, body, &stored)?;
+        let action: Option<&[u8]> = row.try_get(8).map_err(backend)?;
+        let action = action
+            .map(|action| integrity::hash_from_slice("event", || locator(sequence), action))
+            .transpose()?;
+        verifier.check(sequence, event_id, body, action.as_ref(), &stored)?;
         events.push(EventRecord {
             sequence,
             event_id: Arc::from(event_id),

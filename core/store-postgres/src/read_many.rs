@@ -1,12 +1,17 @@
 //! `Store::read_many` in one statement (`sql::READ_MANY`): the receipts, aggregates and Group
 //! heads a Command will probably read, in one round trip instead of one each. Rows are checked
-//! as the single reads check them (aggregates against their checksum, `read.rs`).
+//! as the single reads check them (`read.rs`): aggregates, receipts and heads against their
+//! checksum, a receipt not stored against the Actions the rows record.
 
-use missionweaveprotocol_engine::store::{Read, ReadValue, StoreError, read_rules};
+use missionweaveprotocol_engine::store::integrity::{self, Hash32};
+use missionweaveprotocol_engine::store::{Integrity, Read, ReadValue, StoreError, read_rules};
 
 use crate::convert::{backend, storable};
 use crate::pool::Conn;
-use crate::read::{checked_aggregate, head_from_row, receipt_from_row};
+use crate::read::{
+    AggregateColumns, HeadColumns, checked_aggregate, checked_head, receipt_from_row,
+    recorded_from_row,
+};
 
 /// The key arrays of the statement, and which read each array entry answers.
 #[derive(Default)]
@@ -14,6 +19,7 @@ struct Keys<'r> {
     receipt_types: Vec<&'r str>,
     receipt_actors: Vec<&'r str>,
     receipt_actions: Vec<&'r str>,
+    receipt_action_keys: Vec<Hash32>,
     receipt_reads: Vec<usize>,
     kinds: Vec<&'r str>,
     ids: Vec<&'r str>,
@@ -42,7 +48,11 @@ fn position(reads: &[usize], n: i64) -> Result<(usize, usize), StoreError> {
         })
 }
 
-pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue>, StoreError> {
+pub(crate) fn read_many(
+    conn: &mut Conn,
+    integrity: &Integrity,
+    reads: &[Read],
+) -> Result<Vec<ReadValue>, StoreError> {
     // Every read starts absent; a key a column cannot hold (`storable`) stays absent, as its
     // single read answers.
     let mut answers: Vec<ReadValue> = reads.iter().map(absent).collect();
@@ -57,6 +67,7 @@ pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue
                     keys.receipt_types.push(&key.actor_type);
                     keys.receipt_actors.push(&key.actor_id);
                     keys.receipt_actions.push(&key.action_id);
+                    keys.receipt_action_keys.push(integrity::action_key(key));
                     keys.receipt_reads.push(index);
                 }
             }
@@ -81,6 +92,7 @@ pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue
     {
         return Ok(answers);
     }
+    let action_keys: Vec<&[u8]> = keys.receipt_action_keys.iter().map(|k| &k[..]).collect();
     let rows = conn
         .client
         .query(
@@ -92,6 +104,7 @@ pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue
                 &keys.kinds,
                 &keys.ids,
                 &keys.groups,
+                &action_keys,
             ],
         )
         .map_err(backend)?;
@@ -101,16 +114,42 @@ pub(crate) fn read_many(conn: &mut Conn, reads: &[Read]) -> Result<Vec<ReadValue
         match table {
             0 => {
                 let (_, index) = position(&keys.receipt_reads, n)?;
-                answers[index] = ReadValue::Receipt(Some(receipt_from_row(&row, 2)?));
+                let Read::Receipt(key) = &reads[index] else {
+                    return Err(StoreError::Backend {
+                        detail: "read_many answered a receipt for another read".to_owned(),
+                    });
+                };
+                let receipt = match receipt_from_row(integrity, key, &row, 2)? {
+                    Some(receipt) => receipt,
+                    None => {
+                        let recorded = recorded_from_row(&row, 10, 12, 11, 13)?;
+                        return Err(integrity::missing_receipt(
+                            key,
+                            recorded.as_deref().unwrap_or("a stored row"),
+                        ));
+                    }
+                };
+                answers[index] = ReadValue::Receipt(Some(receipt));
             }
             1 => {
                 let (entry, index) = position(&keys.aggregate_reads, n)?;
                 let (kind, id) = (keys.kinds[entry], keys.ids[entry]);
-                answers[index] = ReadValue::Aggregate(Some(checked_aggregate(kind, id, &row, 5)?));
+                let columns = AggregateColumns(5, 6, 7, 9);
+                answers[index] = ReadValue::Aggregate(Some(checked_aggregate(
+                    integrity, kind, id, &row, columns,
+                )?));
             }
             2 => {
-                let (_, index) = position(&keys.head_reads, n)?;
-                answers[index] = ReadValue::Head(head_from_row(&row, 5, 8, 2)?);
+                let (entry, index) = position(&keys.head_reads, n)?;
+                let columns = HeadColumns {
+                    next_sequence: 5,
+                    first_online: 8,
+                    snapshot_hash: 2,
+                    chain_before: 9,
+                    checksum: 7,
+                };
+                let (head, _) = checked_head(integrity, keys.groups[entry], &row, columns)?;
+                answers[index] = ReadValue::Head(head);
             }
             other => {
                 return Err(StoreError::Backend {

@@ -13,20 +13,30 @@
 //!   `integrity::event_chain` of the row after the previous one;
 //! - `receipts (actor_type, actor_id, action_id) → (signing_hash, first Event)`: §15.1.
 //!
+//! Version 2 adds what `store::integrity` authenticates beyond that: `receipts.checksum`,
+//! `groups.checksum`, the Action the first Event of each Command records
+//! (`events.action_key`, `aggregates.action_key`, each with a partial unique index), and the
+//! `integrity` table (the scheme, and for a keyed store a MAC recognizing its key); every row
+//! is verified as version 1 sealed it and sealed anew under the store's scheme (`seal.rs`).
+//!
 //! Migrations run in one transaction under a lock of their own, so several processes opening
 //! one database at once create or upgrade it once.
 
-use missionweaveprotocol_engine::store::StoreError;
+use missionweaveprotocol_engine::store::{Integrity, StoreError, StoreOptions};
 use postgres::Client;
 
 use crate::convert::backend;
 use crate::locks;
 
 /// The schema version this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The version whose migration binds receipts and seals every row (`seal.rs`) after its SQL.
+const SEALING_VERSION: i64 = 2;
 
 /// Migration `i` brings a database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = ["
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    "
 CREATE TABLE aggregates (
     kind TEXT COLLATE \"C\" NOT NULL,
     id TEXT COLLATE \"C\" NOT NULL,
@@ -60,16 +70,30 @@ CREATE TABLE receipts (
     sequence BIGINT,
     PRIMARY KEY (actor_type, actor_id, action_id)
 );
-"];
+",
+    "
+ALTER TABLE receipts ADD COLUMN checksum BYTEA;
+ALTER TABLE groups ADD COLUMN checksum BYTEA;
+ALTER TABLE events ADD COLUMN action_key BYTEA;
+ALTER TABLE aggregates ADD COLUMN action_key BYTEA;
+CREATE UNIQUE INDEX events_by_action ON events (action_key) WHERE action_key IS NOT NULL;
+CREATE UNIQUE INDEX aggregates_by_action ON aggregates (action_key) WHERE action_key IS NOT NULL;
+CREATE TABLE integrity (scheme TEXT NOT NULL, key_check BYTEA);
+",
+];
 
 /// Creates the schema (in `schema`, created if missing, or the connection's current schema)
 /// or migrates it forward to [`SCHEMA_VERSION`]; refuses a newer version (written by a later
 /// build: reading it could misinterpret rows) and an unversioned schema holding other tables.
+/// Seals what it migrates under `options`' scheme (an older store under a key only when the
+/// options adopt it); a store already current must be sealed under it (`seal::check`).
+/// Answers the scheme to read and write with.
 pub(crate) fn migrate(
     client: &mut Client,
     schema: Option<&str>,
     namespace: &str,
-) -> Result<(), StoreError> {
+    options: &StoreOptions,
+) -> Result<Integrity, StoreError> {
     let mut db = client.transaction().map_err(backend)?;
     db.execute(
         "SELECT pg_advisory_xact_lock($1)",
@@ -125,15 +149,36 @@ pub(crate) fn migrate(
             detail: format!("the database has an unknown schema version {current}"),
         });
     }
+    if current == SCHEMA_VERSION {
+        let integrity = crate::seal::check(&mut db, options)?;
+        db.commit().map_err(backend)?;
+        return Ok(integrity);
+    }
+    let integrity = options.integrity();
+    if current > 0 && integrity.is_keyed() && !options.adopt_key {
+        // Sealing an older (unkeyed) store under a key vouches for every row it holds: only
+        // on request.
+        return Err(StoreError::IntegrityKeyRefused {
+            detail: format!(
+                "the store (schema version {current}) was sealed without an integrity key: \
+                 set adopt_key to verify every row and seal it under this key"
+            ),
+        });
+    }
     for (from, migration) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let version = from as i64 + 1;
         db.batch_execute(migration).map_err(backend)?;
+        if version == SEALING_VERSION {
+            crate::seal::reseal(&mut db, crate::seal::Sealed::Version1, &integrity)?;
+        }
         db.execute(
             "INSERT INTO schema_version (version) VALUES ($1)",
-            &[&(from as i64 + 1)],
+            &[&version],
         )
         .map_err(backend)?;
     }
-    db.commit().map_err(backend)
+    db.commit().map_err(backend)?;
+    Ok(integrity)
 }
 
 /// A schema name as a quoted SQL identifier.

@@ -5,59 +5,79 @@
 /// `unnest` yields them in array order.
 pub(crate) const LOCK: &str = "SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::int8[]) AS k";
 
-/// The stored receipts among the given keys.
+/// For each given receipt key (with its Action key, `integrity::action_key`): the stored
+/// receipt with its checksum, or, when none is stored, the Event or aggregate recording the
+/// Action (a receipt removed behind the store's back). One row per key; all NULL for a new one.
 pub(crate) const LOAD_RECEIPTS: &str = "
-SELECT r.actor_type, r.actor_id, r.action_id, r.signing_hash, r.event_id, r.group_id, r.sequence
-FROM receipts r
-JOIN unnest($1::text[], $2::text[], $3::text[]) AS k (t, i, a)
-  ON r.actor_type = k.t AND r.actor_id = k.i AND r.action_id = k.a";
+SELECT k.t, k.i, k.a, r.signing_hash, r.event_id, r.group_id, r.sequence, r.checksum,
+       e.group_id, e.sequence, g.kind, g.id
+FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[]) AS k (t, i, a, action)
+LEFT JOIN receipts r ON r.actor_type = k.t AND r.actor_id = k.i AND r.action_id = k.a
+LEFT JOIN LATERAL (
+  SELECT group_id, sequence FROM events WHERE action_key = k.action AND r.actor_type IS NULL
+  LIMIT 1
+) e ON true
+LEFT JOIN LATERAL (
+  SELECT kind, id FROM aggregates WHERE action_key = k.action AND r.actor_type IS NULL
+  LIMIT 1
+) g ON true";
 
-/// The heads of the given Groups with the chain hash the next append follows: the last
-/// Event's, or `chain_before` when no Event is online (NULL when that Event's row is missing).
+/// The heads of the given Groups (with their checksum and what it covers) and the chain hash
+/// the next append follows: the last Event's, or `chain_before` when no Event is online (NULL
+/// when that Event's row is missing).
 pub(crate) const LOAD_HEADS: &str = "
-SELECT g.group_id, g.next_sequence, g.first_online, g.chain_before, e.chain_hash
+SELECT g.group_id, g.next_sequence, g.first_online, g.chain_before, e.chain_hash,
+       g.snapshot_hash, g.checksum
 FROM groups g
 LEFT JOIN events e ON e.group_id = g.group_id AND e.sequence = g.next_sequence - 1
 WHERE g.group_id = ANY($1::text[])";
 
 /// The stored aggregates among the given keys, with what their checksum covers.
 pub(crate) const LOAD_AGGREGATES: &str = "
-SELECT a.kind, a.id, a.revision, a.value, a.checksum
+SELECT a.kind, a.id, a.revision, a.value, a.checksum, a.action_key
 FROM aggregates a
 JOIN unnest($1::text[], $2::text[]) AS k (kind, id) ON a.kind = k.kind AND a.id = k.id";
 
 /// Writes validated write sets in one statement. Every part is guarded by the state the
 /// validation read (a new row must not exist, an updated one must still be at the read
 /// revision or head), and the counts are compared by the caller: the unique keys and guards
-/// are the backstop behind the locks (`commit.rs`).
+/// are the backstop behind the locks (`commit.rs`). Every row carries its authenticator
+/// (`store::integrity`); the first Event of a Command its Action key.
 pub(crate) const APPLY: &str = "
 WITH r AS (
-  INSERT INTO receipts (actor_type, actor_id, action_id, signing_hash, event_id, group_id, sequence)
+  INSERT INTO receipts (actor_type, actor_id, action_id, signing_hash, event_id, group_id, sequence,
+                        checksum)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                       $7::int8[])
+                       $7::int8[], $8::bytea[])
   ON CONFLICT DO NOTHING RETURNING 1
 ), e AS (
-  INSERT INTO events (group_id, sequence, event_id, body, chain_hash)
-  SELECT * FROM unnest($8::text[], $9::int8[], $10::text[], $11::bytea[], $12::bytea[])
+  INSERT INTO events (group_id, sequence, event_id, body, chain_hash, action_key)
+  SELECT * FROM unnest($9::text[], $10::int8[], $11::text[], $12::bytea[], $13::bytea[],
+                       $14::bytea[])
   ON CONFLICT DO NOTHING RETURNING 1
 ), gu AS (
-  UPDATE groups SET next_sequence = t.next
-  FROM unnest($13::text[], $14::int8[], $15::int8[]) AS t (group_id, next, stored)
+  UPDATE groups SET next_sequence = t.next, checksum = t.checksum
+  FROM unnest($15::text[], $16::int8[], $17::int8[], $18::bytea[]) AS t (group_id, next, stored,
+                                                                          checksum)
   WHERE groups.group_id = t.group_id AND groups.next_sequence = t.stored
   RETURNING 1
 ), gi AS (
-  INSERT INTO groups (group_id, next_sequence, first_online, chain_before)
-  SELECT t.group_id, t.next, 1, $18::bytea FROM unnest($16::text[], $17::int8[]) AS t (group_id, next)
+  INSERT INTO groups (group_id, next_sequence, first_online, chain_before, checksum)
+  SELECT t.group_id, t.next, 1, $21::bytea, t.checksum
+  FROM unnest($19::text[], $20::int8[], $22::bytea[]) AS t (group_id, next, checksum)
   ON CONFLICT DO NOTHING RETURNING 1
 ), au AS (
-  UPDATE aggregates SET revision = t.revision, value = t.value, checksum = t.checksum
-  FROM unnest($19::text[], $20::text[], $21::int8[], $22::bytea[], $23::bytea[], $24::int8[])
-    AS t (kind, id, revision, value, checksum, stored)
+  UPDATE aggregates SET revision = t.revision, value = t.value, checksum = t.checksum,
+                        action_key = t.action
+  FROM unnest($23::text[], $24::text[], $25::int8[], $26::bytea[], $27::bytea[], $28::int8[],
+              $29::bytea[])
+    AS t (kind, id, revision, value, checksum, stored, action)
   WHERE aggregates.kind = t.kind AND aggregates.id = t.id AND aggregates.revision = t.stored
   RETURNING 1
 ), ai AS (
-  INSERT INTO aggregates (kind, id, revision, value, checksum)
-  SELECT * FROM unnest($25::text[], $26::text[], $27::int8[], $28::bytea[], $29::bytea[])
+  INSERT INTO aggregates (kind, id, revision, value, checksum, action_key)
+  SELECT * FROM unnest($30::text[], $31::text[], $32::int8[], $33::bytea[], $34::bytea[],
+                       $35::bytea[])
   ON CONFLICT DO NOTHING RETURNING 1
 )
 SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM gu),
@@ -65,42 +85,68 @@ SELECT (SELECT count(*) FROM r), (SELECT count(*) FROM e), (SELECT count(*) FROM
 
 /// Several point reads in one statement (one snapshot, one round trip): the receipts, the
 /// aggregates and the Group heads among the given keys, each row tagged with its table (`0`
-/// receipt, `1` aggregate, `2` head) and the key's 1-based position in its array; then a
-/// receipt's columns from 2, an aggregate's from 5, a head's in 5, 8 and 2 (`read_many.rs`).
-/// Absent keys answer no row.
+/// receipt, `1` aggregate, `2` head) and the key's 1-based position in its array. Columns
+/// (`read_many.rs`): a receipt's in 2–5 and its checksum in 6, or, when it is not stored, the
+/// row recording its Action in 10 and 12 (an Event) or 11 and 13 (an aggregate); an
+/// aggregate's revision, value, checksum and Action in 5, 6, 7 and 9; a head's snapshot, next
+/// sequence, first online sequence, chain hash before and checksum in 2, 5, 8, 9 and 7. Absent
+/// keys answer no row.
 pub(crate) const READ_MANY: &str = "
-SELECT 0::int2, k.n, r.signing_hash, r.event_id, r.group_id, r.sequence, NULL::bytea, NULL::bytea,
-       NULL::int8
-FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k (t, i, a, n)
-JOIN receipts r ON r.actor_type = k.t AND r.actor_id = k.i AND r.action_id = k.a
+SELECT 0::int2, k.n, r.signing_hash, r.event_id, r.group_id, r.sequence, r.checksum,
+       NULL::bytea, NULL::int8, NULL::bytea, e.group_id, g.kind, e.sequence, g.id
+FROM unnest($1::text[], $2::text[], $3::text[], $7::bytea[]) WITH ORDINALITY AS k (t, i, a, action, n)
+LEFT JOIN receipts r ON r.actor_type = k.t AND r.actor_id = k.i AND r.action_id = k.a
+LEFT JOIN LATERAL (
+  SELECT group_id, sequence FROM events WHERE action_key = k.action AND r.actor_type IS NULL
+  LIMIT 1
+) e ON true
+LEFT JOIN LATERAL (
+  SELECT kind, id FROM aggregates WHERE action_key = k.action AND r.actor_type IS NULL
+  LIMIT 1
+) g ON true
+WHERE r.actor_type IS NOT NULL OR e.group_id IS NOT NULL OR g.kind IS NOT NULL
 UNION ALL
-SELECT 1::int2, k.n, NULL, NULL, NULL, a.revision, a.value, a.checksum, NULL
+SELECT 1::int2, k.n, NULL, NULL, NULL, a.revision, a.value, a.checksum, NULL, a.action_key,
+       NULL, NULL, NULL, NULL
 FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS k (kind, id, n)
 JOIN aggregates a ON a.kind = k.kind AND a.id = k.id
 UNION ALL
-SELECT 2::int2, k.n, g.snapshot_hash, NULL, NULL, g.next_sequence, NULL, NULL, g.first_online
+SELECT 2::int2, k.n, g.snapshot_hash, NULL, NULL, g.next_sequence, NULL, g.checksum,
+       g.first_online, g.chain_before, NULL, NULL, NULL, NULL
 FROM unnest($6::text[]) WITH ORDINALITY AS k (group_id, n)
 JOIN groups g ON g.group_id = k.group_id";
 
 pub(crate) const AGGREGATE: &str =
-    "SELECT revision, value, checksum FROM aggregates WHERE kind = $1 AND id = $2";
+    "SELECT revision, value, checksum, action_key FROM aggregates WHERE kind = $1 AND id = $2";
 
 /// A range scan on the primary key: IDs from the prefix on (no upper bound exists).
 pub(crate) const LIST: &str = "
-SELECT id, revision, value, checksum FROM aggregates
+SELECT id, revision, value, checksum, action_key FROM aggregates
 WHERE kind = $1 AND id >= $2 ORDER BY id";
 
 /// A range scan on the primary key: IDs from the prefix up to its successor.
 pub(crate) const LIST_BOUNDED: &str = "
-SELECT id, revision, value, checksum FROM aggregates
+SELECT id, revision, value, checksum, action_key FROM aggregates
 WHERE kind = $1 AND id >= $2 AND id < $3 ORDER BY id";
 
+/// One receipt with its checksum, or, when it is not stored, the row recording its Action
+/// (`$4`, `integrity::action_key`): always one row, in one snapshot.
 pub(crate) const RECEIPT: &str = "
-SELECT signing_hash, event_id, group_id, sequence FROM receipts
-WHERE actor_type = $1 AND actor_id = $2 AND action_id = $3";
+SELECT r.signing_hash, r.event_id, r.group_id, r.sequence, r.checksum,
+       e.group_id, e.sequence, g.kind, g.id
+FROM (SELECT $1::text AS t, $2::text AS i, $3::text AS a, $4::bytea AS action) k
+LEFT JOIN receipts r ON r.actor_type = k.t AND r.actor_id = k.i AND r.action_id = k.a
+LEFT JOIN LATERAL (
+  SELECT group_id, sequence FROM events WHERE action_key = k.action AND r.actor_type IS NULL
+  LIMIT 1
+) e ON true
+LEFT JOIN LATERAL (
+  SELECT kind, id FROM aggregates WHERE action_key = k.action AND r.actor_type IS NULL
+  LIMIT 1
+) g ON true";
 
-pub(crate) const HEAD: &str =
-    "SELECT next_sequence, first_online, snapshot_hash FROM groups WHERE group_id = $1";
+pub(crate) const HEAD: &str = "SELECT next_sequence, first_online, snapshot_hash, chain_before, \
+     checksum FROM groups WHERE group_id = $1";
 
 /// One replay page and the head it was read against, in one statement (one snapshot): the
 /// head's columns on every row, then the Events from the anchor on (the row before the first
@@ -109,10 +155,10 @@ pub(crate) const HEAD: &str =
 /// wanted sequence. A Group without Events online answers one row of NULL Event columns.
 pub(crate) const REPLAY: &str = "
 SELECT g.next_sequence, g.first_online, g.snapshot_hash, g.chain_before,
-       e.sequence, e.event_id, e.body, e.chain_hash
+       e.sequence, e.event_id, e.body, e.chain_hash, e.action_key, g.checksum
 FROM groups g
 LEFT JOIN LATERAL (
-  SELECT sequence, event_id, body, chain_hash FROM events
+  SELECT sequence, event_id, body, chain_hash, action_key FROM events
   WHERE events.group_id = g.group_id
     AND events.sequence >= GREATEST(GREATEST($2::int8, g.first_online) - 1, g.first_online)
     AND events.sequence < g.next_sequence
@@ -122,9 +168,10 @@ LEFT JOIN LATERAL (
 WHERE g.group_id = $1
 ORDER BY e.sequence";
 
-/// Archival: the head and the chain hash of the last archived Event (`$2 - 1`).
+/// Archival: the head (with what its checksum covers) and the chain hash of the last archived
+/// Event (`$2 - 1`).
 pub(crate) const ARCHIVE_HEAD: &str = "
-SELECT g.next_sequence, g.first_online, e.chain_hash
+SELECT g.next_sequence, g.first_online, e.chain_hash, g.snapshot_hash, g.chain_before, g.checksum
 FROM groups g
 LEFT JOIN events e ON e.group_id = g.group_id AND e.sequence = $2::int8 - 1
 WHERE g.group_id = $1";

@@ -10,8 +10,8 @@ use common::TestStore;
 use missionweaveprotocol::{DescribeError, WireCode};
 use missionweaveprotocol_engine::store::suite::{appends, event};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, EventRecord, EventRef, Receipt, ReceiptKey, SnapshotPointer, Store, StoreError,
-    Transaction,
+    AggregateKey, EventRecord, EventRef, GroupHead, Integrity, Receipt, ReceiptKey,
+    SnapshotPointer, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_store_postgres::{PostgresOptions, PostgresStore, SCHEMA_VERSION};
 
@@ -180,6 +180,29 @@ fn archival_keeps_the_online_chain_verifiable_and_its_anchor_is_checked() {
         &store,
         "UPDATE groups SET chain_before = sha256(chain_before) WHERE group_id = 'g'",
     );
+    // The head's checksum covers its anchor; with the checksum recomputed (the store is
+    // unkeyed: anyone can), the first online Event no longer chains from it.
+    corrupt(store.replay("g", 2, 10), "group g");
+    let mut raw = store.raw();
+    let forged: Vec<u8> = raw
+        .query_one("SELECT chain_before FROM groups WHERE group_id = 'g'", &[])
+        .unwrap()
+        .get(0);
+    let head = GroupHead {
+        next_sequence: 8,
+        first_online: 3,
+        snapshot: Some(SnapshotPointer {
+            artifact_hash: "sha256:snap".into(),
+        }),
+    };
+    let checksum = Integrity::unkeyed()
+        .head_checksum("g", &head, &forged.try_into().unwrap())
+        .to_vec();
+    raw.execute(
+        "UPDATE groups SET checksum = $1 WHERE group_id = 'g'",
+        &[&checksum],
+    )
+    .unwrap();
     corrupt(store.replay("g", 2, 10), "g #3");
 }
 
@@ -201,7 +224,7 @@ fn a_damaged_receipt_is_corrupt() {
     .append("g", event("g", 1));
     store.commit(tx).unwrap();
     sql(&store, "UPDATE receipts SET sequence = NULL");
-    corrupt(store.receipt(&key), "e1");
+    corrupt(store.receipt(&key), "receipt agent a x");
 }
 
 #[test]

@@ -36,13 +36,15 @@ mod migrations;
 mod pool;
 mod read;
 mod schema;
+mod seal;
+mod wal;
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use missionweaveprotocol_engine::store::{
-    Aggregate, AggregateKey, GroupHead, Receipt, ReceiptKey, ReplayPage, SnapshotPointer, Store,
-    StoreError, Transaction, read_rules,
+    Aggregate, AggregateKey, GroupHead, Integrity, Receipt, ReceiptKey, ReplayPage,
+    SnapshotPointer, Store, StoreError, StoreOptions, Transaction, read_rules,
 };
 use rusqlite::Connection;
 
@@ -72,13 +74,11 @@ pub const DEFAULT_WRITER_CACHE_KIB: u32 = 65_536;
 
 /// The page size of a new database unless told otherwise: 16 KiB.
 ///
-/// SQLite's default is 4 KiB. Every table is `WITHOUT ROWID`, whose B-tree cells hold the whole
-/// row, interior cells included, and keep at most about a quarter of a page locally: with 4 KiB
-/// pages every Event over ≈ 1 KB spilled into an overflow page of its own (most of it empty),
-/// and interior pages holding copies of ≈ 1 KB rows had a fan-out of 5–7. With 16 KiB pages an
-/// Event up to ≈ 4 KB and every aggregate of the benchmark stay in their leaf, so a commit
-/// writes, fsyncs and checkpoints fewer pages and a replay reads ≈ 14 Events per `pread`
-/// (`docs/store.md`, "SQLite backend").
+/// SQLite's default is 4 KiB. A table B-tree keeps at most about a quarter of a page of a row
+/// locally: with 4 KiB pages every Event over ≈ 1 KB spilled into an overflow page of its own
+/// (most of it empty). With 16 KiB pages an Event up to ≈ 4 KB and every aggregate of the
+/// benchmark stay in their leaf, so a commit writes, fsyncs and checkpoints fewer pages and a
+/// replay reads ≈ 14 Events per `pread` (`docs/store-sqlite.md`).
 pub const DEFAULT_PAGE_SIZE: u32 = 16_384;
 
 /// Sets the page size of a database that holds nothing yet (SQLite ignores it otherwise).
@@ -107,6 +107,9 @@ pub struct SqliteOptions {
     /// The page size, bytes, of a database this open creates (a power of two from 512 to
     /// 65,536; default [`DEFAULT_PAGE_SIZE`]). An existing file keeps its own.
     pub page_size: u32,
+    /// What every backend takes: the integrity key authenticating every row
+    /// ([`StoreOptions::integrity_key`], none by default) and whether an unkeyed file adopts it.
+    pub store: StoreOptions,
 }
 
 impl Default for SqliteOptions {
@@ -115,6 +118,7 @@ impl Default for SqliteOptions {
             readers: default_readers(),
             writer_cache_kib: DEFAULT_WRITER_CACHE_KIB,
             page_size: DEFAULT_PAGE_SIZE,
+            store: StoreOptions::default(),
         }
     }
 }
@@ -127,6 +131,8 @@ pub struct SqliteStore {
     conn: Mutex<Connection>,
     /// Read connections of a file store; `None` in memory or with `readers: 0`.
     readers: Option<ReadPool>,
+    /// The scheme every row is authenticated with (`store::integrity`).
+    integrity: Integrity,
 }
 
 impl SqliteStore {
@@ -148,10 +154,10 @@ impl SqliteStore {
         // Before WAL and the schema: only a new, empty database takes it (an existing file
         // keeps the page size it was created with).
         set_page_size(&conn, options.page_size)?;
-        // `journal_mode` answers with the mode in force; anything but WAL is a refusal.
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-            .map_err(backend)?;
+        // `journal_mode` answers with the mode in force; anything but WAL is a refusal. A busy
+        // answer is retried: the switch of a new file does not wait for another process's
+        // lock by itself (`wal.rs`).
+        let mode = wal::enable(&conn, BUSY_TIMEOUT).map_err(backend)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Backend {
                 detail: format!("SQLite refused WAL journal mode (answered {mode})"),
@@ -160,7 +166,7 @@ impl SqliteStore {
         // Negative: a size in KiB rather than in pages.
         conn.execute_batch(&format!("PRAGMA cache_size=-{};", options.writer_cache_kib))
             .map_err(backend)?;
-        let mut store = Self::with_connection(conn)?;
+        let mut store = Self::with_connection(conn, &options.store)?;
         // After the schema exists: readers never create or migrate anything.
         if options.readers > 0 {
             store.readers = Some(ReadPool::open(path, options.readers)?);
@@ -171,9 +177,20 @@ impl SqliteStore {
     /// A store in a private in-memory database (tests, ephemeral hosts): nothing survives it.
     /// One connection serves reads and commits.
     pub fn in_memory() -> Result<Self, StoreError> {
+        Self::in_memory_with(&StoreOptions::default())
+    }
+
+    /// [`in_memory`](Self::in_memory) with `options` (an integrity key: rows are authenticated
+    /// as in a file).
+    pub fn in_memory_with(options: &StoreOptions) -> Result<Self, StoreError> {
         let conn = Connection::open_in_memory().map_err(backend)?;
         set_page_size(&conn, DEFAULT_PAGE_SIZE)?;
-        Self::with_connection(conn)
+        Self::with_connection(conn, options)
+    }
+
+    /// Whether every row is authenticated under an integrity key.
+    pub fn is_keyed(&self) -> bool {
+        self.integrity.is_keyed()
     }
 
     /// The database's page size in bytes ([`SqliteOptions::page_size`] when it was created).
@@ -183,7 +200,7 @@ impl SqliteStore {
             .map_err(backend)
     }
 
-    fn with_connection(conn: Connection) -> Result<Self, StoreError> {
+    fn with_connection(conn: Connection, options: &StoreOptions) -> Result<Self, StoreError> {
         // temp_store=MEMORY: the statement journal of `commit_many`'s savepoints (pages a
         // write set changes that earlier write sets of the batch changed already) stays in
         // memory instead of a temporary file written on every savepoint.
@@ -192,10 +209,11 @@ impl SqliteStore {
         )
         .map_err(backend)?;
         read::plan_once(&conn)?;
-        schema::migrate(&conn)?;
+        let integrity = schema::migrate(&conn, options)?;
         Ok(Self {
             conn: Mutex::new(conn),
             readers: None,
+            integrity,
         })
     }
 
@@ -238,23 +256,27 @@ impl SqliteStore {
 
 impl Store for SqliteStore {
     fn commit(&self, tx: Transaction) -> Result<(), StoreError> {
-        commit::commit(&mut self.conn(), &tx)
+        commit::commit(&mut self.conn(), &self.integrity, &tx)
     }
 
     fn commit_many(&self, txs: Vec<Transaction>) -> Vec<Result<(), StoreError>> {
-        commit::commit_many(&mut self.conn(), &txs)
+        commit::commit_many(&mut self.conn(), &self.integrity, &txs)
     }
 
     fn aggregate(&self, key: &AggregateKey) -> Result<Option<Aggregate>, StoreError> {
-        self.read(|conn| read::aggregate(conn, key))
+        self.read(|conn| read::aggregate(conn, &self.integrity, key))
     }
 
     fn list(&self, kind: &str, id_prefix: &str) -> Result<Vec<(String, Aggregate)>, StoreError> {
-        self.read(|conn| read::list(conn, kind, id_prefix))
+        self.read(|conn| read::list(conn, &self.integrity, kind, id_prefix))
     }
 
+    /// The stored receipt (checked against its checksum), or none — unless the log records
+    /// the Action, whose receipt was then removed: [`StoreError::Corrupt`], never "new". One
+    /// statement, so one snapshot: a Command committed between two reads would otherwise look
+    /// like an Event whose receipt was removed.
     fn receipt(&self, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-        self.read(|conn| read::receipt(conn, key))
+        self.read(|conn| read::receipt(conn, &self.integrity, key))
     }
 
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
@@ -263,7 +285,7 @@ impl Store for SqliteStore {
         // keeps its first statement open, which holds one read transaction anyway; the
         // explicit snapshot keeps that true if the reads are ever restructured.)
         Ok(self
-            .read_snapshot(|conn| read::head(conn, group))?
+            .read_snapshot(|conn| read::head(conn, &self.integrity, group))?
             .unwrap_or_else(read_rules::absent_head))
     }
 
@@ -273,7 +295,7 @@ impl Store for SqliteStore {
         after_sequence: u64,
         limit: usize,
     ) -> Result<ReplayPage, StoreError> {
-        self.read_snapshot(|conn| read::replay(conn, group, after_sequence, limit))
+        self.read_snapshot(|conn| read::replay(conn, &self.integrity, group, after_sequence, limit))
     }
 
     fn archive_before(
@@ -282,6 +304,6 @@ impl Store for SqliteStore {
         before: u64,
         snapshot: SnapshotPointer,
     ) -> Result<(), StoreError> {
-        commit::archive_before(&mut self.conn(), group, before, &snapshot)
+        commit::archive_before(&mut self.conn(), &self.integrity, group, before, &snapshot)
     }
 }

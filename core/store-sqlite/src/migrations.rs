@@ -10,14 +10,29 @@
 //!   under version 1 restarts at its first online Event from `GENESIS` (the archived rows are
 //!   gone; the signed snapshot covers them, §7.4).
 //!
-//! SQLite cannot add a `NOT NULL` column without a default to a table that holds rows, so a
-//! step that adds one rebuilds the table (create the new shape, copy, drop, rename): a
-//! migrated database ends with exactly the tables a new one gets.
+//! - **3**: receipts and heads authenticated, receipts bound to their first Event, rows
+//!   optionally keyed (`store::integrity`): `receipts.checksum`, `groups.checksum`,
+//!   `events.action_key` and `aggregates.action_key` (the Action a first Event records, with a
+//!   partial unique index each, `events_by_action`, `aggregates_by_action`), and the
+//!   `integrity` table (the scheme, and for a keyed store a MAC that recognizes its key). Every
+//!   row is verified under the version-2 formulas and sealed anew under the store's scheme
+//!   (`seal.rs`): a row that failed before still fails, at the same place.
+//!
+//! - **4**: `aggregates` and `events` become rowid tables with a unique index on their former
+//!   primary key, the large column last. A `WITHOUT ROWID` table keeps the whole row in its key
+//!   B-tree, and a seek compares the probe with every cell it passes, reading a spilled cell's
+//!   whole payload to do so: one 3.4 MB Mission definition or Event made every lookup and every
+//!   insert near its key read megabytes (a Command's cost grew with an immutable neighbour's
+//!   size). In a rowid table the index holds only the key and the rowid; the value is read only
+//!   when asked for.
+//!
+//! SQLite cannot add a `NOT NULL` column without a default to a table that holds rows, so
+//! step 2 rebuilds the tables it changes (create the new shape, copy, drop, rename); step 3
+//! adds nullable columns, which every read requires to hold a 32-byte hash where one belongs.
+//! A migrated database ends with exactly the tables a new one gets.
 
-use missionweaveprotocol_engine::store::StoreError;
-use missionweaveprotocol_engine::store::integrity::{
-    GENESIS, Hash32, aggregate_checksum, event_chain,
-};
+use missionweaveprotocol_engine::store::integrity::{GENESIS, Hash32, v1};
+use missionweaveprotocol_engine::store::{Integrity, StoreError};
 use rusqlite::{Connection, params};
 
 use crate::convert::{backend, bytes, integer, text, to_sql};
@@ -28,8 +43,9 @@ pub(crate) struct Step {
     pub(crate) version: i64,
     /// What it does, for error messages.
     pub(crate) summary: &'static str,
-    /// The step itself, inside the migration's transaction.
-    pub(crate) apply: fn(&Connection) -> Result<(), StoreError>,
+    /// The step itself, inside the migration's transaction, sealing what it writes under the
+    /// store's scheme.
+    pub(crate) apply: fn(&Connection, &Integrity) -> Result<(), StoreError>,
 }
 
 /// Every step, in order; the last one's version is `SCHEMA_VERSION`.
@@ -44,7 +60,29 @@ pub(crate) const STEPS: &[Step] = &[
         summary: "add the Event hash chain and the aggregate checksums",
         apply: add_integrity_columns,
     },
+    Step {
+        version: 3,
+        summary: "authenticate receipts and heads, bind receipts to their first Event, \
+                  seal every row under the store's integrity scheme",
+        apply: bind_and_seal,
+    },
+    Step {
+        version: 4,
+        summary: "keep large values out of the key B-trees (rowid tables with unique indexes)",
+        apply: rowid_tables,
+    },
 ];
+
+/// Step 3's new columns, indexes and table.
+const BINDINGS_V3: &str = "
+ALTER TABLE receipts ADD COLUMN checksum BLOB;
+ALTER TABLE groups ADD COLUMN checksum BLOB;
+ALTER TABLE events ADD COLUMN action_key BLOB;
+ALTER TABLE aggregates ADD COLUMN action_key BLOB;
+CREATE UNIQUE INDEX events_by_action ON events (action_key) WHERE action_key IS NOT NULL;
+CREATE UNIQUE INDEX aggregates_by_action ON aggregates (action_key) WHERE action_key IS NOT NULL;
+CREATE TABLE integrity (scheme TEXT NOT NULL, key_check BLOB);
+";
 
 const TABLES_V1: &str = "
 CREATE TABLE aggregates (
@@ -116,11 +154,54 @@ DROP TABLE events;
 ALTER TABLE events_v2 RENAME TO events;
 ";
 
-fn create_tables(conn: &Connection) -> Result<(), StoreError> {
+/// Step 4: the same columns and indexes, in rowid tables, the large column last; rows copied
+/// as they are (their checksums and chain hashes do not depend on the table's shape).
+const ROWID_V4: &str = "
+CREATE TABLE aggregates_v4 (
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    checksum BLOB NOT NULL,
+    action_key BLOB,
+    value BLOB NOT NULL
+);
+INSERT INTO aggregates_v4 (kind, id, revision, checksum, action_key, value)
+    SELECT kind, id, revision, checksum, action_key, value FROM aggregates ORDER BY kind, id;
+DROP TABLE aggregates;
+ALTER TABLE aggregates_v4 RENAME TO aggregates;
+CREATE UNIQUE INDEX aggregates_by_key ON aggregates (kind, id);
+CREATE UNIQUE INDEX aggregates_by_action ON aggregates (action_key) WHERE action_key IS NOT NULL;
+CREATE TABLE events_v4 (
+    group_id TEXT NOT NULL,
+    sequence INTEGER NOT NULL,
+    event_id TEXT NOT NULL,
+    chain_hash BLOB NOT NULL,
+    action_key BLOB,
+    body BLOB NOT NULL
+);
+INSERT INTO events_v4 (group_id, sequence, event_id, chain_hash, action_key, body)
+    SELECT group_id, sequence, event_id, chain_hash, action_key, body FROM events
+    ORDER BY group_id, sequence;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+CREATE UNIQUE INDEX events_by_position ON events (group_id, sequence);
+CREATE UNIQUE INDEX events_by_action ON events (action_key) WHERE action_key IS NOT NULL;
+";
+
+fn rowid_tables(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
+    conn.execute_batch(ROWID_V4).map_err(backend)
+}
+
+fn create_tables(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
     conn.execute_batch(TABLES_V1).map_err(backend)
 }
 
-fn add_integrity_columns(conn: &Connection) -> Result<(), StoreError> {
+fn bind_and_seal(conn: &Connection, integrity: &Integrity) -> Result<(), StoreError> {
+    conn.execute_batch(BINDINGS_V3).map_err(backend)?;
+    crate::seal::reseal(conn, crate::seal::Sealed::Version2, integrity)
+}
+
+fn add_integrity_columns(conn: &Connection, _: &Integrity) -> Result<(), StoreError> {
     conn.execute_batch(TABLES_V2).map_err(backend)?;
     conn.execute(
         "INSERT INTO groups_v2 (group_id, next_sequence, first_online, snapshot_hash, \
@@ -166,7 +247,7 @@ fn checksum_aggregates(conn: &Connection) -> Result<(), StoreError> {
             "value",
             row.get_ref(3).map_err(backend)?,
         )?;
-        let checksum = aggregate_checksum(&kind, &id, revision, value);
+        let checksum = v1::aggregate_checksum(&kind, &id, revision, value);
         insert
             .execute(params![
                 kind,
@@ -223,7 +304,7 @@ fn chain_events(conn: &Connection) -> Result<(), StoreError> {
             Some((last_group, hash)) if *last_group == group => *hash,
             _ => GENESIS,
         };
-        let hash = event_chain(&before, &group, sequence, &event_id, body);
+        let hash = v1::event_chain(&before, &group, sequence, &event_id, body);
         insert
             .execute(params![
                 group,

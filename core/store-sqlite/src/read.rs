@@ -1,18 +1,20 @@
 //! Reads of committed state: aggregates, prefix listing (a range scan), receipts, Group heads
 //! and replay pages (§16). Every read checks what it returns against the integrity columns
-//! (`store::integrity`, `docs/store.md` "Data at rest"): an aggregate against its checksum, a
-//! replay page against the Group's hash chain from the stored hash before it, a head against
-//! the log's last row. A damaged row is [`StoreError::Corrupt`] and is never served.
+//! under the store's [`Integrity`] scheme (`store::integrity`, `docs/store.md` "Data at
+//! rest"): an aggregate against its checksum, a receipt against its checksum, a replay page
+//! against the Group's hash chain from the stored hash before it, a head against its checksum
+//! and the log's last row; a receipt not found against the Actions the log records. A damaged
+//! or missing row is [`StoreError::Corrupt`] and is never served, nor taken for absent.
 
 use std::sync::Arc;
 
 use missionweaveprotocol_engine::store::integrity::{
-    ChainVerifier, GENESIS, Hash32, hash_from_slice, missing_event, verified_aggregate,
+    Hash32, action_key, hash_from_slice, missing_event, missing_receipt,
 };
 use missionweaveprotocol_engine::store::read_rules::{self, PagePlan};
 use missionweaveprotocol_engine::store::{
-    Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Receipt, ReceiptKey, ReplayPage,
-    SnapshotPointer, StoreError,
+    Aggregate, AggregateKey, EventRecord, EventRef, GroupHead, Integrity, Receipt, ReceiptKey,
+    ReplayPage, SnapshotPointer, StoreError,
 };
 use rusqlite::{Connection, Row, params};
 
@@ -34,15 +36,37 @@ pub(crate) fn plan_once(conn: &Connection) -> Result<(), StoreError> {
 }
 
 const AGGREGATE_SQL: &str =
-    "SELECT revision, value, checksum FROM aggregates WHERE kind = ?1 AND id = ?2";
-const LIST_SQL: &str = "SELECT id, revision, value, checksum FROM aggregates \
+    "SELECT revision, value, checksum, action_key FROM aggregates WHERE kind = ?1 AND id = ?2";
+const LIST_SQL: &str = "SELECT id, revision, value, checksum, action_key FROM aggregates \
      WHERE kind = ?1 AND id >= ?2 ORDER BY id";
-const REPLAY_SQL: &str = "SELECT sequence, event_id, body, chain_hash FROM events \
+const REPLAY_SQL: &str = "SELECT sequence, event_id, body, chain_hash, action_key FROM events \
      WHERE group_id = ?1 AND sequence >= ?2 ORDER BY sequence LIMIT ?3";
+/// A receipt with its checksum or, when none is stored, the Event or aggregate recording its
+/// Action (`?4`, `integrity::action_key`; the partial indexes `events_by_action` and
+/// `aggregates_by_action`): always one row, one statement, so one snapshot.
+const RECEIPT_SQL: &str = "SELECT r.signing_hash, r.event_id, r.group_id, r.sequence, \
+     r.checksum, e.group_id, e.sequence, a.kind, a.id FROM (SELECT 1) AS one \
+     LEFT JOIN receipts r ON r.actor_type = ?1 AND r.actor_id = ?2 AND r.action_id = ?3 \
+     LEFT JOIN events e ON e.action_key = ?4 AND r.actor_type IS NULL \
+     LEFT JOIN aggregates a ON a.action_key = ?4 AND r.actor_type IS NULL";
 
-/// An aggregate row (`revision, value, checksum` from column `first`) checked against its
-/// checksum.
+/// A nullable stored hash column (`action_key`): NULL is none, anything else must be 32 bytes.
+pub(crate) fn optional_hash(
+    what: &'static str,
+    locator: impl Fn() -> String,
+    column: &str,
+    value: rusqlite::types::ValueRef<'_>,
+) -> Result<Option<Hash32>, StoreError> {
+    match value {
+        rusqlite::types::ValueRef::Null => Ok(None),
+        value => hash_from_slice(what, &locator, bytes(what, &locator, column, value)?).map(Some),
+    }
+}
+
+/// An aggregate row (`revision, value, checksum, action_key` from column `first`) checked
+/// against its checksum.
 fn checked_aggregate(
+    integrity: &Integrity,
     kind: &str,
     id: &str,
     row: &Row<'_>,
@@ -53,11 +77,18 @@ fn checked_aggregate(
     let revision = integer("aggregate", locator, "revision", value_at(0)?)?;
     let value = bytes("aggregate", locator, "value", value_at(1)?)?;
     let stored = bytes("aggregate", locator, "checksum", value_at(2)?)?;
-    verified_aggregate(kind, id, revision, value, stored)
+    let stored = hash_from_slice("aggregate", locator, stored)?;
+    let action = optional_hash("aggregate", locator, "action_key", value_at(3)?)?;
+    integrity.check_aggregate(kind, id, revision, value, action.as_ref(), &stored)?;
+    Ok(Aggregate {
+        revision,
+        value: value.into(),
+    })
 }
 
 pub(crate) fn aggregate(
     conn: &Connection,
+    integrity: &Integrity,
     key: &AggregateKey,
 ) -> Result<Option<Aggregate>, StoreError> {
     let mut statement = conn.prepare_cached(AGGREGATE_SQL).map_err(backend)?;
@@ -65,7 +96,7 @@ pub(crate) fn aggregate(
         .query(params![key.kind, key.id])
         .map_err(backend)?;
     match rows.next().map_err(backend)? {
-        Some(row) => checked_aggregate(&key.kind, &key.id, row, 0).map(Some),
+        Some(row) => checked_aggregate(integrity, &key.kind, &key.id, row, 0).map(Some),
         None => Ok(None),
     }
 }
@@ -95,6 +126,7 @@ pub(crate) fn revision(conn: &Connection, key: &AggregateKey) -> Result<u64, Sto
 /// longer starts with `prefix` (TEXT compares bytewise, so the matches are contiguous).
 pub(crate) fn list(
     conn: &Connection,
+    integrity: &Integrity,
     kind: &str,
     prefix: &str,
 ) -> Result<Vec<(String, Aggregate)>, StoreError> {
@@ -111,27 +143,77 @@ pub(crate) fn list(
         if !id.starts_with(prefix) {
             break;
         }
-        let aggregate = checked_aggregate(kind, &id, row, 1)?;
+        let aggregate = checked_aggregate(integrity, kind, &id, row, 1)?;
         found.push((id, aggregate));
     }
     Ok(found)
 }
 
-pub(crate) fn receipt(conn: &Connection, key: &ReceiptKey) -> Result<Option<Receipt>, StoreError> {
-    let mut statement = conn
-        .prepare_cached(
-            "SELECT signing_hash, event_id, group_id, sequence FROM receipts \
-             WHERE actor_type = ?1 AND actor_id = ?2 AND action_id = ?3",
-        )
-        .map_err(backend)?;
+/// What a receipt lookup found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The stored receipt, checked against its checksum.
+    Stored(Receipt),
+    /// No receipt, but this row (`event g #n`, `aggregate kind id`) records the Action: the
+    /// receipt was removed.
+    Recorded(String),
+    /// No receipt and no record: a new Action.
+    Absent,
+}
+
+/// The receipt of `key` as a read answers it: the stored receipt, checked against its
+/// checksum; or, when none is stored, nothing — unless a stored row records the Action, which
+/// means its receipt was removed ([`missing_receipt`]).
+pub(crate) fn receipt(
+    conn: &Connection,
+    integrity: &Integrity,
+    key: &ReceiptKey,
+) -> Result<Option<Receipt>, StoreError> {
+    match lookup(conn, integrity, key)? {
+        Lookup::Stored(receipt) => Ok(Some(receipt)),
+        Lookup::Recorded(row) => Err(missing_receipt(key, &row)),
+        Lookup::Absent => Ok(None),
+    }
+}
+
+/// The receipt of `key`, or the row recording its Action, in one statement.
+pub(crate) fn lookup(
+    conn: &Connection,
+    integrity: &Integrity,
+    key: &ReceiptKey,
+) -> Result<Lookup, StoreError> {
+    let action = action_key(key);
+    let mut statement = conn.prepare_cached(RECEIPT_SQL).map_err(backend)?;
     let mut rows = statement
-        .query(params![key.actor_type, key.actor_id, key.action_id])
+        .query(params![
+            key.actor_type,
+            key.actor_id,
+            key.action_id,
+            &action[..]
+        ])
         .map_err(backend)?;
     let Some(row) = rows.next().map_err(backend)? else {
-        return Ok(None);
+        return Err(StoreError::Backend {
+            detail: "the receipt lookup answered no row".to_owned(),
+        });
     };
-    let locator = || format!("{} {} {}", key.actor_type, key.actor_id, key.action_id);
+    let locator = || missionweaveprotocol_engine::store::integrity::receipt_locator(key);
     let column = |i: usize| row.get_ref(i).map_err(backend);
+    let null =
+        |value: rusqlite::types::ValueRef<'_>| value.data_type() == rusqlite::types::Type::Null;
+    if null(column(0)?) {
+        if !null(column(5)?) {
+            let group = text_ref("event", locator, "group_id", column(5)?)?;
+            let sequence = integer("event", locator, "sequence", column(6)?)?;
+            return Ok(Lookup::Recorded(format!("event {group} #{sequence}")));
+        }
+        if !null(column(7)?) {
+            let kind = text_ref("aggregate", locator, "kind", column(7)?)?;
+            let id = text_ref("aggregate", locator, "id", column(8)?)?;
+            return Ok(Lookup::Recorded(format!("aggregate {kind} {id}")));
+        }
+        return Ok(Lookup::Absent);
+    }
     let signing_hash = text("receipt", locator, "signing_hash", column(0)?)?;
     let event_id = text("receipt", locator, "event_id", column(1)?)?;
     let group = column(2)?;
@@ -150,10 +232,13 @@ pub(crate) fn receipt(conn: &Connection, key: &ReceiptKey) -> Result<Option<Rece
             integer("receipt", locator, "sequence", sequence)?,
         )),
     };
-    Ok(Some(Receipt {
+    let receipt = Receipt {
         signing_hash,
         first_event: EventRef { event_id, position },
-    }))
+    };
+    let stored = bytes("receipt", locator, "checksum", column(4)?)?;
+    integrity.check_receipt(key, &receipt, stored)?;
+    Ok(Lookup::Stored(receipt))
 }
 
 /// A Group's head with what integrity checks need: the chain hash before the first online
@@ -170,12 +255,13 @@ pub(crate) struct GroupState {
 /// and no row may lie past it.
 pub(crate) fn group_state(
     conn: &Connection,
+    integrity: &Integrity,
     group: &str,
 ) -> Result<Option<GroupState>, StoreError> {
     let mut statement = conn
         .prepare_cached(
-            "SELECT next_sequence, first_online, snapshot_hash, chain_before FROM groups \
-             WHERE group_id = ?1",
+            "SELECT next_sequence, first_online, snapshot_hash, chain_before, checksum \
+             FROM groups WHERE group_id = ?1",
         )
         .map_err(backend)?;
     let mut rows = statement.query([group]).map_err(backend)?;
@@ -209,6 +295,14 @@ pub(crate) fn group_state(
         first_online,
         snapshot,
     };
+    // The head as a whole (a log cut short and its head moved back, an archive boundary
+    // moved) before the log against it.
+    integrity.check_head(
+        group,
+        &head,
+        &chain_before,
+        bytes("group", locator, "checksum", column(4)?)?,
+    )?;
     let tip = check_last_row(conn, group, &head)?.unwrap_or(chain_before);
     Ok(Some(GroupState {
         head,
@@ -280,8 +374,12 @@ fn row_chain(conn: &Connection, group: &str, sequence: u64) -> Result<Option<Has
 }
 
 /// The head of `group` (checked, `group_state`), `None` for a Group without a log.
-pub(crate) fn head(conn: &Connection, group: &str) -> Result<Option<GroupHead>, StoreError> {
-    Ok(group_state(conn, group)?.map(|state| state.head))
+pub(crate) fn head(
+    conn: &Connection,
+    integrity: &Integrity,
+    group: &str,
+) -> Result<Option<GroupHead>, StoreError> {
+    Ok(group_state(conn, integrity, group)?.map(|state| state.head))
 }
 
 /// The stored chain hash of the row at `sequence` (missing: a damaged log).
@@ -300,12 +398,13 @@ pub(crate) fn stored_chain(
 /// sequence).
 pub(crate) fn replay(
     conn: &Connection,
+    integrity: &Integrity,
     group: &str,
     after_sequence: u64,
     limit: usize,
 ) -> Result<ReplayPage, StoreError> {
     read_rules::check_limit(limit)?;
-    let Some(state) = group_state(conn, group)? else {
+    let Some(state) = group_state(conn, integrity, group)? else {
         return Ok(read_rules::absent_page());
     };
     let plan = PagePlan::for_head(group, after_sequence, limit, &state.head)?;
@@ -315,7 +414,7 @@ pub(crate) fn replay(
             Some(sequence) => stored_chain(conn, group, sequence)?,
             None => state.chain_before,
         };
-        events = verified_rows(conn, group, plan.start, anchor, plan.count)?;
+        events = verified_rows(conn, integrity, group, plan.start, anchor, plan.count)?;
         if let Some(missing) = plan.first_missing(events.len()) {
             return Err(corrupt(
                 "event",
@@ -333,6 +432,7 @@ pub(crate) fn replay(
 /// Up to `count` rows of `group` from `start`, each checked against the chain from `anchor`.
 fn verified_rows(
     conn: &Connection,
+    integrity: &Integrity,
     group: &str,
     start: u64,
     anchor: Hash32,
@@ -346,7 +446,7 @@ fn verified_rows(
             i64::try_from(count).unwrap_or(i64::MAX)
         ])
         .map_err(backend)?;
-    let mut verifier = ChainVerifier::new(group, start, anchor);
+    let mut verifier = integrity.verifier(group, start, anchor);
     let mut events = Vec::with_capacity(usize::try_from(count.min(4096)).unwrap_or(0));
     while let Some(row) = rows.next().map_err(backend)? {
         let column = |i: usize| row.get_ref(i).map_err(backend);
@@ -364,7 +464,8 @@ fn verified_rows(
             locator,
             bytes("event", locator, "chain_hash", column(3)?)?,
         )?;
-        verifier.check(sequence, event_id, body, &stored)?;
+        let action = optional_hash("event", locator, "action_key", column(4)?)?;
+        verifier.check(sequence, event_id, body, action.as_ref(), &stored)?;
         events.push(EventRecord {
             sequence,
             event_id: Arc::from(event_id),
@@ -372,12 +473,6 @@ fn verified_rows(
         });
     }
     Ok(events)
-}
-
-/// The chain hash a Group's next append follows: the last row's, or `chain_before` when
-/// nothing is online, `GENESIS` for a Group without a log.
-pub(crate) fn append_tip(state: Option<&GroupState>) -> (u64, Hash32) {
-    state.map_or((1, GENESIS), |state| (state.head.next_sequence, state.tip))
 }
 
 #[cfg(test)]
@@ -388,7 +483,9 @@ mod tests {
     //! are checked with and without `ANALYZE`.
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use missionweaveprotocol_engine::store::{AggregateKey, EventRecord, Transaction};
+    use missionweaveprotocol_engine::store::{
+        AggregateKey, EventRecord, Integrity, StoreOptions, Transaction,
+    };
     use rusqlite::{Connection, StatementStatus};
 
     use super::{AGGREGATE_SQL, LIST_SQL, REPLAY_SQL};
@@ -398,7 +495,7 @@ mod tests {
         if plan_once {
             super::plan_once(&conn).unwrap();
         }
-        crate::schema::migrate(&conn).unwrap();
+        crate::schema::migrate(&conn, &StoreOptions::default()).unwrap();
         for g in 0..20 {
             let group = format!("g{g}");
             let mut tx = Transaction::new();
@@ -413,7 +510,7 @@ mod tests {
                     b"{}"[..].into(),
                 );
             }
-            crate::commit::commit(&mut conn, &tx).unwrap();
+            crate::commit::commit(&mut conn, &Integrity::unkeyed(), &tx).unwrap();
         }
         conn
     }
@@ -431,15 +528,19 @@ mod tests {
         for i in 0..rounds {
             let group = format!("g{}", i % 20);
             assert_eq!(
-                super::list(conn, "mission", &format!("{group}/"))
+                super::list(conn, &Integrity::unkeyed(), "mission", &format!("{group}/"))
                     .unwrap()
                     .len(),
                 30
             );
-            let page = super::replay(conn, &group, i % 25, 5).unwrap();
+            let page = super::replay(conn, &Integrity::unkeyed(), &group, i % 25, 5).unwrap();
             assert_eq!(page.events.len(), 5);
             let key = AggregateKey::new("mission", format!("{group}/1"));
-            assert!(super::aggregate(conn, &key).unwrap().is_some());
+            assert!(
+                super::aggregate(conn, &Integrity::unkeyed(), &key)
+                    .unwrap()
+                    .is_some()
+            );
         }
     }
 
@@ -468,6 +569,40 @@ mod tests {
         assert!(samples > 0, "ANALYZE wrote no STAT4 samples");
         reads(&conn, 40);
         assert_reused(&conn, 40);
+    }
+
+    /// The receipt lookup probes the partial `action_key` indexes (never a scan of the log),
+    /// with the plan fixed once (`plan_once`), and answers what it finds.
+    #[test]
+    fn the_receipt_lookup_probes_the_action_indexes() {
+        let conn = store(true);
+        let plan: Vec<String> = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", super::RECEIPT_SQL))
+            .unwrap()
+            .query_map(
+                rusqlite::params![
+                    "agent",
+                    "a",
+                    "act",
+                    &missionweaveprotocol_engine::store::integrity::GENESIS[..]
+                ],
+                |row| row.get::<_, String>(3),
+            )
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("events_by_action"), "{plan}");
+        assert!(plan.contains("aggregates_by_action"), "{plan}");
+        assert!(
+            !plan.contains("SCAN e") && !plan.contains("SCAN a"),
+            "{plan}"
+        );
+        let key = missionweaveprotocol_engine::store::ReceiptKey::new("agent", "a", "act");
+        assert_eq!(
+            super::lookup(&conn, &Integrity::unkeyed(), &key).unwrap(),
+            super::Lookup::Absent
+        );
     }
 
     /// Why `plan_once` exists: without it the range reads are prepared again on every run.

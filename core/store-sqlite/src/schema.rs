@@ -1,42 +1,53 @@
 //! The database schema and its version, brought forward by the numbered steps of
 //! `migrations.rs` when a store is opened; a newer version is refused.
 //!
-//! - `aggregates (kind, id) → (revision, value, checksum)`: §15.3 optimistic concurrency per
-//!   aggregate; `WITHOUT ROWID` so the primary key is the table's order and `list` by ID prefix
-//!   is a range scan (TEXT compares bytewise, the in-memory store's order). `checksum` is
-//!   `store::integrity::aggregate_checksum` of the row.
-//! - `events (group_id, sequence) → (event_id, body, chain_hash)`: the per-Group logs (§15.2)
-//!   with each row's hash chain (`store::integrity::event_chain`); the Event ID is stored, not
+//! - `aggregates (kind, id) → (revision, checksum, action_key, value)`: §15.3 optimistic
+//!   concurrency per aggregate; a rowid table with the unique index `aggregates_by_key`, so
+//!   `list` by ID prefix is an index range scan (TEXT compares bytewise, the in-memory store's
+//!   order) and a seek never reads a value (step 4 of `migrations.rs` says why).
+//!   `checksum` is `Integrity::aggregate_checksum` of the row; `action_key` the Action an
+//!   Organization-scoped first Event records (`aggregates_by_action`).
+//! - `events (group_id, sequence) → (event_id, chain_hash, action_key, body)`, unique index
+//!   `events_by_position`: the per-Group
+//!   logs (§15.2) with each row's hash chain (`Integrity::event_chain`) and, on the first Event
+//!   of a Command, the Action it records (`events_by_action`); the Event ID is stored, not
 //!   indexed (lookup by Event ID is not part of the seam).
-//! - `groups group_id → (next_sequence, first_online, snapshot_hash, chain_before)`: each log's
-//!   head and archive boundary (§7.4, §16), and the chain hash of sequence `first_online - 1`.
-//! - `receipts (actor_type, actor_id, action_id) → (signing_hash, first Event)`: §15.1.
+//! - `groups group_id → (next_sequence, first_online, snapshot_hash, chain_before, checksum)`:
+//!   each log's head and archive boundary (§7.4, §16), the chain hash of sequence
+//!   `first_online - 1`, and the head's checksum.
+//! - `receipts (actor_type, actor_id, action_id) → (signing_hash, first Event, checksum)`:
+//!   §15.1.
+//! - `integrity (scheme, key_check)`: one row, the scheme every authenticator is computed
+//!   with (`sha256` or `hmac-sha256`) and, keyed, a MAC recognizing the key (`seal.rs`).
 //! - `schema_version (version)`: one row, the version the steps reached.
 
-use missionweaveprotocol_engine::store::StoreError;
+use missionweaveprotocol_engine::store::{Integrity, StoreError, StoreOptions};
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::convert::backend;
 use crate::migrations::STEPS;
 
 /// The schema version this build writes and reads (the last migration step's).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const _: () = assert!(STEPS[STEPS.len() - 1].version == SCHEMA_VERSION);
 
 /// Brings the database to [`SCHEMA_VERSION`] in one `BEGIN IMMEDIATE` transaction: an empty
 /// database gets every step, an older one the steps after its version, in order; any failure
 /// rolls all of them back. Refuses a newer version (written by a later build: reading it could
-/// misinterpret rows) and an unversioned database that already holds tables.
-pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+/// misinterpret rows) and an unversioned database that already holds tables. The steps seal
+/// what they write under `options`' scheme; a database already at the current version must be
+/// sealed under it (`seal::check`: the same key, or an unkeyed store adopting one). Answers the
+/// scheme to read and write with.
+pub(crate) fn migrate(conn: &Connection, options: &StoreOptions) -> Result<Integrity, StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE").map_err(backend)?;
-    let result = migrate_locked(conn);
+    let result = migrate_locked(conn, options);
     let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
     conn.execute_batch(end).map_err(backend)?;
     result
 }
 
-fn migrate_locked(conn: &Connection) -> Result<(), StoreError> {
+fn migrate_locked(conn: &Connection, options: &StoreOptions) -> Result<Integrity, StoreError> {
     let current = stored_version(conn)?;
     if current > SCHEMA_VERSION {
         return Err(StoreError::Backend {
@@ -46,8 +57,22 @@ fn migrate_locked(conn: &Connection) -> Result<(), StoreError> {
             ),
         });
     }
+    if current == SCHEMA_VERSION {
+        return crate::seal::check(conn, options);
+    }
+    let integrity = options.integrity();
+    if current > 0 && integrity.is_keyed() && !options.adopt_key {
+        // Sealing an older (unkeyed) store under a key vouches for every row it holds: only
+        // on request, as for a current unkeyed store (`seal::check`).
+        return Err(StoreError::IntegrityKeyRefused {
+            detail: format!(
+                "the store (schema version {current}) was sealed without an integrity key: \
+                 set adopt_key to verify every row and seal it under this key"
+            ),
+        });
+    }
     for step in STEPS.iter().filter(|step| step.version > current) {
-        (step.apply)(conn).map_err(|error| match error {
+        (step.apply)(conn, &integrity).map_err(|error| match error {
             StoreError::Backend { detail } => StoreError::Backend {
                 detail: format!(
                     "migration to schema version {} ({}) failed, the database stays at \
@@ -61,7 +86,7 @@ fn migrate_locked(conn: &Connection) -> Result<(), StoreError> {
         conn.execute("UPDATE schema_version SET version = ?1", [step.version])
             .map_err(backend)?;
     }
-    Ok(())
+    Ok(integrity)
 }
 
 /// The recorded version; 0 for an empty database (whose `schema_version` is created here).

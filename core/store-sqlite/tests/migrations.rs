@@ -1,16 +1,18 @@
 //! Forward migrations (`docs/store.md`, "Data at rest"): a version-1 database built by hand
-//! (the version-1 tables and rows exactly as that build wrote them) opens as version 2 with
-//! every Event chained and every aggregate checksummed; a failing step leaves version 1 as it
-//! was; a newer version is still refused.
+//! (the version-1 tables and rows exactly as that build wrote them) opens at the current
+//! version with every Event chained, every aggregate, receipt and head checksummed and the
+//! receipt bound to its Event; a failing step leaves version 1 as it was; a newer version is
+//! still refused; an older store is sealed under a key only when it is told to adopt one.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 
 use missionweaveprotocol::{DescribeError, WireCode};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, EventRecord, ReceiptKey, Store, StoreError, Transaction,
+    AggregateKey, EventRecord, IntegrityKey, ReceiptKey, Store, StoreError, StoreOptions,
+    Transaction,
 };
-use missionweaveprotocol_store_sqlite::{SCHEMA_VERSION, SqliteStore};
+use missionweaveprotocol_store_sqlite::{SCHEMA_VERSION, SqliteOptions, SqliteStore};
 use rusqlite::{Connection, params};
 
 /// The tables of schema version 1, as `SqliteStore` 0.1 created them.
@@ -134,14 +136,27 @@ fn a_version_1_database_is_migrated_and_every_read_verifies() {
 
     let raw = Connection::open(&path).unwrap();
     assert_eq!(version(&raw), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 2);
-    assert!(columns(&raw, "events").contains(&"chain_hash".to_owned()));
-    assert!(columns(&raw, "aggregates").contains(&"checksum".to_owned()));
-    assert!(columns(&raw, "groups").contains(&"chain_before".to_owned()));
+    assert_eq!(SCHEMA_VERSION, 4);
+    for (table, column) in [
+        ("events", "chain_hash"),
+        ("events", "action_key"),
+        ("aggregates", "checksum"),
+        ("aggregates", "action_key"),
+        ("groups", "chain_before"),
+        ("groups", "checksum"),
+        ("receipts", "checksum"),
+        ("integrity", "scheme"),
+        ("integrity", "key_check"),
+    ] {
+        assert!(
+            columns(&raw, table).contains(&column.to_owned()),
+            "{table}.{column}"
+        );
+    }
     // No table of the migration is left behind.
     let leftovers: i64 = raw
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2'",
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2' OR name LIKE '%_v4'",
             [],
             |r| r.get(0),
         )
@@ -156,16 +171,37 @@ fn a_version_1_database_is_migrated_and_every_read_verifies() {
         "aggregates",
         "groups",
         "receipts",
+        "integrity",
         "schema_version",
     ] {
         assert_eq!(columns(&raw, table), columns(&fresh, table), "{table}");
     }
+    let indexes = |conn: &Connection| -> Vec<String> {
+        let mut statement = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name")
+            .unwrap();
+        statement
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(indexes(&raw), indexes(&fresh));
+    assert!(indexes(&raw).contains(&"events_by_action".to_owned()));
 
-    // Reopened (already version 2): nothing to migrate, everything verifies.
+    // Reopened (already current): nothing to migrate, everything verifies.
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.replay("g", 0, 10).unwrap().events.len(), 5);
     assert_eq!(store.replay("a", 2, 10).unwrap().events.len(), 4);
-    // And the migrated rows are protected like new ones.
+    // And the migrated rows are protected like new ones: the receipt is bound to its Event,
+    // so removing it is detected rather than taken for a new Command.
+    let receipt = ReceiptKey::new("agent", "urn:agent:a", "act-1");
+    raw.execute("DELETE FROM receipts", []).unwrap();
+    let e = store.dedup(&receipt, "sha256:aa").unwrap_err();
+    assert!(
+        matches!(&e, StoreError::Corrupt { what: "receipt", locator, .. } if locator == "agent urn:agent:a act-1"),
+        "{e:?}"
+    );
     raw.execute(
         "UPDATE events SET body = X'7B7D' WHERE group_id = 'g' AND sequence = 2",
         [],
@@ -175,6 +211,51 @@ fn a_version_1_database_is_migrated_and_every_read_verifies() {
         store.replay("g", 0, 10),
         Err(StoreError::Corrupt { what: "event", .. })
     ));
+}
+
+fn keyed(adopt: bool) -> SqliteOptions {
+    let options = StoreOptions::keyed(IntegrityKey::new([7u8; 32]).unwrap());
+    SqliteOptions {
+        store: if adopt {
+            options.adopting_key()
+        } else {
+            options
+        },
+        ..SqliteOptions::default()
+    }
+}
+
+#[test]
+fn an_older_store_is_sealed_under_a_key_only_when_told_to_adopt_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.sqlite");
+    v1_database(&path);
+    // A key alone would vouch for every unkeyed row: refused, and nothing migrated.
+    let e = SqliteStore::open_with(&path, &keyed(false)).unwrap_err();
+    assert_eq!(e.reason(), "integrity_key_refused");
+    assert_eq!(e.wire_code(), WireCode::InternalError);
+    assert!(!e.retryable());
+    let raw = Connection::open(&path).unwrap();
+    assert_eq!(version(&raw), 1);
+    // Adopted: migrated and sealed under the key, every read verifies, and the file opens
+    // with that key only.
+    let store = SqliteStore::open_with(&path, &keyed(true)).unwrap();
+    assert!(store.is_keyed());
+    assert_eq!(store.replay("g", 0, 10).unwrap().events.len(), 4);
+    assert_eq!(store.replay("a", 2, 10).unwrap().events.len(), 3);
+    assert_eq!(
+        store
+            .aggregate(&AggregateKey::new("mission", "m"))
+            .unwrap()
+            .unwrap()
+            .revision,
+        3
+    );
+    drop(store);
+    assert_eq!(version(&raw), SCHEMA_VERSION);
+    let e = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(e.reason(), "integrity_key_refused");
+    SqliteStore::open_with(&path, &keyed(false)).unwrap();
 }
 
 #[test]
@@ -210,7 +291,7 @@ fn a_failing_migration_step_leaves_version_1_intact() {
     assert_eq!((events, aggregates), (7, 2));
     let leftovers: i64 = raw
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2'",
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v2' OR name LIKE '%_v4'",
             [],
             |r| r.get(0),
         )
@@ -225,7 +306,7 @@ fn a_failing_migration_step_leaves_version_1_intact() {
     .unwrap();
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.replay("g", 0, 10).unwrap().events.len(), 4);
-    assert_eq!(version(&raw), 2);
+    assert_eq!(version(&raw), SCHEMA_VERSION);
 }
 
 #[test]
@@ -265,4 +346,36 @@ fn a_newer_version_is_still_refused_and_left_untouched() {
         "{error}"
     );
     assert_eq!(version(&raw), SCHEMA_VERSION + 1);
+}
+
+#[test]
+fn aggregates_and_events_are_rowid_tables_whose_large_column_comes_last() {
+    // Step 4: a `WITHOUT ROWID` table made every seek near a large row read its whole
+    // overflow chain. A new file has rowid tables, keyed by unique indexes, the value last.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shape.sqlite");
+    drop(SqliteStore::open(&path).unwrap());
+    let raw = Connection::open(&path).unwrap();
+    for (table, last, index) in [
+        ("aggregates", "value", "aggregates_by_key"),
+        ("events", "body", "events_by_position"),
+    ] {
+        let sql: String = raw
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("WITHOUT ROWID"), "{table}: {sql}");
+        assert_eq!(columns(&raw, table).last().map(String::as_str), Some(last));
+        let unique: i64 = raw
+            .query_row(
+                "SELECT \"unique\" FROM pragma_index_list(?1) WHERE name = ?2",
+                [table, index],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(unique, 1, "{index}");
+    }
 }

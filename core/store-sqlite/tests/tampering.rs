@@ -6,7 +6,8 @@
 
 use missionweaveprotocol::{DescribeError, WireCode};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, EventRecord, SnapshotPointer, Store, StoreError, Transaction,
+    AggregateKey, EventRecord, GroupHead, Integrity, SnapshotPointer, Store, StoreError,
+    Transaction,
 };
 use missionweaveprotocol_store_sqlite::SqliteStore;
 use rusqlite::{Connection, params};
@@ -366,11 +367,27 @@ fn an_archived_log_verifies_from_its_stored_chain_before() {
     f.store.commit(tx).unwrap();
     assert_eq!(f.store.replay("g", 5, 10).unwrap().events.len(), 1);
 
-    // A forged anchor breaks the first online row.
+    // A forged anchor breaks the head's checksum, and with the head's checksum recomputed (the
+    // store is unkeyed: anyone can) the first online row.
     f.raw
         .execute(
             "UPDATE groups SET chain_before = zeroblob(32) WHERE group_id = 'g'",
             [],
+        )
+        .unwrap();
+    corrupt(f.store.replay("g", 5, 10), "group", "g");
+    let head = GroupHead {
+        next_sequence: 7,
+        first_online: 6,
+        snapshot: Some(SnapshotPointer {
+            artifact_hash: "sha256:snap2".into(),
+        }),
+    };
+    let checksum = Integrity::unkeyed().head_checksum("g", &head, &[0; 32]);
+    f.raw
+        .execute(
+            "UPDATE groups SET checksum = ?1 WHERE group_id = 'g'",
+            [&checksum[..]],
         )
         .unwrap();
     corrupt(f.store.replay("g", 5, 10), "event", "g #6");

@@ -82,6 +82,9 @@ pub enum Handshake {
     Open,
     /// A challenge was sent; the connection holds its ID.
     Challenged(Challenge),
+    /// The response verified; the Session Epoch is being opened elsewhere (the gateway opens
+    /// it through the Core's `session_open`), then [`Handshake::open_at`] authenticates.
+    Verified(Challenge),
     /// The Agent is authenticated.
     Authenticated(SessionGrant),
     /// A response failed: the connection must be closed (its challenge is spent).
@@ -131,6 +134,24 @@ impl Handshake {
         response: &ClientResponse,
         now: UnixMillis,
     ) -> Result<SessionGrant, AuthError> {
+        let challenge = self.verify_response(authority, registry, response, now)?;
+        let epoch = authority.next_epoch(&challenge.agent_id).inspect_err(|_| {
+            *self = Self::Failed;
+        })?;
+        self.open_at(authority, epoch, now)
+    }
+
+    /// [`client_response`](Self::client_response) up to the verified signature, for a host whose
+    /// Session Epoch comes from the authoritative Core (§6.3: the gateway performs
+    /// `session_open` only for a verified Agent): spends the challenge, checks the echoes and
+    /// the signature, and moves to [`Handshake::Verified`]. On failure: [`Handshake::Failed`].
+    pub fn verify_response(
+        &mut self,
+        authority: &mut SessionAuthority,
+        registry: &AgentKeyRegistry,
+        response: &ClientResponse,
+        now: UnixMillis,
+    ) -> Result<Challenge, AuthError> {
         let Self::Challenged(challenge) = core::mem::replace(self, Self::Failed) else {
             return Err(AuthError::UnexpectedPhase);
         };
@@ -144,7 +165,24 @@ impl Handshake {
         if !echoes {
             return Err(AuthError::ChallengeMismatch);
         }
-        let grant = authority.answer(registry, &pending, &response.challenge_signature, now)?;
+        authority.check_answer(registry, &pending, &response.challenge_signature, now)?;
+        *self = Self::Verified(pending.clone());
+        Ok(pending)
+    }
+
+    /// Authenticates a [`Handshake::Verified`] connection at Session Epoch `epoch` (the Core's):
+    /// the token is issued by [`SessionAuthority::open_at_epoch`]. On failure:
+    /// [`Handshake::Failed`].
+    pub fn open_at(
+        &mut self,
+        authority: &mut SessionAuthority,
+        epoch: u64,
+        now: UnixMillis,
+    ) -> Result<SessionGrant, AuthError> {
+        let Self::Verified(challenge) = core::mem::replace(self, Self::Failed) else {
+            return Err(AuthError::UnexpectedPhase);
+        };
+        let grant = authority.open_at_epoch(&challenge, epoch, now)?;
         *self = Self::Authenticated(grant.clone());
         Ok(grant)
     }

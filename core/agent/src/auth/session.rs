@@ -213,20 +213,65 @@ impl SessionAuthority {
         signature: &str,
         now: UnixMillis,
     ) -> Result<SessionGrant, AuthError> {
+        self.check_answer(registry, challenge, signature, now)?;
+        let epoch = self.next_epoch(&challenge.agent_id)?;
+        self.open_at_epoch(challenge, epoch, now)
+    }
+
+    /// Checks an answer to a challenge already taken out of the pending set, without opening a
+    /// session: its expiry, the key's validity at `now` and the strict Ed25519 `signature`
+    /// (base64url) over [`Challenge::signing_bytes`].
+    ///
+    /// For a host whose Session Epoch comes from elsewhere (the gateway opens it through the
+    /// authoritative Core's `session_open`, §6.3): it verifies first, so that nobody who failed
+    /// the challenge can fence the Agent's sessions, then calls
+    /// [`open_at_epoch`](Self::open_at_epoch) with the Core's epoch.
+    pub fn check_answer(
+        &self,
+        registry: &AgentKeyRegistry,
+        challenge: &Challenge,
+        signature: &str,
+        now: UnixMillis,
+    ) -> Result<(), AuthError> {
         if now >= challenge.expires_at {
             return Err(AuthError::ChallengeExpired);
         }
         let key = registry.resolve(&challenge.agent_id, Some(&challenge.key_id), now)?;
-        verify_signature(&key.public_key, &challenge.signing_bytes()?, signature)?;
-        let epoch = self.current_epoch(&challenge.agent_id);
+        verify_signature(&key.public_key, &challenge.signing_bytes()?, signature)
+    }
+
+    /// The epoch a locally opened session gets: the current one + 1.
+    pub(crate) fn next_epoch(&self, agent_id: &str) -> Result<u64, AuthError> {
+        let epoch = self.current_epoch(agent_id);
         if epoch >= MAX_SESSION_EPOCH {
             return Err(AuthError::EpochExhausted);
+        }
+        Ok(epoch + 1)
+    }
+
+    /// Issues the session token of a verified challenge ([`check_answer`](Self::check_answer))
+    /// at Session Epoch `epoch`, which becomes the Agent's current one (fencing every token at a
+    /// lower epoch, §6.3). `epoch` must be a positive safe integer above the current epoch: an
+    /// epoch at or below it was already issued (`StaleSession`).
+    pub fn open_at_epoch(
+        &mut self,
+        challenge: &Challenge,
+        epoch: u64,
+        now: UnixMillis,
+    ) -> Result<SessionGrant, AuthError> {
+        if !(1..=MAX_SESSION_EPOCH).contains(&epoch) {
+            return Err(AuthError::InvalidArgument(
+                "epoch must be a positive safe integer",
+            ));
+        }
+        if epoch <= self.current_epoch(&challenge.agent_id) {
+            return Err(AuthError::StaleSession);
         }
         let claims = Claims {
             agent_id: challenge.agent_id.clone(),
             key_id: challenge.key_id.clone(),
             protocol_version: challenge.protocol_version.clone(),
-            session_epoch: epoch + 1,
+            session_epoch: epoch,
             issued_at: now,
             expires_at: now.saturating_add_ms(self.config.session_ttl_ms),
         };

@@ -188,7 +188,10 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         };
         match query.kind {
             QueryKind::Mission => Ok(match read(MISSION_KIND)? {
-                Some((key, stored)) => Some(Mission::from_stored(&key, &stored)?.document()),
+                Some((key, stored)) => Some(crate::mission::read::full_document(
+                    store,
+                    &Mission::from_stored(&key, &stored)?,
+                )?),
                 None => None,
             }),
             QueryKind::Group | QueryKind::WorkProposal | QueryKind::Artifact => {

@@ -5,6 +5,12 @@
 //! "renewalCount"}, "submission"?: {"missionRevision", "artifactHashes"}}`. The document's
 //! `revision` always equals the store revision of the aggregate, so `expectedRevision` (§15.3)
 //! compares against the revision clients see in the Mission.
+//!
+//! The members no transition changes and that can be large — `objective`, `definitionOfDone`,
+//! `extensions` ([`DEFINITION_MEMBERS`]) — are kept apart, written once at creation under kind
+//! [`MISSION_DEFINITION_KIND`]: a Command's cost must not grow with the immutable parts of its
+//! aggregate (a 40,000-criteria Mission would otherwise be re-read and rewritten by every
+//! Coordinator renewal). Queries join them back (`mission::read::full_document`).
 
 use missionweaveprotocol::Principal;
 use missionweaveprotocol::json::{self, Number, Object, Value, View};
@@ -16,6 +22,24 @@ use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The store kind of Mission aggregates (ID: the Mission ID).
 pub const MISSION_KIND: &str = "mission";
+/// The store kind of a Mission's immutable definition (ID: the Mission ID; value: the
+/// [`DEFINITION_MEMBERS`] of its document), written once when the Mission is created.
+pub const MISSION_DEFINITION_KIND: &str = "mission_definition";
+/// The document members no transition changes and that may be large.
+pub const DEFINITION_MEMBERS: [&str; 3] = ["objective", "definitionOfDone", "extensions"];
+
+/// Takes the [`DEFINITION_MEMBERS`] out of a full Mission document: what is stored under
+/// [`MISSION_DEFINITION_KIND`].
+pub(crate) fn split_definition(document: &mut Object) -> Object {
+    let mut definition = Object::new();
+    for name in DEFINITION_MEMBERS {
+        if let Some(value) = document.remove(name) {
+            definition.insert(name, value);
+        }
+    }
+    definition
+}
+
 /// The store kind of Group aggregates (ID: the Group ID; value: the `group.schema.json`
 /// document, whose `missionId` links the Group to its one Mission, §4.1).
 pub const GROUP_KIND: &str = "group";
@@ -255,7 +279,9 @@ impl Mission {
         Ok(Blob::from(bytes))
     }
 
-    /// The `mission.schema.json` document.
+    /// The stored part of the `mission.schema.json` document: everything but the
+    /// [`DEFINITION_MEMBERS`] of a Mission created since they are kept apart (queries join them
+    /// back: `mission::read::full_document`).
     pub fn document(&self) -> Value {
         Value::Object(self.document.clone())
     }

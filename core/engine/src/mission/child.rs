@@ -28,7 +28,7 @@ use missionweaveprotocol::PrincipalType;
 use missionweaveprotocol::json::{Object, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
-use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
+use super::aggregate::{GROUP_KIND, MISSION_DEFINITION_KIND, MISSION_KIND, Mission};
 use super::create::{NewMission, new_mission};
 use super::link::{ChildLink, FailurePolicy, blob, children_key, item_child_key, item_child_value};
 use super::read::MissionRead;
@@ -310,6 +310,7 @@ pub(crate) fn decide(
         mission: child,
         document: doc_value,
         group,
+        definition,
         lease,
     } = new_mission(
         command,
@@ -360,6 +361,11 @@ pub(crate) fn decide(
             AggregateKey::new(MISSION_KIND, mission_id),
             0,
             child.to_blob()?,
+        )
+        .put(
+            AggregateKey::new(MISSION_DEFINITION_KIND, mission_id),
+            0,
+            definition,
         )
         .put(
             AggregateKey::new(GROUP_KIND, group_id),

@@ -10,10 +10,12 @@
 //! The same transaction opens the MissionOwner's and the Coordinator's Memberships
 //! ([`crate::membership`], §8).
 
-use missionweaveprotocol::json::{Object, Value};
+use missionweaveprotocol::json::{Object, Value, canonical_bytes};
 use missionweaveprotocol::schema::SchemaCatalog;
 
-use super::aggregate::{CoordinatorLease, GROUP_KIND, MISSION_KIND, Mission};
+use super::aggregate::{
+    CoordinatorLease, GROUP_KIND, MISSION_DEFINITION_KIND, MISSION_KIND, Mission, split_definition,
+};
 use super::read::MissionRead;
 use super::rules::{event_payload, lease_seconds, require_owner, require_state};
 use crate::budget::account::BudgetAccount;
@@ -24,7 +26,7 @@ use crate::ingress::VerifiedCommand;
 use crate::input::{member, opt_text, text, u64_member};
 use crate::input::{num, rfc3339};
 use crate::mission::state::MissionState;
-use crate::store::AggregateKey;
+use crate::store::{AggregateKey, Blob};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 /// The first Coordinator Epoch of a Mission (`positiveInteger`).
@@ -105,6 +107,7 @@ pub(crate) fn decide(
         mission,
         document: doc_value,
         group,
+        definition,
         lease,
     } = new_mission(command, mission_id, &read.group_id, link, now)?;
 
@@ -127,6 +130,11 @@ pub(crate) fn decide(
             AggregateKey::new(MISSION_KIND, mission_id),
             0,
             mission.to_blob()?,
+        )
+        .put(
+            AggregateKey::new(MISSION_DEFINITION_KIND, mission_id),
+            0,
+            definition,
         )
         .put(
             AggregateKey::new(GROUP_KIND, &read.group_id),
@@ -170,6 +178,8 @@ pub(super) struct NewMission {
     pub document: Value,
     /// The Group's `group.schema.json` document.
     pub group: Value,
+    /// The immutable definition members, stored once under `MISSION_DEFINITION_KIND`.
+    pub definition: Blob,
     /// The first Coordinator lease.
     pub lease: CoordinatorLease,
 }
@@ -236,14 +246,21 @@ pub(super) fn new_mission(
         expires_at: now.saturating_add_ms(coordinator_lease.saturating_mul(1000)),
         renewal_count: 0,
     };
-    let mission = Mission::create(doc, lease).map_err(|detail| EngineError::Corrupt {
+    let corrupt = |detail: String| EngineError::Corrupt {
         key: AggregateKey::new(MISSION_KIND, mission_id),
         detail,
-    })?;
+    };
+    let definition = split_definition(&mut doc);
+    // Members of a verified Command, which passed the I-JSON checks of stage 5.
+    let definition = canonical_bytes(&Value::Object(definition))
+        .map_err(|e| corrupt(e.to_string()))?
+        .into();
+    let mission = Mission::create(doc, lease).map_err(corrupt)?;
     Ok(NewMission {
         mission,
         document,
         group,
+        definition,
         lease,
     })
 }

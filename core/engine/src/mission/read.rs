@@ -4,7 +4,7 @@
 
 use missionweaveprotocol::json::Value;
 
-use super::aggregate::{GROUP_KIND, MISSION_KIND, Mission};
+use super::aggregate::{GROUP_KIND, MISSION_DEFINITION_KIND, MISSION_KIND, Mission};
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input;
@@ -122,4 +122,29 @@ pub fn read(store: &dyn Store, command: &VerifiedCommand) -> Result<MissionRead,
         followed,
         work_items,
     })
+}
+
+/// The whole `mission.schema.json` document of `mission`: its stored part joined with the
+/// immutable definition members kept apart since creation (`MISSION_DEFINITION_KIND`). A
+/// Mission stored before they were kept apart already holds them.
+pub fn full_document(store: &dyn Store, mission: &Mission) -> Result<Value, EngineError> {
+    let Value::Object(mut document) = mission.document() else {
+        return Ok(mission.document());
+    };
+    let key = AggregateKey::new(MISSION_DEFINITION_KIND, mission.mission_id());
+    if let Some(stored) = store.aggregate(&key)? {
+        let definition = parsed(store, &key, &stored)?;
+        let Value::Object(members) = &definition.0 else {
+            return Err(EngineError::Corrupt {
+                key,
+                detail: "the definition is not an object".into(),
+            });
+        };
+        for (name, value) in members.iter() {
+            if let Some(name) = name.as_str() {
+                document.insert(name, value.clone());
+            }
+        }
+    }
+    Ok(Value::Object(document))
 }

@@ -72,11 +72,12 @@ families! {
 /// The reason slugs of `INTERNAL_ERROR` refusals that are the store's own failures (its
 /// [`FAILURE_REASONS`](crate::store::StoreError::FAILURE_REASONS), and an aggregate the engine
 /// cannot read back): the `store_failure` family.
-pub const STORE_FAILURE_REASONS: [&str; 5] = [
+pub const STORE_FAILURE_REASONS: [&str; 6] = [
     crate::store::StoreError::FAILURE_REASONS[0],
     crate::store::StoreError::FAILURE_REASONS[1],
     crate::store::StoreError::FAILURE_REASONS[2],
     crate::store::StoreError::FAILURE_REASONS[3],
+    crate::store::StoreError::FAILURE_REASONS[4],
     "corrupt_aggregate",
 ];
 
@@ -89,7 +90,7 @@ impl ErrorFamily {
     /// `dependency_error`; a WorkItem or proposal ID already in use
     /// (`INVALID_STATE_TRANSITION`, `already_exists`) is `already_exists`; and the store's own
     /// failures (`INTERNAL_ERROR` with a [`STORE_FAILURE_REASONS`] reason: damaged data at
-    /// rest, a failing backend, a closed store) are `store_failure`, so that a caller retrying
+    /// rest, a refused integrity key, a failing backend, a closed store) are `store_failure`, so that a caller retrying
     /// on conflicts does not retry on corruption (their `retryable` says whether an unchanged
     /// retry can succeed: a failing backend, yes; corruption or a closed store, no).
     ///

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use crate::store::{
     aggregate::AggregateKey,
     error::StoreError,
+    integrity,
     receipt::{Receipt, ReceiptKey},
     transaction::Transaction,
 };
@@ -33,6 +34,17 @@ use crate::store::{
 pub trait CommitView<'t> {
     /// The receipt recorded for `key`, if any (§15.1).
     fn receipt(&mut self, key: &'t ReceiptKey) -> Result<Option<Receipt>, StoreError>;
+
+    /// Asked when [`receipt`](Self::receipt) found none: which stored row, if any, records
+    /// `key`'s Action as applied (`store::integrity`, "Receipts that vanish"), named for the
+    /// error (`event g #3`, `aggregate kind id`). A recorded Action without its receipt is a
+    /// receipt removed behind the store's back: the commit is refused as corrupt instead of
+    /// applying the Command a second time. Default: nothing is recorded (a store whose rows
+    /// cannot vanish, the in-memory one).
+    fn recorded_action(&mut self, key: &'t ReceiptKey) -> Result<Option<String>, StoreError> {
+        let _ = key;
+        Ok(None)
+    }
 
     /// The sequence `group`'s next append must carry: 1 for a Group without a log (§15.2).
     fn next_sequence(&mut self, group: &'t str) -> Result<u64, StoreError>;
@@ -52,6 +64,8 @@ pub trait CommitView<'t> {
 
 /// Every check of a commit; changes nothing. `Ok` means `tx` may be applied as a whole.
 ///
+/// - A receipt whose key has no stored receipt but whose Action a stored row records is
+///   refused as [`StoreError::Corrupt`] (`receipt`, the key): its receipt was removed.
 /// - A receipt for a key that has one (committed, or earlier in `tx`) is refused: with the
 ///   same signing hash as [`StoreError::AlreadyApplied`] carrying the first receipt (a
 ///   concurrent commit of the same Command won; answer with its result), otherwise as
@@ -69,7 +83,12 @@ where
     for (key, receipt) in tx.receipts() {
         let existing = match view.receipt(key)? {
             Some(existing) => Some(existing),
-            None => recorded.get(key).map(|first| (*first).clone()),
+            None => {
+                if let Some(row) = view.recorded_action(key)? {
+                    return Err(integrity::missing_receipt(key, &row));
+                }
+                recorded.get(key).map(|first| (*first).clone())
+            }
         };
         if let Some(existing) = existing {
             return Err(receipt_conflict(key, existing, receipt));
@@ -211,6 +230,8 @@ mod tests {
         revisions: HashMap<AggregateKey, u64>,
         /// Groups whose log cannot be extended.
         broken: Vec<String>,
+        /// Actions recorded by a stored row, by Action ID.
+        recorded: HashMap<String, String>,
         /// Keys whose answer is a backend failure.
         failing: Vec<String>,
         asked: Vec<String>,
@@ -232,6 +253,11 @@ mod tests {
             self.asked.push(format!("receipt {}", key.action_id));
             self.fail(&key.action_id)?;
             Ok(self.receipts.get(key).cloned())
+        }
+
+        fn recorded_action(&mut self, key: &'t ReceiptKey) -> Result<Option<String>, StoreError> {
+            self.asked.push(format!("recorded {}", key.action_id));
+            Ok(self.recorded.get(&key.action_id).cloned())
         }
 
         fn next_sequence(&mut self, group: &'t str) -> Result<u64, StoreError> {
@@ -307,6 +333,51 @@ mod tests {
         assert_eq!(e, StoreError::ActionIdCollision { key: key("1") });
         assert_eq!(e.wire_code(), WireCode::ActionIdCollision);
         assert_eq!(StoreError::reason(&e), "action_id_collision");
+    }
+
+    #[test]
+    fn a_recorded_action_without_its_receipt_is_corrupt_and_applies_nothing() {
+        let mut tx = Transaction::new();
+        tx.record_receipt(key("1"), receipt("sha256:aa"))
+            .append("g", event(2))
+            .put(aggregate("w"), 0, b"{}"[..].into());
+        let mut view = Scripted::default();
+        view.heads.insert("g".into(), 2);
+        validate(&mut view, &tx).unwrap();
+        assert_eq!(
+            view.asked,
+            [
+                "receipt 1",
+                "recorded 1",
+                "head g",
+                "appendable g",
+                "revision w"
+            ]
+        );
+        // The receipt was removed, its Event is still there: refused before anything else.
+        view.recorded.insert("1".into(), "event g #1".into());
+        view.asked.clear();
+        let e = validate(&mut view, &tx).unwrap_err();
+        assert_eq!(
+            e,
+            StoreError::Corrupt {
+                what: "receipt",
+                locator: "agent urn:agent:a 1".into(),
+                detail: "missing, but event g #1 records this Action as applied".into(),
+            }
+        );
+        assert_eq!(e.wire_code(), WireCode::InternalError);
+        assert_eq!(StoreError::reason(&e), "store_corrupt");
+        assert!(!e.is_contention() && !e.retryable());
+        assert_eq!(view.asked, ["receipt 1", "recorded 1"]);
+        // A present receipt is answered from itself: the record is not asked for.
+        view.receipts.insert(key("1"), receipt("sha256:aa"));
+        view.asked.clear();
+        assert!(matches!(
+            validate(&mut view, &tx),
+            Err(StoreError::AlreadyApplied { .. })
+        ));
+        assert_eq!(view.asked, ["receipt 1"]);
     }
 
     #[test]

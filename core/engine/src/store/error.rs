@@ -89,6 +89,14 @@ pub enum StoreError {
         /// What failed (a hash mismatch, a gap).
         detail: String,
     },
+    /// The store was opened with an integrity key it was not sealed with: a keyed store
+    /// without its key or with another one, or an unkeyed store with a key it was not told to
+    /// adopt (`store::integrity`, `StoreOptions`). Nothing was read or written. The detail
+    /// never holds key material.
+    IntegrityKeyRefused {
+        /// What does not match.
+        detail: String,
+    },
     /// The backend failed; nothing was committed. Transient (a busy database, a lost
     /// connection, a full disk, an I/O error): an unchanged retry can succeed.
     Backend {
@@ -119,8 +127,9 @@ impl StoreError {
     /// The reason slugs of the store's own failures (damaged data, a failing or closed
     /// backend), as opposed to its conflicts and refusals of the call: the `store_failure`
     /// family of the Core (`service::ErrorFamily::of`). All are `INTERNAL_ERROR`.
-    pub const FAILURE_REASONS: [&'static str; 4] = [
+    pub const FAILURE_REASONS: [&'static str; 5] = [
         "store_corrupt",
+        "integrity_key_refused",
         "backend_failure",
         "store_closed",
         "store_not_initialized",
@@ -130,7 +139,10 @@ impl StoreError {
     pub const fn is_failure(&self) -> bool {
         matches!(
             self,
-            Self::Corrupt { .. } | Self::Backend { .. } | Self::NotOpen { .. }
+            Self::Corrupt { .. }
+                | Self::IntegrityKeyRefused { .. }
+                | Self::Backend { .. }
+                | Self::NotOpen { .. }
         )
     }
 
@@ -145,6 +157,7 @@ impl StoreError {
             Self::ArchiveOutOfRange { .. } => "archive_out_of_range",
             Self::InvalidArgument { .. } => "invalid_argument",
             Self::Corrupt { .. } => "store_corrupt",
+            Self::IntegrityKeyRefused { .. } => "integrity_key_refused",
             Self::Backend { .. } => "backend_failure",
             Self::NotOpen { closed: true } => "store_closed",
             Self::NotOpen { closed: false } => "store_not_initialized",
@@ -225,6 +238,9 @@ impl fmt::Display for StoreError {
                 f,
                 "stored {what} {locator} failed its integrity check: {detail}"
             ),
+            Self::IntegrityKeyRefused { detail } => {
+                write!(f, "the store refused its integrity key: {detail}")
+            }
             Self::Backend { detail } => write!(f, "the store failed: {detail}"),
             Self::NotOpen { closed: true } => {
                 f.write_str("the store was closed: make a new store to open it again")
@@ -257,9 +273,11 @@ impl DescribeError for StoreError {
             // This attempt accepted nothing; an unchanged retry returns the original receipt
             // (§15.1, §19), so the transient code is the honest one.
             // Damaged data at rest is the server's fault, never the caller's (§19).
+            // A store opened with the wrong key is a deployment fault, never the caller's.
             Self::AlreadyApplied { .. }
             | Self::Backend { .. }
             | Self::Corrupt { .. }
+            | Self::IntegrityKeyRefused { .. }
             | Self::NotOpen { .. } => WireCode::InternalError,
             Self::CursorTooOld { .. } => WireCode::CursorTooOld,
             Self::ArchiveOutOfRange { .. } | Self::InvalidArgument { .. } => {
@@ -273,10 +291,14 @@ impl DescribeError for StoreError {
     }
 
     /// Damaged data at rest stays damaged: retrying the same read cannot succeed until an
-    /// operator restores the row; a store that is not open stays so. The transient
-    /// `INTERNAL_ERROR`s (a failing backend, a concurrent application) are retryable.
+    /// operator restores the row; nor can a store opened with the wrong integrity key, and a
+    /// store that is not open stays so. The transient `INTERNAL_ERROR`s (a failing backend, a
+    /// concurrent application) are retryable.
     fn retryable(&self) -> bool {
-        !matches!(self, Self::Corrupt { .. } | Self::NotOpen { .. }) && self.wire_code().retryable()
+        !matches!(
+            self,
+            Self::Corrupt { .. } | Self::IntegrityKeyRefused { .. } | Self::NotOpen { .. }
+        ) && self.wire_code().retryable()
     }
 
     fn fields(&self) -> Fields {
@@ -324,6 +346,7 @@ impl DescribeError for StoreError {
             Self::Corrupt { what, locator, .. } => Fields::new()
                 .text("stored", *what)
                 .text("locator", locator.as_str()),
+            Self::IntegrityKeyRefused { .. } => Fields::new().text("argument", "integrity_key"),
             Self::Backend { .. } | Self::NotOpen { .. } => Fields::new(),
         }
     }

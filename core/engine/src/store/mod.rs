@@ -15,7 +15,11 @@
 //!   `ACTION_ID_COLLISION`.
 //!
 //! Stored values are opaque bytes (canonical JSON) plus the few metadata a backend indexes, so
-//! SQLite or PostgreSQL store them without knowing engine types.
+//! SQLite or PostgreSQL store them without knowing engine types. A durable backend
+//! authenticates every row it stores ([`integrity`]: a hash chain per Group, checksums of
+//! aggregates, receipts and heads, HMAC-SHA256 under [`StoreOptions::integrity_key`] when one
+//! is set) and records each Command's Action in the row of its first Event, so that a receipt
+//! removed behind its back is reported instead of letting the Command apply twice.
 //!
 //! A [`Transaction`] is a write set: the engine reads, decides, fills a transaction with every
 //! write of one Command and every revision its decision depended on, and hands it to
@@ -89,6 +93,7 @@ pub use decoded::DecodedCache;
 pub use error::StoreError;
 pub use event_log::{EventRecord, GroupHead, ReplayPage, SnapshotPointer};
 pub use group_commit::{DEFAULT_MAX_BATCH, GroupCommit, GroupCommitStats};
+pub use integrity::{Integrity, IntegrityKey, StoreOptions};
 pub use memory::InMemoryStore;
 pub use read_many::{Read, ReadValue, check_answers, read_each};
 pub use receipt::{EventRef, Receipt, ReceiptKey};

@@ -12,6 +12,8 @@
 //! mwp-store-worker bench    --store S --threads T --count N [--process P --parties K --barrier DIR]
 //!                  (race, shared, bench: [--group-commit on|off], default on)
 //! mwp-store-worker replay   --store S --events N                   # after the setup
+//! mwp-store-worker open     --store S --process P [--parties K --barrier DIR]
+//!                  # opens (creating, migrating) only after the barrier, then one mission.create
 //! mwp-store-worker verify   --store S
 //! mwp-store-worker scenario --store S
 //! ```
@@ -25,14 +27,14 @@ use std::process::ExitCode;
 
 use missionweaveprotocol::DescribeError;
 use missionweaveprotocol_store_harness::check::verify_store;
-use missionweaveprotocol_store_harness::perform::{apply, apply_all};
+use missionweaveprotocol_store_harness::perform::{apply, apply_all, send};
 use missionweaveprotocol_store_harness::race::{FileBarrier, race_round, shared_group};
 use missionweaveprotocol_store_harness::scenario::apply_on;
 use missionweaveprotocol_store_harness::{
     Batching, HarnessError, OpenedStore, Workload, bench, open_store, open_store_with, scenario,
 };
 
-const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|replay|verify|scenario> --store SPEC [options]
+const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|replay|open|verify|scenario> --store SPEC [options]
   setup    --store S                       sessions, stream and shared Missions, Memberships
   stream   --store S --from I --to J       stream Commands I..J in order; prints `done <i> <group> <sequence>`
   race     --store S --round R --tasks T   T threads accept round R's offer at once (also --rounds N: R..R+N)
@@ -43,6 +45,10 @@ const USAGE: &str = "usage: mwp-store-worker <setup|stream|race|shared|bench|rep
            [--process P --parties K --barrier DIR]   start together with K-1 other processes
   replay   --store S --events N            the setup, N renewals on the shared Group one by one, then
                                            Events/s of replaying its log (pages of 1,000)
+  open     --store S --process P [--parties K --barrier DIR]
+                                           meet K-1 other processes, then open the store (create, migrate)
+                                           and apply one mission.create; prints `opened process P group G
+                                           sequence N sends S`
   verify   --store S                       replay and verify every Group and Organization Event
   scenario --store S                       the end-to-end story, then reopen and replay
   race, shared, bench: --group-commit on|off (default on: a process's commits share transactions)
@@ -70,6 +76,7 @@ fn main() -> ExitCode {
         "shared" => shared(&options),
         "bench" => run_bench(&options),
         "replay" => run_replay(&options),
+        "open" => open_together(&options),
         "verify" => verify(&options),
         "scenario" => run_scenario(&options),
         other => Err(HarnessError::argument(
@@ -198,7 +205,11 @@ fn race(options: &Options) -> Result<(), HarnessError> {
     let rounds = options.number_or("rounds", 1)?;
     let tasks = options.number("tasks")?;
     let (process, barrier) = options.barrier()?;
-    let core = workload.core(options.shared_store()?.store)?;
+    let opened = options.shared_store().map(|opened| opened.store);
+    let core = abort_on_error(
+        opened.and_then(|store| workload.core(store)),
+        barrier.as_ref(),
+    )?;
     let result = (first..first + rounds).try_for_each(|round| {
         // Process 0 offers the round's WorkItem before it reaches the barrier, so the offer
         // exists when the submitters of every process are released. (Only one process sends
@@ -218,10 +229,10 @@ fn race(options: &Options) -> Result<(), HarnessError> {
 }
 
 /// On failure, tells the other processes at the barrier to stop waiting.
-fn abort_on_error(
-    result: Result<(), HarnessError>,
+fn abort_on_error<T>(
+    result: Result<T, HarnessError>,
     barrier: Option<&FileBarrier>,
-) -> Result<(), HarnessError> {
+) -> Result<T, HarnessError> {
     if let (Err(_), Some(barrier)) = (&result, barrier) {
         barrier.abort();
     }
@@ -231,7 +242,11 @@ fn abort_on_error(
 fn shared(options: &Options) -> Result<(), HarnessError> {
     let workload = options.workload()?;
     let (process, barrier) = options.barrier()?;
-    let core = workload.core(options.shared_store()?.store)?;
+    let opened = options.shared_store().map(|opened| opened.store);
+    let core = abort_on_error(
+        opened.and_then(|store| workload.core(store)),
+        barrier.as_ref(),
+    )?;
     let tally = shared_group(
         &core,
         &workload,
@@ -262,9 +277,14 @@ fn run_bench(options: &Options) -> Result<(), HarnessError> {
     let threads = usize::try_from(options.number("threads")?)
         .map_err(|_| HarnessError::argument("--threads", "too large"))?;
     let (process, barrier) = options.barrier()?;
-    let opened = options.shared_store()?;
-    let core = workload.core(opened.store.clone())?;
-    let commands = bench::create_commands(&workload, process, count)?;
+    // A process that cannot open the store tells the others at once instead of leaving them
+    // at the barrier until it times out.
+    let opened = abort_on_error(options.shared_store(), barrier.as_ref())?;
+    let core = abort_on_error(workload.core(opened.store.clone()), barrier.as_ref())?;
+    let commands = abort_on_error(
+        bench::create_commands(&workload, process, count),
+        barrier.as_ref(),
+    )?;
     // Signed before the clock starts; the processes start together.
     let result = barrier
         .as_ref()
@@ -286,6 +306,36 @@ fn run_bench(options: &Options) -> Result<(), HarnessError> {
         }
         Err(e) => abort_on_error(Err(e), barrier.as_ref()),
     }
+}
+
+/// Opens the store only once every party reached the barrier, so K processes create and
+/// migrate one new file at the same moment (`tests/open_together.rs`), then applies one
+/// `mission.create` of this process's own (nothing contends) and reports the sends it took.
+fn open_together(options: &Options) -> Result<(), HarnessError> {
+    let workload = options.workload()?;
+    let (process, barrier) = options.barrier()?;
+    let command = abort_on_error(
+        bench::create_commands(&workload, process, 1),
+        barrier.as_ref(),
+    )?;
+    if let Some(barrier) = &barrier {
+        barrier.wait(0)?;
+    }
+    let core = workload.core(open_store(options.store()?)?)?;
+    let command = command
+        .first()
+        .ok_or_else(|| HarnessError::check("no mission.create was made"))?;
+    let sent = send(&core, command);
+    let performed = sent.result.map_err(|error| HarnessError::Refused {
+        command: format!("{} {}", command.kind, command.action_id),
+        error: Box::new(error),
+    })?;
+    let sequence = performed.events.first().map_or(0, |e| e.sequence);
+    println!(
+        "opened process {process} group {} sequence {sequence} sends {}",
+        performed.group_id, sent.sends
+    );
+    Ok(())
 }
 
 fn run_replay(options: &Options) -> Result<(), HarnessError> {

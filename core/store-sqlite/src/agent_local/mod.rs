@@ -87,11 +87,10 @@ impl SqliteAgentStore {
     /// Opens (creating if needed) the store at `path`: WAL, `synchronous=FULL`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, LocalStoreError> {
         let conn = Connection::open(path).map_err(backend)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))
-            .map_err(backend)?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))
-            .map_err(backend)?;
+        conn.busy_timeout(crate::BUSY_TIMEOUT).map_err(backend)?;
+        // A busy answer is retried: the switch of a new file does not wait for another
+        // process's lock by itself (`wal.rs`).
+        let mode = crate::wal::enable(&conn, crate::BUSY_TIMEOUT).map_err(backend)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(LocalStoreError::new(
                 LocalStoreErrorKind::Backend,

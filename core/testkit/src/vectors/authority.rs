@@ -212,7 +212,7 @@ impl Script {
 
 /// The `ok` member of an envelope, or the envelope itself as the error.
 fn ok_of(envelope: &str) -> Result<Value, String> {
-    parse(envelope.as_bytes())
+    parse_state(envelope.as_bytes())
         .ok()
         .and_then(|e| e.get("ok").cloned())
         .ok_or_else(|| envelope.to_owned())

@@ -96,6 +96,7 @@ pub mod engine;
 mod event_log;
 mod read_many;
 mod receipts;
+pub mod tampering;
 
 pub use aggregates::*;
 pub use atomicity::*;
