@@ -882,9 +882,9 @@ export declare class Scheduler implements NativeResource {
   static restore(snapshot: SchedulerSnapshot | object | string, policy?: SchedulerPolicyInput): Scheduler;
   /**
    * After a restart at `now`: from a snapshot (object or JSON text), running work resumes from a
-   * durable safe checkpoint or blocks; from an array of offers (`[]`: an empty Scheduler), each is
-   * admitted in order. @throws {@link SchedulerError} (`offer_declined`) when an offer is declined
-   * (nothing is rebuilt), {@link ArgumentError} (argument `source`) for anything else.
+   * durable safe checkpoint or blocks; from a non-empty array of offers, each is admitted in order.
+   * @throws {@link SchedulerError} (`offer_declined`) when an offer is declined (nothing is
+   * rebuilt), {@link ArgumentError} (argument `source`) for no offers (`[]`) or anything else.
    */
   static rebuild(source: SchedulerSnapshot | object | string | WorkOfferInput[], policy: SchedulerPolicyInput | undefined, now: TimeInput): Scheduler;
   admit(offer: WorkOfferInput, now: TimeInput): AdmissionDecision;

@@ -937,8 +937,8 @@ impl Scheduler {
     /// from a durable safe checkpoint if it has one, otherwise it waits blocked with reason
     /// `runtime_session_lost` until unblocked. Offers are admitted at `now` (required) in
     /// order; one the Scheduler declines refuses the rebuild (`SchedulerError`,
-    /// `offer_declined`); none make an empty Scheduler. Any other source (`None`, a number,
-    /// JSON text) is `InvalidInputError` naming `source`.
+    /// `offer_declined`); none at all (the core's `SchedulerError::NoOffers`) and any other
+    /// source (`None`, a number, JSON text) are `InvalidInputError` naming `source`.
     #[staticmethod]
     #[pyo3(signature = (source, policy=None, *, now=None, exact=false))]
     fn rebuild(

@@ -1,7 +1,8 @@
 //! `Scheduler::from_offers`: the reference's `Scheduler.rebuild(offers)`, one rule for every
 //! binding (Python's `Scheduler.rebuild(iterable)`, JavaScript's `Scheduler.rebuild(array)`):
 //! each offer is admitted in order; a declined one refuses the whole rebuild
-//! (`offer_declined`, naming the offer and the admission reason), so work is never lost silently.
+//! (`offer_declined`, naming the offer and the admission reason), so work is never lost silently;
+//! no offers at all are an argument error (`source`), never an empty rebuild.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use missionweaveprotocol::{DescribeError, ErrorClass, FieldValue, WireCode};
@@ -13,10 +14,7 @@ use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 const T0: UnixMillis = UnixMillis(1_700_000_000_000);
 
 #[test]
-fn offers_are_admitted_in_order_and_none_make_an_empty_scheduler() {
-    let empty: [WorkOffer; 0] = [];
-    let s = Scheduler::from_offers(SchedulerPolicy::default(), &empty, T0).unwrap();
-    assert_eq!(s.len(), 0);
+fn offers_are_admitted_in_order() {
     let offers = [WorkOffer::new("a", "g1"), WorkOffer::new("b", "g2")];
     let s = Scheduler::from_offers(SchedulerPolicy::default(), &offers, T0).unwrap();
     assert_eq!(s.len(), 2);
@@ -31,6 +29,28 @@ fn offers_are_admitted_in_order_and_none_make_an_empty_scheduler() {
     // An identical repeat is idempotent (`duplicate` is accepted), as for `admit`.
     let repeated = [WorkOffer::new("a", "g1"), WorkOffer::new("a", "g1")];
     let s = Scheduler::from_offers(SchedulerPolicy::default(), &repeated, T0).unwrap();
+    assert_eq!(s.len(), 1);
+}
+
+#[test]
+fn no_offers_are_an_argument_error_naming_the_source() {
+    // Issue 22, item 8: `rebuild([])` restored nothing and was accepted; it is API misuse,
+    // reported as every binding reports a source that is neither a snapshot nor offers.
+    let empty: [WorkOffer; 0] = [];
+    let e = Scheduler::from_offers(SchedulerPolicy::default(), &empty, T0).unwrap_err();
+    assert_eq!(e, SchedulerError::NoOffers);
+    assert_eq!(e.class(), ErrorClass::Argument);
+    assert_eq!(e.wire_code(), WireCode::ProtocolViolation);
+    assert_eq!(DescribeError::reason(&e), "invalid-argument");
+    assert!(!e.retryable());
+    assert_eq!(
+        e.fields().get("argument"),
+        Some(&FieldValue::Text("source".into()))
+    );
+    assert!(e.to_string().starts_with("source: "), "{e}");
+    // One offer is enough (the boundary).
+    let one = [WorkOffer::new("a", "g1")];
+    let s = Scheduler::from_offers(SchedulerPolicy::default(), &one, T0).unwrap();
     assert_eq!(s.len(), 1);
 }
 

@@ -92,8 +92,8 @@ export function schedulerApi({ raw }) {
     /**
      * Rebuild after a restart at `now`: from a snapshot, running work resumes from a durable safe
      * checkpoint or blocks (`runtime_session_lost`); from an array of offers, they are admitted in
-     * order, and a declined one refuses the rebuild (SchedulerError `offer_declined`). Anything
-     * else is an ArgumentError naming `source`.
+     * order, and a declined one refuses the rebuild (SchedulerError `offer_declined`). No offers
+     * (`[]`, the core's `NoOffers`) and anything else are an ArgumentError naming `source`.
      */
     static rebuild(source, policy = {}, now) {
       const at = toMillis(now, 'now');

@@ -496,10 +496,11 @@ class Scheduler:
         From a snapshot, as in the reference, the runtime is taken as lost at ``now``
         (``clock()`` if omitted): running and preempting work resumes from a durable, safe
         checkpoint or waits blocked (``runtime-session-lost``). ``exact=True`` restores the
-        snapshot as it was. From an iterable of :class:`WorkOffer` (an empty one gives an
-        empty Scheduler), each is admitted at ``now``; a declined offer raises
-        :class:`SchedulerError` (``offer_declined``) and nothing is rebuilt. Any other source
-        (``None``, a number, JSON text) is :class:`InvalidInputError` naming ``source``. The
+        snapshot as it was. From an iterable of :class:`WorkOffer`, each is admitted at
+        ``now``; a declined offer raises :class:`SchedulerError` (``offer_declined``) and
+        nothing is rebuilt. No offers at all (``[]``) and any other source (``None``, a number,
+        JSON text) are :class:`InvalidInputError` naming ``source``: a rebuild that restores
+        nothing is refused (an empty Scheduler is ``Scheduler(policy)``). The
         core decides all of it (``Scheduler::from_offers``, the binding's conversion)."""
         scheduler = cls(policy, clock=clock)
         scheduler._core = _native.Scheduler.rebuild(

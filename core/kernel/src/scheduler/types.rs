@@ -508,6 +508,12 @@ pub enum SchedulerError {
         /// Why it was declined.
         reason: AdmissionReason,
     },
+    /// A rebuild from offers was given none: API misuse, not a rebuild (an empty Scheduler is
+    /// [`Scheduler::new`](crate::scheduler::Scheduler::new)). Reported as the argument error
+    /// every binding gives (`PROTOCOL_VIOLATION`, `invalid-argument`, argument `source`), like a
+    /// source that is neither a snapshot nor offers, so that a rebuild that restores nothing
+    /// (an empty list where a snapshot or the replayed offers were meant) is never taken for one.
+    NoOffers,
     /// A snapshot cannot be restored: `path` (a JSON Pointer into the snapshot's JSON form,
     /// empty for the whole snapshot) says where, `problem` says why.
     CorruptSnapshot {
@@ -530,6 +536,7 @@ impl SchedulerError {
             Self::StaleRun { .. } => WireCode::WorkLeaseExpired,
             Self::InvalidTransition(_) => WireCode::InvalidStateTransition,
             Self::CorruptSnapshot { .. } => WireCode::InternalError,
+            Self::NoOffers => WireCode::ProtocolViolation,
         }
     }
 }
