@@ -473,7 +473,9 @@ fn a_file_that_is_not_a_database_is_corrupt_not_a_backend_failure() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.sqlite");
     std::fs::write(&path, vec![0x5a; 8192]).unwrap();
-    let error = SqliteStore::open(&path).err().expect("not a database");
+    let Err(error) = SqliteStore::open(&path) else {
+        panic!("a file that is not a database was opened");
+    };
     assert!(
         matches!(&error, StoreError::Corrupt { what: "database", locator, .. } if locator == "file"),
         "{error:?}"
