@@ -134,7 +134,9 @@ def publish(item: str, epoch: int, lease: str, content_hash: str = HASH_A) -> by
         "createdAt": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     signed_manifest = SignedDocumentCodec().sign("artifact", manifest, KEYS[WORKER]).document
-    return by_worker("artifact.publish", item, epoch, lease, manifest=signed_manifest)
+    # artifact.publish names its WorkItem in the manifest only (closed payload members, §21).
+    return signed("artifact.publish", WORKER,
+                  {"manifest": signed_manifest, "ownershipEpoch": epoch, "leaseId": lease})
 
 
 def action() -> str:

@@ -29,6 +29,7 @@ from core_support import (
     create,
     make_core,
     offer,
+    signed,
 )
 from missionweaveprotocol.artifacts import (
     ArtifactError,
@@ -209,7 +210,8 @@ def test_manifest_from_put_is_accepted_by_artifact_publish(tmp_path: Path) -> No
         epoch, lease = await _active_w1(core)
         manifest = put(store)
         event = await core.perform(
-            by_worker("artifact.publish", W1, epoch, lease, manifest=manifest.to_wire())
+            signed("artifact.publish", WORKER,
+                   {"manifest": manifest.to_wire(), "ownershipEpoch": epoch, "leaseId": lease})
         )
         assert event.kind == "artifact.published"
         published = ArtifactManifest.model_validate(event.payload["artifact"])
@@ -219,7 +221,8 @@ def test_manifest_from_put_is_accepted_by_artifact_publish(tmp_path: Path) -> No
         forged = put(store, content=b"other", key=KEYS[COORDINATOR])
         with pytest.raises(MissionWeaveProtocolError) as caught:
             await core.perform(
-                by_worker("artifact.publish", W1, epoch, lease, manifest=forged.to_wire())
+                signed("artifact.publish", WORKER,
+                       {"manifest": forged.to_wire(), "ownershipEpoch": epoch, "leaseId": lease})
             )
         assert caught.value.wire_code == "AUTH_INVALID_SIGNATURE"
 

@@ -58,7 +58,7 @@ def service() -> ContextPackageService:
 def history() -> List[Event]:
     core = make_core()
     asyncio.run(core.perform(create()))
-    asyncio.run(core.perform(signed("mission.cancel", OWNER, {"missionId": MISSION, "reason": "done"})))
+    asyncio.run(core.perform(signed("mission.cancel", OWNER, {"reason": "done"})))
     return list(asyncio.run(core.replay(GROUP)))
 
 
@@ -156,7 +156,7 @@ def test_knowledge_carries_the_packages_provenance() -> None:
 def test_the_archival_services_snapshot_is_accepted_by_the_core() -> None:
     core = make_core(policy_services=[SERVICE])
     asyncio.run(core.perform(create()))
-    asyncio.run(core.perform(signed("mission.cancel", OWNER, {"missionId": MISSION, "reason": "done"})))
+    asyncio.run(core.perform(signed("mission.cancel", OWNER, {"reason": "done"})))
     events = list(asyncio.run(core.replay(GROUP)))
     archive = SnapshotArchive(authority=Principal.service(AUTHORITY), key_id=AUTHORITY_KEY.key_id,
                               private_key=AUTHORITY_KEY, public_key=AUTHORITY_KEY.public_key_bytes)

@@ -7,7 +7,7 @@ import pytest
 
 from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
-from missionweaveprotocol.canonical import canonicalize_json, parse_json
+from missionweaveprotocol.canonical import ParseLimits, canonicalize_json, parse_json
 from missionweaveprotocol.errors import JsonParseError
 from conftest import read
 
@@ -79,8 +79,6 @@ def test_a_number_over_the_document_profile_is_refused_by_verify() -> None:
 
 
 def test_limits_are_configurable_per_codec_and_per_call() -> None:
-    from missionweaveprotocol.canonical import ParseLimits
-
     assert sd.SignedDocumentCodec().limits == ParseLimits.DOCUMENT
     assert ParseLimits.DOCUMENT.max_document_bytes == 4 << 20
     assert ParseLimits.STATE.max_number_chars == 1 << 20

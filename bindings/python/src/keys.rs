@@ -166,3 +166,29 @@ pub fn key_bytes<'py>(
     };
     Ok(PyBytes::new(py, &seed_arg(py, value, &what)?))
 }
+
+/// `verify_detached(public_key, message, signature) -> bool`: strict Ed25519 verification (the
+/// §6.4 point and scalar rules, no Registry) of the base64url `signature` text over `message`
+/// with the 32-byte `public_key`. Never raises for a bad signature or key: `False`. Backs
+/// `crypto.verify_canonical` / `crypto.verify_bytes`.
+#[pyfunction]
+pub fn verify_detached(
+    py: Python<'_>,
+    public_key: &Bound<'_, PyAny>,
+    message: &Bound<'_, PyAny>,
+    signature: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let public_key = convert::bytes_arg(py, public_key, "public_key", false)?;
+    let message = convert::bytes_arg(py, message, "message", false)?;
+    let Ok(signature) = signature.cast::<PyString>() else {
+        return Ok(false);
+    };
+    let Some(signature) = signature
+        .to_cow()
+        .ok()
+        .and_then(|text| decode_base64url(&text))
+    else {
+        return Ok(false);
+    };
+    Ok(py.detach(|| crypto::verify_detached(&public_key, &message, &signature)))
+}

@@ -239,6 +239,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<codec::SignedDocument>()?;
     m.add_class::<keys::SigningKey>()?;
     m.add_function(wrap_pyfunction!(keys::key_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(keys::verify_detached, m)?)?;
     // admission
     m.add_class::<admission::AuthenticatedRecord>()?;
     m.add_class::<admission::LookupOutcome>()?;
@@ -274,6 +275,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<resources::ResourceUsage>()?;
     m.add_class::<resources::DelegationBudget>()?;
     m.add_class::<resources::CapabilityRef>()?;
+    m.add_function(wrap_pyfunction!(resources::budget_from_wire, m)?)?;
+    m.add_function(wrap_pyfunction!(resources::budget_to_wire, m)?)?;
     m.add_function(wrap_pyfunction!(
         resources::capability_reference_version,
         m

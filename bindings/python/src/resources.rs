@@ -379,3 +379,55 @@ pub fn capability_reference_version(
         Some(v) => Ok(convert::str_arg(py, v, "version")?.into_owned()),
     }
 }
+
+/// `budget_from_wire(budget) -> (currency | None, (six limits | None))`: the limits of a
+/// `common.schema.json#/$defs/budget` object as written (the engine's reading,
+/// `budget::account::wire_dimensions`): `None` for a dimension left out, the financial one in
+/// exact micro-units. A malformed budget is `InvalidInputError`.
+#[pyfunction]
+pub fn budget_from_wire<'py>(
+    py: Python<'py>,
+    budget: &Bound<'py, PyAny>,
+) -> PyResult<(Option<String>, Bound<'py, PyTuple>)> {
+    let value = convert::to_value(budget)
+        .map_err(|_| errors::invalid_input(py, "budget must be a JSON object"))?;
+    let (currency, limits) = missionweaveprotocol_engine::budget::account::wire_dimensions(&value)
+        .ok_or_else(|| {
+            errors::invalid_input(
+                py,
+                "budget is not a budget object (limits are safe non-negative integers, the \
+                 financial one exact to a micro-unit; currency is ISO 4217)",
+            )
+        })?;
+    Ok((
+        currency.map(|c| c.as_str().to_owned()),
+        PyTuple::new(py, limits)?,
+    ))
+}
+
+/// `budget_to_wire(currency, limits) -> dict`: the inverse of `budget_from_wire` (the engine's
+/// `wire_budget`): the dimensions that are set, the financial limit as `micro-units / 10^6`
+/// written exactly. `InvalidInputError` for a limit above 2^53 − 1, a financial limit without
+/// a currency, or not six limits.
+#[pyfunction]
+#[pyo3(signature = (currency, limits))]
+pub fn budget_to_wire<'py>(
+    py: Python<'py>,
+    currency: Option<&Bound<'py, PyAny>>,
+    limits: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let currency = opt_currency_arg(py, currency, "currency")?;
+    let items = convert::iter_arg(py, limits, "limits")?.collect::<PyResult<Vec<_>>>()?;
+    if items.len() != 6 {
+        return Err(errors::invalid_input(py, "limits must hold six values"));
+    }
+    let mut out = [None; 6];
+    for (slot, (item, d)) in out.iter_mut().zip(items.iter().zip(Dimension::ALL)) {
+        if !item.is_none() {
+            *slot = Some(convert::uint_arg(py, item, d.as_str(), MAX_SAFE_INTEGER)?);
+        }
+    }
+    let value = missionweaveprotocol_engine::budget::account::wire_budget(currency.as_ref(), &out)
+        .ok_or_else(|| errors::invalid_input(py, "a financial limit needs a currency"))?;
+    convert::to_python(py, &value)
+}

@@ -3,9 +3,14 @@
 //! "this call never held more than N bytes" ([`peak_of`]) while other tests run on other
 //! threads. Install it in a test or binary with:
 //!
-//! ```ignore
+//! ```
 //! #[global_allocator]
 //! static ALLOCATOR: mwp_alloc_count::Counting = mwp_alloc_count::Counting;
+//!
+//! fn main() {
+//!     let (peak, buffer) = mwp_alloc_count::peak_of(|| vec![0u8; 4096]);
+//!     assert!(peak >= buffer.len());
+//! }
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};

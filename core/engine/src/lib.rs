@@ -93,6 +93,12 @@ pub fn vocabularies() -> Vec<(&'static str, Vec<&'static str>)> {
             ),
         ),
     ];
+    // §20: the limits a Cooperation Override Grant may lift (the reference's
+    // `CooperationPolicyName`).
+    all.push((
+        "cooperation_policy_name",
+        cooperation_override::POLICY_NAMES.to_vec(),
+    ));
     all.extend(missionweaveprotocol_kernel::vocabularies());
     all.extend(service::vocabularies());
     all

@@ -371,6 +371,21 @@ impl SigningKey {
     }
 }
 
+/// Strict verification of a detached Ed25519 signature over `message` with the §6.4 rules and
+/// no Registry: the public key decodes strictly (canonical, on the curve, prime order, not the
+/// identity), the signature is 64 bytes with `S < L` and a canonical prime-order `R`, then the
+/// cofactorless equation. Backs the reference-named `crypto.verify_canonical` helper, which
+/// the reference ran with a permissive verifier (reference gap §7.2); every failure is `false`.
+pub fn verify_detached(public_key: &[u8], message: &[u8], signature: &[u8]) -> bool {
+    let Ok(key) = PublicKey::from_bytes(public_key) else {
+        return false;
+    };
+    let Ok(parts) = split_signature(signature) else {
+        return false;
+    };
+    check_r(&parts.r).is_ok() && key.verify_equation(&parts.r, &parts.s, message)
+}
+
 /// A general-purpose (permissive) Ed25519 verification, kept only as the benchmark's physical
 /// floor (`ed25519.raw_verify`). Protocol verification never uses it.
 pub fn raw_verify(public_key: &[u8; 32], message: &[u8], signature: &[u8; 64]) -> bool {
@@ -379,4 +394,63 @@ pub fn raw_verify(public_key: &[u8; 32], message: &[u8], signature: &[u8; 64]) -
         key.verify(message, &ed25519_dalek::Signature::from_bytes(signature))
             .is_ok()
     })
+}
+
+#[cfg(test)]
+mod detached_tests {
+    use super::*;
+
+    fn signed() -> (SigningKey, Vec<u8>, [u8; 64]) {
+        let key = SigningKey::from_seed("urn:example:key:1", &[7u8; 32]);
+        let message = b"{\"a\":1}".to_vec();
+        let signature = key.sign(&message);
+        (key, message, signature)
+    }
+
+    #[test]
+    fn a_good_signature_verifies() {
+        let (key, message, signature) = signed();
+        assert!(verify_detached(
+            &key.public_key_bytes(),
+            &message,
+            &signature
+        ));
+    }
+
+    #[test]
+    fn another_message_key_or_encoding_is_refused() {
+        let (key, message, signature) = signed();
+        let public = key.public_key_bytes();
+        assert!(!verify_detached(&public, b"{\"a\":2}", &signature));
+        let other = SigningKey::from_seed("urn:example:key:2", &[8u8; 32]);
+        assert!(!verify_detached(
+            &other.public_key_bytes(),
+            &message,
+            &signature
+        ));
+        assert!(!verify_detached(&public, &message, &signature[..63]));
+        // S + L: the same signature with a non-reduced S (malleability) is refused.
+        let mut malleated = signature;
+        let mut carry = 0u16;
+        for (out, (s, l)) in malleated[32..]
+            .iter_mut()
+            .zip(signature[32..].iter().zip(L_LE))
+        {
+            let sum = u16::from(*s) + u16::from(l) + carry;
+            *out = (sum & 0xFF) as u8;
+            carry = sum >> 8;
+        }
+        assert_eq!(carry, 0);
+        assert!(!verify_detached(&public, &message, &malleated));
+        // The identity is not a public key.
+        let mut identity = [0u8; 32];
+        identity[0] = 1;
+        assert!(!verify_detached(&identity, &message, &signature));
+    }
+
+    /// L = 2^252 + 27742317777372353535851937790883648493, little-endian.
+    const L_LE: [u8; 32] = [
+        0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde,
+        0x14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+    ];
 }

@@ -125,6 +125,8 @@ __all__ = [
     "artifact_content_hash",
     "auth_challenge_signing_bytes",
     "auth_default_agent_key_id",
+    "budget_from_wire",
+    "budget_to_wire",
     "canonical_bytes",
     "canonical_hash",
     "canonicalize_json",
@@ -155,6 +157,7 @@ __all__ = [
     "idempotency_key",
     "is_protocol_uri",
     "key_bytes",
+    "verify_detached",
     "offline_binding_of",
     "offline_check_limits",
     "parse_duration_ms",
@@ -441,6 +444,7 @@ class SigningKey:
     def sign(self, message: _Buffer) -> bytes: ...
 
 def key_bytes(value: Union[_Buffer, str], what: Optional[str] = None) -> bytes: ...
+def verify_detached(public_key: _Buffer, message: _Buffer, signature: object) -> bool: ...
 
 @final
 class SignedDocumentCodec:
@@ -712,6 +716,8 @@ class DelegationBudget:
     def ceilings(self) -> ResourceUsage: ...
 
 def capability_reference_version(version: Union[int, str, None] = None) -> str: ...
+def budget_from_wire(budget: Any) -> tuple[Optional[str], tuple[Optional[int], ...]]: ...
+def budget_to_wire(currency: Optional[str], limits: Sequence[Optional[int]]) -> dict[str, Any]: ...
 
 @final
 class CapabilityRef:

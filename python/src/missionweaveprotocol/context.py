@@ -41,7 +41,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, Tuple
 from pydantic import AwareDatetime, ConfigDict, Field, field_serializer
 
 from . import _native
-from ._protocol_model import ProtocolModel
+from ._projections import GroupSnapshot, PolicyLogEntry, _Frozen, _Signed
 from .crypto import PrivateKeyLike, PublicKeyLike, encode_public_key, load_private_key
 from .models import Event, JsonValue, Principal, SignatureEnvelope, render_timestamp
 
@@ -49,10 +49,6 @@ from .models import Event, JsonValue, Principal, SignatureEnvelope, render_times
 Classification = Literal["public", "internal", "confidential", "restricted"]
 #: A ``sha256:`` digest text.
 Sha256 = str
-
-
-class _Frozen(ProtocolModel):
-    model_config = ConfigDict(frozen=True)
 
 
 class SourceEventRange(_Frozen):
@@ -68,22 +64,6 @@ class ContextDecision(_Frozen):
 
     description: str
     source_event_ids: Tuple[str, ...] = Field(min_length=1)
-
-
-class _Signed(_Frozen):
-    """A signed document: its wire form without ``null`` members is what is signed."""
-
-    def signing_payload(self) -> Dict[str, JsonValue]:
-        """The wire document without ``signature`` and without ``null`` members (the bytes the
-        signature covers, before RFC 8785)."""
-        wire: Dict[str, JsonValue] = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        wire.pop("signature", None)
-        return wire
-
-    def to_wire(self) -> Dict[str, JsonValue]:
-        """The signed wire document."""
-        wire: Dict[str, JsonValue] = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return wire
 
 
 class ContextPackage(_Signed):
@@ -129,24 +109,6 @@ class KnowledgePublication(_Signed):
 
     @field_serializer("published_at")
     def _published_at(self, value: datetime) -> str:
-        return render_timestamp(value)
-
-
-class GroupSnapshot(_Signed):
-    """A signed Group Snapshot (``group-snapshot.schema.json``, §7.4)."""
-
-    snapshot_id: str
-    group_id: str
-    through_sequence: int = Field(ge=1)
-    event_ids: Tuple[str, ...] = Field(min_length=1)
-    state_hash: Sha256
-    policy_log: Tuple[Dict[str, JsonValue], ...] = Field(min_length=1)
-    created_by: Principal
-    created_at: AwareDatetime
-    signature: SignatureEnvelope
-
-    @field_serializer("created_at")
-    def _created_at(self, value: datetime) -> str:
         return render_timestamp(value)
 
 
@@ -425,6 +387,7 @@ class SnapshotArchive:
 
 
 __all__ = [
+    "PolicyLogEntry",
     "Classification",
     "ContextDecision",
     "ContextPackage",

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Tuple, Union
 
-from ._native import SigningKey, encode_base64url, key_bytes
+from ._native import SigningKey, encode_base64url, key_bytes, verify_detached
+from .errors import MissionWeaveError
 
 ALGORITHM = "Ed25519"
 
@@ -114,6 +115,52 @@ def encode_public_key(key: PublicKeyLike) -> str:
     return encode_base64url(load_public_key(key))
 
 
+def sign_bytes(value: bytes, private_key: PrivateKeyLike) -> str:
+    """The Ed25519 signature of ``value`` as unpadded base64url (the reference's)."""
+    return encode_base64url(load_private_key(private_key).sign(value))
+
+
+def verify_bytes(value: bytes, signature: str, public_key: PublicKeyLike) -> bool:
+    """Whether ``signature`` (base64url text) is a valid Ed25519 signature of ``value`` by
+    ``public_key``. Never raises: a malformed key, signature or value is ``False``.
+
+    Strict, unlike the reference's (which used a permissive verifier, its gap §7.2): the
+    core's §6.4 rules (canonical unpadded base64url, 64 bytes, ``S < L``, canonical
+    prime-order ``R``, a strict prime-order public key, the cofactorless equation)."""
+    try:
+        key = load_public_key(public_key)
+    except (MissionWeaveError, ValueError, TypeError):
+        return False
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        return False
+    return verify_detached(key, bytes(value), signature)
+
+
+def sign_canonical(value: Any, private_key: PrivateKeyLike) -> str:
+    """The Ed25519 signature (base64url) of the RFC 8785 bytes of ``value``
+    (:func:`~missionweaveprotocol.canonical.canonical_bytes`: pydantic models, enums, aware
+    datetimes … are normalised as the reference does).
+
+    This is the reference's *non-normative* helper: the protocol's signed documents (Commands,
+    Events, Agent Cards, …) are signed by ``SignedDocumentCodec.sign`` over their wire form
+    (§6.4), and our Core refuses a Command signed with this helper."""
+    from .canonical import canonical_bytes
+
+    return sign_bytes(canonical_bytes(value), private_key)
+
+
+def verify_canonical(value: Any, signature: str, public_key: PublicKeyLike) -> bool:
+    """Whether ``signature`` signs the RFC 8785 bytes of ``value`` (strict, as
+    :func:`verify_bytes`). Never raises: a value that has no canonical form is ``False``."""
+    from .canonical import canonical_bytes
+
+    try:
+        message = canonical_bytes(value)
+    except (MissionWeaveError, ValueError, TypeError):
+        return False
+    return verify_bytes(message, signature, public_key)
+
+
 __all__ = [
     "ALGORITHM",
     "Ed25519SigningKey",
@@ -127,4 +174,8 @@ __all__ = [
     "generate_signing_key",
     "load_private_key",
     "load_public_key",
+    "sign_bytes",
+    "sign_canonical",
+    "verify_bytes",
+    "verify_canonical",
 ]

@@ -59,9 +59,16 @@ Refusals raise :class:`DelegationViolation` (a ``ValueError``) with ``kind``
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union, overload
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, overload
 
-from pydantic import AliasChoices, AwareDatetime, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from . import _native
 from ._native import (
@@ -74,6 +81,7 @@ from ._native import (
 )
 from ._protocol_model import ProtocolModel, core_refusal, floor_millis, reject_bool
 from ._types import DelegationViolationKind
+from ._projections import CapabilityRequirement, ResourceBudget
 from .errors import DelegationViolation, MissionWeaveError
 
 _DIMENSIONS = (
@@ -151,20 +159,6 @@ def _usage(budget: Any) -> ResourceUsage:
     return ResourceUsage(**{name: _read(budget, name, None) or 0 for name in _DIMENSIONS})
 
 
-class CapabilityRequirement(ProtocolModel):
-    """One allowed capability: ``id`` and ``minimum_version`` (the reference's integer version
-    n, read as SemVer ``n.0.0``, or a SemVer string)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    minimum_version: Union[int, str] = 1
-
-    @property
-    def semver(self) -> str:
-        return _native.capability_reference_version(self.minimum_version)
-
-
 def _requirement(value: Any) -> Any:
     """The accepted capability forms as a ``CapabilityRequirement`` input."""
     if isinstance(value, (CapabilityRequirement, Mapping)):
@@ -178,10 +172,11 @@ def _requirement(value: Any) -> Any:
     return {"id": _read(value, "id"), "minimum_version": _read(value, "minimum_version", 1)}
 
 
-class DelegationBudget(ProtocolModel):
+class DelegationBudget(ResourceBudget):
     """The Grant's cumulative ceilings: the six dimensions (``None`` = not set) and the
-    ``currency`` of the financial one (``^[A-Z]{3}$``), as the reference's
-    ``DelegationBudget(ResourceBudget)``. A Grant needs all six set."""
+    ``currency`` of the financial one (``^[A-Z]{3}$``), the reference's
+    ``DelegationBudget(ResourceBudget)``. A Grant needs all six set; the values are checked by
+    the core (a refusal carries its wire code)."""
 
     financial_microunits: Optional[int] = None
     model_tokens: Optional[int] = None
@@ -263,6 +258,8 @@ class DelegationGrant(ProtocolModel):
     granted_at: AwareDatetime
     expires_at: AwareDatetime
 
+    _document: Optional[Dict[str, Any]] = PrivateAttr(default=None)
+
     @field_validator("allowed_capabilities", mode="before")
     @classmethod
     def _capability_forms(cls, value: Any) -> Any:
@@ -306,6 +303,22 @@ class DelegationGrant(ProtocolModel):
     @property
     def grant_id(self) -> str:
         return self.id
+
+    @classmethod
+    def from_document(cls, document: Any) -> "DelegationGrant":
+        """The Grant of its normative form (a ``membership.schema.json`` ``delegationGrants``
+        item, or the Core's ``delegation_grant`` answer ``{grant, uses}``): the budget by the
+        engine's reading, capabilities as SemVer minimums, ``grantedBy``'s Agent id."""
+        from . import _conversions as c
+
+        return c.read(cls, c.DELEGATION_GRANT_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The normative Grant object (the ``delegationGrants`` item of
+        ``membership.schema.json``); the Grant's rules ran in the core when it was built."""
+        from . import _conversions as c
+
+        return c.write(self, c.DELEGATION_GRANT_ROWS, "membership", validate=False)
 
     def _native(self) -> Any:
         return _native.DelegationGrant(

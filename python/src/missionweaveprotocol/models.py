@@ -5,19 +5,24 @@ reference's snake_case field names, camelCase aliases), on the wire's own shapes
 Differences from the reference (``reference-python.md`` §1.1), each deliberate:
 
 - **``Command.payload`` is the wire payload** of the protocol (the members the engine reads,
-  ``docs/engine.md`` "Payloads" and ``docs/work.md`` "Engine wiring"), not the reference's
-  compact payload models (``CreateMissionPayload(mission_id, title, …)`` and so on): those shapes
-  differ from the protocol's, and translating one into the other silently would sign something
-  the caller never saw. The wire payload models are in :mod:`missionweaveprotocol.payloads`
-  under distinct names (``MissionCreateWirePayload``, …).
+  ``docs/engine.md`` "Payloads" and ``docs/work.md`` "Engine wiring"). The wire payload models
+  are in :mod:`missionweaveprotocol.payloads` (``MissionCreateWirePayload``, …). The
+  reference's compact payload models (``CreateMissionPayload(mission_id, title, …)``, one per
+  Command kind) are here too, with its fields; they describe a request in the reference's
+  vocabulary and are never signed as they are (one signing scheme, §6.4).
+- **The reference's compact projections** (``Mission``, ``Group``, ``Membership``,
+  ``WorkItem``, ``WorkContract``, ``ResourceBudget``, ``ResourceUsage``, …) are here with its
+  fields (``_projections``); ``Mission.from_document(doc)`` / ``.protocol_document()`` convert
+  from and to the Core's normative query documents (``_conversions``).
 - **Commands and Events are normative signed documents.** ``Command.signature`` is the §6.4
   signature envelope over the JCS of the wire document; the reference's legacy string signature
   and its ``signing_payload()`` with ``null`` members (gap §7.2, §7.3) do not exist here.
   A Command built from wire bytes (:meth:`Command.from_wire`, ``CommandIngress.project_verified``)
   keeps those exact bytes and is performed with them; assigning any field drops them, and the
   model is then dumped by alias without ``None`` members.
-- **``ActorType``** is the wire's ``agent | human | service``; the reference's ``system`` is the
-  wire's ``service`` (``Principal.system()`` builds one).
+- **``ActorType``** is the wire's ``agent | human | service``; the reference's ``SYSTEM`` is an
+  alias of ``SERVICE`` (value ``"service"``; ``"system"`` is read as it; ``Principal.system()``
+  builds one).
 - **``Event``** carries every member of the signed Event (``aggregateRevision``, ``cause``,
   ``acceptedBy``, ``signature`` …) and keeps its exact signed bytes (:attr:`Event.signed_bytes`);
   the reference's ``action_id`` is the ``cause`` of a Command-caused Event.
@@ -28,7 +33,7 @@ Differences from the reference (``reference-python.md`` §1.1), each deliberate:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Optional, Union
 
 from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, field_serializer
 
@@ -41,12 +46,19 @@ JsonValue = Any
 
 
 class ActorType(_StrEnum):
-    """Principal types of the wire (``common.schema.json#/$defs/actor``); the reference's
-    ``system`` is ``service``."""
+    """Principal types of the wire (``common.schema.json#/$defs/actor``).
+
+    The reference's ``SYSTEM`` is the wire's ``service``: ``ActorType.SYSTEM`` is an alias of
+    ``ActorType.SERVICE`` (value ``"service"``), and ``ActorType("system")`` reads as it."""
 
     AGENT = "agent"
     HUMAN = "human"
     SERVICE = "service"
+    SYSTEM = "service"
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Optional[ActorType]":
+        return cls.SERVICE if value == "system" else None
 
 
 class Role(_StrEnum):
@@ -456,25 +468,161 @@ class QueryResult(ProtocolModel):
 CommandLike = Union[Command, bytes, bytearray, memoryview]
 """What :meth:`Core.perform` accepts: a :class:`Command` or raw wire bytes."""
 
+# The reference's compact projections and payload models (its ``models`` module holds them),
+# loaded on first use: they are built on the vocabulary above (and import this module).
+_PROJECTIONS = (
+    "AgentCard", "Approval", "Artifact", "Capability", "CapabilityRequirement", "Checkpoint",
+    "ChildFailurePolicy", "Conversation", "CooperationOverrideGrant", "CooperationPolicyName",
+    "Evidence", "ExecutionApproval", "Group", "GroupSnapshot", "Membership", "Message",
+    "MessageAmendment", "Mission", "PolicyLogEntry", "PresenceRecord", "ResourceBudget",
+    "ResourceUsage", "RetryPolicy", "SelectionBasis", "WorkContract", "WorkItem", "WorkProposal",
+    "WorkProposalStatus",
+)
+_DELEGATION = ("DelegationBudget", "DelegationGrant")
+
+if TYPE_CHECKING:
+    from ._projections import (
+        AgentCard as AgentCard,
+        Approval as Approval,
+        Artifact as Artifact,
+        Capability as Capability,
+        CapabilityRequirement as CapabilityRequirement,
+        Checkpoint as Checkpoint,
+        ChildFailurePolicy as ChildFailurePolicy,
+        Conversation as Conversation,
+        CooperationOverrideGrant as CooperationOverrideGrant,
+        CooperationPolicyName as CooperationPolicyName,
+        Evidence as Evidence,
+        ExecutionApproval as ExecutionApproval,
+        Group as Group,
+        GroupSnapshot as GroupSnapshot,
+        Membership as Membership,
+        Message as Message,
+        MessageAmendment as MessageAmendment,
+        Mission as Mission,
+        PolicyLogEntry as PolicyLogEntry,
+        PresenceRecord as PresenceRecord,
+        ResourceBudget as ResourceBudget,
+        ResourceUsage as ResourceUsage,
+        RetryPolicy as RetryPolicy,
+        SelectionBasis as SelectionBasis,
+        WorkContract as WorkContract,
+        WorkItem as WorkItem,
+        WorkProposal as WorkProposal,
+        WorkProposalStatus as WorkProposalStatus,
+    )
+    from ._compact_payloads import *
+    from .delegation import DelegationBudget as DelegationBudget
+    from .delegation import DelegationGrant as DelegationGrant
+
+
+def __getattr__(name: str) -> Any:
+    from importlib import import_module
+
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _PROJECTIONS:
+        module = "_projections"
+    elif name in _DELEGATION:
+        module = "delegation"
+    else:
+        payloads = import_module(f"{__package__}._compact_payloads")
+        if name not in payloads.__all__:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module = "_compact_payloads"
+    value = getattr(import_module(f"{__package__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "AcceptWorkOfferPayload",
     "ActorType",
+    "AddMembershipPayload",
+    "AddWorkItemDependencyPayload",
+    "AgentCard",
+    "Approval",
+    "ApproveMissionPayload",
+    "ArchiveGroupPayload",
+    "Artifact",
+    "BlockWorkItemPayload",
+    "CancelMissionPayload",
+    "CancelWorkItemPayload",
+    "Capability",
+    "CapabilityRequirement",
+    "Checkpoint",
+    "CheckpointWorkItemPayload",
+    "ChildFailurePolicy",
     "Command",
     "CommandKind",
     "CommandLike",
+    "CommandPayload",
+    "Conversation",
+    "CooperationOverrideGrant",
+    "CooperationPolicyName",
+    "CorrectMessagePayload",
+    "CreateChildMissionPayload",
+    "CreateMissionPayload",
+    "CreateWorkItemPayload",
+    "DelegationBudget",
+    "DelegationGrant",
+    "EndMembershipPayload",
     "Event",
     "EventCause",
     "EventKind",
+    "Evidence",
+    "ExecutionApproval",
     "ExtensionEnvelope",
+    "FailMissionPayload",
+    "FailWorkItemPayload",
+    "GrantCooperationOverridePayload",
+    "GrantDelegationPayload",
+    "GrantExecutionApprovalPayload",
+    "Group",
+    "GroupSnapshot",
     "JsonValue",
+    "Membership",
     "MembershipStatus",
+    "Message",
+    "MessageAmendment",
     "MessageAmendmentKind",
+    "Mission",
     "MissionStatus",
+    "OfferWorkItemPayload",
+    "OpenAgentSessionPayload",
+    "PAYLOAD_MODELS",
+    "PolicyLogEntry",
+    "PostMessagePayload",
+    "PresenceRecord",
     "Principal",
+    "ProposeWorkItemPayload",
+    "PublishArtifactPayload",
     "Query",
     "QueryKind",
     "QueryResult",
+    "RecordResourceUsagePayload",
+    "RedactMessagePayload",
+    "RegisterAgentCardPayload",
+    "RenewCoordinatorLeasePayload",
+    "RenewExecutionLeasePayload",
+    "ReplaceCoordinatorPayload",
+    "RequestMissionChangesPayload",
+    "ResourceBudget",
+    "ResourceUsage",
+    "RetractMessagePayload",
+    "RetryPolicy",
     "Role",
+    "SelectionBasis",
     "SignatureEnvelope",
+    "StartWorkItemPayload",
+    "SubmitMissionPayload",
+    "SubmitWorkItemPayload",
+    "UnblockWorkItemPayload",
+    "VerifyWorkItemPayload",
+    "WorkContract",
+    "WorkItem",
     "WorkItemStatus",
+    "WorkProposal",
+    "WorkProposalStatus",
     "render_timestamp",
 ]

@@ -24,7 +24,8 @@ keeps its validated evidence after the cache evicted it.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._native import (
     AgentRegistryKeyResolver,
@@ -49,8 +50,42 @@ class KeyResolver(Protocol):
     def resolve(self, request: KeyResolutionRequest) -> KeyRegistrySnapshot: ...
 
 
+# The reference's Organization Agent registry (its older model set, pydantic): loaded on first
+# use, so that key resolution does not import pydantic.
+_AGENT_REGISTRY = (
+    "AgentCard",
+    "AgentRegistry",
+    "CapabilityDescriptor",
+    "CapabilityPerformance",
+    "PresenceRecord",
+    "RegistryError",
+)
+
+if TYPE_CHECKING:
+    from ._agent_registry import (
+        AgentCard as AgentCard,
+        AgentRegistry as AgentRegistry,
+        CapabilityDescriptor as CapabilityDescriptor,
+        CapabilityPerformance as CapabilityPerformance,
+        PresenceRecord as PresenceRecord,
+        RegistryError as RegistryError,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _AGENT_REGISTRY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__package__}._agent_registry"), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "AgentCard",
+    "AgentRegistry",
     "AgentRegistryKeyResolver",
+    "CapabilityDescriptor",
+    "CapabilityPerformance",
     "ExpectedSignerEvidence",
     "ExpectedSignerRule",
     "KeyRegistryCompleteness",
@@ -58,8 +93,10 @@ __all__ = [
     "KeyResolutionRequest",
     "KeyResolver",
     "KeyValidityEvidence",
+    "PresenceRecord",
     "PrincipalEvidence",
     "RegistryBuilder",
+    "RegistryError",
     "ResolvedKeyEvidence",
     "ValidityRecord",
     "registry_cache_stats",

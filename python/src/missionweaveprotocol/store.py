@@ -29,8 +29,8 @@ reached, a refused login or a missing database makes ``initialize()`` raise ``Ru
 ("the store could not be opened: …", ``reason`` ``backend_failure``); the store stays unopened.
 The tables are created in the connection's current schema (normally ``public``).
 
-**Not offered, on purpose: the reference's** ``transact(operation)`` **and**
-``inspect(operation)`` (its ``AuthoritativeStore`` Protocol). They hand one whole-state
+:class:`AuthoritativeStore` is the reference's Protocol name, describing these stores.
+**Not offered, on purpose: its** ``transact(operation)`` **and** ``inspect(operation)``. They hand one whole-state
 ``AuthoritativeState`` document to every operation, so every Command costs O(state): the
 reference deep-copies (in memory) or re-parses and rewrites (SQL, one row) all of its state per
 Command, and its latency grows linearly with history (reference gap §7.7: 11.5 ms → 208 ms over
@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Union
+from typing import Protocol, Union, runtime_checkable
 
 from . import _native
 
@@ -149,4 +149,24 @@ class PostgreSQLStore(SQLStore):
         self._echo = echo
 
 
-__all__ = ["InMemoryStore", "PostgreSQLStore", "SQLStore", "SQLiteStore"]
+@runtime_checkable
+class AuthoritativeStore(Protocol):
+    """The reference's store seam, describing this package's per-aggregate stores
+    (:class:`InMemoryStore`, :class:`SQLStore` and its subclasses): what every one offers.
+
+    Unlike the reference's Protocol it has no ``transact(operation)`` / ``inspect(operation)``
+    over one whole-state document (see the module docstring: reference gap §7.7); a
+    :class:`~missionweaveprotocol.core.Core` reads and writes the aggregates through the
+    engine. ``Core`` accepts the package's stores only: the engine's store trait is Rust's,
+    so a Python object satisfying this Protocol is not a store the Core can run on."""
+
+    def last_sequence(self, group_id: str) -> int:
+        """The sequence of the Group's last Event (0 for an unknown Group)."""
+        ...
+
+    async def close(self) -> None:
+        """Releases the store's resources."""
+        ...
+
+
+__all__ = ["AuthoritativeStore", "InMemoryStore", "PostgreSQLStore", "SQLStore", "SQLiteStore"]

@@ -240,6 +240,70 @@ pub fn wire_limits(
     Ok((currency, limit))
 }
 
+/// The six limits of a `common.schema.json#/$defs/budget` object as written, in
+/// [`Dimension::ALL`] order: `None` where the object leaves a dimension out (the reference's
+/// compact `ResourceBudget` keeps "not set" apart from 0), the financial one in exact
+/// micro-units as [`wire_limits`] reads it. `None` for a malformed budget (not an object, a
+/// non-number or non-integer limit, a limit above 2^53 − 1, a bad currency).
+pub fn wire_dimensions(budget: &Value) -> Option<(Option<Currency>, [Option<u64>; 6])> {
+    let object = budget.as_object()?;
+    let currency = match object.get("currency") {
+        None => None,
+        Some(c) => Some(c.as_str().and_then(Currency::parse)?),
+    };
+    let mut limits = [None; 6];
+    for (slot, d) in limits.iter_mut().zip(Dimension::ALL) {
+        let Some(value) = object.get(d.limit_field()) else {
+            continue;
+        };
+        let n = value.as_number()?;
+        let amount = match d {
+            Dimension::Financial => micro_units(n.as_text()),
+            _ => n.as_u64(),
+        }?;
+        if amount > MAX_SAFE_INTEGER {
+            return None;
+        }
+        *slot = Some(amount);
+    }
+    Some((currency, limits))
+}
+
+/// The inverse of [`wire_dimensions`]: the budget object with the dimensions that are set (and
+/// `currency` when given), the financial limit written exactly as `micro-units / 10^6`
+/// (12,500,000 → `12.5`). `None` if a limit is above 2^53 − 1 or a financial limit has no
+/// currency (the schema requires one with it).
+pub fn wire_budget(currency: Option<&Currency>, limits: &[Option<u64>; 6]) -> Option<Value> {
+    let mut object = Object::new();
+    if let Some(currency) = currency {
+        object.insert("currency", Value::string(currency.as_str()));
+    }
+    for (limit, d) in limits.iter().zip(Dimension::ALL) {
+        let Some(amount) = *limit else {
+            continue;
+        };
+        if amount > MAX_SAFE_INTEGER {
+            return None;
+        }
+        let number = match d {
+            Dimension::Financial => {
+                currency?;
+                let fraction = format!("{:06}", amount % 1_000_000);
+                let fraction = fraction.trim_end_matches('0');
+                let text = if fraction.is_empty() {
+                    (amount / 1_000_000).to_string()
+                } else {
+                    format!("{}.{fraction}", amount / 1_000_000)
+                };
+                json::parse(text.as_bytes()).ok()?
+            }
+            _ => Value::Number(json::Number::from_u64(amount)),
+        };
+        object.insert(d.limit_field(), number);
+    }
+    Some(Value::Object(object))
+}
+
 /// `text` (a JSON number) × 10^6 as an exact non-negative integer, if it is one.
 fn micro_units(text: &str) -> Option<u64> {
     let (mantissa, exponent) = match text.find(['e', 'E']) {
@@ -254,6 +318,48 @@ fn micro_units(text: &str) -> Option<u64> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wire_dimensions_round_trip_exactly() {
+        let budget =
+            json::parse(br#"{"currency":"EUR","financialLimit":12.5,"toolCallLimit":0}"#).unwrap();
+        let (currency, limits) = wire_dimensions(&budget).unwrap();
+        assert_eq!(currency.as_ref().map(Currency::as_str), Some("EUR"));
+        assert_eq!(limits, [Some(12_500_000), None, Some(0), None, None, None]);
+        let back = wire_budget(currency.as_ref(), &limits).unwrap();
+        assert!(back.json_eq(&budget));
+        let whole = wire_budget(
+            currency.as_ref(),
+            &[Some(3_000_000), None, None, None, None, None],
+        );
+        assert_eq!(
+            json::canonical_bytes(&whole.unwrap()).unwrap(),
+            br#"{"currency":"EUR","financialLimit":3}"#.to_vec()
+        );
+    }
+
+    #[test]
+    fn malformed_budgets_are_refused() {
+        for text in [
+            &br#"[]"#[..],
+            br#"{"toolCallLimit":"1"}"#,
+            br#"{"toolCallLimit":1.5}"#,
+            br#"{"financialLimit":0.0000001,"currency":"EUR"}"#,
+            br#"{"toolCallLimit":9007199254740992}"#,
+            br#"{"currency":"eur"}"#,
+        ] {
+            assert!(
+                wire_dimensions(&json::parse(text).unwrap()).is_none(),
+                "{text:?}"
+            );
+        }
+        // A financial limit needs a currency; a limit above 2^53 − 1 is not a safe integer.
+        assert!(wire_budget(None, &[Some(1), None, None, None, None, None]).is_none());
+        let eur = Currency::parse("EUR");
+        assert!(
+            wire_budget(eur.as_ref(), &[None, Some(1 << 53), None, None, None, None]).is_none()
+        );
+    }
 
     #[test]
     fn micro_units_are_exact() {
