@@ -383,6 +383,9 @@ pub fn check_limits(bytes: &[u8], limits: &ParseLimits) -> Result<(), ParseError
 
 /// The document-size, byte-order-mark and UTF-8 checks both entry points start with.
 fn prepare<'s>(bytes: &'s [u8], limits: &ParseLimits) -> Result<&'s str, ParseError> {
+    // Offsets on the tape are u32; on 32-bit targets (wasm32) `usize` is no wider, so the cap
+    // is a no-op there and clippy says so.
+    #[cfg_attr(target_pointer_width = "32", allow(clippy::unnecessary_min_or_max))]
     let max_bytes = limits.max_document_bytes.min(MAX_OFFSET);
     if bytes.len() > max_bytes {
         return Err(ParseError {
