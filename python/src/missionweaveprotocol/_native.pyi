@@ -190,6 +190,7 @@ __all__ = [
     "vocabularies",
     "wire_code_families",
     "wire_code_retryable",
+    "payload_members",
 ]
 
 SOURCE_COMMIT: str
@@ -247,6 +248,7 @@ def render_instant(value: datetime, *, fraction: str = "millis") -> str: ...
 def stage_wire_code(stage: str) -> str: ...
 def wire_code_retryable(code: str) -> bool: ...
 def vocabularies() -> dict[str, tuple[str, ...]]: ...
+def payload_members(kind: str) -> list[tuple[str, bool]] | None: ...
 
 @final
 class PrincipalEvidence:
@@ -446,6 +448,12 @@ class SigningKey:
 def key_bytes(value: Union[_Buffer, str], what: Optional[str] = None) -> bytes: ...
 def verify_detached(public_key: _Buffer, message: _Buffer, signature: object) -> bool: ...
 
+class _CommandLike(Protocol):
+    """A ``models.Command``: signed as its wire form (``signing_payload()``)."""
+
+    def to_wire_command(self, supplement: Optional[Mapping[str, Any]] = ...) -> Any: ...
+    def signing_payload(self) -> dict[str, Any]: ...
+
 @final
 class SignedDocumentCodec:
     def __new__(cls, *, limits: Optional[ParseLimits] = None) -> SignedDocumentCodec: ...
@@ -461,7 +469,10 @@ class SignedDocumentCodec:
         threads: Optional[int] = None,
     ) -> list[Union[VerifiedSignedDocument, SignedDocumentVerificationError]]: ...
     def sign(
-        self, kind: _Kind, unsigned_json_object: dict[str, Any], signing_key: SigningKeyProtocol
+        self,
+        kind: _Kind,
+        unsigned_json_object: Union[dict[str, Any], _CommandLike],
+        signing_key: SigningKeyProtocol,
     ) -> SignedDocument: ...
 
 @final
@@ -1412,8 +1423,24 @@ class WorkOffer:
 @final
 class CheckpointRef:
     def __new__(
-        cls, checkpoint_id: str, *, durable: Optional[bool] = None, safe: Optional[bool] = None
+        cls,
+        checkpoint_id: str,
+        *,
+        durable: Optional[bool] = None,
+        safe: Optional[bool] = None,
+        work_id: Optional[str] = None,
+        group_id: Optional[str] = None,
+        run_id: Optional[str] = None,
+        created_at: Optional[datetime] = None,
     ) -> CheckpointRef: ...
+    @property
+    def work_id(self) -> Optional[str]: ...
+    @property
+    def group_id(self) -> Optional[str]: ...
+    @property
+    def run_id(self) -> Optional[str]: ...
+    @property
+    def created_at(self) -> Optional[datetime]: ...
     @property
     def checkpoint_id(self) -> str: ...
     @property
@@ -1504,6 +1531,8 @@ class SchedulerSnapshot:
     def to_json(self) -> str: ...
     @property
     def version(self) -> int: ...
+    @property
+    def records(self) -> tuple[dict[str, Any], ...]: ...
     def __len__(self) -> int: ...
 
 @final
