@@ -346,6 +346,13 @@ class Command(ProtocolModel):
 
     _NOT_WIRE: ClassVar[frozenset[str]] = frozenset({"verified_signing_hash"})
 
+    if TYPE_CHECKING:
+        # For type checkers: ``payload`` also takes a compact payload model (the reference's
+        # call shape); the attribute is always the dict.
+        def __init__(
+            self, *, payload: Union[Dict[str, JsonValue], BaseModel] = ..., **data: Any
+        ) -> None: ...
+
     @model_validator(mode="wrap")
     @classmethod
     def _reference_shapes(cls, data: Any, handler: Any) -> "Command":
