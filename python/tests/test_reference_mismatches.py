@@ -133,3 +133,50 @@ def test_schema_errors_are_jsonschema_validation_errors() -> None:
 
 def test_authority_constant_is_a_service() -> None:
     assert Principal.system(AUTHORITY).type == ActorType.SERVICE
+
+
+def test_signature_created_at_is_text() -> None:
+    document = {
+        "protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:t1",
+        "actor": {"type": "service", "id": AUTHORITY},
+        "kind": "ext.missionweaveprotocol.identity.session_open",
+        "correlationId": "urn:missionweaveprotocol:correlation:1",
+        "issuedAt": "2026-07-15T08:00:05Z", "payload": {"agentId": WORKER},
+    }
+    from core_support import AUTHORITY_KEY
+
+    signed = SignedDocumentCodec().sign("command", document, AUTHORITY_KEY)
+    created = signed.signature.created_at
+    assert isinstance(created, str) and created == "2026-07-15T08:00:05Z"
+    assert signed.signature.created_at_time.text == created
+    assert signed.signature.created_at_time.instant.epoch_second == int(AT.timestamp())
+
+
+def test_outbox_payload_is_an_object(tmp_path: Path) -> None:
+    from missionweaveprotocol.local_store import LocalStoreError, SQLiteAgentStore
+
+    store = SQLiteAgentStore(tmp_path / "agent.sqlite3")
+    assert store.enqueue_action("urn:a:1", "act-1", {"kind": "message.post"}) is not False
+    with pytest.raises(LocalStoreError) as raised:
+        store.enqueue_action("urn:a:1", "act-2", (1, 2))  # type: ignore[arg-type]
+    assert raised.value.reason == "invalid_argument"
+    assert [a for a in store.pending_actions("urn:a:1")] == [{"kind": "message.post"}]
+    store.close()
+
+
+def test_host_integers_are_binary64_in_canonical_json() -> None:
+    from missionweaveprotocol.canonical import canonical_json
+
+    assert canonical_json({"n": 2**53 + 1}) == '{"n":9007199254740992}'
+    assert canonical_json({"n": 10**30}) == '{"n":1e+30}'
+    assert canonical_json({"n": 7}) == '{"n":7}'
+
+
+def test_capability_requirement_equality_is_the_cores_reading() -> None:
+    from missionweaveprotocol.models import CapabilityRequirement
+
+    one = CapabilityRequirement(id="text.summarise", minimum_version=1)
+    assert one == CapabilityRequirement(id="text.summarise", minimum_version="1.0.0")
+    assert hash(one) == hash(CapabilityRequirement(id="text.summarise", minimum_version="1.0.0"))
+    assert one != CapabilityRequirement(id="text.summarise", minimum_version=2)
+    assert one != CapabilityRequirement(id="text.other", minimum_version=1)
