@@ -35,7 +35,8 @@ mwp_pg_env
 step "venv and tools"
 [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1" "pydantic==2.14.4"
+  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1" "pydantic==2.14.4" \
+  "jsonschema==4.25.1"  # test_reference_mismatches: SchemaValidationError is also jsonschema's
 
 step "Rust conformance binary (reference output for the console script)"
 cargo build --release --locked -q -p missionweaveprotocol-cli

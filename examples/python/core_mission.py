@@ -61,6 +61,7 @@ async def main() -> None:
         event_id_prefix="urn:example:event:",  # deterministic IDs; urn:uuid v4 by default
     )
     event = await core.perform(signed)  # verified (six stages, freshness), then applied
+    assert event.accepted_by is not None  # a Core Event is signed by the Group Authority
     print(f"{event.kind} #{event.sequence} {event.id} signed by {event.accepted_by.id}")
     mission = await core.query(Query(kind=QueryKind.MISSION, entity_id=MISSION))
     print(f"mission {mission.value['state']}, revision {mission.value['revision']}")

@@ -67,7 +67,7 @@ def test_cryptography_evaluation(identifier: str, evaluation: Dict[str, Any]) ->
     assert verified.resolved_key.key_id == want["keyId"] == verified.signature.key_id
     principal = verified.resolved_key.principal
     assert (principal.type, principal.id) == (want["principal"]["type"], want["principal"]["id"])
-    assert verified.protected_time.text == want["protectedTime"] == verified.signature.created_at.text
+    assert verified.protected_time.text == want["protectedTime"] == verified.signature.created_at
     assert verified.canonical_signing_bytes == read(want["signingBytes"])
     assert verified.signing_hash == want["signingHash"]
     assert verified.signature.value == want["signature"]

@@ -369,6 +369,18 @@ impl SignedDocumentCodec {
         signing_key: &Bound<'_, PyAny>,
     ) -> PyResult<SignedDocument> {
         let kind = kind_arg(py, kind)?;
+        // A `models.Command` (the reference's call shape `sign(COMMAND, command, key)`) is
+        // signed as its wire form: what `Command.signing_payload()` returns, which converts a
+        // compact payload (or names the member it lacks) before anything is signed.
+        let converted;
+        let unsigned_json_object = if !unsigned_json_object.is_instance_of::<pyo3::types::PyDict>()
+            && unsigned_json_object.hasattr("to_wire_command")?
+        {
+            converted = unsigned_json_object.call_method0("signing_payload")?;
+            &converted
+        } else {
+            unsigned_json_object
+        };
         if !unsigned_json_object.is_instance_of::<pyo3::types::PyDict>() {
             return Err(errors::signing_text(
                 py,

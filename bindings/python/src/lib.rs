@@ -166,6 +166,20 @@ fn wire_code_retryable(py: Python<'_>, code: &Bound<'_, PyAny>) -> PyResult<bool
         .ok_or_else(|| errors::invalid_input(py, format!("{code:?} is not a wire code")))
 }
 
+/// The payload members the engine defines for a Command kind, as `(name, required)` pairs in
+/// the engine's table order (`input::payload_members`, §21 closed member sets); `None` for a
+/// kind the engine does not implement. The compact → wire conversion names a missing
+/// required member from this table instead of deciding again which members a kind needs.
+#[pyfunction]
+fn payload_members(
+    py: Python<'_>,
+    kind: &Bound<'_, PyAny>,
+) -> PyResult<Option<Vec<(&'static str, bool)>>> {
+    let kind = convert::str_arg(py, kind, "kind")?;
+    Ok(missionweaveprotocol_engine::input::payload_members(&kind)
+        .map(|shape| shape.members.iter().map(|m| (m.name, m.required)).collect()))
+}
+
 /// Every wire vocabulary of the core, by name: the spelling lists this package's enums are
 /// tested against.
 #[pyfunction]
@@ -215,6 +229,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stage_wire_code, m)?)?;
     m.add_function(wrap_pyfunction!(wire_code_retryable, m)?)?;
     m.add_function(wrap_pyfunction!(vocabularies, m)?)?;
+    m.add_function(wrap_pyfunction!(payload_members, m)?)?;
     // evidence values
     m.add_class::<values::PrincipalEvidence>()?;
     m.add_class::<values::ProtectedInstant>()?;

@@ -432,23 +432,58 @@ impl WorkOffer {
     }
 }
 
-/// `CheckpointRef(checkpoint_id, *, durable=True, safe=True)`: a checkpoint the Worker reports;
-/// only a durable and safe one releases a slot or is resumed from.
+/// `CheckpointRef(checkpoint_id, *, durable=True, safe=True, work_id=None, group_id=None,
+/// run_id=None, created_at=None)`: a checkpoint the Worker reports; only a durable and safe
+/// one releases a slot or is resumed from. The last four are the reference's record fields
+/// (which item and run it checkpoints, when): kept as given and compared, read by no rule (the
+/// Scheduler checks the transition's own `work_id` and `run_id`).
 #[pyclass(module = "missionweaveprotocol._native", frozen, eq, hash)]
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CheckpointRef {
     inner: CoreCheckpoint,
+    work_id: Option<String>,
+    group_id: Option<String>,
+    run_id: Option<String>,
+    created_at: Option<UnixMillis>,
+}
+
+impl CheckpointRef {
+    fn of(inner: CoreCheckpoint) -> Self {
+        Self {
+            inner,
+            work_id: None,
+            group_id: None,
+            run_id: None,
+            created_at: None,
+        }
+    }
+}
+
+fn opt_str(
+    py: Python<'_>,
+    value: Option<&Bound<'_, PyAny>>,
+    what: &str,
+) -> PyResult<Option<String>> {
+    match value {
+        Some(v) if !v.is_none() => Ok(Some(convert::str_arg(py, v, what)?.into_owned())),
+        _ => Ok(None),
+    }
 }
 
 #[pymethods]
 impl CheckpointRef {
     #[new]
-    #[pyo3(signature = (checkpoint_id, *, durable=None, safe=None))]
+    #[pyo3(signature = (checkpoint_id, *, durable=None, safe=None, work_id=None, group_id=None, run_id=None, created_at=None))]
+    #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
         checkpoint_id: &Bound<'_, PyAny>,
         durable: Option<&Bound<'_, PyAny>>,
         safe: Option<&Bound<'_, PyAny>>,
+        work_id: Option<&Bound<'_, PyAny>>,
+        group_id: Option<&Bound<'_, PyAny>>,
+        run_id: Option<&Bound<'_, PyAny>>,
+        created_at: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         Ok(Self {
             inner: CoreCheckpoint {
@@ -456,6 +491,10 @@ impl CheckpointRef {
                 durable: opt_bool(py, durable, "durable", true)?,
                 safe: opt_bool(py, safe, "safe", true)?,
             },
+            work_id: opt_str(py, work_id, "work_id")?,
+            group_id: opt_str(py, group_id, "group_id")?,
+            run_id: opt_str(py, run_id, "run_id")?,
+            created_at: opt_millis_arg(py, created_at, "created_at")?,
         })
     }
 
@@ -470,6 +509,22 @@ impl CheckpointRef {
     #[getter]
     fn safe(&self) -> bool {
         self.inner.safe
+    }
+    #[getter]
+    fn work_id(&self) -> Option<&str> {
+        self.work_id.as_deref()
+    }
+    #[getter]
+    fn group_id(&self) -> Option<&str> {
+        self.group_id.as_deref()
+    }
+    #[getter]
+    fn run_id(&self) -> Option<&str> {
+        self.run_id.as_deref()
+    }
+    #[getter]
+    fn created_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        opt_datetime(py, self.created_at)
     }
 
     fn __repr__(&self) -> String {
@@ -545,9 +600,7 @@ impl Dispatch {
     }
     #[getter]
     fn resume_from(&self) -> Option<CheckpointRef> {
-        self.resume_from
-            .clone()
-            .map(|inner| CheckpointRef { inner })
+        self.resume_from.clone().map(CheckpointRef::of)
     }
     #[getter]
     fn run_id(&self) -> String {
@@ -797,6 +850,15 @@ impl SchedulerSnapshot {
     #[getter]
     fn version(&self) -> u32 {
         self.inner.version
+    }
+
+    /// The reference's `SchedulerSnapshot.records`: one entry per non-terminal item, in the
+    /// snapshot's order, each as its JSON form (the `records` of `to_dict()`), as a tuple.
+    #[getter]
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let all = self.to_dict(py)?;
+        let records = all.get_item("records")?;
+        pyo3::types::PyTuple::new(py, records.try_iter()?.collect::<PyResult<Vec<_>>>()?)
     }
 
     /// Non-terminal items recorded.

@@ -180,7 +180,6 @@ pub struct SignatureMaterial {
     pub algorithm: String,
     #[pyo3(get)]
     pub key_id: String,
-    #[pyo3(get)]
     pub created_at: ProtectedTime,
     #[pyo3(get)]
     pub value: String,
@@ -189,6 +188,19 @@ pub struct SignatureMaterial {
 
 #[pymethods]
 impl SignatureMaterial {
+    /// `signature.createdAt` as its text (a `str`, as the reference gives it): byte-equal to
+    /// the document's protected time (§6.4 stage 3); `created_at_time` is the parsed value.
+    #[getter]
+    fn created_at(&self) -> &str {
+        &self.created_at.text
+    }
+
+    /// `signature.createdAt` as a `ProtectedTime` (text and instant).
+    #[getter]
+    fn created_at_time(&self) -> ProtectedTime {
+        self.created_at.clone()
+    }
+
     /// The 64 signature bytes.
     #[getter]
     fn bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {

@@ -271,8 +271,10 @@ def _descriptions(raw: Any) -> Tuple[str, ...]:
     return tuple(item["description"] for item in raw)
 
 
-def _capabilities(raw: Any) -> Tuple[Dict[str, Any], ...]:
-    return tuple({"id": c["id"], "minimum_version": c["version"]} for c in raw)
+def _capabilities(raw: Any) -> Tuple[Any, ...]:
+    from ._projections import CapabilityRequirement
+
+    return tuple(CapabilityRequirement(id=c["id"], minimum_version=c["version"]) for c in raw)
 
 
 def _group_state(value: Any, _source: Any) -> str:
@@ -291,12 +293,15 @@ def _single_role(value: Any, _source: Any) -> Any:
     return plain(value[0])
 
 
-def _retry(raw: Any) -> Dict[str, Any]:
+def _retry(raw: Any) -> Any:
+    from ._projections import RetryPolicy
+
     delay = _native.parse_duration_ms(raw.get("maxDelay", ""))
-    return {
-        "max_attempts": raw["maxAttempts"],
-        "maximum_backoff_seconds": 0 if delay is None else delay // 1000,
-    }
+    # A model (not a dict): the kept-when-unchanged check compares it with the projection's.
+    return RetryPolicy(
+        max_attempts=raw["maxAttempts"],
+        maximum_backoff_seconds=0 if delay is None else delay // 1000,
+    )
 
 
 MISSION_ROWS = (

@@ -125,6 +125,16 @@ class CapabilityRequirement(ProtocolModel):
     def semver(self) -> str:
         return _native.capability_reference_version(self.minimum_version)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when the core reads the same requirement: the reference's integer ``1`` and
+        the wire's ``"1.0.0"`` are one minimum version (``capability_reference_version``)."""
+        if not isinstance(other, CapabilityRequirement):
+            return NotImplemented
+        return (self.id, self.semver) == (other.id, other.semver)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.semver))
+
 
 class PolicyLogEntry(ProtocolModel):
     """One policy decision of a Group (``group-snapshot.schema.json`` ``policyLog`` item)."""

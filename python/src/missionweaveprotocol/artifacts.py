@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, ValidationError, field_serializer
 
@@ -35,6 +35,9 @@ from ._types import SigningKeyProtocol
 from .errors import ArtifactError
 from .models import SignatureEnvelope, render_timestamp
 from .signed_documents import VerifiedSignedDocument
+
+if TYPE_CHECKING:
+    from .auth import AgentIdentity
 
 
 class ArtifactCapability(ProtocolModel):
@@ -230,8 +233,8 @@ class LocalArtifactStore:
         self,
         content: Union[bytes, bytearray, memoryview],
         *,
-        key: SigningKeyProtocol,
-        producer: str,
+        key: Optional[SigningKeyProtocol] = None,
+        producer: Optional[str] = None,
         agent_card_version: int,
         capability: str,
         capability_version: str,
@@ -240,7 +243,7 @@ class LocalArtifactStore:
         work_item_id: str,
         media_type: str,
         classification: str,
-        schema_uri: str,
+        schema_uri: Optional[str] = None,
         source_artifact_hashes: Sequence[str] = (),
         tool_versions: Optional[_ToolVersions] = None,
         model_versions: Optional[_ModelVersions] = None,
@@ -248,14 +251,16 @@ class LocalArtifactStore:
         uri: Optional[str] = None,
         artifact_id: Optional[str] = None,
         extensions: Optional[Mapping[str, Any]] = None,
+        identity: Optional["AgentIdentity"] = None,
     ) -> ArtifactManifest:
         """Signs the manifest of ``content`` and stores the bytes; returns the manifest.
 
-        Keyword names are the reference's where it has them. Differences: the reference's
-        ``identity`` (an ``AgentIdentity``) is ``key`` (a ``SigningKey`` or any object of the
-        ``SigningKey`` protocol, e.g. an HSM: the producer's Registry key) plus ``producer``
-        (the producer's Agent ID); ``agent_card_version`` is an integer; ``schema_uri`` (the
-        content's schema) is required by the Artifact schema; ``tool_versions`` is a
+        Keyword names are the reference's where it has them: ``identity`` (an
+        ``auth.AgentIdentity``) signs as that Agent, as there; or ``key`` (a ``SigningKey`` or
+        any object of the ``SigningKey`` protocol, e.g. an HSM: the producer's Registry key)
+        plus ``producer`` (the producer's Agent ID). Differences: ``agent_card_version`` is an
+        integer; ``schema_uri`` (the content's schema) is required by the Artifact schema
+        (omitted, the manifest is refused naming it, ``SCHEMA_VALIDATION_FAILED``); ``tool_versions`` is a
         ``{name: version}`` mapping or ``ToolVersion`` items, ``model_versions`` ``ModelVersion``
         items or ``(provider, model, version)`` tuples. New: ``uri`` (default: the RFC 6920
         ``ni:///sha-256;…`` name of the bytes), ``artifact_id`` (default: derived from
@@ -266,6 +271,20 @@ class LocalArtifactStore:
         (``unsignable_manifest`` with the failing stage's code, e.g.
         ``SCHEMA_VALIDATION_FAILED``).
         """
+        if identity is not None:
+            if key is not None or (producer is not None and producer != identity.agent_id):
+                raise ArtifactError(
+                    "put takes identity, or key and producer, not both",
+                    code="SCHEMA_VALIDATION_FAILED",
+                    reason="invalid_metadata",
+                )
+            key, producer = identity.signing_key, identity.agent_id
+        if key is None or producer is None:
+            raise ArtifactError(
+                "put needs the producer's identity (or key and producer)",
+                code="SCHEMA_VALIDATION_FAILED",
+                reason="invalid_metadata",
+            )
         when = created_at if created_at is not None else datetime.now(timezone.utc).replace(microsecond=0)
         if when.tzinfo is None:
             raise ArtifactError(
@@ -275,7 +294,6 @@ class LocalArtifactStore:
             )
         metadata: Dict[str, Any] = {
             "mediaType": media_type,
-            "schemaUri": schema_uri,
             "producer": {
                 "agentId": producer,
                 "agentCardVersion": agent_card_version,
@@ -290,6 +308,8 @@ class LocalArtifactStore:
             "classification": classification,
             "createdAt": render_timestamp(when),
         }
+        if schema_uri is not None:
+            metadata["schemaUri"] = schema_uri
         if uri is not None:
             metadata["uri"] = uri
         if artifact_id is not None:

@@ -84,6 +84,12 @@ class AgentIdentity:
         """The public key as unpadded base64url."""
         return self._private_key.public_key
 
+    @property
+    def signing_key(self) -> SigningKey:
+        """The Agent's signing key (its Registry key ID), for the normative signers
+        (``SignedDocumentCodec.sign``, ``LocalArtifactStore.put(identity=…)``)."""
+        return self._private_key
+
     def sign(self, payload: bytes) -> str:
         """The Ed25519 signature of ``payload`` as unpadded base64url."""
         return encode_base64url(self._private_key.sign(payload))

@@ -73,10 +73,13 @@ class HumanIdentity:
         """The native signing key."""
         return SigningKey(self.key_id, self.private_key)
 
-    def sign(self, command: Command) -> Command:
+    def sign(self, command: Command, *, supplement: Optional[Mapping[str, Any]] = None) -> Command:
         """``command`` signed with this key (§6.4 Command profile), as a Command keeping its
-        signed bytes."""
-        return self._sign_document(command.signing_payload())
+        signed bytes. A Command with a compact payload model is signed as its wire form
+        (:meth:`Command.to_wire`); ``supplement`` gives the wire members the compact form
+        lacks (a missing one is ``CompactPayloadError`` naming it, before anything is
+        signed)."""
+        return self._sign_document(command.signing_payload(supplement))
 
     def _sign_document(self, unsigned: Mapping[str, Any]) -> Command:
         signed = SignedDocumentCodec().sign("command", dict(unsigned), self.signing_key())

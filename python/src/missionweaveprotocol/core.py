@@ -69,6 +69,14 @@ class ErrorCode(_StrEnum):
     STORE_FAILURE = "store_failure"
 
 
+#: The defaults of ``Core(store)`` (the reference's call shape): the Group Authority's
+#: Principal, its key ID (the reference gateway's authority key ID) and the Organization of the
+#: Registry that binds only that key.
+DEFAULT_AUTHORITY = "urn:missionweaveprotocol:service:group-authority"
+DEFAULT_AUTHORITY_KEY_ID = "urn:missionweaveprotocol:key:group-gateway"
+DEFAULT_ORGANIZATION = "urn:missionweaveprotocol:organization:default"
+
+
 class MissionWeaveProtocolError(Exception):
     """A refusal of the Core: ``MissionWeaveProtocolError(message, **details)``.
 
@@ -379,13 +387,18 @@ class Core:
     forged, altered, wrongly keyed or stale one ``AuthorizationDenied``
     (``AUTH_INVALID_SIGNATURE``). Nothing is applied in either case.
 
-    Our keyword-only arguments beyond the reference's:
+    Our keyword-only arguments beyond the reference's (each with a default, so that the
+    reference's ``Core(store, *, clock=…)`` works as written):
 
     - ``registry``: the Organization's Registry evidence (an ``AgentRegistryKeyResolver`` or
-      its bytes) every Command is verified against;
+      its bytes) every Command is verified against; default: a Registry of Organization
+      :data:`DEFAULT_ORGANIZATION` binding only ``authority_key`` (no other signer verifies);
     - ``authority_key`` and ``authority``: the Group Authority's signing key and Principal; every
       Event is a normative signed document signed with this key, so ``registry`` must bind the
-      key to ``authority`` for receivers to verify Events;
+      key to ``authority`` for receivers to verify Events; defaults: a fresh key
+      (``SigningKey.generate``) with key ID :data:`DEFAULT_AUTHORITY_KEY_ID` (the reference
+      gateway's) and the service :data:`DEFAULT_AUTHORITY` (attributes ``authority_key``,
+      ``authority``);
     - ``max_future_skew`` / ``max_age``: the freshness window (default 30 s / 5 min);
     - ``event_id_prefix``: deterministic Event IDs ``<prefix>1, 2, …`` (tests); by default
       ``urn:uuid:`` v4 IDs from OS randomness;
@@ -426,9 +439,9 @@ class Core:
         cooperation_limits: Optional[object] = None,
         snapshot_authority_key_id: Optional[str] = None,
         snapshot_authority_public_key: Optional[Union[str, bytes]] = None,
-        registry: Union[AgentRegistryKeyResolver, bytes],
-        authority_key: SigningKey,
-        authority: Principal,
+        registry: Optional[Union[AgentRegistryKeyResolver, bytes]] = None,
+        authority_key: Optional[SigningKey] = None,
+        authority: Optional[Principal] = None,
         max_future_skew: timedelta = timedelta(seconds=30),
         max_age: timedelta = timedelta(minutes=5),
         event_id_prefix: Optional[str] = None,
@@ -441,6 +454,27 @@ class Core:
             raise TypeError(
                 f"store must be an InMemoryStore or an SQLStore, not {type(store).__name__}"
             )
+        # The reference's call shape ``Core(store, *, clock=…)`` works as written: the Group
+        # Authority defaults to a fresh key under the reference's gateway key ID, and the
+        # Registry to one binding only that key (so only the authority's own Commands verify
+        # until a Registry with the Organization's keys is given).
+        if authority is None:
+            authority = Principal.service(DEFAULT_AUTHORITY)
+        if authority_key is None:
+            authority_key = SigningKey.generate(DEFAULT_AUTHORITY_KEY_ID)
+        if registry is None:
+            registry = (
+                _native.RegistryBuilder(DEFAULT_ORGANIZATION)
+                .add_key(
+                    authority_key.key_id,
+                    (str(authority.type), authority.id),
+                    authority_key.public_key_bytes,
+                    "1970-01-01T00:00:00Z",
+                )
+                .build()
+            )
+        self.authority = authority
+        self.authority_key = authority_key
         self._store = store
         self._clock = clock
         self._executor = executor
@@ -564,6 +598,9 @@ class Core:
 
 
 __all__ = [
+    "DEFAULT_AUTHORITY",
+    "DEFAULT_AUTHORITY_KEY_ID",
+    "DEFAULT_ORGANIZATION",
     "ActionIdCollision",
     "AlreadyExists",
     "AuthorizationDenied",

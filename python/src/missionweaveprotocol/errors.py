@@ -6,9 +6,11 @@ one place, ``bindings/python/src/errors.rs``.
 
 from __future__ import annotations
 
+import sys
+from collections import deque
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ._types import DelegationViolationKind, ErrorCode, VerificationStage
 
@@ -129,15 +131,76 @@ class TimestampError(MissionWeaveError, ValueError):
 
 
 class SchemaValidationError(MissionWeaveError, ValueError):
-    """An instance that does not match its schema (``SCHEMA_VALIDATION_FAILED``)."""
+    """An instance that does not match its schema (``SCHEMA_VALIDATION_FAILED``).
+
+    Code written against the reference catches ``jsonschema.ValidationError`` from
+    ``SchemaCatalog.validate`` and the lease projection: when the program has imported
+    ``jsonschema`` (it must have, to name that class), the error raised is also an instance of
+    it (a subclass of both, built once), with its attributes (``message``, ``path``,
+    ``schema_path``, ``validator`` = the failing keyword). Without ``jsonschema`` nothing is
+    imported: this package does not depend on it.
+    """
 
     instance_path: str = ""
     schema_location: str = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "SchemaValidationError":
+        compatible = _jsonschema_compatible(cls)
+        made: SchemaValidationError = super().__new__(compatible or cls, *args)
+        return made
 
     @property
     def keyword(self) -> Optional[str]:
         """The failing JSON Schema keyword."""
         return self.reason
+
+
+_COMPATIBLE: Dict[type, type] = {}
+
+
+def _jsonschema_compatible(cls: type) -> Optional[type]:
+    """``cls`` joined with ``jsonschema.ValidationError`` when the program imported it."""
+    module = sys.modules.get("jsonschema")
+    base = getattr(module, "ValidationError", None) if module is not None else None
+    if not isinstance(base, type) or issubclass(cls, base):
+        return None
+    joined = _COMPATIBLE.get(cls)
+    if joined is None:
+
+        own_init: Any = cls.__init__
+
+        def __init__(self: Any, message: str, **fields: Any) -> None:
+            own_init(self, message, **fields)
+            path = [p for p in str(getattr(self, "instance_path", "") or "").split("/")[1:]]
+            self.message = message
+            self.path = self.relative_path = deque(
+                int(p) if p.isdigit() else p.replace("~1", "/").replace("~0", "~") for p in path
+            )
+            location = str(getattr(self, "schema_location", "") or "")
+            self.schema_path = self.relative_schema_path = deque(
+                p for p in location.split("#", 1)[-1].split("/") if p
+            )
+            self.context = []
+            self.cause = None
+            self.validator = self.reason
+            self.validator_value = None
+            self.instance = None
+            self.schema = None
+            self.parent = None
+
+        joined = type(
+            cls.__name__,
+            (cls, base),
+            {
+                "__init__": __init__,
+                "__str__": BaseException.__str__,
+                "__repr__": BaseException.__repr__,
+                "__module__": cls.__module__,
+                "__qualname__": cls.__qualname__,
+            },
+        )
+        _COMPATIBLE[cls] = joined
+    return joined
 
 
 class SignedDocumentVerificationError(MissionWeaveError, ValueError):

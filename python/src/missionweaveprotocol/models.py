@@ -15,8 +15,13 @@ Differences from the reference (``reference-python.md`` §1.1), each deliberate:
   fields (``_projections``); ``Mission.from_document(doc)`` / ``.protocol_document()`` convert
   from and to the Core's normative query documents (``_conversions``).
 - **Commands and Events are normative signed documents.** ``Command.signature`` is the §6.4
-  signature envelope over the JCS of the wire document; the reference's legacy string signature
-  and its ``signing_payload()`` with ``null`` members (gap §7.2, §7.3) do not exist here.
+  signature envelope over the JCS of the wire document; ``signing_payload()`` has no ``null``
+  members (reference gap §7.2, §7.3). The reference's legacy string ``signature`` is read as
+  it reads it (an envelope with key ID ``"<actor id>:legacy-command-key"``) and refused by our
+  Core like any signature that does not verify. A compact payload model
+  (``payload=CreateMissionPayload(…)``) is kept and converted explicitly to the wire payload
+  whenever the wire form is needed (:meth:`Command.to_wire`, ``supplement`` for the wire
+  members it lacks; ``_compact_wire``).
   A Command built from wire bytes (:meth:`Command.from_wire`, ``CommandIngress.project_verified``)
   keeps those exact bytes and is performed with them; assigning any field drops them, and the
   model is then dumped by alias without ``None`` members.
@@ -33,9 +38,17 @@ Differences from the reference (``reference-python.md`` §1.1), each deliberate:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Dict, Mapping, Optional, Union
 
-from pydantic import AwareDatetime, ConfigDict, Field, PrivateAttr, field_serializer
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_serializer,
+    model_validator,
+)
 
 from . import _native
 from ._protocol_model import ProtocolModel
@@ -288,6 +301,17 @@ class EventCause(ProtocolModel):
     id: str
 
 
+def _legacy_signature(actor_id: Any, issued_at: Any, value: str) -> Dict[str, Any]:
+    """The reference's reading of a legacy string Command signature: an envelope under key ID
+    ``"<actor id>:legacy-command-key"``, created at ``issuedAt``."""
+    return {
+        "algorithm": "Ed25519",
+        "keyId": f"{actor_id}:legacy-command-key",
+        "createdAt": issued_at,
+        "value": value,
+    }
+
+
 class Command(ProtocolModel):
     """A wire Command (``command.schema.json``), with the reference's field names.
 
@@ -318,15 +342,65 @@ class Command(ProtocolModel):
     verified_signing_hash: Optional[str] = None
 
     _signed_bytes: Optional[bytes] = PrivateAttr(default=None)
+    _compact: Optional[BaseModel] = PrivateAttr(default=None)
 
     _NOT_WIRE: ClassVar[frozenset[str]] = frozenset({"verified_signing_hash"})
+
+    if TYPE_CHECKING:
+        # For type checkers: ``payload`` also takes a compact payload model (the reference's
+        # call shape); the attribute is always the dict.
+        def __init__(
+            self, *, payload: Union[Dict[str, JsonValue], BaseModel] = ..., **data: Any
+        ) -> None: ...
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _reference_shapes(cls, data: Any, handler: Any) -> "Command":
+        """The reference's two input shapes: a compact payload model (kept, converted to the
+        wire payload when the wire form is needed, ``_compact_wire``) and a legacy string
+        ``signature`` (an envelope with key ID ``"<actor id>:legacy-command-key"``, as the
+        reference builds it; our Core refuses it, it signs nothing of the wire form)."""
+        compact: Optional[BaseModel] = None
+        if isinstance(data, dict):
+            payload = data.get("payload")
+            if isinstance(payload, BaseModel):
+                from ._compact_wire import is_compact
+
+                if not is_compact(payload):
+                    raise ValueError(
+                        f"payload: {type(payload).__name__} is not a compact payload model; "
+                        "pass the wire payload as a dict"
+                    )
+                compact = payload
+                data = {**data, "payload": payload.model_dump(mode="json", by_alias=True)}
+            signature = data.get("signature")
+            if isinstance(signature, str):
+                actor = data.get("actor")
+                actor_id = actor.id if isinstance(actor, Principal) else (
+                    actor.get("id") if isinstance(actor, dict) else None
+                )
+                issued = data.get("issued_at", data.get("issuedAt"))
+                data = {**data, "signature": _legacy_signature(actor_id, issued, signature)}
+        command: Command = handler(data)
+        if compact is not None:
+            command._compact = compact
+        return command
 
     @field_serializer("issued_at")
     def _issued_at(self, value: datetime) -> str:
         return render_timestamp(value)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        super().__setattr__(name, value)
+        if name == "signature" and isinstance(value, str):
+            value = _legacy_signature(self.actor.id, self.issued_at, value)
+        if name == "payload" and isinstance(value, BaseModel):
+            rebuilt = type(self).model_validate({**dict(self), "payload": value})
+            super().__setattr__(name, rebuilt.payload)
+            super().__setattr__("_compact", rebuilt._compact)
+        else:
+            super().__setattr__(name, value)
+            if name == "payload":
+                super().__setattr__("_compact", None)
         if name in type(self).model_fields and name != "verified_signing_hash":
             # The model no longer says what was signed.
             super().__setattr__("_signed_bytes", None)
@@ -335,22 +409,49 @@ class Command(ProtocolModel):
         copy = super().model_copy(update=update, deep=deep)
         if update:
             copy._signed_bytes = None
+            if "payload" in update:
+                copy._compact = None
         return copy
 
-    def to_wire(self) -> Dict[str, JsonValue]:
+    @property
+    def compact_payload(self) -> Optional[BaseModel]:
+        """The reference's compact payload model this Command was built with (``None`` for a
+        wire payload): converted explicitly whenever the wire form is needed."""
+        return self._compact
+
+    def to_wire(self, supplement: Optional[Mapping[str, Any]] = None) -> Dict[str, JsonValue]:
         """The wire document: by alias, without ``None`` members, without empty
-        ``extensions``, without ``verifiedSigningHash``."""
+        ``extensions``, without ``verifiedSigningHash``.
+
+        A Command built with a compact payload model (``payload=CreateMissionPayload(…)``)
+        has its payload converted to the wire payload (``_compact_wire``): ``supplement``
+        gives the wire members (camelCase) the compact form does not carry; a member the wire
+        requires and neither provides is :class:`~._compact_wire.CompactPayloadError` naming
+        it (``/payload/…``). A wire-payload Command takes no ``supplement``."""
         document: Dict[str, JsonValue] = self.model_dump(
             mode="json", by_alias=True, exclude_none=True, exclude=set(self._NOT_WIRE)
         )
+        if self._compact is not None:
+            from ._compact_wire import wire_payload
+
+            document["payload"] = wire_payload(self.kind.value, self._compact, supplement)
+        elif supplement:
+            raise ValueError("a supplement completes a compact payload; this Command has a wire payload")
         if not document.get("extensions"):
             document.pop("extensions", None)
         return document
 
-    def signing_payload(self) -> Dict[str, JsonValue]:
+    def to_wire_command(self, supplement: Optional[Mapping[str, Any]] = None) -> "Command":
+        """This Command with its wire payload (see :meth:`to_wire`): what is signed."""
+        document = self.to_wire(supplement)
+        if self.verified_signing_hash is not None:
+            document["verifiedSigningHash"] = self.verified_signing_hash
+        return type(self).model_validate(document)
+
+    def signing_payload(self, supplement: Optional[Mapping[str, Any]] = None) -> Dict[str, JsonValue]:
         """What the signature covers (§6.4): :meth:`to_wire` without ``signature``. Unlike the
-        reference's, it has no ``null`` members."""
-        document = self.to_wire()
+        reference's, it has no ``null`` members, and a compact payload is its wire payload."""
+        document = self.to_wire(supplement)
         document.pop("signature", None)
         return document
 
@@ -389,6 +490,12 @@ class Event(ProtocolModel):
     Reference field names where the reference has them (``id`` is the wire's ``eventId``);
     plus every signed member: ``aggregate_revision``, ``cause``, ``accepted_by``,
     ``signature``, ``conversation_id``, ``work_item_id``.
+
+    Built by hand with the reference's fields, ``Event(id=…, kind=…, actor=…, action_id=…,
+    command_hash=…, payload=…, occurred_at=…)`` works as there: ``action_id`` becomes the
+    ``cause`` (``{"type": "command", "id": action_id}``), ``caused_by_event_id`` an Event
+    cause when no Action ID is given; ``correlation_id``, ``accepted_by`` and ``signature`` are
+    optional as in the reference (such an Event is unsigned: :attr:`signed_bytes` is empty).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -401,17 +508,39 @@ class Event(ProtocolModel):
     aggregate_revision: Optional[int] = None
     actor: Principal
     cause: EventCause
-    correlation_id: str
+    correlation_id: Optional[str] = None
     conversation_id: Optional[str] = None
     work_item_id: Optional[str] = None
     occurred_at: AwareDatetime
     payload: Dict[str, JsonValue] = Field(default_factory=dict)
-    accepted_by: Principal
+    accepted_by: Optional[Principal] = None
     command_hash: Optional[str] = None
     extensions: Dict[str, ExtensionEnvelope] = Field(default_factory=dict)
-    signature: SignatureEnvelope
+    signature: Optional[SignatureEnvelope] = None
 
     _signed_bytes: bytes = PrivateAttr(default=b"")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reference_cause(cls, data: Any) -> Any:
+        """The reference's ``action_id`` / ``caused_by_event_id`` as the wire's ``cause``."""
+        if not isinstance(data, dict):
+            return data
+        action_id = data.get("action_id", data.get("actionId"))
+        event_id = data.get("caused_by_event_id", data.get("causedByEventId"))
+        if action_id is None and event_id is None:
+            return data
+        data = {k: v for k, v in data.items()
+                if k not in ("action_id", "actionId", "caused_by_event_id", "causedByEventId")}
+        cause = {"type": "command", "id": action_id} if action_id is not None else {
+            "type": "event", "id": event_id}
+        given = data.get("cause")
+        if given is not None:
+            given_cause = EventCause.model_validate(given)
+            if (given_cause.type, given_cause.id) != (cause["type"], cause["id"]):
+                raise ValueError(f"cause {given_cause!r} disagrees with the reference's {cause}")
+        data["cause"] = cause
+        return data
 
     @field_serializer("occurred_at")
     def _occurred_at(self, value: datetime) -> str:

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Optional
 
 from missionweaveprotocol.context import PolicyLogEntry
+from missionweaveprotocol.control import HumanIdentity
 from missionweaveprotocol.crypto import generate_keypair, sign_canonical, verify_canonical
 from missionweaveprotocol.models import (
     AcceptWorkOfferPayload,
@@ -135,3 +136,18 @@ def usage() -> Optional[int]:
     entry = PolicyLogEntry(entry_id="urn:p:1", decision="d", actor=system(), occurred_at=AT)
     store: AuthoritativeStore = InMemoryStore()
     return ResourceUsage(tool_calls=1).tool_calls + len(entry.decision) + store.last_sequence("g")
+
+
+def compact_command(identity: "HumanIdentity") -> Dict[str, Any]:
+    """Issue 25, the rule for compact models: a compact Command, converted and signed."""
+    from missionweaveprotocol.models import Command, CommandKind, OpenAgentSessionPayload
+    from missionweaveprotocol.scheduler import CheckpointRef, Scheduler
+
+    command = Command(action_id="urn:a:1", kind=CommandKind.OPEN_AGENT_SESSION,
+                      actor=system(), issued_at=AT,
+                      payload=OpenAgentSessionPayload(agent_id="urn:a:2"))
+    signed = identity.sign(command, supplement={})
+    ref = CheckpointRef("c1", work_id="w", group_id="g", run_id="w:1", created_at=AT)
+    records = Scheduler().snapshot().records
+    assert ref.work_id is not None and len(records) >= 0 and command.compact_payload is not None
+    return signed.to_wire()

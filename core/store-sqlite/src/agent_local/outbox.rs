@@ -31,6 +31,14 @@ impl SqliteAgentStore {
     ) -> Result<bool, LocalStoreError> {
         non_empty("agent_id", agent_id)?;
         non_empty("action_id", action_id)?;
+        // A buffered action is a document (a wire Command and its metadata): a JSON object, as
+        // the reference's `enqueue_action(…, payload: dict)` takes; an array is refused.
+        if payload.as_object().is_none() {
+            return Err(LocalStoreError::new(
+                LocalStoreErrorKind::InvalidArgument,
+                "payload must be a JSON object (the buffered action document)".to_owned(),
+            ));
+        }
         let bytes = canonical(payload)?;
         self.transaction(|conn| {
             let existing: Option<Vec<u8>> = conn
