@@ -35,7 +35,8 @@ mwp_pg_env
 step "venv and tools"
 [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1" "pydantic==2.14.4"
+  "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1" "pydantic==2.14.4" \
+  "fastapi==0.165.0" "uvicorn==0.54.0" "websockets==17.4" "httpx==0.28.1"
 
 step "Rust conformance binary (reference output for the console script)"
 cargo build --release --locked -q -p missionweaveprotocol-cli

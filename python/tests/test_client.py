@@ -1,0 +1,119 @@
+"""``missionweaveprotocol.client.AgentClient`` against ``GroupGateway.app`` under uvicorn on
+loopback (a real socket, the ``websockets`` client): authenticate, subscribe to two Groups
+with Cursors from ``SQLiteAgentStore``, send Commands and await their Events or typed errors,
+receive the other Agent's Events in Group order, ACK, drop the connection and resume from the
+Cursor; a refused HELLO raises; ``wss://`` needs a TLS context."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from core_support import AUTHORITY, COORDINATOR, GROUP, KEYS, REGISTRY, WORKER
+from gateway_support import OTHER_GROUP, post, serving, world
+from missionweaveprotocol.client import AgentClient, CommandRefused, DeliveredEvent
+from missionweaveprotocol.errors import AuthenticationError
+from missionweaveprotocol.local_store import SQLiteAgentStore
+from missionweaveprotocol.signed_documents import SignedDocumentCodec
+
+
+def client(url: str, agent: str, clock: object, **extra: object) -> AgentClient:
+    return AgentClient(
+        url, agent_id=agent, signing_key=KEYS[agent], registry=REGISTRY,
+        authority_id=AUTHORITY, clock=clock, initial_backoff=0.05,  # type: ignore[arg-type]
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_end_to_end_two_groups_fan_out_ack_and_resume(tmp_path: Path) -> None:
+    clock, core, gateway = world()
+    store = SQLiteAgentStore(tmp_path / "coordinator.sqlite3")
+
+    async def scenario() -> None:
+        async with serving(gateway) as url:
+            async with client(url, COORDINATOR, clock, store=store) as coordinator, \
+                    client(url, WORKER, clock) as worker:
+                assert coordinator.session_epoch == 1
+                await coordinator.subscribe([GROUP, OTHER_GROUP])
+                await worker.subscribe([GROUP])
+                heads = {g: core.store.last_sequence(g) for g in (GROUP, OTHER_GROUP)}
+                # Replay of both Groups, in order, verified.
+                for group in (GROUP, OTHER_GROUP):
+                    seen: List[int] = []
+                    while len(seen) < heads[group]:
+                        event = await asyncio.wait_for(coordinator.next_event(group), 10)
+                        assert event.in_order
+                        seen.append(event.sequence)
+                        await coordinator.acknowledge(event)
+                    assert seen == list(range(1, heads[group] + 1))
+                for _ in range(heads[GROUP]):
+                    await asyncio.wait_for(worker.next_event(GROUP), 10)
+                # COMMAND → its Event at the sender, and fanned out to the other subscriber.
+                event = await asyncio.wait_for(worker.send(post(WORKER)), 10)
+                assert isinstance(event, DeliveredEvent)
+                assert (event.group_id, event.sequence) == (GROUP, heads[GROUP] + 1)
+                assert event.kind == "message.posted"
+                SignedDocumentCodec().verify("event", event.signed_bytes, REGISTRY)
+                fanned = await asyncio.wait_for(coordinator.next_event(GROUP), 10)
+                assert fanned.event_id == event.event_id
+                await coordinator.acknowledge(fanned)
+                assert store.cursor(COORDINATOR, GROUP) == heads[GROUP] + 1
+                # A typed error, the connection kept: the Worker cannot see OTHER_GROUP.
+                with pytest.raises(CommandRefused) as refused:
+                    await asyncio.wait_for(
+                        worker.send(post(WORKER, group=OTHER_GROUP)), 10
+                    )
+                assert refused.value.code == "GROUP_NOT_FOUND"
+                assert worker.connections == 1
+                # Drop the coordinator's socket; meanwhile the worker posts twice.
+                await coordinator.drop()
+                posted = [await asyncio.wait_for(worker.send(post(WORKER)), 10)
+                          for _ in range(2)]
+                epoch = await asyncio.wait_for(coordinator.authenticated(), 10)
+                assert epoch == 2 and coordinator.connections == 2
+                # Resumed from the Cursor: exactly the two missed Events, in order.
+                resumed = [await asyncio.wait_for(coordinator.next_event(GROUP), 10)
+                           for _ in range(2)]
+                assert [e.event_id for e in resumed] == [e.event_id for e in posted]
+                assert coordinator.cursor(GROUP) == heads[GROUP] + 3
+                # Commands carry the new Session Epoch.
+                mine = await asyncio.wait_for(coordinator.send(post(COORDINATOR, epoch=2)), 10)
+                assert mine.sequence == heads[GROUP] + 4
+                with pytest.raises(CommandRefused) as stale:
+                    await asyncio.wait_for(coordinator.send(post(COORDINATOR, epoch=1)), 10)
+                assert stale.value.code == "AUTH_STALE_SESSION"
+
+    asyncio.run(scenario())
+    store.close()
+
+
+def test_refused_hello_raises_and_does_not_reconnect() -> None:
+    clock, _core, gateway = world()
+
+    async def scenario() -> None:
+        async with serving(gateway) as url:
+            impostor = AgentClient(
+                url, agent_id=WORKER, signing_key=KEYS[COORDINATOR], registry=REGISTRY,
+                authority_id=AUTHORITY, clock=clock,  # type: ignore[arg-type]
+            )
+            with pytest.raises(AuthenticationError) as refused:
+                await asyncio.wait_for(impostor.connect(), 10)
+            assert refused.value.code == "AUTH_INVALID_SIGNATURE"
+            await impostor.close()
+            assert impostor.connections == 1
+
+    asyncio.run(scenario())
+
+
+def test_urls_and_tls() -> None:
+    with pytest.raises(ValueError):
+        AgentClient("http://x", agent_id=WORKER, signing_key=KEYS[WORKER], registry=REGISTRY,
+                    authority_id=AUTHORITY)
+    import ssl
+
+    with pytest.raises(ValueError):
+        AgentClient("ws://x", agent_id=WORKER, signing_key=KEYS[WORKER], registry=REGISTRY,
+                    authority_id=AUTHORITY, ssl=ssl.create_default_context())
