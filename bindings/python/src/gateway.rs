@@ -74,8 +74,7 @@ fn limits_arg(py: Python<'_>, limits: Option<&Bound<'_, PyAny>>) -> PyResult<Lim
     let Some(limits) = convert::present(limits) else {
         return Ok(out);
     };
-    for item in convert::mapping_items(py, limits, "limits")? {
-        let (name, value) = item?;
+    for (name, value) in convert::mapping_items(py, limits, "limits")? {
         let name = convert::str_arg(py, &name, "limit name")?;
         let count = || convert::count_arg(py, &value, &name);
         match name.as_ref() {
