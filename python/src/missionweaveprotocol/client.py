@@ -220,9 +220,13 @@ class AgentClient:
         self._fail_pending(ConnectionLost("the client closed"))
 
     async def drop(self) -> None:
-        """Closes the current socket only (reconnects as after a network failure)."""
+        """Closes the current socket only (reconnects as after a network failure); returns
+        once the client is reconnecting (:meth:`authenticated` then awaits the new session)."""
+        current = self._authenticated
         if self._socket is not None:
             await self._socket.close()
+        while self._authenticated is current and not self._closed:
+            await asyncio.sleep(0.01)
 
     # ---- calls -----------------------------------------------------------------------------
 
