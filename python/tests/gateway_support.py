@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
+from pathlib import Path
 from datetime import datetime, timedelta
 from typing import Any, AsyncIterator, Dict, List, Optional, Tuple
 
@@ -92,10 +94,30 @@ def frame(raw: str) -> Dict[str, Any]:
     return value
 
 
+def loopback_certificate(directory: Path) -> Tuple[Path, Path]:
+    """A throwaway self-signed certificate for 127.0.0.1 (``openssl``): ``(cert, key)``. The
+    certificate is its own CA: a client trusts it with ``load_verify_locations``."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
 @contextlib.asynccontextmanager
-async def serving(gateway: GroupGateway) -> AsyncIterator[str]:
-    """``gateway.app`` under uvicorn on a loopback port: its ``ws://`` URL."""
-    config = uvicorn.Config(gateway.app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+async def serving(
+    gateway: GroupGateway, tls: Optional[Tuple[Path, Path]] = None
+) -> AsyncIterator[str]:
+    """``gateway.app`` under uvicorn on a loopback port: its ``ws://`` (``wss://`` with
+    ``tls``) URL."""
+    extra: Dict[str, Any] = {}
+    if tls is not None:
+        extra = {"ssl_certfile": str(tls[0]), "ssl_keyfile": str(tls[1])}
+    config = uvicorn.Config(gateway.app, host="127.0.0.1", port=0, log_level="warning",
+                            lifespan="off", **extra)
     server = uvicorn.Server(config)
     task = asyncio.ensure_future(server.serve())
     while not server.started:
@@ -104,7 +126,7 @@ async def serving(gateway: GroupGateway) -> AsyncIterator[str]:
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"ws://127.0.0.1:{port}/ws"
+        yield f"{'wss' if tls else 'ws'}://127.0.0.1:{port}/ws"
     finally:
         server.should_exit = True
         await task

@@ -13,8 +13,13 @@ from typing import List
 import pytest
 
 from core_support import AUTHORITY, COORDINATOR, GROUP, KEYS, REGISTRY, WORKER
-from gateway_support import OTHER_GROUP, post, serving, world
-from missionweaveprotocol.client import AgentClient, CommandRefused, DeliveredEvent
+from gateway_support import OTHER_GROUP, loopback_certificate, post, serving, world
+from missionweaveprotocol.client import (
+    AgentClient,
+    CommandRefused,
+    ConnectionLost,
+    DeliveredEvent,
+)
 from missionweaveprotocol.errors import AuthenticationError
 from missionweaveprotocol.local_store import SQLiteAgentStore
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
@@ -117,3 +122,37 @@ def test_urls_and_tls() -> None:
     with pytest.raises(ValueError):
         AgentClient("ws://x", agent_id=WORKER, signing_key=KEYS[WORKER], registry=REGISTRY,
                     authority_id=AUTHORITY, ssl=ssl.create_default_context())
+
+
+def test_wss_with_a_custom_ca_and_tls_13(tmp_path: Path) -> None:
+    import ssl
+
+    clock, core, gateway = world()
+    cert, key = loopback_certificate(tmp_path)
+
+    async def scenario() -> None:
+        async with serving(gateway, tls=(cert, key)) as url:
+            assert url.startswith("wss://")
+            trusted = ssl.create_default_context(cafile=str(cert))
+            trusted.minimum_version = ssl.TLSVersion.TLSv1_3
+            async with client(url, WORKER, clock, ssl=trusted) as worker:
+                await worker.subscribe([GROUP])
+                head = core.store.last_sequence(GROUP)
+                for sequence in range(1, head + 1):
+                    event = await asyncio.wait_for(worker.next_event(GROUP), 10)
+                    assert event.sequence == sequence
+                event = await asyncio.wait_for(worker.send(post(WORKER)), 10)
+                assert event.sequence == head + 1
+            # Without the CA the certificate is refused: no session, a TLS error.
+            untrusting = AgentClient(
+                url, agent_id=WORKER, signing_key=KEYS[WORKER], registry=REGISTRY,
+                authority_id=AUTHORITY, clock=clock, reconnect=False,  # type: ignore[arg-type]
+            )
+            with pytest.raises(Exception) as refused:
+                await asyncio.wait_for(untrusting.connect(), 10)
+            assert untrusting.connections == 0
+            assert isinstance(refused.value, ConnectionLost)
+            assert isinstance(refused.value.__cause__, ssl.SSLError)
+            await untrusting.close()
+
+    asyncio.run(scenario())

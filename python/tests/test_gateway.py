@@ -19,12 +19,15 @@ from gateway_support import (
     OTHER_GROUP,
     events_of,
     frame,
+    later,
     now_ms,
     peer,
     post,
     world,
 )
 from missionweaveprotocol import _native
+from missionweaveprotocol.auth import AgentKeyRegistry, SessionAuthority
+from missionweaveprotocol.errors import InvalidInputError
 from missionweaveprotocol.gateway import (
     CommandAdmissionError,
     CoreGatewayAdapter,
@@ -196,3 +199,27 @@ def test_reference_names_and_kinds() -> None:
     with pytest.raises(TypeError):
         GroupGateway(core, object())  # type: ignore[arg-type]
     assert OWNER
+
+
+def test_the_handshake_timeout_closes_on_the_hosts_timer() -> None:
+    clock, _core, _gateway = world()
+    # A gateway whose handshake must finish within 1 s of the (test) clock.
+    gateway = GroupGateway(_core, SessionAuthority(AgentKeyRegistry(), secret=b"t" * 32),
+                           clock=clock, limits={"handshake_timeout_ms": 1000})
+    with TestClient(gateway.app) as client, client.websocket_connect("/ws") as ws:
+        later(clock, 5)
+        # The host's one-second timer feeds `on_tick`; the machine decides to close.
+        error = frame(ws.receive_text())["error"]
+        assert (error["code"], error["fatal"]) == ("AUTH_REQUIRED", True)
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 1008
+
+
+def test_only_known_limits_are_accepted() -> None:
+    _clock, core, _gateway = world()
+    sessions = SessionAuthority(AgentKeyRegistry(), secret=b"t" * 32)
+    with pytest.raises(InvalidInputError):
+        GroupGateway(core, sessions, limits={"no_such_limit": 1})
+    with pytest.raises(InvalidInputError):
+        GroupGateway(core, sessions, limits={"max_frame_bytes": 0})

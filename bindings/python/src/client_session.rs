@@ -182,8 +182,8 @@ impl NativeClientSession {
         if let Some(timeout) = command_timeout_ms {
             config.command_timeout_ms = timeout;
         }
-        let session = Session::new(config, signer, Box::new(OsRandom))
-            .map_err(|e| client_error(py, &e))?;
+        let session =
+            Session::new(config, signer, Box::new(OsRandom)).map_err(|e| client_error(py, &e))?;
         Ok(Self {
             inner: Mutex::new(session),
         })
@@ -237,7 +237,12 @@ impl NativeClientSession {
     }
 
     /// `ACK` of `(group_id, sequence)` pairs, each at most the Group's contiguous Cursor.
-    fn acknowledge(&self, py: Python<'_>, cursors: Vec<(String, u64)>, now_ms: i64) -> PyResult<()> {
+    fn acknowledge(
+        &self,
+        py: Python<'_>,
+        cursors: Vec<(String, u64)>,
+        now_ms: i64,
+    ) -> PyResult<()> {
         let refs: Vec<(&str, u64)> = cursors.iter().map(|(g, s)| (g.as_str(), *s)).collect();
         self.locked()
             .acknowledge(&refs, UnixMillis(now_ms))

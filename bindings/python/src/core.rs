@@ -229,7 +229,10 @@ impl core::fmt::Debug for NativeCore {
     }
 }
 
-pub(crate) fn registry_arg(py: Python<'_>, registry: &Bound<'_, PyAny>) -> PyResult<Arc<KeyRegistrySnapshot>> {
+pub(crate) fn registry_arg(
+    py: Python<'_>,
+    registry: &Bound<'_, PyAny>,
+) -> PyResult<Arc<KeyRegistrySnapshot>> {
     if let Ok(resolver) = registry.cast::<AgentRegistryKeyResolver>() {
         return resolver
             .get()

@@ -126,8 +126,7 @@ impl NativeGateway {
             .get()
             .twin()
             .map_err(|e| errors::describe(py, &e))?;
-        let seam: Arc<dyn GatewayCore> =
-            Arc::new(CoreGateway::new(Arc::clone(&core.get().inner)));
+        let seam: Arc<dyn GatewayCore> = Arc::new(CoreGateway::new(Arc::clone(&core.get().inner)));
         let limits = limits_arg(py, limits)?;
         let inner = Gateway::new(seam, authority, limits)
             .map_err(|e| errors::invalid_input(py, e.to_string()))?;
@@ -149,7 +148,10 @@ impl NativeGateway {
     fn wake_list(&self, group_id: &str, except_id: u64) -> Vec<u64> {
         self.inner
             .hub()
-            .wake_list(group_id, missionweaveprotocol_gateway::server::ConnectionId(except_id))
+            .wake_list(
+                group_id,
+                missionweaveprotocol_gateway::server::ConnectionId(except_id),
+            )
             .into_iter()
             .map(|id| id.0)
             .collect()

@@ -196,10 +196,15 @@ class AgentClient:
         """Waits for the current (or next) connection's ``server_accept``."""
         while True:
             if self._authenticated is not None:
+                current = self._authenticated
                 try:
-                    return await asyncio.shield(self._authenticated)
+                    return await asyncio.shield(current)
                 except ConnectionLost:
-                    pass
+                    # The connection dropped before `server_accept`: wait for the next one,
+                    # unless there is none (closed, or not reconnecting): then this is final.
+                    await asyncio.sleep(0)
+                    if self._closed or (self._runner is not None and self._runner.done()):
+                        raise
             if self._closed or (self._runner is not None and self._runner.done()):
                 raise ConnectionLost("the client is closed")
             await asyncio.sleep(0.01)
@@ -311,6 +316,7 @@ class AgentClient:
         while not self._closed:
             loop = asyncio.get_running_loop()
             self._authenticated = loop.create_future()
+            cause: Optional[BaseException] = None
             try:
                 authenticated = await self._connection()
                 if authenticated:
@@ -319,14 +325,17 @@ class AgentClient:
                 if not self._authenticated.done():
                     self._authenticated.set_exception(refused)
                 return
-            except (OSError, ConnectionClosed, asyncio.TimeoutError, ClientSessionError):
-                pass
+            except (OSError, ConnectionClosed, asyncio.TimeoutError, ClientSessionError) as error:
+                # A TLS refusal (`ssl.SSLError`) is an OSError: kept as the cause.
+                cause = error
             finally:
                 self._socket = None
                 self._session = None
                 self._fail_pending(ConnectionLost("the connection dropped"))
                 if not self._authenticated.done():
-                    self._authenticated.set_exception(ConnectionLost("the connection dropped"))
+                    lost = ConnectionLost(f"the connection dropped: {cause!r}")
+                    lost.__cause__ = cause
+                    self._authenticated.set_exception(lost)
                     # Retrieved here so an unawaited failure is not reported.
                     self._authenticated.exception()
             if not self._reconnect or self._closed:
