@@ -223,3 +223,28 @@ def test_only_known_limits_are_accepted() -> None:
         GroupGateway(core, sessions, limits={"no_such_limit": 1})
     with pytest.raises(InvalidInputError):
         GroupGateway(core, sessions, limits={"max_frame_bytes": 0})
+
+
+def test_the_client_session_verifies_every_event() -> None:
+    clock, core, gateway = world()
+    ms = now_ms(clock)
+    with TestClient(gateway.app) as client, client.websocket_connect("/ws") as ws:
+        worker = peer(WORKER)
+        handshake(ws, worker, ms)
+        worker.subscribe([(GROUP, 0, None)], ms)
+        for out in worker.poll_output():
+            ws.send_text(out.decode())
+        first = ws.receive_text()
+        # The same frame with its Event altered (the signature no longer verifies): rejected,
+        # not delivered, the Cursor unmoved.
+        tampered = first.replace('"sequence":1', '"sequence":1,"x":1', 1)
+        assert tampered != first
+        worker.on_text(tampered.encode(), ms)
+        events = list(worker.poll_events())
+        assert [e[0] for e in events] == ["rejected"]
+        assert worker.cursor(GROUP) == 0
+        # The genuine one is delivered in order.
+        worker.on_text(first.encode(), ms)
+        assert [(e[0], e[2], e[5]) for e in worker.poll_events()] == [("event", 1, True)]
+        assert worker.cursor(GROUP) == 1
+        assert core.store.last_sequence(GROUP) >= 1
