@@ -13,7 +13,7 @@ from typing import List
 import pytest
 
 from core_support import AUTHORITY, COORDINATOR, GROUP, KEYS, REGISTRY, WORKER
-from gateway_support import OTHER_GROUP, loopback_certificate, post, serving, world
+from gateway_support import ABSENT_GROUP, OTHER_GROUP, loopback_certificate, post, serving, world
 from missionweaveprotocol.client import (
     AgentClient,
     CommandRefused,
@@ -72,6 +72,16 @@ def test_end_to_end_two_groups_fan_out_ack_and_resume(tmp_path: Path) -> None:
                         worker.send(post(WORKER, group=OTHER_GROUP)), 10
                     )
                 assert refused.value.code == "GROUP_NOT_FOUND"
+                # ... answered exactly like a Group that does not exist (§17.2).
+                with pytest.raises(CommandRefused) as absent:
+                    await asyncio.wait_for(
+                        worker.send(post(WORKER, group=ABSENT_GROUP)), 10
+                    )
+                hidden_error, absent_error = dict(refused.value.error), dict(absent.value.error)
+                for error in (hidden_error, absent_error):
+                    for member in ("groupId", "relatedFrameId", "relatedActionId"):
+                        error.pop(member, None)
+                assert hidden_error == absent_error
                 assert worker.connections == 1
                 # Drop the coordinator's socket; meanwhile the worker posts twice.
                 await coordinator.drop()
@@ -154,5 +164,37 @@ def test_wss_with_a_custom_ca_and_tls_13(tmp_path: Path) -> None:
             assert isinstance(refused.value, ConnectionLost)
             assert isinstance(refused.value.__cause__, ssl.SSLError)
             await untrusting.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "message,code,close",
+    [("not json", "PROTOCOL_VIOLATION", 1007), (b"\x00", "PROTOCOL_VIOLATION", 1003),
+     ('{"frameType":"NOPE"}', "SCHEMA_VALIDATION_FAILED", 1008)],
+)
+def test_raw_socket_framing_violations_under_uvicorn(message: object, code: str, close: int) -> None:
+    import json
+
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    _clock, _core, gateway = world()
+
+    async def scenario() -> None:
+        async with serving(gateway) as url, connect(url) as socket:
+            # Before HELLO any valid frame is AUTH_REQUIRED, and the socket stays open.
+            await socket.send(
+                '{"frameId":"urn:missionweaveprotocol:frame:r1","frameType":"PING",'
+                '"nonce":"AAAA","protocolVersion":"0.1","sentAt":"2026-07-15T09:30:00Z"}'
+            )
+            first = json.loads(await asyncio.wait_for(socket.recv(), 10))["error"]
+            assert (first["code"], first.get("fatal")) == ("AUTH_REQUIRED", None)
+            await socket.send(message)  # type: ignore[arg-type]
+            error = json.loads(await asyncio.wait_for(socket.recv(), 10))["error"]
+            assert (error["code"], error["fatal"]) == (code, True)
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(socket.recv(), 10)
+            assert socket.close_code == close
 
     asyncio.run(scenario())
