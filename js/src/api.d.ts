@@ -639,8 +639,11 @@ export declare class RetryError extends MwpError {
 export declare const PolicyError: typeof RetryError;
 export declare class RetryExhausted extends RetryError {}
 export declare class SchedulerError extends MwpError {
-  readonly reason: 'unsafe_checkpoint' | 'invalid_argument' | 'corrupt_snapshot';
+  readonly reason: 'unsafe_checkpoint' | 'invalid_argument' | 'unsupported_policy' | 'offer_declined' | 'corrupt_snapshot';
   readonly field?: string;
+  /** `offer_declined`: the offer a rebuild could not admit, and why (an {@link AdmissionReasonName}). */
+  readonly workId?: string;
+  readonly admissionReason?: AdmissionReasonName;
 }
 export declare class SchedulerStateError extends MwpError {
   readonly reason: 'unknown_work' | 'stale_run' | 'invalid_transition';
@@ -877,6 +880,12 @@ export declare class RetryController implements NativeResource {
 export declare class Scheduler implements NativeResource {
   constructor(policy?: SchedulerPolicyInput);
   static restore(snapshot: SchedulerSnapshot | object | string, policy?: SchedulerPolicyInput): Scheduler;
+  /**
+   * After a restart at `now`: from a snapshot (object or JSON text), running work resumes from a
+   * durable safe checkpoint or blocks; from a non-empty array of offers, each is admitted in order.
+   * @throws {@link SchedulerError} (`offer_declined`) when an offer is declined (nothing is
+   * rebuilt), {@link ArgumentError} (argument `source`) for no offers (`[]`) or anything else.
+   */
   static rebuild(source: SchedulerSnapshot | object | string | WorkOfferInput[], policy: SchedulerPolicyInput | undefined, now: TimeInput): Scheduler;
   admit(offer: WorkOfferInput, now: TimeInput): AdmissionDecision;
   admitMany(offers: WorkOfferInput[], now: TimeInput): AdmissionDecision[];
@@ -920,12 +929,12 @@ export declare function vocabularies(): Readonly<Record<string, readonly string[
 
 // ---- the authoritative Core (issue 10) ------------------------------------------------------
 
-/** The reference runtime's error families (`ErrorCode`). */
+/** The reference runtime's error families (`ErrorCode`), and this runtime's `store_failure`. */
 export type ErrorCodeName =
   | 'invalid_command' | 'not_found' | 'already_exists' | 'authorization_denied' | 'action_id_collision'
   | 'stale_session_epoch' | 'stale_membership_epoch' | 'stale_coordinator_epoch' | 'stale_ownership_epoch'
   | 'lease_expired' | 'invalid_transition' | 'revision_conflict' | 'dependency_error' | 'policy_violation'
-  | 'budget_exceeded';
+  | 'budget_exceeded' | 'store_failure';
 export declare const ErrorCode: Readonly<{
   INVALID_COMMAND: 'invalid_command'; NOT_FOUND: 'not_found'; ALREADY_EXISTS: 'already_exists';
   AUTHORIZATION_DENIED: 'authorization_denied'; ACTION_ID_COLLISION: 'action_id_collision';
@@ -933,6 +942,7 @@ export declare const ErrorCode: Readonly<{
   STALE_COORDINATOR_EPOCH: 'stale_coordinator_epoch'; STALE_OWNERSHIP_EPOCH: 'stale_ownership_epoch';
   LEASE_EXPIRED: 'lease_expired'; INVALID_TRANSITION: 'invalid_transition'; REVISION_CONFLICT: 'revision_conflict';
   DEPENDENCY_ERROR: 'dependency_error'; POLICY_VIOLATION: 'policy_violation'; BUDGET_EXCEEDED: 'budget_exceeded';
+  STORE_FAILURE: 'store_failure';
 }>;
 
 /** What `Core.query` can read (the reference's `QueryKind`). */
@@ -978,6 +988,29 @@ export declare class RevisionConflict extends MissionWeaveProtocolError {
 export declare class DependencyError extends MissionWeaveProtocolError { readonly family: 'dependency_error'; }
 export declare class PolicyViolation extends MissionWeaveProtocolError { readonly family: 'policy_violation'; }
 export declare class BudgetExceeded extends MissionWeaveProtocolError { readonly family: 'budget_exceeded'; }
+/** The store's reasons for a {@link StoreError}. */
+export type StoreFailureReason =
+  | 'store_corrupt' | 'corrupt_aggregate' | 'backend_failure' | 'store_closed' | 'store_not_initialized';
+/**
+ * The authoritative store failed (`store_failure`, `INTERNAL_ERROR`): nothing was applied, and it
+ * is no conflict (not a {@link RevisionConflict}). `retryable` is true only where an unchanged
+ * retry can succeed (a failing backend), never for damaged data or a closed store.
+ */
+export declare class StoreError extends MissionWeaveProtocolError {
+  readonly family: 'store_failure';
+  readonly code: 'INTERNAL_ERROR';
+  readonly reason: StoreFailureReason;
+  /** What was being read when damage was found (`event`, `aggregate`, `receipt`, `database`, …). */
+  readonly stored?: string;
+  /** Which stored row failed (`"g #3"`, `"work_item w"`), when the store names one. */
+  readonly locator?: string;
+  /** A damaged Event's ID and sequence, when a replay found it. */
+  readonly eventId?: string;
+  readonly sequence?: number;
+  /** A damaged aggregate's kind and ID. */
+  readonly aggregateKind?: string;
+  readonly aggregateId?: string;
+}
 
 /** One signed Group Event as the Core stored it. */
 export declare class Event {

@@ -47,7 +47,7 @@ export {
   ReplaySequenceError, ReplayProjectionError, AgentError, ActiveSessionError, StaleSessionEpochError, ClosedSessionError,
   StaleContextError, OfflinePolicyError, ErrorCode, MissionWeaveProtocolError, InvalidCommand, NotFound, AlreadyExists,
   AuthorizationDenied, ActionIdCollision, StaleSessionEpoch, StaleMembershipEpoch, StaleCoordinatorEpoch, StaleOwnershipEpoch,
-  LeaseExpired, InvalidTransition, RevisionConflict, DependencyError, PolicyViolation, BudgetExceeded,
+  LeaseExpired, InvalidTransition, RevisionConflict, DependencyError, PolicyViolation, BudgetExceeded, StoreError,
 } from './api/errors.mjs';
 export { RESOURCE_DIMENSIONS, ResourceUsage, BudgetLedgerSnapshot } from './api/budget.mjs';
 export { LeaseState } from './api/lease.mjs';

@@ -289,9 +289,12 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
         (e) => e instanceof api.VerificationError && e.code === 'SCHEMA_VALIDATION_FAILED' && e.stage === 'schema');
       assert.throws(() => api.verifySignedDocument('command', bundleBytes(`${VALID}command.json`), 'garbage'),
         (e) => e instanceof api.VerificationError && e.stage === 'key-resolution');
-      // Large input is fine; the module keeps working after every failure above.
-      const big = `[${'1,'.repeat(200000)}1]`;
+      // Large input within the DOCUMENT limits (the default for outside input) is fine; past
+      // them it is refused, typed; the module keeps working after every failure above.
+      const big = `[${'1,'.repeat(60000)}1]`;
       assert.equal(api.canonicalHash(big).length, 71);
+      assert.throws(() => api.canonicalHash(`[${'1,'.repeat(200000)}1]`),
+        (e) => e.code === 'PROTOCOL_VIOLATION' && /more than 65536 entries/.test(e.message));
       assert.equal(api.canonicalize('{"ok":true}'), '{"ok":true}');
     });
   });

@@ -106,12 +106,12 @@ test('a manifest from put is accepted by Core.perform of artifact.publish', asyn
   const store = new api.LocalArtifactStore(scratch(t));
   const manifest = JSON.parse(store.put(CONTENT, options(org)).text);
   const published = await core.perform(org.command('artifact.publish', worker(1),
-    { workItemId: W1, ownershipEpoch, leaseId: executionLeaseId, manifest }));
+    { ownershipEpoch, leaseId: executionLeaseId, manifest }));
   assert.equal(published.event.kind, 'artifact.published');
   assert.deepEqual(store.get(published.event.payload.artifact), CONTENT);
   const forged = JSON.parse(store.put(new TextEncoder().encode('other'), options(org, { key: org.keys.get(COORDINATOR).key })).text);
   await assert.rejects(core.perform(org.command('artifact.publish', worker(1),
-    { workItemId: W1, ownershipEpoch, leaseId: executionLeaseId, manifest: forged })),
+    { ownershipEpoch, leaseId: executionLeaseId, manifest: forged })),
   (e) => e instanceof api.AuthorizationDenied && e.code === 'AUTH_INVALID_SIGNATURE');
 });
 

@@ -184,7 +184,7 @@ export function organization(api, { workers = 1 } = {}) {
       createdAt: NOW_TEXT,
     };
     const signedManifest = JSON.parse(api.signDocument('artifact', JSON.stringify(manifest), { key: keys.get(agentId).key }).text);
-    return command('artifact.publish', agentId, { workItemId: item, ownershipEpoch, leaseId, manifest: signedManifest });
+    return command('artifact.publish', agentId, { ownershipEpoch, leaseId, manifest: signedManifest });
   }
 
   return { api, keys, registry, registryBytes, authority, authorityKey, unsigned, command, byCoordinator, core, ready, sessionOpen, publish };

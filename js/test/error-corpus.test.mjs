@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
 import { REPO, backends, bundleBytes } from './support.mjs';
+import { organization } from './core-support.mjs';
 
 const CORPUS = JSON.parse(readFileSync(join(REPO, 'tests', 'errors', 'failing-calls.json'), 'utf8'));
 const T0 = 1_767_225_600_000;
@@ -21,6 +22,9 @@ const CLASSES = {
   authentication: 'AuthenticationError', 'local-store': 'LocalStoreError', 'replay-sequence': 'ReplaySequenceError',
   offline: 'OfflinePolicyError',
 };
+
+// A refusal of the authoritative Core (`family` in the case): its class is the family's.
+const FAMILY_CLASSES = { store_failure: 'StoreError' };
 
 const camel = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 const usage = (values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [camel(k), v]));
@@ -76,6 +80,26 @@ const OPS = {
       offlineLimits: offline === null ? undefined : { maxDisconnectGraceMs: offline.max_disconnect_grace_ms, maxActions: offline.max_actions },
     });
   },
+  scheduler_rebuild: (api, a) => {
+    const source = Array.isArray(a.source) ? a.source.map((o) => ({ workId: o.work_id, groupId: o.group_id })) : a.source;
+    api.Scheduler.rebuild(source, {}, T0);
+  },
+  budget_rebuild_value: (api, a) => api.BudgetLedger.rebuild(a.value),
+  retry_restore_value: (api, a) => api.RetryController.restore(a.value),
+  // A Core over a SQLite store (in memory) closed after the Core was built: its replay fails on
+  // the store (napi only: no database in the WebAssembly build).
+  core_closed_store: async (api, a) => {
+    const store = new api.SQLiteStore();
+    await store.initialize();
+    const core = organization(api).core({ store });
+    await store.close();
+    try {
+      await core.replay(a.group_id);
+    } finally {
+      core.free();
+      store.free();
+    }
+  },
   scheduler_cancel: (api, a) => {
     const s = new api.Scheduler({});
     assert.ok(s.admit({ workId: 'a', groupId: 'g' }, T0).accepted);
@@ -113,9 +137,15 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
           return;
         }
         const { expect } = c;
-        assert.equal(error.constructor.name, CLASSES[expect.class], String(error));
-        assert.ok(error instanceof api[CLASSES[expect.class]]);
+        const className = expect.family ? FAMILY_CLASSES[expect.family] : CLASSES[expect.class];
+        assert.equal(error.constructor.name, className, String(error));
+        assert.ok(error instanceof api[className]);
         assert.ok(error instanceof api.MwpError);
+        if (expect.family) {
+          assert.ok(error instanceof api.MissionWeaveProtocolError);
+          assert.equal(error.family, expect.family);
+        }
+        if (expect.retryable !== undefined) assert.equal(error.retryable, expect.retryable);
         assert.equal(error.code, expect.code);
         assert.equal(error.reason, expect.reason);
         assert.equal(error.stage, expect.stage);

@@ -70,7 +70,8 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
     test('cyclic snapshot objects are argument errors', () => {
       const api = apis[name];
       argumentError(api, () => api.Scheduler.restore(cyclic()), 'snapshot');
-      argumentError(api, () => api.Scheduler.rebuild(cyclic(), {}, T0), 'snapshot');
+      // Scheduler.rebuild's first argument is `source` (a snapshot or offers), as in the reference.
+      argumentError(api, () => api.Scheduler.rebuild(cyclic(), {}, T0), 'source');
       argumentError(api, () => api.BudgetLedger.rebuild(cyclic()), 'snapshot');
       argumentError(api, () => api.ExecutionLease.fromJSON(cyclic()), 'document');
       argumentError(api, () => api.BudgetLedger.rebuild({ n: 1n }), 'snapshot');

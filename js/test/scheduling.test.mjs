@@ -285,5 +285,22 @@ for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)']) {
       const [d] = r.schedule(T0 + 5);
       assert.equal(d.resumeFrom.checkpointId, 'ka');
     });
+
+    test('rebuild refuses what is neither a snapshot nor offers: null, a number, no offers', () => {
+      // Issue 22, item 8: `rebuild([])` gave an empty Scheduler; each is API misuse, refused by
+      // the core (`Scheduler::from_offers`, the conversion) with the typed argument error.
+      const api = apis[name];
+      for (const source of [null, undefined, 5, true, []]) {
+        const e = caught(() => api.Scheduler.rebuild(source, {}, T0));
+        assert.ok(e instanceof api.ArgumentError, `${JSON.stringify(source)}: ${e}`);
+        assert.equal(e.code, 'PROTOCOL_VIOLATION');
+        assert.equal(e.reason, 'invalid-argument');
+        assert.equal(e.argument, 'source', `${JSON.stringify(source)}: ${e.message}`);
+      }
+      // One offer is a rebuild (the boundary of the empty one); a declined one refuses it.
+      assert.equal(api.Scheduler.rebuild([{ workId: 'a', groupId: 'g' }], {}, T0).size, 1);
+      const declined = caught(() => api.Scheduler.rebuild([{ workId: 'a', groupId: 'g' }, { workId: 'a', groupId: 'h' }], {}, T0));
+      assert.ok(declined instanceof api.SchedulerError && declined.reason === 'offer_declined', String(declined));
+    });
   });
 }

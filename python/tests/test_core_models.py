@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from core_support import COORDINATOR, OWNER, create, signed_command, unsigned
 from missionweaveprotocol import _native
-from missionweaveprotocol.core import ErrorCode
+from missionweaveprotocol.core import ErrorCode, MissionWeaveProtocolError
 from missionweaveprotocol.models import (
     ActorType,
     Command,
@@ -30,9 +30,15 @@ def test_query_kinds_are_the_cores() -> None:
 
 def test_error_codes_are_the_cores_families() -> None:
     assert [c.value for c in ErrorCode] == list(VOCABULARIES["error_family"])
+    # The core names each family's class: the CamelCase of the reference's 15, and `StoreError`
+    # for `store_failure` (issue 22, item 8); the package's classes carry those names.
+    classes = {cls.code: cls.__name__ for cls in MissionWeaveProtocolError.__subclasses__()}
+    assert [classes[c] for c in ErrorCode] == list(VOCABULARIES["error_family_class"])
     assert [
         "".join(w.title() for w in c.value.split("_")) for c in ErrorCode
-    ] == list(VOCABULARIES["error_family_class"])
+        if c is not ErrorCode.STORE_FAILURE
+    ] == list(VOCABULARIES["error_family_class"])[:-1]
+    assert VOCABULARIES["error_family_class"][-1] == "StoreError"
 
 
 def test_command_kinds_are_wire_kinds() -> None:

@@ -3,22 +3,24 @@ Python; the server of ``MWP_POSTGRES_URL`` or a private cluster, ``pg_support``;
 a Core over PostgreSQL works as over SQLite and ``InMemoryStore``; a new Core over a new store on
 the same database replays the same Events and continues; every URL spelling reaches the server;
 an unreachable server is a ``RuntimeError`` at ``initialize`` and the store stays unopened;
-``initialize`` waits off the event loop with the GIL released."""
+``initialize`` waits off the event loop with the GIL released; the store's own failures (a row
+changed behind its back, a closed store) are ``core.StoreError``, never ``RevisionConflict``."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 from typing import Any, Coroutine, List, TypeVar
 
 import pytest
 
-from core_support import GROUP, MISSION, authorize, create, make_core, offer
+from core_support import GROUP, MISSION, OWNER, authorize, create, make_core, offer, signed
 from durable_flow import first_flow, second_flow
-from missionweaveprotocol.core import MissionWeaveProtocolError
+from missionweaveprotocol.core import MissionWeaveProtocolError, RevisionConflict, StoreError
 from missionweaveprotocol.models import Event
 from missionweaveprotocol.store import PostgreSQLStore, SQLStore
-from pg_support import Database, SilentServer, closed_port, database
+from pg_support import Database, SilentServer, closed_port, database, psql
 
 __all__ = ["database"]  # the fixture, used by name
 
@@ -103,8 +105,11 @@ def test_concurrent_awaits_on_postgresql_keep_one_contiguous_sequence(
         # After close the Core is refused, typed; nothing half-applied.
         with pytest.raises(MissionWeaveProtocolError) as refused:
             await core.perform(create(f"{MISSION}-late", f"{GROUP}-late"))
+        assert type(refused.value) is StoreError
+        assert not isinstance(refused.value, RevisionConflict)
         assert refused.value.wire_code == "INTERNAL_ERROR"
-        assert refused.value.reason == "backend_failure"
+        assert refused.value.reason == "store_closed"
+        assert refused.value.retryable is False
     run(main())
 
 
@@ -155,3 +160,87 @@ def test_initialize_waits_for_the_server_off_the_event_loop_without_the_gil() ->
         assert run(main()) >= 50
     finally:
         server.close()
+
+
+def _tamper(database: Database, statement: str) -> int:
+    """Runs ``statement`` in ``database`` with ``psql`` (behind the store's back); the row count."""
+    done = subprocess.run(
+        [psql(), database.url(), "-v", "ON_ERROR_STOP=1", "-qAtc", f"WITH t AS ({statement} "
+         "RETURNING 1) SELECT count(*) FROM t"],
+        check=False, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.strip())
+
+
+def test_rows_changed_behind_the_stores_back_are_store_errors_naming_them(
+    database: Database,
+) -> None:
+    """An Event body and a Mission aggregate edited in the database: replay and the next Command
+    on the Mission are refused as damaged data (``store_corrupt``, not retryable, the row named),
+    never as a revision conflict; nothing is appended."""
+
+    async def write() -> None:
+        store = await opened(PostgreSQLStore(database.url()))
+        core = make_core(store=store)
+        await core.perform(create())
+        await core.perform(authorize())
+        await store.close()
+
+    run(write())
+    assert _tamper(database, "UPDATE events SET body = convert_to('{\"forged\":true}', 'UTF8') "
+                   f"WHERE group_id = '{GROUP}' AND sequence = 2") == 1
+    assert _tamper(database, "UPDATE aggregates SET value = convert_to(replace(convert_from("
+                   "value, 'UTF8'), '\"financialLimit\":50,', '\"financialLimit\":5000,'), "
+                   f"'UTF8') WHERE kind = 'mission' AND id = '{MISSION}'") == 1
+
+    async def read() -> None:
+        store = await opened(PostgreSQLStore(database.url()))
+        core = make_core(store=store, sessions=False)
+        try:
+            with pytest.raises(StoreError) as replayed:
+                await core.replay(GROUP)
+            assert len(await core.replay(GROUP, limit=1)) == 1  # the intact first Event
+            with pytest.raises(StoreError) as performed:
+                await core.perform(
+                    signed("mission.cancel", OWNER, {"reason": "no"}, expectedRevision=1)
+                )
+            assert store.last_sequence(GROUP) == 2
+        finally:
+            await store.close()
+        for error, stored, locator in (
+            (replayed.value, "event", f"{GROUP} #2"),
+            (performed.value, "aggregate", f"mission {MISSION}"),
+        ):
+            assert not isinstance(error, RevisionConflict)
+            assert (error.wire_code, error.reason, error.retryable) == (
+                "INTERNAL_ERROR", "store_corrupt", False)
+            assert (error.stored, error.locator) == (stored, locator)
+
+    run(read())
+
+
+def test_a_genuine_revision_conflict_on_postgresql_is_still_a_revision_conflict(
+    database: Database,
+) -> None:
+    async def main() -> None:
+        store = await opened(PostgreSQLStore(database.url()))
+        core = make_core(store=store)
+        try:
+            await core.perform(create())
+            for stale in (0, 2):  # older and newer than the Mission's revision 1
+                with pytest.raises(RevisionConflict) as caught:
+                    await core.perform(
+                        signed("mission.cancel", OWNER, {"reason": "no"}, expectedRevision=stale)
+                    )
+                assert not isinstance(caught.value, StoreError)
+                assert caught.value.wire_code == "REVISION_CONFLICT"
+            assert store.last_sequence(GROUP) == 1
+            cancelled = await core.perform(
+                signed("mission.cancel", OWNER, {"reason": "no"}, expectedRevision=1)
+            )
+            assert cancelled.sequence == 2
+        finally:
+            await store.close()
+
+    run(main())

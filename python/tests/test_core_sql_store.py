@@ -17,7 +17,12 @@ import pytest
 
 from core_support import GROUP, MISSION, NOW, Clock, authorize, create, make_core, offer
 from durable_flow import first_flow, second_flow
-from missionweaveprotocol.core import MissionWeaveProtocolError
+from missionweaveprotocol.core import (
+    ErrorCode,
+    MissionWeaveProtocolError,
+    RevisionConflict,
+    StoreError,
+)
 from missionweaveprotocol.errors import InvalidInputError
 from missionweaveprotocol.models import Event
 from missionweaveprotocol.store import InMemoryStore, PostgreSQLStore, SQLiteStore, SQLStore
@@ -156,11 +161,19 @@ def test_close_is_idempotent_and_final(tmp_path: Path) -> None:
             await store.initialize()
         with pytest.raises(RuntimeError, match="closed"):
             make_core(store=store)
-        # The Core built before close no longer reaches the database: a typed refusal.
-        with pytest.raises(MissionWeaveProtocolError) as refused:
+        # The Core built before close no longer reaches the database: a store failure (not a
+        # conflict to retry on), and not retryable: the same call fails the same way.
+        with pytest.raises(StoreError) as refused:
             await core.perform(authorize())
+        assert isinstance(refused.value, MissionWeaveProtocolError)
+        assert not isinstance(refused.value, RevisionConflict)
+        assert refused.value.code is ErrorCode.STORE_FAILURE
         assert refused.value.wire_code == "INTERNAL_ERROR"
-        assert refused.value.reason == "backend_failure"
+        assert refused.value.reason == "store_closed"
+        assert refused.value.retryable is False
+        assert refused.value.locator is None and dict(refused.value.fields) == {}
+        with pytest.raises(StoreError, match="closed"):
+            await core.replay(GROUP)
         # Nothing was lost or half-applied: a new store on the file has the one Event.
         again = await opened(SQLiteStore(tmp_path / "closed.db"))
         assert again.last_sequence(GROUP) == 1

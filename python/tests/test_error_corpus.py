@@ -20,16 +20,19 @@ from missionweaveprotocol.local_store import SQLiteAgentStore
 from missionweaveprotocol.replay import AgentReplay
 from missionweaveprotocol.budget import BudgetLedger, ResourceUsage
 from missionweaveprotocol.canonical import canonicalize_json
+from missionweaveprotocol import core as core_module
 from missionweaveprotocol.core import Core
+from missionweaveprotocol.execution import RetryController
 from missionweaveprotocol.crypto import SigningKey
 from missionweaveprotocol.models import Principal
 from missionweaveprotocol.registry import AgentRegistryKeyResolver, RegistryBuilder
-from missionweaveprotocol.store import InMemoryStore
+from missionweaveprotocol.store import InMemoryStore, SQLiteStore
 from missionweaveprotocol.scheduler import Scheduler, WorkOffer
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 from missionweaveprotocol.wire import parse_frame
 
 from conftest import read
+from core_support import make_core
 
 CORPUS = json.loads(
     (Path(__file__).resolve().parents[2] / "tests" / "errors" / "failing-calls.json").read_text()
@@ -139,6 +142,26 @@ def _core_config(args: Dict[str, Any]) -> None:
     )
 
 
+def _scheduler_rebuild(args: Dict[str, Any]) -> None:
+    source = args["source"]
+    if isinstance(source, list):
+        source = [WorkOffer(o["work_id"], o["group_id"]) for o in source]
+    Scheduler.rebuild(source, now=T0)
+
+
+def _core_closed_store(args: Dict[str, Any]) -> None:
+    # A Core over a SQLite store (in memory) closed after the Core was built: its replay fails
+    # on the store (a refusal of the Core: its class is the family's, `core.StoreError`).
+    async def main() -> None:
+        store = SQLiteStore()
+        await store.initialize()
+        core = make_core(store=store, sessions=False)
+        await store.close()
+        await core.replay(args["group_id"])
+
+    asyncio.run(main())
+
+
 OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "canonicalize": lambda a: canonicalize_json(a["text"].encode()),
     "verify": lambda a: SignedDocumentCodec().verify(
@@ -155,6 +178,10 @@ OPS: Dict[str, Callable[[Dict[str, Any]], object]] = {
     "local_store_remember_event": _remember,
     "replay_sequence": _replay_sequence,
     "core_config": _core_config,
+    "core_closed_store": _core_closed_store,
+    "scheduler_rebuild": _scheduler_rebuild,
+    "budget_rebuild_value": lambda a: BudgetLedger.rebuild(a["value"]),
+    "retry_restore_value": lambda a: RetryController.restore(a["value"]),
 }
 
 
@@ -166,10 +193,15 @@ def _python_value(value: Any) -> Any:
 @pytest.mark.parametrize("case", CORPUS["cases"], ids=lambda c: c["name"])
 def test_failing_call(case: Dict[str, Any]) -> None:
     expect = case["expect"]
+    if "family" in expect:
+        _check_core_refusal(case)
+        return
     with pytest.raises(errors.MissionWeaveError) as caught:
         OPS[case["op"]](case["args"])
     error = caught.value
     assert isinstance(error, CLASSES[expect["class"]]), type(error)
+    if "retryable" in expect:
+        assert error.retryable is expect["retryable"]
     assert error.code == expect["code"]
     assert error.reason == expect["reason"]
     assert (error.stage.value if error.stage is not None else None) == expect["stage"]
@@ -180,6 +212,25 @@ def test_failing_call(case: Dict[str, Any]) -> None:
     if expect["message"] is not None:
         assert str(error) == expect["message"]
     assert "{ " not in str(error)
+
+
+def _check_core_refusal(case: Dict[str, Any]) -> None:
+    # A refusal of the Core: the class is the family's (`core.ErrorCode`), `code` the family and
+    # `wire_code` the §19 code; the fields are its `details`.
+    expect = case["expect"]
+    with pytest.raises(core_module.MissionWeaveProtocolError) as caught:
+        OPS[case["op"]](case["args"])
+    error = caught.value
+    family = core_module.ErrorCode(expect["family"])
+    assert type(error).code is family and error.code is family, type(error)
+    assert error.wire_code == expect["code"]
+    assert error.reason == expect["reason"]
+    if "retryable" in expect:
+        assert error.retryable is expect["retryable"]
+    if expect["fields"] is not None:
+        assert error.details == {k: _python_value(v) for k, v in expect["fields"].items()}
+    if expect["message"] is not None:
+        assert str(error) == expect["message"]
 
 
 def test_the_corpus_covers_every_op() -> None:

@@ -12,6 +12,7 @@ from typing import Any, List
 
 import pytest
 
+from missionweaveprotocol.errors import InvalidInputError
 from missionweaveprotocol.scheduler import (
     EFFORT_UNIT_MS,
     AdmissionReason,
@@ -256,6 +257,23 @@ def test_rebuild_from_a_snapshot_treats_the_runtime_as_lost_like_the_reference()
     assert len(fresh) == 2 and fresh.state("urn:w:a") is WorkState.READY
     with pytest.raises(SchedulerError):
         Scheduler.rebuild([WorkOffer("urn:w:a", "urn:g:1")] * 2 + [WorkOffer("urn:w:a", "urn:g:2")], now=at(0))
+
+
+@pytest.mark.parametrize("source", [None, 5, [], (), iter(()), "[]", b"{}"],
+                         ids=["None", "int", "empty list", "empty tuple", "empty iterator", "str",
+                              "bytes"])
+def test_rebuild_refuses_what_is_neither_a_snapshot_nor_offers(source: Any) -> None:
+    """Issue 22, item 8: ``rebuild(None)`` and ``rebuild(5)`` raised a bare ``TypeError`` and
+    ``rebuild([])`` gave an empty Scheduler; each is API misuse, refused with the typed argument
+    error (``PROTOCOL_VIOLATION``, ``invalid-argument``, argument ``source``), by the core."""
+    with pytest.raises(InvalidInputError) as caught:
+        Scheduler.rebuild(source, now=at(0))
+    error = caught.value
+    assert (error.code, error.reason, error.argument) == (
+        "PROTOCOL_VIOLATION", "invalid-argument", "source")
+    assert dict(error.fields) == {"argument": "source"}
+    # One offer is a rebuild (the boundary of the empty one).
+    assert len(Scheduler.rebuild([WorkOffer("urn:w:a", "urn:g:1")], now=at(0))) == 1
 
 
 class Contract:

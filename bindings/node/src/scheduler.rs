@@ -8,7 +8,7 @@ use missionweaveprotocol_ffi::scheduling::SchedulerHandle;
 use napi_derive::napi;
 
 /// `new Scheduler(args)` (`[policy]`); `schedulerRestore` and `schedulerRebuild` make one from
-/// a snapshot.
+/// a snapshot, `schedulerFromOffers` from offers.
 #[napi]
 #[derive(Debug)]
 pub struct Scheduler(pub(crate) Held<SchedulerHandle>);
@@ -70,4 +70,10 @@ pub fn scheduler_restore(args: String) -> Scheduler {
 #[napi(catch_unwind)]
 pub fn scheduler_rebuild(args: String) -> Scheduler {
     Scheduler(Held::made(SchedulerHandle::rebuild(&args)))
+}
+
+/// `[offers, policy, now]`: a Scheduler holding the offers (a declined one refuses it).
+#[napi(catch_unwind)]
+pub fn scheduler_from_offers(args: String) -> Scheduler {
+    Scheduler(Held::made(SchedulerHandle::from_offers(&args)))
 }

@@ -47,7 +47,7 @@ impl BudgetLedgerSnapshot {
     /// are `BudgetLedgerError` with kind `malformed_snapshot`).
     #[staticmethod]
     fn from_dict(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let value = crate::canonical_value(py, data)?;
+        let value = convert::snapshot_mapping(py, data, "data", "a mapping (the snapshot's form)")?;
         CoreSnapshot::from_value(&value)
             .map(|inner| Self { inner })
             .map_err(|e| errors::budget_snapshot_error(py, &e))
@@ -245,7 +245,16 @@ impl BudgetLedger {
     fn rebuild(py: Python<'_>, snapshot: &Bound<'_, PyAny>) -> PyResult<Self> {
         let snap = match snapshot.cast::<BudgetLedgerSnapshot>() {
             Ok(s) => s.get().inner.clone(),
-            Err(_) => BudgetLedgerSnapshot::from_dict(py, snapshot)?.inner,
+            Err(_) => {
+                let value = convert::snapshot_mapping(
+                    py,
+                    snapshot,
+                    "snapshot",
+                    "a BudgetLedgerSnapshot or its mapping form",
+                )?;
+                CoreSnapshot::from_value(&value)
+                    .map_err(|e| errors::budget_snapshot_error(py, &e))?
+            }
         };
         CoreLedger::rebuild(&snap)
             .map(|inner| Self { inner })

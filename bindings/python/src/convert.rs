@@ -395,6 +395,29 @@ pub fn opt_str_arg(
         .transpose()
 }
 
+/// A persisted snapshot handed over as a Python value (the JSON form of a
+/// `BudgetLedgerSnapshot`, a `SchedulerSnapshot`, a retry controller's snapshot): a `Mapping`,
+/// read as JSON. Anything else (`None`, a number, a list) is API misuse, `InvalidInputError`
+/// naming `what`, not a damaged snapshot: `SnapshotError` is for a mapping that does not hold
+/// a valid one.
+pub fn snapshot_mapping(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    what: &str,
+    expected: &str,
+) -> PyResult<Value> {
+    if value.cast::<pyo3::types::PyMapping>().is_err() {
+        return Err(errors::describe(
+            py,
+            &ArgumentError::new(
+                what,
+                format!("must be {expected}, not {}", type_name(value)),
+            ),
+        ));
+    }
+    crate::canonical_value(py, value)
+}
+
 /// Items of an iterable that is not a `str`, or `InvalidInputError`.
 pub fn iter_arg<'py>(
     py: Python<'py>,

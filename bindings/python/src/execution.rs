@@ -357,7 +357,13 @@ impl RetryController {
             let bytes = convert::bytes_arg(py, snapshot, "snapshot", true)?;
             core_exec::RetrySnapshot::from_json_bytes(&bytes)
         } else {
-            core_exec::RetrySnapshot::from_value(&crate::canonical_value(py, snapshot)?)
+            let value = convert::snapshot_mapping(
+                py,
+                snapshot,
+                "snapshot",
+                "the mapping of RetryController.snapshot() or its JSON text",
+            )?;
+            core_exec::RetrySnapshot::from_value(&value)
         };
         parsed
             .and_then(|s| CoreController::restore(&s))

@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use missionweaveprotocol::ArgumentError;
 use missionweaveprotocol::json::{self, canonical_bytes};
 use missionweaveprotocol_kernel::scheduler::reference::{
     self, EffortBand, OwnFieldsGiven, ReferenceSchedulerPolicy, WrittenNumber,
@@ -16,7 +17,7 @@ use missionweaveprotocol_kernel::scheduler::{
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMapping, PyString, PyTuple};
 
 use crate::convert::{self, typed};
 use crate::errors;
@@ -766,7 +767,7 @@ impl SchedulerSnapshot {
     /// Reads the JSON form strictly (`SchedulerError` with kind `malformed_snapshot`).
     #[staticmethod]
     fn from_dict(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let value = crate::canonical_value(py, data)?;
+        let value = convert::snapshot_mapping(py, data, "data", "a mapping (the snapshot's form)")?;
         CoreSnapshot::from_value(&value)
             .map(|inner| Self { inner })
             .map_err(|e| errors::scheduler_snapshot_error(py, &e))
@@ -857,6 +858,67 @@ fn transition_arg<'a, 'py>(
     Ok(typed::<WorkTransition>(py, value, "transition", "WorkTransition")?.get())
 }
 
+/// What `Scheduler.rebuild` was given.
+enum RebuildSource {
+    Snapshot(CoreSnapshot),
+    Offers(Vec<CoreOffer>),
+}
+
+/// The source of `Scheduler.rebuild`, by its Python type: a `SchedulerSnapshot`, a mapping (the
+/// snapshot's JSON form: a malformed one is `SnapshotError`), or an iterable of offers (not
+/// text). Anything else is API misuse: `InvalidInputError` naming `source`, never a bare
+/// `TypeError`.
+fn rebuild_source(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<RebuildSource> {
+    let misuse = |detail: String| errors::describe(py, &ArgumentError::new("source", detail));
+    if let Ok(snapshot) = source.cast::<SchedulerSnapshot>() {
+        return Ok(RebuildSource::Snapshot(snapshot.get().inner.clone()));
+    }
+    if source.cast::<PyMapping>().is_ok() {
+        return SchedulerSnapshot::from_dict(py, source)
+            .map(|snapshot| RebuildSource::Snapshot(snapshot.inner));
+    }
+    if source.is_instance_of::<PyString>()
+        || source.is_instance_of::<PyBytes>()
+        || source.is_instance_of::<PyByteArray>()
+    {
+        return Err(misuse(format!(
+            "a {} is not a snapshot (SchedulerSnapshot.from_json reads JSON text) nor offers",
+            convert::type_name(source)
+        )));
+    }
+    let Ok(items) = source.try_iter() else {
+        return Err(misuse(format!(
+            "must be a SchedulerSnapshot, its mapping form or an iterable of WorkOffer, not {}",
+            convert::type_name(source)
+        )));
+    };
+    let mut offers = Vec::new();
+    for item in items {
+        offers.push(offer_item(py, &item?, "source items")?);
+    }
+    Ok(RebuildSource::Offers(offers))
+}
+
+/// One offer of a batch (`what` names it in errors): a native `WorkOffer`, or the package's
+/// `scheduler.WorkOffer`, which holds its native offer as `_core`.
+fn offer_item(py: Python<'_>, item: &Bound<'_, PyAny>, what: &str) -> PyResult<CoreOffer> {
+    if let Ok(offer) = item.cast::<WorkOffer>() {
+        return Ok(offer.get().inner.clone());
+    }
+    if let Ok(core) = item.getattr(pyo3::intern!(py, "_core"))
+        && let Ok(offer) = core.cast::<WorkOffer>()
+    {
+        return Ok(offer.get().inner.clone());
+    }
+    Err(errors::describe(
+        py,
+        &ArgumentError::new(
+            what,
+            format!("must be a WorkOffer, not {}", convert::type_name(item)),
+        ),
+    ))
+}
+
 #[pymethods]
 impl Scheduler {
     #[new]
@@ -867,26 +929,42 @@ impl Scheduler {
             .map_err(|e| errors::scheduler_error(py, &e))
     }
 
-    /// Restores from a `SchedulerSnapshot` (or its JSON form). Without `now` the restore is
-    /// exact (same queues, passes and running set). With `now`, the runtime is treated as lost
-    /// (§11.3): running work resumes from a durable safe checkpoint if it has one, otherwise it
-    /// waits blocked with reason `runtime_session_lost` until unblocked.
+    /// The reference's `Scheduler.rebuild(source)`: from a `SchedulerSnapshot` (or its
+    /// mapping form), or from offers (any iterable of `WorkOffer`).
+    ///
+    /// A snapshot with `exact` or without `now` is restored exactly (same queues, passes and
+    /// running set); with `now`, the runtime is treated as lost (§11.3): running work resumes
+    /// from a durable safe checkpoint if it has one, otherwise it waits blocked with reason
+    /// `runtime_session_lost` until unblocked. Offers are admitted at `now` (required) in
+    /// order; one the Scheduler declines refuses the rebuild (`SchedulerError`,
+    /// `offer_declined`); none at all (the core's `SchedulerError::NoOffers`) and any other
+    /// source (`None`, a number, JSON text) are `InvalidInputError` naming `source`.
     #[staticmethod]
-    #[pyo3(signature = (snapshot, policy=None, *, now=None))]
+    #[pyo3(signature = (source, policy=None, *, now=None, exact=false))]
     fn rebuild(
         py: Python<'_>,
-        snapshot: &Bound<'_, PyAny>,
+        source: &Bound<'_, PyAny>,
         policy: Option<&Bound<'_, PyAny>>,
         now: Option<&Bound<'_, PyAny>>,
+        exact: bool,
     ) -> PyResult<Self> {
-        let snap = match snapshot.cast::<SchedulerSnapshot>() {
-            Ok(s) => s.get().inner.clone(),
-            Err(_) => SchedulerSnapshot::from_dict(py, snapshot)?.inner,
-        };
+        let source = rebuild_source(py, source)?;
         let policy = policy_arg(py, policy)?;
-        let result = match opt_millis_arg(py, now, "now")? {
-            Some(now) => CoreScheduler::rebuild_after_restart(policy, &snap, now),
-            None => CoreScheduler::restore(policy, &snap),
+        let now = opt_millis_arg(py, now, "now")?;
+        let result = match (source, now) {
+            (RebuildSource::Snapshot(snap), Some(now)) if !exact => {
+                CoreScheduler::rebuild_after_restart(policy, &snap, now)
+            }
+            (RebuildSource::Snapshot(snap), _) => CoreScheduler::restore(policy, &snap),
+            (RebuildSource::Offers(offers), Some(now)) => {
+                CoreScheduler::from_offers(policy, &offers, now)
+            }
+            (RebuildSource::Offers(_), None) => {
+                return Err(errors::describe(
+                    py,
+                    &ArgumentError::new("now", "required to admit offers"),
+                ));
+            }
         };
         result
             .map(|inner| Self { inner })
@@ -937,9 +1015,11 @@ impl Scheduler {
         let now = millis_arg(py, now, "now")?;
         let mut out = Vec::new();
         for item in convert::iter_arg(py, offers, "offers")? {
-            let item = item?;
-            let offer = typed::<WorkOffer>(py, &item, "offers items", "WorkOffer")?.get();
-            out.push(self.decide(offer, now));
+            let offer = offer_item(py, &item?, "offers items")?;
+            out.push(AdmissionDecision {
+                work_id: offer.work_id.clone(),
+                inner: self.inner.admit(&offer, now),
+            });
         }
         Ok(out)
     }

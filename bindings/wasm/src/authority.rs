@@ -213,6 +213,11 @@ pub fn scheduler_rebuild(args: &str) -> Scheduler {
     Scheduler(Held::made(SchedulerHandle::rebuild(args)))
 }
 
+#[wasm_bindgen(js_name = schedulerFromOffers)]
+pub fn scheduler_from_offers(args: &str) -> Scheduler {
+    Scheduler(Held::made(SchedulerHandle::from_offers(args)))
+}
+
 #[wasm_bindgen(js_name = idempotencyKey)]
 pub fn idempotency_key(args: &str) -> String {
     ffi::idempotency_key_of(args)

@@ -492,7 +492,11 @@ impl DescribeError for EngineError {
                     None => fields,
                 }
             }
+            // The store's own locator fields (`stored`, `locator`), as for a row the store's
+            // integrity check refuses, and the aggregate's key.
             Self::Corrupt { key, .. } => Fields::new()
+                .text("stored", "aggregate")
+                .text("locator", format!("{} {}", key.kind, key.id))
                 .text("aggregate_kind", key.kind.as_str())
                 .text("aggregate_id", key.id.as_str()),
             Self::Store(e) => e.fields(),
@@ -532,6 +536,9 @@ impl DescribeError for EngineError {
         match self {
             // Another decision on fresh state may succeed unchanged (§19 INTERNAL_ERROR).
             Self::Contended { .. } => true,
+            // A stored aggregate that cannot be read back stays so until an operator repairs
+            // it: retrying the same Command reads the same bytes.
+            Self::Corrupt { .. } => false,
             Self::Store(e) => e.retryable(),
             Self::Work(e) => e.retryable(),
             _ => self.wire_code().retryable(),

@@ -299,4 +299,10 @@ fn rebuilding_refuses_a_log_with_a_missing_event() {
     let e = missionweaveprotocol_engine::mission::rebuild(&gap).unwrap_err();
     assert_eq!(e.wire_code(), WireCode::InternalError);
     assert_eq!(e.reason(), "corrupt_aggregate");
+    // Damaged state stays damaged: a store failure, not a conflict, and not retryable.
+    assert!(!e.retryable());
+    assert_eq!(
+        missionweaveprotocol_engine::service::CoreError::describe(&e).family,
+        missionweaveprotocol_engine::service::ErrorFamily::StoreFailure
+    );
 }

@@ -115,6 +115,11 @@ fn refused_at(core: &Core, sequence: u64, event_id: &str) -> String {
         assert_eq!(error.wire_code, WireCode::InternalError, "{error}");
         assert_eq!(error.reason, "store_corrupt");
         assert!(!error.retryable);
+        // A store failure (Python `core.StoreError`), never a revision conflict to retry on.
+        assert_eq!(
+            error.family,
+            missionweaveprotocol_engine::service::ErrorFamily::StoreFailure
+        );
         assert_eq!(
             error.fields.get("event_id"),
             Some(&FieldValue::Text(event_id.to_owned()))

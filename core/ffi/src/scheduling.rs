@@ -88,6 +88,22 @@ impl SchedulerHandle {
             .map_err(|e| scheduler_failure(&e))
     }
 
+    /// `[offers, policy, now]`: a Scheduler holding `offers`, each admitted at `now` in order
+    /// (the reference's `Scheduler.rebuild(offers)`, [`Scheduler::from_offers`]): an offer the
+    /// Scheduler declines refuses the rebuild (`offer_declined`).
+    pub fn from_offers(args: &str) -> Res<Self> {
+        let a = Call::parse(args)?;
+        let offers = a
+            .arg::<Vec<WorkOfferInput>>(0, "source")?
+            .into_iter()
+            .map(WorkOfferInput::into_offer)
+            .collect::<Res<Vec<_>>>()?;
+        let now: Millis = a.arg(2, "now")?;
+        Scheduler::from_offers(policy(&a, 1)?, &offers, now.0)
+            .map(Self)
+            .map_err(|e| scheduler_failure(&e))
+    }
+
     /// `schedule(now)`: the actions due at `now`, as an envelope.
     pub fn schedule(&mut self, now: f64) -> String {
         match now_of(now) {

@@ -376,7 +376,10 @@ impl SchedulerError {
                 unsupported: true, ..
             } => "unsupported_policy",
             Self::ReferencePolicy { .. } => "invalid_argument",
+            Self::OfferDeclined { .. } => "offer_declined",
             Self::CorruptSnapshot { .. } => "corrupt_snapshot",
+            // The reason of every binding's argument error (`ArgumentError`).
+            Self::NoOffers => "invalid-argument",
         }
     }
 }
@@ -399,6 +402,15 @@ impl fmt::Display for SchedulerError {
             ),
             Self::InvalidArgument(field) => write!(f, "invalid {field}"),
             Self::ReferencePolicy { detail, .. } => f.write_str(detail),
+            Self::OfferDeclined { work_id, reason } => write!(
+                f,
+                "offer {work_id:?} was declined ({}): nothing was rebuilt",
+                reason.as_str()
+            ),
+            Self::NoOffers => f.write_str(
+                "source: no offers to rebuild from (a new Scheduler is empty; rebuild takes a \
+                 snapshot or at least one WorkOffer)",
+            ),
             Self::CorruptSnapshot { path, problem } if path.is_empty() => {
                 write!(f, "the snapshot cannot be restored: {problem}")
             }
@@ -419,6 +431,8 @@ impl DescribeError for SchedulerError {
             }
             // Local persisted state that cannot be restored (Python: also a SchedulerError).
             Self::CorruptSnapshot { .. } => ErrorClass::Snapshot,
+            // API misuse, as a source that is neither a snapshot nor offers (`ArgumentError`).
+            Self::NoOffers => ErrorClass::Argument,
             _ => ErrorClass::Scheduler,
         }
     }
@@ -439,6 +453,10 @@ impl DescribeError for SchedulerError {
                 Fields::new().text("field", *field)
             }
             Self::CorruptSnapshot { path, .. } => Fields::new().text("path", path),
+            Self::NoOffers => Fields::new().text("argument", "source"),
+            Self::OfferDeclined { work_id, reason } => Fields::new()
+                .text("work_id", work_id)
+                .text("admission_reason", reason.as_str()),
             _ => Fields::new(),
         }
     }

@@ -209,6 +209,17 @@ fn scheduler_errors_split_state_from_arguments() {
         assert_readable(&e);
         assert_eq!(e.class(), ErrorClass::Scheduler);
     }
+    let e = SchedulerError::OfferDeclined {
+        work_id: "w".into(),
+        reason: scheduler::AdmissionReason::WorkerFull,
+    };
+    assert_readable(&e);
+    assert_eq!(e.class(), ErrorClass::Scheduler);
+    assert_eq!(e.wire_code(), WireCode::InvalidCommand);
+    assert_eq!(
+        e.fields().get("admission_reason"),
+        Some(&FieldValue::Text("worker_full".into()))
+    );
     let e = SchedulerError::CorruptSnapshot {
         path: "/records/0/offer/slots".into(),
         problem: "running slots exceed capacity",

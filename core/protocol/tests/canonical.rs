@@ -57,6 +57,63 @@ fn members_sort_by_utf16_code_units() {
 }
 
 #[test]
+fn small_and_large_objects_sort_alike() {
+    // Up to 32 members are sorted on the stack, more through heap handles: the same order, on
+    // the owned tree and on the parsed tape, with names that differ only past a shared
+    // non-ASCII prefix, by UTF-16 order against UTF-8 order, and by length.
+    let names = [
+        "\u{E000}",
+        "😀",
+        "a",
+        "",
+        "é",
+        "éa",
+        "é😀",
+        "é\u{E000}",
+        "ab",
+        "b",
+        "\\",
+        "\"",
+    ];
+    for count in [3, 12, 31, 32, 33, 40, 200] {
+        let members: Vec<String> = (0..count)
+            .map(|index| format!("{}{index}", names[index % names.len()]))
+            .collect();
+        let mut sorted = members.clone();
+        sorted.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        let text = |order: &[String]| {
+            let body: Vec<String> = order
+                .iter()
+                .map(|name| {
+                    let mut member = String::new();
+                    missionweaveprotocol::json::write_json_string(&mut member, name);
+                    format!(
+                        "{member}:{}",
+                        members.iter().position(|m| m == name).unwrap()
+                    )
+                })
+                .collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let input = text(&members.iter().rev().cloned().collect::<Vec<_>>());
+        let expected = text(&sorted);
+        assert_eq!(jcs(&input), expected, "{count} members (tree)");
+        let document = missionweaveprotocol::json::Document::parse(
+            input.as_bytes(),
+            &missionweaveprotocol::json::ParseLimits::DOCUMENT,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        missionweaveprotocol::json::write_view(document.root(), &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            expected,
+            "{count} members (tape)"
+        );
+    }
+}
+
+#[test]
 fn escapes_only_what_rfc8785_escapes() {
     assert_eq!(
         jcs(r#""\u0008\u0009\u000a\u000c\u000d\u001f\u007f/é""#),

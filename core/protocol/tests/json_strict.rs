@@ -182,6 +182,29 @@ proptest! {
         prop_assert_eq!(parse(&out).unwrap(), value);
     }
 
+    /// `parse` builds the tree in its checking pass; the tape's tree must be the same value,
+    /// and both must refuse the same inputs with the same error.
+    #[test]
+    fn the_direct_tree_is_the_tapes_tree(value in arbitrary_value(), escape in any::<bool>()) {
+        let mut out = Vec::new();
+        write_indented(&value, 2, &mut out);
+        let mut text = String::from_utf8(out).unwrap();
+        if escape {
+            // Escaped spellings and unpaired surrogates reach the decoding paths too.
+            text = text.replace('a', "\\u0061").replace('b', "\\ud800");
+        }
+        let tape = Document::parse(text.as_bytes(), &ParseLimits::DOCUMENT)
+            .map(|document| document.to_value());
+        prop_assert_eq!(parse(text.as_bytes()), tape);
+    }
+
+    #[test]
+    fn the_direct_tree_fails_as_the_tape_does(text in "[\\[\\]{}\",:0-9eE.+\\-a-z\\\\ ]{0,64}") {
+        let tape = Document::parse(text.as_bytes(), &ParseLimits::DOCUMENT)
+            .map(|document| document.to_value());
+        prop_assert_eq!(parse(text.as_bytes()), tape);
+    }
+
     #[test]
     fn canonical_form_is_a_fixed_point(value in arbitrary_value()) {
         let once = canonical_bytes(&value).unwrap();

@@ -4,8 +4,8 @@
 //! steps (`reference-python.md` §1.14; `RuntimeError` when used before `initialize`).
 //!
 //! A [`ManagedStore`] is itself a [`Store`]: a core built over it keeps working until `close`,
-//! then every call is a typed [`StoreError::Backend`] ("the store was closed") — a core never
-//! keeps a closed database alive. Calls already running when `close` is called finish on the
+//! then every call is a typed [`StoreError::NotOpen`] (`store_closed`, not retryable: the Core's
+//! `store_failure` family) — a core never keeps a closed database alive. Calls already running when `close` is called finish on the
 //! connection they hold; the connection is dropped when the last of them returns.
 
 use core::fmt;
@@ -123,12 +123,8 @@ impl ManagedStore {
     fn opened(&self) -> Result<SharedStore, StoreError> {
         match &*self.state.read().unwrap_or_else(PoisonError::into_inner) {
             State::Open(store) => Ok(Arc::clone(store)),
-            State::Created => Err(StoreError::Backend {
-                detail: "the store is not initialized (initialize() opens it)".into(),
-            }),
-            State::Closed => Err(StoreError::Backend {
-                detail: "the store was closed".into(),
-            }),
+            State::Created => Err(StoreError::NotOpen { closed: false }),
+            State::Closed => Err(StoreError::NotOpen { closed: true }),
         }
     }
 }

@@ -74,7 +74,11 @@ fn managed_store_life_cycle() {
     assert_eq!(error, LifecycleError::NotInitialized);
     assert_eq!(error.class(), ErrorClass::Argument);
     assert_eq!(error.reason(), "store-not-initialized");
-    assert!(matches!(managed.head("g"), Err(StoreError::Backend { .. })));
+    let error = managed.head("g").unwrap_err();
+    assert_eq!(error, StoreError::NotOpen { closed: false });
+    assert_eq!(error.reason(), "store_not_initialized");
+    assert_eq!(error.wire_code(), WireCode::InternalError);
+    assert!(!error.retryable(), "only initialize() opens it");
     assert!(!dir.path().join("m.db").exists());
 
     managed.initialize().unwrap();
@@ -97,11 +101,26 @@ fn managed_store_life_cycle() {
     assert_eq!(managed.initialize().unwrap_err(), LifecycleError::Closed);
     assert_eq!(LifecycleError::Closed.reason(), "store-closed");
     // A core's handle no longer reaches the database.
+    // A core's handle no longer reaches the database: a store failure, not a conflict, and not
+    // retryable (an unchanged retry fails the same way).
     let error = shared.head("g").unwrap_err();
     assert!(error.to_string().contains("closed"), "{error}");
+    assert_eq!(error, StoreError::NotOpen { closed: true });
+    assert_eq!(error.reason(), "store_closed");
+    assert!(error.is_failure() && !error.retryable());
+    let described = missionweaveprotocol_engine::service::CoreError::describe(&error);
+    assert_eq!(
+        described.family,
+        missionweaveprotocol_engine::service::ErrorFamily::StoreFailure
+    );
     let mut tx = Transaction::new();
     tx.append("g", EventRecord::new(4, "e4", &b"{}"[..]));
-    assert_eq!(shared.commit_many(vec![tx]).len(), 1);
+    let results = shared.commit_many(vec![tx]);
+    assert_eq!(results.len(), 1);
+    assert!(matches!(
+        results[0],
+        Err(StoreError::NotOpen { closed: true })
+    ));
 
     // What was committed is on disk.
     let again = open(managed.url()).unwrap();

@@ -7,6 +7,9 @@ use missionweaveprotocol_engine::store::StoreError;
 /// A PostgreSQL or connection failure as the store's backend error (nothing was committed,
 /// or, for a failure while `COMMIT` was in flight, the outcome is unknown: a retry with the
 /// same Action ID is answered from the receipt).
+///
+/// The server's own verdict that stored data is damaged (SQLSTATE `XX001` data_corrupted,
+/// `XX002` index_corrupted) is damaged data at rest ([`StoreError::Corrupt`], never retryable).
 pub(crate) fn backend(error: postgres::Error) -> StoreError {
     let detail = match error.as_db_error() {
         Some(db) => format!("{} ({}): {}", db.severity(), db.code().code(), db.message()),
@@ -15,6 +18,14 @@ pub(crate) fn backend(error: postgres::Error) -> StoreError {
             None => error.to_string(),
         },
     };
+    let code = error.code().map(postgres::error::SqlState::code);
+    if matches!(code, Some("XX001" | "XX002")) {
+        return StoreError::Corrupt {
+            what: "database",
+            locator: "relation".to_owned(),
+            detail,
+        };
+    }
     StoreError::Backend { detail }
 }
 

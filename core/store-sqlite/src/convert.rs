@@ -5,10 +5,21 @@
 use missionweaveprotocol_engine::store::StoreError;
 use rusqlite::types::ValueRef;
 
-/// A SQLite failure as the store's backend error (nothing was committed).
+/// A SQLite failure as the store's error (nothing was committed): SQLite's own verdict that
+/// the file is damaged or not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`) is damaged data
+/// at rest ([`StoreError::Corrupt`], never retryable), any other failure (busy, I/O, a full
+/// disk) the transient [`StoreError::Backend`].
 pub(crate) fn backend(error: rusqlite::Error) -> StoreError {
-    StoreError::Backend {
-        detail: error.to_string(),
+    use rusqlite::ErrorCode;
+    match error.sqlite_error_code() {
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
+            what: "database",
+            locator: "file".to_owned(),
+            detail: error.to_string(),
+        },
+        _ => StoreError::Backend {
+            detail: error.to_string(),
+        },
     }
 }
 

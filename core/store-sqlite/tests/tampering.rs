@@ -465,3 +465,23 @@ fn a_revision_that_is_not_an_integer_is_detected_by_reads_and_commits() {
     tx.put(AggregateKey::new("mission", "m"), 2, b"{}"[..].into());
     corrupt(f.store.commit(tx), "aggregate", "mission m");
 }
+
+/// A file SQLite itself finds damaged or not a database (`SQLITE_NOTADB`, `SQLITE_CORRUPT`) is
+/// damaged data at rest (`store_corrupt`, not retryable), not a transient backend failure.
+#[test]
+fn a_file_that_is_not_a_database_is_corrupt_not_a_backend_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.sqlite");
+    std::fs::write(&path, vec![0x5a; 8192]).unwrap();
+    let Err(error) = SqliteStore::open(&path) else {
+        panic!("a file that is not a database was opened");
+    };
+    assert!(
+        matches!(&error, StoreError::Corrupt { what: "database", locator, .. } if locator == "file"),
+        "{error:?}"
+    );
+    assert_eq!(error.wire_code(), WireCode::InternalError);
+    assert_eq!(error.reason(), "store_corrupt");
+    assert!(!error.retryable());
+    assert!(error.is_failure());
+}

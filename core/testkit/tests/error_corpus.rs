@@ -24,11 +24,13 @@ use missionweaveprotocol::{Principal, PrincipalType};
 use missionweaveprotocol_agent::auth::{AgentKeyRegistry, SessionAuthority, SessionConfig};
 use missionweaveprotocol_agent::replay::{AgentLocalStore, GroupReplay, MemoryAgentStore};
 use missionweaveprotocol_engine::config::{ConfigError, CoreConfig, OfflineLimitsConfig};
+use missionweaveprotocol_engine::service::CoreError;
 use missionweaveprotocol_engine::store::InMemoryStore;
 use missionweaveprotocol_kernel::budget::{BudgetLedger, BudgetLedgerSnapshot};
 use missionweaveprotocol_kernel::resources::{Currency, Dimension, Resources};
 use missionweaveprotocol_kernel::scheduler::{self, Scheduler, SchedulerPolicy, WorkOffer};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
+use missionweaveprotocol_store_open::{ManagedStore, StoreUrl};
 
 /// A log that answers `found` without a usable record (what a JavaScript log's
 /// `{status: "found"}` and a Python log's duck-typed reply are read as).
@@ -69,11 +71,14 @@ fn seed_of(args: &Value, name: &str) -> Option<u8> {
         .map(|n| u8::try_from(n).unwrap())
 }
 
-/// A Core built from the case's configuration: the Registry binds the authority key of seed 30
-/// to the Group Authority; `key_seed` is the key the Core is given.
-fn core_config(args: &Value) -> ConfigError {
-    const KEY: &str = "urn:missionweaveprotocol:key:authority";
-    const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
+const KEY: &str = "urn:missionweaveprotocol:key:authority";
+const AUTHORITY: &str = "urn:missionweaveprotocol:service:group-authority";
+
+/// The Registry binding the authority key of seed 30 to the Group Authority.
+fn authority_registry() -> (
+    Principal,
+    Arc<missionweaveprotocol::registry::KeyRegistrySnapshot>,
+) {
     let bound = SigningKey::from_seed(KEY, &[30; 32]);
     let authority = Principal::new(PrincipalType::Service, AUTHORITY);
     let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
@@ -85,7 +90,33 @@ fn core_config(args: &Value) -> ConfigError {
             "2026-01-01T00:00:00Z",
         )
         .unwrap();
-    let registry = Arc::new(builder.build().unwrap().1);
+    (authority, Arc::new(builder.build().unwrap().1))
+}
+
+/// A Core over a SQLite store (in memory) that is closed after the Core was built: its replay
+/// fails on the store (the Python and Node `SQLStore`'s life cycle, `ManagedStore`).
+fn core_closed_store(args: &Value) -> CoreError {
+    let (authority, registry) = authority_registry();
+    let store = Arc::new(ManagedStore::new(
+        StoreUrl::parse("sqlite:///:memory:").unwrap(),
+    ));
+    store.initialize().unwrap();
+    let core = CoreConfig::new(&authority)
+        .build(
+            Arc::clone(&store),
+            registry,
+            SigningKey::from_seed(KEY, &[30; 32]),
+            Box::new(missionweaveprotocol_host::OsRandom),
+        )
+        .unwrap();
+    assert!(store.close());
+    core.replay(text(args, "group_id"), 0, 10).unwrap_err()
+}
+
+/// A Core built from the case's configuration: the Registry binds the authority key of seed 30
+/// to the Group Authority; `key_seed` is the key the Core is given.
+fn core_config(args: &Value) -> ConfigError {
+    let (authority, registry) = authority_registry();
     let mut config = CoreConfig::new(&authority);
     config.snapshot_authority_key_id = args
         .get("snapshot_authority_key_id")
@@ -124,8 +155,19 @@ fn core_config(args: &Value) -> ConfigError {
     }
 }
 
-/// Runs one failing call; returns the core's error.
-fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
+/// Runs one failing call; returns the core's error and, for a refusal of the Core, its
+/// ErrorCode family.
+fn run(op: &str, args: &Value) -> (Box<dyn DescribeError>, Option<&'static str>) {
+    if op == "core_closed_store" {
+        let e = core_closed_store(args);
+        let family = e.family.as_str();
+        return (Box::new(e), Some(family));
+    }
+    (run_error(op, args), None)
+}
+
+/// Runs one failing call that is not a refusal of the Core; returns the core's error.
+fn run_error(op: &str, args: &Value) -> Box<dyn DescribeError> {
     match op {
         "canonicalize" => match parse(text(args, "text").as_bytes()) {
             Err(e) => Box::new(e),
@@ -243,6 +285,35 @@ fn run(op: &str, args: &Value) -> Box<dyn DescribeError> {
             )
         }
         "core_config" => Box::new(core_config(args)),
+        // `Scheduler.rebuild(source)`: offers go to the core's `Scheduler::from_offers`; any
+        // other source than a snapshot or offers (`None`, a number) is refused by the binding's
+        // conversion with the argument error every binding gives (argument `source`).
+        "scheduler_rebuild" => match args.get("source") {
+            Some(Value::Array(items)) => {
+                let offers: Vec<WorkOffer> = items
+                    .iter()
+                    .map(|o| WorkOffer::new(text(o, "work_id"), text(o, "group_id")))
+                    .collect();
+                Box::new(
+                    Scheduler::from_offers(SchedulerPolicy::default(), &offers, UnixMillis(0))
+                        .unwrap_err(),
+                )
+            }
+            _ => Box::new(ArgumentError::new(
+                "source",
+                "must be a Scheduler snapshot or offers",
+            )),
+        },
+        // A snapshot handed over as a host value that is no mapping/object (`None`, a number,
+        // a list): the bindings' conversion refuses it as API misuse, not as a damaged snapshot.
+        "budget_rebuild_value" | "retry_restore_value" => {
+            let value = args.get("value").unwrap();
+            assert!(
+                value.as_object().is_none(),
+                "the corpus gives no object here"
+            );
+            Box::new(ArgumentError::new("snapshot", "must be a snapshot mapping"))
+        }
         other => panic!("unknown op {other}"),
     }
 }
@@ -269,7 +340,16 @@ fn every_failing_call_fails_as_the_corpus_says() {
     for case in cases {
         let name = text(case, "name");
         let expect = case.get("expect").unwrap();
-        let e = run(text(case, "op"), case.get("args").unwrap());
+        let (e, family) = run(text(case, "op"), case.get("args").unwrap());
+        // A refusal of the Core names its family (the class every binding shows).
+        assert_eq!(
+            family,
+            expect.get("family").and_then(Value::as_str),
+            "{name}: family"
+        );
+        if let Some(retryable) = expect.get("retryable").and_then(Value::as_bool) {
+            assert_eq!(e.retryable(), retryable, "{name}: retryable");
+        }
         assert_eq!(e.class().as_str(), text(expect, "class"), "{name}");
         assert_eq!(e.wire_code().as_str(), text(expect, "code"), "{name}");
         assert_eq!(e.reason(), text(expect, "reason"), "{name}");

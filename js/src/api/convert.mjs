@@ -186,7 +186,9 @@ export function toMillis(value, what) {
 // the caller's own error): the argument has no JSON form, an ArgumentError (issue 9, item 7).
 export function snapshotText(snapshot, what) {
   if (typeof snapshot === 'string') return snapshot;
-  if (snapshot && typeof snapshot === 'object') {
+  // An array is no snapshot or options object: API misuse, as in the Python package (where the
+  // core's conversion refuses anything but a mapping), not a damaged snapshot.
+  if (snapshot && typeof snapshot === 'object' && !Array.isArray(snapshot)) {
     try {
       return argumentJson(snapshot, what);
     } catch (error) {
@@ -194,5 +196,6 @@ export function snapshotText(snapshot, what) {
       throw new ArgumentError(`${what} has no JSON form: ${error?.message ?? String(error)}`, { cause: error, fields: { argument: what } });
     }
   }
-  throw new ArgumentError(`${what} must be a snapshot object or its JSON text`, { fields: { argument: what } });
+  const kind = Array.isArray(snapshot) ? 'an array' : snapshot === null ? 'null' : typeof snapshot;
+  throw new ArgumentError(`${what} must be a snapshot object or its JSON text, not ${kind}`, { fields: { argument: what } });
 }

@@ -186,12 +186,12 @@ export class OfflinePolicyError extends MwpError {}
 // ---- the authoritative Core: vocabularies and the error families -----------------------------
 //
 // `Core.perform`, `query` and `replay` reject with a MissionWeaveProtocolError subclass. Its
-// `code` is the §19 wire code; `family` is the reference runtime's ErrorCode (one of 15), which
-// the Rust core derives from the wire code and reason (one table, in Rust); the class is the
-// family's (`InvalidCommand`, `NotFound`, …), so `catch (e) { if (e instanceof RevisionConflict) … }`
-// reads as in the Python package.
+// `code` is the §19 wire code; `family` is the reference runtime's ErrorCode (one of 15, or
+// `store_failure`), which the Rust core derives from the wire code and reason (one table, in
+// Rust); the class is the family's (`InvalidCommand`, `NotFound`, …, `StoreError`), so
+// `catch (e) { if (e instanceof RevisionConflict) … }` reads as in the Python package.
 
-/** The reference runtime's error families (`ErrorCode`, snake_case values). */
+/** The reference runtime's error families and `store_failure` (`ErrorCode`, snake_case values). */
 export const ErrorCode = Object.freeze({
   INVALID_COMMAND: 'invalid_command', NOT_FOUND: 'not_found', ALREADY_EXISTS: 'already_exists',
   AUTHORIZATION_DENIED: 'authorization_denied', ACTION_ID_COLLISION: 'action_id_collision',
@@ -199,6 +199,7 @@ export const ErrorCode = Object.freeze({
   STALE_COORDINATOR_EPOCH: 'stale_coordinator_epoch', STALE_OWNERSHIP_EPOCH: 'stale_ownership_epoch',
   LEASE_EXPIRED: 'lease_expired', INVALID_TRANSITION: 'invalid_transition', REVISION_CONFLICT: 'revision_conflict',
   DEPENDENCY_ERROR: 'dependency_error', POLICY_VIOLATION: 'policy_violation', BUDGET_EXCEEDED: 'budget_exceeded',
+  STORE_FAILURE: 'store_failure',
 });
 
 /**
@@ -252,6 +253,14 @@ export class DependencyError extends MissionWeaveProtocolError {}
 export class PolicyViolation extends MissionWeaveProtocolError {}
 /** Charging the Command would pass a budget limit (BUDGET_EXCEEDED). */
 export class BudgetExceeded extends MissionWeaveProtocolError {}
+/**
+ * The authoritative store failed (`store_failure`, INTERNAL_ERROR): nothing was applied, and it
+ * is no conflict. `reason`: store_corrupt, corrupt_aggregate, backend_failure, store_closed,
+ * store_not_initialized; `retryable` only where an unchanged retry can succeed (a failing
+ * backend, never damaged data or a closed store); `stored` and `locator` name the damaged row
+ * when the store names one (also in `fields`).
+ */
+export class StoreError extends MissionWeaveProtocolError {}
 
 /** The class of each ErrorCode family. */
 const FAMILY_CLASSES = {
@@ -261,6 +270,7 @@ const FAMILY_CLASSES = {
   stale_coordinator_epoch: StaleCoordinatorEpoch, stale_ownership_epoch: StaleOwnershipEpoch,
   lease_expired: LeaseExpired, invalid_transition: InvalidTransition, revision_conflict: RevisionConflict,
   dependency_error: DependencyError, policy_violation: PolicyViolation, budget_exceeded: BudgetExceeded,
+  store_failure: StoreError,
 };
 const FAMILY_OF_CLASS = new Map(Object.entries(FAMILY_CLASSES).map(([family, Class]) => [Class, family]));
 

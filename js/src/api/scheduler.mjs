@@ -91,16 +91,18 @@ export function schedulerApi({ raw }) {
 
     /**
      * Rebuild after a restart at `now`: from a snapshot, running work resumes from a durable safe
-     * checkpoint or blocks (`runtime_session_lost`); from an array of offers, they are admitted.
+     * checkpoint or blocks (`runtime_session_lost`); from an array of offers, they are admitted in
+     * order, and a declined one refuses the rebuild (SchedulerError `offer_declined`). No offers
+     * (`[]`, the core's `NoOffers`) and anything else are an ArgumentError naming `source`.
      */
     static rebuild(source, policy = {}, now) {
       const at = toMillis(now, 'now');
       if (Array.isArray(source)) {
-        const scheduler = new Scheduler(policy);
-        scheduler.admitMany(source, at);
-        return scheduler;
+        // The core admits them in order and refuses a declined one (`offer_declined`).
+        const args = jsonArgs({ source, policy, now: at });
+        return adopt(handles, Object.create(Scheduler.prototype), raw.schedulerFromOffers(args));
       }
-      const args = jsonArgs({ snapshot: snapshotText(source, 'snapshot'), policy, now: at });
+      const args = jsonArgs({ snapshot: snapshotText(source, 'source'), policy, now: at });
       return adopt(handles, Object.create(Scheduler.prototype), raw.schedulerRebuild(args));
     }
 

@@ -265,7 +265,12 @@ class BudgetLedgerSnapshot(_FrozenModel):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "BudgetLedgerSnapshot":
-        """From ``to_dict()`` (the model form) or the core's form (``"version": 1``)."""
+        """From ``to_dict()`` (the model form) or the core's form (``"version": 1``); anything
+        but a mapping is :class:`~missionweaveprotocol.errors.InvalidInputError`."""
+        if not isinstance(data, Mapping):
+            # Not a snapshot's form: the core's conversion refuses it (InvalidInputError).
+            core = _native.BudgetLedgerSnapshot.from_dict(data)
+            return cls._from_core_dict(core.to_dict(), trusted=True)
         if "version" in data and "schemaVersion" not in data and "schema_version" not in data:
             _native.BudgetLedger.rebuild(data)  # the core's rules; raises BudgetLedgerError
             return cls._from_core_dict(data, trusted=True)
@@ -398,7 +403,9 @@ class BudgetLedger:
         """From a snapshot, its ``to_dict()`` form or the core's form; refuses duplicates,
         dangling or cross-Mission parents, cycles, currency conflicts, over-reservation and
         inconsistent totals (:class:`BudgetLedgerError`, or :class:`pydantic.ValidationError`
-        for a malformed model form)."""
+        for a malformed model form). Anything but a snapshot or a mapping (``None``, a number,
+        a list) is :class:`~missionweaveprotocol.errors.InvalidInputError` (argument
+        ``snapshot``), decided by the core's conversion."""
         ledger = cls.__new__(cls)
         ledger._core = _native.BudgetLedger.rebuild(_snapshot_arg(snapshot))
         return ledger

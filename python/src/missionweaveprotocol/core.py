@@ -3,10 +3,13 @@ reference's three operations, ``reference-python.md`` §1.5), run by the Rust en
 (``service::Core``) with the GIL released and off the event loop's thread.
 
 Errors: every refusal is a :class:`MissionWeaveProtocolError` subclass named after the
-reference's :class:`ErrorCode` family, chosen by the Rust core's table (§19 wire code →
-family); each carries ``code`` (the family), ``message``, ``details`` (the core's structured
-fields) and, beyond the reference, ``wire_code`` (the §19 code), ``reason`` (a stable slug) and
-``retryable``. Nothing was applied when one is raised.
+reference's :class:`ErrorCode` family, chosen by the Rust core's table (§19 wire code and
+reason → family); each carries ``code`` (the family), ``message``, ``details`` (the core's
+structured fields) and, beyond the reference, ``wire_code`` (the §19 code), ``reason`` (a
+stable slug) and ``retryable``. Nothing was applied when one is raised. Beyond the reference's
+15 families, the store's own failures (damaged data at rest, a failing backend, a closed store)
+are :class:`StoreError` (``store_failure``), never :class:`RevisionConflict`: retry on
+:class:`RevisionConflict`, and on :class:`StoreError` only when its ``retryable`` says so.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import threading
 from collections import deque
 from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
 from typing import (
     Any,
     Callable,
@@ -24,6 +28,7 @@ from typing import (
     Deque,
     Dict,
     List,
+    Mapping,
     Optional,
     Sequence,
     Tuple,
@@ -43,7 +48,8 @@ Clock = Callable[[], datetime]
 
 
 class ErrorCode(_StrEnum):
-    """The reference's 15 error families (spelled by the Rust core, ``service/error.rs``)."""
+    """The reference's 15 error families and ``store_failure`` (spelled by the Rust core,
+    ``service/error.rs``)."""
 
     INVALID_COMMAND = "invalid_command"
     NOT_FOUND = "not_found"
@@ -60,6 +66,7 @@ class ErrorCode(_StrEnum):
     DEPENDENCY_ERROR = "dependency_error"
     POLICY_VIOLATION = "policy_violation"
     BUDGET_EXCEEDED = "budget_exceeded"
+    STORE_FAILURE = "store_failure"
 
 
 class MissionWeaveProtocolError(Exception):
@@ -143,6 +150,37 @@ class PolicyViolation(MissionWeaveProtocolError):
 
 class BudgetExceeded(MissionWeaveProtocolError):
     code = ErrorCode.BUDGET_EXCEEDED
+
+
+class StoreError(MissionWeaveProtocolError):
+    """The authoritative store failed (``store_failure``, ``wire_code`` ``INTERNAL_ERROR``):
+    nothing was applied, and this is no conflict. ``reason`` says what: ``store_corrupt``
+    (stored data failed its integrity check), ``corrupt_aggregate`` (a stored aggregate that
+    cannot be read back), ``backend_failure`` (the database failed: busy, I/O, connection),
+    ``store_closed`` / ``store_not_initialized`` (the store is not open). ``retryable`` is true
+    only where an unchanged retry can succeed (a failing backend), never for damaged data or a
+    closed store. ``stored`` and ``locator`` name the damaged row when the store names one
+    (``"event"``, ``"g #3"``; ``"aggregate"``, ``"work_item w"``); ``fields`` holds every
+    structured field (also ``details``)."""
+
+    code = ErrorCode.STORE_FAILURE
+
+    @property
+    def fields(self) -> Mapping[str, Any]:
+        """The core's structured fields (read-only; ``details`` is the reference's copy)."""
+        return MappingProxyType(self.details)
+
+    @property
+    def stored(self) -> Optional[str]:
+        """What was being read when the damage was found (``event``, ``aggregate``, …)."""
+        value = self.details.get("stored")
+        return value if isinstance(value, str) else None
+
+    @property
+    def locator(self) -> Optional[str]:
+        """Which stored row failed (Group and sequence, aggregate kind and ID), if any."""
+        value = self.details.get("locator")
+        return value if isinstance(value, str) else None
 
 
 _BY_CODE: Dict[ErrorCode, Type[MissionWeaveProtocolError]] = {
@@ -545,4 +583,5 @@ __all__ = [
     "StaleMembershipEpoch",
     "StaleOwnershipEpoch",
     "StaleSessionEpoch",
+    "StoreError",
 ]

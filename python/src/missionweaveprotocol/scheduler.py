@@ -497,17 +497,15 @@ class Scheduler:
         (``clock()`` if omitted): running and preempting work resumes from a durable, safe
         checkpoint or waits blocked (``runtime-session-lost``). ``exact=True`` restores the
         snapshot as it was. From an iterable of :class:`WorkOffer`, each is admitted at
-        ``now``; a declined offer raises :class:`SchedulerError`."""
+        ``now``; a declined offer raises :class:`SchedulerError` (``offer_declined``) and
+        nothing is rebuilt. No offers at all (``[]``) and any other source (``None``, a number,
+        JSON text) are :class:`InvalidInputError` naming ``source``: a rebuild that restores
+        nothing is refused (an empty Scheduler is ``Scheduler(policy)``). The
+        core decides all of it (``Scheduler::from_offers``, the binding's conversion)."""
         scheduler = cls(policy, clock=clock)
-        if isinstance(source, (SchedulerSnapshot, Mapping)):
-            at = None if exact else scheduler._now(now)
-            scheduler._core = _native.Scheduler.rebuild(source, scheduler._policy._core, now=at)
-            return scheduler
-        when = scheduler._now(now)
-        for offer in source:
-            decision = scheduler._core.admit(_offer(offer), now=when)
-            if not decision.accepted:
-                raise _bad(f"offer {decision.work_id!r} declined: {decision.reason.value}")
+        scheduler._core = _native.Scheduler.rebuild(
+            source, scheduler._policy._core, now=scheduler._now(now), exact=exact
+        )
         return scheduler
 
     @property
@@ -532,7 +530,8 @@ class Scheduler:
     def admit_many(
         self, offers: Iterable[WorkOffer], *, now: Optional[datetime] = None
     ) -> List[AdmissionDecision]:
-        return self._core.admit_many([_offer(o) for o in offers], now=self._now(now))
+        # The core reads the iterable (a non-iterable is InvalidInputError, not a TypeError).
+        return self._core.admit_many(offers, now=self._now(now))
 
     def schedule(self, *, now: Optional[datetime] = None) -> Tuple[ScheduleAction, ...]:
         return self._core.schedule(now=self._now(now))

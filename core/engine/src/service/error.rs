@@ -1,7 +1,8 @@
 //! [`CoreError`]: every refusal of the [`Core`](super::Core) as one flat,
 //! owned description, and [`ErrorFamily`]: the reference's 15 `ErrorCode` families
-//! (`reference-python.md` §1.5) with the one table mapping each §19 wire code to its family.
-//! Bindings read both; none re-spells a code or a family.
+//! (`reference-python.md` §1.5) plus `store_failure`, with the one table mapping each §19 wire
+//! code (and, where §19 has no code of its own, the reason) to its family. Bindings read both;
+//! none re-spells a code, a reason or a family.
 
 use core::fmt;
 
@@ -9,7 +10,8 @@ use missionweaveprotocol::{DescribeError, ErrorClass, Fields, Stage, WireCode};
 
 macro_rules! families {
     ($($variant:ident => $name:literal, $class:literal;)*) => {
-        /// The reference runtime's error families (`missionweaveprotocol.core.ErrorCode`).
+        /// The reference runtime's error families (`missionweaveprotocol.core.ErrorCode`), and
+        /// this runtime's `store_failure`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorFamily {
             $(
@@ -19,8 +21,8 @@ macro_rules! families {
         }
 
         impl ErrorFamily {
-            /// Every family, in the reference's order.
-            pub const ALL: [ErrorFamily; 15] = [$(Self::$variant,)*];
+            /// Every family: the reference's 15 in its order, then `store_failure`.
+            pub const ALL: [ErrorFamily; 16] = [$(Self::$variant,)*];
 
             /// The snake_case value (`ErrorCode` member value).
             pub const fn as_str(self) -> &'static str {
@@ -29,7 +31,8 @@ macro_rules! families {
                 }
             }
 
-            /// The reference's exception class name (`InvalidCommand`, `NotFound`, …).
+            /// The exception class name (the reference's `InvalidCommand`, `NotFound`, …;
+            /// `StoreError` for `store_failure`).
             pub const fn class_name(self) -> &'static str {
                 match self {
                     $(Self::$variant => $class,)*
@@ -63,22 +66,38 @@ families! {
     DependencyError => "dependency_error", "DependencyError";
     PolicyViolation => "policy_violation", "PolicyViolation";
     BudgetExceeded => "budget_exceeded", "BudgetExceeded";
+    StoreFailure => "store_failure", "StoreError";
 }
+
+/// The reason slugs of `INTERNAL_ERROR` refusals that are the store's own failures (its
+/// [`FAILURE_REASONS`](crate::store::StoreError::FAILURE_REASONS), and an aggregate the engine
+/// cannot read back): the `store_failure` family.
+pub const STORE_FAILURE_REASONS: [&str; 6] = [
+    crate::store::StoreError::FAILURE_REASONS[0],
+    crate::store::StoreError::FAILURE_REASONS[1],
+    crate::store::StoreError::FAILURE_REASONS[2],
+    crate::store::StoreError::FAILURE_REASONS[3],
+    crate::store::StoreError::FAILURE_REASONS[4],
+    "corrupt_aggregate",
+];
 
 impl ErrorFamily {
     /// The family of a refusal with §19 `code` and reason slug `reason`.
     ///
-    /// By wire code, with two refinements by reason where §19 has no code of its own for a
-    /// family the reference distinguishes: dependency refusals (`INVALID_COMMAND` with
+    /// By wire code, with three refinements by reason where §19 has no code of its own for a
+    /// family a caller must tell apart: dependency refusals (`INVALID_COMMAND` with
     /// `dependency_cycle`, `unknown_dependency`, `dependency_not_ready`, §10.4) are
-    /// `dependency_error`, and a WorkItem or proposal ID already in use
-    /// (`INVALID_STATE_TRANSITION`, `already_exists`) is `already_exists`.
+    /// `dependency_error`; a WorkItem or proposal ID already in use
+    /// (`INVALID_STATE_TRANSITION`, `already_exists`) is `already_exists`; and the store's own
+    /// failures (`INTERNAL_ERROR` with a [`STORE_FAILURE_REASONS`] reason: damaged data at
+    /// rest, a refused integrity key, a failing backend, a closed store) are `store_failure`, so that a caller retrying
+    /// on conflicts does not retry on corruption (their `retryable` says whether an unchanged
+    /// retry can succeed: a failing backend, yes; corruption or a closed store, no).
     ///
-    /// `INTERNAL_ERROR` has no reference family: it is `revision_conflict`, because the one
-    /// internal refusal a caller meets in normal operation is `contended` (concurrent Commands
-    /// kept changing the state, nothing applied, an unchanged retry may succeed); the rare
-    /// others (an unreadable aggregate, a signer failure) keep `wire_code` `INTERNAL_ERROR` and
-    /// their reason, and are not `retryable`.
+    /// Any other `INTERNAL_ERROR` is `revision_conflict`: in normal operation that is
+    /// `contended` (concurrent Commands kept changing the state, nothing applied, an unchanged
+    /// retry may succeed) or `already_applied` (a concurrent commit applied the same Command
+    /// first); the rare others (an Event that cannot be signed) keep their reason.
     pub fn of(code: WireCode, reason: &str) -> Self {
         match (code, reason) {
             (
@@ -86,11 +105,15 @@ impl ErrorFamily {
                 "dependency_cycle" | "unknown_dependency" | "dependency_not_ready",
             ) => Self::DependencyError,
             (WireCode::InvalidStateTransition, "already_exists") => Self::AlreadyExists,
+            (WireCode::InternalError, reason) if STORE_FAILURE_REASONS.contains(&reason) => {
+                Self::StoreFailure
+            }
             _ => Self::of_code(code),
         }
     }
 
-    /// The family of §19 `code` alone (the table bindings show; [`of`](Self::of) refines it).
+    /// The family of §19 `code` alone (the table bindings show; [`of`](Self::of) refines it:
+    /// `already_exists`, `dependency_error` and `store_failure` are reached by reason only).
     pub const fn of_code(code: WireCode) -> Self {
         match code {
             WireCode::UnsupportedVersion
@@ -263,6 +286,11 @@ mod tests {
             assert_eq!(ErrorFamily::parse(family.as_str()), Some(family));
         }
         for family in ErrorFamily::ALL {
+            if family == ErrorFamily::StoreFailure {
+                // Not a reference family: its class is named as the error it is.
+                assert_eq!(family.class_name(), "StoreError");
+                continue;
+            }
             // The class name is the CamelCase of the value (the reference's naming).
             let camel: String = family
                 .as_str()
@@ -296,6 +324,31 @@ mod tests {
         assert_eq!(
             ErrorFamily::of(WireCode::InvalidStateTransition, "invalid_transition"),
             ErrorFamily::InvalidTransition
+        );
+        // The store's own failures are their own family, whatever layer reports them;
+        // conflicts (`contended`, `already_applied`) stay revision conflicts.
+        for reason in STORE_FAILURE_REASONS {
+            assert_eq!(
+                ErrorFamily::of(WireCode::InternalError, reason),
+                ErrorFamily::StoreFailure,
+                "{reason}"
+            );
+            // Only as INTERNAL_ERROR.
+            assert_eq!(
+                ErrorFamily::of(WireCode::ProtocolViolation, reason),
+                ErrorFamily::InvalidCommand
+            );
+        }
+        for reason in ["contended", "already_applied", "event_unsignable"] {
+            assert_eq!(
+                ErrorFamily::of(WireCode::InternalError, reason),
+                ErrorFamily::RevisionConflict,
+                "{reason}"
+            );
+        }
+        assert_eq!(
+            ErrorFamily::of(WireCode::RevisionConflict, "revision_conflict"),
+            ErrorFamily::RevisionConflict
         );
         // Only INVALID_COMMAND reasons become dependency errors.
         assert_eq!(

@@ -33,7 +33,7 @@ use missionweaveprotocol::json::Value;
 use missionweaveprotocol::{DescribeError, Fields, KeyRegistrySnapshot};
 
 pub use authorizer::default_authorizer;
-pub use error::{CoreError, ErrorFamily, wire_code_families};
+pub use error::{CoreError, ErrorFamily, STORE_FAILURE_REASONS, wire_code_families};
 
 use crate::archive::snapshot::ArchivedSnapshot;
 use crate::engine::{Engine, Performed, Query, QueryKind};

@@ -97,10 +97,18 @@ pub enum StoreError {
         /// What does not match.
         detail: String,
     },
-    /// The backend failed; nothing was committed.
+    /// The backend failed; nothing was committed. Transient (a busy database, a lost
+    /// connection, a full disk, an I/O error): an unchanged retry can succeed.
     Backend {
         /// What failed (never shown on the wire beyond the code).
         detail: String,
+    },
+    /// The store is not open: its owner closed it, or it was never opened. Nothing was
+    /// committed, and an unchanged retry fails the same way (only a new store reopens the
+    /// database).
+    NotOpen {
+        /// Closed (`store_closed`), rather than never opened (`store_not_initialized`).
+        closed: bool,
     },
 }
 
@@ -113,6 +121,28 @@ impl StoreError {
             Self::SequenceConflict { .. }
                 | Self::RevisionConflict { .. }
                 | Self::AlreadyApplied { .. }
+        )
+    }
+
+    /// The reason slugs of the store's own failures (damaged data, a failing or closed
+    /// backend), as opposed to its conflicts and refusals of the call: the `store_failure`
+    /// family of the Core (`service::ErrorFamily::of`). All are `INTERNAL_ERROR`.
+    pub const FAILURE_REASONS: [&'static str; 5] = [
+        "store_corrupt",
+        "integrity_key_refused",
+        "backend_failure",
+        "store_closed",
+        "store_not_initialized",
+    ];
+
+    /// Whether this is one of the store's own failures ([`Self::FAILURE_REASONS`]).
+    pub const fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            Self::Corrupt { .. }
+                | Self::IntegrityKeyRefused { .. }
+                | Self::Backend { .. }
+                | Self::NotOpen { .. }
         )
     }
 
@@ -129,6 +159,8 @@ impl StoreError {
             Self::Corrupt { .. } => "store_corrupt",
             Self::IntegrityKeyRefused { .. } => "integrity_key_refused",
             Self::Backend { .. } => "backend_failure",
+            Self::NotOpen { closed: true } => "store_closed",
+            Self::NotOpen { closed: false } => "store_not_initialized",
         }
     }
 }
@@ -210,6 +242,12 @@ impl fmt::Display for StoreError {
                 write!(f, "the store refused its integrity key: {detail}")
             }
             Self::Backend { detail } => write!(f, "the store failed: {detail}"),
+            Self::NotOpen { closed: true } => {
+                f.write_str("the store was closed: make a new store to open it again")
+            }
+            Self::NotOpen { closed: false } => {
+                f.write_str("the store is not initialized: initialize() opens it")
+            }
         }
     }
 }
@@ -239,7 +277,8 @@ impl DescribeError for StoreError {
             Self::AlreadyApplied { .. }
             | Self::Backend { .. }
             | Self::Corrupt { .. }
-            | Self::IntegrityKeyRefused { .. } => WireCode::InternalError,
+            | Self::IntegrityKeyRefused { .. }
+            | Self::NotOpen { .. } => WireCode::InternalError,
             Self::CursorTooOld { .. } => WireCode::CursorTooOld,
             Self::ArchiveOutOfRange { .. } | Self::InvalidArgument { .. } => {
                 WireCode::ProtocolViolation
@@ -252,12 +291,13 @@ impl DescribeError for StoreError {
     }
 
     /// Damaged data at rest stays damaged: retrying the same read cannot succeed until an
-    /// operator restores the row, unlike the transient `INTERNAL_ERROR`s; nor can a store
-    /// opened with the wrong integrity key.
+    /// operator restores the row; nor can a store opened with the wrong integrity key, and a
+    /// store that is not open stays so. The transient `INTERNAL_ERROR`s (a failing backend, a
+    /// concurrent application) are retryable.
     fn retryable(&self) -> bool {
         !matches!(
             self,
-            Self::Corrupt { .. } | Self::IntegrityKeyRefused { .. }
+            Self::Corrupt { .. } | Self::IntegrityKeyRefused { .. } | Self::NotOpen { .. }
         ) && self.wire_code().retryable()
     }
 
@@ -307,7 +347,7 @@ impl DescribeError for StoreError {
                 .text("stored", *what)
                 .text("locator", locator.as_str()),
             Self::IntegrityKeyRefused { .. } => Fields::new().text("argument", "integrity_key"),
-            Self::Backend { .. } => Fields::new(),
+            Self::Backend { .. } | Self::NotOpen { .. } => Fields::new(),
         }
     }
 }

@@ -319,6 +319,39 @@ impl Scheduler {
     }
 }
 
+impl Scheduler {
+    /// A Scheduler holding `offers`, each admitted at `now` in order: the reference's
+    /// `Scheduler.rebuild(offers)` (§1.12 of the reference's API). An offer the Scheduler
+    /// declines (an ID already admitted with other content, a full Worker, an unsupported
+    /// capability, …) refuses the whole rebuild with [`SchedulerError::OfferDeclined`]: a
+    /// rebuild never loses work silently. An offer repeated with identical content is
+    /// idempotent, as for [`admit`](Scheduler::admit). No offers at all refuse the rebuild
+    /// with [`SchedulerError::NoOffers`] (an argument error naming `source`): a rebuild that
+    /// restores nothing is a caller's mistake (issue 22, item 8), and an empty Scheduler is
+    /// [`Scheduler::new`].
+    pub fn from_offers<'a>(
+        policy: SchedulerPolicy,
+        offers: impl IntoIterator<Item = &'a WorkOffer>,
+        now: UnixMillis,
+    ) -> Result<Scheduler, SchedulerError> {
+        let mut offers = offers.into_iter().peekable();
+        if offers.peek().is_none() {
+            return Err(SchedulerError::NoOffers);
+        }
+        let mut s = Scheduler::new(policy)?;
+        for offer in offers {
+            let decision = s.admit(offer, now);
+            if !decision.accepted {
+                return Err(SchedulerError::OfferDeclined {
+                    work_id: offer.work_id.to_string(),
+                    reason: decision.reason,
+                });
+            }
+        }
+        Ok(s)
+    }
+}
+
 fn corrupt(path: impl Into<String>, problem: &'static str) -> SchedulerError {
     SchedulerError::CorruptSnapshot {
         path: path.into(),

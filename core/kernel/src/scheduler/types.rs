@@ -499,6 +499,21 @@ pub enum SchedulerError {
         /// No exact equivalent in the core (rather than a malformed value).
         unsupported: bool,
     },
+    /// A rebuild from offers ([`Scheduler::from_offers`](crate::scheduler::Scheduler::from_offers))
+    /// met an offer the Scheduler declines (an identifier collision, a full Worker, …): nothing
+    /// is rebuilt, as the reference's `Scheduler.rebuild` refuses it (`ValueError`).
+    OfferDeclined {
+        /// The declined offer's WorkItem ID.
+        work_id: String,
+        /// Why it was declined.
+        reason: AdmissionReason,
+    },
+    /// A rebuild from offers was given none: API misuse, not a rebuild (an empty Scheduler is
+    /// [`Scheduler::new`](crate::scheduler::Scheduler::new)). Reported as the argument error
+    /// every binding gives (`PROTOCOL_VIOLATION`, `invalid-argument`, argument `source`), like a
+    /// source that is neither a snapshot nor offers, so that a rebuild that restores nothing
+    /// (an empty list where a snapshot or the replayed offers were meant) is never taken for one.
+    NoOffers,
     /// A snapshot cannot be restored: `path` (a JSON Pointer into the snapshot's JSON form,
     /// empty for the whole snapshot) says where, `problem` says why.
     CorruptSnapshot {
@@ -516,10 +531,12 @@ impl SchedulerError {
             Self::UnknownWork(_)
             | Self::InvalidArgument(_)
             | Self::ReferencePolicy { .. }
+            | Self::OfferDeclined { .. }
             | Self::UnsafeCheckpoint => WireCode::InvalidCommand,
             Self::StaleRun { .. } => WireCode::WorkLeaseExpired,
             Self::InvalidTransition(_) => WireCode::InvalidStateTransition,
             Self::CorruptSnapshot { .. } => WireCode::InternalError,
+            Self::NoOffers => WireCode::ProtocolViolation,
         }
     }
 }

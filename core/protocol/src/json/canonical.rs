@@ -86,6 +86,10 @@ pub fn write_view(value: View<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalErr
         View::Bool(true) => out.extend_from_slice(b"true"),
         View::Bool(false) => out.extend_from_slice(b"false"),
         View::Number(number) => {
+            if let Some(text) = short_integer(number.as_text()) {
+                out.extend_from_slice(text.as_bytes());
+                return Ok(());
+            }
             let float = number.as_f64();
             if !float.is_finite() {
                 return Err(CanonicalError::NonFiniteNumber(number.as_text().to_owned()));
@@ -110,6 +114,17 @@ pub fn write_view(value: View<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalErr
     Ok(())
 }
 
+/// The canonical text of a number written as an integer of at most 15 digits: exactly
+/// representable, so ECMAScript prints its digits unchanged (and `-0` as `0`), without the
+/// round trip through binary64.
+fn short_integer(text: &str) -> Option<&str> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(if digits == "0" { digits } else { text })
+}
+
 /// Writes an object's canonical form, leaving out the top-level member named `omit` (the
 /// `signature` member of a Signed Document, §6.4 stage 5).
 pub(crate) fn write_object(
@@ -117,11 +132,46 @@ pub(crate) fn write_object(
     omit: Option<&str>,
     out: &mut Vec<u8>,
 ) -> Result<(), CanonicalError> {
+    // A small object (most are) is sorted on the stack with its names read once; a larger one
+    // sorts 4-byte handles on the heap, reading names as it compares.
+    let mut handles = [0u32; SMALL_OBJECT];
+    if let Some(count) = object.handles_into(&mut handles) {
+        let mut members = [("", 0u32); SMALL_OBJECT];
+        let mut kept = 0;
+        for &handle in &handles[..count] {
+            let Some(name) = object.name(handle).as_str() else {
+                return Err(CanonicalError::UnpairedSurrogate);
+            };
+            if Some(name) != omit {
+                members[kept] = (name, handle);
+                kept += 1;
+            }
+        }
+        let members = &mut members[..kept];
+        for end in 1..members.len() {
+            let mut at = end;
+            while at > 0 && utf16_order(members[at].0, members[at - 1].0).is_lt() {
+                members.swap(at, at - 1);
+                at -= 1;
+            }
+        }
+        out.push(b'{');
+        for (index, &(name, handle)) in members.iter().enumerate() {
+            if index > 0 {
+                out.push(b',');
+            }
+            write_text(name, out);
+            out.push(b':');
+            write_view(object.value(handle), out)?;
+        }
+        out.push(b'}');
+        return Ok(());
+    }
     let mut handles = object.handles();
     let mut kept = 0;
     for index in 0..handles.len() {
         let handle = handles[index];
-        let Some(name) = object.member(handle).0.as_str() else {
+        let Some(name) = object.name(handle).as_str() else {
             return Err(CanonicalError::UnpairedSurrogate);
         };
         if Some(name) != omit {
@@ -130,7 +180,7 @@ pub(crate) fn write_object(
         }
     }
     handles.truncate(kept);
-    let name = |handle| object.member(handle).0.as_str().unwrap_or_default();
+    let name = |handle| object.name(handle).as_str().unwrap_or_default();
     super::sort_indices(&mut handles, &|a, b| utf16_order(name(a), name(b)));
     out.push(b'{');
     for (index, handle) in handles.into_iter().enumerate() {
@@ -146,12 +196,19 @@ pub(crate) fn write_object(
     Ok(())
 }
 
+/// Objects up to this many members are sorted on the stack.
+const SMALL_OBJECT: usize = 32;
+
 /// RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
 fn utf16_order(a: &str, b: &str) -> Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        return a.as_bytes().cmp(b.as_bytes());
+    // UTF-8 byte order is code point order, which is UTF-16 order unless the first difference
+    // is between two non-ASCII characters (U+E000..U+FFFF sort after supplementary ones in
+    // UTF-16): only then are the code units compared.
+    match a.bytes().zip(b.bytes()).find(|(x, y)| x != y) {
+        None => a.len().cmp(&b.len()),
+        Some((x, y)) if x < 0x80 || y < 0x80 => x.cmp(&y),
+        Some(_) => a.encode_utf16().cmp(b.encode_utf16()),
     }
-    a.encode_utf16().cmp(b.encode_utf16())
 }
 
 fn write_string(text: Str<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalError> {
@@ -196,7 +253,10 @@ fn escape<S: Sink>(text: &str, out: &mut S) {
     out.ascii(b"\"");
     let bytes = text.as_bytes();
     let mut run_start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
+    // The bytes to escape are the parser's string stops: jump from one to the next.
+    while let Some(offset) = super::parse::string_stop(&bytes[run_start..]) {
+        let index = run_start + offset;
+        let byte = bytes[index];
         let escape: Option<&[u8]> = match byte {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
@@ -205,8 +265,7 @@ fn escape<S: Sink>(text: &str, out: &mut S) {
             0x0A => Some(b"\\n"),
             0x0C => Some(b"\\f"),
             0x0D => Some(b"\\r"),
-            0x00..=0x1F => None,
-            _ => continue,
+            _ => None,
         };
         out.text(&text[run_start..index]);
         match escape {

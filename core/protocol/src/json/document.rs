@@ -134,6 +134,19 @@ impl<'s> Document<'s> {
         }
     }
 
+    /// The number of items (or, `members` set, of name-value pairs) of container slot
+    /// `index`, counted by skipping over them without reading them.
+    pub(crate) fn count_children(&self, index: u32, members: bool) -> usize {
+        let end = self.end_of(index);
+        let mut child = index + 1;
+        let mut count = 0;
+        while child < end {
+            count += 1;
+            child = self.skip(child + u32::from(members));
+        }
+        count
+    }
+
     /// The index after the last descendant of container slot `index`.
     pub(crate) fn end_of(&self, index: u32) -> u32 {
         self.slots[index as usize].aux
@@ -152,6 +165,18 @@ impl<'s> Document<'s> {
         } else {
             Str::Wide(&self.wide[range])
         }
+    }
+
+    /// Whether the string at `index` is `name`; an unescaped one (almost every member name)
+    /// is compared on its source bytes, its length first.
+    pub(crate) fn string_is(&self, index: u32, name: &str) -> bool {
+        let slot = self.slots[index as usize];
+        if slot.aux & ESCAPED == 0 {
+            let start = slot.start as usize + 1;
+            return slot.aux as usize == name.len()
+                && self.text.as_bytes().get(start..start + name.len()) == Some(name.as_bytes());
+        }
+        self.string_at(index).as_str() == Some(name)
     }
 
     pub(crate) fn view_at(&self, index: u32) -> View<'_> {

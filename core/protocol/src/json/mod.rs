@@ -29,8 +29,19 @@ pub use view::{ArrayIter, ArrayView, NumberRef, ObjectIter, ObjectView, Str, Vie
 /// Sorts indices by `order` (unstable). The parser's member-name check and the canonical
 /// writer's member order both sort `u32` indices through this one heapsort: O(n log n) with no
 /// allocation, and far less code than the standard library's sorts, whose instantiations would
-/// push the verify-only WebAssembly module past its size budget.
+/// push the verify-only WebAssembly module past its size budget. Up to 24 indices (the members
+/// of a typical object) are sorted by insertion, which makes about half the comparisons.
 pub(crate) fn sort_indices(indices: &mut [u32], order: &dyn Fn(u32, u32) -> std::cmp::Ordering) {
+    if indices.len() <= 24 {
+        for end in 1..indices.len() {
+            let mut at = end;
+            while at > 0 && order(indices[at], indices[at - 1]).is_lt() {
+                indices.swap(at, at - 1);
+                at -= 1;
+            }
+        }
+        return;
+    }
     fn sift_down(
         indices: &mut [u32],
         mut root: usize,

@@ -5,14 +5,16 @@
 //! Memory is bounded by construction: a first pass checks the grammar, the limits and member
 //! uniqueness while only counting, and a second pass writes the [`Document`] tape into buffers
 //! allocated once at their exact size, so no buffer ever grows by doubling (see `docs/limits.md`
-//! for the bound per shape).
+//! for the bound per shape). A small document (up to 256 values) is written during the first
+//! pass into fixed buffers on the stack and copied out at its exact size once it has passed:
+//! one pass, and still nothing allocated for the document before every check is done.
 
 use std::cmp::Ordering;
 use std::fmt;
 
 use super::document::{Document, Slot, Tape};
 use super::limits::{Limit, ParseLimits};
-use super::value::Value;
+use super::value::{JsonString, Number, Object, Value};
 
 /// Maximum nesting of arrays and objects. Deeper input is a clean error, never a stack overflow.
 pub const MAX_DEPTH: usize = 128;
@@ -36,6 +38,35 @@ const STRING_STOP: [bool; 256] = {
     table[b'\\' as usize] = true;
     table
 };
+
+/// The offset of the first byte of `bytes` in [`STRING_STOP`]. Eight bytes at a time: a string
+/// is most of a document's bytes, and its unescaped runs are long.
+pub(crate) fn string_stop(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let word = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        // A byte's high bit is set where it is zero after the XOR (`"`, `\`) or below 0x20;
+        // a borrow can only mark bytes above the first true one, so the lowest mark is exact.
+        let marks = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word))
+            & HIGH;
+        if marks != 0 {
+            return Some(offset + (marks.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| STRING_STOP[usize::from(b)])
+        .map(|index| offset + index)
+}
 
 /// Why strict parsing failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,8 +176,77 @@ pub fn parse_state(bytes: &[u8]) -> Result<Value, ParseError> {
 }
 
 /// [`parse`] with explicit limits.
+///
+/// The owned tree is built during the checking pass itself, each value after the checks of
+/// its token (its limits included) and before the next token is read; no tape is built.
 pub fn parse_with_limits(bytes: &[u8], limits: &ParseLimits) -> Result<Value, ParseError> {
-    Ok(Document::parse(bytes, limits)?.to_value())
+    let text = prepare(bytes, limits)?;
+    let mut counts = Counts::default();
+    let mut tree = TreeBuilder::default();
+    let mut parser = Parser::new(text, limits, Pass::Count(&mut counts));
+    parser.tree = Some(&mut tree);
+    parser.document()?;
+    Ok(tree.root.unwrap_or(Value::Null))
+}
+
+/// The owned tree, built from the checking pass's slots: containers open and close, and in an
+/// object strings alternate between member name and value.
+#[derive(Default)]
+struct TreeBuilder {
+    open: Vec<Frame>,
+    root: Option<Value>,
+}
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(Vec<(JsonString, Value)>, Option<JsonString>),
+}
+
+impl TreeBuilder {
+    fn add(&mut self, value: Value) {
+        match self.open.last_mut() {
+            None => self.root = Some(value),
+            Some(Frame::Array(items)) => items.push(value),
+            Some(Frame::Object(members, name)) => {
+                if let Some(name) = name.take() {
+                    members.push((name, value));
+                }
+            }
+        }
+    }
+
+    fn string(&mut self, text: JsonString) {
+        match self.open.last_mut() {
+            Some(Frame::Object(_, name @ None)) => *name = Some(text),
+            _ => self.add(Value::String(text)),
+        }
+    }
+
+    /// The value a slot opens or is, read from its first byte.
+    fn slot(&mut self, text: &str, start: usize, aux: u32) {
+        match text.as_bytes()[start] {
+            b'{' => self.open.push(Frame::Object(Vec::new(), None)),
+            b'[' => self.open.push(Frame::Array(Vec::new())),
+            b'"' => self.string(JsonString::Text(
+                text[start + 1..start + 1 + aux as usize].into(),
+            )),
+            b't' => self.add(Value::Bool(true)),
+            b'f' => self.add(Value::Bool(false)),
+            b'n' => self.add(Value::Null),
+            _ => self.add(Value::Number(Number::from_grammar_checked(
+                &text[start..start + aux as usize],
+            ))),
+        }
+    }
+
+    fn close(&mut self) {
+        let value = match self.open.pop() {
+            Some(Frame::Array(items)) => Value::Array(items),
+            Some(Frame::Object(members, _)) => Value::Object(Object::from_members(members)),
+            None => return,
+        };
+        self.add(value);
+    }
 }
 
 /// Strictly parses one value and returns, for a top-level object, the byte span of each
@@ -166,6 +266,111 @@ struct Counts {
     wide_units: usize,
 }
 
+/// Fixed-size buffers, on the stack, for the tape of a small document (a Signed Document is
+/// typically under 200 values): the checking pass writes into them while they last.
+struct Scratch {
+    slots: [Slot; SCRATCH_SLOTS],
+    slot_count: usize,
+    decoded: [u8; SCRATCH_DECODED],
+    decoded_len: usize,
+    spans: [(u32, u32); SCRATCH_SPANS],
+    span_count: usize,
+    wide: [u16; SCRATCH_WIDE],
+    wide_len: usize,
+    /// Something did not fit: the document takes the two-pass path.
+    full: bool,
+}
+
+const SCRATCH_SLOTS: usize = 256;
+const SCRATCH_DECODED: usize = 512;
+const SCRATCH_SPANS: usize = 32;
+const SCRATCH_WIDE: usize = 64;
+
+impl Scratch {
+    fn new() -> Self {
+        Self {
+            slots: [Slot::new(0, 0); SCRATCH_SLOTS],
+            slot_count: 0,
+            decoded: [0; SCRATCH_DECODED],
+            decoded_len: 0,
+            spans: [(0, 0); SCRATCH_SPANS],
+            span_count: 0,
+            wide: [0; SCRATCH_WIDE],
+            wide_len: 0,
+            full: false,
+        }
+    }
+
+    fn push(&mut self, slot: Slot) {
+        match self.slots.get_mut(self.slot_count) {
+            Some(free) if !self.full => {
+                *free = slot;
+                self.slot_count += 1;
+            }
+            _ => self.full = true,
+        }
+    }
+
+    fn close(&mut self, index: usize, end: usize) {
+        if let Some(slot) = self.slots[..self.slot_count].get_mut(index) {
+            slot.set_aux(end as u32);
+        }
+    }
+
+    /// Records an escaped string's decoded text (or code units) and its slot.
+    fn escaped(&mut self, open: usize, units: StringUnits<'_>, unpaired: bool) {
+        if self.full || self.span_count == SCRATCH_SPANS {
+            self.full = true;
+            return;
+        }
+        let span_index = self.span_count;
+        if unpaired {
+            let from = self.wide_len;
+            for unit in units {
+                let Some(free) = self.wide.get_mut(self.wide_len) else {
+                    self.full = true;
+                    return;
+                };
+                *free = unit;
+                self.wide_len += 1;
+            }
+            self.spans[span_index] = (from as u32, (self.wide_len - from) as u32);
+            self.push(Slot::wide(open, span_index));
+        } else {
+            let from = self.decoded_len;
+            for decoded in char::decode_utf16(units) {
+                let c = decoded.unwrap_or(char::REPLACEMENT_CHARACTER);
+                let Some(free) = self
+                    .decoded
+                    .get_mut(self.decoded_len..self.decoded_len + c.len_utf8())
+                else {
+                    self.full = true;
+                    return;
+                };
+                c.encode_utf8(free);
+                self.decoded_len += c.len_utf8();
+            }
+            self.spans[span_index] = (from as u32, (self.decoded_len - from) as u32);
+            self.push(Slot::escaped(open, span_index));
+        }
+        self.span_count += 1;
+    }
+
+    /// The tape at its exact size, when everything fitted.
+    fn tape(&self) -> Option<Tape> {
+        if self.full {
+            return None;
+        }
+        Some(Tape {
+            slots: self.slots[..self.slot_count].to_vec(),
+            // Whole characters were encoded, so this is valid UTF-8 and borrowed, not replaced.
+            decoded: String::from_utf8_lossy(&self.decoded[..self.decoded_len]).into_owned(),
+            spans: self.spans[..self.span_count].to_vec(),
+            wide: self.wide[..self.wide_len].to_vec(),
+        })
+    }
+}
+
 /// Checks that `bytes` are one strict JSON value within `limits` — exactly what a verifier's
 /// stage 1 accepts (§6.4) — without building anything: the counting pass alone, no allocation
 /// proportional to the input beyond the open objects' member names. Signers run it over what
@@ -178,6 +383,9 @@ pub fn check_limits(bytes: &[u8], limits: &ParseLimits) -> Result<(), ParseError
 
 /// The document-size, byte-order-mark and UTF-8 checks both entry points start with.
 fn prepare<'s>(bytes: &'s [u8], limits: &ParseLimits) -> Result<&'s str, ParseError> {
+    // Offsets on the tape are u32; on 32-bit targets (wasm32) `usize` is no wider, so the cap
+    // is a no-op there and clippy says so.
+    #[cfg_attr(target_pointer_width = "32", allow(clippy::unnecessary_min_or_max))]
     let max_bytes = limits.max_document_bytes.min(MAX_OFFSET);
     if bytes.len() > max_bytes {
         return Err(ParseError {
@@ -208,9 +416,19 @@ pub(crate) fn build<'s>(
 ) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
     let text = prepare(bytes, limits)?;
     let mut counts = Counts::default();
+    // A small document's tape is written during the checking pass into fixed buffers on the
+    // stack; the heap is touched only once the whole document has passed, to copy the tape out
+    // at its exact size. A larger one falls back to the filling pass below.
+    let mut scratch = Scratch::new();
     {
         let mut first = Parser::new(text, limits, Pass::Count(&mut counts));
+        if !record_spans {
+            first.scratch = Some(&mut scratch);
+        }
         first.document()?;
+    }
+    if !record_spans && let Some(tape) = scratch.tape() {
+        return Ok((Document::from_tape(text, tape), Vec::new()));
     }
     let mut tape = Tape {
         slots: Vec::with_capacity(counts.slots),
@@ -255,6 +473,10 @@ struct Parser<'a, 'o> {
     /// Pass 1: opening-quote offsets of the member names of every open object.
     names: Vec<u32>,
     spans: Option<&'o mut Vec<(usize, usize)>>,
+    /// Pass 1 of a document that may be small: where its tape is written meanwhile.
+    scratch: Option<&'o mut Scratch>,
+    /// Pass 1 of [`parse_with_limits`]: the owned tree it builds instead of a tape.
+    tree: Option<&'o mut TreeBuilder>,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -262,6 +484,12 @@ impl<'a, 'o> Parser<'a, 'o> {
         let mut limits = *limits;
         // A slot keeps a string's length in 30 bits.
         limits.max_string_bytes = limits.max_string_bytes.min(super::document::MAX_STRING);
+        // Enough for the members of a typical document's open objects without regrowing (a
+        // member takes at least 6 bytes, so this stays within the input's size).
+        let names = match pass {
+            Pass::Count(_) => Vec::with_capacity((text.len() / 8).min(32)),
+            Pass::Fill(_) => Vec::new(),
+        };
         Self {
             bytes: text.as_bytes(),
             text,
@@ -269,8 +497,10 @@ impl<'a, 'o> Parser<'a, 'o> {
             depth: 0,
             limits,
             pass,
-            names: Vec::new(),
+            names,
             spans: None,
+            scratch: None,
+            tree: None,
         }
     }
 
@@ -323,7 +553,13 @@ impl<'a, 'o> Parser<'a, 'o> {
         match &mut self.pass {
             Pass::Count(counts) => {
                 counts.slots += 1;
-                0
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    scratch.push(Slot::new(start, aux));
+                }
+                if let Some(tree) = self.tree.as_deref_mut() {
+                    tree.slot(self.text, start, aux);
+                }
+                counts.slots - 1
             }
             Pass::Fill(tape) => {
                 tape.slots.push(Slot::new(start, aux));
@@ -377,9 +613,19 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// Closes a container slot opened at `index` (pass 2): its aux is the index after its last
     /// descendant.
     fn close_slot(&mut self, index: usize) {
-        if let Pass::Fill(tape) = &mut self.pass {
-            let end = tape.slots.len() as u32;
-            tape.slots[index].set_aux(end);
+        match &mut self.pass {
+            Pass::Fill(tape) => {
+                let end = tape.slots.len() as u32;
+                tape.slots[index].set_aux(end);
+            }
+            Pass::Count(counts) => {
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    scratch.close(index, counts.slots);
+                }
+                if let Some(tree) = self.tree.as_deref_mut() {
+                    tree.close();
+                }
+            }
         }
     }
 
@@ -451,10 +697,18 @@ impl<'a, 'o> Parser<'a, 'o> {
     /// [`Self::check_closed_names`].
     fn check_new_name(&mut self, base: usize, offset: usize) -> Result<(), ParseError> {
         let seen = self.names.len() - base;
+        // Names whose first bytes differ, neither an escape, differ: most pairs end there.
+        let bytes = self.bytes;
+        let first = bytes.get(offset + 1).copied();
+        let may_equal = |other: usize| {
+            let other_first = bytes.get(other + 1).copied();
+            other_first == first || other_first == Some(b'\\') || first == Some(b'\\')
+        };
         if seen < LINEAR_DUPLICATE_SCAN
-            && self.names[base..]
-                .iter()
-                .any(|&other| compare_names(self.text, other as usize, offset).is_eq())
+            && self.names[base..].iter().any(|&other| {
+                may_equal(other as usize)
+                    && compare_names(self.text, other as usize, offset).is_eq()
+            })
         {
             return Err(self.duplicate(offset));
         }
@@ -582,7 +836,7 @@ impl<'a, 'o> Parser<'a, 'o> {
         let mut escaped = false;
         loop {
             let rest = &self.bytes[self.pos..];
-            let Some(offset) = rest.iter().position(|&b| STRING_STOP[usize::from(b)]) else {
+            let Some(offset) = string_stop(rest) else {
                 if self.bytes.len() - start > self.limits.max_string_bytes {
                     return self.limit(Limit::StringBytes, open);
                 }
@@ -635,6 +889,21 @@ impl<'a, 'o> Parser<'a, 'o> {
         match &mut self.pass {
             Pass::Count(counts) => {
                 counts.slots += 1;
+                if let Some(scratch) = self.scratch.as_deref_mut() {
+                    scratch.escaped(open, units(), unpaired);
+                }
+                if let Some(tree) = self.tree.as_deref_mut() {
+                    tree.string(if unpaired {
+                        JsonString::Wtf16(units().collect())
+                    } else {
+                        JsonString::Text(
+                            char::decode_utf16(units())
+                                .map(|decoded| decoded.unwrap_or(char::REPLACEMENT_CHARACTER))
+                                .collect::<String>()
+                                .into_boxed_str(),
+                        )
+                    });
+                }
                 if unpaired {
                     counts.wide += 1;
                     counts.wide_units += units().count();
@@ -724,6 +993,31 @@ impl Iterator for StringUnits<'_> {
 /// Orders two member names (given by their opening quotes) by decoded code units; only
 /// equality matters to callers, the order just has to be total.
 fn compare_names(text: &str, a: usize, b: usize) -> Ordering {
+    // Fast path on the source bytes while neither name shows an escape: equal bytes up to both
+    // closing quotes are equal names; a first difference where one side is ASCII (or a closing
+    // quote) orders the code units the same way. Anything else decodes both names.
+    let bytes = text.as_bytes();
+    let (mut i, mut j) = (a + 1, b + 1);
+    while let (Some(&x), Some(&y)) = (bytes.get(i), bytes.get(j)) {
+        if x == b'\\' || y == b'\\' {
+            break;
+        }
+        if x == y {
+            if x == b'"' {
+                return Ordering::Equal;
+            }
+        } else if x == b'"' {
+            return Ordering::Less;
+        } else if y == b'"' {
+            return Ordering::Greater;
+        } else if x < 0x80 || y < 0x80 {
+            return x.cmp(&y);
+        } else {
+            break;
+        }
+        i += 1;
+        j += 1;
+    }
     StringUnits::at(text, a).cmp(StringUnits::at(text, b))
 }
 
@@ -732,6 +1026,57 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::json::JsonString;
+
+    /// The one-pass tape of a small document (built on the stack) equals the two-pass tape,
+    /// and a document that outgrows any stack buffer takes the two-pass path with the same
+    /// result: record_spans forces the two passes.
+    #[test]
+    fn one_pass_and_two_passes_build_the_same_tape() {
+        let escaped = format!("[{}]", vec![r#""a\nb""#; 40].join(","));
+        let wide = format!("[{}]", vec![r#""\ud800x""#; 20].join(","));
+        let long_escape = format!(r#"["{}"]"#, r"é".repeat(300));
+        let many = format!("[{}]", vec!["{\"k\":[1,true,null]}"; 100].join(","));
+        let inputs: Vec<&[u8]> = vec![
+            b"0",
+            br#"{"a":[1,2,{"b":null}],"c":"\u00e9\ud83d\ude00","d":"\ud800"}"#,
+            br#"{"\u0061":1,"b":{"\n":[]}}"#,
+            escaped.as_bytes(),
+            wide.as_bytes(),
+            long_escape.as_bytes(),
+            many.as_bytes(),
+        ];
+        for input in inputs {
+            let (one, _) = build(input, &ParseLimits::DOCUMENT, false).unwrap();
+            let (two, _) = build(input, &ParseLimits::DOCUMENT, true).unwrap();
+            assert_eq!(one.to_value(), two.to_value());
+            assert_eq!(one.heap_bytes(), two.heap_bytes(), "exact sizes both ways");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn string_stop_finds_the_first_stop(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40)) {
+            let expected = bytes.iter().position(|&b| STRING_STOP[usize::from(b)]);
+            proptest::prop_assert_eq!(string_stop(&bytes), expected);
+        }
+
+        #[test]
+        fn names_compare_as_their_code_units(a in "[ab\\\\é😀\u{E000}]{0,6}", b in "[ab\\\\é😀\u{E000}]{0,6}", escape_a: bool, escape_b: bool) {
+            // Each name written raw or with its first character as a \u escape.
+            let spell = |name: &str, escape: bool| match name.chars().next() {
+                Some(first) if escape => {
+                    let mut units = [0u16; 2];
+                    let escapes: String = first.encode_utf16(&mut units).iter().map(|u| format!("\\u{u:04x}")).collect();
+                    format!("\"{escapes}{}\"", name[first.len_utf8()..].replace('\\', "\\\\"))
+                }
+                _ => format!("\"{}\"", name.replace('\\', "\\\\")),
+            };
+            let text = format!("{} {}", spell(&a, escape_a), spell(&b, escape_b));
+            let second = spell(&a, escape_a).len() + 1;
+            let expected = a.encode_utf16().cmp(b.encode_utf16());
+            proptest::prop_assert_eq!(compare_names(&text, 0, second), expected);
+        }
+    }
 
     #[test]
     fn trailing_high_surrogate_is_unpaired_at_end() {

@@ -129,7 +129,7 @@ impl<'a> ArrayView<'a> {
     pub fn len(&self) -> usize {
         match self.0 {
             Repr::Tree(items) => items.len(),
-            Repr::Tape(..) => self.iter().count(),
+            Repr::Tape(document, index) => document.count_children(index, false),
         }
     }
 
@@ -199,7 +199,7 @@ impl<'a> ObjectView<'a> {
     pub fn len(&self) -> usize {
         match self.0 {
             Repr::Tree(object) => object.len(),
-            Repr::Tape(..) => self.iter().count(),
+            Repr::Tape(document, index) => document.count_children(index, true),
         }
     }
 
@@ -224,9 +224,21 @@ impl<'a> ObjectView<'a> {
 
     /// The member named `name`.
     pub fn get(&self, name: &str) -> Option<View<'a>> {
-        self.iter()
-            .find(|(key, _)| key.as_str() == Some(name))
-            .map(|(_, value)| value)
+        match self.0 {
+            Repr::Tree(object) => object.get(name).map(Value::view),
+            // On the tape only the names are read until one matches.
+            Repr::Tape(document, index) => {
+                let end = document.end_of(index);
+                let mut child = index + 1;
+                while child < end {
+                    if document.string_is(child, name) {
+                        return Some(document.view_at(child + 1));
+                    }
+                    child = document.skip(child + 1);
+                }
+                None
+            }
+        }
     }
 
     /// Whether a member named `name` exists.
@@ -249,6 +261,45 @@ impl<'a> ObjectView<'a> {
                 }
                 handles
             }
+        }
+    }
+
+    /// The name of the member a handle from [`Self::handles`] names.
+    pub(crate) fn name(&self, handle: u32) -> Str<'a> {
+        match self.0 {
+            Repr::Tree(object) => Str::from(&object.members()[handle as usize].0),
+            Repr::Tape(document, _) => document.string_at(handle),
+        }
+    }
+
+    /// The handles of [`Self::handles`] written into `buffer`, when they fit (`None` if not).
+    pub(crate) fn handles_into(&self, buffer: &mut [u32]) -> Option<usize> {
+        let mut count = 0;
+        match self.0 {
+            Repr::Tree(object) => {
+                for handle in 0..object.len() as u32 {
+                    *buffer.get_mut(count)? = handle;
+                    count += 1;
+                }
+            }
+            Repr::Tape(document, index) => {
+                let end = document.end_of(index);
+                let mut child = index + 1;
+                while child < end {
+                    *buffer.get_mut(count)? = child;
+                    count += 1;
+                    child = document.skip(child + 1);
+                }
+            }
+        }
+        Some(count)
+    }
+
+    /// The value of the member a handle from [`Self::handles`] names.
+    pub(crate) fn value(&self, handle: u32) -> View<'a> {
+        match self.0 {
+            Repr::Tree(object) => object.members()[handle as usize].1.view(),
+            Repr::Tape(document, _) => document.view_at(handle + 1),
         }
     }
 

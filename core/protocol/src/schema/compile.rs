@@ -272,6 +272,7 @@ impl Compiler {
                     node.pattern = Some(Pattern {
                         source: source.into(),
                         regex,
+                        native: super::native_patterns::native(source),
                     });
                 }
                 "format" => {

@@ -2,6 +2,7 @@
 //! protocol's own `date-time` and `uri` format assertions (§2), validating lossless values.
 
 mod compile;
+mod native_patterns;
 mod node;
 mod validate;
 

@@ -40,6 +40,18 @@ pub(crate) enum Format {
 pub(crate) struct Pattern {
     pub source: Box<str>,
     pub regex: regress::Regex,
+    /// The same verdict computed natively, for the frequent patterns (`native_patterns`).
+    pub native: Option<super::native_patterns::Matcher>,
+}
+
+impl Pattern {
+    /// Whether the pattern is found in `text`.
+    pub fn is_match(&self, text: &str) -> bool {
+        match self.native {
+            Some(matcher) => matcher(text),
+            None => self.regex.find(text).is_some(),
+        }
+    }
 }
 
 /// One compiled schema. Boolean schemas are `always: Some(bool)`.
