@@ -36,6 +36,7 @@ step "venv and tools"
 [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
   "maturin==1.16.0" "pytest==9.2.0" "mypy==2.4.1" "pydantic==2.14.4" \
+  "fastapi==0.165.0" "uvicorn==0.54.0" "websockets==17.4" "httpx==0.28.1" \
   "jsonschema==4.25.1"  # test_reference_mismatches: SchemaValidationError is also jsonschema's
 
 step "Rust conformance binary (reference output for the console script)"

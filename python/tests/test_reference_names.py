@@ -66,6 +66,14 @@ NAMES: Dict[str, Dict[str, str]] = {
             "ErrorDocument", "GroupCursor", "AttentionFilter", "Acknowledgement")},
         "parse_frame": FUNCTION, "parse_received_frame": FUNCTION, "encode_frame": FUNCTION,
     },
+    # §1.26: the FastAPI gateway.
+    "gateway": {
+        "GroupGateway": CLASS, "CoreGatewayAdapter": CLASS, "InMemoryCursorStore": CLASS,
+        "GatewayCore": PROTOCOL, "CursorStore": PROTOCOL,
+        **{name: EXCEPTION for name in (
+            "GatewaySchemaError", "SubscriptionDenied", "UnknownCriticalExtension",
+            "CommandAdmissionError")},
+    },
     "registry": {
         "AgentCard": MODEL, "CapabilityDescriptor": MODEL, "CapabilityPerformance": MODEL,
         "PresenceRecord": MODEL, "AgentRegistry": CLASS, "RegistryError": EXCEPTION,

@@ -192,12 +192,34 @@ pub fn session_defaults() -> SessionConfig {
 }
 
 /// Challenges, session tokens and Session Epochs (`missionweaveprotocol.auth.SessionAuthority`
-/// wraps it). The secret is consumed at construction and never readable again.
+/// wraps it). The secret is never readable from Python; the binding keeps it only to key the
+/// twin authority of a `GroupGateway` (`twin`), so tokens of either verify at both.
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
-#[derive(Debug)]
 pub struct NativeSessionAuthority {
     registry: Arc<Mutex<CoreRegistry>>,
     inner: Mutex<CoreAuthority>,
+    secret: Vec<u8>,
+    config: SessionConfig,
+}
+
+impl core::fmt::Debug for NativeSessionAuthority {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("NativeSessionAuthority")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NativeSessionAuthority {
+    /// An authority with the same secret and lifetimes (its own challenges and epochs): the
+    /// sans-IO gateway owns its authority, and the Core is the truth of every Session Epoch.
+    pub fn twin(&self) -> Result<CoreAuthority, missionweaveprotocol_agent::auth::AuthError> {
+        CoreAuthority::new(
+            self.secret.clone(),
+            self.config,
+            Box::new(missionweaveprotocol_host::OsRandom),
+        )
+    }
 }
 
 #[pymethods]
@@ -232,7 +254,7 @@ impl NativeSessionAuthority {
             },
         };
         let inner = CoreAuthority::new(
-            secret,
+            secret.clone(),
             config,
             Box::new(missionweaveprotocol_host::OsRandom),
         )
@@ -240,6 +262,8 @@ impl NativeSessionAuthority {
         Ok(Self {
             registry,
             inner: Mutex::new(inner),
+            secret,
+            config,
         })
     }
 

@@ -26,7 +26,7 @@ use crate::keys::SigningKey;
 use crate::registry::AgentRegistryKeyResolver;
 
 /// Every store is one more `Arc<dyn Store + Send + Sync>` (in memory, SQLite, PostgreSQL).
-type SharedCore = Core<SharedStore, CoreSigningKey>;
+pub(crate) type SharedCore = Core<SharedStore, CoreSigningKey>;
 
 const CORE_MODULE: &str = "missionweaveprotocol.core";
 static REFUSAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -220,7 +220,7 @@ impl NativeSqlStore {
 /// max_future_skew_ms, max_age_ms, event_id_prefix)`: the engine, the Registry and ingress.
 #[pyclass(module = "missionweaveprotocol._native", frozen, name = "Core")]
 pub struct NativeCore {
-    inner: Arc<SharedCore>,
+    pub(crate) inner: Arc<SharedCore>,
 }
 
 impl core::fmt::Debug for NativeCore {
@@ -229,7 +229,10 @@ impl core::fmt::Debug for NativeCore {
     }
 }
 
-fn registry_arg(py: Python<'_>, registry: &Bound<'_, PyAny>) -> PyResult<Arc<KeyRegistrySnapshot>> {
+pub(crate) fn registry_arg(
+    py: Python<'_>,
+    registry: &Bound<'_, PyAny>,
+) -> PyResult<Arc<KeyRegistrySnapshot>> {
     if let Ok(resolver) = registry.cast::<AgentRegistryKeyResolver>() {
         return resolver
             .get()

@@ -9,6 +9,7 @@ mod auth;
 mod budget;
 mod bundle;
 mod cli;
+mod client_session;
 mod codec;
 mod context;
 mod control;
@@ -17,6 +18,7 @@ mod core;
 mod delegation;
 mod errors;
 mod execution;
+mod gateway;
 mod instant;
 mod keys;
 mod lease;
@@ -359,6 +361,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "AUTH_SESSION_TTL_MS",
         auth::session_defaults().session_ttl_ms,
     )?;
+    // the sans-IO network machines (missionweaveprotocol.gateway / client)
+    m.add_class::<gateway::NativeGateway>()?;
+    m.add_class::<gateway::NativeConnection>()?;
+    m.add_class::<client_session::NativeClientSession>()?;
     // content-addressed Artifact bytes (missionweaveprotocol.artifacts)
     m.add_class::<artifacts::NativeArtifactStore>()?;
     m.add_function(wrap_pyfunction!(artifacts::artifact_content_hash, m)?)?;
