@@ -49,9 +49,16 @@ fn create_allocates_the_mission_and_its_group() {
     assert_eq!(text(mission, "/createdAt"), text(e, "/occurredAt"));
     assert_eq!(state(&engine, MISSION), ("active".into(), 1));
     let m = engine.mission(MISSION).unwrap().unwrap();
+    // The stored aggregate keeps the definition apart; joined back it is the whole document.
+    let whole = missionweaveprotocol_engine::mission::full_document(engine.store(), &m).unwrap();
     SchemaCatalog::embedded()
-        .validate("mission", &m.document())
+        .validate("mission", &whole)
         .unwrap();
+    assert_eq!(
+        missionweaveprotocol::json::canonical_bytes(&whole).unwrap(),
+        missionweaveprotocol::json::canonical_bytes(mission).unwrap()
+    );
+    assert!(m.document().get("objective").is_none());
     assert_eq!(m.coordinator().coordinator_epoch, 1);
     assert_eq!(m.coordinator().agent_id, COORDINATOR);
 }

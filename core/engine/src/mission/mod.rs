@@ -39,7 +39,7 @@ pub use cascade::Family;
 pub use child::{ChildRead, DEFAULT_MAX_DEPTH};
 pub use link::{CHILDREN_KIND, ChildLink, FailurePolicy, ITEM_CHILD_KIND, LINK_KIND};
 pub use projection::rebuild;
-pub use read::{GroupRead, MissionRead, read};
+pub use read::{GroupRead, MissionRead, full_document, read};
 pub use state::MissionState;
 
 use crate::decision::Decision;

@@ -8,7 +8,9 @@
 use missionweaveprotocol::json::{Number, Value};
 use missionweaveprotocol::schema_formats::Timestamp;
 
-use super::aggregate::{Coordinator, CoordinatorLease, MISSION_KIND, Mission, Submission};
+use super::aggregate::{
+    Coordinator, CoordinatorLease, MISSION_KIND, Mission, Submission, split_definition,
+};
 use crate::error::EngineError;
 use crate::mission::state::MissionState;
 use crate::store::AggregateKey;
@@ -35,11 +37,15 @@ pub fn rebuild<'a>(
         let at = millis(event.get("occurredAt"))?;
         match (kind, mission.as_mut()) {
             ("mission.created" | "mission.follow_up.created", None) => {
-                let document = payload
+                let mut document = payload
                     .get("mission")
                     .and_then(Value::as_object)
                     .cloned()
                     .ok_or_else(|| broken("a creation Event without its Mission"))?;
+                // The aggregate the authority stores keeps the definition apart (see
+                // `aggregate::DEFINITION_MEMBERS`); the rebuilt one does the same, so the two
+                // compare byte for byte (queries join it back: `read::full_document`).
+                split_definition(&mut document);
                 let lease = CoordinatorLease {
                     issued_at: at,
                     expires_at: millis(payload.get("coordinatorLeaseExpiresAt"))?,
