@@ -134,12 +134,14 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
             args.agent_registry_snapshot.display()
         ))
     })?;
-    let registry = Arc::new(KeyRegistrySnapshot::from_bytes(&registry_bytes).map_err(|e| {
-        StartError::start(format!(
-            "the Registry snapshot {} is not valid Registry evidence: {e}",
-            args.agent_registry_snapshot.display()
-        ))
-    })?);
+    let registry = Arc::new(
+        KeyRegistrySnapshot::from_bytes(&registry_bytes).map_err(|e| {
+            StartError::start(format!(
+                "the Registry snapshot {} is not valid Registry evidence: {e}",
+                args.agent_registry_snapshot.display()
+            ))
+        })?,
+    );
 
     // The Group Authority.
     let seed = match checked.authority_seed {
@@ -149,7 +151,8 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
                 "no --authority-private-key: a random key is generated, which no Registry binds; \
                  the Core will refuse it unless the Registry holds it"
             );
-            random_secret().ok_or_else(|| StartError::start("the operating system's random source failed"))?
+            random_secret()
+                .ok_or_else(|| StartError::start("the operating system's random source failed"))?
         }
     };
     let authority_key = SigningKey::from_seed(args.authority_key_id.clone(), &seed);
@@ -174,9 +177,8 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
     }
 
     // Store.
-    let url = StoreUrl::parse(&args.database_url).map_err(|e| {
-        StartError::usage(format!("invalid value for '--database-url': {e}"))
-    })?;
+    let url = StoreUrl::parse(&args.database_url)
+        .map_err(|e| StartError::usage(format!("invalid value for '--database-url': {e}")))?;
     let sqlite_lock = sqlite_lock(&url)?;
     let postgres_url = match url.location() {
         Location::Postgresql(libpq) => Some(libpq.clone()),
@@ -193,7 +195,12 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
     // The Core, only through CoreConfig.
     let core: Arc<ServerCore> = Arc::new(
         CoreConfig::new(&authority)
-            .build(store, Arc::clone(&registry), authority_key, Box::new(OsRandom))
+            .build(
+                store,
+                Arc::clone(&registry),
+                authority_key,
+                Box::new(OsRandom),
+            )
             .map_err(|e| StartError::start(format!("the Core could not be built: {e}")))?,
     );
 
@@ -231,8 +238,12 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         poll_interval_ms: args.head_poll_ms,
         ..Limits::default()
     };
-    let gateway = Gateway::new(Arc::new(CoreGateway::new(Arc::clone(&core))), sessions, limits)
-        .map_err(|e| StartError::usage(format!("invalid limits: {e}")))?;
+    let gateway = Gateway::new(
+        Arc::new(CoreGateway::new(Arc::clone(&core))),
+        sessions,
+        limits,
+    )
+    .map_err(|e| StartError::usage(format!("invalid limits: {e}")))?;
 
     // TLS.
     let mut dev_certificate = None;
@@ -284,9 +295,9 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
     };
 
     // The listener.
-    let listener = TcpListener::bind(checked.listen).await.map_err(|e| {
-        StartError::start(format!("cannot listen on {}: {e}", checked.listen))
-    })?;
+    let listener = TcpListener::bind(checked.listen)
+        .await
+        .map_err(|e| StartError::start(format!("cannot listen on {}: {e}", checked.listen)))?;
     let local = listener
         .local_addr()
         .map_err(|e| StartError::start(format!("cannot read the bound address: {e}")))?;

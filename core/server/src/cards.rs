@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::{self, Object, Value};
-use missionweaveprotocol::{KeyRegistrySnapshot, SignedDocumentCodec, SignedDocumentKind, WireCode};
+use missionweaveprotocol::{
+    KeyRegistrySnapshot, SignedDocumentCodec, SignedDocumentKind, WireCode,
+};
 use missionweaveprotocol_engine::organization::AGENT_CARD_REGISTER;
 use missionweaveprotocol_engine::service::Core;
 use missionweaveprotocol_engine::store::Store;
@@ -55,8 +57,12 @@ pub fn load(
     registry: &Arc<KeyRegistrySnapshot>,
     organization_key: Option<&[u8; 32]>,
 ) -> Result<Vec<AgentCard>, CardError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| fail(format!("cannot read the Agent Card file {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        fail(format!(
+            "cannot read the Agent Card file {}: {e}",
+            path.display()
+        ))
+    })?;
     let root = json::parse_state(&bytes).map_err(|e| {
         fail(format!(
             "the Agent Card file {} is not JSON: {e}",
@@ -69,7 +75,9 @@ pub fn load(
             .get("agentCards")
             .and_then(Value::as_array)
             .filter(|_| object.len() == 1)
-            .ok_or_else(|| fail("the Agent Card file must be a list of cards or {\"agentCards\": [...]}"))?,
+            .ok_or_else(|| {
+                fail("the Agent Card file must be a list of cards or {\"agentCards\": [...]}")
+            })?,
         _ => {
             return Err(fail(
                 "the Agent Card file must be a list of cards or {\"agentCards\": [...]}",
@@ -173,7 +181,12 @@ where
             &Value::Object(command),
             issuer.signer(),
         )
-        .map_err(|e| fail(format!("cannot sign the registration of {}: {e}", card.agent_id)))?;
+        .map_err(|e| {
+            fail(format!(
+                "cannot sign the registration of {}: {e}",
+                card.agent_id
+            ))
+        })?;
     match core.perform_bytes(&signed.bytes, now) {
         Ok(_) => Ok(Registered::New),
         Err(e) if e.wire_code == WireCode::InvalidStateTransition => Ok(Registered::Unchanged),

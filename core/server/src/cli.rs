@@ -51,7 +51,12 @@ pub struct Args {
 
     /// HMAC secret of session tokens, at least 32 bytes (default: random per process; give
     /// every process of one deployment the same one).
-    #[arg(long, hide = true, env = "MISSIONWEAVEPROTOCOL_SESSION_SECRET", hide_env_values = true)]
+    #[arg(
+        long,
+        hide = true,
+        env = "MISSIONWEAVEPROTOCOL_SESSION_SECRET",
+        hide_env_values = true
+    )]
     pub session_secret: Option<String>,
 
     /// Key ID of the Group Authority key that signs Events (bound in the Registry).
@@ -125,7 +130,11 @@ pub struct Args {
     pub head_poll_ms: u64,
 
     /// Seconds given to open connections at shutdown before they are dropped.
-    #[arg(long, env = "MISSIONWEAVEPROTOCOL_SHUTDOWN_GRACE", default_value_t = 10)]
+    #[arg(
+        long,
+        env = "MISSIONWEAVEPROTOCOL_SHUTDOWN_GRACE",
+        default_value_t = 10
+    )]
     pub shutdown_grace: u64,
 }
 
@@ -191,7 +200,10 @@ impl Args {
             if !path.is_file() {
                 return Err(usage_error(
                     InvalidValue,
-                    format!("invalid value for '{flag}': file '{}' does not exist", path.display()),
+                    format!(
+                        "invalid value for '{flag}': file '{}' does not exist",
+                        path.display()
+                    ),
                 ));
             }
         }
@@ -268,10 +280,17 @@ impl Args {
                 )
             })?;
         if matches!(transport, Transport::Insecure | Transport::Dev(_)) && !is_loopback(&listen) {
-            let flag = if self.dev { "--dev" } else { "--allow-insecure" };
+            let flag = if self.dev {
+                "--dev"
+            } else {
+                "--allow-insecure"
+            };
             return Err(usage_error(
                 ArgumentConflict,
-                format!("{flag} serves loopback addresses only (127.0.0.1, ::1, localhost), not '{}'", self.host),
+                format!(
+                    "{flag} serves loopback addresses only (127.0.0.1, ::1, localhost), not '{}'",
+                    self.host
+                ),
             ));
         }
         Ok(Checked {

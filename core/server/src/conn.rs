@@ -142,9 +142,7 @@ pub async fn run<S>(
                 Some(Ok(Message::Binary(_))) => Input::Binary,
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
                 Some(Ok(Message::Close(_))) | None => Input::Closed,
-                Some(Err(WsError::Capacity(CapacityError::MessageTooLong { .. }))) => {
-                    Input::TooBig
-                }
+                Some(Err(WsError::Capacity(CapacityError::MessageTooLong { .. }))) => Input::TooBig,
                 Some(Err(WsError::Utf8(_))) => Input::NotUtf8,
                 Some(Err(_)) => Input::Closed,
             };

@@ -30,7 +30,9 @@ pub const MAX_PENDING_WAKES: usize = 1024;
 pub const NOTIFY_QUEUE: usize = 4096;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// What the server knows about one live connection besides its machine.
@@ -52,6 +54,7 @@ impl ConnHandle {
     pub fn wake(&self, group: &str, sequence: Option<u64>) {
         {
             let mut pending = lock(&self.pending);
+            let len = pending.len();
             match pending.get_mut(group) {
                 Some(known) => {
                     *known = match (*known, sequence) {
@@ -59,7 +62,7 @@ impl ConnHandle {
                         _ => None,
                     }
                 }
-                None if pending.len() < MAX_PENDING_WAKES => {
+                None if len < MAX_PENDING_WAKES => {
                     pending.insert(group.to_owned(), sequence);
                 }
                 None => return,
@@ -109,7 +112,13 @@ impl Connections {
     }
 
     /// Wakes `ids` for `group`.
-    pub fn wake(&self, ids: &[ConnectionId], group: &str, sequence: Option<u64>, metrics: &Metrics) {
+    pub fn wake(
+        &self,
+        ids: &[ConnectionId],
+        group: &str,
+        sequence: Option<u64>,
+        metrics: &Metrics,
+    ) {
         if ids.is_empty() {
             return;
         }
@@ -124,7 +133,13 @@ impl Connections {
     }
 
     /// Wakes every local subscriber of `group` (a `NOTIFY` from any process).
-    pub fn wake_subscribers(&self, hub: &Hub, group: &str, sequence: Option<u64>, metrics: &Metrics) {
+    pub fn wake_subscribers(
+        &self,
+        hub: &Hub,
+        group: &str,
+        sequence: Option<u64>,
+        metrics: &Metrics,
+    ) {
         self.wake(&hub.subscribers(group), group, sequence, metrics);
     }
 
@@ -293,15 +308,16 @@ fn listen_once(
     metrics.listen_connected.store(1, Ordering::Relaxed);
     tracing::info!("listening for head moves of other processes ({CHANNEL})");
     while !stop.load(Ordering::Relaxed) {
-        let mut notifications = client.notifications();
-        let mut iter = notifications.timeout_iter(Duration::from_millis(500));
-        while let Some(note) = postgres::fallible_iterator::FallibleIterator::next(&mut iter)? {
-            Metrics::inc(&metrics.notify_received);
-            if let Some((group, sequence)) = parse_payload(note.payload()) {
-                wake(group, sequence);
+        {
+            let mut notifications = client.notifications();
+            let mut iter = notifications.timeout_iter(Duration::from_millis(500));
+            while let Some(note) = postgres::fallible_iterator::FallibleIterator::next(&mut iter)? {
+                Metrics::inc(&metrics.notify_received);
+                if let Some((group, sequence)) = parse_payload(note.payload()) {
+                    wake(group, sequence);
+                }
             }
         }
-        drop(iter);
         if client.is_closed() {
             // A closed client fails every query: that error ends this connection.
             client.simple_query("SELECT 1")?;

@@ -116,12 +116,7 @@ pub fn route(head: &[u8]) -> Route {
         Ok(httparse::Status::Complete(_)) => {}
         _ => return Route::BadRequest,
     }
-    let path = request
-        .path
-        .unwrap_or("")
-        .split('?')
-        .next()
-        .unwrap_or("");
+    let path = request.path.unwrap_or("").split('?').next().unwrap_or("");
     let is_get = request.method == Some("GET");
     let upgrade = request.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case("upgrade")
@@ -160,11 +155,18 @@ mod tests {
 
     #[test]
     fn routes() {
-        let ws = b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+        let ws =
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
         assert_eq!(route(ws), Route::WebSocket);
-        assert_eq!(route(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"), Route::Health);
+        assert_eq!(
+            route(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Route::Health
+        );
         assert_eq!(route(b"GET /metrics?x=1 HTTP/1.1\r\n\r\n"), Route::Metrics);
-        assert_eq!(route(b"POST /metrics HTTP/1.1\r\n\r\n"), Route::MethodNotAllowed);
+        assert_eq!(
+            route(b"POST /metrics HTTP/1.1\r\n\r\n"),
+            Route::MethodNotAllowed
+        );
         assert_eq!(route(b"GET /ws HTTP/1.1\r\n\r\n"), Route::NotFound);
         assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::NotFound);
         assert_eq!(route(b"\x16\x03\x01garbage\r\n\r\n"), Route::BadRequest);

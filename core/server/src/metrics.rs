@@ -66,7 +66,12 @@ pub enum StoreOp {
 }
 
 impl StoreOp {
-    const ALL: [StoreOp; 4] = [StoreOp::Commit, StoreOp::Read, StoreOp::Replay, StoreOp::Head];
+    const ALL: [StoreOp; 4] = [
+        StoreOp::Commit,
+        StoreOp::Read,
+        StoreOp::Replay,
+        StoreOp::Head,
+    ];
 
     fn name(self) -> &'static str {
         match self {

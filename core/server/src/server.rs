@@ -100,13 +100,22 @@ impl RateLimiter {
 }
 
 /// The running listener.
-#[derive(Debug)]
 pub struct Server {
     shared: Arc<Shared>,
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     admission: Admission,
     ws_config: WebSocketConfig,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("listener", &self.listener)
+            .field("tls", &self.tls.is_some())
+            .field("admission", &self.admission)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
@@ -186,7 +195,10 @@ impl Server {
             }
         }
         drop(listener);
-        tracing::info!(open = tasks.len(), "shutting down: closing connections (1001)");
+        tracing::info!(
+            open = tasks.len(),
+            "shutting down: closing connections (1001)"
+        );
         let _ = shared.shutdown.send(true);
         let grace = Duration::from_secs(shared.shutdown_grace.max(1)) * 2;
         let deadline = tokio::time::Instant::now() + grace;
@@ -194,7 +206,10 @@ impl Server {
             match tokio::time::timeout_at(deadline, tasks.join_next()).await {
                 Ok(_) => {}
                 Err(_) => {
-                    tracing::warn!(open = tasks.len(), "shutdown grace over: dropping connections");
+                    tracing::warn!(
+                        open = tasks.len(),
+                        "shutdown grace over: dropping connections"
+                    );
                     tasks.abort_all();
                     break;
                 }
@@ -249,7 +264,13 @@ async fn route<S>(
     let shutting_down = *shared.shutdown.borrow();
     let answered = match http::route(&head) {
         Route::Health if shutting_down => {
-            http::respond(&mut stream, "503 Service Unavailable", "text/plain", "shutting down\n").await
+            http::respond(
+                &mut stream,
+                "503 Service Unavailable",
+                "text/plain",
+                "shutting down\n",
+            )
+            .await
         }
         Route::Health => http::respond(&mut stream, "200 OK", "text/plain", "ok\n").await,
         Route::Metrics => {
@@ -265,7 +286,13 @@ async fn route<S>(
             .await
         }
         Route::WebSocket if shutting_down => {
-            http::respond(&mut stream, "503 Service Unavailable", "text/plain", "shutting down\n").await
+            http::respond(
+                &mut stream,
+                "503 Service Unavailable",
+                "text/plain",
+                "shutting down\n",
+            )
+            .await
         }
         Route::WebSocket => {
             let rewound = Rewind::new(head, stream);
@@ -297,7 +324,13 @@ async fn route<S>(
             return;
         }
         Route::MethodNotAllowed => {
-            http::respond(&mut stream, "405 Method Not Allowed", "text/plain", "GET only\n").await
+            http::respond(
+                &mut stream,
+                "405 Method Not Allowed",
+                "text/plain",
+                "GET only\n",
+            )
+            .await
         }
         Route::NotFound => {
             http::respond(
@@ -310,7 +343,13 @@ async fn route<S>(
         }
         Route::BadRequest => {
             Metrics::inc(&shared.metrics.handshakes_failed);
-            http::respond(&mut stream, "400 Bad Request", "text/plain", "bad request\n").await
+            http::respond(
+                &mut stream,
+                "400 Bad Request",
+                "text/plain",
+                "bad request\n",
+            )
+            .await
         }
     };
     if let Err(error) = answered {

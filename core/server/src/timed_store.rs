@@ -84,6 +84,8 @@ impl Store for TimedStore {
         before: u64,
         snapshot: SnapshotPointer,
     ) -> Result<(), StoreError> {
-        self.timed(StoreOp::Commit, |s| s.archive_before(group, before, snapshot))
+        self.timed(StoreOp::Commit, |s| {
+            s.archive_before(group, before, snapshot)
+        })
     }
 }

@@ -47,12 +47,23 @@ pub fn server_config(
 pub fn from_pem_files(certfile: &Path, keyfile: &Path) -> Result<Arc<ServerConfig>, TlsError> {
     let certs = CertificateDer::pem_file_iter(certfile)
         .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| TlsError(format!("cannot read certificates from {}: {e}", certfile.display())))?;
+        .map_err(|e| {
+            TlsError(format!(
+                "cannot read certificates from {}: {e}",
+                certfile.display()
+            ))
+        })?;
     if certs.is_empty() {
-        return Err(TlsError(format!("{} holds no certificate", certfile.display())));
+        return Err(TlsError(format!(
+            "{} holds no certificate",
+            certfile.display()
+        )));
     }
     let key = PrivateKeyDer::from_pem_file(keyfile).map_err(|e| {
-        TlsError(format!("cannot read a private key from {}: {e}", keyfile.display()))
+        TlsError(format!(
+            "cannot read a private key from {}: {e}",
+            keyfile.display()
+        ))
     })?;
     server_config(certs, key)
 }

@@ -8,68 +8,10 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use common::*;
 
-fn server_url() -> &'static str {
-    missionweaveprotocol_store_postgres::test_server::url()
-}
-
-fn admin() -> postgres::Client {
-    postgres::Client::connect(server_url(), postgres::NoTls).unwrap()
-}
-
-/// A database of its own, dropped afterwards.
-struct FreshDatabase {
-    name: String,
-}
-
-impl FreshDatabase {
-    fn new() -> Self {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let name = format!(
-            "mwp_server_{}_{nanos}_{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        admin()
-            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
-            .unwrap();
-        Self { name }
-    }
-
-    fn url(&self) -> String {
-        let base = server_url().split('?').next().unwrap();
-        let (scheme, rest) = base.split_once("://").unwrap();
-        let authority = rest.split('/').next().unwrap();
-        format!("{scheme}://{authority}/{}", self.name)
-    }
-}
-
-impl Drop for FreshDatabase {
-    fn drop(&mut self) {
-        let _ = admin().batch_execute(&format!(
-            "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
-            self.name
-        ));
-    }
-}
-
 fn server(org: &Org, url: &str, name: &str, extra: &[&str]) -> ServerProcess {
-    let mut args = org.base_args(url);
-    args.extend([
-        "--dev".to_owned(),
-        "--dev-cert".to_owned(),
-        org.path(&format!("{name}.pem")).display().to_string(),
-    ]);
-    args.extend(extra.iter().map(|a| (*a).to_owned()));
-    ServerProcess::start(&args, &[]).ready()
+    ServerProcess::start(&org.named_dev_args(url, name, extra), &[]).ready()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,7 +38,11 @@ async fn an_event_committed_on_a_reaches_a_subscriber_of_b_and_b_survives_kill_9
         if metric(&body, "mwp_listen_connected") == Some(1.0) {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "B never listened:\n{}", b.stderr());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "B never listened:\n{}",
+            b.stderr()
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 
@@ -106,16 +52,22 @@ async fn an_event_committed_on_a_reaches_a_subscriber_of_b_and_b_survives_kill_9
     let events = worker.wait_event(GROUP, sequence).await;
     assert!(delivered(&events).contains(&(GROUP.to_owned(), sequence)));
     let (_, a_metrics) = http_get(&a.url, Some(&a_cert), "/metrics").await;
-    assert!(metric(&a_metrics, "mwp_notify_sent_total").unwrap() >= 1.0, "{a_metrics}");
+    assert!(
+        metric(&a_metrics, "mwp_notify_sent_total").unwrap() >= 1.0,
+        "{a_metrics}"
+    );
     let (_, b_metrics) = http_get(&b.url, Some(&b_cert), "/metrics").await;
-    assert!(metric(&b_metrics, "mwp_notify_received_total").unwrap() >= 1.0, "{b_metrics}");
+    assert!(
+        metric(&b_metrics, "mwp_notify_received_total").unwrap() >= 1.0,
+        "{b_metrics}"
+    );
 
     // A commit that notifies nobody (another Core on the database): A's subscribers get it
     // from the head poll.
     let mut watcher = Agent::connect(&a.url, Some(&a_cert), &org, WORKER).await;
     watcher.subscribe(&[(OTHER_GROUP, 0)]).await;
     watcher.wait_event(OTHER_GROUP, 1).await;
-    let silent = {
+    let silent = off_runtime(|| {
         let store = missionweaveprotocol_store_open::open(
             &missionweaveprotocol_store_open::StoreUrl::parse(&url).unwrap(),
         )
@@ -141,7 +93,7 @@ async fn an_event_committed_on_a_reaches_a_subscriber_of_b_and_b_survives_kill_9
             &Org::post_payload("pg-silent", OTHER_GROUP, "no notification"),
         );
         core.perform_bytes(&bytes, now()).unwrap().events[0].sequence
-    };
+    });
     watcher.wait_event(OTHER_GROUP, silent).await;
 
     // kill -9 A: B keeps serving.

@@ -75,41 +75,108 @@ fn flag_problems_exit_2_with_a_message() {
     let org = Org::new();
     let db = format!("sqlite:///{}", org.path("flags.db").display());
     let base = org.base_args(&db);
-    let tls = with(&base, &["--tls-certfile", "/nonexistent.pem", "--tls-keyfile", "/nonexistent.key"]);
+    let tls = with(
+        &base,
+        &[
+            "--tls-certfile",
+            "/nonexistent.pem",
+            "--tls-keyfile",
+            "/nonexistent.key",
+        ],
+    );
     let cases: Vec<(Vec<String>, &str)> = vec![
         (without(&base, "--registry"), "--registry"),
-        (without(&base, "--agent-registry-snapshot"), "--agent-registry-snapshot"),
         (
-            with(&without(&base, "--registry"), &["--registry", "/nonexistent/cards.json"]),
+            without(&base, "--agent-registry-snapshot"),
+            "--agent-registry-snapshot",
+        ),
+        (
+            with(
+                &without(&base, "--registry"),
+                &["--registry", "/nonexistent/cards.json"],
+            ),
             "does not exist",
         ),
         (base.clone(), "requires TLS"),
         (without(&tls, "--tls-keyfile"), "--tls-keyfile"),
         (
-            with(&base, &["--dev", "--tls-certfile", "/x.pem", "--tls-keyfile", "/x.key"]),
+            with(
+                &base,
+                &[
+                    "--dev",
+                    "--tls-certfile",
+                    "/x.pem",
+                    "--tls-keyfile",
+                    "/x.key",
+                ],
+            ),
             "--dev",
         ),
-        (with(&base, &["--allow-insecure", "--session-secret", "short"]), "32"),
         (
-            with(&without(&base, "--authority-private-key"), &["--dev"]).into_iter().collect(),
+            with(&base, &["--allow-insecure", "--session-secret", "short"]),
+            "32",
+        ),
+        (
+            with(&without(&base, "--authority-private-key"), &["--dev"])
+                .into_iter()
+                .collect(),
             "",
         ),
-        (with(&without(&base, "--authority-private-key"), &["--tls-certfile", "/a", "--tls-keyfile", "/b"]), "--authority-private-key"),
-        (with(&without(&base, "--organization-public-key"), &["--tls-certfile", "/a", "--tls-keyfile", "/b"]), "--organization-public-key"),
         (
-            with(&without(&base, "--authority-private-key"), &["--allow-insecure", "--authority-private-key", "not-a-key"]),
+            with(
+                &without(&base, "--authority-private-key"),
+                &["--tls-certfile", "/a", "--tls-keyfile", "/b"],
+            ),
             "--authority-private-key",
         ),
         (
-            with(&without(&base, "--organization-public-key"), &["--allow-insecure", "--organization-public-key", "AAAA"]),
+            with(
+                &without(&base, "--organization-public-key"),
+                &["--tls-certfile", "/a", "--tls-keyfile", "/b"],
+            ),
             "--organization-public-key",
         ),
-        (with(&without(&base, "--host"), &["--allow-insecure", "--host", "0.0.0.0"]), "loopback"),
-        (with(&without(&base, "--host"), &["--dev", "--host", "0.0.0.0"]), "loopback"),
-        (with(&without(&base, "--port"), &["--allow-insecure", "--port", "70000"]), "--port"),
-        (with(&base, &["--allow-insecure", "--no-such-flag"]), "--no-such-flag"),
         (
-            with(&without(&base, "--database-url"), &["--allow-insecure", "--database-url", "mysql://x/y"]),
+            with(
+                &without(&base, "--authority-private-key"),
+                &["--allow-insecure", "--authority-private-key", "not-a-key"],
+            ),
+            "--authority-private-key",
+        ),
+        (
+            with(
+                &without(&base, "--organization-public-key"),
+                &["--allow-insecure", "--organization-public-key", "AAAA"],
+            ),
+            "--organization-public-key",
+        ),
+        (
+            with(
+                &without(&base, "--host"),
+                &["--allow-insecure", "--host", "0.0.0.0"],
+            ),
+            "loopback",
+        ),
+        (
+            with(&without(&base, "--host"), &["--dev", "--host", "0.0.0.0"]),
+            "loopback",
+        ),
+        (
+            with(
+                &without(&base, "--port"),
+                &["--allow-insecure", "--port", "70000"],
+            ),
+            "--port",
+        ),
+        (
+            with(&base, &["--allow-insecure", "--no-such-flag"]),
+            "--no-such-flag",
+        ),
+        (
+            with(
+                &without(&base, "--database-url"),
+                &["--allow-insecure", "--database-url", "mysql://x/y"],
+            ),
             "--database-url",
         ),
     ];
@@ -137,14 +204,23 @@ fn environment_variables_stand_for_flags() {
     let cert_text = cert.display().to_string();
     let env = [
         ("MISSIONWEAVEPROTOCOL_AGENT_REGISTRY", cards.as_str()),
-        ("MISSIONWEAVEPROTOCOL_AGENT_REGISTRY_SNAPSHOT", registry.as_str()),
+        (
+            "MISSIONWEAVEPROTOCOL_AGENT_REGISTRY_SNAPSHOT",
+            registry.as_str(),
+        ),
         ("MISSIONWEAVEPROTOCOL_DATABASE_URL", db.as_str()),
         ("MISSIONWEAVEPROTOCOL_HOST", "127.0.0.1"),
         ("MISSIONWEAVEPROTOCOL_PORT", "0"),
-        ("MISSIONWEAVEPROTOCOL_SESSION_SECRET", "a-session-secret-of-at-least-32-bytes!"),
+        (
+            "MISSIONWEAVEPROTOCOL_SESSION_SECRET",
+            "a-session-secret-of-at-least-32-bytes!",
+        ),
         ("MISSIONWEAVEPROTOCOL_AUTHORITY_KEY_ID", key_id.as_str()),
         ("MISSIONWEAVEPROTOCOL_AUTHORITY_PRIVATE_KEY", seed.as_str()),
-        ("MISSIONWEAVEPROTOCOL_ORGANIZATION_PUBLIC_KEY", trust.as_str()),
+        (
+            "MISSIONWEAVEPROTOCOL_ORGANIZATION_PUBLIC_KEY",
+            trust.as_str(),
+        ),
         ("MISSIONWEAVEPROTOCOL_DEV_CERT", cert_text.as_str()),
     ];
     let mut server = ServerProcess::start(&strings(&["--dev"]), &env).ready();
@@ -152,7 +228,10 @@ fn environment_variables_stand_for_flags() {
     assert!(cert.is_file());
     let stderr = server.stderr();
     assert!(!stderr.contains(&seed), "the authority key was logged");
-    assert!(!stderr.contains("a-session-secret"), "the session secret was logged");
+    assert!(
+        !stderr.contains("a-session-secret"),
+        "the session secret was logged"
+    );
     // A short secret through the environment is refused like the flag.
     let mut short = env.to_vec();
     short[5] = ("MISSIONWEAVEPROTOCOL_SESSION_SECRET", "short");
@@ -170,25 +249,43 @@ fn start_up_failures_exit_1() {
     // Registry evidence that is not valid.
     let bad = org.path("bad-registry.json");
     std::fs::write(&bad, b"{\"not\": \"a registry\"}").unwrap();
-    let args = with(&without(&dev, "--agent-registry-snapshot"), &["--agent-registry-snapshot", bad.to_str().unwrap()]);
+    let args = with(
+        &without(&dev, "--agent-registry-snapshot"),
+        &["--agent-registry-snapshot", bad.to_str().unwrap()],
+    );
     let (code, _, err) = run_to_exit(&args, &[]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("Registry"), "{err}");
     // An authority key ID the Registry does not hold.
-    let args = with(&without(&dev, "--authority-key-id"), &["--authority-key-id", "urn:missionweaveprotocol:key:none"]);
+    let args = with(
+        &without(&dev, "--authority-key-id"),
+        &["--authority-key-id", "urn:missionweaveprotocol:key:none"],
+    );
     let (code, _, err) = run_to_exit(&args, &[]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("not in the Registry"), "{err}");
     // A key ID the Registry binds, with another key: the Core refuses (authority_key_not_bound).
-    let args = with(&without(&dev, "--authority-private-key"), &["--authority-private-key", &b64(&[7; 32])]);
+    let args = with(
+        &without(&dev, "--authority-private-key"),
+        &["--authority-private-key", &b64(&[7; 32])],
+    );
     let (code, _, err) = run_to_exit(&args, &[]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("authority_key_not_bound") || err.contains("bound"), "{err}");
+    assert!(
+        err.contains("authority_key_not_bound") || err.contains("bound"),
+        "{err}"
+    );
     // --dev without the authority key: a random one, which no Registry binds.
     let (code, _, err) = run_to_exit(&without(&dev, "--authority-private-key"), &[]);
     assert_eq!(code, Some(1), "{err}");
     // A PostgreSQL server that is not there.
-    let args = with(&without(&dev, "--database-url"), &["--database-url", "postgresql://mwp@127.0.0.1:1/none?connect_timeout=2"]);
+    let args = with(
+        &without(&dev, "--database-url"),
+        &[
+            "--database-url",
+            "postgresql://mwp@127.0.0.1:1/none?connect_timeout=2",
+        ],
+    );
     let (code, _, err) = run_to_exit(&args, &[]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("could not be opened"), "{err}");
@@ -202,11 +299,17 @@ fn agent_cards_must_be_signed_by_the_organization_key() {
     let dev = org.dev_args(&db);
     let start_with = |cards: Value, name: &str| {
         let path = org.write(name, &cards);
-        let args = with(&without(&dev, "--registry"), &["--registry", path.to_str().unwrap()]);
+        let args = with(
+            &without(&dev, "--registry"),
+            &["--registry", path.to_str().unwrap()],
+        );
         run_to_exit(&args, &[])
     };
     // Unsigned.
-    let (code, _, err) = start_with(Value::Array(vec![org.unsigned_card(WORKER, 1)]), "unsigned.json");
+    let (code, _, err) = start_with(
+        Value::Array(vec![org.unsigned_card(WORKER, 1)]),
+        "unsigned.json",
+    );
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("not signed"), "{err}");
     // Tampered after signing.
@@ -216,7 +319,10 @@ fn agent_cards_must_be_signed_by_the_organization_key() {
     }
     let (code, _, err) = start_with(Value::Array(vec![card]), "tampered.json");
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("refused") && err.contains("AUTH_INVALID_SIGNATURE"), "{err}");
+    assert!(
+        err.contains("refused") && err.contains("AUTH_INVALID_SIGNATURE"),
+        "{err}"
+    );
     // Signed by another service of the Registry: valid, but not the Organization key.
     let foreign = org.card(WORKER, 1, OTHER_SERVICE);
     let (code, _, err) = start_with(Value::Array(vec![foreign.clone()]), "foreign.json");
@@ -256,12 +362,20 @@ fn cards_are_registered_once_and_a_newer_version_replaces_them() {
     let db = org.seeded_sqlite();
     let dev = org.dev_args(&db);
     let mut first = ServerProcess::start(&dev, &[]).ready();
-    assert!(first.stderr().contains("registered=2"), "{}", first.stderr());
+    assert!(
+        first.stderr().contains("registered=2"),
+        "{}",
+        first.stderr()
+    );
     first.signal("TERM");
     assert!(first.wait_exit(WAIT).unwrap().success());
     // The same cards again: nothing new.
     let mut second = ServerProcess::start(&dev, &[]).ready();
-    assert!(second.stderr().contains("registered=0 unchanged=2"), "{}", second.stderr());
+    assert!(
+        second.stderr().contains("registered=0 unchanged=2"),
+        "{}",
+        second.stderr()
+    );
     second.signal("TERM");
     assert!(second.wait_exit(WAIT).unwrap().success());
     // A newer version of one card.
@@ -269,9 +383,16 @@ fn cards_are_registered_once_and_a_newer_version_replaces_them() {
         "cards-v2.json",
         &Value::Array(vec![org.card(WORKER, 2, REGISTRAR)]),
     );
-    let args = with(&without(&dev, "--registry"), &["--registry", path.to_str().unwrap()]);
+    let args = with(
+        &without(&dev, "--registry"),
+        &["--registry", path.to_str().unwrap()],
+    );
     let mut third = ServerProcess::start(&args, &[]).ready();
-    assert!(third.stderr().contains("registered=1"), "{}", third.stderr());
+    assert!(
+        third.stderr().contains("registered=1"),
+        "{}",
+        third.stderr()
+    );
     third.signal("TERM");
     assert!(third.wait_exit(WAIT).unwrap().success());
     // An older one than registered: refused at start.
@@ -301,7 +422,10 @@ fn one_server_per_sqlite_file() {
     let db = org.seeded_sqlite();
     let _first = ServerProcess::start(&org.dev_args(&db), &[]).ready();
     let mut args = org.dev_args(&db);
-    args = with(&without(&args, "--dev-cert"), &["--dev-cert", org.path("second.pem").to_str().unwrap()]);
+    args = with(
+        &without(&args, "--dev-cert"),
+        &["--dev-cert", org.path("second.pem").to_str().unwrap()],
+    );
     let (code, _, err) = run_to_exit(&args, &[]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("another server process"), "{err}");
@@ -317,7 +441,9 @@ async fn sigterm_and_sigint_close_connections_with_1001_and_exit_0() {
         agent.subscribe(&[(GROUP, 0)]).await;
         agent.wait_event(GROUP, 1).await;
         let mut planner = Agent::connect(&server.url, Some(&cert), &org, COORDINATOR).await;
-        planner.post_accepted(&org, GROUP, "before-shutdown", "x").await;
+        planner
+            .post_accepted(&org, GROUP, "before-shutdown", "x")
+            .await;
         server.signal(signal);
         // Everything before the close, then 1001.
         let code = loop {

@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
+use futures_util::SinkExt;
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::Value;
@@ -46,7 +47,9 @@ async fn a_full_session_two_groups_fan_out_ack_and_ping() {
 
     // Commands in both Groups: accepted on the sender, fanned out to the worker.
     let (in_group, _) = planner.post_accepted(&org, GROUP, "full-1", "first").await;
-    let (in_other, _) = planner.post_accepted(&org, OTHER_GROUP, "full-2", "second").await;
+    let (in_other, _) = planner
+        .post_accepted(&org, OTHER_GROUP, "full-2", "second")
+        .await;
     let mut seen = Vec::new();
     while !(seen.contains(&(GROUP.to_owned(), in_group))
         && seen.contains(&(OTHER_GROUP.to_owned(), in_other)))
@@ -83,7 +86,9 @@ async fn a_full_session_two_groups_fan_out_ack_and_ping() {
     );
 
     // The worker's own Command reaches the planner too.
-    let (by_worker, _) = worker.post_accepted(&org, GROUP, "full-3", "from the worker").await;
+    let (by_worker, _) = worker
+        .post_accepted(&org, GROUP, "full-3", "from the worker")
+        .await;
     planner.wait_event(GROUP, by_worker).await;
 
     // Two sessions of one Agent: a later HELLO fences the earlier session's Commands.

@@ -53,13 +53,23 @@ async fn tls_12_only_clients_are_refused() {
     let org = Org::new();
     let server = org.dev_server();
     let cert = org.path("dev-cert.pem");
-    let result = tls_connect(&server.addr(), client_tls(&cert, &[&rustls::version::TLS12])).await;
-    assert!(result.is_err(), "a TLS 1.2-only client must fail the handshake");
+    let result = tls_connect(
+        &server.addr(),
+        client_tls(&cert, &[&rustls::version::TLS12]),
+    )
+    .await;
+    assert!(
+        result.is_err(),
+        "a TLS 1.2-only client must fail the handshake"
+    );
     // The server keeps serving TLS 1.3 clients.
     let (status, _) = http_get(&server.url, Some(&cert), "/healthz").await;
     assert_eq!(status, "HTTP/1.1 200 OK");
     let (_, metrics) = http_get(&server.url, Some(&cert), "/metrics").await;
-    assert!(metric(&metrics, "mwp_handshakes_failed_total").unwrap() >= 1.0, "{metrics}");
+    assert!(
+        metric(&metrics, "mwp_handshakes_failed_total").unwrap() >= 1.0,
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,7 +100,10 @@ async fn normal_tls_mode_serves_the_given_certificate() {
     let server = ServerProcess::start(&args, &[]).ready();
     assert!(server.url.starts_with("wss://"), "{}", server.url);
     let (status, body) = http_get(&server.url, Some(&certfile), "/healthz").await;
-    assert_eq!((status.as_str(), body.as_str()), ("HTTP/1.1 200 OK", "ok\n"));
+    assert_eq!(
+        (status.as_str(), body.as_str()),
+        ("HTTP/1.1 200 OK", "ok\n")
+    );
     let mut agent = Agent::connect(&server.url, Some(&certfile), &org, COORDINATOR).await;
     agent.subscribe(&[(GROUP, 0)]).await;
     let events = agent.wait_event(GROUP, 1).await;
@@ -100,9 +113,12 @@ async fn normal_tls_mode_serves_the_given_certificate() {
     let stranger = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     std::fs::write(&other, stranger.cert.pem()).unwrap();
     assert!(
-        tls_connect(&server.addr(), client_tls(&other, &[&rustls::version::TLS13]))
-            .await
-            .is_err()
+        tls_connect(
+            &server.addr(),
+            client_tls(&other, &[&rustls::version::TLS13])
+        )
+        .await
+        .is_err()
     );
 }
 
@@ -114,14 +130,26 @@ async fn metrics_report_connections_commands_events_and_store_latency() {
     let mut planner = Agent::connect(&server.url, Some(&cert), &org, COORDINATOR).await;
     planner.subscribe(&[(GROUP, 0)]).await;
     planner.wait_event(GROUP, 1).await;
-    let (sequence, _) = planner.post_accepted(&org, GROUP, "metrics-1", "hello").await;
+    let (sequence, _) = planner
+        .post_accepted(&org, GROUP, "metrics-1", "hello")
+        .await;
     assert!(sequence >= 2);
     let (status, body) = http_get(&server.url, Some(&cert), "/metrics").await;
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert_eq!(metric(&body, "mwp_connections_open"), Some(1.0), "{body}");
-    assert_eq!(metric(&body, "mwp_connections_authenticated"), Some(1.0), "{body}");
-    assert!(metric(&body, "mwp_commands_received_total").unwrap() >= 1.0, "{body}");
-    assert!(metric(&body, "mwp_events_delivered_total").unwrap() >= 3.0, "{body}");
+    assert_eq!(
+        metric(&body, "mwp_connections_authenticated"),
+        Some(1.0),
+        "{body}"
+    );
+    assert!(
+        metric(&body, "mwp_commands_received_total").unwrap() >= 1.0,
+        "{body}"
+    );
+    assert!(
+        metric(&body, "mwp_events_delivered_total").unwrap() >= 3.0,
+        "{body}"
+    );
     assert_eq!(metric(&body, "mwp_paused_groups"), Some(0.0), "{body}");
     assert_eq!(metric(&body, "mwp_subscriptions"), Some(1.0), "{body}");
     assert!(

@@ -274,6 +274,11 @@ impl Org {
     /// both, into the store at `url` (the way an Organization's human tools would: performed
     /// on a Core over the same store, before the server opens it).
     pub fn seed(&self, url: &str) {
+        // Off the async runtime's thread: the PostgreSQL store's client blocks.
+        std::thread::scope(|scope| scope.spawn(|| self.seed_here(url)).join().unwrap());
+    }
+
+    fn seed_here(&self, url: &str) {
         let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
         let core = CoreConfig::new(&Principal::new(PrincipalType::Service, AUTHORITY))
             .build(
@@ -287,7 +292,10 @@ impl Org {
             core.perform_bytes(&bytes, now())
                 .unwrap_or_else(|e| panic!("seed refused: {} {}", e.wire_code, e.message));
         };
-        for (group, mission, main) in [(GROUP, MISSION, MAIN), (OTHER_GROUP, OTHER_MISSION, OTHER_MAIN)] {
+        for (group, mission, main) in [
+            (GROUP, MISSION, MAIN),
+            (OTHER_GROUP, OTHER_MISSION, OTHER_MAIN),
+        ] {
             let (bytes, _) = self.command(
                 group,
                 "mission.create",
@@ -347,6 +355,18 @@ impl Org {
             "--dev-cert".into(),
             self.path("dev-cert.pem").display().to_string(),
         ]);
+        args
+    }
+
+    /// `--dev` flags with the certificate `<name>.pem` in this directory, then `extra`.
+    pub fn named_dev_args(&self, database_url: &str, name: &str, extra: &[&str]) -> Vec<String> {
+        let mut args = self.base_args(database_url);
+        args.extend([
+            "--dev".to_owned(),
+            "--dev-cert".to_owned(),
+            self.path(&format!("{name}.pem")).display().to_string(),
+        ]);
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
         args
     }
 
@@ -500,7 +520,10 @@ impl Drop for ServerProcess {
 /// Runs the binary to completion with `args` (for flag checks): (exit code, stdout, stderr).
 pub fn run_to_exit(args: &[String], env: &[(&str, &str)]) -> (Option<i32>, String, String) {
     let mut command = Command::new(binary());
-    command.args(args).stdin(Stdio::null()).env_remove("RUST_LOG");
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .env_remove("RUST_LOG");
     for (name, _) in std::env::vars() {
         if name.starts_with("MISSIONWEAVEPROTOCOL_") {
             command.env_remove(name);
@@ -525,7 +548,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 pub type Ws = WebSocketStream<Box<dyn Io>>;
 
 /// A TLS 1.3 client configuration trusting the certificate in `pem`.
-pub fn client_tls(pem: &Path, versions: &[&'static rustls::SupportedProtocolVersion]) -> Arc<rustls::ClientConfig> {
+pub fn client_tls(
+    pem: &Path,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(pem).unwrap() {
         roots.add(cert.unwrap()).unwrap();
@@ -599,7 +625,10 @@ pub async fn http_get(url: &str, pem: Option<&Path>, path: &str) -> (String, Str
     let _ = tokio::time::timeout(WAIT, io.read_to_end(&mut response)).await;
     let text = String::from_utf8_lossy(&response).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (head.lines().next().unwrap_or("").to_owned(), body.to_owned())
+    (
+        head.lines().next().unwrap_or("").to_owned(),
+        body.to_owned(),
+    )
 }
 
 /// A metric's value in a `/metrics` body.
@@ -667,7 +696,12 @@ impl Agent {
             Arc::clone(&org.registry),
             Principal::new(PrincipalType::Service, AUTHORITY),
         );
-        let session = Session::new(config, Arc::new(org.key(agent_id).clone()), Box::new(OsRandom)).unwrap();
+        let session = Session::new(
+            config,
+            Arc::new(org.key(agent_id).clone()),
+            Box::new(OsRandom),
+        )
+        .unwrap();
         Self {
             ws,
             session,
@@ -751,7 +785,10 @@ impl Agent {
     }
 
     /// Events until `pred` holds for one (returned with everything before it).
-    pub async fn until(&mut self, mut pred: impl FnMut(&SessionEvent) -> bool) -> Vec<SessionEvent> {
+    pub async fn until(
+        &mut self,
+        mut pred: impl FnMut(&SessionEvent) -> bool,
+    ) -> Vec<SessionEvent> {
         let mut seen = Vec::new();
         loop {
             let event = self.next_event().await;
@@ -830,12 +867,80 @@ impl Agent {
         let sequence = seen
             .iter()
             .find_map(|e| match e {
-                SessionEvent::CommandAccepted { ticket, sequence, .. } if ticket.action_id == action => {
-                    Some(*sequence)
-                }
+                SessionEvent::CommandAccepted {
+                    ticket, sequence, ..
+                } if ticket.action_id == action => Some(*sequence),
                 _ => None,
             })
             .unwrap();
         (sequence, seen)
+    }
+}
+
+// ---- PostgreSQL ----------------------------------------------------------------------------
+
+/// The PostgreSQL server of the tests: `MWP_POSTGRES_URL`, or the private cluster of
+/// `scripts/pg-cluster.sh` started on first use (as the store's tests do: never skipped).
+pub fn pg_server_url() -> &'static str {
+    missionweaveprotocol_store_postgres::test_server::url()
+}
+
+/// Runs `sql` on the test server's default database, off any async runtime's thread (the
+/// synchronous client starts a runtime of its own).
+fn pg_admin(sql: String) {
+    std::thread::spawn(move || {
+        postgres::Client::connect(pg_server_url(), postgres::NoTls)
+            .unwrap()
+            .batch_execute(&sql)
+            .unwrap();
+    })
+    .join()
+    .unwrap();
+}
+
+/// Runs `f` on a thread of its own (blocking database work from an async test).
+pub fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| scope.spawn(f).join().unwrap())
+}
+
+/// A database of its own on the test server, dropped afterwards.
+pub struct FreshDatabase {
+    name: String,
+}
+
+impl FreshDatabase {
+    pub fn new() -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!(
+            "mwp_server_{}_{nanos}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        pg_admin(format!("CREATE DATABASE \"{name}\""));
+        Self { name }
+    }
+
+    /// Its URL (the server's, another database).
+    pub fn url(&self) -> String {
+        let base = pg_server_url().split('?').next().unwrap();
+        let (scheme, rest) = base.split_once("://").unwrap();
+        let authority = rest.split('/').next().unwrap();
+        format!("{scheme}://{authority}/{}", self.name)
+    }
+}
+
+impl Drop for FreshDatabase {
+    fn drop(&mut self) {
+        let sql = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
+        let _ = std::thread::spawn(move || {
+            if let Ok(mut client) = postgres::Client::connect(pg_server_url(), postgres::NoTls) {
+                let _ = client.batch_execute(&sql);
+            }
+        })
+        .join();
     }
 }
