@@ -23,7 +23,12 @@
 //! The load generator does not verify Event signatures (the Rust client does; here it would
 //! measure the generator): it reads each `EVENT` frame's cause, whose Action ID carries the
 //! send time.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -88,7 +93,11 @@ fn options() -> Options {
     let mut i = 0;
     while i < args.len() {
         let value = args.get(i + 1).cloned().unwrap_or_default();
-        let number = || value.parse::<u64>().unwrap_or_else(|_| panic!("{}: a number", args[i]));
+        let number = || {
+            value
+                .parse::<u64>()
+                .unwrap_or_else(|_| panic!("{}: a number", args[i]))
+        };
         match args[i].as_str() {
             "--connections" => o.connections = number() as usize,
             "--groups" => o.groups = number() as usize,
@@ -103,7 +112,10 @@ fn options() -> Options {
         i += 2;
     }
     assert!(o.connections >= 2 && o.groups >= o.per_connection && o.per_connection >= 1);
-    assert!(o.processes >= 1 && (o.processes == 1 || o.postgres), "several processes need --store postgres");
+    assert!(
+        o.processes >= 1 && (o.processes == 1 || o.postgres),
+        "several processes need --store postgres"
+    );
     o
 }
 
@@ -130,7 +142,13 @@ fn groups_of(i: usize, o: &Options) -> Vec<usize> {
 fn key(id: &str, n: u64) -> SigningKey {
     let mut seed = [7u8; 32];
     seed[..8].copy_from_slice(&n.to_be_bytes());
-    SigningKey::from_seed(format!("urn:missionweaveprotocol:key:{}", id.rsplit(':').next().unwrap()), &seed)
+    SigningKey::from_seed(
+        format!(
+            "urn:missionweaveprotocol:key:{}",
+            id.rsplit(':').next().unwrap()
+        ),
+        &seed,
+    )
 }
 
 struct Org {
@@ -161,8 +179,13 @@ impl Org {
         let registrar = key(REGISTRAR, 1_000_003);
         let mut builder = RegistryBuilder::new(ORG);
         let add = |b: &mut RegistryBuilder, k: &SigningKey, kind, id: &str| {
-            b.add_key(k.key_id(), Principal::new(kind, id), &k.public_key_bytes(), "2020-01-01T00:00:00Z")
-                .unwrap();
+            b.add_key(
+                k.key_id(),
+                Principal::new(kind, id),
+                &k.public_key_bytes(),
+                "2020-01-01T00:00:00Z",
+            )
+            .unwrap();
         };
         add(&mut builder, &owner, PrincipalType::Human, OWNER);
         add(&mut builder, &authority, PrincipalType::Service, AUTHORITY);
@@ -218,7 +241,11 @@ impl Org {
     }
 
     fn owner_command(&self, group: &str, kind: &str, payload: &str, n: usize) -> Vec<u8> {
-        let epoch = if kind == "mission.create" { "" } else { r#""membershipEpoch": 1,"# };
+        let epoch = if kind == "mission.create" {
+            ""
+        } else {
+            r#""membershipEpoch": 1,"#
+        };
         sign(
             &self.owner,
             &format!(
@@ -257,11 +284,16 @@ impl Org {
 fn seed(org: &Org, url: &str, o: &Options) -> Vec<u64> {
     let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
     let core = CoreConfig::new(&Principal::new(PrincipalType::Service, AUTHORITY))
-        .build(store, Arc::clone(&org.registry), org.authority.clone(), Box::new(OsRandom))
+        .build(
+            store,
+            Arc::clone(&org.registry),
+            org.authority.clone(),
+            Box::new(OsRandom),
+        )
         .unwrap();
     let mut heads = vec![0u64; o.groups];
     let mut n = 0;
-    let mut perform = |bytes: Vec<u8>, heads: &mut Vec<u64>, g: usize| {
+    let perform = |bytes: Vec<u8>, heads: &mut Vec<u64>, g: usize| {
         let performed = core
             .perform_bytes(&bytes, SystemClock.now())
             .unwrap_or_else(|e| panic!("seed refused: {} {}", e.wire_code, e.message));
@@ -283,7 +315,11 @@ fn seed(org: &Org, url: &str, o: &Options) -> Vec<u64> {
             conversation(g)
         );
         n += 1;
-        perform(org.owner_command(&group_id(g), "mission.create", &payload, n), &mut heads, g);
+        perform(
+            org.owner_command(&group_id(g), "mission.create", &payload, n),
+            &mut heads,
+            g,
+        );
     }
     for i in 1..o.connections {
         for g in groups_of(i, o) {
@@ -293,7 +329,11 @@ fn seed(org: &Org, url: &str, o: &Options) -> Vec<u64> {
                 agent_id(i)
             );
             n += 1;
-            perform(org.owner_command(&group_id(g), "membership.change", &payload, n), &mut heads, g);
+            perform(
+                org.owner_command(&group_id(g), "membership.change", &payload, n),
+                &mut heads,
+                g,
+            );
         }
     }
     heads
@@ -361,13 +401,23 @@ fn start_server(binary: &Path, dir: &Path, url: &str, org: &Org, n: usize) -> Se
     let stdout = child.stdout.take().unwrap();
     let mut lines = BufReader::new(stdout).lines();
     let url = loop {
-        let line = lines.next().expect("the server exited before listening").unwrap();
+        let line = lines
+            .next()
+            .expect("the server exited before listening")
+            .unwrap();
         if let Some(url) = line.split("listening on ").nth(1) {
             break url.trim().to_owned();
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    let addr = url.split("://").nth(1).unwrap().split('/').next().unwrap().to_owned();
+    let addr = url
+        .split("://")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
     Server { child, addr, cert }
 }
 
@@ -399,17 +449,25 @@ fn cause_of(frame: &str) -> Option<(u64, usize)> {
 }
 
 /// Opens connection `i`: TLS 1.3, HELLO, SUBSCRIBE from the heads. Returns it and its epoch.
-async fn open_connection(i: usize, server: &(String, PathBuf), org: &Org, heads: &[u64], o: &Options) -> (Ws, u64) {
+async fn open_connection(
+    i: usize,
+    server: &(String, PathBuf),
+    org: &Org,
+    heads: &[u64],
+    o: &Options,
+) -> (Ws, u64) {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_file_iter(&server.1).unwrap() {
         roots.add(cert.unwrap()).unwrap();
     }
     let tls = Arc::new(
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth(),
     );
     let tcp = TcpStream::connect(&server.0).await.unwrap();
     tcp.set_nodelay(true).unwrap();
@@ -417,20 +475,29 @@ async fn open_connection(i: usize, server: &(String, PathBuf), org: &Org, heads:
         .connect(ServerName::try_from("localhost").unwrap(), tcp)
         .await
         .unwrap();
-    let config = WebSocketConfig::default().read_buffer_size(16 * 1024).write_buffer_size(0);
-    let (mut ws, _) = tokio_tungstenite::client_async_with_config(format!("ws://{}/ws", server.0), stream, Some(config))
-        .await
-        .unwrap();
+    let config = WebSocketConfig::default()
+        .read_buffer_size(16 * 1024)
+        .write_buffer_size(0);
+    let (mut ws, _) = tokio_tungstenite::client_async_with_config(
+        format!("ws://{}/ws", server.0),
+        stream,
+        Some(config),
+    )
+    .await
+    .unwrap();
     let client = ClientConfig::new(
-        &agent_id(i),
+        agent_id(i),
         Arc::clone(&org.registry),
         Principal::new(PrincipalType::Service, AUTHORITY),
     );
-    let mut session = Session::new(client, Arc::new(org.agents[i].clone()), Box::new(OsRandom)).unwrap();
+    let mut session =
+        Session::new(client, Arc::new(org.agents[i].clone()), Box::new(OsRandom)).unwrap();
     session.start(SystemClock.now()).unwrap();
     let epoch = loop {
         while let Some(out) = session.poll_output() {
-            ws.send(Message::text(String::from_utf8(out).unwrap())).await.unwrap();
+            ws.send(Message::text(String::from_utf8(out).unwrap()))
+                .await
+                .unwrap();
         }
         if let Some(event) = session.poll_event() {
             match event {
@@ -439,7 +506,9 @@ async fn open_connection(i: usize, server: &(String, PathBuf), org: &Org, heads:
             }
         }
         match ws.next().await {
-            Some(Ok(Message::Text(text))) => session.on_text(text.as_bytes(), SystemClock.now()).unwrap(),
+            Some(Ok(Message::Text(text))) => {
+                session.on_text(text.as_bytes(), SystemClock.now()).unwrap()
+            }
             other => panic!("connection {i}: {other:?}"),
         }
     };
@@ -453,12 +522,15 @@ async fn open_connection(i: usize, server: &(String, PathBuf), org: &Org, heads:
         .collect();
     session.subscribe(&groups, SystemClock.now()).unwrap();
     while let Some(out) = session.poll_output() {
-        ws.send(Message::text(String::from_utf8(out).unwrap())).await.unwrap();
+        ws.send(Message::text(String::from_utf8(out).unwrap()))
+            .await
+            .unwrap();
     }
     (ws, epoch)
 }
 
 /// One connection after HELLO: sends the Commands it is told to, reads every frame.
+#[allow(clippy::too_many_arguments)] // one task's whole context, passed once
 async fn drive(
     i: usize,
     mut ws: Ws,
@@ -567,7 +639,9 @@ fn main() {
         let server = missionweaveprotocol_store_postgres::test_server::url().to_owned();
         let name = format!("mwp_load_{}", std::process::id());
         let mut admin = postgres::Client::connect(&server, postgres::NoTls).unwrap();
-        admin.batch_execute(&format!("CREATE DATABASE \"{name}\"")).unwrap();
+        admin
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .unwrap();
         let base = server.split('?').next().unwrap();
         let (scheme, rest) = base.split_once("://").unwrap();
         let authority = rest.split('/').next().unwrap();
@@ -598,7 +672,10 @@ fn main() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let rss_before: u64 = servers.iter().map(|s| rss_kib(s.child.id())).sum();
-    let targets: Vec<(String, PathBuf)> = servers.iter().map(|s| (s.addr.clone(), s.cert.clone())).collect();
+    let targets: Vec<(String, PathBuf)> = servers
+        .iter()
+        .map(|s| (s.addr.clone(), s.cert.clone()))
+        .collect();
     let stats = Arc::new(Stats::default());
     let window = Arc::new(Semaphore::new(0));
     let start = Instant::now();
@@ -713,9 +790,9 @@ fn main() {
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
     drop(servers);
-    if let Some((server, name)) = drop_database {
-        if let Ok(mut admin) = postgres::Client::connect(&server, postgres::NoTls) {
-            let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
-        }
+    if let Some((server, name)) = drop_database
+        && let Ok(mut admin) = postgres::Client::connect(&server, postgres::NoTls)
+    {
+        let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
     }
 }

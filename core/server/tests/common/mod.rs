@@ -639,8 +639,9 @@ pub fn metric(body: &str, name: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
-/// What reading the socket gave.
+/// What reading the socket gave (one at a time: its size does not matter).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Read {
     Event(SessionEvent),
     Closed(Option<u16>),
