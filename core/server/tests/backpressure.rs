@@ -24,6 +24,14 @@ fn rss_kib(pid: u32) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_stops_reading_is_paused_not_dropped() {
+    // The server's liveness PINGs (every 20 s) keep every read alive: a delivery that never
+    // comes would hang the test instead of failing it.
+    tokio::time::timeout(std::time::Duration::from_secs(240), scenario())
+        .await
+        .expect("the backpressure scenario did not finish in 240 s");
+}
+
+async fn scenario() {
     let org = Org::new();
     let server = org.dev_server();
     let cert = org.path("dev-cert.pem");
