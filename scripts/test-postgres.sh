@@ -12,3 +12,5 @@ if [ -z "${MWP_POSTGRES_URL:-}" ]; then
 fi
 echo "PostgreSQL store tests on $MWP_POSTGRES_URL"
 cargo test --locked -p missionweaveprotocol-store-postgres "$@"
+# Server processes on one database: NOTIFY and LISTEN between processes, kill -9 of one of three.
+cargo test --locked -p missionweaveprotocol-server --test postgres --test faults

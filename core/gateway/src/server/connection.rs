@@ -240,10 +240,8 @@ impl Connection {
             body.retry_after_ms = Some(self.gateway.limits().backpressure_retry_after_ms);
             return self.fatal(body, CLOSE_POLICY, "outbound queue overflow", now);
         }
-        let max = self.gateway.limits().max_frame_bytes;
-        if bytes.len() > max {
-            let body = errors::violation(&format!("a frame may hold at most {max} bytes"));
-            return self.fatal(body, CLOSE_TOO_BIG, "frame too large", now);
+        if bytes.len() > self.gateway.limits().max_frame_bytes {
+            return self.on_too_big(now);
         }
         if core::str::from_utf8(bytes).is_err() {
             let body = errors::violation("a text frame must be UTF-8");
@@ -254,6 +252,18 @@ impl Connection {
             Ok(ReceivedFrame::Other(frame)) => self.on_frame(&frame, now),
             Err(error) => self.on_bad_frame(bytes, &error, now),
         }
+    }
+
+    /// A message over `Limits::max_frame_bytes` arrived that the host's WebSocket library
+    /// refused before reading it (its message limit is `max_frame_bytes`): the same `ERROR`
+    /// (fatal) and close 1009 as an oversized frame fed to [`on_text`](Self::on_text).
+    pub fn on_too_big(&mut self, now: UnixMillis) {
+        if self.closed || self.closing.is_some() {
+            return;
+        }
+        let max = self.gateway.limits().max_frame_bytes;
+        let body = errors::violation(&format!("a frame may hold at most {max} bytes"));
+        self.fatal(body, CLOSE_TOO_BIG, "frame too large", now);
     }
 
     /// A binary message arrived (§17.1: "Binary WebSocket messages MUST NOT carry

@@ -1,0 +1,26 @@
+//! MissionWeaveProtocol 0.1 server (`docs/network.md`, "The server"): hosts the sans-IO
+//! machines of `missionweaveprotocol-gateway` — every frame decision stays there; this crate
+//! only moves bytes, runs timers and wakes connections.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`cli`] | flags and environment variables (the reference server's, plus `--dev`), checks |
+//! | [`app`] | start-up: Registry, authority key, Agent Cards, store, Core (`CoreConfig`), gateway, TLS, fan-out, listener |
+//! | [`server`] | accept, admission limits, TLS, HTTP routing, WebSocket upgrade, graceful shutdown |
+//! | [`conn`] | one connection: reader, driver (the machine on blocking threads), writer |
+//! | [`fanout`] | local wake-ups; PostgreSQL `NOTIFY`/`LISTEN mwp_group_head` between processes |
+//! | [`http`] | the request head, `/healthz`, `/metrics`, `/ws` |
+//! | [`tls`] | rustls (ring), TLS 1.3 only; the `--dev` certificate |
+//! | [`cards`] | the Agent Card file and its bootstrap through `agent_card_register` |
+//! | [`metrics`], [`timed_store`] | Prometheus text; store latency |
+
+pub mod app;
+pub mod cards;
+pub mod cli;
+pub mod conn;
+pub mod fanout;
+pub mod http;
+pub mod metrics;
+pub mod server;
+pub mod timed_store;
+pub mod tls;
