@@ -51,6 +51,9 @@ fn main() {
                 return error.code;
             }
         };
+        // Installed before the "listening on" line: a signal sent as soon as it is read stops
+        // the server cleanly rather than killing it by the default action.
+        let shutdown = shutdown_signal();
         let mut out = std::io::stdout().lock();
         if let Some((path, fingerprint)) = &started.dev_certificate {
             let _ = writeln!(out, "development certificate (self-signed, localhost/127.0.0.1): {}", path.display());
@@ -61,7 +64,7 @@ fn main() {
         let _ = out.flush();
         drop(out);
         tracing::info!(url = %started.url, cards_new = started.cards.0, cards_unchanged = started.cards.1, "ready");
-        started.run(shutdown_signal()).await;
+        started.run(shutdown).await;
         tracing::info!("stopped");
         0
     });
@@ -69,25 +72,32 @@ fn main() {
     std::process::exit(code);
 }
 
-/// SIGTERM or SIGINT (Ctrl-C).
-async fn shutdown_signal() {
+/// SIGTERM or SIGINT (Ctrl-C), listened for from this call on (the handlers are installed
+/// here, not when the future is first polled).
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => tracing::info!("SIGTERM"),
-                    _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT"),
+        let handlers = signal(SignalKind::terminate())
+            .and_then(|term| Ok((term, signal(SignalKind::interrupt())?)));
+        async move {
+            match handlers {
+                Ok((mut term, mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => tracing::info!("SIGTERM"),
+                        _ = int.recv() => tracing::info!("SIGINT"),
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

@@ -839,6 +839,27 @@ impl Agent {
     }
 }
 
+impl Agent {
+    /// Waits until every (group, sequence) of `wanted` was delivered in order, whatever the
+    /// order between Groups (§16 orders each Group, not Groups among themselves): a wait for
+    /// one Group alone would consume — and then miss — the other Group's Events that came
+    /// first. Returns everything seen.
+    pub async fn wait_events(&mut self, wanted: &[(&str, u64)]) -> Vec<SessionEvent> {
+        let mut missing: Vec<(&str, u64)> = wanted.to_vec();
+        let mut seen = Vec::new();
+        while !missing.is_empty() {
+            let event = self.next_event().await;
+            if let SessionEvent::Event(d) = &event
+                && d.in_order
+            {
+                missing.retain(|(g, s)| !(d.group_id.as_deref() == Some(*g) && d.sequence >= *s));
+            }
+            seen.push(event);
+        }
+        seen
+    }
+}
+
 /// The (group, sequence) of in-order delivered Events.
 pub fn delivered(events: &[SessionEvent]) -> Vec<(String, u64)> {
     events
