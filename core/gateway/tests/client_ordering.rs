@@ -32,7 +32,12 @@ fn recorded() -> &'static Recorded {
         for i in 0..POSTS {
             world.owner_posts(GROUP, &format!("p{i}"), &[]);
         }
-        let mut pair = world.pair(COORDINATOR);
+        let mut pair = {
+            let _one_at_a_time = HANDSHAKE
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            world.pair(COORDINATOR)
+        };
         pair.client.subscribe(&[group(0)], NOW).unwrap();
         let subscribe = pair.client.poll_output().unwrap();
         pair.server.on_text(&subscribe, NOW);
@@ -50,8 +55,16 @@ fn group(after: u64) -> SubscribeGroup {
     }
 }
 
+/// Handshakes of the one shared World, one at a time: the tests run on parallel threads, and two
+/// HELLOs of one Agent racing each other are a real §6.3 conflict (the later Session Epoch
+/// fences the earlier one: `AUTH_STALE_SESSION`), not what these tests are about.
+static HANDSHAKE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// An authenticated session subscribed (client side only) to `GROUP` after `after`.
 fn session(world: &World, max_buffered: usize, after: u64) -> Session {
+    let _one_at_a_time = HANDSHAKE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut config = world.client_config(COORDINATOR);
     config.max_buffered_events = max_buffered;
     let mut pair = Pair {
