@@ -51,13 +51,22 @@ impl<'a, G: Signer> ServedEventCheck<'a, G> {
         }
     }
 
-    /// Checks every Event of a page of `group`; the first failure is the error.
-    pub(super) fn check_page(&self, group: &str, events: &[EventRecord]) -> Result<(), CoreError> {
-        for record in events {
+    /// Checks every Event of a page of `group` whose `known` flag is `false` (the Events not
+    /// already checked by this Core, `verified_events.rs`); the first failure is the error.
+    /// Answers how many Events were checked in full.
+    pub(super) fn check_page(
+        &self,
+        group: &str,
+        events: &[EventRecord],
+        known: &[bool],
+    ) -> Result<u64, CoreError> {
+        let mut checked = 0;
+        for (record, _) in events.iter().zip(known).filter(|(_, known)| !**known) {
+            checked += 1;
             self.check(group, record)
                 .map_err(|why| refusal(group, record, why))?;
         }
-        Ok(())
+        Ok(checked)
     }
 
     fn check(&self, group: &str, record: &EventRecord) -> Result<(), String> {
