@@ -260,10 +260,8 @@ impl<S: Store, G: Signer> Core<S, G> {
         // remembered). Issue 27 item 3: verify once where trust changes hands.
         let known = self.verified.known(group, &page.events);
         if known.contains(&false) {
-            let checked =
-                served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry)
-                    .check_page(group, &page.events, &known)?;
-            self.full_checks.fetch_add(checked, Ordering::Relaxed);
+            served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry)
+                .check_page(group, &page.events, &known, &self.full_checks)?;
             self.verified.remember(
                 group,
                 page.events

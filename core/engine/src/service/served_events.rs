@@ -20,6 +20,7 @@
 //! served.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use missionweaveprotocol::crypto::{PublicKey, Signer, split_signature};
 use missionweaveprotocol::json::{Document, View};
@@ -53,20 +54,20 @@ impl<'a, G: Signer> ServedEventCheck<'a, G> {
 
     /// Checks every Event of a page of `group` whose `known` flag is `false` (the Events not
     /// already checked by this Core, `verified_events.rs`); the first failure is the error.
-    /// Answers how many Events were checked in full.
+    /// Adds each Event checked in full, refused or not, to `checked`.
     pub(super) fn check_page(
         &self,
         group: &str,
         events: &[EventRecord],
         known: &[bool],
-    ) -> Result<u64, CoreError> {
-        let mut checked = 0;
+        checked: &AtomicU64,
+    ) -> Result<(), CoreError> {
         for (record, _) in events.iter().zip(known).filter(|(_, known)| !**known) {
-            checked += 1;
+            checked.fetch_add(1, Ordering::Relaxed);
             self.check(group, record)
                 .map_err(|why| refusal(group, record, why))?;
         }
-        Ok(checked)
+        Ok(())
     }
 
     fn check(&self, group: &str, record: &EventRecord) -> Result<(), String> {
