@@ -180,7 +180,11 @@ fn a_log_served_once_is_served_again_without_signature_checks_and_forgeries_are_
     let sequence = inject(&core, id, &body);
     let detail = refused_at(&core, sequence, id);
     assert!(detail.contains("does not verify"), "{detail}");
-    assert_eq!(core.served_events_checked(), checked + 4, "only the forgery, once for each of the 4 refused pages");
+    assert_eq!(
+        core.served_events_checked(),
+        checked + 4,
+        "only the forgery, once for each of the 4 refused pages"
+    );
 }
 
 #[test]

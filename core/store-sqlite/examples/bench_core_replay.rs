@@ -48,11 +48,13 @@ fn events(keys: &Keys, n: u64) -> Vec<EventRecord> {
     (1..=n)
         .map(|sequence| {
             let mut payload = Object::new();
-            payload.insert("missionId", Value::string("urn:missionweaveprotocol:mission:m"));
-            payload.insert("objective", Value::string("x".repeat(700)));
-            let draft = EventDraft::for_command(&command, "mission.created", payload).at(
-                GROUP, sequence, sequence,
+            payload.insert(
+                "missionId",
+                Value::string("urn:missionweaveprotocol:mission:m"),
             );
+            payload.insert("objective", Value::string("x".repeat(700)));
+            let draft = EventDraft::for_command(&command, "mission.created", payload)
+                .at(GROUP, sequence, sequence);
             let signed = issuer
                 .issue(&draft, &mut ids, NOW)
                 .unwrap_or_else(|e| fail("issue", &e));
@@ -136,8 +138,8 @@ fn main() {
     bench("memory", memory, &keys, n, bytes);
 
     let dir = tempfile::tempdir().unwrap_or_else(|e| fail("tempdir", &e));
-    let sqlite = SqliteStore::open(dir.path().join("replay.sqlite"))
-        .unwrap_or_else(|e| fail("open", &e));
+    let sqlite =
+        SqliteStore::open(dir.path().join("replay.sqlite")).unwrap_or_else(|e| fail("open", &e));
     fill(&sqlite, &log);
     bench("sqlite", sqlite, &keys, n, bytes);
 }

@@ -12,8 +12,9 @@
 //! - [`query`](Core::query): the [`QueryKind`]s the engine answers (logic in
 //!   `engine/query.rs`); absent entities are `NOT_FOUND`-family errors.
 //! - [`replay`](Core::replay) with the reference's bounds (`after ≥ 0`,
-//!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is served (`served_events.rs`:
-//!   its log position and the Group Authority's signature).
+//!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is first served
+//!   (`served_events.rs`: its log position and the Group Authority's signature), then
+//!   recognized by digest (`verified_events.rs`: verify once, issue 27 item 3).
 //! - [`replay_read`](Core::replay_read): the same, but a cursor before an archived
 //!   Group's online log answers with the signed snapshot itself (§16 `CURSOR_TOO_OLD`), which
 //!   `missionweaveprotocol_agent::replay::CoreReplaySource` hands to an Agent's replay.
@@ -234,7 +235,9 @@ impl<S: Store, G: Signer> Core<S, G> {
     /// `GROUP_NOT_FOUND`; archived history is `CURSOR_TOO_OLD` with the snapshot pointer.
     ///
     /// Each Event is checked before the page is served: it names the log position it was read
-    /// from and carries the Group Authority's signature (`served_events.rs`). A stored Event
+    /// from and carries the Group Authority's signature (`served_events.rs`), once per Core —
+    /// served again with the same bytes at the same position, it is recognized by digest
+    /// (`verified_events.rs`), while the store checks its integrity columns on every read. A stored Event
     /// that fails (or a row the store's own integrity check refuses) is `INTERNAL_ERROR`
     /// (`store_corrupt`) naming its Event ID and sequence, and nothing is served.
     pub fn replay(&self, group: &str, after: i64, limit: i64) -> Result<ReplayPage, CoreError> {
@@ -260,8 +263,12 @@ impl<S: Store, G: Signer> Core<S, G> {
         // remembered). Issue 27 item 3: verify once where trust changes hands.
         let known = self.verified.known(group, &page.events);
         if known.contains(&false) {
-            served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry)
-                .check_page(group, &page.events, &known, &self.full_checks)?;
+            served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry).check_page(
+                group,
+                &page.events,
+                &known,
+                &self.full_checks,
+            )?;
             self.verified.remember(
                 group,
                 page.events

@@ -4,7 +4,8 @@
 //! A backend's hash chain (`store::integrity`) detects damage, but anyone who rewrites a row
 //! can also recompute the chain; the Group Authority's Ed25519 signature over the Event
 //! (§4.6, §6.4 event profile) is what they cannot recompute. So before
-//! [`Core::replay`](super::Core::replay) serves a page, each Event must:
+//! [`Core::replay`](super::Core::replay) serves a page, each Event it has not already checked
+//! (`verified_events.rs`: same bytes at the same position, recognized by digest) must:
 //!
 //! - parse strictly and name the log position it was read from (`eventId`, `groupId`,
 //!   `sequence` equal to the log record's: a valid Event moved to another position is refused);

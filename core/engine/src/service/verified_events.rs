@@ -89,7 +89,11 @@ impl VerifiedEvents {
 fn digest(group: &str, record: &EventRecord) -> EventDigest {
     let mut h = Sha256::new();
     h.update(b"mwp.core.served-event.v1");
-    for part in [group.as_bytes(), record.event_id.as_bytes(), &record.body[..]] {
+    for part in [
+        group.as_bytes(),
+        record.event_id.as_bytes(),
+        &record.body[..],
+    ] {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part);
     }

@@ -270,10 +270,7 @@ pub fn a_resent_command_whose_receipt_was_removed_is_refused<S: Store, T: Tamper
 /// page holding it is refused as `store_corrupt` at that row by the store's chain check, and
 /// still without a signature check (`Core::served_events_checked` does not move); the pages
 /// before it still serve.
-pub fn a_tampered_event_body_is_refused_on_replay_without_signature_checks<
-    S: Store,
-    T: Tamper,
->(
+pub fn a_tampered_event_body_is_refused_on_replay_without_signature_checks<S: Store, T: Tamper>(
     store: &S,
     tamper: &T,
 ) {
@@ -300,7 +297,11 @@ pub fn a_tampered_event_body_is_refused_on_replay_without_signature_checks<
     let checked = core.served_events_checked();
     assert_eq!(checked, genuine.len() as u64);
     assert_eq!(core.replay(GROUP, 0, 100).unwrap().events, genuine);
-    assert_eq!(core.served_events_checked(), checked, "served again: no signature check");
+    assert_eq!(
+        core.served_events_checked(),
+        checked,
+        "served again: no signature check"
+    );
 
     let target = genuine.last().unwrap();
     let mut body = target.body.to_vec();
@@ -321,7 +322,11 @@ pub fn a_tampered_event_body_is_refused_on_replay_without_signature_checks<
             Some(FieldValue::Text(format!("{GROUP} #{}", target.sequence)))
         );
     }
-    assert_eq!(core.served_events_checked(), checked, "refused without a signature check");
+    assert_eq!(
+        core.served_events_checked(),
+        checked,
+        "refused without a signature check"
+    );
     if target.sequence > 1 {
         let before = core.replay(GROUP, 0, (target.sequence - 1) as i64).unwrap();
         assert_eq!(before.events[..], genuine[..before.events.len()]);
