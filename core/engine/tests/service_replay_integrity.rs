@@ -164,6 +164,35 @@ fn an_untouched_log_is_served_in_every_page_size() {
 }
 
 #[test]
+fn a_log_served_once_is_served_again_without_signature_checks_and_forgeries_are_still_checked() {
+    let f = fixture();
+    let core = core_with_log(&f);
+    let genuine = core.replay(GROUP, 0, 10_000).unwrap().events;
+    let checked = core.served_events_checked();
+    assert_eq!(checked, genuine.len() as u64);
+    for limit in [1, 10_000] {
+        let mut after = 0;
+        while let Some(next) = core.replay(GROUP, after, limit).unwrap().continuation {
+            after = next as i64;
+        }
+    }
+    assert_eq!(core.served_events_checked(), checked);
+    // A forgery appended after the served log is new bytes at a new position: checked in full
+    // and refused; the genuine Events before it still serve without a check.
+    let impostor = SigningKey::from_seed(f.authority_key.key_id(), &[98; 32]);
+    let id = "urn:missionweaveprotocol:event:forged-after-serving";
+    let body = resigned(&core, 2, id, &impostor, |_| {});
+    let sequence = inject(&core, id, &body);
+    let detail = refused_at(&core, sequence, id);
+    assert!(detail.contains("does not verify"), "{detail}");
+    assert_eq!(
+        core.served_events_checked(),
+        checked + 4,
+        "only the forgery, once for each of the 4 refused pages"
+    );
+}
+
+#[test]
 fn an_event_signed_with_another_registered_key_is_not_served() {
     let f = fixture();
     let core = core_with_log(&f);

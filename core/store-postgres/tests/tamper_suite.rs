@@ -87,6 +87,17 @@ impl Tamper for RawSchema {
             )
             .unwrap();
     }
+
+    fn set_event_body(&self, group: &str, sequence: u64, body: &[u8]) {
+        let changed = self
+            .client()
+            .execute(
+                "UPDATE events SET body = $3 WHERE group_id = $1 AND sequence = $2",
+                &[&group, &(sequence as i64), &body],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
 }
 
 fn store_with(options: PostgresOptions) -> (TestStore, RawSchema) {

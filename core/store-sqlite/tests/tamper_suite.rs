@@ -74,6 +74,17 @@ impl Tamper for RawFile {
             )
             .unwrap();
     }
+
+    fn set_event_body(&self, group: &str, sequence: u64, body: &[u8]) {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE events SET body = ?3 WHERE group_id = ?1 AND sequence = ?2",
+                params![group, sequence as i64, body],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
 }
 
 fn file_store(options: StoreOptions) -> (SqliteStore, RawFile) {

@@ -12,8 +12,9 @@
 //! - [`query`](Core::query): the [`QueryKind`]s the engine answers (logic in
 //!   `engine/query.rs`); absent entities are `NOT_FOUND`-family errors.
 //! - [`replay`](Core::replay) with the reference's bounds (`after ≥ 0`,
-//!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is served (`served_events.rs`:
-//!   its log position and the Group Authority's signature).
+//!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is first served
+//!   (`served_events.rs`: its log position and the Group Authority's signature), then
+//!   recognized by digest (`verified_events.rs`: verify once, issue 27 item 3).
 //! - [`replay_read`](Core::replay_read): the same, but a cursor before an archived
 //!   Group's online log answers with the signed snapshot itself (§16 `CURSOR_TOO_OLD`), which
 //!   `missionweaveprotocol_agent::replay::CoreReplaySource` hands to an Agent's replay.
@@ -25,8 +26,10 @@
 mod authorizer;
 mod error;
 mod served_events;
+mod verified_events;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::Value;
@@ -65,6 +68,10 @@ pub struct Core<S = Arc<InMemoryStore>, G = missionweaveprotocol::crypto::Signin
     engine: Engine<S, G, BoxedEventIds>,
     registry: Arc<KeyRegistrySnapshot>,
     ingress: CommandIngress<BoxedAuthorizer>,
+    /// Digests of the served Events already checked in full (`verified_events.rs`).
+    verified: verified_events::VerifiedEvents,
+    /// How many served Events were checked in full (signature included) so far.
+    full_checks: AtomicU64,
 }
 
 impl<S, G> core::fmt::Debug for Core<S, G> {
@@ -92,7 +99,18 @@ impl<S: Store, G: Signer> Core<S, G> {
             engine: Engine::new(store, issuer, event_ids),
             registry,
             ingress: CommandIngress::new(authorizer),
+            verified: verified_events::VerifiedEvents::default(),
+            full_checks: AtomicU64::new(0),
         }
+    }
+
+    /// How many served Events [`replay`](Self::replay) has checked in full — parsed, placed
+    /// and their Group Authority signature verified — since this core was made. An Event
+    /// served again with the same bytes at the same position is recognized by digest and not
+    /// counted (`verified_events.rs`); tests and benchmarks read this to see which replays
+    /// ran Ed25519.
+    pub fn served_events_checked(&self) -> u64 {
+        self.full_checks.load(Ordering::Relaxed)
     }
 
     /// The same core with other §20 cooperation limits (default: the reference's).
@@ -217,7 +235,9 @@ impl<S: Store, G: Signer> Core<S, G> {
     /// `GROUP_NOT_FOUND`; archived history is `CURSOR_TOO_OLD` with the snapshot pointer.
     ///
     /// Each Event is checked before the page is served: it names the log position it was read
-    /// from and carries the Group Authority's signature (`served_events.rs`). A stored Event
+    /// from and carries the Group Authority's signature (`served_events.rs`), once per Core —
+    /// served again with the same bytes at the same position, it is recognized by digest
+    /// (`verified_events.rs`), while the store checks its integrity columns on every read. A stored Event
     /// that fails (or a row the store's own integrity check refuses) is `INTERNAL_ERROR`
     /// (`store_corrupt`) naming its Event ID and sequence, and nothing is served.
     pub fn replay(&self, group: &str, after: i64, limit: i64) -> Result<ReplayPage, CoreError> {
@@ -238,8 +258,26 @@ impl<S: Store, G: Signer> Core<S, G> {
         // Within 1..=10,000: fits every usize.
         let limit = usize::try_from(limit).unwrap_or(1);
         let page = self.engine.replay(group, after, limit)?;
-        served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry)
-            .check_page(group, &page.events)?;
+        // The store checked its integrity columns on this read; the Events this Core already
+        // checked in full are recognized by digest, the others are checked now (and then
+        // remembered). Issue 27 item 3: verify once where trust changes hands.
+        let known = self.verified.known(group, &page.events);
+        if known.contains(&false) {
+            served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry).check_page(
+                group,
+                &page.events,
+                &known,
+                &self.full_checks,
+            )?;
+            self.verified.remember(
+                group,
+                page.events
+                    .iter()
+                    .zip(&known)
+                    .filter(|(_, k)| !**k)
+                    .map(|(r, _)| r),
+            );
+        }
         Ok(page)
     }
 

@@ -4,7 +4,8 @@
 //! A backend's hash chain (`store::integrity`) detects damage, but anyone who rewrites a row
 //! can also recompute the chain; the Group Authority's Ed25519 signature over the Event
 //! (§4.6, §6.4 event profile) is what they cannot recompute. So before
-//! [`Core::replay`](super::Core::replay) serves a page, each Event must:
+//! [`Core::replay`](super::Core::replay) serves a page, each Event it has not already checked
+//! (`verified_events.rs`: same bytes at the same position, recognized by digest) must:
 //!
 //! - parse strictly and name the log position it was read from (`eventId`, `groupId`,
 //!   `sequence` equal to the log record's: a valid Event moved to another position is refused);
@@ -20,6 +21,7 @@
 //! served.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use missionweaveprotocol::crypto::{PublicKey, Signer, split_signature};
 use missionweaveprotocol::json::{Document, View};
@@ -51,9 +53,18 @@ impl<'a, G: Signer> ServedEventCheck<'a, G> {
         }
     }
 
-    /// Checks every Event of a page of `group`; the first failure is the error.
-    pub(super) fn check_page(&self, group: &str, events: &[EventRecord]) -> Result<(), CoreError> {
-        for record in events {
+    /// Checks every Event of a page of `group` whose `known` flag is `false` (the Events not
+    /// already checked by this Core, `verified_events.rs`); the first failure is the error.
+    /// Adds each Event checked in full, refused or not, to `checked`.
+    pub(super) fn check_page(
+        &self,
+        group: &str,
+        events: &[EventRecord],
+        known: &[bool],
+        checked: &AtomicU64,
+    ) -> Result<(), CoreError> {
+        for (record, _) in events.iter().zip(known).filter(|(_, known)| !**known) {
+            checked.fetch_add(1, Ordering::Relaxed);
             self.check(group, record)
                 .map_err(|why| refusal(group, record, why))?;
         }

@@ -8,6 +8,9 @@
 //!   at commit, and through the engine when the signed Command is sent again — never taken for
 //!   a new Command (a second Event for the same Action).
 //! - An altered signing hash is corrupt, not `ACTION_ID_COLLISION` (nor `AlreadyApplied`).
+//! - A changed Event body is refused by `Core::replay` as `store_corrupt` at that row, and
+//!   the refusal comes from the store's chain check: the Core runs no signature check for it
+//!   (issue 27 item 3; `service/verified_events.rs`).
 //! - With a key, an aggregate whose value was edited and whose unkeyed checksum was recomputed
 //!   is corrupt, and so is a log cut short whose head was moved back (the next append would
 //!   reuse sequence numbers). Without a key both are served: anyone can recompute SHA-256,
@@ -32,6 +35,8 @@ pub trait Tamper {
     /// Deletes `group`'s Events from `from` on and moves its head back to `from`, with the
     /// head's unkeyed checksum recomputed (nothing archived: first online 1, `GENESIS`).
     fn truncate_log(&self, group: &str, from: u64);
+    /// Sets the stored body of `group`'s Event at `sequence` to `body`, leaving its chain hash.
+    fn set_event_body(&self, group: &str, sequence: u64, body: &[u8]);
 }
 
 /// The unkeyed checksum of an aggregate row, as a tamperer recomputes it.
@@ -260,6 +265,74 @@ pub fn a_resent_command_whose_receipt_was_removed_is_refused<S: Store, T: Tamper
     assert!(engine.mission(MISSION).unwrap().is_some());
 }
 
+/// Through the Core: a log served once (each Event checked in full, signature included) is
+/// served again without a signature check; after one Event's body is changed at rest, every
+/// page holding it is refused as `store_corrupt` at that row by the store's chain check, and
+/// still without a signature check (`Core::served_events_checked` does not move); the pages
+/// before it still serve.
+pub fn a_tampered_event_body_is_refused_on_replay_without_signature_checks<S: Store, T: Tamper>(
+    store: &S,
+    tamper: &T,
+) {
+    use std::sync::Arc;
+
+    use crate::events::{EventIssuer, SequentialEventIds};
+    use crate::service::{Core, default_authorizer};
+    use missionweaveprotocol::{Principal, PrincipalType};
+
+    let keys = keys();
+    let core = Core::new(
+        store,
+        Arc::clone(&keys.registry),
+        EventIssuer::new(
+            Principal::new(PrincipalType::Service, super::engine::AUTHORITY),
+            keys.authority.clone(),
+        ),
+        default_authorizer(Vec::new(), Vec::new()),
+        Box::new(SequentialEventIds::new("urn:uuid:event-")),
+    );
+    core.perform_verified(&create(&keys), NOW).unwrap();
+    let genuine = core.replay(GROUP, 0, 100).unwrap().events;
+    assert!(!genuine.is_empty());
+    let checked = core.served_events_checked();
+    assert_eq!(checked, genuine.len() as u64);
+    assert_eq!(core.replay(GROUP, 0, 100).unwrap().events, genuine);
+    assert_eq!(
+        core.served_events_checked(),
+        checked,
+        "served again: no signature check"
+    );
+
+    let target = genuine.last().unwrap();
+    let mut body = target.body.to_vec();
+    let at = body.len() / 2;
+    body[at] ^= 0x01;
+    tamper.set_event_body(GROUP, target.sequence, &body);
+    for (after, limit) in [(0, 100), (target.sequence as i64 - 1, 1)] {
+        let e = core.replay(GROUP, after, limit).unwrap_err();
+        assert_eq!(e.wire_code(), WireCode::InternalError, "{e}");
+        assert_eq!(DescribeError::reason(&e), "store_corrupt");
+        assert!(!e.retryable(), "{e}");
+        assert_eq!(
+            e.fields().get("stored").cloned(),
+            Some(FieldValue::Text("event".into()))
+        );
+        assert_eq!(
+            e.fields().get("locator").cloned(),
+            Some(FieldValue::Text(format!("{GROUP} #{}", target.sequence)))
+        );
+    }
+    assert_eq!(
+        core.served_events_checked(),
+        checked,
+        "refused without a signature check"
+    );
+    if target.sequence > 1 {
+        let before = core.replay(GROUP, 0, (target.sequence - 1) as i64).unwrap();
+        assert_eq!(before.events[..], genuine[..before.events.len()]);
+    }
+}
+
 /// Defines the tamper cases for a durable backend: `$keyed` and `$unkeyed` each build a fresh
 /// store (keyed under some key, unkeyed) and its [`Tamper`], as `(store, tamper)`. Exported
 /// only with the `testing` feature.
@@ -274,6 +347,7 @@ macro_rules! store_tamper_suite {
                 a_removed_receipt_is_detected_not_applied_again,
                 an_altered_signing_hash_is_corrupt_not_a_collision,
                 a_resent_command_whose_receipt_was_removed_is_refused,
+                a_tampered_event_body_is_refused_on_replay_without_signature_checks,
             );
             $crate::store_tamper_suite!(@keyed $keyed, true;
                 a_forged_aggregate_is_refused_under_a_key,
@@ -287,6 +361,7 @@ macro_rules! store_tamper_suite {
                 a_removed_receipt_is_detected_not_applied_again,
                 an_altered_signing_hash_is_corrupt_not_a_collision,
                 a_resent_command_whose_receipt_was_removed_is_refused,
+                a_tampered_event_body_is_refused_on_replay_without_signature_checks,
             );
             $crate::store_tamper_suite!(@keyed $unkeyed, false;
                 a_forged_aggregate_is_refused_under_a_key,
