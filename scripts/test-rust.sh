@@ -15,7 +15,7 @@ cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 # Includes the golden-vector drift check (core/testkit/tests/vectors.rs): tests/vectors/ must
 # equal a fresh regeneration byte for byte (scripts/write-vectors.sh rewrites it).
-cargo test --locked --workspace
+cargo test --locked --workspace --no-fail-fast
 # The sans-IO crates build for browsers and edge runtimes (no threads there); never the whole
 # workspace (pyo3 does not build for wasm32).
 cargo check --locked -p missionweaveprotocol -p missionweaveprotocol-kernel -p missionweaveprotocol-engine \
