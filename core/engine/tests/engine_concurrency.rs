@@ -10,7 +10,10 @@ use std::collections::HashSet;
 
 use fixture::*;
 use missionweaveprotocol::{DescribeError, WireCode};
+use missionweaveprotocol_engine::engine::Engine;
+use missionweaveprotocol_engine::events::{EventIssuer, SequentialEventIds};
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
+use missionweaveprotocol_engine::store::InMemoryStore;
 
 const THREADS: usize = 8;
 
@@ -143,33 +146,95 @@ fn the_same_command_raced_applies_once() {
     assert_eq!(audit(&f, &engine).len(), 2);
 }
 
+/// Within one engine, Commands of one Group take turns (the engine's Group lanes): even with a
+/// single attempt, none of many racing renewals loses a race and every one applies.
 #[test]
-fn bounded_retries_report_contention_as_retryable() {
+fn one_engine_serializes_a_groups_commands_so_none_is_contended() {
     let f = fixture();
-    // One attempt only: losers of a race report INTERNAL_ERROR (retryable, reason
-    // `contended`) and never half-apply.
     let engine = f.engine().with_max_attempts(1);
     f.ok(&engine, &f.create(), NOW);
-    let commands: Vec<_> = (0..THREADS)
-        .map(|_| f.by_coordinator("mission.renew_coordinator", 1, "{}"))
+    let per_thread = 25;
+    let commands: Vec<Vec<_>> = (0..THREADS)
+        .map(|_| {
+            (0..per_thread)
+                .map(|_| f.by_coordinator("mission.renew_coordinator", 1, "{}"))
+                .collect()
+        })
         .collect();
     let outcomes: Vec<_> = std::thread::scope(|s| {
         let handles: Vec<_> = commands
             .iter()
-            .map(|c| s.spawn(|| engine.perform(c, NOW)))
+            .map(|batch| {
+                s.spawn(|| {
+                    batch
+                        .iter()
+                        .map(|c| engine.perform(c, NOW).map_err(|e| e.reason().to_owned()))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    assert_eq!(audit(&f, &engine).len(), 1 + THREADS * per_thread);
+}
+
+#[test]
+fn bounded_retries_report_contention_as_retryable() {
+    let f = fixture();
+    // Two engines over one store (two processes on one database): their Commands of one Group
+    // race on the store's sequence check. One attempt only: losers report INTERNAL_ERROR
+    // (retryable, reason `contended`) and never half-apply.
+    let store = InMemoryStore::new();
+    let engines: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            Engine::new(
+                &store,
+                EventIssuer::new(authority(), f.authority_key.clone()),
+                SequentialEventIds::new(format!("urn:missionweaveprotocol:event:{name}-")),
+            )
+            .with_max_attempts(1)
+        })
+        .collect();
+    f.open_sessions(&engines[0]);
+    engines[0].perform(&f.create(), NOW).unwrap();
+    let rounds = 20;
+    let commands: Vec<_> = (0..2 * rounds)
+        .map(|_| f.by_coordinator("mission.renew_coordinator", 1, "{}"))
+        .collect();
+    let outcomes: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = commands
+            .chunks(rounds)
+            .zip(&engines)
+            .map(|(batch, engine)| {
+                s.spawn(move || {
+                    batch
+                        .iter()
+                        .map(|c| engine.perform(c, NOW))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     let applied = outcomes.iter().filter(|o| o.is_ok()).count();
-    assert!(applied >= 1);
+    assert!(applied >= rounds);
     for e in outcomes.iter().filter_map(|o| o.as_ref().err()) {
         assert_eq!(e.wire_code(), WireCode::InternalError);
         assert_eq!(e.reason(), "contended");
         assert!(e.retryable());
     }
-    assert_eq!(audit(&f, &engine).len(), 1 + applied);
+    let page = engines[0].replay(GROUP, 0, 10_000).unwrap();
+    assert_eq!(page.events.len(), 1 + applied, "nothing half-applied");
     assert_eq!(
-        engine
+        engines[1]
             .mission(MISSION)
             .unwrap()
             .unwrap()

@@ -62,6 +62,41 @@ pub struct Engine<S, G, I> {
     max_attempts: u32,
     cooperation: CooperationLimits,
     offline_limits: missionweaveprotocol_kernel::offline::OfflineLimits,
+    lanes: GroupLanes,
+}
+
+/// Striped locks serializing, within one engine, the decide-and-commit of Commands addressed to
+/// one Group (§15.2: one ordered log per Group). Without them, threads sharing the engine race
+/// on the Group's next sequence: the loser re-decides, and under a steady stream (a batch
+/// drained on two threads, a server's connections) it can lose every attempt and refuse a
+/// valid Command (`Contended`). Commands of other Groups take other stripes (a collision only
+/// serializes two Groups' commits); the store's sequence check stays the rule across processes.
+#[derive(Debug)]
+struct GroupLanes([Mutex<()>; LANES]);
+
+impl Default for GroupLanes {
+    fn default() -> Self {
+        Self(std::array::from_fn(|_| Mutex::new(())))
+    }
+}
+
+const LANES: usize = 64;
+
+impl GroupLanes {
+    fn enter(&self, group_id: Option<&str>) -> Option<std::sync::MutexGuard<'_, ()>> {
+        // FNV-1a: a fixed hash (no per-process seed needed: the stripes hold no data).
+        let group = group_id?;
+        let hash = group.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        let lane = &self.0[(hash % LANES as u64) as usize];
+        // A poisoned stripe only means another Command panicked mid-decision; it guards no
+        // data, so the lane stays usable.
+        Some(
+            lane.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
@@ -74,6 +109,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             cooperation: CooperationLimits::default(),
             offline_limits: crate::work::offline::reconcile::DEFAULT_CORE_LIMITS,
+            lanes: GroupLanes::default(),
         }
     }
 
@@ -146,6 +182,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         // §18: a transition depending on an unknown critical extension is refused. The engine
         // implements one: the §11.5 offline binding, on reversible kinds.
         crate::work::offline::screen(command)?;
+        let _lane = self.lanes.enter(command.group_id());
         for attempt in 0..self.max_attempts {
             // A retry after contention reads fresh state, never the prefetched answers.
             let reads: &dyn Store = match attempt {
