@@ -6,13 +6,13 @@
 //! the migration transaction, under its advisory lock.
 //!
 //! Resealing never launders damage: each row is first verified as it was sealed, and a row
-//! that fails gets a [`poisoned`] authenticator, so it is reported at the same place
+//! that fails gets a [`poisoned`](missionweaveprotocol_engine::store::integrity::poisoned) authenticator, so it is reported at the same place
 //! afterwards.
 
 use std::collections::HashMap;
 
 use missionweaveprotocol_engine::store::integrity::{
-    GENESIS, Hash32, action_key, hash_from_slice, poisoned, v1,
+    GENESIS, Hash32, SealCheck, action_key, check_seal, hash_from_slice, sealed, v1,
 };
 use missionweaveprotocol_engine::store::{
     EventRef, GroupHead, Integrity, Receipt, ReceiptKey, SnapshotPointer, StoreError, StoreOptions,
@@ -74,35 +74,17 @@ pub(crate) fn check(db: &mut Db<'_>, options: &StoreOptions) -> Result<Integrity
     };
     let scheme: String = row.try_get(0).map_err(backend)?;
     let key_check: Option<Vec<u8>> = row.try_get(1).map_err(backend)?;
-    match (scheme.as_str(), wanted.is_keyed()) {
-        ("sha256", false) => Ok(wanted),
-        ("hmac-sha256", true)
-            if key_check.is_some() && key_check == wanted.key_check().map(|c| c.to_vec()) =>
-        {
-            Ok(wanted)
-        }
-        ("hmac-sha256", true) => Err(StoreError::IntegrityKeyRefused {
-            detail: "the store is sealed under another integrity key".to_owned(),
-        }),
-        ("hmac-sha256", false) => Err(StoreError::IntegrityKeyRefused {
-            detail: "the store is sealed under an integrity key: open it with that key".to_owned(),
-        }),
-        ("sha256", true) if options.adopt_key => {
-            let unkeyed = Integrity::unkeyed();
-            reseal(db, Sealed::Current(&unkeyed), &wanted)?;
-            Ok(wanted)
-        }
-        ("sha256", true) => Err(StoreError::IntegrityKeyRefused {
-            detail: "the store was sealed without an integrity key: set adopt_key to verify \
-                     every row and seal it under this key"
-                .to_owned(),
-        }),
-        (other, _) => Err(damaged(format!("unknown integrity scheme {other:?}"))),
+    match check_seal(
+        &scheme,
+        key_check.as_ref().map(|c| &c[..]),
+        &wanted,
+        options.adopt_key,
+        damaged,
+    )? {
+        SealCheck::Accept => {}
+        SealCheck::Adopt => reseal(db, Sealed::Current(&Integrity::unkeyed()), &wanted)?,
     }
-}
-
-fn sealed(new: Hash32, ok: bool) -> Hash32 {
-    if ok { new } else { poisoned(&new) }
+    Ok(wanted)
 }
 
 fn hash(what: &'static str, locator: &str, bytes: Option<&[u8]>) -> Result<Hash32, StoreError> {

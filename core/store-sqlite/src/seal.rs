@@ -6,13 +6,13 @@
 //!
 //! Resealing never launders damage: each row is first verified as it was sealed (the
 //! version-2 formulas, or the unkeyed scheme), and a row that fails gets a
-//! [`poisoned`] authenticator, so it is reported at the same place afterwards; the rows after
+//! [`poisoned`](missionweaveprotocol_engine::store::integrity::poisoned) authenticator, so it is reported at the same place afterwards; the rows after
 //! it chain from what is stored, as a reader starting after the damage would.
 
 use std::collections::HashMap;
 
 use missionweaveprotocol_engine::store::integrity::{
-    GENESIS, Hash32, action_key, hash_from_slice, poisoned, v1,
+    GENESIS, Hash32, SealCheck, action_key, check_seal, hash_from_slice, sealed, v1,
 };
 use missionweaveprotocol_engine::store::{
     EventRef, GroupHead, Integrity, Receipt, ReceiptKey, SnapshotPointer, StoreError, StoreOptions,
@@ -92,34 +92,17 @@ pub(crate) fn check(conn: &Connection, options: &StoreOptions) -> Result<Integri
     }
     drop(rows);
     drop(statement);
-    match (scheme.as_str(), wanted.is_keyed()) {
-        ("sha256", false) => Ok(wanted),
-        ("hmac-sha256", true) if key_check.is_some() && key_check == wanted.key_check() => {
-            Ok(wanted)
-        }
-        ("hmac-sha256", true) => Err(StoreError::IntegrityKeyRefused {
-            detail: "the store is sealed under another integrity key".to_owned(),
-        }),
-        ("hmac-sha256", false) => Err(StoreError::IntegrityKeyRefused {
-            detail: "the store is sealed under an integrity key: open it with that key".to_owned(),
-        }),
-        ("sha256", true) if options.adopt_key => {
-            let unkeyed = Integrity::unkeyed();
-            reseal(conn, Sealed::Current(&unkeyed), &wanted)?;
-            Ok(wanted)
-        }
-        ("sha256", true) => Err(StoreError::IntegrityKeyRefused {
-            detail: "the store was sealed without an integrity key: set adopt_key to verify \
-                     every row and seal it under this key"
-                .to_owned(),
-        }),
-        (other, _) => Err(damaged(format!("unknown integrity scheme {other:?}"))),
+    match check_seal(
+        &scheme,
+        key_check.as_ref().map(|c| &c[..]),
+        &wanted,
+        options.adopt_key,
+        damaged,
+    )? {
+        SealCheck::Accept => {}
+        SealCheck::Adopt => reseal(conn, Sealed::Current(&Integrity::unkeyed()), &wanted)?,
     }
-}
-
-/// The authenticator to store for a row that did (`ok`) or did not verify as sealed before.
-fn sealed(new: Hash32, ok: bool) -> Hash32 {
-    if ok { new } else { poisoned(&new) }
+    Ok(wanted)
 }
 
 /// A key column read back as text (the locator of a row that has none).

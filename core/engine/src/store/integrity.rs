@@ -517,6 +517,56 @@ pub fn hash_from_slice(
     })
 }
 
+/// What opening a store must do, given the scheme it is sealed with (`scheme`, `key_check` as
+/// recorded in the store) and the integrity the options want: the one rule every durable
+/// backend follows. A keyed store opens only with its key; an unkeyed one takes a key only when
+/// the options adopt it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SealCheck {
+    /// Read and write under the wanted integrity as the store already is.
+    Accept,
+    /// An unkeyed store adopting the wanted key: every row is verified and sealed anew first.
+    Adopt,
+}
+
+/// [`SealCheck`] for a store sealed with `scheme` and `key_check`, opened for `wanted`
+/// (`adopt_key` from the options). A refusal is `IntegrityKeyRefused`; an unknown scheme is
+/// `damaged(detail)` (the backend's own corruption locator).
+pub fn check_seal(
+    scheme: &str,
+    key_check: Option<&[u8]>,
+    wanted: &Integrity,
+    adopt_key: bool,
+    damaged: impl FnOnce(String) -> StoreError,
+) -> Result<SealCheck, StoreError> {
+    let refused = |detail: &str| StoreError::IntegrityKeyRefused {
+        detail: detail.to_owned(),
+    };
+    match (scheme, wanted.is_keyed()) {
+        ("sha256", false) => Ok(SealCheck::Accept),
+        ("hmac-sha256", true)
+            if key_check.is_some() && key_check == wanted.key_check().as_ref().map(|c| &c[..]) =>
+        {
+            Ok(SealCheck::Accept)
+        }
+        ("hmac-sha256", true) => Err(refused("the store is sealed under another integrity key")),
+        ("hmac-sha256", false) => Err(refused(
+            "the store is sealed under an integrity key: open it with that key",
+        )),
+        ("sha256", true) if adopt_key => Ok(SealCheck::Adopt),
+        ("sha256", true) => Err(refused(
+            "the store was sealed without an integrity key: set adopt_key to verify every row \
+             and seal it under this key",
+        )),
+        (other, _) => Err(damaged(format!("unknown integrity scheme {other:?}"))),
+    }
+}
+
+/// The authenticator to store for a row that did (`ok`) or did not verify as sealed before.
+pub fn sealed(new: Hash32, ok: bool) -> Hash32 {
+    if ok { new } else { poisoned(&new) }
+}
+
 /// A value that is not `hash`: what a migration stores for a row that failed its old check, so
 /// that the damage stays detected at that row after the row is sealed anew.
 pub fn poisoned(hash: &Hash32) -> Hash32 {
