@@ -559,3 +559,47 @@ fn subscription_limits_refuse_the_whole_frame() {
         "max_acknowledgements"
     );
 }
+
+#[test]
+fn another_members_membership_change_is_delivered_and_delivery_goes_on() {
+    let world = World::new();
+    world.missions();
+    world.add_worker(GROUP, WORKER, 0);
+    let mut pair = world.pair(WORKER);
+    pair.subscribe(&[(GROUP, 0)]);
+    assert!(!pair.delivered().is_empty());
+    // One page: a post, another Agent's Membership, a post. Delivery asks the Core about
+    // the Membership Event (the Agent still sees the Group) and goes on in the same wake-up.
+    world.owner_posts(GROUP, "a", &[]);
+    world.add_worker(GROUP, OUTSIDER, 0);
+    world.owner_posts(GROUP, "b", &[]);
+    pair.wake(&world, GROUP);
+    let kinds: Vec<String> = pair.delivered().into_iter().map(|d| d.3).collect();
+    assert_eq!(
+        kinds,
+        ["message.posted", "membership.changed", "message.posted"]
+    );
+    assert!(pair.server.subscribed_groups().next().is_some());
+}
+
+#[test]
+fn nothing_after_a_membership_end_in_the_same_page_is_delivered() {
+    let world = World::new();
+    world.missions();
+    world.add_worker(GROUP, WORKER, 0);
+    let mut pair = world.pair(WORKER);
+    pair.subscribe(&[(GROUP, 0)]);
+    assert!(!pair.delivered().is_empty());
+    let before_end = world.head(GROUP) + 1;
+    world.owner_posts(GROUP, "a", &[]);
+    world.end_membership(GROUP, WORKER);
+    world.owner_posts(GROUP, "b", &[]);
+    pair.wake(&world, GROUP);
+    let events = pair.events();
+    let [SessionEvent::Event(first), SessionEvent::Error(error)] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(first.sequence, before_end, "the post before the end only");
+    assert_eq!(error.code, WireCode::GroupNotFound);
+    assert!(pair.server.subscribed_groups().next().is_none());
+}

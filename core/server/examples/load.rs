@@ -349,6 +349,19 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user + system) the process `pid` has used so far (`/proc/<pid>/stat`, in
+/// clock ticks of 1/100 s): the machine is shared, so the CPU a Command costs is the figure
+/// that compares across runs; wall-clock rates also depend on what else runs.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line: 11 and 12 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 struct Server {
     child: Child,
     addr: String,
@@ -711,8 +724,16 @@ fn main() {
             o.connections,
             opened.elapsed().as_secs_f64()
         );
+        let idle_cpu_before: f64 = servers.iter().map(|s| cpu_seconds(s.child.id())).sum();
         tokio::time::sleep(Duration::from_secs(3)).await;
+        let idle_cpu: f64 =
+            servers.iter().map(|s| cpu_seconds(s.child.id())).sum::<f64>() - idle_cpu_before;
         let rss_after: u64 = servers.iter().map(|s| rss_kib(s.child.id())).sum();
+        println!(
+            "  idle: server CPU {:.2} s in 3 s ({:.0} µs/s per connection: liveness, head polls)",
+            idle_cpu,
+            idle_cpu * 1e6 / 3.0 / o.connections as f64
+        );
         println!(
             "  server RSS {} KiB -> {} KiB: {:.1} KiB per idle connection (TLS, WebSocket, machine, 5 subscriptions)",
             rss_before,
@@ -760,6 +781,9 @@ fn main() {
         stats.recording.store(true, Ordering::Relaxed);
         let phase = Instant::now();
         let mut n = sent;
+        let pids: Vec<u32> = servers.iter().map(|s| s.child.id()).collect();
+        let server_cpu = || pids.iter().map(|p| cpu_seconds(*p)).sum::<f64>();
+        let (server_cpu_before, own_cpu_before) = (server_cpu(), cpu_seconds(std::process::id()));
         while phase.elapsed() < limit {
             let Ok(Ok(permit)) = tokio::time::timeout(Duration::from_millis(200), window.acquire()).await else {
                 continue;
@@ -782,6 +806,16 @@ fn main() {
         );
         latencies("send -> Event, sender", &stats.sender_us);
         latencies("send -> Event, every subscriber", &stats.subscriber_us);
+        let server_cpu = server_cpu() - server_cpu_before;
+        let own_cpu = cpu_seconds(std::process::id()) - own_cpu_before;
+        println!(
+            "  CPU: server {:.2} s ({:.0} µs per Command), load generator {:.2} s, over {:.1} s on {} cores",
+            server_cpu,
+            server_cpu * 1e6 / own.max(1) as f64,
+            own_cpu,
+            elapsed,
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        );
         let errors = stats.errors.load(Ordering::Relaxed);
         if errors > 0 {
             println!("  {errors} ERROR frames; first: {:?}", stats.first_errors.lock().unwrap());

@@ -14,10 +14,14 @@ use missionweaveprotocol_engine::Performed;
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
 use missionweaveprotocol_engine::membership::{Membership, MembershipState};
 use missionweaveprotocol_engine::service::{Core, CoreError};
-use missionweaveprotocol_engine::store::{AggregateKey, Blob, Store, StoreError, Transaction};
+use missionweaveprotocol_engine::store::{
+    AggregateKey, Blob, EventRecord, Store, StoreError, Transaction,
+};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
+use super::command::group_of;
 use super::core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
+use super::event_tail::EventTail;
 
 /// The bootstrap Command that opens an Agent's Session Epoch (§6.3, §15.1).
 pub const SESSION_OPEN: &str = "ext.missionweaveprotocol.identity.session_open";
@@ -33,6 +37,8 @@ const ACK_ATTEMPTS: usize = 8;
 /// The [`GatewayCore`] of a `Core<S, G>`.
 pub struct CoreGateway<S, G> {
     core: Arc<Core<S, G>>,
+    /// The recent Events of every Group, served to subscribers without a store read.
+    tail: EventTail,
 }
 
 impl<S, G> core::fmt::Debug for CoreGateway<S, G> {
@@ -44,7 +50,41 @@ impl<S, G> core::fmt::Debug for CoreGateway<S, G> {
 impl<S, G> CoreGateway<S, G> {
     /// The seam over `core`.
     pub fn new(core: Arc<Core<S, G>>) -> Self {
-        Self { core }
+        Self::with_tail(core, EventTail::default())
+    }
+
+    /// The seam over `core`, delivering recent Events from `tail` (`EventTail::new(0)`: every
+    /// read goes to the Core).
+    pub fn with_tail(core: Arc<Core<S, G>>, tail: EventTail) -> Self {
+        Self { core, tail }
+    }
+
+    /// The Event tail.
+    pub fn tail(&self) -> &EventTail {
+        &self.tail
+    }
+
+    /// Hands the Events of a Command this Core performed to the tail, Group by Group
+    /// (Organization-scoped Events, sequence 0, have no Group log).
+    fn remember(&self, performed: &Performed) {
+        let mut run: Vec<EventRecord> = Vec::new();
+        let mut run_group: Option<String> = None;
+        for record in performed.events.iter().filter(|r| r.sequence > 0) {
+            let group = group_of(&record.body);
+            if group != run_group {
+                if let Some(g) = &run_group {
+                    self.tail.extend(g, &run);
+                }
+                run.clear();
+                run_group = group;
+            }
+            if run_group.is_some() {
+                run.push(record.clone());
+            }
+        }
+        if let Some(g) = &run_group {
+            self.tail.extend(g, &run);
+        }
     }
 
     /// The Core.
@@ -112,7 +152,9 @@ where
     }
 
     fn perform(&self, command: &VerifiedCommand, now: UnixMillis) -> Result<Performed, CoreError> {
-        self.core.perform_verified(command, now)
+        let performed = self.core.perform_verified(command, now)?;
+        self.remember(&performed);
+        Ok(performed)
     }
 
     fn open_session(
@@ -152,6 +194,7 @@ where
             )
             .map_err(|e| describe(&e))?;
         let performed = self.core.perform_bytes(&signed.bytes, now)?;
+        self.remember(&performed);
         let epoch = performed
             .events
             .first()
@@ -173,10 +216,17 @@ where
     }
 
     fn read_page(&self, group: &str, after: u64, limit: usize) -> Result<GroupPage, CoreError> {
+        if let Some(page) = self.tail.page(group, after, limit) {
+            return Ok(GroupPage::Events(page));
+        }
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         match self.core.replay(group, after, limit) {
-            Ok(page) => Ok(GroupPage::Events(page)),
+            Ok(page) => {
+                // Checked by the Core before it served them (`Core::replay`).
+                self.tail.extend(group, &page.events);
+                Ok(GroupPage::Events(page))
+            }
             Err(e) if e.wire_code == WireCode::CursorTooOld => {
                 let snapshot_artifact_hash = match e.fields.get("snapshot_artifact_hash") {
                     Some(FieldValue::Text(hash)) => Some(hash.clone()),

@@ -23,8 +23,14 @@
 //! keep flowing; the connection stays open. The low-water mark is half the share and half the
 //! queue.
 //!
-//! Visibility is checked again on every read (a Membership that ended stops delivery with
-//! `GROUP_NOT_FOUND`); Events before `visibilityStartSequence` are never delivered (§8); the
+//! Visibility is asked of the Core again before delivering any Event that may have changed it
+//! (a Membership that ended stops delivery with `GROUP_NOT_FOUND`, and its ending Event is not
+//! delivered to it): every write of a Membership is a Command of that Group whose Event carries
+//! the Membership (`"membership":` as a member name, which no JSON string value can contain
+//! unescaped). Delivery stops before such an Event committed after the Core last answered, asks
+//! again, and goes on only if the Agent still sees the Group; between such Events the answer
+//! cannot change, so live delivery needs no store read for it. Events before
+//! `visibilityStartSequence` are never delivered (§8); the
 //! attention filter applies to Events committed after the subscription only (§17.2: replay is
 //! never filtered).
 
@@ -67,6 +73,11 @@ pub(super) struct Subscription {
     flow: Flow,
     /// Whether the Group is in the connection's `blocked` list (at most once).
     listed: bool,
+    /// The head known when the Core last answered `visibility`: an Event up to it that may
+    /// change a Membership is reflected in that answer; a later one is asked about first.
+    view_through: u64,
+    /// Such a later Event is next: the pull asks the Core before reading on.
+    view_stale: bool,
     last_polled: UnixMillis,
 }
 
@@ -88,6 +99,8 @@ impl Subscription {
             queued_bytes: 0,
             flow: Flow::Flowing,
             listed: false,
+            view_through: head,
+            view_stale: false,
             last_polled: now,
         }
     }
@@ -122,6 +135,14 @@ impl Subscription {
         self.queued_frames = 0;
         self.queued_bytes = 0;
     }
+}
+
+/// Whether an Event may have written a Membership of its Group: its body has a member named
+/// `membership` (a Membership write's Event carries the new Membership, `membership/decide.rs`
+/// of the engine). A false positive only costs one visibility read.
+fn may_change_membership(body: &[u8]) -> bool {
+    const NAME: &[u8] = b"\"membership\":";
+    body.windows(NAME.len()).any(|w| w == NAME)
 }
 
 /// Why a pull stopped.
@@ -200,7 +221,7 @@ impl Connection {
                 return;
             }
             let mut before = subscription.cursor;
-            if !checked {
+            if !checked || subscription.view_stale {
                 checked = true;
                 if !self.check_visibility(group, now) {
                     return;
@@ -213,9 +234,11 @@ impl Connection {
                 Stop::Full => return self.block(group),
             }
             // A page that moved nothing ends the pull (never spin on a log that answers
-            // nothing new).
+            // nothing new) — unless it stopped to ask about the Agent's view, which the next
+            // turn does once (the answer covers the Event it stopped at).
             if let Some(subscription) = self.subscriptions.get_mut(group)
                 && subscription.cursor == before
+                && !subscription.view_stale
             {
                 subscription.known_head = subscription.cursor;
                 return;
@@ -229,11 +252,16 @@ impl Connection {
         let Some(agent_id) = self.session.as_ref().map(|s| s.agent_id.clone()) else {
             return false;
         };
+        if self.subscriptions.get(group).is_some_and(|s| !s.view_stale) {
+            return true;
+        }
         match self.gateway.core().visibility(&agent_id, group) {
             Ok(Some(view)) => {
                 if let Some(subscription) = self.subscriptions.get_mut(group) {
                     subscription.visibility_start = view.start_sequence;
                     subscription.cursor = view.start_after(subscription.cursor);
+                    subscription.view_through = subscription.known_head;
+                    subscription.view_stale = false;
                 }
                 true
             }
@@ -312,6 +340,12 @@ impl Connection {
         for record in &page.events {
             if record.sequence <= subscription.cursor {
                 continue;
+            }
+            if record.sequence > subscription.view_through && may_change_membership(&record.body) {
+                // It may have changed the Agent's Membership: the pull asks the Core before
+                // delivering it.
+                subscription.view_stale = true;
+                break;
             }
             if record.sequence < subscription.visibility_start {
                 subscription.cursor = record.sequence;

@@ -26,6 +26,7 @@ mod core_gateway;
 mod core_seam;
 mod delivery;
 mod errors;
+mod event_tail;
 mod hello;
 mod hub;
 mod limits;
@@ -45,6 +46,7 @@ pub use connection::{
 pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
+pub use event_tail::{DEFAULT_TAIL_BYTES, EventTail, TAIL_EVENTS_PER_GROUP};
 pub use hub::{ConnectionId, Hub};
 pub use limits::{
     ATTENTION_ENTRY_OVERHEAD_BYTES, CONNECTION_BASE_BYTES, Limits, LimitsError,
