@@ -261,3 +261,70 @@ fn every_subscriber_is_delivered_each_in_its_own_order() {
     assert_eq!(world.gateway.hub().group_count(), 0);
     assert_eq!(world.gateway.hub().connection_count(), 0);
 }
+
+/// `Connection::in_memory` (the server's event-loop path): live Events the gateway's Event tail
+/// holds are delivered without the store; a Group whose next Event is not held, or whose
+/// Agent view must be asked again, waits for `finish_io` — and nothing is lost or reordered.
+#[test]
+fn in_memory_delivery_serves_the_tail_and_leaves_store_reads_to_finish_io() {
+    let world = World::new();
+    world.missions();
+    world.add_worker(GROUP, WORKER, 0);
+    let mut first = world.pair(COORDINATOR);
+    first.subscribe(&[(GROUP, 0)]);
+    let mut second = world.pair(WORKER);
+    second.subscribe(&[(GROUP, 0)]);
+    let head = world.head(GROUP);
+    assert_eq!(first.delivered().len() as u64, head);
+    assert_eq!(second.delivered().len() as u64, head);
+
+    // Committed through the Core directly: the tail has not seen it yet.
+    world.owner_posts(GROUP, "a", &[]);
+    let now = first.now;
+    let ((), served) = first
+        .server
+        .in_memory(|c| c.on_group_moved(GROUP, Some(head + 1), now));
+    assert!(!served && first.server.needs_io());
+    first.pump();
+    assert!(first.delivered().is_empty(), "nothing skipped ahead");
+    first.server.finish_io(now);
+    assert!(!first.server.needs_io());
+    first.pump();
+    let got: Vec<u64> = first.delivered().iter().map(|d| d.1).collect();
+    assert_eq!(got, [head + 1]);
+
+    // The first reader's store read filled the tail: the second is served from memory.
+    let ((), served) = second
+        .server
+        .in_memory(|c| c.on_group_moved(GROUP, Some(head + 1), now));
+    assert!(served && !second.server.needs_io());
+    second.pump();
+    let got: Vec<u64> = second.delivered().iter().map(|d| d.1).collect();
+    assert_eq!(got, [head + 1]);
+
+    // A Membership Event: the view is asked again, which needs the store.
+    world.end_membership(GROUP, WORKER);
+    world.owner_posts(GROUP, "b", &[]);
+    first.wake(&world, GROUP); // fills the tail with both
+    assert_eq!(first.delivered().len(), 2);
+    let head = world.head(GROUP);
+    let ((), served) = second
+        .server
+        .in_memory(|c| c.on_group_moved(GROUP, Some(head), now));
+    assert!(
+        !served,
+        "the Membership Event needs the Core's answer first"
+    );
+    second.pump();
+    assert!(
+        second.events().is_empty(),
+        "neither Event before the answer"
+    );
+    second.server.finish_io(now);
+    second.pump();
+    let events = second.events();
+    assert!(
+        matches!(events.as_slice(), [SessionEvent::Error(e)] if e.code == missionweaveprotocol::WireCode::GroupNotFound),
+        "{events:?}"
+    );
+}

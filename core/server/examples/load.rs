@@ -357,7 +357,12 @@ fn cpu_seconds(pid: u32) -> f64 {
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime and stime are fields 14 and 15 of the line: 11 and 12 after the name.
     (ticks(11) + ticks(12)) / 100.0
 }

@@ -69,6 +69,8 @@ enum Step {
     Tick,
     Ping,
     Drain,
+    /// Delivery an in-memory step left for a store read.
+    FinishIo,
 }
 
 /// What the driver learns after a step.
@@ -272,55 +274,31 @@ impl Driver {
         let machine = Arc::clone(&self.machine);
         let room_frames = self.writer_tx.capacity();
         let in_flight = Arc::clone(&self.in_flight);
-        let after = tokio::task::spawn_blocking(move || {
-            let mut conn = lock(&machine);
-            let now = now();
-            match step {
-                Step::Input(Input::Text(text)) => conn.on_text(text.as_bytes(), now),
-                Step::Input(Input::Binary) => conn.on_binary(now),
-                // The library refused a text that is not UTF-8: the machine answers such a
-                // text (one ERROR, close 1007) — it is given one invalid byte in its place.
-                Step::Input(Input::NotUtf8) => conn.on_text(&[0xFF], now),
-                Step::Input(Input::TooBig) => conn.on_too_big(now),
-                Step::Input(Input::Closed) => conn.on_closed(),
-                Step::Wakes(wakes) => {
-                    for (group, sequence) in wakes {
-                        conn.on_group_moved(&group, sequence, now);
-                    }
-                }
-                Step::Tick => conn.on_tick(now),
-                Step::Ping => conn.ping(now),
-                Step::Drain => {}
+        if matches!(step, Step::Wakes(_) | Step::Drain) {
+            // Live delivery on the event loop: the Event tail and the known Agent views answer
+            // without the store; only what needs a store read goes to a blocking thread
+            // (`Connection::in_memory`). Steps of one connection run one at a time, so the
+            // machine's lock is free here.
+            let (after, served) =
+                lock(&machine).in_memory(|conn| run_step(conn, step, room_frames, &in_flight));
+            self.apply(after);
+            if served || self.closing {
+                return;
             }
-            let mut after = After {
-                moved: std::iter::from_fn(|| conn.poll_notification()).collect(),
-                ..After::default()
+            let room_frames = self.writer_tx.capacity();
+            let in_flight = Arc::clone(&self.in_flight);
+            let after = tokio::task::spawn_blocking(move || {
+                run_step(&mut lock(&machine), Step::FinishIo, room_frames, &in_flight)
+            })
+            .await;
+            let Ok(after) = after else {
+                self.closing = true;
+                return;
             };
-            let mut frames = 0;
-            let mut bytes = in_flight.load(Ordering::Acquire);
-            while frames < room_frames && (frames == 0 || bytes < WRITER_BYTES) {
-                match conn.poll_output(now) {
-                    Some(Output::Frame(frame)) => {
-                        frames += 1;
-                        bytes += frame.len();
-                        after.outputs.push(Output::Frame(frame));
-                    }
-                    Some(close @ Output::Close(_)) => {
-                        after.outputs.push(close);
-                        break;
-                    }
-                    None => break,
-                }
-            }
-            after.wants_input = conn.wants_input();
-            after.authenticated = conn.agent_id().is_some();
-            after.closed = conn.is_closed();
-            after.has_more = conn.queued_frames() > 0;
-            after.queued_bytes = conn.queued_bytes() as u64;
-            let groups: Vec<String> = conn.subscribed_groups().map(str::to_owned).collect();
-            after.subscriptions = groups.len() as u64;
-            after.paused = groups.iter().filter(|g| conn.is_paused(g)).count() as u64;
-            after
+            return self.apply(after);
+        }
+        let after = tokio::task::spawn_blocking(move || {
+            run_step(&mut lock(&machine), step, room_frames, &in_flight)
         })
         .await;
         let Ok(after) = after else {
@@ -378,6 +356,65 @@ impl Driver {
             self.closing = true;
         }
     }
+}
+
+/// One step of the machine `conn`, then what the driver needs: the outputs that fit the
+/// writer (`room_frames` frames; bytes beyond `WRITER_BYTES` with what is `in_flight`), the
+/// head moves of its own Commands, and its state.
+fn run_step(
+    conn: &mut Connection,
+    step: Step,
+    room_frames: usize,
+    in_flight: &AtomicUsize,
+) -> After {
+    let now = now();
+    match step {
+        Step::Input(Input::Text(text)) => conn.on_text(text.as_bytes(), now),
+        Step::Input(Input::Binary) => conn.on_binary(now),
+        // The library refused a text that is not UTF-8: the machine answers such a text (one
+        // ERROR, close 1007) — it is given one invalid byte in its place.
+        Step::Input(Input::NotUtf8) => conn.on_text(&[0xFF], now),
+        Step::Input(Input::TooBig) => conn.on_too_big(now),
+        Step::Input(Input::Closed) => conn.on_closed(),
+        Step::Wakes(wakes) => {
+            for (group, sequence) in wakes {
+                conn.on_group_moved(&group, sequence, now);
+            }
+        }
+        Step::Tick => conn.on_tick(now),
+        Step::Ping => conn.ping(now),
+        Step::Drain => {}
+        Step::FinishIo => conn.finish_io(now),
+    }
+    let mut after = After {
+        moved: std::iter::from_fn(|| conn.poll_notification()).collect(),
+        ..After::default()
+    };
+    let mut frames = 0;
+    let mut bytes = in_flight.load(Ordering::Acquire);
+    while frames < room_frames && (frames == 0 || bytes < WRITER_BYTES) {
+        match conn.poll_output(now) {
+            Some(Output::Frame(frame)) => {
+                frames += 1;
+                bytes += frame.len();
+                after.outputs.push(Output::Frame(frame));
+            }
+            Some(close @ Output::Close(_)) => {
+                after.outputs.push(close);
+                break;
+            }
+            None => break,
+        }
+    }
+    after.wants_input = conn.wants_input();
+    after.authenticated = conn.agent_id().is_some();
+    after.closed = conn.is_closed();
+    after.has_more = conn.queued_frames() > 0;
+    after.queued_bytes = conn.queued_bytes() as u64;
+    let groups: Vec<String> = conn.subscribed_groups().map(str::to_owned).collect();
+    after.subscriptions = groups.len() as u64;
+    after.paused = groups.iter().filter(|g| conn.is_paused(g)).count() as u64;
+    after
 }
 
 async fn write_loop<S>(

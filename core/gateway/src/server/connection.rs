@@ -113,6 +113,11 @@ pub struct Connection {
     pub(super) closing: Option<Close>,
     pub(super) closed: bool,
     pub(super) released: bool,
+    /// Inside [`Connection::in_memory`]: reads the Core would do from its store are not done.
+    pub(super) memory_only: bool,
+    /// The Groups whose delivery stopped for a store read in memory-only mode, each once
+    /// (at most one entry per subscription), for [`Connection::finish_io`].
+    pub(super) io_pending: Vec<Arc<str>>,
 }
 
 /// `now` as a §2 timestamp (clamped into years 0001–9999, which `now` never leaves in
@@ -162,6 +167,8 @@ impl Connection {
             closing: None,
             closed: false,
             released: false,
+            memory_only: false,
+            io_pending: Vec::new(),
         })
     }
 
@@ -317,6 +324,7 @@ impl Connection {
         };
         let head = match sequence {
             Some(sequence) => sequence,
+            None if self.memory_only => return self.wait_for_io(&group),
             None => match self.gateway.core().head(&group) {
                 Ok(head) => head,
                 Err(error) => {
@@ -349,6 +357,39 @@ impl Connection {
         self.closed = true;
         self.release();
         Some(Output::Close(close))
+    }
+
+    /// Runs `work` (wake-ups, taking outputs) without store reads: delivery the Event tail and
+    /// the known Agent views can serve happens; where a store read is needed the Group waits,
+    /// and the answer is `false` — the host then calls [`finish_io`](Self::finish_io) from a
+    /// context that may block. Lets a host deliver live Events on its event loop and keep
+    /// blocking threads for what needs the store (`docs/network.md`, "The server").
+    pub fn in_memory<T>(&mut self, work: impl FnOnce(&mut Self) -> T) -> (T, bool) {
+        self.memory_only = true;
+        let result = work(self);
+        self.memory_only = false;
+        (result, self.io_pending.is_empty())
+    }
+
+    /// Whether Groups wait for a store read ([`in_memory`](Self::in_memory) answered `false`).
+    pub fn needs_io(&self) -> bool {
+        !self.io_pending.is_empty()
+    }
+
+    /// Goes on with the delivery [`in_memory`](Self::in_memory) left for a store read (may
+    /// block on the store).
+    pub fn finish_io(&mut self, now: UnixMillis) {
+        // The head is read again: one of them waited for exactly that.
+        for group in std::mem::take(&mut self.io_pending) {
+            self.on_group_moved(&group, None, now);
+        }
+    }
+
+    /// Records that `group` waits for a store read (memory-only mode).
+    pub(super) fn wait_for_io(&mut self, group: &Arc<str>) {
+        if !self.io_pending.iter().any(|g| g == group) {
+            self.io_pending.push(Arc::clone(group));
+        }
     }
 
     /// The next head this connection's own Commands moved.

@@ -15,7 +15,7 @@ use missionweaveprotocol_engine::ingress::VerifiedCommand;
 use missionweaveprotocol_engine::membership::{Membership, MembershipState};
 use missionweaveprotocol_engine::service::{Core, CoreError};
 use missionweaveprotocol_engine::store::{
-    AggregateKey, Blob, EventRecord, Store, StoreError, Transaction,
+    AggregateKey, Blob, EventRecord, ReplayPage, Store, StoreError, Transaction,
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -238,6 +238,10 @@ where
             }
             Err(e) => Err(e),
         }
+    }
+
+    fn recent_page(&self, group: &str, after: u64, limit: usize) -> Option<ReplayPage> {
+        self.tail.page(group, after, limit)
     }
 
     fn head(&self, group: &str) -> Result<u64, CoreError> {

@@ -73,6 +73,14 @@ pub trait GatewayCore: fmt::Debug + Send + Sync {
     /// Up to `limit` (1–10 000) Events of `group` after sequence `after`.
     fn read_page(&self, group: &str, after: u64, limit: usize) -> Result<GroupPage, CoreError>;
 
+    /// Up to `limit` Events of `group` after `after` when they can be answered from memory
+    /// without blocking (the Events the Core handed out recently), `None` otherwise: the
+    /// caller then uses [`read_page`](Self::read_page) where it may block. Default: `None`.
+    fn recent_page(&self, group: &str, after: u64, limit: usize) -> Option<ReplayPage> {
+        let _ = (group, after, limit);
+        None
+    }
+
     /// The last sequence of `group` (0 for a Group without Events or none at all).
     fn head(&self, group: &str) -> Result<u64, CoreError>;
 

@@ -233,6 +233,10 @@ impl Connection {
                 Stop::Done => {}
                 Stop::Full => return self.block(group),
             }
+            if self.memory_only && self.io_pending.iter().any(|g| g == group) {
+                // The rest needs the store: `finish_io` goes on from the cursor.
+                return;
+            }
             // A page that moved nothing ends the pull (never spin on a log that answers
             // nothing new) — unless it stopped to ask about the Agent's view, which the next
             // turn does once (the answer covers the Event it stopped at).
@@ -254,6 +258,10 @@ impl Connection {
         };
         if self.subscriptions.get(group).is_some_and(|s| !s.view_stale) {
             return true;
+        }
+        if self.memory_only {
+            self.wait_for_io(group);
+            return false;
         }
         match self.gateway.core().visibility(&agent_id, group) {
             Ok(Some(view)) => {
@@ -300,11 +308,19 @@ impl Connection {
         if room == 0 || bytes_full {
             return Stop::Full;
         }
-        let page = match self.gateway.core().read_page(
-            group,
-            subscription.cursor,
-            room.min(limits.page_size),
-        ) {
+        let (after, limit) = (subscription.cursor, room.min(limits.page_size));
+        let read = if self.memory_only {
+            match self.gateway.core().recent_page(group, after, limit) {
+                Some(page) => Ok(GroupPage::Events(page)),
+                None => {
+                    self.wait_for_io(group);
+                    return Stop::Done;
+                }
+            }
+        } else {
+            self.gateway.core().read_page(group, after, limit)
+        };
+        let page = match read {
             Ok(GroupPage::Events(page)) => page,
             Ok(GroupPage::CursorTooOld {
                 snapshot_artifact_hash,
