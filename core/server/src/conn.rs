@@ -427,26 +427,41 @@ async fn write_loop<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let metrics = &shared.metrics;
-    while let Some(item) = rx.recv().await {
+    let mut next = rx.recv().await;
+    while let Some(item) = next.take() {
         match item {
             WriterItem::Frame(frame) => {
-                let len = frame.len();
-                match frame_type(&frame) {
-                    b"EVENT" => Metrics::inc(&metrics.events_delivered),
-                    b"ERROR" => Metrics::inc(&metrics.errors_sent),
-                    _ => {}
+                // Every frame already handed over is fed, then one flush: frames that queued
+                // together leave in one TLS write (one system call) instead of one each.
+                let mut fed = 0usize;
+                let mut item = Some(WriterItem::Frame(frame));
+                while let Some(WriterItem::Frame(frame)) = item.take() {
+                    let len = frame.len();
+                    match frame_type(&frame) {
+                        b"EVENT" => Metrics::inc(&metrics.events_delivered),
+                        b"ERROR" => Metrics::inc(&metrics.errors_sent),
+                        _ => {}
+                    }
+                    let Ok(text) = String::from_utf8(frame) else {
+                        return;
+                    };
+                    if sink.feed(Message::text(text)).await.is_err() {
+                        return;
+                    }
+                    fed += len;
+                    Metrics::inc(&metrics.frames_sent);
+                    match rx.try_recv() {
+                        Ok(more @ WriterItem::Frame(_)) => item = Some(more),
+                        Ok(close) => next = Some(close),
+                        Err(_) => {}
+                    }
                 }
-                let text = match String::from_utf8(frame) {
-                    Ok(text) => text,
-                    Err(_) => return,
-                };
-                let sent = sink.send(Message::text(text)).await;
-                in_flight.fetch_sub(len, Ordering::AcqRel);
+                let flushed = sink.flush().await;
+                in_flight.fetch_sub(fed, Ordering::AcqRel);
                 drained.notify_one();
-                if sent.is_err() {
+                if flushed.is_err() {
                     return;
                 }
-                Metrics::inc(&metrics.frames_sent);
             }
             WriterItem::Close(code, reason) => {
                 let frame = CloseFrame {
@@ -458,6 +473,9 @@ async fn write_loop<S>(
                 let _ = sink.close().await;
                 return;
             }
+        }
+        if next.is_none() {
+            next = rx.recv().await;
         }
     }
     let _ = sink.close().await;
