@@ -16,8 +16,8 @@ use missionweaveprotocol::crypto::SigningKey;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol_agent::replay::{AgentLocalStore, MemoryAgentStore, ReplayBatch};
 use missionweaveprotocol_client::{
-    Backoff, Client, ClientError, ConnectionState, EventStream, Notice, Notices, Subscription,
-    TlsOptions, VerifiedEvent,
+    Attention, Backoff, Client, ClientError, ConnectionState, EventStream, Notice, Notices,
+    Subscription, TlsOptions, VerifiedEvent,
 };
 use support::{COORDINATOR, GROUP, OUTSIDER, TestServer, World, event_sequence, replace, within};
 
@@ -756,4 +756,51 @@ async fn a_consumer_that_pauses_is_not_taken_for_a_dead_server() {
         assert!(!matches!(notice, Notice::Disconnected { .. }), "{notice:?}");
     }
     assert_eq!(server.accepted(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attention_filter_changes_live_delivery_only() {
+    let world = World::new();
+    let server = TestServer::start(&world).await;
+    world.owner_posts("before");
+    let head = world.head();
+    let local = store();
+    let options = world
+        .options(COORDINATOR, &server)
+        .with_store(local.clone());
+    let client = Client::connect(&server.url, options).await.unwrap();
+    let mut events = client.events(GROUP).unwrap();
+    let attention = Attention {
+        mentions_only: Some(true),
+        ..Attention::default()
+    };
+    client
+        .subscribe([Subscription::after(GROUP, 0).with_attention(attention)])
+        .await
+        .unwrap();
+    // Replay is never filtered (§17.2): every Event up to the head, in order.
+    for event in contiguous(&mut events, 0, head).await {
+        assert!(client.advance(&event).await.unwrap());
+    }
+    // Live: a post that does not mention the Agent is left out; one that does arrives past
+    // the gap, out of order (the durable cursor cannot move over the gap, §16).
+    let plain = world.owner_posts("plain");
+    server.moved(plain);
+    let mentioned = world.owner_posts_mentioning("hello", COORDINATOR);
+    server.moved(mentioned);
+    let event = next(&mut events).await;
+    assert_eq!(
+        event.sequence, mentioned,
+        "the unmentioned post is filtered out"
+    );
+    assert!(!event.in_order);
+    assert!(
+        matches!(
+            client.advance(&event).await,
+            Err(ClientError::NotInOrder { sequence, .. }) if sequence == mentioned
+        ),
+        "never over the gap"
+    );
+    assert_eq!(local.cursor(COORDINATOR, GROUP).unwrap(), head);
+    client.close().await;
 }

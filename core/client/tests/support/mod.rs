@@ -236,6 +236,20 @@ impl World {
             .unwrap_or_else(|e| panic!("refused: {} {}", e.wire_code, e.message));
     }
 
+    /// The MissionOwner posts `note <id>` mentioning the Agent `mention`; returns the new head.
+    pub fn owner_posts_mentioning(&self, id: &str, mention: &str) -> u64 {
+        let post = Self::post(id);
+        let post = format!(
+            r#"{}, "mentions": [{{"type": "agent", "id": "{mention}"}}]}}"#,
+            post.trim_end().trim_end_matches('}')
+        );
+        let bytes = self.command("message.post", OWNER, 0, &post);
+        self.core
+            .perform_bytes(&bytes, now())
+            .unwrap_or_else(|e| panic!("refused: {} {}", e.wire_code, e.message));
+        self.head()
+    }
+
     /// The MissionOwner posts `note <id>` directly on the Core; returns the new head.
     pub fn owner_posts(&self, id: &str) -> u64 {
         let bytes = self.command("message.post", OWNER, 0, &Self::post(id));
