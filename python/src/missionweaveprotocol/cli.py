@@ -38,20 +38,14 @@ import signal
 import ssl
 import sys
 import threading
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import FrameType
 from typing import (
     TYPE_CHECKING,
     Any,
-    AsyncIterator,
-    Callable,
-    Dict,
-    List,
-    Mapping,
     Optional,
     Protocol,
-    Sequence,
-    Tuple,
     Union,
 )
 
@@ -95,7 +89,7 @@ class POCReport(Protocol):
     @property
     def passed(self) -> bool: ...
 
-    def to_dict(self) -> Dict[str, Any]: ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 #: The reference's proof-of-concept runner: ``runner(workdir) -> POCReport``.
@@ -120,9 +114,9 @@ def tls13_context_factory(
 def load_agent_cards(
     path: PathLike,
     *,
-    organization_public_key: Optional[str] = None,
+    organization_public_key: str | None = None,
     registry: RegistryLike,
-) -> Tuple[ProtocolDocument, ...]:
+) -> tuple[ProtocolDocument, ...]:
     """The Agent Cards of the file at ``path`` (a JSON list of signed cards or
     ``{"agentCards": [...]}``), checked by the server's own code: not empty, unique
     ``agentId``, each signed and verified against the Registry evidence ``registry`` (an
@@ -144,10 +138,10 @@ def create_gateway_app(
     database_url: str,
     agent_cards: Sequence[Mapping[str, Any]],
     command_key_resolver: RegistryLike,
-    session_secret: Optional[str] = None,
+    session_secret: str | None = None,
     authority_key_id: str = DEFAULT_AUTHORITY_KEY_ID,
-    authority_private_key: Optional[str] = None,
-) -> "FastAPI":
+    authority_private_key: str | None = None,
+) -> FastAPI:
     """The :class:`~.gateway.GroupGateway` FastAPI app (route ``/ws``) over the SQL store
     ``database_url``, a :class:`~.core.Core` verifying against ``command_key_resolver`` (the
     Registry evidence) and signing Events with ``authority_private_key`` (base64url seed) under
@@ -213,7 +207,7 @@ class _Stop(Exception):
     shuts down gracefully (it consumes the exception)."""
 
 
-def _raise_stop(_signum: int, _frame: Optional[FrameType]) -> None:
+def _raise_stop(_signum: int, _frame: FrameType | None) -> None:
     raise _Stop()
 
 
@@ -231,11 +225,11 @@ class _SigtermStops:
             signal.signal(signal.SIGTERM, self._previous)
 
 
-def _args(argv: Optional[Sequence[str]]) -> List[str]:
+def _args(argv: Sequence[str] | None) -> list[str]:
     return sys.argv[1:] if argv is None else list(argv)
 
 
-def server(argv: Optional[Sequence[str]] = None) -> int:
+def server(argv: Sequence[str] | None = None) -> int:
     """``missionweaveprotocol-server [OPTIONS]``: runs the Rust server in this process (GIL
     released) on ``argv`` (default ``sys.argv[1:]``) until SIGINT/SIGTERM, and returns its exit
     code (the console script exits with it). Call it from the main thread: only there do
@@ -244,14 +238,14 @@ def server(argv: Optional[Sequence[str]] = None) -> int:
         return _native.run_server(_args(argv), sys.stdout, sys.stderr)
 
 
-def demo(argv: Optional[Sequence[str]] = None) -> int:
+def demo(argv: Sequence[str] | None = None) -> int:
     """``missionweaveprotocol-demo``: not available yet (see :data:`DEMO_NOT_YET`); exit 2."""
     del argv
     print(DEMO_NOT_YET, file=sys.stderr)
     return 2
 
 
-def conformance(argv: Optional[Sequence[str]] = None) -> int:
+def conformance(argv: Sequence[str] | None = None) -> int:
     """``missionweaveprotocol-conformance``: the Rust conformance command (see ``--help``)."""
     return _conformance_main(argv)
 
