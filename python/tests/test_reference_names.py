@@ -66,6 +66,13 @@ NAMES: Dict[str, Dict[str, str]] = {
             "ErrorDocument", "GroupCursor", "AttentionFilter", "Acknowledgement")},
         "parse_frame": FUNCTION, "parse_received_frame": FUNCTION, "encode_frame": FUNCTION,
     },
+    # §1.29: the console entry points (``*_app`` are the entry functions, not Typer apps).
+    "cli": {
+        "POCReport": PROTOCOL,
+        **{name: FUNCTION for name in (
+            "tls13_context_factory", "load_agent_cards", "create_gateway_app", "server", "demo",
+            "conformance", "server_app", "demo_app", "conformance_app")},
+    },
     # §1.26: the FastAPI gateway.
     "gateway": {
         "GroupGateway": CLASS, "CoreGatewayAdapter": CLASS, "InMemoryCursorStore": CLASS,

@@ -14,7 +14,7 @@ use crate::{convert, errors};
 
 /// A Python text stream (`write(str)`, `flush()`) as `io::Write`. Whole lines are handed over,
 /// so a multi-byte character is never split across two `write` calls.
-struct PyStream {
+pub(crate) struct PyStream {
     stream: Py<PyAny>,
     pending: Vec<u8>,
 }
@@ -30,7 +30,7 @@ fn io_error(py: Python<'_>, error: &PyErr) -> io::Error {
 }
 
 impl PyStream {
-    fn new(stream: Py<PyAny>) -> Self {
+    pub(crate) fn new(stream: Py<PyAny>) -> Self {
         Self {
             stream,
             pending: Vec::new(),
@@ -71,16 +71,10 @@ impl io::Write for PyStream {
     }
 }
 
-/// Runs `missionweaveprotocol-conformance` with `args` (without the program name), writing the
-/// report to the text stream `stdout` and errors to `stderr`; returns the exit status. The GIL
-/// is released while the bundles run.
-#[pyfunction]
-pub fn run_cli(
-    py: Python<'_>,
-    args: &Bound<'_, PyAny>,
-    stdout: Py<PyAny>,
-    stderr: Py<PyAny>,
-) -> PyResult<u8> {
+/// Command-line arguments from a Python sequence of `str` (not one `str`). OsString: a
+/// non-UTF-8 path arrives surrogate-escaped and reaches the filesystem unchanged, as it does
+/// through the binary.
+pub(crate) fn os_args(py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Vec<OsString>> {
     let invalid = |value: &Bound<'_, PyAny>| {
         errors::invalid_input(
             py,
@@ -93,10 +87,7 @@ pub fn run_cli(
     if args.is_instance_of::<PyString>() {
         return Err(invalid(args));
     }
-    // OsString: a non-UTF-8 `--root` path arrives surrogate-escaped and reaches the filesystem
-    // unchanged, as it does through the binary.
-    let args = args
-        .try_iter()
+    args.try_iter()
         .map_err(|_| invalid(args))?
         .map(|item| {
             let item = item?;
@@ -106,7 +97,20 @@ pub fn run_cli(
                 Err(invalid(&item))
             }
         })
-        .collect::<PyResult<Vec<OsString>>>()?;
+        .collect()
+}
+
+/// Runs `missionweaveprotocol-conformance` with `args` (without the program name), writing the
+/// report to the text stream `stdout` and errors to `stderr`; returns the exit status. The GIL
+/// is released while the bundles run.
+#[pyfunction]
+pub fn run_cli(
+    py: Python<'_>,
+    args: &Bound<'_, PyAny>,
+    stdout: Py<PyAny>,
+    stderr: Py<PyAny>,
+) -> PyResult<u8> {
+    let args = os_args(py, args)?;
     let (mut out, mut err) = (PyStream::new(stdout), PyStream::new(stderr));
     Ok(py.detach(|| missionweaveprotocol_cli::main_with_args(args, &mut out, &mut err)))
 }

@@ -31,6 +31,7 @@ mod registry_builder;
 mod replay;
 mod resources;
 mod scheduler;
+mod server;
 mod signer;
 mod values;
 mod wire;
@@ -281,6 +282,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundle::run_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(bundle::run_structural_manifest, m)?)?;
     m.add_function(wrap_pyfunction!(cli::run_cli, m)?)?;
+    // the server console script and `missionweaveprotocol.cli`
+    m.add_function(wrap_pyfunction!(server::run_server, m)?)?;
+    m.add_function(wrap_pyfunction!(server::load_agent_cards, m)?)?;
+    m.add_function(wrap_pyfunction!(server::register_agent_cards, m)?)?;
+    m.add_function(wrap_pyfunction!(server::authority_principal, m)?)?;
     // wire
     m.add_class::<wire::Frame>()?;
     m.add_class::<wire::ReceivedCommandFrame>()?;

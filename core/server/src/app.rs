@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use missionweaveprotocol::KeyRegistrySnapshot;
 use missionweaveprotocol::crypto::SigningKey;
+use missionweaveprotocol::{KeyRegistrySnapshot, Principal};
 use missionweaveprotocol_agent::auth::{SessionAuthority, SessionConfig};
 use missionweaveprotocol_engine::config::CoreConfig;
 use missionweaveprotocol_engine::service::Core;
@@ -121,6 +121,22 @@ fn sqlite_lock(url: &StoreUrl) -> Result<Option<File>, StartError> {
     }
 }
 
+/// The Principal the Registry binds the Event-signing key `key_id` to: the Group Authority
+/// (the Python `create_gateway_app` asks this too).
+pub fn authority_principal(
+    registry: &KeyRegistrySnapshot,
+    key_id: &str,
+) -> Result<Principal, StartError> {
+    registry
+        .binding(key_id)
+        .map(|binding| binding.principal.clone())
+        .ok_or_else(|| {
+            StartError::start(format!(
+                "the authority key {key_id} is not in the Registry snapshot: Events must verify against it"
+            ))
+        })
+}
+
 /// Everything up to a bound listener. Runs blocking work (files, the store, the bootstrap);
 /// call it from a blocking context or before serving.
 pub async fn start(checked: Checked) -> Result<Started, StartError> {
@@ -156,15 +172,7 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         }
     };
     let authority_key = SigningKey::from_seed(args.authority_key_id.clone(), &seed);
-    let authority = registry
-        .binding(&args.authority_key_id)
-        .map(|binding| binding.principal.clone())
-        .ok_or_else(|| {
-            StartError::start(format!(
-                "the authority key {} is not in the Registry snapshot: Events must verify against it",
-                args.authority_key_id
-            ))
-        })?;
+    let authority = authority_principal(&registry, &args.authority_key_id)?;
 
     // Agent Cards, checked before anything is opened.
     let cards = cards::load(&args.registry, &registry, checked.organization_key.as_ref())

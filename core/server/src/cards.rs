@@ -69,7 +69,18 @@ pub fn load(
             path.display()
         ))
     })?;
-    let list = match &root {
+    check(&root, registry, organization_key)
+}
+
+/// Checks the content of a card file (a list of cards or `{"agentCards": [...]}`), as
+/// [`load`] does after reading it: the Python `create_gateway_app` checks the cards it is given
+/// here too.
+pub fn check(
+    root: &Value,
+    registry: &Arc<KeyRegistrySnapshot>,
+    organization_key: Option<&[u8; 32]>,
+) -> Result<Vec<AgentCard>, CardError> {
+    let list = match root {
         Value::Array(items) => items.as_slice(),
         Value::Object(object) => object
             .get("agentCards")

@@ -5,6 +5,7 @@
 //! | module | what |
 //! | --- | --- |
 //! | [`cli`] | flags and environment variables (the reference server's, plus `--dev`), checks |
+//! | [`run`] | the whole command: arguments → exit code (the binary and the Python console script) |
 //! | [`app`] | start-up: Registry, authority key, Agent Cards, store, Core (`CoreConfig`), gateway, TLS, fan-out, listener |
 //! | [`server`] | accept, admission limits, TLS, HTTP routing, WebSocket upgrade, graceful shutdown |
 //! | [`conn`] | one connection: reader, driver (the machine on blocking threads), writer |
@@ -21,6 +22,7 @@ pub mod conn;
 pub mod fanout;
 pub mod http;
 pub mod metrics;
+pub mod run;
 pub mod server;
 pub mod timed_store;
 pub mod tls;

@@ -175,6 +175,10 @@ __all__ = [
     "render_instant",
     "replay_historical",
     "run_cli",
+    "run_server",
+    "load_agent_cards",
+    "register_agent_cards",
+    "authority_principal",
     "run_conformance",
     "run_structural_manifest",
     "scheduler_effort_duration_ms",
@@ -634,6 +638,17 @@ class ConformanceReport:
 def run_conformance(bundles: Sequence[str], root: Optional[_Path] = None) -> ConformanceReport: ...
 def run_structural_manifest(manifest_path: str, root: Optional[_Path] = None) -> ConformanceReport: ...
 def run_cli(args: Sequence[str], stdout: _TextStream, stderr: _TextStream) -> int: ...
+def run_server(args: Sequence[str], stdout: _TextStream, stderr: _TextStream) -> int: ...
+def load_agent_cards(
+    path: _Path, registry: Union[AgentRegistryKeyResolver, _Buffer], organization_public_key: Optional[str] = None
+) -> List[bytes]: ...
+def register_agent_cards(
+    core: Core,
+    agent_cards: Sequence[Mapping[str, Any]],
+    registry: Union[AgentRegistryKeyResolver, _Buffer],
+    organization_public_key: Optional[str] = None,
+) -> Tuple[int, int]: ...
+def authority_principal(registry: Union[AgentRegistryKeyResolver, _Buffer], key_id: str) -> Tuple[str, str]: ...
 
 @final
 class SchemaCatalog:
