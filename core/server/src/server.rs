@@ -130,9 +130,9 @@ impl Server {
         let ws_config = WebSocketConfig::default()
             .max_message_size(Some(max))
             .max_frame_size(Some(max))
-            // Read in 8 KiB steps (the library's default buffer is 128 KiB per connection;
+            // Read in 4 KiB steps (the library's default buffer is 128 KiB per connection;
             // a larger message grows it while it is read).
-            .read_buffer_size(8 * 1024)
+            .read_buffer_size(4 * 1024)
             // The write buffer holds at most two of the largest frames.
             .max_write_buffer_size(2 * max + (128 << 10));
         Self {
