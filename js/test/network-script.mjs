@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 
-import { COORDINATOR, GROUP, OTHER_GROUP, WORKER, ABSENT_GROUP, within } from './network-support.mjs';
+import { ABSENT_GROUP, COORDINATOR, GROUP, OTHER_GROUP, WAIT_MS, WORKER, within } from './network-support.mjs';
 import { JS } from './support.mjs';
 
 const require = createRequire(`${JS}/package.json`);
@@ -103,7 +103,7 @@ export async function badInputs(url, { ca } = {}) {
     'not JSON': 'not json',
     'JSON, not a frame': '{"hello":1}',
     'another protocol version': '{"protocolVersion":"9.9","frameId":"urn:x:f1","frameType":"PING","nonce":"n1"}',
-    'a frame before HELLO': '{"protocolVersion":"0.1","frameId":"urn:x:f2","frameType":"PING","nonce":"n2"}',
+    'a frame before HELLO': '{"protocolVersion":"0.1","frameId":"urn:x:f2","frameType":"PING","nonce":"bm9uY2U","sentAt":"2026-01-01T00:00:00Z"}',
     'a SUBSCRIBE failing its schema before HELLO': '{"protocolVersion":"0.1","frameId":"urn:x:f3","frameType":"SUBSCRIBE","subscriptionId":"urn:x:s","groups":[]}',
     'a peer EVENT': '{"protocolVersion":"0.1","frameId":"urn:x:f4","frameType":"EVENT","event":{}}',
     binary: Buffer.from([1, 2, 3]),
@@ -162,4 +162,38 @@ export function oversized(url, bytes, { ca } = {}) {
     socket.on('error', () => {});
     setTimeout(() => reject(new Error('no close after an oversized message')), 30_000).unref();
   }), 'oversized message');
+}
+
+/**
+ * Refusals after HELLO, as the client reports them (the wire `error` objects, `relatedFrameId`
+ * and `relatedActionId` replaced: they name this run's frames and Actions): a SUBSCRIBE naming
+ * an absent Group, a Command for a stale Session Epoch, a Command for an absent Group.
+ */
+export async function authenticatedRefusals(org, url, options = {}) {
+  const { api } = org;
+  const client = org.client(url, COORDINATOR, options);
+  const scrub = (error) => {
+    const copy = { ...error };
+    for (const name of ['relatedFrameId', 'relatedActionId']) if (name in copy) copy[name] = `<${name}>`;
+    return copy;
+  };
+  try {
+    const epoch = await within(client.connect(), 'HELLO');
+    await client.subscribe([ABSENT_GROUP]);
+    const deadline = Date.now() + WAIT_MS;
+    while (client.errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const out = { subscribe: client.errors.map(scrub) };
+    for (const [name, command] of [
+      ['stale epoch', org.post(GROUP, COORDINATOR, epoch + 5)],
+      ['absent Group', org.post(ABSENT_GROUP, COORDINATOR, epoch)],
+    ]) {
+      out[name] = await client.send(command).then(() => 'accepted', (error) => {
+        assert.ok(error instanceof api.CommandRefused, String(error));
+        return scrub(error.error);
+      });
+    }
+    return out;
+  } finally {
+    await client.close();
+  }
 }

@@ -78,7 +78,7 @@ export function organization(api) {
   function post(group, actor, sessionEpoch, text = 'hello') {
     return command(group, 'message.post', actor, sessionEpoch, {
       messageId: `urn:missionweaveprotocol:message:js-${process.pid}-${nextMessage++}`,
-      conversationId: MAINS[group][1],
+      conversationId: MAINS[group]?.[1] ?? 'urn:missionweaveprotocol:conversation:nowhere',
       content: [{ type: 'text', text }],
     });
   }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import { COORDINATOR, nodeGateway, organization, rustServer, within } from './network-support.mjs';
-import { badInputs, endToEnd, oversized } from './network-script.mjs';
+import { authenticatedRefusals, badInputs, endToEnd, oversized } from './network-script.mjs';
 import { backends } from './support.mjs';
 
 let api;
@@ -47,4 +47,13 @@ test('error frames for bad input are identical from the Rust server and the Node
   const nodeBig = await oversized(host.url, 5 << 20);
   assert.deepEqual(nodeBig, rustBig);
   assert.equal(rustBig.close, 1009);
+});
+
+test('refusals after HELLO are the same wire errors from the Rust server and the Node gateway', async () => {
+  const rust = await authenticatedRefusals(org, server.url, { ca: server.ca });
+  const node = await authenticatedRefusals(org, host.url);
+  assert.deepEqual(node, rust);
+  assert.equal(rust.subscribe[0].code, 'GROUP_NOT_FOUND');
+  assert.equal(rust['stale epoch'].code, 'AUTH_STALE_SESSION');
+  assert.equal(rust['absent Group'].code, 'GROUP_NOT_FOUND');
 });

@@ -49,6 +49,8 @@ fn limits_arg(text: Option<&str>) -> Result<Limits, String> {
         return Err(invalid("limits must be an object"));
     };
     for (name, value) in members.iter() {
+        let name = name.to_lossy();
+        let name = name.as_ref();
         let count = value
             .as_number()
             .and_then(missionweaveprotocol::json::Number::as_u64)
@@ -185,7 +187,6 @@ pub struct GroupMovedJs {
 /// and reason, or absent), the heads this connection's Commands moved, and the machine's
 /// state afterwards.
 #[napi(object)]
-#[derive(Debug)]
 pub struct GatewayDrain {
     pub frames: Vec<Buffer>,
     pub close_code: Option<u32>,
@@ -195,6 +196,15 @@ pub struct GatewayDrain {
     pub closed: bool,
     pub agent_id: Option<String>,
     pub session_epoch: Option<f64>,
+}
+
+impl std::fmt::Debug for GatewayDrain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayDrain")
+            .field("frames", &self.frames.len())
+            .field("close_code", &self.close_code)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The drain before it becomes JavaScript values (built on the worker thread).
