@@ -2,10 +2,12 @@
 // Groups, send Commands, receive the Events in Group order, acknowledge, disconnect, reconnect
 // from the Cursor; and the bad inputs whose ERROR frames must be identical on every host.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
 import { ABSENT_GROUP, COORDINATOR, GROUP, OTHER_GROUP, WAIT_MS, WORKER, within } from './network-support.mjs';
-import { JS } from './support.mjs';
+import { JS, REPO } from './support.mjs';
 
 const require = createRequire(`${JS}/package.json`);
 const { WebSocket } = require('ws');
@@ -94,24 +96,28 @@ export async function endToEnd(org, url, options = {}) {
   }
 }
 
+/** The cross-host corpus of bad input and the answers every gateway host gives (tests/errors/gateway-frames.json). */
+export const GATEWAY_FRAMES = JSON.parse(readFileSync(join(REPO, 'tests', 'errors', 'gateway-frames.json'), 'utf8'));
+
 /**
- * Raw WebSocket exchanges with bad input, one connection each: the frames the server answered
- * (each ERROR's `error` object without `occurredAt`, the frame IDs replaced) and the close code.
+ * Raw WebSocket exchanges with the corpus' bad input, one connection each: `{name: {frames,
+ * close}}`, the frames the server answered (frame IDs replaced, `occurredAt` removed) and the
+ * close code (`"open"`: still open).
  */
 export async function badInputs(url, { ca } = {}) {
-  const cases = {
-    'not JSON': 'not json',
-    'JSON, not a frame': '{"hello":1}',
-    'another protocol version': '{"protocolVersion":"9.9","frameId":"urn:x:f1","frameType":"PING","nonce":"n1"}',
-    'a frame before HELLO': '{"protocolVersion":"0.1","frameId":"urn:x:f2","frameType":"PING","nonce":"bm9uY2U","sentAt":"2026-01-01T00:00:00Z"}',
-    'a SUBSCRIBE failing its schema before HELLO': '{"protocolVersion":"0.1","frameId":"urn:x:f3","frameType":"SUBSCRIBE","subscriptionId":"urn:x:s","groups":[]}',
-    'a peer EVENT': '{"protocolVersion":"0.1","frameId":"urn:x:f4","frameType":"EVENT","event":{}}',
-    binary: Buffer.from([1, 2, 3]),
-    'invalid UTF-8': Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
-  };
   const out = {};
-  for (const [name, message] of Object.entries(cases)) out[name] = await exchange(url, ca, message);
+  for (const c of GATEWAY_FRAMES.cases) {
+    if (c.oversizedBytes !== undefined) out[c.name] = await oversized(url, c.oversizedBytes, { ca });
+    else if (c.text !== undefined) out[c.name] = await exchange(url, ca, c.text);
+    else if (c.textHex !== undefined) out[c.name] = await exchange(url, ca, { text: Buffer.from(c.textHex, 'hex') });
+    else out[c.name] = await exchange(url, ca, { binary: Buffer.from(c.binaryHex, 'hex') });
+  }
   return out;
+}
+
+/** What the corpus expects, in the shape `badInputs` answers. */
+export function expectedAnswers() {
+  return Object.fromEntries(GATEWAY_FRAMES.cases.map((c) => [c.name, { frames: c.frames, close: c.close }]));
 }
 
 function exchange(url, ca, message) {
@@ -122,8 +128,8 @@ function exchange(url, ca, message) {
     const done = (close) => { clearTimeout(timer); resolve({ frames, close }); };
     socket.on('open', () => {
       if (typeof message === 'string') socket.send(message);
-      else if (message[0] === 0x7b) socket.send(message, { binary: false });
-      else socket.send(message, { binary: true });
+      else if (message.text) socket.send(message.text, { binary: false });
+      else socket.send(message.binary, { binary: true });
       // A refusal that keeps the connection open: one ERROR, then a short wait for more.
       timer = setTimeout(() => { socket.close(1000); }, 1500);
     });
