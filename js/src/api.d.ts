@@ -2053,5 +2053,4 @@ export declare class AgentClient {
   drop(): Promise<void>;
   /** Closes and stops reconnecting. */
   close(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
 }

@@ -98,10 +98,7 @@ fn event_value(event: SessionEvent) -> Value {
             .build(),
         SessionEvent::Event(event) => Obj::new()
             .str("kind", "event")
-            .value(
-                "groupId",
-                event.group_id.map_or(Value::Null, Value::string),
-            )
+            .value("groupId", event.group_id.map_or(Value::Null, Value::string))
             .num("sequence", event.sequence)
             .str("eventId", event.event_id)
             .str("body", String::from_utf8_lossy(&event.bytes).into_owned())

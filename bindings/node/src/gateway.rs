@@ -60,8 +60,8 @@ fn limits_arg(text: Option<&str>) -> Result<Limits, String> {
             "maxFrameBytes" => out.max_frame_bytes = size,
             "handshakeTimeoutMs" => out.handshake_timeout_ms = count,
             "maxHelloAttempts" => {
-                out.max_hello_attempts = u32::try_from(count)
-                    .map_err(|_| invalid("maxHelloAttempts is too large"))?;
+                out.max_hello_attempts =
+                    u32::try_from(count).map_err(|_| invalid("maxHelloAttempts is too large"))?;
             }
             "maxConnectionsPerAgent" => out.max_connections_per_agent = size,
             "maxGroupsPerSubscribe" => out.max_groups_per_subscribe = size,

@@ -254,8 +254,6 @@ export function clientApi(ctx) {
       this.#failPending(new ConnectionLost('the client closed'));
     }
 
-    async [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() { await this.close(); }
-
     /** Drops the current socket only (reconnects as after a network failure); resolves once the client is reconnecting. */
     async drop() {
       const current = this.#authenticated;
