@@ -3,7 +3,12 @@
 // connections, refused HELLO, the host's limits, framing violations over a real socket, and the
 // WebAssembly entries refusing both classes.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { COORDINATOR, GROUP, OTHER_GROUP, WORKER, nodeGateway, organization, within } from './network-support.mjs';
@@ -108,6 +113,35 @@ test('the host limits: maxFrameBytes sets the message limit; an unknown limit is
   assert.throws(() => new api.GroupGateway(host.core, sessions, { limits: { maxQueueFrames: 0 } }),
     (error) => error instanceof api.ArgumentError);
   assert.throws(() => new api.GroupGateway({}, sessions), (error) => error instanceof api.ArgumentError);
+});
+
+test('attached to an https server: wss with a custom CA (TLS 1.3), the same machine', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mwp-wss-'));
+  const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key,
+    '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  const server = createTlsServer({ cert: readFileSync(cert), key: readFileSync(key), minVersion: 'TLSv1.3' });
+  const sessions = new api.SessionAuthority(new api.AgentKeyRegistry());
+  const gateway = new api.GroupGateway(host.core, sessions).attach(server);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `wss://127.0.0.1:${server.address().port}/ws`;
+  const client = org.client(url, COORDINATOR, { ca: readFileSync(cert, 'utf8') });
+  try {
+    const epoch = await within(client.connect(), 'HELLO over wss');
+    await client.subscribe([GROUP]);
+    const event = await within(client.send(org.post(GROUP, COORDINATOR, epoch, 'over tls')), 'send over wss');
+    assert.equal(event.groupId, GROUP);
+    // Without the CA the handshake fails (Node's roots do not hold it).
+    const untrusted = org.client(url, COORDINATOR, { reconnect: false });
+    await assert.rejects(within(untrusted.connect(), 'untrusted'), (error) => error instanceof api.ConnectionLost);
+    await untrusted.close();
+  } finally {
+    await client.close();
+    await gateway.close();
+    server.closeAllConnections?.();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('other upgrade paths are not served', async () => {

@@ -130,12 +130,14 @@ function exchange(url, ca, message) {
       if (typeof message === 'string') socket.send(message);
       else if (message.text) socket.send(message.text, { binary: false });
       else socket.send(message.binary, { binary: true });
-      // A refusal that keeps the connection open: one ERROR, then a short wait for more.
-      timer = setTimeout(() => { socket.close(1000); }, 1500);
     });
     socket.on('message', (data) => {
       const frame = JSON.parse(data.toString('utf8'));
       frames.push(normalize(frame));
+      // A refusal that keeps the connection open: after its ERROR, a short wait for anything
+      // more (a fatal one is followed by the server's close at once).
+      clearTimeout(timer);
+      timer = setTimeout(() => { socket.close(1000); }, 2000);
     });
     socket.on('close', (code) => done(code === 1000 || code === 1005 ? 'open' : code));
     socket.on('error', reject);
