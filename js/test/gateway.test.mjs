@@ -131,6 +131,8 @@ test('attached to an https server: wss with a custom CA (TLS 1.3), the same mach
     await client.subscribe([GROUP]);
     const event = await within(client.send(org.post(GROUP, COORDINATOR, epoch, 'over tls')), 'send over wss');
     assert.equal(event.groupId, GROUP);
+    assert.equal(gateway.connectionCount, 1);
+    assert.equal(gateway.agentConnections(COORDINATOR), 1);
     // Without the CA the handshake fails (Node's roots do not hold it).
     const untrusted = org.client(url, COORDINATOR, { reconnect: false });
     await assert.rejects(within(untrusted.connect(), 'untrusted'), (error) => error instanceof api.ConnectionLost);
@@ -138,6 +140,7 @@ test('attached to an https server: wss with a custom CA (TLS 1.3), the same mach
   } finally {
     await client.close();
     await gateway.close();
+    assert.equal(gateway.connectionCount, 0);
     server.closeAllConnections?.();
     await new Promise((resolve) => server.close(resolve));
     rmSync(dir, { recursive: true, force: true });

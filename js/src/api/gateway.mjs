@@ -237,7 +237,7 @@ export function gatewayApi(ctx) {
       this.#listeners.dispatchEvent(event);
     }
 
-    /** Detaches from the servers and closes every connection with 1001 (going away). */
+    /** Detaches from the servers and closes every connection with 1001 (going away); the gateway cannot serve again. */
     async close() {
       for (const [server, listener] of this.#servers) server.off('upgrade', listener);
       this.#servers = [];
@@ -246,13 +246,15 @@ export function gatewayApi(ctx) {
         link.finish();
       }
       await new Promise((resolve) => { this.#wss.close(() => resolve()); });
+      // The shared state (hub, twin authority, the Core seam) goes with the last connection.
+      this.native.free();
     }
 
     #serve(socket) {
       const answer = this.native.connect(this.now());
       if (typeof answer === 'string') {
         socket.terminate();
-        this.emitError(open(answer));
+        try { open(answer); } catch (error) { this.emitError(error); }
         return;
       }
       const link = new Link(this, socket, answer);
