@@ -113,6 +113,14 @@ test('the host limits: maxFrameBytes sets the message limit; an unknown limit is
   assert.throws(() => new api.GroupGateway(host.core, sessions, { limits: { maxQueueFrames: 0 } }),
     (error) => error instanceof api.ArgumentError);
   assert.throws(() => new api.GroupGateway({}, sessions), (error) => error instanceof api.ArgumentError);
+  assert.throws(() => new api.GroupGateway(host.core, {}), (error) => error instanceof api.ArgumentError);
+  // A freed SessionAuthority or Core lends nothing (the freed-object error, never a crash).
+  const freed = new api.SessionAuthority(new api.AgentKeyRegistry());
+  freed.free();
+  assert.throws(() => new api.GroupGateway(host.core, freed), (error) => error instanceof api.ArgumentError);
+  const core = org.core();
+  core.free();
+  assert.throws(() => new api.GroupGateway(core, sessions), (error) => error instanceof api.ArgumentError);
 });
 
 test('attached to an https server: wss with a custom CA (TLS 1.3), the same machine', async () => {
