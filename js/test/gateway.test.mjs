@@ -7,13 +7,16 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { COORDINATOR, GROUP, OTHER_GROUP, WORKER, nodeGateway, organization, within } from './network-support.mjs';
 import { badInputs, endToEnd, expectedAnswers, oversized, readUntil } from './network-script.mjs';
-import { backends } from './support.mjs';
+import { JS, backends } from './support.mjs';
+
+const { WebSocket } = createRequire(`${JS}/package.json`)('ws');
 
 let api;
 let wasm;
@@ -152,6 +155,50 @@ test('attached to an https server: wss with a custom CA (TLS 1.3), the same mach
     server.closeAllConnections?.();
     await new Promise((resolve) => server.close(resolve));
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a catch-up larger than the queue: bounded drains, blocked Groups resume, every Event once and in order', async () => {
+  const small = await nodeGateway(org, { limits: { maxQueueFrames: 8, groupShareFrames: 4 } });
+  const client = org.client(small.url, WORKER);
+  try {
+    const epoch = await within(client.connect(), 'HELLO');
+    // 60 Events committed before the subscription (the Core directly: the gateway reads them back).
+    for (let i = 0; i < 30; i += 1) {
+      await small.core.perform(org.post(GROUP, WORKER, epoch, `backlog ${i}`));
+      await small.core.perform(org.post(OTHER_GROUP, WORKER, epoch, `backlog ${i}`));
+    }
+    const heads = {};
+    for (const group of [GROUP, OTHER_GROUP]) heads[group] = (await small.core.replay(group, { after: 0, limit: 10_000 })).lastSequence;
+    await client.subscribe([GROUP, OTHER_GROUP]);
+    for (const group of [GROUP, OTHER_GROUP]) {
+      for (let expected = 1; expected <= heads[group]; expected += 1) {
+        const event = await within(client.nextEvent(group), `${group} ${expected}`);
+        assert.equal(event.sequence, expected);
+      }
+    }
+    assert.deepEqual(client.errors, [], 'a catch-up is no backpressure error');
+  } finally {
+    await client.close();
+    await small.close();
+  }
+});
+
+test('the host timer: an unauthenticated connection past handshakeTimeoutMs gets AUTH_REQUIRED and close 1008', async () => {
+  const slow = await nodeGateway(org, { limits: { handshakeTimeoutMs: 500 } });
+  try {
+    const { frames, close } = await within(new Promise((resolve) => {
+      const socket = new WebSocket(slow.url);
+      const seen = [];
+      socket.on('message', (data) => seen.push(JSON.parse(data.toString('utf8'))));
+      socket.on('close', (code) => resolve({ frames: seen, close: code }));
+    }), 'handshake timeout');
+    assert.equal(close, 1008);
+    assert.equal(frames.length, 1);
+    assert.equal(frames[0].error.code, 'AUTH_REQUIRED');
+    assert.equal(frames[0].error.fatal, true);
+  } finally {
+    await slow.close();
   }
 });
 

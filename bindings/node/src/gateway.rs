@@ -8,7 +8,8 @@
 //! resolving to a `GatewayDrain` — the text frames to write in order, the close after them (if
 //! any), the heads this connection's Commands moved (the host wakes `wakeList(group, id)`),
 //! and the state the host reads between inputs (`wantsInput`, `closed`, the Agent and epoch),
-//! so no getter has to wait for a running task.
+//! so no getter has to wait for a running task. A drain takes at most 8 frames / 512 KiB
+//! (`more`: the host writes them, then `poll`s), so the socket's backpressure holds.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -192,6 +193,8 @@ pub struct GatewayDrain {
     pub close_code: Option<u32>,
     pub close_reason: Option<String>,
     pub moved: Vec<GroupMovedJs>,
+    /// The drain stopped at its bound: write these, then `poll` for the rest.
+    pub more: bool,
     pub wants_input: bool,
     pub closed: bool,
     pub agent_id: Option<String>,
@@ -213,21 +216,38 @@ pub struct Drained {
     frames: Vec<Vec<u8>>,
     close: Option<(u16, &'static str)>,
     moved: Vec<(String, u64)>,
+    more: bool,
     wants_input: bool,
     closed: bool,
     agent_id: Option<String>,
     session_epoch: Option<u64>,
 }
 
-fn drain(connection: &mut Connection, now: UnixMillis) -> Drained {
+/// Frames one drain takes at most (and their bytes): the host writes them, waits for the socket
+/// to take them, then polls again (`more`). Taking a frame lets a blocked Group read its next
+/// page from the Core, so an unbounded drain would pull a whole catch-up past the socket's
+/// backpressure; the Rust server's writer holds the same bound in flight.
+const DRAIN_FRAMES: usize = 8;
+const DRAIN_BYTES: usize = 512 << 10;
+
+fn drain(connection: &mut Connection, now: UnixMillis, bounded: bool) -> Drained {
     let mut out = Drained::default();
-    while let Some(output) = connection.poll_output(now) {
-        match output {
-            Output::Frame(bytes) => out.frames.push(bytes),
-            Output::Close(close) => {
+    let mut bytes = 0;
+    loop {
+        if bounded && (out.frames.len() >= DRAIN_FRAMES || bytes >= DRAIN_BYTES) {
+            out.more = true;
+            break;
+        }
+        match connection.poll_output(now) {
+            Some(Output::Frame(frame)) => {
+                bytes += frame.len();
+                out.frames.push(frame);
+            }
+            Some(Output::Close(close)) => {
                 out.close = Some((close.code, close.reason));
                 break;
             }
+            None => break,
         }
     }
     while let Some(moved) = connection.poll_notification() {
@@ -285,7 +305,7 @@ impl Task for ConnectionTask {
                 Input::Ping => c.ping(now),
                 Input::Poll => {}
             }
-            drain(&mut c, now)
+            drain(&mut c, now, true)
         }))
         .map_err(|_| napi::Error::from_reason("the gateway panicked (a bug)"))
     }
@@ -310,6 +330,7 @@ impl Drained {
                     sequence: sequence as f64,
                 })
                 .collect(),
+            more: out.more,
             wants_input: out.wants_input,
             closed: out.closed,
             agent_id: out.agent_id,
@@ -377,7 +398,7 @@ impl GatewayConnection {
         let now = millis(now);
         let mut c = locked(connection);
         c.on_too_big(now);
-        Either::A(drain(&mut c, now).into_js())
+        Either::A(drain(&mut c, now, false).into_js())
     }
 
     /// The host's timer (≈ 1 s): handshake timeout, head polls, resumes.

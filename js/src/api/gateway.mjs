@@ -8,6 +8,8 @@
 // Command moved (the machine reads their Events from the Core), and runs the timers (`onTick`
 // every second: handshake timeout, head polls, resumes; a liveness `PING` every 20 s). Each
 // machine call runs on the libuv thread pool (it may wait on the store), never on the event loop.
+// A drain is bounded (8 frames / 512 KiB): the host waits until the socket took them, then polls
+// for more, so a slow reader holds a catch-up in the store, not in memory here.
 //
 // As the Python `GroupGateway` (docs/network.md): an error does not end the connection unless
 // §17.1 makes it fatal, `retryable` follows §19, a Group the Agent may not see is answered like an
@@ -55,7 +57,10 @@ export function gatewayApi(ctx) {
 
     push(input) {
       if (this.closed) return;
-      if (input.kind === 'moved') {
+      if (input.kind === 'tick' || input.kind === 'ping' || input.kind === 'poll') {
+        // One of each waiting is enough (a slow socket must not pile timer inputs up).
+        if (this.inputs.some((i) => i.kind === input.kind)) return;
+      } else if (input.kind === 'moved') {
         // Coalesced per Group: the machine reads after its own cursor, the last head is enough.
         const queued = this.inputs.find((i) => i.kind === 'moved' && i.group === input.group);
         if (queued) {
@@ -97,12 +102,16 @@ export function gatewayApi(ctx) {
             case 'moved': answer = c.onGroupMoved(input.group, input.sequence ?? undefined, now); break;
             case 'tick': answer = c.onTick(now); break;
             case 'ping': answer = c.ping(now); break;
+            case 'poll': answer = c.poll(now); break;
             default: this.finish(); return;
           }
           const drain = await drained(answer);
           this.wantsInput = drain.wantsInput;
           await this.deliver(drain);
-          if (!this.closed) this.flow();
+          if (this.closed) break;
+          // A bounded drain: the socket took these frames, now the rest (reads resume with it).
+          if (drain.more) this.inputs.unshift({ kind: 'poll' });
+          this.flow();
         }
       } catch (error) {
         this.gateway.emitError(error);
