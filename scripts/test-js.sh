@@ -6,10 +6,11 @@
 # and the vectors in headless Chromium.
 #
 #   scripts/test-js.sh            install what is missing, build, lint, test
-#   scripts/test-js.sh --bench    ... then js/bench/bench.mjs, scheduling.mjs, rejection-timing.mjs and core.mjs
+#   scripts/test-js.sh --bench    ... then js/bench/bench.mjs, scheduling.mjs, rejection-timing.mjs, core.mjs
+#                                 and client-bench.mjs (the Node client against the Rust server)
 #
 # Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
-# chromium, the npm packages of js/package-lock.json). One target dir: $CARGO_TARGET_DIR, by
+# chromium, the npm packages of js/package-lock.json, `ws` among them). One target dir: $CARGO_TARGET_DIR, by
 # default <repo>/target. The protocol bundle: $MWP_PROTOCOL_ROOT, default <repo>/../shared/protocol.
 # Chromium runs with --no-sandbox (CI runs as root). The store tests need PostgreSQL:
 # $MWP_POSTGRES_URL, or the private cluster (scripts/pg-cluster.sh) started here and stopped on
@@ -24,7 +25,7 @@ BENCH=0
 for arg in "$@"; do
   case "$arg" in
     --bench) BENCH=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -59,6 +60,8 @@ fi
 
 step "build: napi addon (release)"
 cargo build --release --locked -p missionweaveprotocol-node
+step "build: the server binary (release: the Node client's tests and bench run against it)"
+cargo build --release --locked -p missionweaveprotocol-server --bin missionweaveprotocol-server
 step "build: WebAssembly (release, wasm32-unknown-unknown)"
 cargo build --release --locked -p missionweaveprotocol-wasm --target wasm32-unknown-unknown
 WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm.wasm"
@@ -94,4 +97,5 @@ if [ "$BENCH" = 1 ]; then
   node "$ROOT/js/bench/scheduling.mjs"
   node "$ROOT/js/bench/rejection-timing.mjs"
   node "$ROOT/js/bench/core.mjs"
+  node "$ROOT/js/bench/client-bench.mjs"
 fi

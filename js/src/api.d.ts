@@ -1869,3 +1869,188 @@ export declare class HumanControl {
   /** The Command this object performed for `eventId`; rejects with {@link NotFound} otherwise. */
   acceptedCommand(eventId: string): Promise<SignedDocument>;
 }
+
+// ---- the network: gateway host and Agent client (§6.3, §15, §16, §17, §19) -------------------
+// Node (napi) only: both move bytes between a `ws` WebSocket and the Rust sans-IO machines
+// (`missionweaveprotocol-gateway`), which make every frame decision. On the WebAssembly entries
+// the constructors throw an {@link ArgumentError}.
+
+/** The gateway limits a host may set (the rest keep the gateway's defaults; the gateway checks them). */
+export interface GatewayLimits {
+  readonly maxFrameBytes?: number;
+  readonly handshakeTimeoutMs?: number;
+  readonly maxHelloAttempts?: number;
+  readonly maxConnectionsPerAgent?: number;
+  readonly maxGroupsPerSubscribe?: number;
+  readonly maxSubscriptions?: number;
+  readonly maxQueueFrames?: number;
+  readonly groupShareFrames?: number;
+  readonly pollIntervalMs?: number;
+}
+
+export interface GroupGatewayOptions {
+  readonly limits?: GatewayLimits;
+  /** The gateway's clock (default `Date.now`). */
+  readonly clock?: () => number | Date;
+  /** The WebSocket route (default `/ws`). */
+  readonly path?: string;
+  /** Each connection's timer (default 1000 ms): handshake timeout, head polls, resumes. */
+  readonly tickMs?: number;
+  /** The liveness `PING` interval (default 20 000 ms). */
+  readonly pingMs?: number;
+}
+
+/** The minimal server `attach` needs: an `http.Server` or `https.Server`. */
+export interface UpgradeServer {
+  on(event: 'upgrade', listener: (request: any, socket: any, head: any) => void): unknown;
+  off(event: 'upgrade', listener: (request: any, socket: any, head: any) => void): unknown;
+  listenerCount(event: 'upgrade'): number;
+}
+
+/**
+ * The WebSocket gateway (reference `gateway.GroupGateway`) over one {@link Core}: `attach` it to
+ * an `http`/`https` server; it serves `/ws`. Errors answer the frame they refuse and keep the
+ * connection open except where §17.1 makes them fatal; the Session Epoch is opened through the
+ * Core; fan-out wakes every subscriber of a Group whose head a Command moved.
+ */
+export declare class GroupGateway {
+  /** @throws {@link ArgumentError} for bad options or limits, or outside Node. */
+  constructor(core: Core, sessions: SessionAuthority, options?: GroupGatewayOptions);
+  readonly core: Core;
+  readonly sessions: SessionAuthority;
+  readonly path: string;
+  /** Open WebSocket connections (authenticated or not). */
+  readonly connectionCount: number;
+  /** Authenticated connections of `agentId`. */
+  agentConnections(agentId: string): number;
+  /** Serves WebSocket upgrades of `path` on `server`; returns this gateway. */
+  attach(server: UpgradeServer): this;
+  /** Serves one `upgrade` of `path` (true) or leaves it alone (false), for hosts that route upgrades themselves. */
+  handleUpgrade(request: any, socket: any, head: any): boolean;
+  /** `error` events: a machine call failed (a bug); the connection was dropped. */
+  addEventListener(type: 'error', listener: (event: Event & { error: unknown }) => void): void;
+  removeEventListener(type: 'error', listener: (event: Event & { error: unknown }) => void): void;
+  /** Detaches from the servers and closes every connection with 1001. */
+  close(): Promise<void>;
+}
+
+/** A gateway `ERROR` frame's `error` object (§19): `code`, `message`, `retryable`, and the protocol-safe members (`relatedFrameId`, `groupId`, `retryAfterMs`, …). */
+export interface GatewayErrorObject {
+  readonly code: WireCode;
+  readonly message: string;
+  readonly retryable: boolean;
+  readonly fatal?: boolean;
+  readonly relatedFrameId?: string;
+  readonly relatedActionId?: string;
+  readonly groupId?: string;
+  readonly retryAfterMs?: number;
+  readonly [member: string]: unknown;
+}
+
+/** A live attention filter (§17.2): it changes live delivery only, never replay. */
+export interface AttentionFilter {
+  readonly eventKinds?: readonly string[];
+  readonly conversationIds?: readonly string[];
+  readonly workItemIds?: readonly string[];
+  readonly mentionsOnly?: boolean;
+  readonly announcements?: boolean;
+}
+
+/** Where an {@link AgentClient} keeps its durable Cursors: a {@link SqliteAgentStore} or the same two calls. */
+export interface CursorStore {
+  cursor(agentId: string, groupId: string): number;
+  acknowledge(agentId: string, groupId: string, sequence: number): void;
+}
+
+export interface AgentClientOptions {
+  readonly agentId: string;
+  /** Signs the HELLO challenge (its key ID is the `keyId` of `client_init`). */
+  readonly signingKey: SigningKey;
+  /** The Organization Registry every Event is verified against. */
+  readonly registry: RegistryInput;
+  /** The Group Authority service whose key must sign every Event. */
+  readonly authorityId: string;
+  readonly store?: CursorStore | null;
+  /** PEM text or bytes trusted for `wss://` instead of Node's roots (e.g. a `--dev` server's certificate). */
+  readonly ca?: string | Bytes;
+  readonly clock?: () => number | Date;
+  /** Reconnect after a dropped connection (default true), with exponential backoff. */
+  readonly reconnect?: boolean;
+  readonly initialBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  readonly commandTimeoutMs?: number;
+}
+
+/** A verified Event as delivered: `inOrder` Events (the next of their Group) move Cursors (§16). */
+export declare class DeliveredEvent {
+  readonly groupId: string | null;
+  readonly sequence: number;
+  readonly eventId: string;
+  /** The signed Event's exact RFC 8785 text. */
+  readonly text: string;
+  readonly inOrder: boolean;
+  /** The exact bytes (a fresh copy). */
+  readonly bytes: Uint8Array;
+  readonly document: JsonDocument;
+  readonly kind: string;
+}
+
+/** A call the Rust client session refuses (`kind`: `not_authenticated`, `ack_beyond_cursor`, `unknown_group`, `not_a_command`, `too_many_pending_commands`, `protocol`, `frame`, `not_in_order`). */
+export declare class ClientSessionError extends MwpError {
+  constructor(message: string, kind: string);
+  readonly kind: string;
+}
+
+/** The gateway refused a Command (nothing applied): `code` the §19 wire code, `error` the wire `error` object. */
+export declare class CommandRefused extends MwpError {
+  constructor(error: GatewayErrorObject);
+  readonly error: Readonly<Record<string, unknown>>;
+}
+
+/** No outcome within the command timeout (resending the same bytes is safe, §15.1). */
+export declare class CommandTimedOut extends MwpError {
+  constructor(actionId: string);
+  readonly actionId: string;
+}
+
+/** The connection dropped while a Command awaited its outcome: re-sign it with the new Session Epoch and resend. */
+export declare class ConnectionLost extends MwpError {
+  constructor(message: string, cause?: unknown);
+}
+
+/**
+ * An Agent's connection to a gateway (camelCase twin of the Python `client.AgentClient`):
+ * authenticates, subscribes from durable Cursors, sends Commands, hands verified Events per
+ * Group in Group order, acknowledges, reconnects with backoff from the Cursors.
+ */
+export declare class AgentClient {
+  /** @throws {@link ArgumentError} for a bad URL or option, or outside Node. */
+  constructor(url: string, options: AgentClientOptions);
+  readonly url: string;
+  readonly agentId: string;
+  /** Connections opened so far. */
+  readonly connections: number;
+  /** `ERROR` frames not tied to a Command (a Group refused at subscription, `BACKPRESSURE`, …). */
+  readonly errors: readonly (GatewayErrorObject)[];
+  /** The current Session Epoch, or null while not authenticated. */
+  readonly sessionEpoch: number | null;
+  /** Connects and authenticates: the Session Epoch. Rejects with {@link AuthenticationError} (wire code) for a refused HELLO. */
+  connect(): Promise<number>;
+  /** The current (or next) connection's Session Epoch. */
+  authenticated(): Promise<number>;
+  /** Subscribes Groups (IDs, or `{groupId: filter | null}`) from their durable Cursors; kept across reconnects. */
+  subscribe(groups: readonly string[] | Readonly<Record<string, AttentionFilter | null>>): Promise<void>;
+  /** The Command's first Event; rejects with {@link CommandRefused}, {@link CommandTimedOut} or {@link ConnectionLost}. */
+  send(command: Bytes | SignedDocument): Promise<DeliveredEvent>;
+  /** Stores the Cursor, then `ACK`s. @throws {@link ClientSessionError} for an Event not in Group order. */
+  acknowledge(event: DeliveredEvent): Promise<void>;
+  /** A subscribed Group's verified Events in Group order, across reconnects. */
+  events(groupId: string): AsyncIterableIterator<DeliveredEvent>;
+  nextEvent(groupId: string): Promise<DeliveredEvent>;
+  /** The Group's position as handed on by this client. */
+  cursor(groupId: string): number;
+  /** Closes the socket only; the client reconnects from its Cursors. */
+  drop(): Promise<void>;
+  /** Closes and stops reconnecting. */
+  close(): Promise<void>;
+}

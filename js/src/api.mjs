@@ -37,6 +37,8 @@ import { contextApi } from './api/context.mjs';
 import { controlApi } from './api/control.mjs';
 import { authApi } from './api/auth.mjs';
 import { policyApi } from './api/policy.mjs';
+import { gatewayApi } from './api/gateway.mjs';
+import { clientApi } from './api/client.mjs';
 
 export { PROTOCOL_VERSION, DOCUMENT_KINDS, STAGES, WIRE_MESSAGE } from './api/types.mjs';
 export {
@@ -60,14 +62,16 @@ export { Attempt, RetrySchedule } from './api/execution.mjs';
 export { VerifiedDocument, SignedDocument } from './api/signed_documents.mjs';
 export { AdmittedDocument } from './api/admission.mjs';
 export { Frame, ReceivedCommandFrame } from './api/wire.mjs';
+export { ClientSessionError, CommandRefused, CommandTimedOut, ConnectionLost, DeliveredEvent } from './api/client.mjs';
 
 /**
  * Binds the API to one backend. `backendModule` is the napi addon or the wasm-bindgen module
- * (full or verify-only); `backend` is its name (`napi`, `wasm`). Each module's factory takes the
+ * (full or verify-only); `backend` is its name (`napi`, `wasm`); `host` what only the Node entry
+ * has (`loadWs()`: the `ws` package, for `GroupGateway` and `AgentClient`). Each module's factory takes the
  * backend and what the earlier ones provide (`ctx`: the bytes conversions, keys, Registry
  * arguments, the Scheduler), and returns its part of the API.
  */
-export function createApi(backendModule, backend) {
+export function createApi(backendModule, backend, host = {}) {
   const raw = guarded(backendModule);
 
   // §19: which codes an unchanged retry can succeed on is the core's vocabulary, for every error
@@ -93,6 +97,8 @@ export function createApi(backendModule, backend) {
   const ctx = {
     raw,
     backendModule,
+    // What only the Node entry has (`loadWs`: the `ws` package), for the gateway host and client.
+    host,
     inputBytes: (input, what) => toBytes(input, what, unpairedSurrogate),
     documentBytes: (input, what) => toBytes(input, what, unpairedSurrogateDocument),
   };
@@ -105,6 +111,8 @@ export function createApi(backendModule, backend) {
   ctx.Scheduler = scheduler.Scheduler;
   const stores = storeApi(ctx);
   const localStore = localStoreApi(ctx);
+  const auth = authApi(ctx);
+  const core = coreApi(ctx);
 
   return {
     ...leaseApi(ctx),
@@ -119,10 +127,12 @@ export function createApi(backendModule, backend) {
     ...offlineApi(ctx),
     ...contextApi(ctx),
     ...artifactsApi(ctx),
-    ...authApi(ctx),
+    ...auth,
+    ...gatewayApi(ctx),
+    ...clientApi(ctx),
     ...policyApi(ctx),
     ...stores,
-    ...coreApi(ctx),
+    ...core,
     ...controlApi(ctx),
     backend,
     sourceCommit: raw.sourceCommit(),

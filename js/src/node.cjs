@@ -12,4 +12,5 @@ try {
 }
 
 const { createApi, ...shared } = api;
-module.exports = { ...shared, ...createApi(raw, 'napi') };
+// `ws` is loaded when a GroupGateway or AgentClient is first made (Node only).
+module.exports = { ...shared, ...createApi(raw, 'napi', { loadWs: () => require('ws') }) };

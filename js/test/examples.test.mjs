@@ -48,6 +48,15 @@ const EXPECTED = {
     /^late claim: WORK_LEASE_EXPIRED \(closed\)$/,
     'scheduler: 0 items left',
   ],
+  'gateway-service.mjs': [
+    'gateway: ws://127.0.0.1:<port>/ws',
+    'authenticated: session epoch 1',
+    'sent: message.posted at sequence 2',
+    'event 1: mission.created',
+    'event 2: message.posted',
+    'cursor: 2',
+    'refused: AUTH_STALE_SESSION',
+  ],
   'serve-verifier-page.mjs': [
     /^verifier page: http:\/\/127\.0\.0\.1:\d+\/page\/$/,
     '/page/: 200 text/html',

@@ -106,6 +106,13 @@ impl AuthKeyRegistry {
 #[derive(Debug)]
 pub struct AuthSessionAuthority(Held<Authority>);
 
+impl AuthSessionAuthority {
+    /// The authority, or the envelope of why there is none (refused, freed).
+    pub(crate) fn held(&self) -> Result<&Authority, String> {
+        self.0.get()
+    }
+}
+
 #[napi]
 impl AuthSessionAuthority {
     /// `secret`: at least 32 bytes (32 random bytes when absent); lifetimes in milliseconds

@@ -81,6 +81,14 @@ impl Task for CoreTask {
 #[derive(Debug)]
 pub struct Core(Result<CoreHandle, String>);
 
+impl Core {
+    /// The core behind this object (the gateway host serves it), or the envelope of why
+    /// there is none (refused construction, freed).
+    pub(crate) fn handle(&self) -> Result<&CoreHandle, String> {
+        self.0.as_ref().map_err(Clone::clone)
+    }
+}
+
 #[napi]
 impl Core {
     /// `options`: the JSON form of the core's `CoreConfig`; `seed` and `key_id`: the authority

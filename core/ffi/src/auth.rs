@@ -157,6 +157,8 @@ impl KeyRegistry {
 pub struct Authority {
     registry: KeyRegistry,
     inner: Mutex<SessionAuthority>,
+    /// Kept only to key a twin (`twin`): never answered, never in an envelope.
+    secret: Vec<u8>,
 }
 
 impl core::fmt::Debug for Authority {
@@ -197,11 +199,23 @@ impl Authority {
                 bytes
             }
         };
-        let inner = SessionAuthority::new(secret, config, random).map_err(|e| refused(&e))?;
+        let inner =
+            SessionAuthority::new(secret.clone(), config, random).map_err(|e| refused(&e))?;
         Ok(Self {
             registry: registry.clone(),
             inner: Mutex::new(inner),
+            secret,
         })
+    }
+
+    /// An authority with the same secret and lifetimes but its own challenges and epochs:
+    /// the sans-IO gateway (`missionweaveprotocol-gateway`) owns its authority, and the Core
+    /// is the truth of every Session Epoch, so tokens of either verify at both.
+    pub fn twin(&self, random: Box<dyn RandomSource>) -> Result<SessionAuthority, AuthError> {
+        let config = *locked(&self.inner)
+            .map_err(|_| AuthError::InvalidArgument("the authentication state is unusable"))?
+            .config();
+        SessionAuthority::new(self.secret.clone(), config, random)
     }
 
     /// A fresh one-use challenge for the Agent's registered, currently valid key.

@@ -67,7 +67,8 @@ struct QueryOptions {
     actor_type: Option<String>,
 }
 
-type Authority = Core<SharedStore, SigningKey>;
+/// The authoritative Core behind a [`CoreHandle`].
+pub type Authority = Core<SharedStore, SigningKey>;
 
 /// One authoritative core; cloning shares it (the napi tasks hold a clone while they run).
 #[derive(Debug, Clone)]
@@ -103,6 +104,11 @@ fn integer(value: f64, name: &str) -> Res<i64> {
 }
 
 impl CoreHandle {
+    /// The shared Core itself (the napi addon's gateway host serves it: `CoreGateway`).
+    pub fn core(&self) -> Arc<Authority> {
+        Arc::clone(&self.0)
+    }
+
     /// A core over `store` verifying Commands against `registry`, signing Events with the
     /// authority key `key_id` of `seed`, set up from `options` (the JSON form of
     /// [`CoreConfig`], which owns every set-up rule) and drawing random Event IDs from

@@ -10,7 +10,8 @@ import { NativeTable, adopt, disposable } from './native.mjs';
 import { PROTOCOL_VERSION } from './types.mjs';
 import { encoder } from './values.mjs';
 
-export function authApi({ raw, inputBytes, publicKeyOf }) {
+export function authApi(ctx) {
+  const { raw, inputBytes, publicKeyOf } = ctx;
   const native = new NativeTable(raw);
 
   // Both full backends have the `auth` module (sans-IO; napi draws randomness from the OS, the
@@ -112,5 +113,10 @@ export function authApi({ raw, inputBytes, publicKeyOf }) {
   }
 
   disposable(native, [AgentKeyRegistry, SessionAuthority]);
+  /** The native authority of a `SessionAuthority` (the gateway host keys its twin with it). */
+  ctx.sessionAuthorityNative = (sessions) => {
+    if (!(sessions instanceof SessionAuthority)) throw new ArgumentError('sessions must be a SessionAuthority', { fields: { argument: 'sessions' } });
+    return native.get(sessions);
+  };
   return { AgentKeyRegistry, SessionAuthority, defaultAgentKeyId };
 }

@@ -83,7 +83,8 @@ export class ReplayPage {
   }
 }
 
-export function coreApi({ raw, withRegistry, SigningKey, seedOf, documentBytes, storeNative, isStore }) {
+export function coreApi(ctx) {
+  const { raw, withRegistry, SigningKey, seedOf, documentBytes, storeNative, isStore } = ctx;
   const cores = new NativeTable(raw);
 
   function commandBytes(command) {
@@ -202,6 +203,8 @@ export function coreApi({ raw, withRegistry, SigningKey, seedOf, documentBytes, 
     }
   }
   disposable(cores, [Core]);
+  /** The native core of a `Core` (the gateway host serves it). */
+  ctx.coreNative = (core) => cores.get(core, 'Core');
 
   return { Core };
 }
