@@ -219,6 +219,13 @@ impl NativeConnection {
         self.run(py, now_ms, |c, now| c.on_binary(now))
     }
 
+    /// A message over `max_frame_bytes` that the host refused from its header (§17.1: one
+    /// `ERROR`, close 1009). ASGI servers enforce their own message limit before the app sees
+    /// the message; hosts that read frame headers themselves call this.
+    fn on_too_big<'py>(&self, py: Python<'py>, now_ms: i64) -> PyResult<DrainTuple<'py>> {
+        self.run(py, now_ms, |c, now| c.on_too_big(now))
+    }
+
     /// The host's timer (≈ 1 s): handshake timeout, head polls, resumes.
     fn on_tick<'py>(&self, py: Python<'py>, now_ms: i64) -> PyResult<DrainTuple<'py>> {
         self.run(py, now_ms, |c, now| c.on_tick(now))
