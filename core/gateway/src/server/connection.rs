@@ -116,8 +116,9 @@ pub struct Connection {
     /// Inside [`Connection::in_memory`]: reads the Core would do from its store are not done.
     pub(super) memory_only: bool,
     /// The Groups whose delivery stopped for a store read in memory-only mode, each once
-    /// (at most one entry per subscription), for [`Connection::finish_io`].
-    pub(super) io_pending: Vec<Arc<str>>,
+    /// (at most one entry per subscription), for [`Connection::finish_io`]; `true` when the
+    /// Group's head itself must be read (a wake-up without its sequence).
+    pub(super) io_pending: Vec<(Arc<str>, bool)>,
 }
 
 /// `now` as a §2 timestamp (clamped into years 0001–9999, which `now` never leaves in
@@ -324,7 +325,7 @@ impl Connection {
         };
         let head = match sequence {
             Some(sequence) => sequence,
-            None if self.memory_only => return self.wait_for_io(&group),
+            None if self.memory_only => return self.wait_for_io(&group, true),
             None => match self.gateway.core().head(&group) {
                 Ok(head) => head,
                 Err(error) => {
@@ -379,16 +380,20 @@ impl Connection {
     /// Goes on with the delivery [`in_memory`](Self::in_memory) left for a store read (may
     /// block on the store).
     pub fn finish_io(&mut self, now: UnixMillis) {
-        // The head is read again: one of them waited for exactly that.
-        for group in std::mem::take(&mut self.io_pending) {
-            self.on_group_moved(&group, None, now);
+        for (group, read_head) in std::mem::take(&mut self.io_pending) {
+            if read_head {
+                self.on_group_moved(&group, None, now);
+            } else if let Some(head) = self.subscriptions.get(&group).map(|s| s.known_head()) {
+                self.wake(&group, head, now);
+            }
         }
     }
 
     /// Records that `group` waits for a store read (memory-only mode).
-    pub(super) fn wait_for_io(&mut self, group: &Arc<str>) {
-        if !self.io_pending.iter().any(|g| g == group) {
-            self.io_pending.push(Arc::clone(group));
+    pub(super) fn wait_for_io(&mut self, group: &Arc<str>, read_head: bool) {
+        match self.io_pending.iter_mut().find(|(g, _)| g == group) {
+            Some((_, pending)) => *pending |= read_head,
+            None => self.io_pending.push((Arc::clone(group), read_head)),
         }
     }
 

@@ -219,6 +219,11 @@ where
         if let Some(page) = self.tail.page(group, after, limit) {
             return Ok(GroupPage::Events(page));
         }
+        // One store read per Group at a time: a reader that waited finds the tail filled.
+        let _turn = self.tail.read_turn(group);
+        if let Some(page) = self.tail.page(group, after, limit) {
+            return Ok(GroupPage::Events(page));
+        }
         let after = i64::try_from(after).unwrap_or(i64::MAX);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         match self.core.replay(group, after, limit) {

@@ -119,6 +119,11 @@ impl Subscription {
         self.cursor
     }
 
+    /// The last sequence known to exist.
+    pub(super) fn known_head(&self) -> u64 {
+        self.known_head
+    }
+
     /// What its filter costs against `Limits::max_attention_bytes`.
     pub(super) fn attention_cost(&self) -> usize {
         self.attention
@@ -233,7 +238,7 @@ impl Connection {
                 Stop::Done => {}
                 Stop::Full => return self.block(group),
             }
-            if self.memory_only && self.io_pending.iter().any(|g| g == group) {
+            if self.memory_only && self.io_pending.iter().any(|(g, _)| g == group) {
                 // The rest needs the store: `finish_io` goes on from the cursor.
                 return;
             }
@@ -260,7 +265,7 @@ impl Connection {
             return true;
         }
         if self.memory_only {
-            self.wait_for_io(group);
+            self.wait_for_io(group, false);
             return false;
         }
         match self.gateway.core().visibility(&agent_id, group) {
@@ -313,7 +318,7 @@ impl Connection {
             match self.gateway.core().recent_page(group, after, limit) {
                 Some(page) => Ok(GroupPage::Events(page)),
                 None => {
-                    self.wait_for_io(group);
+                    self.wait_for_io(group, false);
                     return Stop::Done;
                 }
             }

@@ -37,11 +37,17 @@ pub const DEFAULT_TAIL_BYTES: usize = 32 * 1024 * 1024;
 /// The `kind` of the Event that archives a Group (`crate::archive` of the engine).
 const GROUP_ARCHIVED: &[u8] = b"\"kind\":\"group.archived\"";
 
+/// Store reads of one Group take turns (striped by Group): the subscribers woken together by
+/// an Event another process committed all miss the tail; the first reads the store and fills
+/// it, the others then read the tail instead of the store.
+const READ_TURNS: usize = 64;
+
 /// The recent Events of every Group (see the module documentation).
 #[derive(Debug)]
 pub struct EventTail {
     max_bytes: usize,
     inner: Mutex<Tails>,
+    turns: [Mutex<()>; READ_TURNS],
 }
 
 #[derive(Debug, Default)]
@@ -75,7 +81,17 @@ impl EventTail {
         Self {
             max_bytes,
             inner: Mutex::new(Tails::default()),
+            turns: std::array::from_fn(|_| Mutex::new(())),
         }
+    }
+
+    /// Waits for `group`'s turn to read the store (held until the guard drops); the caller
+    /// looks at the tail again once it has the turn.
+    pub fn read_turn(&self, group: &str) -> MutexGuard<'_, ()> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(group);
+        let turn = &self.turns[(hash % READ_TURNS as u64) as usize];
+        turn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Up to `limit` Events of `group` after `after`, when the tail holds the Event at
