@@ -5,6 +5,7 @@
 //! cargo build --release -p missionweaveprotocol-server --bin missionweaveprotocol-server --example load
 //! target/release/examples/load [--connections 1000] [--groups 200] [--per-connection 5]
 //!     [--store sqlite|postgres] [--processes 1] [--seconds 10] [--rate 1000] [--window 64]
+//!     [--client-commands 0]
 //! ```
 //!
 //! It makes an Organization (one Agent per connection), seeds `--groups` Groups into a fresh
@@ -18,7 +19,9 @@
 //! 2. a paced phase (`--rate` Commands/s for `--seconds`): p50/p99 from sending a Command to
 //!    its Event at the sender and at every subscriber;
 //! 3. a closed-loop phase (`--window` Commands outstanding for `--seconds`): Commands/s
-//!    sustained and Event deliveries/s.
+//!    sustained and Event deliveries/s;
+//! 4. with `--client-commands N`: the Rust client (`missionweaveprotocol-client`) as one more
+//!    connection, N Commands one at a time then N with 16 in flight, send → verified Event.
 //!
 //! The load generator does not verify Event signatures (the Rust client does; here it would
 //! measure the generator): it reads each `EVENT` frame's cause, whose Action ID carries the
@@ -76,6 +79,8 @@ struct Options {
     seconds: u64,
     rate: u64,
     window: usize,
+    /// Commands of the Rust-client phase (0: none).
+    client_commands: usize,
 }
 
 fn options() -> Options {
@@ -88,6 +93,7 @@ fn options() -> Options {
         seconds: 10,
         rate: 1000,
         window: 64,
+        client_commands: 0,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -107,6 +113,7 @@ fn options() -> Options {
             "--seconds" => o.seconds = number().min(120),
             "--rate" => o.rate = number(),
             "--window" => o.window = number() as usize,
+            "--client-commands" => o.client_commands = (number() as usize).min(100_000),
             other => panic!("unknown flag {other} (see the example's doc comment)"),
         }
         i += 2;
@@ -612,6 +619,73 @@ async fn drive(
     }
 }
 
+/// The Rust client (`missionweaveprotocol-client`: TLS 1.3 with the dev certificate as the only
+/// root, every Event's Group Authority signature verified) as Agent 0, on a server under the
+/// load's idle connections: `--client-commands` Commands one at a time, then as many with 16
+/// in flight; send → the Command's verified Event. The same phases as the Python and Node
+/// client benchmarks (`python/benchmarks/bench_client.py`, `js/bench/client-bench.mjs`).
+async fn client_phase(org: &Org, server: &(String, PathBuf), o: &Options, start: Instant) {
+    use futures_util::stream::{self, StreamExt as _};
+    use missionweaveprotocol_client::{Client, ClientOptions, TlsOptions};
+
+    let options = ClientOptions::new(
+        agent_id(0).as_str(),
+        Arc::new(org.agents[0].clone()),
+        Arc::clone(&org.registry),
+        Principal::new(PrincipalType::Service, AUTHORITY),
+        TlsOptions::from_pem_file(&server.1).unwrap(),
+    );
+    let client = Client::connect(
+        &format!("wss://localhost:{}/ws", port_of(&server.0)),
+        options,
+    )
+    .await
+    .unwrap();
+    let epoch = client.session_epoch().unwrap();
+    let group = groups_of(0, o)[0];
+    let counter = AtomicU64::new(1 << 40);
+    let client = &client;
+    let one = || {
+        let n = counter.fetch_add(1, Ordering::Relaxed);
+        let command = org.post(0, epoch, group, micros(start), n);
+        let sent = Instant::now();
+        let send = client.send(command);
+        async move {
+            send.await.unwrap();
+            sent.elapsed().as_micros().min(u128::from(u32::MAX)) as u32
+        }
+    };
+    let report = |label: &str, mut values: Vec<u32>, seconds: f64| {
+        values.sort_unstable();
+        println!(
+            "  Rust client, {label}: {} Commands, {:.0} Commands/s, send -> Event p50 = {:.2} ms p99 = {:.2} ms",
+            values.len(),
+            values.len() as f64 / seconds,
+            percentile(&values, 0.50),
+            percentile(&values, 0.99)
+        );
+    };
+    let phase = Instant::now();
+    let mut values = Vec::with_capacity(o.client_commands);
+    for _ in 0..o.client_commands {
+        values.push(one().await);
+    }
+    report("one at a time", values, phase.elapsed().as_secs_f64());
+    let phase = Instant::now();
+    let values: Vec<u32> = stream::iter(0..o.client_commands)
+        .map(|_| one())
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    report("16 in flight", values, phase.elapsed().as_secs_f64());
+    client.close().await;
+}
+
+/// The port of `host:port`.
+fn port_of(addr: &str) -> &str {
+    addr.rsplit(':').next().unwrap_or(addr)
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -826,6 +900,9 @@ fn main() {
             println!("  {errors} ERROR frames; first: {:?}", stats.first_errors.lock().unwrap());
         }
         drop(senders);
+        if o.client_commands > 0 {
+            client_phase(&org, &targets[0], &o, start).await;
+        }
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
     drop(servers);
