@@ -39,7 +39,7 @@ before(async () => {
   page = await context.newPage();
   page.on('console', (message) => consoleLines.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => consoleLines.push(`pageerror: ${error.message}`));
-  await page.goto(`${web.url}/page/`);
+  await page.goto(`${web.url}/test/browser-client.html`);
   // The Worker's key: generated in the page, kept there (window.__workerKey).
   const publicKey = await page.evaluate(async (keyId) => {
     const api = await import('/dist/wasm.mjs');
