@@ -403,3 +403,112 @@ impl ClientSessionHandle {
         self.0 = Err(freed("ClientSession"));
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use missionweaveprotocol::json::parse;
+    use missionweaveprotocol::registry::RegistryBuilder;
+    use missionweaveprotocol_kernel::random::RandomUnavailable;
+
+    use super::*;
+
+    const AGENT: &str = "urn:missionweaveprotocol:agent:a";
+    const AUTHORITY: &str = "urn:missionweaveprotocol:service:authority";
+    const KEY: &str = "urn:missionweaveprotocol:key:a";
+
+    fn registry() -> RegistryHandle {
+        let key = SigningKey::from_seed(KEY, &[7; 32]);
+        let mut builder = RegistryBuilder::new("urn:missionweaveprotocol:organization:acme");
+        builder
+            .add_key(
+                key.key_id(),
+                Principal::new(PrincipalType::Agent, AGENT),
+                &key.public_key_bytes(),
+                "2026-01-01T00:00:00Z",
+            )
+            .unwrap();
+        RegistryHandle::new(&builder.build().unwrap().0)
+    }
+
+    /// Deterministic bytes: frame IDs and the HELLO nonce draw from it.
+    #[derive(Debug)]
+    struct Counter(u8);
+
+    impl RandomSource for Counter {
+        fn fill(&mut self, out: &mut [u8]) -> Result<(), RandomUnavailable> {
+            for byte in out {
+                self.0 = self.0.wrapping_add(1);
+                *byte = self.0;
+            }
+            Ok(())
+        }
+    }
+
+    fn session(seed: &[u8]) -> ClientSessionHandle {
+        ClientSessionHandle::new(
+            AGENT,
+            &registry(),
+            AUTHORITY,
+            KEY,
+            seed,
+            None,
+            Box::new(Counter(0)),
+        )
+    }
+
+    fn error_of(envelope: &str) -> Value {
+        parse(envelope.as_bytes())
+            .unwrap()
+            .get("error")
+            .cloned()
+            .expect("an error envelope")
+    }
+
+    fn member<'a>(value: &'a Value, name: &str) -> &'a str {
+        value.get(name).and_then(Value::as_str).unwrap()
+    }
+
+    #[test]
+    fn start_queues_a_hello_and_subscribe_waits_for_authentication() {
+        let mut s = session(&[7; 32]);
+        assert_eq!(s.status(), r#"{"ok":null}"#);
+        assert_eq!(s.start(1.0), r#"{"ok":null}"#);
+        let frames = s.poll_output();
+        assert_eq!(frames.len(), 1);
+        let hello = parse(frames[0].as_bytes()).unwrap();
+        assert_eq!(member(&hello, "frameType"), "HELLO");
+        // Before server_accept: the session's refusal, typed.
+        let refused = error_of(&s.subscribe(r#"[{"groupId":"urn:g","afterSequence":0}]"#, 2.0));
+        assert_eq!(member(&refused, "class"), "ClientSessionError");
+        assert_eq!(member(&refused, "reason"), "not_authenticated");
+        assert_eq!(member(&error_of(&s.start(3.0)), "reason"), "already_started");
+        assert!(!s.is_authenticated());
+        assert_eq!(s.session_epoch(), None);
+        assert_eq!(s.poll_events(), r#"{"ok":[]}"#);
+    }
+
+    #[test]
+    fn bad_arguments_are_argument_errors_and_a_freed_session_refuses() {
+        let bad_seed = session(&[7; 31]);
+        assert!(bad_seed.status().contains("the signing seed must be 32 bytes"));
+        let mut s = session(&[7; 32]);
+        for envelope in [
+            s.subscribe("{}", 1.0),
+            s.subscribe(r#"[{"groupId":"urn:g","afterSequence":-1}]"#, 1.0),
+            s.acknowledge("urn:g", 1.5, 1.0),
+            s.set_visibility_start("urn:g", -1.0),
+            s.ping(Some("{"), 1.0),
+        ] {
+            let error = error_of(&envelope);
+            assert_ne!(member(&error, "class"), "ClientSessionError", "{envelope}");
+        }
+        // A frame out of place (an Event before HELLO completes) is the session's refusal.
+        let refused = error_of(&s.on_text(br#"{"frameType":"PONG"}"#, 1.0));
+        assert_eq!(member(&refused, "class"), "ClientSessionError");
+        s.free();
+        assert!(s.status().contains("ClientSession"));
+        assert!(s.poll_output().is_empty());
+        assert!(!s.is_authenticated());
+    }
+}
