@@ -478,11 +478,24 @@ mod tests {
         assert_eq!(frames.len(), 1);
         let hello = parse(frames[0].as_bytes()).unwrap();
         assert_eq!(member(&hello, "frameType"), "HELLO");
-        // Before server_accept: the session's refusal, typed.
-        let refused = error_of(&s.subscribe(r#"[{"groupId":"urn:g","afterSequence":0}]"#, 2.0));
+        // Before server_accept: a SUBSCRIBE is held (its frame ID answered, nothing sent yet);
+        // a Command or an ACK is the session's refusal, typed.
+        let held = parse(
+            s.subscribe(r#"[{"groupId":"urn:g","afterSequence":0}]"#, 2.0)
+                .as_bytes(),
+        )
+        .unwrap();
+        assert!(held.get("ok").and_then(Value::as_str).is_some());
+        assert!(s.poll_output().is_empty());
+        let refused = error_of(&s.send_command(br#"{"actionId":"urn:uuid:x"}"#, 2.0));
         assert_eq!(member(&refused, "class"), "ClientSessionError");
         assert_eq!(member(&refused, "reason"), "not_authenticated");
-        assert_eq!(member(&error_of(&s.start(3.0)), "reason"), "already_started");
+        let refused = error_of(&s.acknowledge("urn:g", 1.0, 2.0));
+        assert_eq!(member(&refused, "reason"), "not_authenticated");
+        assert_eq!(
+            member(&error_of(&s.start(3.0)), "reason"),
+            "already_started"
+        );
         assert!(!s.is_authenticated());
         assert_eq!(s.session_epoch(), None);
         assert_eq!(s.poll_events(), r#"{"ok":[]}"#);
@@ -491,7 +504,11 @@ mod tests {
     #[test]
     fn bad_arguments_are_argument_errors_and_a_freed_session_refuses() {
         let bad_seed = session(&[7; 31]);
-        assert!(bad_seed.status().contains("the signing seed must be 32 bytes"));
+        assert!(
+            bad_seed
+                .status()
+                .contains("the signing seed must be 32 bytes")
+        );
         let mut s = session(&[7; 32]);
         for envelope in [
             s.subscribe("{}", 1.0),
