@@ -2,8 +2,8 @@
 # Builds and tests the JavaScript package (js/): the napi addon, the WebAssembly build, the
 # node --test suites (every golden vector of tests/vectors/ on every backend: the 150 bundle
 # evaluations, the canonical-JSON corpus, the authority and scheduler scenarios; API and errors,
-# exports, npm pack + install, leases/budget/delegation/retries/Scheduler), and the verifier page
-# and the vectors in headless Chromium.
+# exports, npm pack + install, leases/budget/delegation/retries/Scheduler), and the verifier page,
+# the vectors and the browser AgentClient (against the release server binary) in headless Chromium.
 #
 #   scripts/test-js.sh            install what is missing, build, lint, test
 #   scripts/test-js.sh --bench    ... then js/bench/bench.mjs, scheduling.mjs, rejection-timing.mjs, core.mjs

@@ -1956,10 +1956,28 @@ export interface AttentionFilter {
   readonly announcements?: boolean;
 }
 
-/** Where an {@link AgentClient} keeps its durable Cursors: a {@link SqliteAgentStore} or the same two calls. */
+/**
+ * Where an {@link AgentClient} keeps its durable Cursors: a {@link SqliteAgentStore}, an
+ * {@link IndexedDbCursorStore} (browsers), or the same two calls (the client awaits them).
+ */
 export interface CursorStore {
-  cursor(agentId: string, groupId: string): number;
-  acknowledge(agentId: string, groupId: string, sequence: number): void;
+  cursor(agentId: string, groupId: string): number | Promise<number>;
+  acknowledge(agentId: string, groupId: string, sequence: number): void | Promise<void>;
+}
+
+/**
+ * A browser's durable Cursors in IndexedDB (this origin's database `name`), keyed by Agent and
+ * Group: monotonic like a {@link SqliteAgentStore}'s (an older sequence leaves a Cursor unchanged).
+ */
+export declare class IndexedDbCursorStore implements CursorStore {
+  /** @throws {@link ArgumentError} without IndexedDB (outside a browser or worker). */
+  static open(name?: string): Promise<IndexedDbCursorStore>;
+  readonly name: string;
+  /** The acknowledged sequence (0 when none). */
+  cursor(agentId: string, groupId: string): Promise<number>;
+  /** Moves the Cursor forward to `sequence` once the transaction commits. @throws {@link LocalStoreError} */
+  acknowledge(agentId: string, groupId: string, sequence: number): Promise<void>;
+  close(): void;
 }
 
 export interface AgentClientOptions {
@@ -1971,7 +1989,7 @@ export interface AgentClientOptions {
   /** The Group Authority service whose key must sign every Event. */
   readonly authorityId: string;
   readonly store?: CursorStore | null;
-  /** PEM text or bytes trusted for `wss://` instead of Node's roots (e.g. a `--dev` server's certificate). */
+  /** PEM text or bytes trusted for `wss://` instead of Node's roots (e.g. a `--dev` server's certificate); Node only. */
   readonly ca?: string | Bytes;
   readonly clock?: () => number | Date;
   /** Reconnect after a dropped connection (default true), with exponential backoff. */
@@ -2024,7 +2042,11 @@ export declare class ConnectionLost extends MwpError {
  * Group in Group order, acknowledges, reconnects with backoff from the Cursors.
  */
 export declare class AgentClient {
-  /** @throws {@link ArgumentError} for a bad URL or option, or outside Node. */
+  /**
+   * In Node the socket is the `ws` package's; in a browser (the WebAssembly entry) the page's
+   * `WebSocket`, with the same Rust session compiled to wasm verifying every Event.
+   * @throws {@link ArgumentError} for a bad URL or option, or without a WebSocket.
+   */
   constructor(url: string, options: AgentClientOptions);
   readonly url: string;
   readonly agentId: string;
@@ -2032,6 +2054,8 @@ export declare class AgentClient {
   readonly connections: number;
   /** `ERROR` frames not tied to a Command (a Group refused at subscription, `BACKPRESSURE`, …). */
   readonly errors: readonly (GatewayErrorObject)[];
+  /** Events the Rust session refused (verification failed, not signed by the Group Authority, …), the latest 1024. */
+  readonly rejected: readonly { readonly eventId: string | null; readonly reason: string }[];
   /** The current Session Epoch, or null while not authenticated. */
   readonly sessionEpoch: number | null;
   /** Connects and authenticates: the Session Epoch. Rejects with {@link AuthenticationError} (wire code) for a refused HELLO. */

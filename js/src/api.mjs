@@ -63,6 +63,7 @@ export { VerifiedDocument, SignedDocument } from './api/signed_documents.mjs';
 export { AdmittedDocument } from './api/admission.mjs';
 export { Frame, ReceivedCommandFrame } from './api/wire.mjs';
 export { ClientSessionError, CommandRefused, CommandTimedOut, ConnectionLost, DeliveredEvent } from './api/client.mjs';
+export { IndexedDbCursorStore } from './api/cursor_store.mjs';
 
 /**
  * Binds the API to one backend. `backendModule` is the napi addon or the wasm-bindgen module

@@ -226,10 +226,15 @@ test('argument checks of AgentClient', () => {
   assert.throws(() => new api.AgentClient('ws://x/ws', { ...base, commandTimeoutMs: 0 }), api.ArgumentError);
 });
 
-test('the WebAssembly entry has the classes but refuses them (no sockets there)', () => {
+test('the WebAssembly entry: AgentClient over the runtime\'s WebSocket (refused without one), no GroupGateway', () => {
   const worg = organization(wasm);
+  const make = () => new wasm.AgentClient('ws://127.0.0.1:1/ws', { agentId: COORDINATOR, signingKey: worg.key(COORDINATOR),
+    registry: worg.registry, authorityId: worg.authority.id });
+  // Node 22+ and browsers have a global WebSocket (the browser client, browser-client.test.mjs).
+  if (typeof globalThis.WebSocket === 'function') assert.equal(make().agentId, COORDINATOR);
+  else assert.throws(make, (error) => error instanceof wasm.ArgumentError && /WebSocket/.test(error.message));
   assert.throws(() => new wasm.AgentClient('ws://127.0.0.1:1/ws', { agentId: COORDINATOR, signingKey: worg.key(COORDINATOR),
-    registry: worg.registry, authorityId: worg.authority.id }), (error) => error instanceof wasm.ArgumentError && /Node/.test(error.message));
+    registry: worg.registry, authorityId: worg.authority.id, ca: 'pem' }), wasm.ArgumentError);
   const core = worg.core();
   const sessions = new wasm.SessionAuthority(new wasm.AgentKeyRegistry());
   assert.throws(() => new wasm.GroupGateway(core, sessions), (error) => error instanceof wasm.ArgumentError && /Node/.test(error.message));

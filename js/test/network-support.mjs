@@ -24,7 +24,8 @@ export const REGISTRAR = 'urn:missionweaveprotocol:service:registrar';
 export const GROUP = 'urn:missionweaveprotocol:group:finance';
 export const OTHER_GROUP = 'urn:missionweaveprotocol:group:payroll';
 export const ABSENT_GROUP = 'urn:missionweaveprotocol:group:nowhere';
-const MAINS = {
+/** Each Group's Mission and main Conversation. */
+export const MAINS = {
   [GROUP]: ['urn:missionweaveprotocol:mission:close-books', 'urn:missionweaveprotocol:conversation:finance-main'],
   [OTHER_GROUP]: ['urn:missionweaveprotocol:mission:run-payroll', 'urn:missionweaveprotocol:conversation:payroll-main'],
 };
@@ -36,8 +37,12 @@ export const WAIT_MS = 60_000;
 let nextAction = 1;
 let nextMessage = 1;
 
-/** The Organization for the napi `api`: keys, Registry, signed Commands, Agent Cards. */
-export function organization(api) {
+/**
+ * The Organization for the napi `api`: keys, Registry, signed Commands, Agent Cards.
+ * `publicKeys`: `{principalId: public key bytes}` for keys held elsewhere (a browser page's
+ * WebCrypto-generated key): registered and carded, never used to sign here.
+ */
+export function organization(api, { publicKeys = {} } = {}) {
   const principals = [
     ['human', OWNER, 21], ['agent', COORDINATOR, 23], ['agent', WORKER, 24], ['agent', OUTSIDER, 26],
     ['service', AUTHORITY, 30], ['service', REGISTRAR, 40],
@@ -45,7 +50,10 @@ export function organization(api) {
   const keys = new Map();
   const builder = new api.RegistryBuilder(ORG);
   for (const [type, id, n] of principals) {
-    const key = api.SigningKey.fromSeed(`urn:missionweaveprotocol:key:${n}`, new Uint8Array(32).fill(n));
+    const keyId = `urn:missionweaveprotocol:key:${n}`;
+    const held = publicKeys[id];
+    const key = held === undefined ? api.SigningKey.fromSeed(keyId, new Uint8Array(32).fill(n))
+      : { keyId, publicKey: Uint8Array.from(held), publicKeyBase64url: Buffer.from(held).toString('base64url') };
     builder.addKey(key.keyId, { type, id }, key.publicKey, '2020-01-01T00:00:00Z');
     keys.set(id, { principal: { type, id }, key });
   }
@@ -172,8 +180,10 @@ export function serverBinary() {
  * The Rust server as a real process over a SQLite file seeded by a JavaScript Core (the way an
  * Organization's tools would, before the server opens it), in `--dev` mode (a throwaway TLS 1.3
  * certificate for 127.0.0.1, trusted by the client through `ca`): `{url, ca, stop, stderr}`.
+ * `insecure`: plain `ws://` on loopback (`--allow-insecure`) instead, for the browser test
+ * (`ca` is then null).
  */
-export async function rustServer(org, { extra = [] } = {}) {
+export async function rustServer(org, { extra = [], insecure = false } = {}) {
   const { api } = org;
   const dir = mkdtempSync(join(tmpdir(), 'mwp-js-server-'));
   const db = join(dir, 'authority.db');
@@ -195,7 +205,7 @@ export async function rustServer(org, { extra = [] } = {}) {
     '--authority-private-key', org.key(AUTHORITY).toSeedBase64url(),
     '--organization-public-key', org.key(REGISTRAR).publicKeyBase64url,
     '--host', '127.0.0.1', '--port', '0',
-    '--dev', '--dev-cert', certificate,
+    ...(insecure ? ['--allow-insecure'] : ['--dev', '--dev-cert', certificate]),
     ...extra,
   ];
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('MISSIONWEAVEPROTOCOL_') && name !== 'RUST_LOG'));
@@ -218,7 +228,7 @@ export async function rustServer(org, { extra = [] } = {}) {
   const base = url.replace(/\/+$/, '');
   return {
     url: base.endsWith('/ws') ? base : `${base}/ws`,
-    ca: readFileSync(certificate, 'utf8'),
+    ca: insecure ? null : readFileSync(certificate, 'utf8'),
     get stderr() { return stderr; },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

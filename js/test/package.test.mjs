@@ -158,6 +158,28 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
     }
     void go;
     core.free();`;
+  // The browser client: AgentClient with IndexedDB Cursors and a page-held key (the wasm entry).
+  const browserClient = (from) => `
+    import { AgentClient, IndexedDbCursorStore, SigningKey, CommandRefused, type CursorStore, type DeliveredEvent } from '${from}';
+    declare const registry: Uint8Array;
+    declare const command: Uint8Array;
+    async function go(): Promise<number> {
+      const store: CursorStore = await IndexedDbCursorStore.open('cursors');
+      const signingKey = SigningKey.fromSeed('urn:missionweaveprotocol:key:a-1', new Uint8Array(32));
+      const client = new AgentClient('wss://gw.example/ws', { agentId: 'urn:missionweaveprotocol:agent:a', signingKey, registry,
+        authorityId: 'urn:missionweaveprotocol:service:ga', store });
+      const epoch: number = await client.connect();
+      await client.subscribe(['urn:missionweaveprotocol:group:g']);
+      try { const event: DeliveredEvent = await client.send(command); await client.acknowledge(event); } catch (e) {
+        if (e instanceof CommandRefused) { const code: string = e.code; void code; }
+      }
+      const reasons: string[] = client.rejected.map((r) => r.reason);
+      const cursor: number = await store.cursor(client.agentId, 'urn:missionweaveprotocol:group:g');
+      await client.close();
+      return epoch + cursor + reasons.length;
+    }
+    void go;`;
+  writeFileSync(join(project, 'browser-client.mts'), browserClient('missionweaveprotocol/wasm'));
   writeFileSync(join(project, 'core.mts'), core('missionweaveprotocol'));
   writeFileSync(join(project, 'core.cts'), core('missionweaveprotocol/wasm'));
   writeFileSync(join(project, 'keys.mts'), keys('missionweaveprotocol'));
@@ -175,7 +197,7 @@ test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext,
   writeFileSync(join(project, 'using.mts'), using('missionweaveprotocol'));
   writeFileSync(join(project, 'using.cts'), using('missionweaveprotocol'));
   try {
-    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts', 'shapes.mts', 'shapes.cts', 'core.mts', 'core.cts']);
+    check(['esm.mts', 'wasm.mts', 'cjs.cts', 'keys.mts', 'keys-verify.mts', 'shapes.mts', 'shapes.cts', 'core.mts', 'core.cts', 'browser-client.mts']);
     execFileSync(process.execPath, [tsc, ...flags.map((f) => (f === 'es2022,dom' ? 'es2022,esnext.disposable,dom' : f)), 'using.mts', 'using.cts'],
       { cwd: project, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {

@@ -39,6 +39,8 @@ mod authority;
 mod authority_core;
 #[cfg(feature = "full")]
 mod bundle;
+#[cfg(feature = "full")]
+mod client;
 mod keys;
 #[cfg(feature = "full")]
 mod policy;
@@ -55,6 +57,8 @@ pub use authority::*;
 pub use authority_core::*;
 #[cfg(feature = "full")]
 pub use bundle::*;
+#[cfg(feature = "full")]
+pub use client::*;
 pub use keys::*;
 #[cfg(feature = "full")]
 pub use policy::*;

@@ -19,6 +19,8 @@ pub mod authority;
 #[cfg(feature = "authority")]
 pub mod authority_core;
 #[cfg(feature = "authority")]
+pub mod client;
+#[cfg(feature = "authority")]
 pub mod context;
 #[cfg(feature = "authority")]
 pub mod control;

@@ -18,6 +18,10 @@
 // A Command is signed with a Session Epoch; after a reconnect the epoch is new, so a Command
 // awaiting its outcome when the connection dropped rejects with `ConnectionLost` and the caller
 // re-signs it (§15.1: resending the same Action ID after it was applied returns the original Event).
+//
+// In a browser (the WebAssembly entry: no `ws` package) the socket is the page's `WebSocket`,
+// the session the wasm `ClientSession` (the same Rust session, bindings/wasm/src/client.rs), and
+// the durable Cursors an `IndexedDbCursorStore` (asynchronous: the client awaits the store).
 
 import { ArgumentError, AuthenticationError, MwpError, open } from './errors.mjs';
 import { checkString, toBytes, toMillis } from './convert.mjs';
@@ -117,12 +121,55 @@ class EventQueue {
   get size() { return this.#items.length; }
 }
 
+/**
+ * The page's `WebSocket` behind the subset of the `ws` API the client uses (`on`, `send` with a
+ * callback, `close`, `terminate`, `readyState`). A browser cannot abort a socket: `terminate`
+ * closes it with 4000 (an application close code) and the client treats it as a dropped link.
+ * Text frames reach the session as their UTF-8 bytes (the browser has checked the UTF-8).
+ */
+class BrowserSocket {
+  #socket;
+
+  constructor(url) {
+    this.#socket = new globalThis.WebSocket(url);
+    this.#socket.binaryType = 'arraybuffer';
+  }
+
+  get readyState() { return this.#socket.readyState; }
+
+  on(type, listener) {
+    const socket = this.#socket;
+    if (type === 'message') {
+      socket.addEventListener('message', (event) => {
+        if (typeof event.data === 'string') listener(encoder.encode(event.data), false);
+        else listener(new Uint8Array(event.data), true);
+      });
+    } else if (type === 'error') {
+      socket.addEventListener('error', () => listener(new ConnectionLost('the WebSocket failed')));
+    } else {
+      socket.addEventListener(type, (event) => listener(event.code));
+    }
+  }
+
+  send(text, done) {
+    this.#socket.send(text);
+    done?.();
+  }
+
+  close(code) { this.#socket.close(code); }
+
+  terminate() { this.#socket.close(4000); }
+}
+
 export function clientApi(ctx) {
   const { raw, host, withRegistry, SigningKey, seedOf, documentBytes } = ctx;
+  // Node: the `ws` package (napi entry); elsewhere the runtime's own WebSocket.
+  const loadWs = typeof host?.loadWs === 'function' ? host.loadWs
+    : typeof globalThis.WebSocket === 'function' ? () => ({ WebSocket: BrowserSocket, browser: true }) : null;
 
   function needsNode(what) {
-    if (typeof raw.ClientSession !== 'function' || typeof host?.loadWs !== 'function') {
-      throw new ArgumentError(`${what} needs Node's sockets: use the Node (napi) entry, not the WebAssembly build`);
+    if (typeof raw.ClientSession !== 'function' || loadWs === null) {
+      throw new ArgumentError(`${what} needs a WebSocket: the Node entry (the ws package) or a runtime with WebSocket`);
     }
   }
 
@@ -186,13 +233,14 @@ export function clientApi(ctx) {
       }
       if (!(signingKey instanceof SigningKey)) throw new ArgumentError('signingKey must be a SigningKey');
       if (store !== null && (typeof store.cursor !== 'function' || typeof store.acknowledge !== 'function')) {
-        throw new ArgumentError('store must be a SqliteAgentStore (cursor and acknowledge)');
+        throw new ArgumentError('store must be a SqliteAgentStore or an IndexedDbCursorStore (cursor and acknowledge)');
       }
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
       for (const [name, value] of [['initialBackoffMs', initialBackoffMs], ['maxBackoffMs', maxBackoffMs], ['commandTimeoutMs', commandTimeoutMs]]) {
         if (!Number.isInteger(value) || value < 1) throw new ArgumentError(`${name} must be a positive integer`);
       }
       this.#url = url;
+      if (ca !== undefined && typeof host?.loadWs !== 'function') throw new ArgumentError('a ca needs the Node entry (a browser trusts its own roots)');
       this.#ca = ca === undefined ? undefined : (typeof ca === 'string' ? ca : Buffer.from(toBytes(ca, 'ca')));
       this.agentId = checkString(agentId, 'agentId');
       this.#key = signingKey;
@@ -208,6 +256,8 @@ export function clientApi(ctx) {
       this.connections = 0;
       /** `ERROR` frames not tied to a Command (a Group refused at subscription, `BACKPRESSURE`, …), wire objects. */
       this.errors = [];
+      /** Events the session refused (`{eventId, reason}`: not verifying, not the Group Authority's, …), the latest 1024. */
+      this.rejected = [];
       // Fails here, not on the first connection, when the registry or key is unusable.
       this.#newSession().free();
     }
@@ -275,7 +325,7 @@ export function clientApi(ctx) {
       for (const [groupId, attention] of items) {
         checkString(groupId, 'groupId');
         const current = this.#groups.get(groupId);
-        let after = this.#durableCursor(groupId);
+        let after = await this.#durableCursor(groupId);
         if (current) after = Math.max(after, current.after);
         const filter = attention === null || attention === undefined ? null : { ...attention };
         this.#groups.set(groupId, { after, attention: filter, queue: current?.queue ?? new EventQueue() });
@@ -312,7 +362,7 @@ export function clientApi(ctx) {
       if (!(event instanceof DeliveredEvent) || !event.inOrder || event.groupId === null) {
         throw new ClientSessionError('only an Event delivered in Group order is acknowledged', 'not_in_order');
       }
-      this.#store?.acknowledge(this.agentId, event.groupId, event.sequence);
+      await this.#store?.acknowledge(this.agentId, event.groupId, event.sequence);
       const session = this.#session;
       if (session !== null && session.isAuthenticated()) {
         answer(session.acknowledge(event.groupId, event.sequence, this.#now()));
@@ -340,7 +390,8 @@ export function clientApi(ctx) {
 
     // ---- the loop -------------------------------------------------------------------------
 
-    #durableCursor(groupId) {
+    // The store's Cursor (a SqliteAgentStore answers at once, an IndexedDbCursorStore a Promise).
+    async #durableCursor(groupId) {
       return this.#store === null ? 0 : this.#store.cursor(this.agentId, groupId);
     }
 
@@ -397,7 +448,7 @@ export function clientApi(ctx) {
 
     // One connection: resolves when the socket closes (true when it was authenticated).
     async #connection(authenticated) {
-      const { WebSocket } = host.loadWs();
+      const { WebSocket } = loadWs();
       const session = this.#newSession();
       const options = { maxPayload: CLIENT_MAX_PAYLOAD, perMessageDeflate: false, handshakeTimeout: 30_000 };
       if (this.#url.startsWith('wss://')) {
@@ -512,6 +563,10 @@ export function clientApi(ctx) {
           }
           case 'error':
             this.errors.push(deepFreeze({ ...item.error }));
+            break;
+          case 'rejected':
+            this.rejected.push(deepFreeze({ eventId: item.eventId ?? null, reason: item.reason }));
+            if (this.rejected.length > RECENT_EVENTS) this.rejected.shift();
             break;
           default:
             break;
