@@ -319,14 +319,20 @@ fn announcements_conversations_and_own_actions_select() {
     assert_eq!(kinds, ["message.posted", "mission.cancelled"]);
 }
 
-#[test]
-fn a_membership_that_ends_stops_delivery_with_group_not_found() {
-    let world = World::new();
+/// The Missions, `WORKER` a member of `GROUP` from its start, subscribed and caught up.
+fn worker_caught_up(world: &World) -> Pair {
     world.missions();
     world.add_worker(GROUP, WORKER, 0);
     let mut pair = world.pair(WORKER);
     pair.subscribe(&[(GROUP, 0)]);
     assert!(!pair.delivered().is_empty());
+    pair
+}
+
+#[test]
+fn a_membership_that_ends_stops_delivery_with_group_not_found() {
+    let world = World::new();
+    let mut pair = worker_caught_up(&world);
     world.end_membership(GROUP, WORKER);
     pair.wake(&world, GROUP);
     let events = pair.events();
@@ -563,11 +569,7 @@ fn subscription_limits_refuse_the_whole_frame() {
 #[test]
 fn another_members_membership_change_is_delivered_and_delivery_goes_on() {
     let world = World::new();
-    world.missions();
-    world.add_worker(GROUP, WORKER, 0);
-    let mut pair = world.pair(WORKER);
-    pair.subscribe(&[(GROUP, 0)]);
-    assert!(!pair.delivered().is_empty());
+    let mut pair = worker_caught_up(&world);
     // One page: a post, another Agent's Membership, a post. Delivery asks the Core about
     // the Membership Event (the Agent still sees the Group) and goes on in the same wake-up.
     world.owner_posts(GROUP, "a", &[]);
@@ -585,11 +587,7 @@ fn another_members_membership_change_is_delivered_and_delivery_goes_on() {
 #[test]
 fn nothing_after_a_membership_end_in_the_same_page_is_delivered() {
     let world = World::new();
-    world.missions();
-    world.add_worker(GROUP, WORKER, 0);
-    let mut pair = world.pair(WORKER);
-    pair.subscribe(&[(GROUP, 0)]);
-    assert!(!pair.delivered().is_empty());
+    let mut pair = worker_caught_up(&world);
     let before_end = world.head(GROUP) + 1;
     world.owner_posts(GROUP, "a", &[]);
     world.end_membership(GROUP, WORKER);

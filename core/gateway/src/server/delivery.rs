@@ -44,6 +44,7 @@ use super::attention;
 use super::connection::Connection;
 use super::core_seam::{GroupPage, Visibility};
 use super::errors;
+use super::event_body::may_change_membership;
 use crate::frames::{self, Attention, ErrorBody};
 
 /// Subscriptions whose head `on_tick` re-reads per call (bounds one tick's work).
@@ -140,14 +141,6 @@ impl Subscription {
         self.queued_frames = 0;
         self.queued_bytes = 0;
     }
-}
-
-/// Whether an Event may have written a Membership of its Group: its body has a member named
-/// `membership` (a Membership write's Event carries the new Membership, `membership/decide.rs`
-/// of the engine). A false positive only costs one visibility read.
-fn may_change_membership(body: &[u8]) -> bool {
-    const NAME: &[u8] = b"\"membership\":";
-    body.windows(NAME.len()).any(|w| w == NAME)
 }
 
 /// Why a pull stopped.

@@ -28,14 +28,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use missionweaveprotocol_engine::store::{EventRecord, ReplayPage};
 
+use super::event_body::is_archival;
+
 /// The most Events a Group's tail holds (a subscriber further behind reads the store).
 pub const TAIL_EVENTS_PER_GROUP: usize = 64;
 
 /// The default bound on the bodies held, all Groups together.
 pub const DEFAULT_TAIL_BYTES: usize = 32 * 1024 * 1024;
-
-/// The `kind` of the Event that archives a Group (`crate::archive` of the engine).
-const GROUP_ARCHIVED: &[u8] = b"\"kind\":\"group.archived\"";
 
 /// Store reads of one Group take turns (striped by Group): the subscribers woken together by
 /// an Event another process committed all miss the tail; the first reads the store and fills
@@ -213,10 +212,4 @@ impl Tails {
             }
         }
     }
-}
-
-/// Whether an Event body is the archival of its Group (its canonical JSON names the kind).
-fn is_archival(body: &[u8]) -> bool {
-    body.windows(GROUP_ARCHIVED.len())
-        .any(|w| w == GROUP_ARCHIVED)
 }

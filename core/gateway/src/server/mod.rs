@@ -26,6 +26,7 @@ mod core_gateway;
 mod core_seam;
 mod delivery;
 mod errors;
+mod event_body;
 mod event_tail;
 mod hello;
 mod hub;
