@@ -23,7 +23,7 @@ from core_support import (
     REGISTRY,
     WORKER,
     Clock,
-    create,
+    create_payload,
     make_core,
     signed,
 )
@@ -39,23 +39,31 @@ MAIN = "urn:missionweaveprotocol:conversation:finance-main"
 _MESSAGES = iter(range(1, 1_000_000))
 
 
-def world(clock: Optional[Clock] = None) -> Tuple[Clock, Core, GroupGateway]:
-    clock = clock or Clock()
-    core = make_core(clock, sessions=False)
-    now_ms = int(clock().timestamp() * 1000)
-    core._native.perform(create(), now_ms)
-    core._native.perform(
-        signed("mission.create", OWNER, _other_payload(), groupId=OTHER_GROUP), now_ms
-    )
-    core._native.perform(
+def seed_commands(deadline: Optional[str] = None) -> List[bytes]:
+    """The two Missions (GROUP, OTHER_GROUP; the Coordinator a member of both) and the
+    Worker's Membership in GROUP, signed by the MissionOwner; ``deadline`` replaces the
+    Missions' (a server on the real clock needs one still ahead)."""
+    first, other = create_payload(), _other_payload()
+    if deadline is not None:
+        first, other = dict(first, deadline=deadline), dict(other, deadline=deadline)
+    return [
+        signed("mission.create", OWNER, first, groupId=GROUP),
+        signed("mission.create", OWNER, other, groupId=OTHER_GROUP),
         signed(
             "membership.change",
             OWNER,
             {"member": {"type": "agent", "id": WORKER}, "role": "worker",
              "scopes": ["work:execute"], "visibilityStartSequence": 1},
         ),
-        now_ms,
-    )
+    ]
+
+
+def world(clock: Optional[Clock] = None) -> Tuple[Clock, Core, GroupGateway]:
+    clock = clock or Clock()
+    core = make_core(clock, sessions=False)
+    now_ms = int(clock().timestamp() * 1000)
+    for command in seed_commands():
+        core._native.perform(command, now_ms)
     sessions = SessionAuthority(AgentKeyRegistry(), secret=b"k" * 32, clock=clock)
     return clock, core, GroupGateway(core, sessions, clock=clock)
 

@@ -11,13 +11,13 @@ import ssl
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from cli_support import (
-    AUTHORITY, COORDINATOR, KEYS, OWNER, WORKER, Org, ServerProcess, registry_bytes,
+    AUTHORITY, COORDINATOR, KEYS, WORKER, Org, ServerProcess, registry_bytes,
 )
-from core_support import Clock, create_payload, signed
-from gateway_support import MAIN, OTHER_GROUP, OTHER_MISSION, _other_payload
+from core_support import Clock, signed
+from gateway_support import MAIN, OTHER_GROUP, OTHER_MISSION, seed_commands
 from missionweaveprotocol.client import AgentClient
 from missionweaveprotocol.core import Core
 from missionweaveprotocol.models import Principal
@@ -28,14 +28,10 @@ GROUP = "urn:missionweaveprotocol:group:finance"
 _MESSAGES = iter(range(1, 1 << 62))
 
 
-def _far(payload: Dict[str, Any]) -> Dict[str, Any]:
-    # The server runs on the real clock: the fixtures' deadlines are in the past by now.
-    return dict(payload, deadline="2099-01-01T00:00:00Z")
-
-
 def seed(org: Org) -> None:
-    """The two Missions and the Worker's Membership, committed by a Python Core holding the
-    server's authority key, into the server's SQLite file."""
+    """The gateway tests' two Missions and the Worker's Membership (``seed_commands``),
+    committed by a Python Core holding the server's authority key, into the server's SQLite
+    file."""
     registry = AgentRegistryKeyResolver(org.registry)
 
     async def run() -> None:
@@ -43,15 +39,9 @@ def seed(org: Org) -> None:
         await store.initialize()
         core = Core(store, clock=Clock(), registry=registry, authority_key=KEYS[AUTHORITY],
                     authority=Principal.service(AUTHORITY))
-        await core.perform(signed("mission.create", OWNER, _far(create_payload()), groupId=GROUP))
-        await core.perform(signed("mission.create", OWNER, _far(_other_payload()),
-                                  groupId=OTHER_GROUP))
-        await core.perform(signed(
-            "membership.change", OWNER,
-            {"member": {"type": "agent", "id": WORKER}, "role": "worker",
-             "scopes": ["work:execute"], "visibilityStartSequence": 1},
-            groupId=GROUP,
-        ))
+        # The server runs on the real clock: the fixtures' deadlines are in the past by now.
+        for command in seed_commands(deadline="2099-01-01T00:00:00Z"):
+            await core.perform(command)
         await store.close()
 
     asyncio.run(run())
