@@ -411,9 +411,12 @@ fn run_step(
     after.closed = conn.is_closed();
     after.has_more = conn.queued_frames() > 0;
     after.queued_bytes = conn.queued_bytes() as u64;
-    let groups: Vec<String> = conn.subscribed_groups().map(str::to_owned).collect();
-    after.subscriptions = groups.len() as u64;
-    after.paused = groups.iter().filter(|g| conn.is_paused(g)).count() as u64;
+    // Counted in place: this runs on the event loop for every delivery.
+    after.subscriptions = conn.subscribed_groups().count() as u64;
+    after.paused = conn
+        .subscribed_groups()
+        .filter(|g| conn.is_paused(g))
+        .count() as u64;
     after
 }
 
