@@ -136,6 +136,20 @@ pub struct Args {
         default_value_t = 10
     )]
     pub shutdown_grace: u64,
+
+    /// Threads that run the event loop (TLS, WebSocket frames, live delivery from memory);
+    /// 0: one per core.
+    #[arg(long, env = "MISSIONWEAVEPROTOCOL_WORKER_THREADS", default_value_t = 0)]
+    pub worker_threads: usize,
+
+    /// Threads that run work which may block: a Command (verification, the Core, its durable
+    /// commit, which concurrent Commands share), and deliveries that read the store. A small
+    /// pool: more threads than Commands in one group commit only add context switches (with
+    /// tokio's default of 512, a loaded server ran 437 threads and spent a third of its CPU
+    /// switching between them).
+    #[arg(long, env = "MISSIONWEAVEPROTOCOL_BLOCKING_THREADS", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub blocking_threads: u64,
 }
 
 /// How connections are served.

@@ -274,11 +274,13 @@ impl Driver {
         let machine = Arc::clone(&self.machine);
         let room_frames = self.writer_tx.capacity();
         let in_flight = Arc::clone(&self.in_flight);
-        if matches!(step, Step::Wakes(_) | Step::Drain) {
-            // Live delivery on the event loop: the Event tail and the known Agent views answer
-            // without the store; only what needs a store read goes to a blocking thread
-            // (`Connection::in_memory`). Steps of one connection run one at a time, so the
-            // machine's lock is free here.
+        if matches!(step, Step::Wakes(_) | Step::Drain | Step::Tick | Step::Ping) {
+            // Live delivery, ticks and pings on the event loop: the Event tail, the known
+            // Agent views and the heads other connections' polls read answer without the
+            // store; only what needs a store read goes to a blocking thread
+            // (`Connection::in_memory`) — a thousand idle connections no longer hand a
+            // thousand ticks a second to other threads. Steps of one connection run one at a
+            // time, so the machine's lock is free here.
             let (after, served) =
                 lock(&machine).in_memory(|conn| run_step(conn, step, room_frames, &in_flight));
             self.apply(after);

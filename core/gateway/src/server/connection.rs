@@ -323,17 +323,23 @@ impl Connection {
         else {
             return;
         };
-        let head = match sequence {
-            Some(sequence) => sequence,
-            None if self.memory_only => return self.wait_for_io(&group, true),
-            None => match self.gateway.core().head(&group) {
-                Ok(head) => head,
-                Err(error) => {
-                    return self.reply_error(errors::core_error(&error, Some(&group)), now);
-                }
-            },
-        };
-        self.wake(&group, head, now);
+        match sequence {
+            Some(sequence) => self.wake(&group, sequence, now),
+            None if self.memory_only => self.wait_for_io(&group, true),
+            None => self.read_head_and_wake(&group, now),
+        }
+    }
+
+    /// Reads `group`'s head from the store (recording it for the other connections' polls)
+    /// and delivers up to it.
+    pub(super) fn read_head_and_wake(&mut self, group: &Arc<str>, now: UnixMillis) {
+        match self.gateway.core().head(group) {
+            Ok(head) => {
+                self.gateway.polled_heads().record(group, head, now);
+                self.wake(group, head, now);
+            }
+            Err(error) => self.reply_error(errors::core_error(&error, Some(group)), now),
+        }
     }
 
     // ---- outputs --------------------------------------------------------------------------

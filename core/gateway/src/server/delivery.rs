@@ -455,13 +455,19 @@ impl Connection {
             .map(|(g, _)| Arc::clone(g))
             .take(HEADS_PER_TICK)
             .collect();
+        // A head another connection's poll read within half an interval answers this one
+        // too (`polled_heads.rs`); in memory-only mode the read waits for `finish_io`.
+        let max_age = interval / 2;
         for group in due {
             if let Some(subscription) = self.subscriptions.get_mut(&group) {
                 subscription.last_polled = now;
             }
-            match self.gateway.core().head(&group) {
-                Ok(head) => self.wake(&group, head, now),
-                Err(error) => self.reply_error(errors::core_error(&error, Some(&group)), now),
+            if let Some(head) = self.gateway.polled_heads().fresh(&group, now, max_age) {
+                self.wake(&group, head, now);
+            } else if self.memory_only {
+                self.wait_for_io(&group, true);
+            } else {
+                self.read_head_and_wake(&group, now);
             }
         }
     }

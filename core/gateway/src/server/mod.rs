@@ -14,6 +14,7 @@
 //! | `outbound.rs` | the bounded outbound queue | §17.3 |
 //! | `errors.rs` | every refusal as an `ERROR` body; non-disclosure | §19, §17.2 |
 //! | `hub.rs` | which connections subscribe to which Group | — |
+//! | `polled_heads.rs` | the heads the periodic polls read, shared by the connections | §16 |
 //! | `agents.rs` | connections per Agent | §6.3 |
 //! | `limits.rs` | every bound and the memory bound it gives | §17.3 |
 //! | `core_seam.rs`, `core_gateway.rs` | the seam to the Core and its implementation over `service::Core` | — |
@@ -33,6 +34,7 @@ mod hub;
 mod limits;
 mod outbound;
 mod ping;
+mod polled_heads;
 mod subscribe;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -54,6 +56,7 @@ pub use limits::{
     MAX_EVENT_FRAME_BYTES, MAX_ID_BYTES, MAX_PAGE_SIZE, QUEUED_FRAME_OVERHEAD_BYTES,
     SUBSCRIPTION_OVERHEAD_BYTES, attention_cost,
 };
+pub use polled_heads::{MAX_POLLED_GROUPS, PolledHeads};
 
 /// What every connection of one server shares. Build it once, keep it in an `Arc`, and create
 /// a [`Connection`] per accepted WebSocket with [`Gateway::connect`].
@@ -63,6 +66,7 @@ pub struct Gateway {
     sessions: Mutex<SessionAuthority>,
     hub: Hub,
     agents: AgentConnections,
+    polled_heads: PolledHeads,
     limits: Limits,
 }
 
@@ -80,6 +84,7 @@ impl Gateway {
             sessions: Mutex::new(sessions),
             hub: Hub::new(),
             agents: AgentConnections::new(limits.max_connections_per_agent),
+            polled_heads: PolledHeads::new(),
             limits,
         }))
     }
@@ -97,6 +102,11 @@ impl Gateway {
     /// The per-Agent connection counter.
     pub fn agents(&self) -> &AgentConnections {
         &self.agents
+    }
+
+    /// The heads the periodic polls read, shared by the connections.
+    pub fn polled_heads(&self) -> &PolledHeads {
+        &self.polled_heads
     }
 
     /// The limits.
