@@ -13,9 +13,10 @@ use missionweaveprotocol::{KeyRegistrySnapshot, Principal};
 use missionweaveprotocol_agent::auth::{SessionAuthority, SessionConfig};
 use missionweaveprotocol_engine::config::CoreConfig;
 use missionweaveprotocol_engine::service::Core;
+use missionweaveprotocol_engine::store::ExclusiveCache;
 use missionweaveprotocol_gateway::server::{CoreGateway, Gateway, Limits};
 use missionweaveprotocol_host::{OsRandom, SystemClock, random_secret, random_token_id};
-use missionweaveprotocol_store_open::{Location, StoreUrl};
+use missionweaveprotocol_store_open::{Location, SharedStore, StoreUrl};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -198,6 +199,15 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         .map_err(|e| StartError::start(format!("the store could not be opened: {e}")))?
         .map_err(|e| StartError::start(format!("the store {masked} could not be opened: {e}")))?;
     tracing::info!(store = %masked, "store open");
+    // SQLite: this process alone writes the database (the lock above), so the aggregates a
+    // Command reads are answered from memory (`store::ExclusiveCache`). PostgreSQL is written
+    // by every server process: its reads always go to the database.
+    let store: SharedStore = if postgres_url.is_none() && args.aggregate_cache_mib > 0 {
+        let bytes = usize::try_from(args.aggregate_cache_mib << 20).unwrap_or(usize::MAX);
+        Arc::new(ExclusiveCache::with_budget(store, bytes))
+    } else {
+        store
+    };
     let store = TimedStore::new(store, Arc::clone(&metrics));
 
     // The Core, only through CoreConfig.

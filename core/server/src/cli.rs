@@ -150,6 +150,13 @@ pub struct Args {
     #[arg(long, env = "MISSIONWEAVEPROTOCOL_BLOCKING_THREADS", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub blocking_threads: u64,
+
+    /// On SQLite (one server process per database): MiB of aggregates kept in memory, so the
+    /// state a Command reads is not read and parsed from the database again (0: no cache).
+    /// PostgreSQL, written by several processes, is always read.
+    #[arg(long, env = "MISSIONWEAVEPROTOCOL_AGGREGATE_CACHE_MIB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=65_536))]
+    pub aggregate_cache_mib: u64,
 }
 
 /// How connections are served.
