@@ -22,11 +22,22 @@ from missionweaveprotocol.core import (
     Core,
 )
 from missionweaveprotocol.crypto import SigningKey
-from missionweaveprotocol.errors import SchemaValidationError
+from missionweaveprotocol.errors import InvalidInputError, SchemaValidationError
 from missionweaveprotocol.models import ActorType, Event, EventKind, Principal
-from missionweaveprotocol.scheduler import CheckpointRef, Scheduler, WorkOffer
+from missionweaveprotocol.scheduler import (
+    CheckpointRef,
+    Dispatch,
+    Preempt,
+    Scheduler,
+    SchedulerError,
+    SchedulerPolicy,
+    WorkOffer,
+    WorkState,
+    WorkTransition,
+)
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 from missionweaveprotocol.store import InMemoryStore
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 AT = datetime(2026, 7, 15, 8, 0, 5, tzinfo=timezone.utc)
 
@@ -45,7 +56,7 @@ def test_core_as_the_reference_constructs_it() -> None:
         "issuedAt": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "payload": {"agentId": "urn:missionweaveprotocol:agent:a"},
     }
-    raw = SignedDocumentCodec().sign("command", document, core.authority_key)
+    raw = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, core.authority_key)
     event = asyncio.run(core.perform(raw.canonical_document_bytes))
     assert event.accepted_by == core.authority
     # ... and any other signer is refused (no key of it is registered).
@@ -145,7 +156,7 @@ def test_signature_created_at_is_text() -> None:
     }
     from core_support import AUTHORITY_KEY
 
-    signed = SignedDocumentCodec().sign("command", document, AUTHORITY_KEY)
+    signed = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, AUTHORITY_KEY)
     created = signed.signature.created_at
     assert isinstance(created, str) and created == "2026-07-15T08:00:05Z"
     assert signed.signature.created_at_time.text == created
@@ -180,3 +191,77 @@ def test_capability_requirement_equality_is_the_cores_reading() -> None:
     assert hash(one) == hash(CapabilityRequirement(id="text.summarise", minimum_version="1.0.0"))
     assert one != CapabilityRequirement(id="text.summarise", minimum_version=2)
     assert one != CapabilityRequirement(id="text.other", minimum_version=1)
+
+
+def _running_low_and_waiting_high() -> tuple[Scheduler, Dispatch]:
+    s = Scheduler(SchedulerPolicy(capacity_slots=1, preemption_margin_points=1))
+    s.admit(WorkOffer("urn:w:low", "urn:g:1"), now=AT)
+    (run,) = s.schedule(now=AT)
+    assert isinstance(run, Dispatch)
+    s.admit(WorkOffer("urn:w:high", "urn:g:1", organizational_priority=50), now=AT)
+    return s, run
+
+
+def test_preemption_is_requested_before_the_checkpoint_as_spec_11_3_orders() -> None:
+    # §11.3: 1. the Scheduler requests preemption; 2. the Worker reaches a safe checkpoint;
+    # 3.-5. it emits it, the slot is released, the item is requeued. The reference waits for a
+    # checkpoint before step 1 (work that only checkpoints when asked is never preempted there).
+    s, run = _running_low_and_waiting_high()
+    (preempt,) = [a for a in s.schedule(now=AT) if isinstance(a, Preempt)]
+    assert (preempt.work_id, preempt.run_id, preempt.checkpoint) == ("urn:w:low", run.run_id, None)
+    # The request takes nothing: the slot stays held until a durable, safe checkpoint.
+    assert s.state("urn:w:low") is WorkState.PREEMPTING and s.used_slots == 1
+    assert not [a for a in s.schedule(now=AT) if isinstance(a, Dispatch)]
+    unsafe = CheckpointRef("urn:c:1", work_id="urn:w:low", group_id="urn:g:1",
+                           run_id=run.run_id, created_at=AT, safe=False)
+    with pytest.raises(SchedulerError) as refused:
+        s.apply(WorkTransition("urn:w:low", "preempted", run_id=run.run_id, checkpoint=unsafe), now=AT)
+    assert refused.value.code == "INVALID_COMMAND"
+    assert s.state("urn:w:low") is WorkState.PREEMPTING and s.used_slots == 1
+    safe = CheckpointRef("urn:c:2", work_id="urn:w:low", group_id="urn:g:1",
+                         run_id=run.run_id, created_at=AT)
+    s.apply(WorkTransition("urn:w:low", "preempted", run_id=run.run_id, checkpoint=safe), now=AT)
+    assert s.state("urn:w:low") is WorkState.READY
+    (high,) = [a for a in s.schedule(now=AT) if isinstance(a, Dispatch)]
+    assert high.work_id == "urn:w:high"
+
+
+def test_a_preempt_names_the_checkpoint_the_run_already_holds() -> None:
+    s = Scheduler(SchedulerPolicy(capacity_slots=1, preemption_margin_points=1))
+    s.admit(WorkOffer("urn:w:low", "urn:g:1"), now=AT)
+    (run,) = s.schedule(now=AT)
+    assert isinstance(run, Dispatch)
+    saved = CheckpointRef("urn:c:1", work_id="urn:w:low", group_id="urn:g:1",
+                          run_id=run.run_id, created_at=AT)
+    s.apply(WorkTransition("urn:w:low", "checkpoint_saved", run_id=run.run_id, checkpoint=saved),
+            now=AT)
+    s.admit(WorkOffer("urn:w:high", "urn:g:1", organizational_priority=50), now=AT)
+    (preempt,) = [a for a in s.schedule(now=AT) if isinstance(a, Preempt)]
+    assert preempt.checkpoint is not None and preempt.checkpoint.checkpoint_id == "urn:c:1"
+
+
+@pytest.mark.parametrize("checkpoint", ["none", "unsafe", "not-durable"])
+def test_blocked_without_a_durable_safe_checkpoint_is_refused(checkpoint: str) -> None:
+    # §11.4: "When blocked, a Worker MUST checkpoint, emit work.blocked ..., and release its
+    # execution slot." A report without one is refused and changes nothing.
+    s, run = _running_low_and_waiting_high()
+    ref = None if checkpoint == "none" else CheckpointRef(
+        "urn:c:1", work_id="urn:w:low", group_id="urn:g:1", run_id=run.run_id, created_at=AT,
+        safe=checkpoint != "unsafe", durable=checkpoint != "not-durable")
+    # Without any checkpoint the report cannot even be made (InvalidInputError); with an
+    # unsafe or non-durable one the Scheduler refuses it (SchedulerError). Both INVALID_COMMAND.
+    with pytest.raises((SchedulerError, InvalidInputError)) as refused:
+        s.apply(WorkTransition("urn:w:low", "blocked", run_id=run.run_id, checkpoint=ref,
+                               reason="needs credentials"), now=AT)
+    expected = "PROTOCOL_VIOLATION" if checkpoint == "none" else "INVALID_COMMAND"
+    assert refused.value.code == expected
+    assert s.state("urn:w:low") is WorkState.RUNNING and s.used_slots == 1
+
+
+def test_blocked_with_a_checkpoint_releases_the_slot() -> None:
+    s, run = _running_low_and_waiting_high()
+    ref = CheckpointRef("urn:c:1", work_id="urn:w:low", group_id="urn:g:1", run_id=run.run_id,
+                        created_at=AT)
+    s.apply(WorkTransition("urn:w:low", "blocked", run_id=run.run_id, checkpoint=ref,
+                           reason="needs credentials"), now=AT)
+    assert s.state("urn:w:low") is WorkState.BLOCKED and s.used_slots == 0

@@ -25,6 +25,18 @@ pub fn kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocum
         .ok_or_else(|| errors::invalid_input(py, format!("{text:?} is not a SignedDocumentKind")))
 }
 
+/// A `SignedDocumentKind` member, as the reference's `SignedDocumentCodec.sign` / `verify`
+/// require: a plain `str` (even `"command"`) is `TypeError` there and here.
+fn enum_kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocumentKind> {
+    if !PyEnum::SignedDocumentKind.is_member(py, kind)? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "kind must be a SignedDocumentKind, not {}",
+            kind.get_type().name()?
+        )));
+    }
+    kind_arg(py, kind)
+}
+
 fn signature_material(key_id: &str, protected: &ProtectedTime, value: &str) -> SignatureMaterial {
     SignatureMaterial {
         algorithm: "Ed25519".to_owned(),
@@ -66,10 +78,10 @@ impl VerifiedSignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
-    /// The document as plain Python values (a new dict on each access).
+    /// The document, deep-frozen (`FrozenJsonObject`, tuples), as the reference's.
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(py, &self.inner.document)
+        convert::view_to_frozen_python(py, self.inner.document.view())
     }
 
     /// The exact bytes that were verified.
@@ -167,9 +179,10 @@ impl SignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
+    /// The document, deep-frozen (`FrozenJsonObject`, tuples), as the reference's.
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(py, &self.inner.document)
+        convert::view_to_frozen_python(py, self.inner.document.view())
     }
 
     #[getter]
@@ -256,7 +269,7 @@ impl SignedDocumentCodec {
         raw_utf8_json_bytes: &Bound<'_, PyAny>,
         key_resolver: &Bound<'_, PyAny>,
     ) -> PyResult<VerifiedSignedDocument> {
-        let kind = kind_arg(py, kind)?;
+        let kind = enum_kind_arg(py, kind)?;
         let resolver = Resolver::extract(py, key_resolver)?;
         let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
         let result = py.detach(|| self.core().verify(kind, &bytes, resolver.as_dyn()));
@@ -368,7 +381,7 @@ impl SignedDocumentCodec {
         unsigned_json_object: &Bound<'_, PyAny>,
         signing_key: &Bound<'_, PyAny>,
     ) -> PyResult<SignedDocument> {
-        let kind = kind_arg(py, kind)?;
+        let kind = enum_kind_arg(py, kind)?;
         // A `models.Command` (the reference's call shape `sign(COMMAND, command, key)`) is
         // signed as its wire form: what `Command.signing_payload()` returns, which converts a
         // compact payload (or names the member it lacks) before anything is signed.

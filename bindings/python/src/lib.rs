@@ -305,6 +305,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_class::<lease::ExecutionLease>()?;
+    m.add_function(wrap_pyfunction!(lease::lease_closure_reason, m)?)?;
     m.add_class::<budget::BudgetLedger>()?;
     m.add_class::<budget::BudgetLedgerSnapshot>()?;
     m.add_class::<delegation::DelegationGrant>()?;

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import Any, Dict, NoReturn, Protocol, runtime_checkable
 
 
 class _StrEnum(str, Enum):
@@ -12,6 +12,52 @@ class _StrEnum(str, Enum):
 
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)
+
+
+def _immutable() -> TypeError:
+    return TypeError("a signed document is immutable; copy it with dict(...) to edit")
+
+
+class FrozenJsonObject(Dict[str, Any]):
+    """A JSON object that cannot be changed: ``SignedDocument.document`` and
+    ``VerifiedSignedDocument.document`` (arrays in it are tuples), as the reference's frozen
+    Mapping. A ``dict`` subclass so ``json.dumps`` and ``dict(...)`` work; every mutator raises
+    ``TypeError``; copies are the object itself."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> NoReturn:
+        raise _immutable()
+
+    def __delitem__(self, key: str) -> NoReturn:
+        raise _immutable()
+
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        raise _immutable()
+
+    def clear(self) -> NoReturn:
+        raise _immutable()
+
+    def pop(self, *args: Any) -> NoReturn:  # type: ignore[override]
+        raise _immutable()
+
+    def popitem(self) -> NoReturn:
+        raise _immutable()
+
+    def setdefault(self, *args: Any) -> NoReturn:  # type: ignore[override]
+        raise _immutable()
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _immutable()
+
+    def __copy__(self) -> "FrozenJsonObject":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "FrozenJsonObject":
+        return self
+
+    def __reduce__(self) -> Any:
+        return (FrozenJsonObject, (dict(self),))
 
 
 class SignedDocumentKind(_StrEnum):
