@@ -60,7 +60,7 @@ def test_every_evaluation_is_covered() -> None:
 @pytest.mark.parametrize("identifier,evaluation", EVALUATIONS, ids=[i for i, _ in EVALUATIONS])
 def test_admission_evaluation(identifier: str, evaluation: Dict[str, Any]) -> None:
     verified = CODEC.verify(
-        evaluation["profileId"],
+        SignedDocumentKind(evaluation["profileId"]),
         read(evaluation["document"]),
         reg.AgentRegistryKeyResolver(read(evaluation["registry"])),
     )

@@ -5,8 +5,11 @@ are listed in ``docs/switching.md``."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Mapping
 
 import jsonschema
 import pytest
@@ -161,6 +164,58 @@ def test_signature_created_at_is_text() -> None:
     assert isinstance(created, str) and created == "2026-07-15T08:00:05Z"
     assert signed.signature.created_at_time.text == created
     assert signed.signature.created_at_time.instant.epoch_second == int(AT.timestamp())
+
+
+def _signed_command() -> Any:
+    from core_support import AUTHORITY_KEY
+
+    document = {
+        "protocolVersion": "0.1", "actionId": "urn:missionweaveprotocol:action:t2",
+        "actor": {"type": "service", "id": AUTHORITY},
+        "kind": "ext.missionweaveprotocol.identity.session_open",
+        "correlationId": "urn:missionweaveprotocol:correlation:1",
+        "issuedAt": "2026-07-15T08:00:05Z", "payload": {"agentId": WORKER},
+        "extensions": {"urn:x:ext": {"version": "1.0.0", "critical": False, "data": [1, {"a": 2}]}},
+    }
+    return document, SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, AUTHORITY_KEY)
+
+
+def test_signed_documents_are_immutable() -> None:
+    document, signed = _signed_command()
+    frozen = signed.document
+    assert isinstance(frozen, Mapping) and frozen["payload"] == {"agentId": WORKER}
+    data = frozen["extensions"]["urn:x:ext"]["data"]
+    for mutate in (lambda: frozen.__setitem__("kind", "x"), lambda: frozen.pop("kind"),
+                   lambda: frozen.update(kind="x"), lambda: frozen["payload"].clear(),
+                   lambda: data.append(3), lambda: data[1].__setitem__("a", 3),
+                   lambda: data.sort()):
+        with pytest.raises(TypeError):
+            mutate()
+    assert signed.document == {**document, "signature": frozen["signature"]}
+    # Still JSON, still copyable: a copy is what is edited.
+    assert json.loads(json.dumps(frozen)) == frozen
+    assert copy.deepcopy(frozen) is frozen
+    editable = json.loads(json.dumps(frozen))
+    editable["kind"] = "x"
+    assert signed.document["kind"] == document["kind"]
+
+
+def test_codec_kind_must_be_the_enum() -> None:
+    document, signed = _signed_command()
+    from core_support import AUTHORITY_KEY, REGISTRY
+
+    del document["extensions"]
+    for kind in ("command", None, 7):
+        for call in (lambda: SignedDocumentCodec().sign(kind, document, AUTHORITY_KEY),
+                     lambda: SignedDocumentCodec().verify(
+                         kind, signed.canonical_document_bytes, REGISTRY)):
+            with pytest.raises(TypeError) as refused:
+                call()  # type: ignore[arg-type]
+            assert isinstance(refused.value, InvalidInputError)
+            assert refused.value.code == "PROTOCOL_VIOLATION"
+    verified = SignedDocumentCodec().verify(
+        SignedDocumentKind.COMMAND, signed.canonical_document_bytes, REGISTRY)
+    assert verified.document == signed.document
 
 
 def test_outbox_payload_is_an_object(tmp_path: Path) -> None:

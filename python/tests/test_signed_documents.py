@@ -78,7 +78,7 @@ def test_cryptography_evaluation(identifier: str, evaluation: Dict[str, Any]) ->
     key = signing_key(evaluation["signingKey"])
     assert key.sign(verified.canonical_signing_bytes) == verified.signature.bytes
     # The Python view of the document re-signs to the same bytes and hashes.
-    unsigned = verified.document
+    unsigned = dict(verified.document)  # the verified document itself is immutable
     del unsigned["signature"]
     signed = CODEC.sign(kind, unsigned, key)
     assert isinstance(signed, sd.SignedDocument)
@@ -107,7 +107,7 @@ def _verdict(result: object) -> Any:
 
 def _single(kind: str, document: bytes, resolver: reg.AgentRegistryKeyResolver) -> Any:
     try:
-        return _verdict(CODEC.verify(kind, document, resolver))
+        return _verdict(CODEC.verify(sd.SignedDocumentKind(kind), document, resolver))
     except sd.SignedDocumentVerificationError as error:
         return _verdict(error)
 
@@ -198,7 +198,7 @@ def test_key_not_resolved_before_stage_four(golden: Dict[str, Any]) -> None:
 def test_sign_refuses_bad_documents(golden: Dict[str, Any]) -> None:
     key = signing_key("cryptography/keys/signing-coordinator.json")
     verified = CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], reg.AgentRegistryKeyResolver(golden["registry"]))
-    document = verified.document
+    document = dict(verified.document)
     with pytest.raises(sd.SignedDocumentSigningError) as caught:
         CODEC.sign(SignedDocumentKind.COMMAND, document, key)  # still has a signature
     assert caught.value.code == "SCHEMA_VALIDATION_FAILED"

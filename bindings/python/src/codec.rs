@@ -26,13 +26,17 @@ pub fn kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocum
 }
 
 /// A `SignedDocumentKind` member, as the reference's `SignedDocumentCodec.sign` / `verify`
-/// require: a plain `str` (even `"command"`) is `TypeError` there and here.
+/// require: a plain `str` (even `"command"`) is `TypeError` there, and `InvalidInputError`
+/// (a `TypeError`, wire code `PROTOCOL_VIOLATION`) here.
 fn enum_kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocumentKind> {
     if !PyEnum::SignedDocumentKind.is_member(py, kind)? {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "kind must be a SignedDocumentKind, not {}",
-            kind.get_type().name()?
-        )));
+        return Err(errors::invalid_input(
+            py,
+            format!(
+                "kind must be a SignedDocumentKind, not {}",
+                kind.get_type().name()?
+            ),
+        ));
     }
     kind_arg(py, kind)
 }
@@ -78,7 +82,7 @@ impl VerifiedSignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
-    /// The document, deep-frozen (`FrozenJsonObject`, tuples), as the reference's.
+    /// The document, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the reference's.
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         convert::view_to_frozen_python(py, self.inner.document.view())
@@ -179,7 +183,7 @@ impl SignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
-    /// The document, deep-frozen (`FrozenJsonObject`, tuples), as the reference's.
+    /// The document, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the reference's.
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         convert::view_to_frozen_python(py, self.inner.document.view())

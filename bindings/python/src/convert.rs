@@ -196,9 +196,11 @@ pub fn view_to_python<'py>(py: Python<'py>, value: json::View<'_>) -> PyResult<B
 
 static FROZEN_OBJECT: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
     pyo3::sync::PyOnceLock::new();
+static FROZEN_ARRAY: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+    pyo3::sync::PyOnceLock::new();
 
 /// [`view_to_python`], deep-frozen: objects are `_types.FrozenJsonObject` (an immutable
-/// `dict`), arrays are tuples. The reference's `SignedDocument.document` is a frozen Mapping:
+/// `dict`), arrays `_types.FrozenJsonArray` (an immutable `list`). The reference's `SignedDocument.document` is a frozen Mapping:
 /// a verified document cannot be edited after verification.
 pub fn view_to_frozen_python<'py>(
     py: Python<'py>,
@@ -207,11 +209,13 @@ pub fn view_to_frozen_python<'py>(
     use json::View;
     Ok(match value {
         View::Array(items) => {
-            let mut converted = Vec::new();
+            let list = PyList::empty(py);
             for item in items.iter() {
-                converted.push(view_to_frozen_python(py, item)?);
+                list.append(view_to_frozen_python(py, item)?)?;
             }
-            pyo3::types::PyTuple::new(py, converted)?.into_any()
+            FROZEN_ARRAY
+                .import(py, "missionweaveprotocol._types", "FrozenJsonArray")?
+                .call1((list,))?
         }
         View::Object(object) => {
             let dict = PyDict::new(py);
