@@ -320,3 +320,34 @@ def test_blocked_with_a_checkpoint_releases_the_slot() -> None:
     s.apply(WorkTransition("urn:w:low", "blocked", run_id=run.run_id, checkpoint=ref,
                            reason="needs credentials"), now=AT)
     assert s.state("urn:w:low") is WorkState.BLOCKED and s.used_slots == 0
+
+
+def test_presence_staleness_is_the_cores_rule() -> None:
+    from datetime import timedelta
+
+    from missionweaveprotocol import _native
+    from missionweaveprotocol.registry import (
+        AgentCard, AgentRegistry, PresenceRecord, RegistryError)
+
+    organization = AgentIdentity.generate("agent://acme/organization")
+    card = AgentCard(agent_id="agent://acme/worker", owner="acme", version="1.0.0",
+                     public_key=organization.public_key, capabilities=(),
+                     issued_at=AT).signed_by(organization)
+    ttl = timedelta(seconds=10)
+    registry = AgentRegistry(organization.public_key, presence_ttl=ttl)
+    registry.register(card)
+    record = PresenceRecord(agent_id=card.agent_id, status="busy", available_slots=1,
+                            heartbeat_at=AT)
+    registry.update_presence(record)
+    # Exactly the TTL ago is fresh; one microsecond more reads offline with no slots (§6.2).
+    assert registry.presence(card.agent_id, now=AT + ttl) == record
+    stale = registry.presence(card.agent_id, now=AT + ttl + timedelta(microseconds=1))
+    assert stale is not None and (stale.status, stale.available_slots) == ("offline", 0)
+    assert registry.presence(card.agent_id, now=AT - timedelta(hours=1)) == record  # skew
+    assert _native.presence_is_stale(AT, AT + ttl + timedelta(microseconds=1), ttl)
+    for bad in (timedelta(0), timedelta(microseconds=-1)):
+        with pytest.raises(RegistryError) as refused:
+            AgentRegistry(organization.public_key, presence_ttl=bad)
+        assert "presence_ttl must be positive" in str(refused.value)
+    with pytest.raises(InvalidInputError):
+        _native.presence_is_stale(AT, AT, 10)  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ mod limits;
 mod local_store;
 mod offline;
 mod policy;
+mod presence;
 mod registry;
 mod registry_builder;
 mod replay;
@@ -331,6 +332,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Agent runtime and bounded offline execution (agent.py, offline.py)
     m.add_class::<agent::NativeAgentSessions>()?;
     offline::register(m)?;
+    presence::register(m)?;
     context::register(m)?;
     // The human control interface (control.py)
     control::register(m)?;

@@ -1,7 +1,7 @@
 """Type stubs for the PyO3 module ``missionweaveprotocol._native`` (checked by mypy stubtest)."""
 
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union, final
 
 from ._types import (
@@ -187,6 +187,10 @@ __all__ = [
     "scheduler_reference_defaults",
     "scheduler_reference_policy",
     "lease_closure_reason",
+    "presence_is_stale",
+    "presence_ttl_problem",
+    "PRESENCE_STALE_STATUS",
+    "PRESENCE_STALE_AVAILABLE_SLOTS",
     "scheduler_run_generation",
     "set_registry_cache_budget",
     "sha256_prefixed_hex",
@@ -1346,6 +1350,12 @@ def scheduler_reference_policy(
 ) -> tuple[Any, Any, Any, Any, Optional[int]]: ...
 def scheduler_run_generation(work_id: str, run_id: str) -> Optional[int]: ...
 def lease_closure_reason(reason: str) -> str: ...
+
+PRESENCE_STALE_STATUS: str
+PRESENCE_STALE_AVAILABLE_SLOTS: int
+
+def presence_ttl_problem(ttl: timedelta) -> Optional[str]: ...
+def presence_is_stale(heartbeat_at: datetime, now: datetime, ttl: timedelta) -> bool: ...
 
 @final
 class GroupSchedulingPolicy:
