@@ -238,6 +238,25 @@ def test_host_integers_are_binary64_in_canonical_json() -> None:
     assert canonical_json({"n": 7}) == '{"n":7}'
 
 
+def test_a_signed_documents_host_numbers_are_what_was_signed() -> None:
+    # §6.4 stage 5 canonicalizes numbers as binary64 (as the reference's codec does): the
+    # signed bytes carry 2^53 + 1 as 9007199254740992, and the document view is those bytes.
+    from core_support import AUTHORITY_KEY
+
+    document, _ = _signed_command()
+    document["extensions"]["urn:x:ext"]["data"] = {"n": 2**53 + 1, "f": 1.0, "big": 10**30, "k": 7}
+    signed = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, AUTHORITY_KEY)
+    data = signed.document["extensions"]["urn:x:ext"]["data"]
+    assert data == {"n": 2**53, "f": 1, "big": 1e30, "k": 7}
+    assert type(data["f"]) is int and type(data["big"]) is float
+    assert signed.document == json.loads(signed.canonical_document_bytes)
+    assert b'"n":9007199254740992' in signed.canonical_signing_bytes
+    # A number binary64 cannot hold is refused, not approximated to infinity.
+    document["extensions"]["urn:x:ext"]["data"] = {"n": 10**400}
+    with pytest.raises(Exception):
+        SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, AUTHORITY_KEY)
+
+
 def test_capability_requirement_equality_is_the_cores_reading() -> None:
     from missionweaveprotocol.models import CapabilityRequirement
 

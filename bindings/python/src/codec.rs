@@ -183,10 +183,15 @@ impl SignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
-    /// The document, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the reference's.
+    /// The document as signed, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the
+    /// reference's: read from `canonical_document_bytes`, so a host number is what was signed
+    /// and sent — an integer beyond 2^53 its binary64 value, `1.0` the integer `1` (§6.4
+    /// stage 5 canonicalizes numbers as binary64, as the reference's codec does).
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::view_to_frozen_python(py, self.inner.document.view())
+        let signed = missionweaveprotocol::json::parse_state(&self.inner.bytes)
+            .map_err(|e| errors::parse_error(py, &e))?;
+        convert::view_to_frozen_python(py, signed.view())
     }
 
     #[getter]

@@ -222,7 +222,7 @@ impl SchedulerPolicy {
                         .ok_or_else(|| {
                             errors::invalid_input(
                                 py,
-                                "fairness_lag_pass must be a non-negative int".to_owned(),
+                                "fairness_lag_pass must be a non-negative int",
                             )
                         })
                 })

@@ -92,13 +92,13 @@ class FrozenJsonObject(Dict[str, Any]):
     def clear(self) -> NoReturn:
         raise _immutable()
 
-    def pop(self, *args: Any) -> NoReturn:  # type: ignore[override]
+    def pop(self, *args: Any) -> NoReturn:
         raise _immutable()
 
     def popitem(self) -> NoReturn:
         raise _immutable()
 
-    def setdefault(self, *args: Any) -> NoReturn:  # type: ignore[override]
+    def setdefault(self, *args: Any) -> NoReturn:
         raise _immutable()
 
     def update(self, *args: Any, **kwargs: Any) -> NoReturn:

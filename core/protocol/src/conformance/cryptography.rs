@@ -360,17 +360,17 @@ fn check_cases(cases: &[Value], registered_sizes: bool, problems: &mut Vec<Strin
                     problems.push(format!("failure matrix {id} is not registered"));
                 }
                 None => {}
-                Some((_, size, stage)) => {
+                Some((_, size, stage))
                     if (registered_sizes && evaluations.len() != *size)
                         || evaluations
                             .iter()
-                            .any(|e| str_at(e, "/expect/stage") != Some(stage))
-                    {
-                        problems.push(format!(
-                            "failure matrix {id} does not have {size} evaluations at {stage}"
-                        ));
-                    }
+                            .any(|e| str_at(e, "/expect/stage") != Some(stage)) =>
+                {
+                    problems.push(format!(
+                        "failure matrix {id} does not have {size} evaluations at {stage}"
+                    ));
                 }
+                Some(_) => {}
             }
         }
         for evaluation in &evaluations {
