@@ -188,7 +188,8 @@ def test_signed_documents_are_immutable() -> None:
     for mutate in (lambda: frozen.__setitem__("kind", "x"), lambda: frozen.pop("kind"),
                    lambda: frozen.update(kind="x"), lambda: frozen["payload"].clear(),
                    lambda: data.append(3), lambda: data[1].__setitem__("a", 3),
-                   lambda: data.sort()):
+                   lambda: data.sort(), lambda: frozen.__init__({"kind": "x"}),
+                   lambda: data.__init__([9])):
         with pytest.raises(TypeError):
             mutate()
     assert signed.document == {**document, "signature": frozen["signature"]}

@@ -25,6 +25,11 @@ class FrozenJsonArray(List[Any]):
 
     __slots__ = ()
 
+    def __init__(self, *args: Any) -> None:
+        if self:  # ``__init__`` again would refill it
+            raise _immutable()
+        super().__init__(*args)
+
     def __setitem__(self, index: Any, value: Any) -> NoReturn:
         raise _immutable()
 
@@ -79,6 +84,11 @@ class FrozenJsonObject(Dict[str, Any]):
     object itself."""
 
     __slots__ = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if self:  # ``__init__`` again would update it
+            raise _immutable()
+        super().__init__(*args, **kwargs)
 
     def __setitem__(self, key: str, value: Any) -> NoReturn:
         raise _immutable()
