@@ -86,15 +86,23 @@ async function signIn(event) {
     Object.assign(state, { client, key, humanId, groupId, log: [] });
     $('private-key').value = '';
     setText('signin-status', '');
-    setText('who', `${humanId} · session ${client.sessionEpoch}`);
-    for (const id of ['human-id', 'key-id', 'private-key', 'key-file', 'group-id']) $(id).disabled = true;
+    $('who').replaceChildren();
+    const who = document.createElement('code');
+    who.textContent = humanId;
+    const where = document.createElement('code');
+    where.textContent = groupId;
+    $('who').append('Signed in as ', who, ` (session ${client.sessionEpoch}), watching `, where);
+    $('who').hidden = false;
+    $('signin-fields').hidden = true;
+    setText('signin-title', 'Signed in');
     $('signin-button').hidden = true;
     $('signout-button').hidden = false;
     for (const id of ['mission', 'work', 'stream']) $(id).hidden = false;
     document.body.dataset.signedIn = 'true';
     render();
     follow(client, groupId, ++state.generation);
-    $('mission-title').scrollIntoView?.({ block: 'nearest' });
+    // The sign-in button is gone: focus goes to the Mission, where the decision is.
+    $('mission-title').focus();
   } catch (error) {
     await client?.close().catch(() => {});
     setText('signin-status', '');
@@ -110,13 +118,14 @@ async function signOut() {
   const client = state.client;
   Object.assign(state, { client: null, key: null, log: [] });
   await client?.close().catch(() => {});
-  for (const id of ['human-id', 'key-id', 'private-key', 'key-file', 'group-id']) $(id).disabled = false;
+  $('signin-fields').hidden = false;
+  $('who').hidden = true;
+  setText('signin-title', 'Sign in');
   $('signin-button').hidden = false;
   $('signin-button').disabled = false;
   $('signout-button').hidden = true;
   for (const id of ['mission', 'work', 'stream']) $(id).hidden = true;
   $('events').replaceChildren();
-  setText('who', '');
   delete document.body.dataset.signedIn;
   $('human-id').focus();
 }
@@ -156,7 +165,11 @@ function appendEvent(event) {
   meta.className = 'muted meta';
   meta.textContent = `${actorText(doc.actor)} · ${doc.occurredAt}`;
   li.append(seq, kind, meta);
-  $('events').append(li);
+  const list = $('events');
+  // Follow the stream while the reader is at its end.
+  const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+  list.append(li);
+  if (atEnd) list.scrollTop = list.scrollHeight;
   setText('stream-count', `${state.log.length} verified`);
 }
 

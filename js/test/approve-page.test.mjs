@@ -230,6 +230,7 @@ test('the MissionOwner signs in with a key kept in the page, requests changes, t
     await page.click('#signin-button');
     await page.waitForFunction(() => document.body.dataset.missionState === 'awaiting_approval', null, { timeout: WAIT_MS });
     assert.equal(await page.inputValue('#private-key'), '', 'the key field is cleared');
+    assert.match(await page.textContent('#who'), /Signed in as urn:missionweaveprotocol:human:alice/);
     // The WorkItem's Artifact, its manifest signature checked in WebAssembly; its Evidence.
     await page.click('button.item');
     assert.equal(await page.getAttribute('button.item', 'aria-expanded'), 'true');
@@ -295,7 +296,8 @@ test('the MissionOwner signs in with a key kept in the page, requests changes, t
         await page.emulateMedia({ colorScheme });
         const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
         assert.ok(scrollWidth <= innerWidth, `${size} ${colorScheme}: scrollWidth ${scrollWidth} > ${innerWidth}`);
-        await page.screenshot({ path: join(ARTIFACTS, `approve-${size}-${colorScheme}.png`), fullPage: size === 'phone' });
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({ path: join(ARTIFACTS, `approve-${size}-${colorScheme}.png`), fullPage: true });
       }
     }
     if (process.env.MWP_UPDATE_SCREENSHOTS === '1') {
