@@ -37,7 +37,11 @@ pub fn view(args: &str) -> String {
         let human_id: String = a.arg(0, "humanId")?;
         let events = match document(a, 1, "events")? {
             Value::Array(events) => events,
-            _ => return Err(Failure::argument("events: expected a list of Event documents")),
+            _ => {
+                return Err(Failure::argument(
+                    "events: expected a list of Event documents",
+                ));
+            }
         };
         control::view(&human_id, &events).map_err(|e| Failure::error(&e))
     })

@@ -183,6 +183,7 @@ pub fn config_json(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     fn files() -> (tempfile::TempDir, AppFiles) {

@@ -477,11 +477,18 @@ async fn app_dir_serves_the_page_files_and_nothing_outside() {
     let dir = tempfile::tempdir().unwrap();
     let package = dir.path().join("package");
     std::fs::create_dir_all(package.join("page")).unwrap();
-    std::fs::write(package.join("page/approve.html"), "<!doctype html><title>t</title>").unwrap();
+    std::fs::write(
+        package.join("page/approve.html"),
+        "<!doctype html><title>t</title>",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("secret.json"), r#"{"secret": true}"#).unwrap();
     let app = package.to_str().unwrap();
     let (code, _, err) = run_to_exit(
-        &with(&org.base_args(&db), &["--allow-insecure", "--app-dir", "/nonexistent/mwp-app"]),
+        &with(
+            &org.base_args(&db),
+            &["--allow-insecure", "--app-dir", "/nonexistent/mwp-app"],
+        ),
         &[],
     );
     assert_eq!(code, Some(2), "{err}");
@@ -512,7 +519,10 @@ async fn app_dir_serves_the_page_files_and_nothing_outside() {
     assert_eq!(status, "HTTP/1.1 302 Found");
     // Without --app-dir nothing is served there.
     let other = Org::new();
-    let plain_args = with(&other.base_args(&other.seeded_sqlite()), &["--allow-insecure"]);
+    let plain_args = with(
+        &other.base_args(&other.seeded_sqlite()),
+        &["--allow-insecure"],
+    );
     let plain = ServerProcess::start(&plain_args, &[]).ready();
     let (status, _) = http_get(&plain.url, None, "/app/page/approve.html").await;
     assert_eq!(status, "HTTP/1.1 404 Not Found");

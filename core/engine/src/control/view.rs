@@ -17,13 +17,12 @@ use crate::mission::rebuild;
 /// sequence order): `mission` the Mission document (`null` before its creation), `membership`
 /// `{membershipEpoch, state}` of the human's Membership (`null` when the human has none).
 pub fn view(human_id: &str, events: &[Value]) -> Result<Value, ControlError> {
-    let mission = rebuild(events.iter())
-        .map_err(|_| {
-            ControlError::invalid(
-                "events",
-                "the Group's Event documents in sequence order (each fitting the Mission so far)",
-            )
-        })?;
+    let mission = rebuild(events.iter()).map_err(|_| {
+        ControlError::invalid(
+            "events",
+            "the Group's Event documents in sequence order (each fitting the Mission so far)",
+        )
+    })?;
     let human = Principal::new(PrincipalType::Human, human_id);
     let mut membership: Option<(u64, String)> = mission
         .as_ref()
@@ -47,10 +46,7 @@ pub fn view(human_id: &str, events: &[Value]) -> Result<Value, ControlError> {
         }
     }
     let mut out = Object::new();
-    out.insert(
-        "mission",
-        mission.map_or(Value::Null, |m| m.document()),
-    );
+    out.insert("mission", mission.map_or(Value::Null, |m| m.document()));
     out.insert(
         "membership",
         membership.map_or(Value::Null, |(epoch, state)| {
