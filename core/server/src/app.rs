@@ -20,6 +20,7 @@ use missionweaveprotocol_store_open::{Location, SharedStore, StoreUrl};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use crate::app_files::{self, AppFiles};
 use crate::cards::{self, Registered};
 use crate::cli::{Checked, Transport};
 use crate::fanout::{self, Connections};
@@ -325,6 +326,22 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         std::net::IpAddr::V4(ip) => ip.to_string(),
     };
     let url = format!("{scheme}://{host}:{}{}", local.port(), crate::http::WS_PATH);
+    // The page's files (--app-dir) and the configuration it reads.
+    let app = match &args.app_dir {
+        Some(dir) => {
+            let config = app_files::config_json(crate::http::WS_PATH, &authority, &registry_bytes)
+                .map_err(|e| StartError::start(format!("the page configuration: {e}")))?;
+            let files = AppFiles::new(dir, config).map_err(|e| {
+                StartError::usage(format!(
+                    "invalid value for '--app-dir': {}: {e}",
+                    dir.display()
+                ))
+            })?;
+            tracing::info!(dir = %dir.display(), "serving the approval page under /app/");
+            Some(Arc::new(files))
+        }
+        None => None,
+    };
     let (shutdown, _) = tokio::sync::watch::channel(false);
     let shared = Arc::new(Shared {
         gateway,
@@ -333,6 +350,7 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         notifier,
         shutdown,
         shutdown_grace: args.shutdown_grace,
+        app,
     });
     let admission = Admission {
         max_unauthenticated: args.max_unauthenticated as usize,

@@ -129,6 +129,12 @@ pub struct Args {
           value_parser = clap::value_parser!(u64).range(100..))]
     pub head_poll_ms: u64,
 
+    /// Serve the approval page and the other files of this directory under /app/ (the
+    /// installed npm package `missionweaveprotocol`: its page/ and dist/); /app/ opens the
+    /// page. Without it nothing is served under /app/.
+    #[arg(long, value_name = "DIR", env = "MISSIONWEAVEPROTOCOL_APP_DIR")]
+    pub app_dir: Option<PathBuf>,
+
     /// Seconds given to open connections at shutdown before they are dropped.
     #[arg(
         long,
@@ -214,6 +220,17 @@ impl Args {
     /// Runs every check that needs no file content beyond existence.
     pub fn check(self) -> Result<Checked, clap::Error> {
         use ErrorKind::{ArgumentConflict, InvalidValue, MissingRequiredArgument};
+        if let Some(dir) = &self.app_dir
+            && !dir.is_dir()
+        {
+            return Err(usage_error(
+                InvalidValue,
+                format!(
+                    "invalid value for '--app-dir': directory '{}' does not exist",
+                    dir.display()
+                ),
+            ));
+        }
         for (flag, path) in [
             ("--registry", &self.registry),
             ("--agent-registry-snapshot", &self.agent_registry_snapshot),

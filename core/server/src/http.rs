@@ -1,5 +1,6 @@
 //! The HTTP side of the listener: read one request head (bounded), route it — `GET /healthz`,
-//! `GET /metrics`, the WebSocket upgrade on `/ws` — and answer the plain requests. The head's
+//! `GET /metrics`, the WebSocket upgrade on `/ws`, the page's files under `/app/`
+//! ([`crate::app_files`]) — and answer the plain requests. The head's
 //! bytes are given back to the WebSocket handshake through [`Rewind`].
 
 use std::io;
@@ -23,6 +24,8 @@ pub enum Route {
     Metrics,
     /// A WebSocket upgrade on [`WS_PATH`].
     WebSocket,
+    /// `GET /app` or `GET /app/…`: the page's static files ([`crate::app_files`]).
+    App,
     /// Anything else on a known path with another method.
     MethodNotAllowed,
     /// An unknown path, or `/ws` without an upgrade.
@@ -127,9 +130,47 @@ pub fn route(head: &[u8]) -> Route {
         "/healthz" if is_get => Route::Health,
         "/metrics" if is_get => Route::Metrics,
         WS_PATH if is_get && upgrade => Route::WebSocket,
+        p if is_get && (p == "/app" || p.starts_with("/app/")) => Route::App,
         "/healthz" | "/metrics" => Route::MethodNotAllowed,
+        p if p == "/app" || p.starts_with("/app/") => Route::MethodNotAllowed,
         _ => Route::NotFound,
     }
+}
+
+/// The request target (path and query) of a complete request head.
+pub fn target(head: &[u8]) -> Option<String> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(head) {
+        Ok(httparse::Status::Complete(_)) => request.path.map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// Writes a complete response with `body` bytes and the extra `headers`, then closes the
+/// stream.
+pub async fn respond_bytes<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    status: &str,
+    content_type: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nx-content-type-options: nosniff\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(name);
+        head.push_str(": ");
+        head.push_str(value);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body).await?;
+    stream.flush().await?;
+    stream.shutdown().await
 }
 
 /// Writes a complete response and closes the stream.
@@ -169,6 +210,20 @@ mod tests {
         );
         assert_eq!(route(b"GET /ws HTTP/1.1\r\n\r\n"), Route::NotFound);
         assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(route(b"GET /app HTTP/1.1\r\n\r\n"), Route::App);
+        assert_eq!(
+            route(b"GET /app/page/approve.html?g=1 HTTP/1.1\r\n\r\n"),
+            Route::App
+        );
+        assert_eq!(route(b"GET /application HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(
+            route(b"POST /app/x.html HTTP/1.1\r\n\r\n"),
+            Route::MethodNotAllowed
+        );
+        assert_eq!(
+            target(b"GET /app/a.html?x=1 HTTP/1.1\r\n\r\n").as_deref(),
+            Some("/app/a.html?x=1")
+        );
         assert_eq!(route(b"\x16\x03\x01garbage\r\n\r\n"), Route::BadRequest);
     }
 }

@@ -10,12 +10,14 @@
 //! | [`server`] | accept, admission limits, TLS, HTTP routing, WebSocket upgrade, graceful shutdown |
 //! | [`conn`] | one connection: reader, driver (the machine on blocking threads), writer |
 //! | [`fanout`] | local wake-ups; PostgreSQL `NOTIFY`/`LISTEN mwp_group_head` between processes |
-//! | [`http`] | the request head, `/healthz`, `/metrics`, `/ws` |
+//! | [`http`] | the request head, `/healthz`, `/metrics`, `/ws`, `/app/` |
+//! | [`app_files`] | the approval page's static files (`--app-dir`) and `/app/config.json` |
 //! | [`tls`] | rustls (ring), TLS 1.3 only; the `--dev` certificate |
 //! | [`cards`] | the Agent Card file and its bootstrap through `agent_card_register` |
 //! | [`metrics`], [`timed_store`] | Prometheus text; store latency |
 
 pub mod app;
+pub mod app_files;
 pub mod cards;
 pub mod cli;
 pub mod conn;

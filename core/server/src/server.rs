@@ -17,6 +17,7 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
+use crate::app_files::{self, AppFiles, Resolved};
 use crate::conn;
 use crate::fanout::{Connections, Notifier};
 use crate::http::{self, Rewind, Route};
@@ -40,6 +41,8 @@ pub struct Shared {
     pub shutdown: watch::Sender<bool>,
     /// Seconds given to connections at shutdown.
     pub shutdown_grace: u64,
+    /// The page's files (`--app-dir`), when served.
+    pub app: Option<Arc<AppFiles>>,
 }
 
 /// Admission limits applied before TLS.
@@ -326,6 +329,7 @@ async fn route<S>(
             conn::run(shared, ws, machine, Some(permit)).await;
             return;
         }
+        Route::App => serve_app(&shared, &head, &mut stream).await,
         Route::MethodNotAllowed => {
             http::respond(
                 &mut stream,
@@ -357,6 +361,54 @@ async fn route<S>(
     };
     if let Err(error) = answered {
         tracing::debug!(%peer, %error, "HTTP response not delivered");
+    }
+}
+
+/// A request under `/app/`: a file of `--app-dir`, the generated configuration, or the
+/// redirect to the page (`app_files`); 404 when no directory is served.
+async fn serve_app<S: AsyncWrite + Unpin>(
+    shared: &Shared,
+    head: &[u8],
+    stream: &mut S,
+) -> std::io::Result<()> {
+    let not_found = "not found (the page is served with --app-dir; see docs/network.md)\n";
+    let Some(app) = shared.app.clone() else {
+        return http::respond(stream, "404 Not Found", "text/plain", not_found).await;
+    };
+    let target = http::target(head).unwrap_or_default();
+    // Canonicalize and metadata may block; so does reading the file.
+    let answer = tokio::task::spawn_blocking(move || match app.resolve(&target) {
+        Resolved::File(path, kind) => match std::fs::read(&path) {
+            Ok(bytes) => (Resolved::File(path, kind), bytes),
+            Err(_) => (Resolved::NotFound, Vec::new()),
+        },
+        Resolved::Config => (Resolved::Config, app.config().to_vec()),
+        other => (other, Vec::new()),
+    })
+    .await
+    .unwrap_or((Resolved::NotFound, Vec::new()));
+    let headers = [
+        ("cache-control", "no-cache"),
+        ("content-security-policy", app_files::CSP),
+        ("referrer-policy", "no-referrer"),
+    ];
+    match answer {
+        (Resolved::File(_, kind), body) => {
+            http::respond_bytes(stream, "200 OK", kind, &headers, &body).await
+        }
+        (Resolved::Config, body) => {
+            http::respond_bytes(stream, "200 OK", "application/json", &headers, &body).await
+        }
+        (Resolved::Home, _) => {
+            let location = [("location", app_files::APP_HOME)];
+            http::respond_bytes(stream, "302 Found", "text/plain", &location, b"").await
+        }
+        (Resolved::BadRequest, _) => {
+            http::respond(stream, "400 Bad Request", "text/plain", "bad request\n").await
+        }
+        (Resolved::NotFound, _) => {
+            http::respond(stream, "404 Not Found", "text/plain", not_found).await
+        }
     }
 }
 

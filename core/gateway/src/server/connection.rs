@@ -21,10 +21,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Document, ParseLimits, Value};
 use missionweaveprotocol::schema_formats::is_protocol_id;
 use missionweaveprotocol::wire::{self, Frame, FrameError, FrameType, ReceivedFrame};
+use missionweaveprotocol::{Principal, WireCode};
 use missionweaveprotocol_agent::auth::Handshake;
 use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 use missionweaveprotocol_kernel::unix_millis::{
@@ -84,7 +84,8 @@ pub const MAX_NOTIFICATIONS: usize = 256;
 /// The authenticated session of a connection.
 #[derive(Debug, Clone)]
 pub(super) struct Session {
-    pub agent_id: String,
+    /// The authenticated principal: an Agent, or a human (docs/network.md "Human sessions").
+    pub principal: Principal,
     pub key_id: String,
     pub epoch: u64,
 }
@@ -180,7 +181,7 @@ impl Connection {
 
     /// The authenticated Agent, once `server_accept` was sent.
     pub fn agent_id(&self) -> Option<&str> {
-        self.session.as_ref().map(|s| s.agent_id.as_str())
+        self.session.as_ref().map(|s| s.principal.id.as_str())
     }
 
     /// The Session Epoch of the authenticated session.
@@ -465,7 +466,7 @@ impl Connection {
         self.subscriptions.clear();
         self.blocked.clear();
         if let Some(session) = &self.session {
-            self.gateway.agents().release(&session.agent_id);
+            self.gateway.agents().release(&session.principal.id);
         }
     }
 
