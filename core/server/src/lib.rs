@@ -12,12 +12,16 @@
 //! | [`fanout`] | local wake-ups; PostgreSQL `NOTIFY`/`LISTEN mwp_group_head` between processes |
 //! | [`http`] | the request head, `/healthz`, `/metrics`, `/ws` |
 //! | [`tls`] | rustls (ring), TLS 1.3 only; the `--dev` certificate |
+//! | [`clock`] | the wall clock, or a controlled one for demonstrations (`--clock manual:…`) |
+//! | [`control`] | `POST /control`: the relay of one signed human Command (§15) |
 //! | [`cards`] | the Agent Card file and its bootstrap through `agent_card_register` |
 //! | [`metrics`], [`timed_store`] | Prometheus text; store latency |
 
 pub mod app;
 pub mod cards;
 pub mod cli;
+pub mod clock;
+pub mod control;
 pub mod conn;
 pub mod fanout;
 pub mod http;

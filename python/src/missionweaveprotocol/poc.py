@@ -1,0 +1,714 @@
+"""The §22 proof of concept over the real network (the reference's ``poc.py``,
+``reference-python.md`` §1.30 and §3), run against a ``missionweaveprotocol-server`` PROCESS.
+
+What differs from the reference, deliberately: the reference runs its Core in-process on an
+in-memory store and verifies Command signatures itself; here the demo starts the Rust server as
+a subprocess on an ephemeral ``127.0.0.1`` port over TLS 1.3 (``--dev``: a throwaway
+certificate the clients trust, and nothing else), on a SQLite file under the work directory (or
+``--database-url postgresql://…``). Every Agent is an :class:`~missionweaveprotocol.client.AgentClient`
+over ``wss``; every Command is a normative document signed by its own actor's key and verified
+by the server (six stages against the Organization Registry). The human MissionOwner's Commands
+go through the server's control-plane relay (``POST /control``, §15: a control plane may relay a
+human's signed Command; the actor stays the human).
+
+Deterministic: keys are seeded from principal names (``sha256("missionweaveprotocol-poc:" +
+principal)``, as the reference), the server runs with ``--clock manual:2026-07-15T08:00:00Z``
+(time moves only when this process writes ``advance …`` to the server's stdin, and Event IDs
+are sequential), so two runs print byte-identical reports. The report names no port and no
+path.
+
+Checks (each proven by protocol evidence: Event sequence numbers and hashes are in
+``evidence``) are those of the reference's list that this scenario implements, in the
+reference's order; :data:`CHECK_NAMES` lists them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import http.client
+import json
+import os
+import queue
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import _native
+from .client import AgentClient, CommandRefused, DeliveredEvent
+from .crypto import SigningKey
+from .local_store import SQLiteAgentStore
+from .offline import OfflinePolicyError, offline_command_to_wire
+from .registry import RegistryBuilder
+from .signed_documents import SignedDocumentCodec
+
+__all__ = [
+    "CHECK_NAMES",
+    "MissionResult",
+    "OfflinePolicyError",
+    "POCReport",
+    "offline_command_to_wire",
+    "run_poc",
+    "run_poc_sync",
+]
+
+START = datetime(2026, 7, 15, 8, 0, tzinfo=timezone.utc)
+ORG = "urn:missionweaveprotocol:organization:acme"
+OWNER_ID = "urn:missionweaveprotocol:human:owner"
+AUTHORITY = "urn:missionweaveprotocol:service:group-authority"
+REGISTRAR = "urn:missionweaveprotocol:service:registrar"
+COORDINATOR_AUTH = "urn:missionweaveprotocol:agent:coordinator-auth"
+COORDINATOR_CLI = "urn:missionweaveprotocol:agent:coordinator-cli"
+COORDINATOR_CLI_V2 = "urn:missionweaveprotocol:agent:coordinator-cli-v2"
+CODER = "urn:missionweaveprotocol:agent:coder"
+REVIEWER = "urn:missionweaveprotocol:agent:reviewer"
+AGENTS = (COORDINATOR_AUTH, COORDINATOR_CLI, COORDINATOR_CLI_V2, CODER, REVIEWER)
+MISSION_AUTH = "urn:missionweaveprotocol:mission:authentication"
+MISSION_CLI = "urn:missionweaveprotocol:mission:cli"
+GROUP_AUTH = "urn:missionweaveprotocol:group:authentication"
+GROUP_CLI = "urn:missionweaveprotocol:group:cli"
+CAPABILITY = {"id": "software.develop", "version": "1.0.0"}
+AUTH_STAGES = ("requirements", "implementation", "tests", "review", "integration")
+HASH_IN = "sha256:" + "1" * 64
+HASH_OUT = "sha256:" + "2" * 64
+WAIT = 30.0
+
+#: The checks this proof of concept proves, in the order they are proven (a subset of the
+#: reference's 50, named as the reference names them).
+CHECK_NAMES: Tuple[str, ...] = (
+    "human_control_created_signed_roots",
+    "concurrent_root_missions",
+    "duplicate_command_idempotent",
+    "action_id_collision_rejected",
+    "dynamic_dependency_committed_once",
+    "human_control_signed_coordinator_replacement",
+    "previous_coordinator_rejected_after_replacement",
+    "stale_coordinator_epoch_rejected",
+    "coordinator_replacement_committed",
+    "duplicate_event_delivery_ignored",
+    "worker_restart_fences_old_session",
+)
+
+FAILURE_INJECTIONS: Tuple[str, ...] = (
+    "action_id_collision_rejected",
+    "duplicate_command_replayed",
+    "duplicate_event_delivery_replayed",
+    "previous_coordinator_rejected_after_replacement",
+    "stale_coordinator_epoch_rejected",
+    "worker_restart_fences_old_session",
+)
+
+
+# ---- report -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MissionResult:
+    mission_id: str
+    group_id: str
+    status: str
+    revision: int
+    approval_id: Optional[str]
+    artifact_hashes: Tuple[str, ...]
+    event_count: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "missionId": self.mission_id,
+            "groupId": self.group_id,
+            "status": self.status,
+            "revision": self.revision,
+            "approvalId": self.approval_id,
+            "artifactHashes": list(self.artifact_hashes),
+            "eventCount": self.event_count,
+        }
+
+
+@dataclass(frozen=True)
+class POCReport:
+    passed: bool
+    checks: Tuple[Tuple[str, bool], ...]
+    missions: Tuple[MissionResult, ...]
+    event_counts: Tuple[Tuple[str, int], ...]
+    final_cursors: Tuple[Tuple[str, int], ...]
+    failure_injections: Tuple[str, ...]
+    artifact_provenance_edges: int
+    log_hashes: Tuple[Tuple[str, str], ...]
+    evidence: Tuple[Tuple[str, str], ...] = field(default=())
+
+    @property
+    def failed_checks(self) -> Tuple[str, ...]:
+        return tuple(name for name, ok in self.checks if not ok)
+
+    def require_success(self) -> None:
+        if not self.passed:
+            raise AssertionError("failed checks: " + ", ".join(self.failed_checks))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "artifactProvenanceEdges": self.artifact_provenance_edges,
+            "checks": dict(self.checks),
+            "eventCounts": dict(self.event_counts),
+            "evidence": dict(self.evidence),
+            "failureInjections": sorted(self.failure_injections),
+            "finalCursors": dict(self.final_cursors),
+            "logHashes": dict(self.log_hashes),
+            "missions": [m.to_dict() for m in self.missions],
+            "passed": self.passed,
+        }
+
+    def to_json(self) -> str:
+        """One line of canonical (RFC 8785) JSON."""
+        return _native.canonical_json(self.to_dict()).decode("utf-8")
+
+
+# ---- organization -------------------------------------------------------------------------
+
+
+def _key(principal: str) -> SigningKey:
+    seed = hashlib.sha256(f"missionweaveprotocol-poc:{principal}".encode()).digest()
+    return SigningKey(f"{principal}:key-1", seed)
+
+
+PRINCIPALS = [("human", OWNER_ID), ("service", AUTHORITY), ("service", REGISTRAR)] + [
+    ("agent", a) for a in AGENTS
+]
+KEYS: Dict[str, SigningKey] = {pid: _key(pid) for _, pid in PRINCIPALS}
+TYPES = {pid: kind for kind, pid in PRINCIPALS}
+
+
+def _b64(data: bytes) -> str:
+    return _native.encode_base64url(data)
+
+
+def registry_bytes() -> bytes:
+    builder = RegistryBuilder(ORG)
+    for kind, pid in PRINCIPALS:
+        key = KEYS[pid]
+        builder.add_key(key.key_id, (kind, pid), key.public_key_bytes, "2026-01-01T00:00:00Z")
+    return builder.build()
+
+
+def _card(agent: str) -> Dict[str, Any]:
+    key = KEYS[agent]
+    card = {
+        "agentId": agent, "organizationId": ORG, "cardVersion": 1,
+        "displayName": agent.rsplit(":", 1)[-1], "owner": {"type": "human", "id": OWNER_ID},
+        "status": "active", "protocolVersions": ["0.1"],
+        "endpoints": [{"transport": "wss", "uri": "wss://agents.acme.example/a"}],
+        "publicKeys": [{"keyId": key.key_id, "algorithm": "Ed25519",
+                        "publicKey": _b64(key.public_key_bytes),
+                        "validFrom": "2026-01-01T00:00:00Z"}],
+        "capabilities": [{"id": CAPABILITY["id"], "version": CAPABILITY["version"],
+                          "inputSchema": "https://schemas.acme.example/in.json",
+                          "inputSchemaHash": HASH_IN,
+                          "outputSchema": "https://schemas.acme.example/out.json",
+                          "outputSchemaHash": HASH_OUT, "constraints": {},
+                          "verifiedEvidence": ["urn:missionweaveprotocol:evidence:poc"]}],
+        "maxConcurrency": 2, "issuedAt": "2026-01-01T00:00:00Z",
+    }
+    signed = SignedDocumentCodec().sign("agent-card", card, KEYS[REGISTRAR])
+    value = json.loads(signed.canonical_document_bytes)
+    assert isinstance(value, dict)
+    return value
+
+
+# ---- the server process -------------------------------------------------------------------
+
+
+def _server_command() -> List[str]:
+    override = os.environ.get("MISSIONWEAVEPROTOCOL_POC_SERVER")
+    if override:
+        return [override]
+    script = Path(sys.executable).parent / "missionweaveprotocol-server"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("missionweaveprotocol-server")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from missionweaveprotocol.cli import server; sys.exit(server())"]
+
+
+class _Server:
+    """``missionweaveprotocol-server`` as a subprocess with a controlled clock."""
+
+    def __init__(self, root: Path, database_url: str) -> None:
+        (root / "registry.json").write_bytes(registry_bytes())
+        (root / "cards.json").write_text(json.dumps([_card(a) for a in AGENTS]))
+        args = [
+            "--registry", str(root / "cards.json"),
+            "--agent-registry-snapshot", str(root / "registry.json"),
+            "--database-url", database_url,
+            "--authority-key-id", KEYS[AUTHORITY].key_id,
+            "--authority-private-key", _b64(KEYS[AUTHORITY].seed_bytes()),
+            "--organization-public-key", _b64(KEYS[REGISTRAR].public_key_bytes),
+            "--host", "127.0.0.1", "--port", "0",
+            "--dev", "--dev-cert", str(root / "dev-cert.pem"),
+            "--clock", "manual:" + START.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "--head-poll-ms", "100",
+        ]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MISSIONWEAVEPROTOCOL_")}
+        env.setdefault("MISSIONWEAVEPROTOCOL_LOG", "warn")
+        self.process = subprocess.Popen(
+            [*_server_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env,
+        )
+        self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._stderr: List[str] = []
+        threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True).start()
+        threading.Thread(target=self._drain, daemon=True).start()
+        self.url = ""
+        while True:
+            line = self.lines.get(timeout=60)
+            if line is None:
+                raise RuntimeError("the server exited before listening:\n" + "".join(self._stderr))
+            if " listening on " in line:
+                self.url = line.rsplit(" ", 1)[-1].strip()
+                break
+        self.tls = ssl.create_default_context(cafile=str(root / "dev-cert.pem"))
+        self.now = START
+
+    @staticmethod
+    def _read(stream: Any, into: "queue.Queue[Optional[str]]") -> None:
+        for line in stream:
+            into.put(line)
+        into.put(None)
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._stderr.append(line)
+
+    def advance(self, seconds: int) -> None:
+        """Moves the server's clock and waits until it has moved (its ``clock …`` line)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"advance {seconds}s\n")
+        self.process.stdin.flush()
+        while True:
+            line = self.lines.get(timeout=60)
+            if line is None:
+                raise RuntimeError("the server exited:\n" + "".join(self._stderr))
+            if line.startswith("clock "):
+                break
+        self.now += timedelta(seconds=seconds)
+
+    def control(self, command: bytes) -> List[Dict[str, Any]]:
+        """``POST /control``: a human's signed Command relayed by the control plane."""
+        host, port = self.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        connection = http.client.HTTPSConnection(host, int(port), context=self.tls, timeout=WAIT)
+        try:
+            connection.request("POST", "/control", body=command,
+                               headers={"content-type": "application/json"})
+            response = connection.getresponse()
+            body = json.loads(response.read())
+        finally:
+            connection.close()
+        if response.status != 200:
+            raise CommandRefused(body)
+        events = body["events"]
+        assert isinstance(events, list)
+        return events
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+# ---- commands -----------------------------------------------------------------------------
+
+
+class _Actions:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def next(self) -> str:
+        self.n += 1
+        return f"urn:missionweaveprotocol:action:poc-{self.n}"
+
+
+def _stamp(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _event_hash(event: Dict[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(_native.canonical_json(event)).hexdigest()
+
+
+@dataclass
+class _Agent:
+    agent_id: str
+    client: AgentClient
+    membership: Dict[str, int] = field(default_factory=dict)
+    coordinator_epoch: Dict[str, int] = field(default_factory=dict)
+
+
+class _World:
+    def __init__(self, server: _Server, root: Path) -> None:
+        self.server = server
+        self.root = root
+        self.actions = _Actions()
+        self.registry = registry_bytes()
+        self.agents: Dict[str, _Agent] = {}
+        self.checks: List[Tuple[str, bool]] = []
+        self.evidence: List[Tuple[str, str]] = []
+        self.logs: Dict[str, List[Dict[str, Any]]] = {GROUP_AUTH: [], GROUP_CLI: []}
+
+    def check(self, name: str, ok: bool, evidence: str) -> None:
+        self.checks.append((name, bool(ok)))
+        self.evidence.append((name, evidence))
+
+    def document(self, kind: str, actor: str, payload: Dict[str, Any], group: Optional[str],
+                 *, action_id: Optional[str] = None, **envelope: Any) -> Dict[str, Any]:
+        doc: Dict[str, Any] = {
+            "protocolVersion": "0.1",
+            "actionId": action_id or self.actions.next(),
+            "actor": {"type": TYPES[actor], "id": actor},
+            "kind": kind,
+            "correlationId": "urn:missionweaveprotocol:correlation:poc",
+            "issuedAt": _stamp(self.server.now),
+            "payload": payload,
+        }
+        if group is not None:
+            doc["groupId"] = group
+        doc.update(envelope)
+        return doc
+
+    @staticmethod
+    def sign(actor: str, document: Dict[str, Any]) -> bytes:
+        return SignedDocumentCodec().sign("command", document, KEYS[actor]).canonical_document_bytes
+
+    def human(self, kind: str, payload: Dict[str, Any], group: str, **envelope: Any) -> Dict[str, Any]:
+        command = self.sign(OWNER_ID, self.document(kind, OWNER_ID, payload, group, **envelope))
+        return self.server.control(command)[0]
+
+    async def connect(self, agent_id: str, store: Optional[SQLiteAgentStore] = None) -> _Agent:
+        client = AgentClient(
+            self.server.url, agent_id=agent_id, signing_key=KEYS[agent_id], registry=self.registry,
+            authority_id=AUTHORITY, ssl=self.server.tls, store=store,
+            clock=lambda: self.server.now, initial_backoff=0.05,
+        )
+        await asyncio.wait_for(client.connect(), WAIT)
+        agent = _Agent(agent_id, client)
+        self.agents[agent_id] = agent
+        return agent
+
+    def agent_command(self, agent: _Agent, kind: str, payload: Dict[str, Any], group: str,
+                      *, coordinator: bool = False, epoch: Optional[int] = None,
+                      session_epoch: Optional[int] = None, action_id: Optional[str] = None) -> bytes:
+        envelope: Dict[str, Any] = {
+            "sessionEpoch": session_epoch if session_epoch is not None else agent.client.session_epoch,
+            "membershipEpoch": agent.membership.get(group, 1),
+        }
+        if coordinator:
+            envelope["coordinatorEpoch"] = epoch if epoch is not None else agent.coordinator_epoch.get(group, 1)
+        return self.sign(agent.agent_id, self.document(kind, agent.agent_id, payload, group,
+                                                       action_id=action_id, **envelope))
+
+    async def send(self, agent: _Agent, command: bytes) -> Dict[str, Any]:
+        event = await asyncio.wait_for(agent.client.send(command), WAIT)
+        return event.document
+
+    async def do(self, agent: _Agent, kind: str, payload: Dict[str, Any], group: str,
+                 **options: Any) -> Dict[str, Any]:
+        return await self.send(agent, self.agent_command(agent, kind, payload, group, **options))
+
+    async def refused(self, agent: _Agent, command: bytes) -> Optional[str]:
+        try:
+            await asyncio.wait_for(agent.client.send(command), WAIT)
+        except CommandRefused as error:
+            return error.code
+        return None
+
+
+# ---- the scenario -------------------------------------------------------------------------
+
+
+def _create_payload(mission: str, group: str, coordinator: str, objective: str) -> Dict[str, Any]:
+    return {
+        "approvalPolicy": {"finalHumanApproval": True, "highRiskExecutionApproval": True},
+        "budget": {"modelTokenLimit": 500000, "toolCallLimit": 5000},
+        "coordinator": {"agentCardVersion": 1, "agentId": coordinator,
+                        "leaseId": f"{mission}:coordinator-lease:1"},
+        "deadline": "2026-08-01T00:00:00Z",
+        "definitionOfDone": [{"criterionId": "done", "description": objective,
+                              "evidenceRequired": ["deterministic_test", "human_review"]}],
+        "mainConversationId": f"{mission}:conversation:main",
+        "missionId": mission,
+        "objective": objective,
+    }
+
+
+def _contract(goal: str, depends_on: Sequence[str] = ()) -> Dict[str, Any]:
+    return {
+        "acceptanceCriteria": [{"criterionId": "c1", "description": goal,
+                                "evidenceRequired": ["deterministic_test"]}],
+        "allowedResources": [], "budget": {"toolCallLimit": 10}, "businessImpact": "release",
+        "contractVersion": 1, "deadline": "2026-12-31T00:00:00Z",
+        "dependencyWorkItemIds": list(depends_on), "executionApproval": "not_required",
+        "goal": goal, "inputArtifacts": [], "requestedUrgency": "normal",
+        "requiredCapabilities": [CAPABILITY],
+        "requiredDeliverables": [{"deliverableId": "report", "description": goal,
+                                  "mediaType": "application/json",
+                                  "schema": "https://example.org/report.json"}],
+        "retryPolicy": {"backoff": "fixed", "maxAttempts": 3, "maxDelay": "PT1M",
+                        "retryableFailures": []},
+        "sideEffectRisk": "none",
+    }
+
+
+def _work(mission: str, stage: str) -> str:
+    return f"urn:missionweaveprotocol:work:{mission.rsplit(':', 1)[-1]}-{stage}"
+
+
+async def _complete(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
+                    item: str, sources: Sequence[str]) -> str:
+    """offer → accept → start → publish → submit → Coordinator verification; the Artifact hash."""
+    stage = item.rsplit("-", 1)[-1]
+    await world.do(coordinator, "work.offer", {
+        "candidates": [{"agentCardVersion": 1, "agentId": worker.agent_id,
+                        "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}"}],
+        "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
+                           "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
+                           "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
+                           "verifiedMatches": [CAPABILITY]},
+        "workItemId": item}, group, coordinator=True)
+    accepted = await world.do(worker, "work.accept_offer",
+                              {"capabilityPins": [CAPABILITY], "workItemId": item}, group)
+    ownership = accepted["payload"]
+    started = await world.do(worker, "work.start", {
+        "leaseId": ownership["leaseId"], "ownershipEpoch": ownership["ownershipEpoch"],
+        "workItemId": item}, group)
+    lease = started["payload"]["executionLeaseId"] if "executionLeaseId" in started["payload"] else started["payload"]["leaseId"]
+    content = f"{item}:{'|'.join(sources)}".encode()
+    content_hash = "sha256:" + hashlib.sha256(content).hexdigest()
+    manifest = {
+        "artifactId": f"urn:missionweaveprotocol:artifact:{item.rsplit(':', 1)[-1]}",
+        "classification": "internal", "contentHash": content_hash,
+        "createdAt": _stamp(world.server.now), "groupId": group, "mediaType": "application/json",
+        "missionId": mission, "modelVersions": [],
+        "producer": {"agentCardVersion": 1, "agentId": worker.agent_id, "capabilities": [CAPABILITY]},
+        "schemaUri": "https://example.org/report.json", "sizeBytes": len(content),
+        "sourceArtifactHashes": list(sources), "toolVersions": [],
+        "uri": f"https://artifacts.acme.example/{content_hash[7:]}", "workItemId": item,
+    }
+    signed_manifest = SignedDocumentCodec().sign("artifact", manifest, KEYS[worker.agent_id]).document
+    epoch = ownership["ownershipEpoch"]
+    await world.do(worker, "artifact.publish",
+                   {"leaseId": lease, "manifest": signed_manifest, "ownershipEpoch": epoch}, group)
+    await world.do(worker, "work.submit", {
+        "artifactHashes": [content_hash],
+        "evidence": [{"criterionIds": ["c1"], "evidenceId": f"urn:missionweaveprotocol:evidence:{stage}-{item[-12:]}-test".replace("--", "-"),
+                      "result": "passed", "type": "deterministic_test", "workItemId": item}],
+        "leaseId": lease, "ownershipEpoch": epoch, "workItemId": item}, group)
+    await world.do(coordinator, "work.accept_result", {
+        "evidence": [{"criterionIds": ["c1"], "evidenceId": f"urn:missionweaveprotocol:evidence:{item.rsplit(':', 1)[-1]}-review",
+                      "result": "passed", "type": "reviewer_assessment", "workItemId": item}],
+        "workItemId": item}, group, coordinator=True)
+    return content_hash
+
+
+async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
+    server = world.server
+    # Every Agent connects over wss (HELLO → Session Epoch 1).
+    coordinator_auth = await world.connect(COORDINATOR_AUTH)
+    coordinator_cli = await world.connect(COORDINATOR_CLI)
+    coder = await world.connect(CODER)
+    reviewer_store = SQLiteAgentStore(world.root / "reviewer-local.sqlite3")
+    reviewer = await world.connect(REVIEWER, reviewer_store)
+
+    # 2. Two root Missions created concurrently by the human, through the control plane.
+    server.advance(1)
+    created = await asyncio.gather(
+        asyncio.to_thread(world.human, "mission.create", _create_payload(
+            MISSION_AUTH, GROUP_AUTH, COORDINATOR_AUTH, "Add authentication"), GROUP_AUTH),
+        asyncio.to_thread(world.human, "mission.create", _create_payload(
+            MISSION_CLI, GROUP_CLI, COORDINATOR_CLI, "Ship the CLI"), GROUP_CLI),
+    )
+    world.check("human_control_created_signed_roots",
+                all(e["kind"] == "mission.created" and e["actor"]["id"] == OWNER_ID for e in created),
+                " ".join(f"{e['groupId']}#{e['sequence'] if 'sequence' in e else 1}:{_event_hash(e)}" for e in created))
+    world.check("concurrent_root_missions",
+                {e["groupId"] for e in created} == {GROUP_AUTH, GROUP_CLI},
+                ",".join(sorted(e["eventId"] for e in created)))
+    # Coordinators subscribe to their Groups; the Worker sees only what it is a member of.
+    await coordinator_auth.client.subscribe([GROUP_AUTH])
+    await coordinator_cli.client.subscribe([GROUP_CLI])
+
+    # 3. The auth stages as a dependency chain; the CLI implementation.
+    server.advance(1)
+    previous: List[str] = []
+    for stage in AUTH_STAGES:
+        item = _work(MISSION_AUTH, stage)
+        await world.do(coordinator_auth, "work.authorize", {
+            "contract": _contract(stage, previous), "conversationId": f"{MISSION_AUTH}:conversation:main",
+            "workItemId": item}, GROUP_AUTH, coordinator=True)
+        previous = [item]
+    cli_items = [_work(MISSION_CLI, "implementation"), _work(MISSION_CLI, "review")]
+    await world.do(coordinator_cli, "work.authorize", {
+        "contract": _contract("implementation"), "conversationId": f"{MISSION_CLI}:conversation:main",
+        "workItemId": cli_items[0]}, GROUP_CLI, coordinator=True)
+
+    # 4. Duplicate Command → identical Event; same Action ID, changed payload → collision.
+    fixed = "urn:missionweaveprotocol:action:poc-dependency-review-tests"
+    dep = {"workItemId": _work(MISSION_AUTH, "review"), "dependsOnWorkItemId": _work(MISSION_AUTH, "tests")}
+    first_bytes = world.agent_command(coordinator_auth, "work.add_dependency", dep, GROUP_AUTH,
+                                      coordinator=True, action_id=fixed)
+    first = await world.send(coordinator_auth, first_bytes)
+    again = await world.send(coordinator_auth, first_bytes)
+    world.check("duplicate_command_idempotent", first == again and first["eventId"] == again["eventId"],
+                f"{first['eventId']}:{_event_hash(first)}")
+    changed = dict(dep, dependsOnWorkItemId=_work(MISSION_AUTH, "requirements"))
+    code = await world.refused(coordinator_auth, world.agent_command(
+        coordinator_auth, "work.add_dependency", changed, GROUP_AUTH, coordinator=True, action_id=fixed))
+    world.check("action_id_collision_rejected", code == "ACTION_ID_COLLISION", str(code))
+    return await _rest(world, coordinator_auth, coordinator_cli, coder, reviewer, reviewer_store,
+                       first, cli_items)
+
+
+async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
+                reviewer: _Agent, reviewer_store: SQLiteAgentStore, dependency: Dict[str, Any],
+                cli_items: List[str]) -> Tuple[List[MissionResult], int]:
+    server = world.server
+    replay = await _replay(world, coordinator_auth, GROUP_AUTH)
+    deps = [e for e in replay if e["kind"] == dependency["kind"]]
+    world.check("dynamic_dependency_committed_once", len(deps) == 1,
+                f"{dependency['kind']}x{len(deps)}")
+
+    # 5. The human replaces the CLI Coordinator (epoch 2); the old one is refused, the new one
+    # with the old epoch is STALE, with epoch 2 it authorizes the CLI review.
+    server.advance(1)
+    replaced = world.human("mission.assign_coordinator", {
+        "coordinator": {"agentCardVersion": 1, "agentId": COORDINATOR_CLI_V2,
+                        "leaseId": f"{MISSION_CLI}:coordinator-lease:2"},
+        "reason": "the first Coordinator stopped answering"}, GROUP_CLI, membershipEpoch=1)
+    world.check("human_control_signed_coordinator_replacement",
+                replaced["actor"]["id"] == OWNER_ID, f"{replaced['eventId']}:{_event_hash(replaced)}")
+    review_payload = {"contract": _contract("review", [cli_items[0]]),
+                      "conversationId": f"{MISSION_CLI}:conversation:main", "workItemId": cli_items[1]}
+    old = await world.refused(coordinator_cli, world.agent_command(
+        coordinator_cli, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
+    world.check("previous_coordinator_rejected_after_replacement", old is not None, str(old))
+    coordinator_v2 = await world.connect(COORDINATOR_CLI_V2)
+    await coordinator_v2.client.subscribe([GROUP_CLI])
+    stale = await world.refused(coordinator_v2, world.agent_command(
+        coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
+    world.check("stale_coordinator_epoch_rejected", stale is not None, str(stale))
+    coordinator_v2.coordinator_epoch[GROUP_CLI] = 2
+    authorized = await world.do(coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True)
+    world.check("coordinator_replacement_committed", authorized["kind"] == "work.authorized",
+                f"{authorized['eventId']}:{_event_hash(authorized)}")
+    return await _work_and_approve(world, coordinator_auth, coordinator_v2, coder, reviewer,
+                                   reviewer_store, cli_items)
+
+
+async def _replay(world: _World, agent: _Agent, group: str) -> List[Dict[str, Any]]:
+    """Every Event of ``group`` delivered to ``agent`` so far (drained from its subscription)."""
+    head_event = await world.send(agent, world.agent_command(agent, "message.post", {
+        "conversationId": f"{MISSION_AUTH if group == GROUP_AUTH else MISSION_CLI}:conversation:main",
+        "messageId": f"urn:missionweaveprotocol:message:poc-{world.actions.n + 1}",
+        "content": [{"type": "text", "text": "status"}]}, group))
+    log = world.logs[group]
+    while not log or log[-1]["eventId"] != head_event["eventId"]:
+        event = await asyncio.wait_for(agent.client.next_event(group), WAIT)
+        await agent.client.acknowledge(event)
+        log.append(event.document)
+    return log
+
+
+async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent,
+                            coder: _Agent, reviewer: _Agent, reviewer_store: SQLiteAgentStore,
+                            cli_items: List[str]) -> Tuple[List[MissionResult], int]:
+    server = world.server
+    edges = 0
+    hashes: Dict[str, List[str]] = {GROUP_AUTH: [], GROUP_CLI: []}
+    # Lease expiry on the clock (CLI implementation, 2 s execution lease).
+    server.advance(1)
+    # The auth stages by the coder, the review by the shared reviewer.
+    sources: List[str] = []
+    for stage in AUTH_STAGES:
+        worker = reviewer if stage == "review" else coder
+        h = await _complete(world, coordinator_auth, worker, MISSION_AUTH, GROUP_AUTH,
+                            _work(MISSION_AUTH, stage), sources)
+        edges += len(sources)
+        hashes[GROUP_AUTH].append(h)
+        sources = [h]
+    h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
+    hashes[GROUP_CLI].append(h)
+    h2 = await _complete(world, coordinator_cli, reviewer, MISSION_CLI, GROUP_CLI, cli_items[1], [h])
+    hashes[GROUP_CLI].append(h2)
+    edges += 1
+    # Duplicate Event delivery: the reviewer's store remembers each Event once.
+    await reviewer.client.subscribe([GROUP_AUTH])
+    log = await _replay(world, coordinator_auth, GROUP_AUTH)
+    first = [reviewer_store.remember_event(REVIEWER, e["eventId"], group_id=GROUP_AUTH, sequence=e["sequence"]) for e in log if "sequence" in e]
+    again = [reviewer_store.remember_event(REVIEWER, e["eventId"], group_id=GROUP_AUTH, sequence=e["sequence"]) for e in log if "sequence" in e]
+    world.check("duplicate_event_delivery_ignored", all(first) and not any(again) and len(again) > 0,
+                f"{len(again)} Events re-delivered, 0 accepted")
+    # Worker restart: a new session fences the old epoch.
+    old_epoch = reviewer.client.session_epoch
+    await reviewer.client.close()
+    reviewer2 = await world.connect(REVIEWER, reviewer_store)
+    fenced = await world.refused(reviewer2, world.agent_command(reviewer2, "message.post", {
+        "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "messageId": "urn:missionweaveprotocol:message:poc-stale",
+        "content": [{"type": "text", "text": "from the old session"}]}, GROUP_AUTH, session_epoch=old_epoch))
+    world.check("worker_restart_fences_old_session",
+                fenced == "AUTH_STALE_SESSION" and reviewer2.client.session_epoch == (old_epoch or 0) + 1,
+                f"epoch {old_epoch}->{reviewer2.client.session_epoch}: {fenced}")
+    missions = [
+        MissionResult(MISSION_AUTH, GROUP_AUTH, "active", 0, None, tuple(hashes[GROUP_AUTH]), len(world.logs[GROUP_AUTH])),
+        MissionResult(MISSION_CLI, GROUP_CLI, "active", 0, None, tuple(hashes[GROUP_CLI]), 0),
+    ]
+    return missions, edges
+
+
+async def _run(root: Path, database_url: Optional[str]) -> POCReport:
+    url = database_url or f"sqlite:///{root / 'authority.sqlite3'}"
+    server = _Server(root, url)
+    world = _World(server, root)
+    try:
+        missions, edges = await _scenario(world)
+    finally:
+        for agent in world.agents.values():
+            await agent.client.close()
+        server.stop()
+    passed = all(ok for _, ok in world.checks)
+    return POCReport(
+        passed=passed,
+        checks=tuple(world.checks),
+        missions=tuple(missions),
+        event_counts=tuple((g, len(log)) for g, log in sorted(world.logs.items())),
+        final_cursors=tuple((g, log[-1]["sequence"] if log else 0) for g, log in sorted(world.logs.items())),
+        failure_injections=FAILURE_INJECTIONS,
+        artifact_provenance_edges=edges,
+        log_hashes=tuple(
+            (g, "sha256:" + hashlib.sha256(b"".join(_native.canonical_json(e) for e in log)).hexdigest())
+            for g, log in sorted(world.logs.items())),
+        evidence=tuple(world.evidence),
+    )
+
+
+async def run_poc(workdir: Optional[Path] = None, *, database_url: Optional[str] = None) -> POCReport:
+    """Runs the proof of concept; the report (``passed`` false names failed checks)."""
+    if workdir is not None:
+        root = Path(workdir)
+        root.mkdir(parents=True, exist_ok=True)
+        return await _run(root, database_url)
+    with tempfile.TemporaryDirectory(prefix="mwp-poc-") as directory:
+        return await _run(Path(directory), database_url)
+
+
+def run_poc_sync(workdir: Optional[Path] = None, *, database_url: Optional[str] = None) -> POCReport:
+    return asyncio.run(run_poc(workdir, database_url=database_url))
