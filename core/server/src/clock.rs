@@ -119,7 +119,7 @@ pub fn parse_clock(text: &str) -> Result<Option<UnixMillis>, String> {
     };
     let stamp = Timestamp::parse(start)
         .map_err(|e| format!("'{start}' is not an RFC 3339 timestamp: {e}"))?;
-    Ok(Some(UnixMillis(stamp.unix_millis())))
+    Ok(Some(UnixMillis(stamp.instant().unix_millis())))
 }
 
 /// One control line: `advance <n>s` or `advance <n>ms` → milliseconds.

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _native
+from .canonical import canonical_bytes, canonical_json
 from .client import AgentClient, CommandRefused, DeliveredEvent
 from .crypto import SigningKey
 from .local_store import SQLiteAgentStore
@@ -166,7 +167,7 @@ class POCReport:
 
     def to_json(self) -> str:
         """One line of canonical (RFC 8785) JSON."""
-        return _native.canonical_json(self.to_dict()).decode("utf-8")
+        return canonical_json(self.to_dict())
 
 
 # ---- organization -------------------------------------------------------------------------
@@ -343,7 +344,7 @@ def _stamp(at: datetime) -> str:
 
 
 def _event_hash(event: Dict[str, Any]) -> str:
-    return "sha256:" + hashlib.sha256(_native.canonical_json(event)).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_bytes(event)).hexdigest()
 
 
 @dataclass
@@ -364,6 +365,7 @@ class _World:
         self.checks: List[Tuple[str, bool]] = []
         self.evidence: List[Tuple[str, str]] = []
         self.logs: Dict[str, List[Dict[str, Any]]] = {GROUP_AUTH: [], GROUP_CLI: []}
+        self.missions: Dict[str, Dict[str, Any]] = {}
 
     def check(self, name: str, ok: bool, evidence: str) -> None:
         self.checks.append((name, bool(ok)))
@@ -389,9 +391,47 @@ class _World:
     def sign(actor: str, document: Dict[str, Any]) -> bytes:
         return SignedDocumentCodec().sign("command", document, KEYS[actor]).canonical_document_bytes
 
-    def human(self, kind: str, payload: Dict[str, Any], group: str, **envelope: Any) -> Dict[str, Any]:
-        command = self.sign(OWNER_ID, self.document(kind, OWNER_ID, payload, group, **envelope))
+    def human(self, operation: str, args: Dict[str, Any], group: Optional[str] = None) -> Dict[str, Any]:
+        """A ``HumanControl`` operation: the Command built by the Rust control module (the
+        same builder ``HumanControl`` uses), signed by the human's key, relayed by the control
+        plane. The human's projections are the Mission document from ``mission.created`` at
+        the revision of the latest Mission Event the human has seen, and the Group's log
+        (the human has no WebSocket session: human sessions are the approval page's)."""
+        request: Dict[str, Any] = {
+            "operation": operation, "humanId": OWNER_ID, "actionId": self.actions.next(),
+            "issuedAt": _stamp(self.server.now), "args": args,
+        }
+        if group is not None:
+            request["mission"] = self.mission_view(group)
+            request["membership"] = {"membershipEpoch": 1}
+            request["events"] = self.logs[group]
+        unsigned = _native.control_command(request)
+        command = SignedDocumentCodec().sign("command", unsigned, KEYS[OWNER_ID]).canonical_document_bytes
+        events = self.server.control(command)
+        for event in events:
+            if event["kind"] == "mission.created":
+                self.missions[event["groupId"]] = event["payload"]["mission"]
+        return events[0]
+
+    def human_command(self, kind: str, payload: Dict[str, Any], group: str) -> Dict[str, Any]:
+        """A human Command the control module has no operation for (``membership.change``):
+        the envelope of §15 (Group, the human's Membership Epoch, no Session Epoch)."""
+        document = self.document(kind, OWNER_ID, payload, group, membershipEpoch=1)
+        command = SignedDocumentCodec().sign("command", document, KEYS[OWNER_ID]).canonical_document_bytes
         return self.server.control(command)[0]
+
+    def mission_view(self, group: str) -> Dict[str, Any]:
+        """The Mission as the human sees it: created, at the revision of the latest Mission
+        Event of the Group's log (``aggregateRevision`` of ``mission.*`` Events)."""
+        mission = dict(self.missions[group])
+        for event in self.logs[group]:
+            if event["kind"].startswith("mission.") and "aggregateRevision" in event \
+                    and event.get("payload", {}).get("missionId", mission["missionId"]) == mission["missionId"]:
+                mission["revision"] = event["aggregateRevision"]
+            if event["kind"] == "mission.coordinator.assigned":
+                mission["coordinator"] = dict(mission["coordinator"], **{
+                    k: v for k, v in event["payload"].items() if k in ("coordinatorEpoch", "agentId")})
+        return mission
 
     async def connect(self, agent_id: str, store: Optional[SQLiteAgentStore] = None) -> _Agent:
         client = AgentClient(
@@ -435,18 +475,12 @@ class _World:
 # ---- the scenario -------------------------------------------------------------------------
 
 
-def _create_payload(mission: str, group: str, coordinator: str, objective: str) -> Dict[str, Any]:
+def _create_args(mission: str, group: str, coordinator: str, objective: str) -> Dict[str, Any]:
     return {
-        "approvalPolicy": {"finalHumanApproval": True, "highRiskExecutionApproval": True},
-        "budget": {"modelTokenLimit": 500000, "toolCallLimit": 5000},
-        "coordinator": {"agentCardVersion": 1, "agentId": coordinator,
-                        "leaseId": f"{mission}:coordinator-lease:1"},
-        "deadline": "2026-08-01T00:00:00Z",
-        "definitionOfDone": [{"criterionId": "done", "description": objective,
-                              "evidenceRequired": ["deterministic_test", "human_review"]}],
-        "mainConversationId": f"{mission}:conversation:main",
-        "missionId": mission,
-        "objective": objective,
+        "missionId": mission, "groupId": group, "coordinatorId": coordinator, "title": objective,
+        "objective": objective, "budget": {"modelTokenLimit": 500000, "toolCallLimit": 5000},
+        "deadline": "2026-08-01T00:00:00Z", "definitionOfDone": [objective],
+        "permissions": ["repo.read", "repo.write"], "coordinatorLeaseSeconds": 3600,
     }
 
 
@@ -488,9 +522,9 @@ async def _complete(world: _World, coordinator: _Agent, worker: _Agent, mission:
                               {"capabilityPins": [CAPABILITY], "workItemId": item}, group)
     ownership = accepted["payload"]
     started = await world.do(worker, "work.start", {
-        "leaseId": ownership["leaseId"], "ownershipEpoch": ownership["ownershipEpoch"],
+        "leaseId": ownership["ownershipLeaseId"], "ownershipEpoch": ownership["ownershipEpoch"],
         "workItemId": item}, group)
-    lease = started["payload"]["executionLeaseId"] if "executionLeaseId" in started["payload"] else started["payload"]["leaseId"]
+    lease = started["payload"]["executionLeaseId"]
     content = f"{item}:{'|'.join(sources)}".encode()
     content_hash = "sha256:" + hashlib.sha256(content).hexdigest()
     manifest = {
@@ -528,19 +562,20 @@ async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
     reviewer_store = SQLiteAgentStore(world.root / "reviewer-local.sqlite3")
     reviewer = await world.connect(REVIEWER, reviewer_store)
 
-    # 2. Two root Missions created concurrently by the human, through the control plane.
+    # 2. Two root Missions, both active from here to the end (their work interleaves), created
+    # by the human through the control plane. The two requests are sent one after the other:
+    # sent together, the order the server numbers their Events in would vary between runs.
     server.advance(1)
-    created = await asyncio.gather(
-        asyncio.to_thread(world.human, "mission.create", _create_payload(
-            MISSION_AUTH, GROUP_AUTH, COORDINATOR_AUTH, "Add authentication"), GROUP_AUTH),
-        asyncio.to_thread(world.human, "mission.create", _create_payload(
-            MISSION_CLI, GROUP_CLI, COORDINATOR_CLI, "Ship the CLI"), GROUP_CLI),
-    )
+    created = [
+        world.human("create", _create_args(MISSION_AUTH, GROUP_AUTH, COORDINATOR_AUTH, "Add authentication")),
+        world.human("create", _create_args(MISSION_CLI, GROUP_CLI, COORDINATOR_CLI, "Ship the CLI")),
+    ]
     world.check("human_control_created_signed_roots",
                 all(e["kind"] == "mission.created" and e["actor"]["id"] == OWNER_ID for e in created),
                 " ".join(f"{e['groupId']}#{e['sequence'] if 'sequence' in e else 1}:{_event_hash(e)}" for e in created))
     world.check("concurrent_root_missions",
-                {e["groupId"] for e in created} == {GROUP_AUTH, GROUP_CLI},
+                {e["groupId"] for e in created} == {GROUP_AUTH, GROUP_CLI}
+                and all(e["payload"]["mission"]["state"] == "active" for e in created),
                 ",".join(sorted(e["eventId"] for e in created)))
     # Coordinators subscribe to their Groups; the Worker sees only what it is a member of.
     await coordinator_auth.client.subscribe([GROUP_AUTH])
@@ -555,23 +590,30 @@ async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
             "contract": _contract(stage, previous), "conversationId": f"{MISSION_AUTH}:conversation:main",
             "workItemId": item}, GROUP_AUTH, coordinator=True)
         previous = [item]
+    # The Coordinators admit the Workers (the reviewer is shared by both Groups).
+    for coordinator, group, members in ((coordinator_auth, GROUP_AUTH, (CODER, REVIEWER)),
+                                        (coordinator_cli, GROUP_CLI, (CODER, REVIEWER))):
+        for member in members:
+            await world.do(coordinator, "membership.change", {
+                "member": {"type": "agent", "id": member}, "role": "worker",
+                "scopes": ["group"]}, group, coordinator=True)
     cli_items = [_work(MISSION_CLI, "implementation"), _work(MISSION_CLI, "review")]
     await world.do(coordinator_cli, "work.authorize", {
         "contract": _contract("implementation"), "conversationId": f"{MISSION_CLI}:conversation:main",
         "workItemId": cli_items[0]}, GROUP_CLI, coordinator=True)
 
     # 4. Duplicate Command → identical Event; same Action ID, changed payload → collision.
-    fixed = "urn:missionweaveprotocol:action:poc-dependency-review-tests"
-    dep = {"workItemId": _work(MISSION_AUTH, "review"), "dependsOnWorkItemId": _work(MISSION_AUTH, "tests")}
-    first_bytes = world.agent_command(coordinator_auth, "work.add_dependency", dep, GROUP_AUTH,
+    fixed = "urn:missionweaveprotocol:action:poc-dependency-review-requirements"
+    dep = {"workItemId": _work(MISSION_AUTH, "review"), "dependencyId": _work(MISSION_AUTH, "requirements")}
+    first_bytes = world.agent_command(coordinator_auth, "ext.missionweaveprotocol.core.work_dependency_add", dep, GROUP_AUTH,
                                       coordinator=True, action_id=fixed)
     first = await world.send(coordinator_auth, first_bytes)
     again = await world.send(coordinator_auth, first_bytes)
     world.check("duplicate_command_idempotent", first == again and first["eventId"] == again["eventId"],
                 f"{first['eventId']}:{_event_hash(first)}")
-    changed = dict(dep, dependsOnWorkItemId=_work(MISSION_AUTH, "requirements"))
+    changed = dict(dep, dependencyId=_work(MISSION_AUTH, "implementation"))
     code = await world.refused(coordinator_auth, world.agent_command(
-        coordinator_auth, "work.add_dependency", changed, GROUP_AUTH, coordinator=True, action_id=fixed))
+        coordinator_auth, "ext.missionweaveprotocol.core.work_dependency_add", changed, GROUP_AUTH, coordinator=True, action_id=fixed))
     world.check("action_id_collision_rejected", code == "ACTION_ID_COLLISION", str(code))
     return await _rest(world, coordinator_auth, coordinator_cli, coder, reviewer, reviewer_store,
                        first, cli_items)
@@ -589,22 +631,26 @@ async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent
     # 5. The human replaces the CLI Coordinator (epoch 2); the old one is refused, the new one
     # with the old epoch is STALE, with epoch 2 it authorizes the CLI review.
     server.advance(1)
-    replaced = world.human("mission.assign_coordinator", {
-        "coordinator": {"agentCardVersion": 1, "agentId": COORDINATOR_CLI_V2,
-                        "leaseId": f"{MISSION_CLI}:coordinator-lease:2"},
-        "reason": "the first Coordinator stopped answering"}, GROUP_CLI, membershipEpoch=1)
+    await _replay(world, coordinator_cli, GROUP_CLI)
+    replaced = world.human("replace_coordinator", {
+        "coordinatorId": COORDINATOR_CLI_V2, "leaseSeconds": 3600}, GROUP_CLI)
     world.check("human_control_signed_coordinator_replacement",
                 replaced["actor"]["id"] == OWNER_ID, f"{replaced['eventId']}:{_event_hash(replaced)}")
     review_payload = {"contract": _contract("review", [cli_items[0]]),
                       "conversationId": f"{MISSION_CLI}:conversation:main", "workItemId": cli_items[1]}
     old = await world.refused(coordinator_cli, world.agent_command(
         coordinator_cli, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
-    world.check("previous_coordinator_rejected_after_replacement", old is not None, str(old))
+    world.check("previous_coordinator_rejected_after_replacement",
+                old in ("AUTH_STALE_COORDINATOR", "AUTH_FORBIDDEN"), str(old))
+    # The replacement joins the Group as its Coordinator (the human's membership.change).
+    world.human_command("membership.change", {
+        "member": {"type": "agent", "id": COORDINATOR_CLI_V2}, "role": "coordinator",
+        "scopes": ["group"]}, GROUP_CLI)
     coordinator_v2 = await world.connect(COORDINATOR_CLI_V2)
     await coordinator_v2.client.subscribe([GROUP_CLI])
     stale = await world.refused(coordinator_v2, world.agent_command(
         coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
-    world.check("stale_coordinator_epoch_rejected", stale is not None, str(stale))
+    world.check("stale_coordinator_epoch_rejected", stale == "AUTH_STALE_COORDINATOR", str(stale))
     coordinator_v2.coordinator_epoch[GROUP_CLI] = 2
     authorized = await world.do(coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True)
     world.check("coordinator_replacement_committed", authorized["kind"] == "work.authorized",
@@ -694,7 +740,7 @@ async def _run(root: Path, database_url: Optional[str]) -> POCReport:
         failure_injections=FAILURE_INJECTIONS,
         artifact_provenance_edges=edges,
         log_hashes=tuple(
-            (g, "sha256:" + hashlib.sha256(b"".join(_native.canonical_json(e) for e in log)).hexdigest())
+            (g, "sha256:" + hashlib.sha256(b"".join(canonical_bytes(e) for e in log)).hexdigest())
             for g, log in sorted(world.logs.items())),
         evidence=tuple(world.evidence),
     )

@@ -1,0 +1,90 @@
+"""The proof of concept (``missionweaveprotocol.poc``, ``missionweaveprotocol-demo``) against a
+real ``missionweaveprotocol-server`` process: every check true on SQLite, two runs
+byte-identical, the same report on PostgreSQL, and checks that go false when the protection
+they prove is taken away. Nothing asserts on timing (``python/benchmarks/bench_poc.py`` prints
+wall times)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_support import script
+from missionweaveprotocol import poc
+from pg_support import Database, database  # noqa: F401  (the fixture)
+
+
+def test_every_check_passes_on_sqlite(tmp_path: Path) -> None:
+    report = poc.run_poc_sync(tmp_path)
+    report.require_success()
+    names = [name for name, _ in report.checks]
+    assert names == list(poc.CHECK_NAMES)
+    assert all(ok for _, ok in report.checks)
+    # The report names no port and no path.
+    text = report.to_json()
+    assert str(tmp_path) not in text and "127.0.0.1" not in text
+
+
+def test_two_runs_print_byte_identical_reports(tmp_path: Path) -> None:
+    outputs = []
+    for run in ("a", "b"):
+        done = subprocess.run([script("missionweaveprotocol-demo"), "--workdir", str(tmp_path / run)],
+                              check=False, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["passed"] is True
+
+
+def test_the_same_report_on_postgresql(tmp_path: Path, database: Database) -> None:  # noqa: F811
+    on_sqlite = poc.run_poc_sync(tmp_path / "sqlite")
+    on_postgres = poc.run_poc_sync(tmp_path / "pg", database_url=database.url())
+    on_postgres.require_success()
+    assert on_postgres.to_json() == on_sqlite.to_json()
+
+
+def test_a_failed_check_is_named_and_the_report_fails() -> None:
+    report = poc.POCReport(
+        passed=False, checks=(("duplicate_command_idempotent", True), ("action_id_collision_rejected", False)),
+        missions=(), event_counts=(), final_cursors=(), failure_injections=(),
+        artifact_provenance_edges=0, log_hashes=(),
+    )
+    assert report.failed_checks == ("action_id_collision_rejected",)
+    with pytest.raises(AssertionError, match="action_id_collision_rejected"):
+        report.require_success()
+
+
+def test_without_the_session_fence_the_restart_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the "old session" Command is signed with the NEW epoch (as if the server did
+    # not fence by epoch, the Command is accepted): the check must go false.
+    original = poc._World.agent_command
+
+    def unfenced(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
+                 **options: object) -> bytes:
+        if payload.get("messageId") == "urn:missionweaveprotocol:message:poc-stale":
+            options.pop("session_epoch", None)
+        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc._World, "agent_command", unfenced)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("worker_restart_fences_old_session",)
+
+
+def test_without_the_action_id_fixed_the_collision_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the changed Command gets a fresh Action ID: nothing collides, the check fails.
+    original = poc._World.agent_command
+
+    def fresh(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
+              **options: object) -> bytes:
+        if kind == "ext.missionweaveprotocol.core.work_dependency_add" and payload.get("dependencyId", "").endswith("implementation"):
+            options.pop("action_id", None)
+        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc._World, "agent_command", fresh)
+    report = poc.run_poc_sync(tmp_path)
+    assert "action_id_collision_rejected" in report.failed_checks
