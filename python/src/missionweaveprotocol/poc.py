@@ -93,16 +93,26 @@ CHECK_NAMES: Tuple[str, ...] = (
     "previous_coordinator_rejected_after_replacement",
     "stale_coordinator_epoch_rejected",
     "coordinator_replacement_committed",
+    "execution_lease_expiry_rejected",
+    "stale_ownership_epoch_rejected",
+    "ownership_epoch_advanced",
     "duplicate_event_delivery_ignored",
     "worker_restart_fences_old_session",
+    "coordinator_verification_precedes_approval",
+    "human_control_signed_change_request",
+    "one_human_requested_changes_cycle",
+    "exact_signed_human_approvals",
+    "both_root_missions_approved",
 )
 
 FAILURE_INJECTIONS: Tuple[str, ...] = (
     "action_id_collision_rejected",
     "duplicate_command_replayed",
     "duplicate_event_delivery_replayed",
+    "execution_lease_expiry_rejected",
     "previous_coordinator_rejected_after_replacement",
     "stale_coordinator_epoch_rejected",
+    "stale_ownership_epoch_rejected",
     "worker_restart_fences_old_session",
 )
 
@@ -428,6 +438,8 @@ class _World:
             if event["kind"].startswith("mission.") and "aggregateRevision" in event \
                     and event.get("payload", {}).get("missionId", mission["missionId"]) == mission["missionId"]:
                 mission["revision"] = event["aggregateRevision"]
+                if "state" in event.get("payload", {}):
+                    mission["state"] = event["payload"]["state"]
             if event["kind"] == "mission.coordinator.assigned":
                 mission["coordinator"] = dict(mission["coordinator"], **{
                     k: v for k, v in event["payload"].items() if k in ("coordinatorEpoch", "agentId")})
@@ -507,12 +519,21 @@ def _work(mission: str, stage: str) -> str:
 
 
 async def _complete(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
-                    item: str, sources: Sequence[str]) -> str:
-    """offer → accept → start → publish → submit → Coordinator verification; the Artifact hash."""
+                    item: str, sources: Sequence[str],
+                    ownership: Optional[Dict[str, Any]] = None) -> str:
+    """offer → accept (unless ``ownership`` is held already) → start → publish → submit →
+    Coordinator verification; the Artifact hash."""
     stage = item.rsplit("-", 1)[-1]
+    if ownership is None:
+        ownership = await _offer_and_accept(world, coordinator, worker, group, item)
+    return await _finish(world, coordinator, worker, mission, group, item, sources, ownership, stage)
+
+
+async def _offer_and_accept(world: _World, coordinator: _Agent, worker: _Agent, group: str,
+                            item: str, suffix: str = "") -> Dict[str, Any]:
     await world.do(coordinator, "work.offer", {
         "candidates": [{"agentCardVersion": 1, "agentId": worker.agent_id,
-                        "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}"}],
+                        "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}{suffix}"}],
         "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
                            "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
                            "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
@@ -520,7 +541,11 @@ async def _complete(world: _World, coordinator: _Agent, worker: _Agent, mission:
         "workItemId": item}, group, coordinator=True)
     accepted = await world.do(worker, "work.accept_offer",
                               {"capabilityPins": [CAPABILITY], "workItemId": item}, group)
-    ownership = accepted["payload"]
+    return dict(accepted["payload"])
+
+
+async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
+                  item: str, sources: Sequence[str], ownership: Dict[str, Any], stage: str) -> str:
     started = await world.do(worker, "work.start", {
         "leaseId": ownership["ownershipLeaseId"], "ownershipEpoch": ownership["ownershipEpoch"],
         "workItemId": item}, group)
@@ -690,6 +715,7 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
         edges += len(sources)
         hashes[GROUP_AUTH].append(h)
         sources = [h]
+    docs = await _lease_expiry(world, coordinator_cli, coder)
     h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
     hashes[GROUP_CLI].append(h)
     h2 = await _complete(world, coordinator_cli, reviewer, MISSION_CLI, GROUP_CLI, cli_items[1], [h])
@@ -713,11 +739,103 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
     world.check("worker_restart_fences_old_session",
                 fenced == "AUTH_STALE_SESSION" and reviewer2.client.session_epoch == (old_epoch or 0) + 1,
                 f"epoch {old_epoch}->{reviewer2.client.session_epoch}: {fenced}")
-    missions = [
-        MissionResult(MISSION_AUTH, GROUP_AUTH, "active", 0, None, tuple(hashes[GROUP_AUTH]), len(world.logs[GROUP_AUTH])),
-        MissionResult(MISSION_CLI, GROUP_CLI, "active", 0, None, tuple(hashes[GROUP_CLI]), 0),
-    ]
-    return missions, edges
+    missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
+    return missions, edges + 1
+
+
+async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> str:
+    """An Execution Lease of 2 s expires on the server's clock: its renewal is refused; a new
+    ``work.start`` under the same ownership gets a fresh lease and the work completes."""
+    item = _work(MISSION_CLI, "docs")
+    await world.do(coordinator, "work.authorize", {
+        "contract": _contract("docs"), "conversationId": f"{MISSION_CLI}:conversation:main",
+        "workItemId": item}, GROUP_CLI, coordinator=True)
+    accepted = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item)
+    started = (await world.do(coder, "work.start", {
+        "leaseId": accepted["ownershipLeaseId"], "ownershipEpoch": accepted["ownershipEpoch"],
+        "workItemId": item, "leaseSeconds": 2}, GROUP_CLI))["payload"]
+    world.server.advance(3)
+    code = await world.refused(coder, world.agent_command(
+        coder, "ext.missionweaveprotocol.core.work_execution_lease_renew", {
+            "leaseId": started["executionLeaseId"], "ownershipEpoch": started["ownershipEpoch"],
+            "workItemId": item, "leaseSeconds": 60}, GROUP_CLI))
+    world.check("execution_lease_expiry_rejected", code == "WORK_LEASE_EXPIRED",
+                f"{started['executionLeaseId']} expired at {started['leaseExpiresAt']}: {code}")
+    # The ownership lapses too; the Coordinator offers the WorkItem again and the new ownership
+    # has a higher Ownership Epoch: the old epoch is refused.
+    world.server.advance(400)
+    again = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item, "-again")
+    stale = await world.refused(coder, world.agent_command(coder, "work.start", {
+        "leaseId": accepted["ownershipLeaseId"], "ownershipEpoch": accepted["ownershipEpoch"],
+        "workItemId": item}, GROUP_CLI))
+    world.check("stale_ownership_epoch_rejected", stale == "WORK_STALE_OWNERSHIP",
+                f"epoch {accepted['ownershipEpoch']}: {stale}")
+    world.check("ownership_epoch_advanced", again["ownershipEpoch"] == accepted["ownershipEpoch"] + 1,
+                f"{accepted['ownershipEpoch']}->{again['ownershipEpoch']}")
+    return await _finish(world, coordinator, coder, MISSION_CLI, GROUP_CLI, item, [], again, "docs")
+
+
+def _last(log: List[Dict[str, Any]], kind: str) -> Optional[Dict[str, Any]]:
+    found = [e for e in log if e["kind"] == kind]
+    return found[-1] if found else None
+
+
+async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
+                     hashes: Dict[str, List[str]]) -> List[MissionResult]:
+    """Coordinator verification, submission, one human change request on the auth Mission, the
+    correction, and the two exact signed human approvals."""
+    server = world.server
+    counts = []
+    for agent, group in ((coordinator_auth, GROUP_AUTH), (coordinator_cli, GROUP_CLI)):
+        log = await _replay(world, agent, group)
+        authorized = {e["payload"]["workItemId"] for e in log if e["kind"] == "work.authorized"}
+        verified = {e["payload"]["workItemId"] for e in log if e["kind"] == "work.result.accepted"}
+        counts.append((bool(authorized) and authorized == verified, len(verified), len(authorized)))
+    world.check("coordinator_verification_precedes_approval", all(ok for ok, _, _ in counts),
+                " ".join(f"{v}/{a}" for _, v, a in counts) + " WorkItems verified before submission")
+    server.advance(1)
+    await world.do(coordinator_auth, "mission.submit_for_approval",
+                   {"artifactHashes": [hashes[GROUP_AUTH][-1]]}, GROUP_AUTH, coordinator=True)
+    await _replay(world, coordinator_auth, GROUP_AUTH)
+    changes = world.human("request_changes", {"feedback": "Add rate limiting to the login endpoint"}, GROUP_AUTH)
+    world.check("human_control_signed_change_request",
+                changes["kind"] == "mission.changes_requested" and changes["actor"]["id"] == OWNER_ID,
+                f"{changes['eventId']}:{_event_hash(changes)}")
+    # The correction: a new WorkItem authorized by the Coordinator, done by the coder.
+    item = _work(MISSION_AUTH, "correction")
+    await world.do(coordinator_auth, "work.authorize", {
+        "contract": _contract("correction"), "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "workItemId": item}, GROUP_AUTH, coordinator=True)
+    fixed = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH, item, [hashes[GROUP_AUTH][-1]])
+    hashes[GROUP_AUTH].append(fixed)
+    server.advance(1)
+    await world.do(coordinator_auth, "mission.submit_for_approval",
+                   {"artifactHashes": [fixed]}, GROUP_AUTH, coordinator=True)
+    await world.do(coordinator_cli, "mission.submit_for_approval",
+                   {"artifactHashes": [hashes[GROUP_CLI][-1]]}, GROUP_CLI, coordinator=True)
+    results: List[MissionResult] = []
+    approvals: List[bool] = []
+    for agent, mission, group in ((coordinator_auth, MISSION_AUTH, GROUP_AUTH), (coordinator_cli, MISSION_CLI, GROUP_CLI)):
+        await _replay(world, agent, group)
+        submitted = _last(world.logs[group], "mission.submitted_for_approval")
+        approved = world.human("approve", {"approvalId": f"{mission}:approval:final"}, group)
+        log = await _replay(world, agent, group)
+        assert submitted is not None
+        approvals.append(
+            approved["kind"] == "mission.approved"
+            and approved["payload"].get("artifactHashes", submitted["payload"]["artifactHashes"])
+            == submitted["payload"]["artifactHashes"])
+        results.append(MissionResult(
+            mission, group, str(approved["payload"].get("state", "")), int(approved["aggregateRevision"]),
+            f"{mission}:approval:final", tuple(hashes[group]), len(log)))
+    changes_cycles = [e for e in world.logs[GROUP_AUTH] if e["kind"] == "mission.changes_requested"]
+    world.check("one_human_requested_changes_cycle", len(changes_cycles) == 1,
+                ",".join(e["eventId"] for e in changes_cycles))
+    world.check("exact_signed_human_approvals", all(approvals),
+                " ".join(f"{r.group_id}@{r.revision}" for r in results))
+    world.check("both_root_missions_approved", all(r.status == "approved" for r in results),
+                " ".join(f"{r.mission_id}:{r.status}" for r in results))
+    return results
 
 
 async def _run(root: Path, database_url: Optional[str]) -> POCReport:
