@@ -88,3 +88,81 @@ def test_without_the_action_id_fixed_the_collision_check_goes_false(
     monkeypatch.setattr(poc._World, "agent_command", fresh)
     report = poc.run_poc_sync(tmp_path)
     assert "action_id_collision_rejected" in report.failed_checks
+
+
+# -- the two server features the demo needs: the control-plane relay and the manual clock ----
+
+
+def _human_create(world: poc._World, key_of: str = poc.OWNER_ID) -> bytes:
+    request = {"operation": "create", "humanId": poc.OWNER_ID, "actionId": world.actions.next(),
+               "issuedAt": poc._stamp(world.server.now),
+               "args": poc._create_args(poc.MISSION_AUTH, poc.GROUP_AUTH, poc.COORDINATOR_AUTH, "x")}
+    from missionweaveprotocol import _native
+    from missionweaveprotocol.signed_documents import SignedDocumentCodec
+
+    unsigned = _native.control_command(request)
+    return SignedDocumentCodec().sign("command", unsigned, poc.KEYS[key_of]).canonical_document_bytes
+
+
+def test_the_relay_takes_human_commands_only_and_verifies_them(tmp_path: Path) -> None:
+    from missionweaveprotocol.client import CommandRefused
+
+    server = poc._Server(tmp_path, f"sqlite:///{tmp_path / 'a.sqlite3'}")
+    try:
+        world = poc._World(server, tmp_path)
+        # An Agent's Command is refused: Agents are fenced by their own WebSocket session.
+        agent_command = world.sign(poc.CODER, world.document(
+            "message.post", poc.CODER, {"conversationId": "urn:missionweaveprotocol:conversation:x",
+                                        "messageId": "urn:missionweaveprotocol:message:x",
+                                        "content": [{"type": "text", "text": "hi"}]},
+            poc.GROUP_AUTH, sessionEpoch=1, membershipEpoch=1))
+        with pytest.raises(CommandRefused) as refused:
+            server.control(agent_command)
+        assert refused.value.code == "AUTH_FORBIDDEN"
+        # The human's Command signed with another principal's key does not verify.
+        with pytest.raises(CommandRefused) as forged:
+            server.control(_human_create(world, key_of=poc.CODER))
+        assert forged.value.code == "AUTH_INVALID_SIGNATURE"
+        # Signed by the human: applied; the same bytes again: the original Event (§15.1).
+        command = _human_create(world)
+        first = server.control(command)
+        assert [e["kind"] for e in first][:1] == ["mission.created"]
+        assert server.control(command)[0] == first[0]
+        # Issued far before the server's clock: outside the freshness window.
+        server.advance(3600)
+        with pytest.raises(CommandRefused) as stale:
+            server.control(_stale(world))
+        assert stale.value.code == "AUTH_INVALID_SIGNATURE"
+    finally:
+        server.stop()
+
+
+def _stale(world: poc._World) -> bytes:
+    now = world.server.now
+    world.server.now = poc.START
+    try:
+        return _human_create(world)
+    finally:
+        world.server.now = now
+
+
+def test_the_manual_clock_is_refused_off_loopback(tmp_path: Path) -> None:
+    (tmp_path / "registry.json").write_bytes(poc.registry_bytes())
+    (tmp_path / "cards.json").write_text("[]")
+    # TLS files and both secrets (their content is read only at start): only --clock objects.
+    done = subprocess.run([
+        *poc._server_command(), "--registry", str(tmp_path / "cards.json"),
+        "--agent-registry-snapshot", str(tmp_path / "registry.json"),
+        "--tls-certfile", str(tmp_path / "cards.json"), "--tls-keyfile", str(tmp_path / "cards.json"),
+        "--authority-private-key", poc._b64(poc.KEYS[poc.AUTHORITY].seed_bytes()),
+        "--organization-public-key", poc._b64(poc.KEYS[poc.REGISTRAR].public_key_bytes),
+        "--host", "0.0.0.0", "--port", "0", "--clock", "manual:2026-07-15T08:00:00Z"],
+        check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "loopback" in done.stderr and "--clock" in done.stderr
+    done = subprocess.run([
+        *poc._server_command(), "--registry", str(tmp_path / "cards.json"),
+        "--agent-registry-snapshot", str(tmp_path / "registry.json"), "--allow-insecure",
+        "--host", "127.0.0.1", "--port", "0", "--clock", "manual:yesterday"],
+        check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--clock" in done.stderr
