@@ -127,7 +127,12 @@ pub fn parse_advance(line: &str) -> Result<i64, String> {
     let amount = line
         .trim()
         .strip_prefix("advance ")
-        .ok_or_else(|| format!("unknown clock command '{}': use 'advance <n>s|ms'", line.trim()))?
+        .ok_or_else(|| {
+            format!(
+                "unknown clock command '{}': use 'advance <n>s|ms'",
+                line.trim()
+            )
+        })?
         .trim();
     let (digits, scale) = if let Some(n) = amount.strip_suffix("ms") {
         (n, 1)
@@ -203,13 +208,22 @@ mod tests {
     #[test]
     fn seeded_streams_repeat_per_connection_number_and_differ_between_connections() {
         let (mut a, mut b) = (
-            SeededRandom { connection: 7, block: 0 },
-            SeededRandom { connection: 7, block: 0 },
+            SeededRandom {
+                connection: 7,
+                block: 0,
+            },
+            SeededRandom {
+                connection: 7,
+                block: 0,
+            },
         );
         let (mut x, mut y) = ([0u8; 48], [0u8; 48]);
         assert!(a.fill(&mut x).is_ok() && b.fill(&mut y).is_ok());
         assert_eq!(x, y);
-        let mut other = SeededRandom { connection: 8, block: 0 };
+        let mut other = SeededRandom {
+            connection: 8,
+            block: 0,
+        };
         assert!(other.fill(&mut y).is_ok());
         assert_ne!(x, y);
         // The stream moves on: the next draw differs from the first.

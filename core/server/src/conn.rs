@@ -275,8 +275,8 @@ impl Driver {
             // without the store; only what needs a store read goes to a blocking thread
             // (`Connection::in_memory`). Steps of one connection run one at a time, so the
             // machine's lock is free here.
-            let (after, served) =
-                lock(&machine).in_memory(|conn| run_step(conn, step, room_frames, &in_flight, clock.now()));
+            let (after, served) = lock(&machine)
+                .in_memory(|conn| run_step(conn, step, room_frames, &in_flight, clock.now()));
             self.apply(after);
             if served || self.closing {
                 return;
@@ -284,7 +284,13 @@ impl Driver {
             let room_frames = self.writer_tx.capacity();
             let in_flight = Arc::clone(&self.in_flight);
             let after = tokio::task::spawn_blocking(move || {
-                run_step(&mut lock(&machine), Step::FinishIo, room_frames, &in_flight, clock.now())
+                run_step(
+                    &mut lock(&machine),
+                    Step::FinishIo,
+                    room_frames,
+                    &in_flight,
+                    clock.now(),
+                )
             })
             .await;
             let Ok(after) = after else {
@@ -294,7 +300,13 @@ impl Driver {
             return self.apply(after);
         }
         let after = tokio::task::spawn_blocking(move || {
-            run_step(&mut lock(&machine), step, room_frames, &in_flight, clock.now())
+            run_step(
+                &mut lock(&machine),
+                step,
+                room_frames,
+                &in_flight,
+                clock.now(),
+            )
         })
         .await;
         let Ok(after) = after else {

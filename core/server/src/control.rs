@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
-use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol::WireCode;
+use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol_gateway::frames::ErrorBody;
 use missionweaveprotocol_gateway::server::{MAX_CONTROL_BYTES, relay_human_command};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};

@@ -12,7 +12,7 @@ use missionweaveprotocol_gateway::server::Gateway;
 use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::random::RandomSource;
 
-use crate::clock::{ServerClock, SeededRandom};
+use crate::clock::{SeededRandom, ServerClock};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
