@@ -34,22 +34,22 @@ pub struct Relayed {
 }
 
 /// Verifies and performs one human Command's exact bytes, or the refusal (`error.schema.json`
-/// body: the wire code, `relatedActionId`, `groupId`), with nothing applied.
+/// body: the wire code, `relatedActionId`, `groupId`; boxed: it is large), with nothing applied.
 pub fn relay_human_command(
     core: &dyn GatewayCore,
     bytes: &[u8],
     now: UnixMillis,
-) -> Result<Relayed, ErrorBody> {
+) -> Result<Relayed, Box<ErrorBody>> {
     let related = |mut body: ErrorBody, action: Option<String>| {
         body.related_action_id = action;
-        body
+        Box::new(body)
     };
     if bytes.len() > MAX_CONTROL_BYTES {
         let body = ErrorBody::new(
             WireCode::ProtocolViolation,
             format!("a control Command is at most {MAX_CONTROL_BYTES} bytes"),
         );
-        return Err(body);
+        return Err(Box::new(body));
     }
     let verified = core.verify(bytes, now).map_err(|error| {
         let group = raw_id(bytes, "groupId");
