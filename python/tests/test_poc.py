@@ -166,3 +166,20 @@ def test_the_manual_clock_is_refused_off_loopback(tmp_path: Path) -> None:
         "--host", "127.0.0.1", "--port", "0", "--clock", "manual:yesterday"],
         check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--clock" in done.stderr
+
+
+def test_an_unsafe_checkpoint_does_not_free_the_slot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the preempted review reports its checkpoint as not safe; the Scheduler refuses
+    # the preemption (§11.3: a slot is taken back only after a durable, safe checkpoint).
+    from missionweaveprotocol import _native
+    from missionweaveprotocol.scheduler import SchedulerError
+
+    real = _native.CheckpointRef
+
+    def unsafe(checkpoint_id: str, **fields: object) -> object:
+        fields["safe"] = False
+        return real(checkpoint_id, **fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_native, "CheckpointRef", unsafe)
+    with pytest.raises(SchedulerError):
+        poc.run_poc_sync(tmp_path)

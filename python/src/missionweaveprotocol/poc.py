@@ -96,6 +96,11 @@ CHECK_NAMES: Tuple[str, ...] = (
     "execution_lease_expiry_rejected",
     "stale_ownership_epoch_rejected",
     "ownership_epoch_advanced",
+    "multiple_capacity_slots_active",
+    "unsafe_work_not_preempted",
+    "safe_checkpoint_only_preemption",
+    "preempted_work_resumed_from_checkpoint",
+    "global_scheduler_served_both_groups",
     "duplicate_event_delivery_ignored",
     "worker_restart_fences_old_session",
     "coordinator_verification_precedes_approval",
@@ -107,6 +112,7 @@ CHECK_NAMES: Tuple[str, ...] = (
 
 FAILURE_INJECTIONS: Tuple[str, ...] = (
     "action_id_collision_rejected",
+    "urgent_arrival_preempts_at_a_safe_checkpoint",
     "duplicate_command_replayed",
     "duplicate_event_delivery_replayed",
     "execution_lease_expiry_rejected",
@@ -153,6 +159,7 @@ class POCReport:
     artifact_provenance_edges: int
     log_hashes: Tuple[Tuple[str, str], ...]
     evidence: Tuple[Tuple[str, str], ...] = field(default=())
+    scheduler_dispatch_order: Tuple[str, ...] = field(default=())
 
     @property
     def failed_checks(self) -> Tuple[str, ...]:
@@ -173,6 +180,7 @@ class POCReport:
             "logHashes": dict(self.log_hashes),
             "missions": [m.to_dict() for m in self.missions],
             "passed": self.passed,
+            "schedulerDispatchOrder": list(self.scheduler_dispatch_order),
         }
 
     def to_json(self) -> str:
@@ -376,6 +384,7 @@ class _World:
         self.evidence: List[Tuple[str, str]] = []
         self.logs: Dict[str, List[Dict[str, Any]]] = {GROUP_AUTH: [], GROUP_CLI: []}
         self.missions: Dict[str, Dict[str, Any]] = {}
+        self.dispatch_order: List[str] = []
 
     def check(self, name: str, ok: bool, evidence: str) -> None:
         self.checks.append((name, bool(ok)))
@@ -544,11 +553,18 @@ async def _offer_and_accept(world: _World, coordinator: _Agent, worker: _Agent, 
     return dict(accepted["payload"])
 
 
-async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
-                  item: str, sources: Sequence[str], ownership: Dict[str, Any], stage: str) -> str:
-    started = await world.do(worker, "work.start", {
+async def _start(world: _World, worker: _Agent, group: str, item: str,
+                 ownership: Dict[str, Any]) -> Dict[str, Any]:
+    return await world.do(worker, "work.start", {
         "leaseId": ownership["ownershipLeaseId"], "ownershipEpoch": ownership["ownershipEpoch"],
         "workItemId": item}, group)
+
+
+async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
+                  item: str, sources: Sequence[str], ownership: Dict[str, Any], stage: str,
+                  started: Optional[Dict[str, Any]] = None) -> str:
+    if started is None:
+        started = await _start(world, worker, group, item, ownership)
     lease = started["payload"]["executionLeaseId"]
     content = f"{item}:{'|'.join(sources)}".encode()
     content_hash = "sha256:" + hashlib.sha256(content).hexdigest()
@@ -708,19 +724,25 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
     server.advance(1)
     # The auth stages by the coder, the review by the shared reviewer.
     sources: List[str] = []
-    for stage in AUTH_STAGES:
-        worker = reviewer if stage == "review" else coder
-        h = await _complete(world, coordinator_auth, worker, MISSION_AUTH, GROUP_AUTH,
+    for stage in AUTH_STAGES[:3]:
+        h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
                             _work(MISSION_AUTH, stage), sources)
         edges += len(sources)
         hashes[GROUP_AUTH].append(h)
         sources = [h]
-    docs = await _lease_expiry(world, coordinator_cli, coder)
+    await _lease_expiry(world, coordinator_cli, coder)
     h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
     hashes[GROUP_CLI].append(h)
-    h2 = await _complete(world, coordinator_cli, reviewer, MISSION_CLI, GROUP_CLI, cli_items[1], [h])
-    hashes[GROUP_CLI].append(h2)
-    edges += 1
+    # The shared reviewer schedules the reviews of both Groups (and an urgent one).
+    reviewed = await _reviews(world, coordinator_auth, coordinator_cli, reviewer,
+                              auth_source=sources[0], cli_source=h, cli_review=cli_items[1])
+    hashes[GROUP_AUTH].append(reviewed[GROUP_AUTH])
+    hashes[GROUP_CLI].extend(reviewed[GROUP_CLI])
+    edges += 3
+    h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
+                        _work(MISSION_AUTH, "integration"), [sources[0], reviewed[GROUP_AUTH]])
+    hashes[GROUP_AUTH].append(h)
+    edges += 2
     # Duplicate Event delivery: the reviewer's store remembers each Event once.
     await reviewer.client.subscribe([GROUP_AUTH])
     log = await _replay(world, coordinator_auth, GROUP_AUTH)
@@ -773,6 +795,123 @@ async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> st
     world.check("ownership_epoch_advanced", again["ownershipEpoch"] == accepted["ownershipEpoch"] + 1,
                 f"{accepted['ownershipEpoch']}->{again['ownershipEpoch']}")
     return await _finish(world, coordinator, coder, MISSION_CLI, GROUP_CLI, item, [], again, "docs")
+
+
+async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, reviewer: _Agent,
+                   *, auth_source: str, cli_source: str, cli_review: str) -> Dict[str, Any]:
+    """The shared reviewer's Scheduler (§11): both reviews admitted into per-Group queues,
+    dispatched into two slots at once; an urgent CLI review arrives; the running auth review
+    is preempted only after its durable safe checkpoint (a ``work.checkpoint`` Event), resumed
+    from it afterwards. Every dispatch is a ``work.start`` on the server."""
+    from .scheduler import GroupSchedulingPolicy, Scheduler, SchedulerPolicy, WorkOffer, WorkTransition
+    from ._native import CheckpointRef, Dispatch, Preempt
+
+    server = world.server
+    auth_review = _work(MISSION_AUTH, "review")
+    urgent = _work(MISSION_CLI, "urgent-review")
+    coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
+    missions = {GROUP_AUTH: MISSION_AUTH, GROUP_CLI: MISSION_CLI}
+    scheduler = Scheduler(SchedulerPolicy(
+        capacity_slots=2,
+        groups={GROUP_AUTH: GroupSchedulingPolicy(weight=2, slot_quota=1),
+                GROUP_CLI: GroupSchedulingPolicy(weight=1, slot_quota=2)},
+        supported_capabilities=[(CAPABILITY["id"], CAPABILITY["version"])],
+    ), clock=lambda: server.now)
+    owned: Dict[str, Dict[str, Any]] = {}
+    group_of = {auth_review: GROUP_AUTH, cli_review: GROUP_CLI, urgent: GROUP_CLI}
+    for item in (auth_review, cli_review):
+        owned[item] = await _offer_and_accept(world, coordinators[group_of[item]], reviewer, group_of[item], item)
+        scheduler.admit(WorkOffer(item, group_of[item], organizational_priority=0,
+                                  capability=(CAPABILITY["id"], CAPABILITY["version"])))
+    order: List[str] = []
+    running: Dict[str, Dict[str, Any]] = {}
+    generations: Dict[str, int] = {}
+
+    async def dispatch(actions: Sequence[Any]) -> List[str]:
+        dispatched = []
+        for action in actions:
+            if isinstance(action, Dispatch):
+                group = group_of[action.work_id]
+                running[action.work_id] = await _start(world, reviewer, group, action.work_id, owned[action.work_id])
+                generations[action.work_id] = action.generation
+                order.append(f"{group.rsplit(':', 1)[-1]}:{action.work_id.rsplit(':', 1)[-1]}")
+                dispatched.append(action.work_id)
+        return dispatched
+
+    first = await dispatch(scheduler.schedule())
+    world.check("multiple_capacity_slots_active",
+                sorted(first) == sorted([auth_review, cli_review]) and scheduler.used_slots == 2,
+                " ".join(f"{running[w]['eventId']}" for w in sorted(first)))
+    # The urgent arrival (priority 100).
+    await world.do(coordinator_cli, "work.authorize", {
+        "contract": _contract("urgent-review"), "conversationId": f"{MISSION_CLI}:conversation:main",
+        "workItemId": urgent}, GROUP_CLI, coordinator=True)
+    owned[urgent] = await _offer_and_accept(world, coordinator_cli, reviewer, GROUP_CLI, urgent)
+    scheduler.admit(WorkOffer(urgent, GROUP_CLI, organizational_priority=100,
+                              capability=(CAPABILITY["id"], CAPABILITY["version"])))
+    actions = scheduler.schedule()
+    requested = [a for a in actions if isinstance(a, Preempt)]
+    world.check("unsafe_work_not_preempted",
+                not [a for a in actions if isinstance(a, Dispatch)] and auth_review in running,
+                f"preemption requested of {[a.work_id.rsplit(':', 1)[-1] for a in requested]}; nothing dispatched before a checkpoint")
+    # The item the Scheduler asked to preempt records a durable, safe checkpoint on the server
+    # (§11.3): its Execution Lease is released and the WorkItem is queued again.
+    victim = requested[0].work_id if requested else auth_review
+    group = group_of[victim]
+    server.advance(1)
+    started = running.pop(victim)["payload"]
+    checkpoint_id = f"{victim}:checkpoint:1"
+    checkpointed = await world.do(reviewer, "work.checkpoint", {
+        "workItemId": victim, "leaseId": started["executionLeaseId"],
+        "ownershipEpoch": started["ownershipEpoch"],
+        "checkpoint": {"currentPhase": "review half done", "completedMilestones": ["read the diff"],
+                       "nextCheckpoint": "comments written", "blockers": [],
+                       "updatedCompletionEstimate": "2026-07-15T10:00:00Z", "evidenceIds": []}}, group)
+    owned[victim] = dict(owned[victim], **{
+        k: v for k, v in checkpointed["payload"].items() if k in ("ownershipLeaseId", "ownershipEpoch")})
+    scheduler.apply(WorkTransition(victim, "preempted" if requested else "checkpoint_saved",
+                                   generation=generations[victim],
+                                   checkpoint=CheckpointRef(checkpoint_id, durable=True, safe=True)))
+    after_checkpoint = await dispatch(scheduler.schedule())
+    world.check("safe_checkpoint_only_preemption", bool(requested) and after_checkpoint == [urgent],
+                f"{checkpointed['eventId']}:{_event_hash(checkpointed)} then "
+                f"{running[after_checkpoint[0]]['eventId'] if after_checkpoint else None}")
+    hashes: Dict[str, Any] = {GROUP_CLI: []}
+    sources_of = {auth_review: [auth_source], cli_review: [cli_source], urgent: [cli_source]}
+
+    async def finish(item: str) -> str:
+        group = group_of[item]
+        h = await _finish(world, coordinators[group], reviewer, missions[group], group, item,
+                          sources_of[item], owned[item], item.rsplit("-", 1)[-1], started=running.pop(item))
+        scheduler.apply(WorkTransition(item, "completed", generation=generations[item]))
+        return h
+
+    for item in list(running):
+        done = await finish(item)
+        if group_of[item] == GROUP_AUTH:
+            hashes[GROUP_AUTH] = done
+        else:
+            hashes[GROUP_CLI].append(done)
+    resumed = scheduler.schedule()
+    resumes = [a for a in resumed if isinstance(a, Dispatch) and a.work_id == victim]
+    await dispatch(resumed)
+    world.check("preempted_work_resumed_from_checkpoint",
+                len(resumes) == 1 and resumes[0].resume_from is not None
+                and resumes[0].resume_from.checkpoint_id == checkpoint_id,
+                f"{running[victim]['eventId'] if victim in running else None} from {checkpoint_id}")
+    while running:
+        item = next(iter(running))
+        done = await finish(item)
+        if group_of[item] == GROUP_AUTH:
+            hashes[GROUP_AUTH] = done
+        else:
+            hashes[GROUP_CLI].append(done)
+        await dispatch(scheduler.schedule())
+    world.dispatch_order = order
+    world.check("global_scheduler_served_both_groups",
+                {o.split(":", 1)[0] for o in order} == {"authentication", "cli"} and len(order) == 4,
+                " ".join(order))
+    return hashes
 
 
 def _last(log: List[Dict[str, Any]], kind: str) -> Optional[Dict[str, Any]]:
@@ -861,6 +1000,7 @@ async def _run(root: Path, database_url: Optional[str]) -> POCReport:
             (g, "sha256:" + hashlib.sha256(b"".join(canonical_bytes(e) for e in log)).hexdigest())
             for g, log in sorted(world.logs.items())),
         evidence=tuple(world.evidence),
+        scheduler_dispatch_order=tuple(world.dispatch_order),
     )
 
 
