@@ -46,7 +46,6 @@ from .canonical import canonical_bytes, canonical_json
 from .client import AgentClient, CommandRefused, DeliveredEvent
 from .crypto import SigningKey
 from .local_store import SQLiteAgentStore
-from .offline import OfflinePolicyError, offline_command_to_wire
 from .registry import RegistryBuilder
 from .signed_documents import SignedDocumentCodec
 
@@ -189,6 +188,16 @@ class POCReport:
 
 
 # ---- organization -------------------------------------------------------------------------
+
+
+def __getattr__(name: str) -> Any:
+    # The reference re-exports these two from its poc module; imported on first use (the
+    # offline module costs tens of milliseconds of start-up the demo does not need).
+    if name in ("OfflinePolicyError", "offline_command_to_wire"):
+        from . import offline
+
+        return getattr(offline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _key(principal: str) -> SigningKey:
