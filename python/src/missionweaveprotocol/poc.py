@@ -102,6 +102,7 @@ CHECK_NAMES: Tuple[str, ...] = (
     "global_scheduler_served_both_groups",
     "duplicate_event_delivery_ignored",
     "worker_restart_fences_old_session",
+    "sqlite_cursors_reached_contiguous_group_heads",
     "coordinator_verification_precedes_approval",
     "human_control_signed_change_request",
     "one_human_requested_changes_cycle",
@@ -752,17 +753,32 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
                         _work(MISSION_AUTH, "integration"), [sources[0], reviewed[GROUP_AUTH]])
     hashes[GROUP_AUTH].append(h)
     edges += 2
-    # Duplicate Event delivery: the reviewer's store remembers each Event once.
+    # The reviewer reads the auth Group over its own subscription: each verified Event is
+    # remembered in its SQLite store and acknowledged (the durable Cursor first, then ACK).
     await reviewer.client.subscribe([GROUP_AUTH])
-    log = await _replay(world, coordinator_auth, GROUP_AUTH)
-    first = [reviewer_store.remember_event(REVIEWER, e["eventId"], group_id=GROUP_AUTH, sequence=e["sequence"]) for e in log if "sequence" in e]
-    again = [reviewer_store.remember_event(REVIEWER, e["eventId"], group_id=GROUP_AUTH, sequence=e["sequence"]) for e in log if "sequence" in e]
-    world.check("duplicate_event_delivery_ignored", all(first) and not any(again) and len(again) > 0,
-                f"{len(again)} Events re-delivered, 0 accepted")
-    # Worker restart: a new session fences the old epoch.
+    head = (await _replay(world, coordinator_auth, GROUP_AUTH))[-1]["sequence"]
+    delivered: List[DeliveredEvent] = []
+    firsts: List[bool] = []
+    while not delivered or delivered[-1].sequence < head:
+        event = await asyncio.wait_for(reviewer.client.next_event(GROUP_AUTH), WAIT)
+        firsts.append(reviewer_store.remember_event(REVIEWER, event.event_id, group_id=GROUP_AUTH,
+                                                    sequence=event.sequence))
+        await reviewer.client.acknowledge(event)
+        delivered.append(event)
+    # Duplicate delivery: the same Events again change nothing.
+    again = [reviewer_store.remember_event(REVIEWER, e.event_id, group_id=GROUP_AUTH, sequence=e.sequence)
+             for e in delivered]
+    world.check("duplicate_event_delivery_ignored",
+                all(firsts) and not any(again) and [e.sequence for e in delivered] == list(range(1, head + 1)),
+                f"{len(delivered)} Events delivered in order, re-delivered: 0 accepted")
+    # Worker restart: the client and its store are closed; the store reopened from its file
+    # keeps the Cursor; the new session (epoch + 1) fences the old one.
     old_epoch = reviewer.client.session_epoch
     await reviewer.client.close()
-    reviewer2 = await world.connect(REVIEWER, reviewer_store)
+    path = reviewer_store.path
+    reviewer_store.close()
+    reopened = SQLiteAgentStore(path)
+    reviewer2 = await world.connect(REVIEWER, reopened)
     fenced = await world.refused(reviewer2, world.agent_command(reviewer2, "message.post", {
         "conversationId": f"{MISSION_AUTH}:conversation:main",
         "messageId": "urn:missionweaveprotocol:message:poc-stale",
@@ -770,6 +786,14 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
     world.check("worker_restart_fences_old_session",
                 fenced == "AUTH_STALE_SESSION" and reviewer2.client.session_epoch == (old_epoch or 0) + 1,
                 f"epoch {old_epoch}->{reviewer2.client.session_epoch}: {fenced}")
+    # Resubscribed from the durable Cursor: the next Event delivered is the head's successor.
+    await reviewer2.client.subscribe([GROUP_AUTH])
+    after = await _replay(world, coordinator_auth, GROUP_AUTH)
+    resumed = await asyncio.wait_for(reviewer2.client.next_event(GROUP_AUTH), WAIT)
+    world.check("sqlite_cursors_reached_contiguous_group_heads",
+                reopened.cursor(REVIEWER, GROUP_AUTH) == head and resumed.sequence == head + 1
+                and resumed.event_id == after[head]["eventId"],
+                f"cursor {head} kept across the restart; next delivered #{resumed.sequence} {resumed.event_id}")
     missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
     return missions, edges + 1
 
