@@ -183,3 +183,17 @@ def test_an_unsafe_checkpoint_does_not_free_the_slot(tmp_path: Path, monkeypatch
     monkeypatch.setattr(_native, "CheckpointRef", unsafe)
     with pytest.raises(SchedulerError):
         poc.run_poc_sync(tmp_path)
+
+
+def test_without_the_action_bound_the_offline_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the offline policy allows 3 actions instead of 2; the third is buffered.
+    from missionweaveprotocol import offline
+
+    class Looser(offline.OfflineLimits):
+        def __init__(self, grace: object, actions: int, usage: object) -> None:
+            super().__init__(grace, actions + 1, usage)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(offline, "OfflineLimits", Looser)
+    report = poc.run_poc_sync(tmp_path)
+    assert "offline_progress_bounded" in report.failed_checks

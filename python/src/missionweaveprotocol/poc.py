@@ -95,6 +95,12 @@ CHECK_NAMES: Tuple[str, ...] = (
     "execution_lease_expiry_rejected",
     "stale_ownership_epoch_rejected",
     "ownership_epoch_advanced",
+    "real_gateway_websocket_disconnected",
+    "offline_irreversible_action_rejected",
+    "offline_progress_bounded",
+    "offline_progress_reconciled_before_side_effects",
+    "offline_usage_reconciled_into_authoritative_budget",
+    "real_gateway_websocket_reconnected_and_reconciled",
     "multiple_capacity_slots_active",
     "unsafe_work_not_preempted",
     "safe_checkpoint_only_preemption",
@@ -116,6 +122,8 @@ FAILURE_INJECTIONS: Tuple[str, ...] = (
     "duplicate_command_replayed",
     "duplicate_event_delivery_replayed",
     "execution_lease_expiry_rejected",
+    "offline_irreversible_action_rejected",
+    "offline_progress_bounded",
     "previous_coordinator_rejected_after_replacement",
     "stale_coordinator_epoch_rejected",
     "stale_ownership_epoch_rejected",
@@ -741,6 +749,7 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
         hashes[GROUP_AUTH].append(h)
         sources = [h]
     await _lease_expiry(world, coordinator_cli, coder)
+    coder = await _offline(world, coordinator_cli, coder)
     h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
     hashes[GROUP_CLI].append(h)
     # The shared reviewer schedules the reviews of both Groups (and an urgent one).
@@ -796,6 +805,139 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
                 f"cursor {head} kept across the restart; next delivered #{resumed.sequence} {resumed.event_id}")
     missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
     return missions, edges + 1
+
+
+async def _read_until(agent: _Agent, group: str, wanted: Any) -> Dict[str, Any]:
+    """Reads ``agent``'s verified deliveries of ``group`` (in order, acknowledged) until one
+    satisfies ``wanted``."""
+    while True:
+        event = await asyncio.wait_for(agent.client.next_event(group), WAIT)
+        await agent.client.acknowledge(event)
+        if wanted(event.document):
+            return event.document
+
+
+async def _offline(world: _World, coordinator: _Agent, coder: _Agent) -> _Agent:
+    """The coder's connection is cut while it works on a CLI WorkItem: it keeps working
+    offline within the bounds of ``OfflineExecutionPolicy`` (reversible kinds only, at most 2
+    actions, bounded usage, within the grace), buffered in its SQLite outbox; reconnected (a
+    new Session Epoch, which revoked its Execution Lease, §11.3), it restarts the WorkItem and
+    sends the buffered Commands rebased onto the new session and lease; the server reconciles
+    them, the usage charged to the budget before the checkpoint applies (§11.5)."""
+    from types import SimpleNamespace
+
+    from .offline import OfflineExecutionPolicy, OfflineLimits, OfflinePolicyError
+    from .budget import ResourceUsage
+
+    server = world.server
+    item = _work(MISSION_CLI, "changelog")
+    conversation = f"{MISSION_CLI}:conversation:main"
+    await world.do(coordinator, "work.authorize", {
+        "contract": _contract("changelog"), "conversationId": conversation, "workItemId": item},
+        GROUP_CLI, coordinator=True)
+    owned = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item)
+    started = (await _start(world, coder, GROUP_CLI, item, owned))["payload"]
+    epoch = coder.client.session_epoch
+    # The cut.
+    await coder.client.close()
+    world.check("real_gateway_websocket_disconnected", coder.client.session_epoch is None,
+                f"session epoch {epoch}: socket closed, no session")
+    outbox = SQLiteAgentStore(world.root / "coder-local.sqlite3")
+    identity = SimpleNamespace(agent_id=CODER, signing_key=KEYS[CODER])
+    expires = datetime.strptime(started["leaseExpiresAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    policy = OfflineExecutionPolicy(outbox, identity, {
+        "id": item, "group_id": GROUP_CLI, "conversation_id": conversation, "status": "active",
+        "assignee_id": CODER, "ownership_epoch": started["ownershipEpoch"],
+        "execution_lease_id": started["executionLeaseId"], "execution_lease_expires_at": expires,
+        "session_epoch": epoch,
+    }, disconnected_at=server.now, limits=OfflineLimits(timedelta(minutes=5), 2, ResourceUsage(tool_calls=4)),
+        clock=lambda: server.now)
+
+    def offline_document(kind: str, payload: Dict[str, Any]) -> Dict[str, Any]:
+        # The envelope names the WorkItem (and a Message its Conversation): the offline
+        # binding is checked against them (§11.5).
+        extra = {"conversationId": conversation} if kind == "message.post" else {}
+        return world.document(kind, CODER, payload, GROUP_CLI, sessionEpoch=epoch, membershipEpoch=1,
+                              workItemId=item, **extra)
+
+    message = offline_document("message.post", {
+        "conversationId": conversation, "messageId": "urn:missionweaveprotocol:message:poc-offline-1",
+        "content": [{"type": "text", "text": "changelog drafted offline"}]})
+    checkpoint = offline_document("work.checkpoint", {
+        "workItemId": item, "ownershipEpoch": started["ownershipEpoch"], "leaseId": started["executionLeaseId"],
+        "checkpoint": {"currentPhase": "drafted offline", "completedMilestones": ["entries listed"],
+                       "nextCheckpoint": "wording reviewed", "blockers": [],
+                       "updatedCompletionEstimate": "2026-07-15T10:00:00Z", "evidenceIds": []}})
+    server.advance(2)
+    buffered = [policy.buffer(message), policy.buffer(checkpoint, usage=ResourceUsage(tool_calls=2))]
+    irreversible: Optional[str] = None
+    try:
+        policy.buffer(offline_document("work.submit", {
+            "workItemId": item, "artifactHashes": [], "evidence": [], "leaseId": started["executionLeaseId"],
+            "ownershipEpoch": started["ownershipEpoch"]}))
+    except OfflinePolicyError as error:
+        irreversible = f"{error.code}/{error.kind}"
+    world.check("offline_irreversible_action_rejected", irreversible == "INVALID_COMMAND/not_reversible",
+                str(irreversible))
+    bounded: Optional[str] = None
+    try:
+        policy.buffer(offline_document("message.post", {
+            "conversationId": conversation, "messageId": "urn:missionweaveprotocol:message:poc-offline-3",
+            "content": [{"type": "text", "text": "one action too many"}]}))
+    except OfflinePolicyError as error:
+        bounded = f"{error.code}/{error.kind}"
+    world.check("offline_progress_bounded",
+                bounded == "RATE_LIMITED/too_many_actions" and len(outbox.pending_actions(CODER)) == 2,
+                f"{bounded}; {len(outbox.pending_actions(CODER))} buffered")
+    # Reconnect: a new session (epoch + 1) revoked the Execution Lease; the coder reads the
+    # revocation from its own subscription, restarts, and sends the outbox rebased.
+    server.advance(2)
+    coder2 = await world.connect(CODER)
+    await coder2.client.subscribe([GROUP_CLI])
+    revoked = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"].endswith("work_execution_lease_revoked")
+                                and e["payload"].get("workItemId") == item)
+    restarted = (await world.do(coder2, "work.start", {
+        "workItemId": item, "ownershipEpoch": started["ownershipEpoch"],
+        "leaseId": revoked["payload"]["leaseId"]}, GROUP_CLI))["payload"]
+    reconciled: List[Dict[str, Any]] = []
+    for command in buffered:
+        document = offline_command_to_wire_(command, identity, coder2, restarted["executionLeaseId"], server.now)
+        events = await asyncio.wait_for(coder2.client.send(canonical_bytes(document)), WAIT)
+        reconciled.append(events.document)
+        outbox.mark_action_sent(CODER, document["actionId"])
+    usage = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"].endswith("resource_usage_recorded"))
+    checkpointed = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"] == "work.checkpointed")
+    world.check("offline_progress_reconciled_before_side_effects",
+                [e["kind"] for e in reconciled][0] == "message.posted"
+                and checkpointed["sequence"] == usage["sequence"] + 1
+                and outbox.pending_actions(CODER) == [],
+                f"#{usage['sequence']} {usage['kind']} then #{checkpointed['sequence']} work.checkpointed")
+    world.check("offline_usage_reconciled_into_authoritative_budget",
+                usage["payload"].get("offline") is True
+                and usage["payload"]["cumulativeUsage"]["toolCalls"] == 2
+                and usage["payload"]["missionRemainingBudget"]["toolCalls"] == 5000 - 2,
+                f"{usage['eventId']}:{_event_hash(usage)} toolCalls 2, Mission remaining "
+                f"{usage['payload']['missionRemainingBudget']['toolCalls']}")
+    world.check("real_gateway_websocket_reconnected_and_reconciled",
+                coder2.client.session_epoch == (epoch or 0) + 1 and len(reconciled) == 2,
+                f"epoch {epoch}->{coder2.client.session_epoch}; {len(reconciled)} reconciled")
+    outbox.close()
+    owned = dict(owned, **{k: v for k, v in checkpointed["payload"].items()
+                           if k in ("ownershipLeaseId", "ownershipEpoch")})
+    await _finish(world, coordinator, coder2, MISSION_CLI, GROUP_CLI, item, [], owned, "changelog")
+    return coder2
+
+
+def offline_command_to_wire_(command: Any, identity: Any, agent: _Agent, lease: str,
+                             now: datetime) -> Dict[str, Any]:
+    from .offline import offline_command_to_wire as rebase
+
+    # Only a checkpoint names a lease: it is rebased onto the new one.
+    kind = command.kind if hasattr(command, "kind") else command["kind"]
+    document: Dict[str, Any] = rebase(
+        command, identity, session_epoch=agent.client.session_epoch or 0, membership_epoch=1,
+        issued_at=now, execution_lease_id=lease if str(getattr(kind, "value", kind)) == "work.checkpoint" else None)
+    return document
 
 
 async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> str:
