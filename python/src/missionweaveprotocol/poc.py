@@ -101,6 +101,7 @@ CHECK_NAMES: Tuple[str, ...] = (
     "offline_progress_reconciled_before_side_effects",
     "offline_usage_reconciled_into_authoritative_budget",
     "real_gateway_websocket_reconnected_and_reconciled",
+    "worker_to_worker_conversations",
     "multiple_capacity_slots_active",
     "unsafe_work_not_preempted",
     "safe_checkpoint_only_preemption",
@@ -752,6 +753,21 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
     coder = await _offline(world, coordinator_cli, coder)
     h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
     hashes[GROUP_CLI].append(h)
+    # Worker-to-Worker clarification in both Groups: the coder asks (mentioning the reviewer),
+    # the reviewer answers; four Messages, each its own signed Command and Event.
+    posted: List[Dict[str, Any]] = []
+    for group, mission in ((GROUP_AUTH, MISSION_AUTH), (GROUP_CLI, MISSION_CLI)):
+        for author, other, text in ((coder, REVIEWER, "Which edge cases matter most?"),
+                                    (reviewer, CODER, "Expired tokens and empty input.")):
+            posted.append(await world.do(author, "message.post", {
+                "conversationId": f"{mission}:conversation:main",
+                "messageId": f"urn:missionweaveprotocol:message:poc-{group.rsplit(':', 1)[-1]}-{len(posted) + 1}",
+                "content": [{"type": "text", "text": text}],
+                "mentions": [{"type": "agent", "id": other}]}, group))
+    world.check("worker_to_worker_conversations",
+                [e["kind"] for e in posted] == ["message.posted"] * 4
+                and {e["actor"]["id"] for e in posted} == {CODER, REVIEWER},
+                " ".join(f"{e['eventId']}" for e in posted))
     # The shared reviewer schedules the reviews of both Groups (and an urgent one).
     reviewed = await _reviews(world, coordinator_auth, coordinator_cli, reviewer,
                               auth_source=sources[0], cli_source=h, cli_review=cli_items[1])
