@@ -365,7 +365,9 @@ fn in_process_run(org: &Org, url: &str, o: &Options) {
     {
         let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
         let store: missionweaveprotocol_store_open::SharedStore = if cached && !o.postgres {
-            Arc::new(missionweaveprotocol_engine::store::ExclusiveCache::new(store))
+            Arc::new(missionweaveprotocol_engine::store::ExclusiveCache::new(
+                store,
+            ))
         } else {
             store
         };

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, error::ErrorKind};
 use missionweaveprotocol::schema_formats::decode_base64url;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
+
+use crate::clock::parse_clock;
 
 /// The reference's default database (SQLite in the working directory).
 pub const DEFAULT_DATABASE_URL: &str = "sqlite+aiosqlite:///./missionweaveprotocol.db";
@@ -135,6 +138,12 @@ pub struct Args {
     #[arg(long, value_name = "DIR", env = "MISSIONWEAVEPROTOCOL_APP_DIR")]
     pub app_dir: Option<PathBuf>,
 
+    /// Demonstrations and tests only: `manual:<RFC 3339 timestamp>` starts the server's clock
+    /// there and moves it only on `advance <n>s|ms` lines read from standard input; Event IDs
+    /// are then sequential (byte-identical runs). Loopback addresses only. Default: `system`.
+    #[arg(long, value_name = "system|manual:TIME", default_value = "system")]
+    pub clock: String,
+
     /// Seconds given to open connections at shutdown before they are dropped.
     #[arg(
         long,
@@ -196,6 +205,8 @@ pub struct Checked {
     pub authority_seed: Option<[u8; 32]>,
     /// The trusted Organization key.
     pub organization_key: Option<[u8; 32]>,
+    /// Where a controlled clock starts (`--clock manual:…`), `None` for the wall clock.
+    pub manual_clock: Option<UnixMillis>,
 }
 
 /// A 32-byte key from base64url text (padded or not, as the reference reads keys).
@@ -331,7 +342,19 @@ impl Args {
                 ),
             ));
         }
+        let manual_clock = parse_clock(&self.clock)
+            .map_err(|e| usage_error(InvalidValue, format!("invalid value for '--clock': {e}")))?;
+        if manual_clock.is_some() && !is_loopback(&listen) {
+            return Err(usage_error(
+                ArgumentConflict,
+                format!(
+                    "--clock manual:… is for demonstrations and tests: loopback addresses only, not '{}'",
+                    self.host
+                ),
+            ));
+        }
         Ok(Checked {
+            manual_clock,
             args: self,
             listen,
             transport,

@@ -15,6 +15,9 @@ pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// The WebSocket path (the reference's route).
 pub const WS_PATH: &str = "/ws";
 
+/// The control-plane path: `POST` one signed human Command (`control.rs`).
+pub const CONTROL_PATH: &str = "/control";
+
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -26,6 +29,8 @@ pub enum Route {
     WebSocket,
     /// `GET /app` or `GET /app/…`: the page's static files ([`crate::app_files`]).
     App,
+    /// `POST /control`: one signed human Command relayed to the Core (`control.rs`).
+    Control,
     /// Anything else on a known path with another method.
     MethodNotAllowed,
     /// An unknown path, or `/ws` without an upgrade.
@@ -121,6 +126,7 @@ pub fn route(head: &[u8]) -> Route {
     }
     let path = request.path.unwrap_or("").split('?').next().unwrap_or("");
     let is_get = request.method == Some("GET");
+    let is_post = request.method == Some("POST");
     let upgrade = request.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case("upgrade")
             && std::str::from_utf8(h.value)
@@ -131,7 +137,8 @@ pub fn route(head: &[u8]) -> Route {
         "/metrics" if is_get => Route::Metrics,
         WS_PATH if is_get && upgrade => Route::WebSocket,
         p if is_get && (p == "/app" || p.starts_with("/app/")) => Route::App,
-        "/healthz" | "/metrics" => Route::MethodNotAllowed,
+        CONTROL_PATH if is_post => Route::Control,
+        "/healthz" | "/metrics" | CONTROL_PATH => Route::MethodNotAllowed,
         p if p == "/app" || p.starts_with("/app/") => Route::MethodNotAllowed,
         _ => Route::NotFound,
     }
@@ -173,6 +180,24 @@ pub async fn respond_bytes<S: AsyncWrite + Unpin>(
     stream.shutdown().await
 }
 
+/// The `content-length` of a request head and where its body starts in `head` (the bytes
+/// [`read_head`] returned). `None`: no or an unreadable `content-length` (chunked bodies are
+/// not read).
+pub fn body_start(head: &[u8]) -> Option<(usize, usize)> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    let Ok(httparse::Status::Complete(start)) = request.parse(head) else {
+        return None;
+    };
+    let length = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|h| std::str::from_utf8(h.value).ok())
+        .and_then(|v| v.trim().parse().ok())?;
+    Some((length, start))
+}
+
 /// Writes a complete response and closes the stream.
 pub async fn respond<S: AsyncWrite + Unpin>(
     stream: &mut S,
@@ -209,6 +234,14 @@ mod tests {
             Route::MethodNotAllowed
         );
         assert_eq!(route(b"GET /ws HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(
+            route(b"POST /control HTTP/1.1\r\ncontent-length: 2\r\n\r\n"),
+            Route::Control
+        );
+        assert_eq!(
+            route(b"GET /control HTTP/1.1\r\n\r\n"),
+            Route::MethodNotAllowed
+        );
         assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::NotFound);
         assert_eq!(route(b"GET /app HTTP/1.1\r\n\r\n"), Route::App);
         assert_eq!(

@@ -112,6 +112,11 @@ where
         }
         let _ = writeln!(stdout, "{PROGRAM} listening on {}", started.url);
         let _ = stdout.flush();
+        if started.clock.is_manual() {
+            // After the "listening on" line: the driver reads that line first, then one
+            // "clock …" line per "advance" line it writes.
+            crate::clock::spawn_stdin_control(started.clock.clone());
+        }
         tracing::info!(url = %started.url, cards_new = started.cards.0, cards_unchanged = started.cards.1, "ready");
         started.run(stop).await;
         tracing::info!("stopped");

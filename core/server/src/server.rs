@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use missionweaveprotocol_gateway::server::Gateway;
-use missionweaveprotocol_host::{OsRandom, SystemClock};
+use missionweaveprotocol_host::OsRandom;
+use missionweaveprotocol_kernel::random::RandomSource;
+
+use crate::clock::{SeededRandom, ServerClock};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -43,6 +46,8 @@ pub struct Shared {
     pub shutdown_grace: u64,
     /// The page's files (`--app-dir`), when served.
     pub app: Option<Arc<AppFiles>>,
+    /// Where every decision reads time (the wall clock unless `--clock manual:…`).
+    pub clock: ServerClock,
 }
 
 /// Admission limits applied before TLS.
@@ -251,6 +256,16 @@ async fn serve(
     }
 }
 
+/// A connection's randomness (frame IDs, nonces, the Action IDs of its session openings): the
+/// operating system's, or under a controlled clock a deterministic stream, so that the Events a
+/// session opening appends (§11.3 lease revocations name its Action ID) repeat byte for byte.
+fn connection_random(clock: &ServerClock) -> Box<dyn RandomSource> {
+    match clock.is_manual() {
+        true => Box::new(SeededRandom::next_connection()),
+        false => Box::new(OsRandom),
+    }
+}
+
 async fn route<S>(
     shared: Arc<Shared>,
     mut stream: S,
@@ -317,7 +332,7 @@ async fn route<S>(
             };
             let machine = match shared
                 .gateway
-                .connect(SystemClock.now(), Box::new(OsRandom))
+                .connect(shared.clock.now(), connection_random(&shared.clock))
             {
                 Ok(machine) => machine,
                 Err(_) => {
@@ -330,12 +345,22 @@ async fn route<S>(
             return;
         }
         Route::App => serve_app(&shared, &head, &mut stream).await,
+        Route::Control if shutting_down => {
+            http::respond(
+                &mut stream,
+                "503 Service Unavailable",
+                "text/plain",
+                "shutting down\n",
+            )
+            .await
+        }
+        Route::Control => crate::control::serve(&shared, head, &mut stream).await,
         Route::MethodNotAllowed => {
             http::respond(
                 &mut stream,
                 "405 Method Not Allowed",
                 "text/plain",
-                "GET only\n",
+                "GET only (POST for /control)\n",
             )
             .await
         }

@@ -36,7 +36,7 @@ use super::errors;
 use crate::frames::{self, ErrorBody};
 
 /// The `groupId` of a stored Event's bytes.
-pub(super) fn group_of(body: &[u8]) -> Option<String> {
+pub(crate) fn group_of(body: &[u8]) -> Option<String> {
     let document = Document::parse(body, &ParseLimits::DOCUMENT).ok()?;
     document
         .root()
@@ -47,7 +47,7 @@ pub(super) fn group_of(body: &[u8]) -> Option<String> {
 
 /// A member of the raw Command, when it is a protocol ID (for an error about a Command that
 /// did not verify: its Action ID still relates the error, §19).
-fn raw_id(command: &[u8], name: &str) -> Option<String> {
+pub(super) fn raw_id(command: &[u8], name: &str) -> Option<String> {
     let document = Document::parse(command, &ParseLimits::DOCUMENT).ok()?;
     document
         .root()

@@ -8,6 +8,7 @@
 //! | `hello.rs` | `HELLO` phases, the Session Epoch opened through the Core | §6.3 |
 //! | `subscribe.rs` | `SUBSCRIBE` (Membership, visibility, `CURSOR_TOO_OLD`) and `ACK` | §8, §16, §17.2 |
 //! | `command.rs` | `COMMAND`: ingress, session checks, the Core, the Events back | §15.1, §6.3 |
+//! | `control.rs` | the control-plane relay of human Commands (`POST /control` in the server) | §15, §6.3 |
 //! | `ping.rs` | `PING` replies and the ephemeral Presence Record | §17.3, §6.2 |
 //! | `delivery.rs` | pull-based delivery, per-Group pause, `BACKPRESSURE`, resume | §16, §17.3, §8 |
 //! | `attention.rs` | what a live attention filter selects | §8, §17.2 |
@@ -23,6 +24,7 @@ mod agents;
 mod attention;
 mod command;
 mod connection;
+mod control;
 mod core_gateway;
 mod core_seam;
 mod delivery;
@@ -46,6 +48,7 @@ pub use connection::{
     CLOSE_INVALID_PAYLOAD, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED_DATA, Close, Connection,
     GroupMoved, MAX_NOTIFICATIONS, Output,
 };
+pub use control::{MAX_CONTROL_BYTES, Relayed, relay_human_command};
 pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
