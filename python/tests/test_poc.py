@@ -98,10 +98,10 @@ def _human_create(world: poc._World, key_of: str = poc.OWNER_ID) -> bytes:
                "issuedAt": poc._stamp(world.server.now),
                "args": poc._create_args(poc.MISSION_AUTH, poc.GROUP_AUTH, poc.COORDINATOR_AUTH, "x")}
     from missionweaveprotocol import _native
-    from missionweaveprotocol.signed_documents import SignedDocumentCodec
+    from missionweaveprotocol.signed_documents import SignedDocumentCodec, SignedDocumentKind
 
     unsigned = _native.control_command(request)
-    return SignedDocumentCodec().sign("command", unsigned, poc.KEYS[key_of]).canonical_document_bytes
+    return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, unsigned, poc.KEYS[key_of]).canonical_document_bytes
 
 
 def test_the_relay_takes_human_commands_only_and_verifies_them(tmp_path: Path) -> None:

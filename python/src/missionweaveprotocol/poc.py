@@ -47,7 +47,7 @@ from .client import AgentClient, CommandRefused, DeliveredEvent
 from .crypto import SigningKey
 from .local_store import SQLiteAgentStore
 from .registry import RegistryBuilder
-from .signed_documents import SignedDocumentCodec
+from .signed_documents import SignedDocumentCodec, SignedDocumentKind
 
 __all__ = [
     "CHECK_NAMES",
@@ -252,7 +252,7 @@ def _card(agent: str) -> Dict[str, Any]:
                           "verifiedEvidence": ["urn:missionweaveprotocol:evidence:poc"]}],
         "maxConcurrency": 2, "issuedAt": "2026-01-01T00:00:00Z",
     }
-    signed = SignedDocumentCodec().sign("agent-card", card, KEYS[REGISTRAR])
+    signed = SignedDocumentCodec().sign(SignedDocumentKind.AGENT_CARD, card, KEYS[REGISTRAR])
     value = json.loads(signed.canonical_document_bytes)
     assert isinstance(value, dict)
     return value
@@ -427,7 +427,7 @@ class _World:
 
     @staticmethod
     def sign(actor: str, document: Dict[str, Any]) -> bytes:
-        return SignedDocumentCodec().sign("command", document, KEYS[actor]).canonical_document_bytes
+        return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, KEYS[actor]).canonical_document_bytes
 
     def human(self, operation: str, args: Dict[str, Any], group: Optional[str] = None) -> Dict[str, Any]:
         """A ``HumanControl`` operation: the Command built by the Rust control module (the
@@ -444,7 +444,7 @@ class _World:
             request["membership"] = {"membershipEpoch": 1}
             request["events"] = self.logs[group]
         unsigned = _native.control_command(request)
-        command = SignedDocumentCodec().sign("command", unsigned, KEYS[OWNER_ID]).canonical_document_bytes
+        command = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, unsigned, KEYS[OWNER_ID]).canonical_document_bytes
         events = self.server.control(command)
         for event in events:
             if event["kind"] == "mission.created":
@@ -455,7 +455,7 @@ class _World:
         """A human Command the control module has no operation for (``membership.change``):
         the envelope of §15 (Group, the human's Membership Epoch, no Session Epoch)."""
         document = self.document(kind, OWNER_ID, payload, group, membershipEpoch=1)
-        command = SignedDocumentCodec().sign("command", document, KEYS[OWNER_ID]).canonical_document_bytes
+        command = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, KEYS[OWNER_ID]).canonical_document_bytes
         return self.server.control(command)[0]
 
     def mission_view(self, group: str) -> Dict[str, Any]:
@@ -597,7 +597,7 @@ async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: s
         "sourceArtifactHashes": list(sources), "toolVersions": [],
         "uri": f"https://artifacts.acme.example/{content_hash[7:]}", "workItemId": item,
     }
-    signed_manifest = SignedDocumentCodec().sign("artifact", manifest, KEYS[worker.agent_id]).document
+    signed_manifest = SignedDocumentCodec().sign(SignedDocumentKind.ARTIFACT, manifest, KEYS[worker.agent_id]).document
     epoch = ownership["ownershipEpoch"]
     await world.do(worker, "artifact.publish",
                    {"leaseId": lease, "manifest": signed_manifest, "ownershipEpoch": epoch}, group)
