@@ -10,9 +10,11 @@ if [ -n "$tracked" ]; then
   exit 1
 fi
 # Any other tracked file with a NUL byte in its first 8 KiB is binary too, except fuzz inputs
-# (tests/fuzz-corpus, tests/fuzz-open-findings), which are arbitrary bytes by design.
+# (tests/fuzz-corpus, tests/fuzz-open-findings), which are arbitrary bytes by design, and the
+# documentation's screenshots (docs/*.png, written by `MWP_UPDATE_SCREENSHOTS=1` from the
+# approval page's browser test), which are pictures, not build products.
 while IFS= read -r -d '' f; do
-  case "$f" in tests/fuzz-corpus/* | tests/fuzz-open-findings/*) continue ;; esac
+  case "$f" in tests/fuzz-corpus/* | tests/fuzz-open-findings/* | docs/*.png) continue ;; esac
   if [ -f "$f" ] && head -c 8192 "$f" | grep -qaP '\x00'; then
     echo "error: binary file tracked by git: $f" >&2
     exit 1

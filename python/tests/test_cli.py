@@ -279,9 +279,8 @@ def test_dev_serves_tls13_and_a_signal_closes_connections_with_1001_and_exits_0(
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
         assert server.wait() == 0, server.stderr
         assert "Traceback" not in server.stderr, server.stderr
-        # It no longer listens.
-        with pytest.raises(OSError):
-            http.client.HTTPConnection("127.0.0.1", server.port, timeout=10).request("GET", "/")
+        # The process exited (above), so its listener is gone; connecting to the port again
+        # would test the machine's port reuse (another test's server may hold it by now).
     finally:
         server.stop()
 
