@@ -355,15 +355,22 @@ fn one_head_poll_answers_every_connection_for_half_an_interval() {
     let got: Vec<u64> = first.delivered().iter().map(|d| d.1).collect();
     assert_eq!(got, [head + 1]);
 
-    let ((), served) = second.server.in_memory(|c| c.on_tick(UnixMillis(due.0 + 2_000)));
-    assert!(served && !second.server.needs_io(), "the first read answers");
+    let ((), served) = second
+        .server
+        .in_memory(|c| c.on_tick(UnixMillis(due.0 + 2_000)));
+    assert!(
+        served && !second.server.needs_io(),
+        "the first read answers"
+    );
     second.pump();
     let got: Vec<u64> = second.delivered().iter().map(|d| d.1).collect();
     assert_eq!(got, [head + 1]);
 
     // Half an interval later the recorded read is too old: the next due poll reads again.
     world.owner_posts(GROUP, "unannounced-again", &[]);
-    let ((), served) = second.server.in_memory(|c| c.on_tick(UnixMillis(due.0 + 7_000)));
+    let ((), served) = second
+        .server
+        .in_memory(|c| c.on_tick(UnixMillis(due.0 + 7_000)));
     assert!(!served && second.server.needs_io());
     second.server.finish_io(UnixMillis(due.0 + 7_000));
     second.pump();

@@ -56,10 +56,8 @@ fn read_mission(store: &dyn Store, id: &str) -> Result<Option<Mission>, EngineEr
         None => Ok(None),
         // Decoded once per stored revision (the store's memo, when it keeps one): every
         // Command of a Group reads its Mission, which changes far more rarely.
-        Some(stored) => {
-            decode_shared(store, &key, &stored, |s| Mission::from_stored(&key, s))
-                .map(|mission| Some(Mission::clone(&mission)))
-        }
+        Some(stored) => decode_shared(store, &key, &stored, |s| Mission::from_stored(&key, s))
+            .map(|mission| Some(Mission::clone(&mission))),
     }
 }
 
