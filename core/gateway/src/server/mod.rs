@@ -16,6 +16,7 @@
 //! | `hub.rs` | which connections subscribe to which Group | — |
 //! | `agents.rs` | connections per Agent | §6.3 |
 //! | `limits.rs` | every bound and the memory bound it gives | §17.3 |
+//! | `host_cursors.rs` | the host's durable Cursor store: ACKs reported, SUBSCRIBE resumed from it | §16 |
 //! | `core_seam.rs`, `core_gateway.rs` | the seam to the Core and its implementation over `service::Core` | — |
 
 mod agents;
@@ -29,6 +30,7 @@ mod errors;
 mod event_body;
 mod event_tail;
 mod hello;
+mod host_cursors;
 mod hub;
 mod limits;
 mod outbound;
@@ -48,6 +50,9 @@ pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
 pub use event_tail::{DEFAULT_TAIL_BYTES, EventTail, TAIL_EVENTS_PER_GROUP};
+pub use host_cursors::{
+    CursorAcknowledged, CursorsWanted, DurableCursors, MAX_KNOWN_CURSORS, MAX_PENDING_REPORTS,
+};
 pub use hub::{ConnectionId, Hub};
 pub use limits::{
     ATTENTION_ENTRY_OVERHEAD_BYTES, CONNECTION_BASE_BYTES, Limits, LimitsError,
@@ -64,6 +69,7 @@ pub struct Gateway {
     hub: Hub,
     agents: AgentConnections,
     limits: Limits,
+    cursors: DurableCursors,
 }
 
 impl Gateway {
@@ -74,6 +80,17 @@ impl Gateway {
         sessions: SessionAuthority,
         limits: Limits,
     ) -> Result<Arc<Self>, LimitsError> {
+        Self::with_durable_cursors(core, sessions, limits, DurableCursors::Core)
+    }
+
+    /// The same, choosing where `SUBSCRIBE` resumes from (`DurableCursors::Host`: the host's
+    /// Cursor store, the reference's `GroupGateway(cursors=…)`; `host_cursors.rs`).
+    pub fn with_durable_cursors(
+        core: Arc<dyn GatewayCore>,
+        sessions: SessionAuthority,
+        limits: Limits,
+        cursors: DurableCursors,
+    ) -> Result<Arc<Self>, LimitsError> {
         limits.validate()?;
         Ok(Arc::new(Self {
             core,
@@ -81,7 +98,13 @@ impl Gateway {
             hub: Hub::new(),
             agents: AgentConnections::new(limits.max_connections_per_agent),
             limits,
+            cursors,
         }))
+    }
+
+    /// Where `SUBSCRIBE` resumes from.
+    pub fn durable_cursors(&self) -> DurableCursors {
+        self.cursors
     }
 
     /// The Core seam.
