@@ -145,12 +145,12 @@ export function organization(api, { publicKeys = {} } = {}) {
 }
 
 /** A Core with both Groups, a GroupGateway over it on a loopback `http` server: `{url, gateway, core, close}`. */
-export async function nodeGateway(org, { limits, store } = {}) {
+export async function nodeGateway(org, { limits, store, cursors } = {}) {
   const { api } = org;
   const core = org.core(store);
   await org.seed(core);
   const sessions = new api.SessionAuthority(new api.AgentKeyRegistry(), { secret: new Uint8Array(32).fill(7) });
-  const gateway = new api.GroupGateway(core, sessions, { limits });
+  const gateway = new api.GroupGateway(core, sessions, { limits, cursors });
   const server = createServer((_, response) => { response.writeHead(404).end(); });
   gateway.attach(server);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
