@@ -1929,6 +1929,8 @@ export declare class GroupGateway {
   readonly path: string;
   /** The `cursors` option (absent: none). */
   readonly cursors: CursorStore | undefined;
+  /** Over a PostgreSQL store: `LISTEN`/`NOTIFY` with the other processes on the database (Rust threads); otherwise null. */
+  readonly fanout: { active(): boolean; listening(): boolean } | null;
   /** Open WebSocket connections (authenticated or not). */
   readonly connectionCount: number;
   /** Authenticated connections of `agentId`. */

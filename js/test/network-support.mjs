@@ -42,10 +42,12 @@ let nextMessage = 1;
  * `publicKeys`: `{principalId: public key bytes}` for keys held elsewhere (a browser page's
  * WebCrypto-generated key): registered and carded, never used to sign here.
  */
-export function organization(api, { publicKeys = {} } = {}) {
+export function organization(api, { publicKeys = {}, extraAgents = [] } = {}) {
   const principals = [
     ['human', OWNER, 21], ['agent', COORDINATOR, 23], ['agent', WORKER, 24], ['agent', OUTSIDER, 26],
     ['service', AUTHORITY, 30], ['service', REGISTRAR, 40],
+    // More Agents for a test that needs them: [id, key seed byte].
+    ...extraAgents.map(([id, n]) => ['agent', id, n]),
   ];
   const keys = new Map();
   const builder = new api.RegistryBuilder(ORG);
@@ -145,10 +147,11 @@ export function organization(api, { publicKeys = {} } = {}) {
 }
 
 /** A Core with both Groups, a GroupGateway over it on a loopback `http` server: `{url, gateway, core, close}`. */
-export async function nodeGateway(org, { limits, store, cursors } = {}) {
+export async function nodeGateway(org, { limits, store, cursors, seed = true, pollIntervalMs } = {}) {
   const { api } = org;
   const core = org.core(store);
-  await org.seed(core);
+  if (seed) await org.seed(core);
+  if (pollIntervalMs !== undefined) limits = { ...limits, pollIntervalMs };
   const sessions = new api.SessionAuthority(new api.AgentKeyRegistry(), { secret: new Uint8Array(32).fill(7) });
   const gateway = new api.GroupGateway(core, sessions, { limits, cursors });
   const server = createServer((_, response) => { response.writeHead(404).end(); });
@@ -183,7 +186,7 @@ export function serverBinary() {
  * `insecure`: plain `ws://` on loopback (`--allow-insecure`) instead, for the browser test
  * (`ca` is then null).
  */
-export async function rustServer(org, { extra = [], insecure = false } = {}) {
+export async function rustServer(org, { extra = [], insecure = false, members = [] } = {}) {
   const { api } = org;
   const dir = mkdtempSync(join(tmpdir(), 'mwp-js-server-'));
   const db = join(dir, 'authority.db');
@@ -191,11 +194,17 @@ export async function rustServer(org, { extra = [], insecure = false } = {}) {
   await store.initialize();
   const core = org.core(store);
   await org.seed(core);
+  // `members`: more Agents made Workers of GROUP (with Agent Cards), like the Worker.
+  for (const member of members) {
+    await core.perform(org.command(GROUP, 'membership.change', OWNER, 0, {
+      member: { type: 'agent', id: member }, role: 'worker', scopes: ['work:execute'], visibilityStartSequence: 0,
+    }));
+  }
   core.free();
   await store.close();
   store.free();
   writeFileSync(join(dir, 'registry.json'), org.registryBytes);
-  writeFileSync(join(dir, 'cards.json'), JSON.stringify([org.card(COORDINATOR), org.card(WORKER)]));
+  writeFileSync(join(dir, 'cards.json'), JSON.stringify([COORDINATOR, WORKER, ...members].map((agent) => org.card(agent))));
   const certificate = join(dir, 'dev-cert.pem');
   const args = [
     '--registry', join(dir, 'cards.json'),
@@ -228,6 +237,8 @@ export async function rustServer(org, { extra = [], insecure = false } = {}) {
   const base = url.replace(/\/+$/, '');
   return {
     url: base.endsWith('/ws') ? base : `${base}/ws`,
+    /** The Organization Registry the server was given (for participants in other processes). */
+    registryPath: join(dir, 'registry.json'),
     ca: insecure ? null : readFileSync(certificate, 'utf8'),
     get stderr() { return stderr; },
     async stop() {

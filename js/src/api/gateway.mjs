@@ -21,6 +21,11 @@
 // message from its header and closes with 1009 at once, so the machine's `ERROR` for it is built
 // synchronously (`onTooBigNow`) and written first, as the Rust server does. `ws` skips its own
 // UTF-8 check, so the machine answers invalid text (`ERROR`, then close 1007).
+//
+// Several processes on one PostgreSQL database (the Core's store a `PostgreSQLStore`): the
+// native `HeadFanout` runs the Rust server's `LISTEN`/`NOTIFY mwp_group_head` threads — a head
+// another process moved wakes this process's subscribers of the Group at once, and every head
+// this process's Commands move is announced to the others — as the Rust server does.
 
 import { ArgumentError, open } from './errors.mjs';
 import { argumentJson, toMillis } from './convert.mjs';
@@ -30,6 +35,8 @@ const MAX_UNREAD = 8;
 
 export function gatewayApi(ctx) {
   const { raw, host, coreNative, sessionAuthorityNative } = ctx;
+  // `wakeList` leaves out one connection; none has this ID.
+  const NO_CONNECTION = Number.MAX_SAFE_INTEGER;
 
   function needsNode(what) {
     if (typeof raw.GatewayHost !== 'function' || typeof host?.loadWs !== 'function') {
@@ -130,6 +137,7 @@ export function gatewayApi(ctx) {
 
     async deliver(drain) {
       for (const { groupId, sequence } of drain.moved) {
+        this.gateway.fanout?.notify(groupId, sequence);
         for (const other of this.gateway.native.wakeList(groupId, this.id)) {
           this.gateway.links.get(other)?.push({ kind: 'moved', group: groupId, sequence });
         }
@@ -246,6 +254,25 @@ export function gatewayApi(ctx) {
         perMessageDeflate: false,
       });
       this.#wss.on('connection', (socket) => this.#serve(socket));
+      this.fanout = this.#startFanout(core);
+    }
+
+    /** Over a PostgreSQL store: the LISTEN/NOTIFY threads (else null). */
+    #startFanout(core) {
+      const store = ctx.coreStore?.(core);
+      const native = store === undefined ? null : ctx.sqlStoreNative?.(store);
+      if (!native || typeof raw.HeadFanout !== 'function') return null;
+      const fanout = new raw.HeadFanout(native, (groupId, sequence) => this.wake(groupId, sequence));
+      if (fanout.active()) return fanout;
+      fanout.close();
+      return null;
+    }
+
+    /** A head moved in another process: wakes this process's subscribers of the Group. */
+    wake(groupId, sequence) {
+      for (const id of this.native.wakeList(groupId, NO_CONNECTION)) {
+        this.links.get(id)?.push({ kind: 'moved', group: groupId, sequence });
+      }
     }
 
     /** The clock's now, in Unix milliseconds. */
@@ -292,6 +319,8 @@ export function gatewayApi(ctx) {
 
     /** Detaches from the servers and closes every connection with 1001 (going away); the gateway cannot serve again. */
     async close() {
+      this.fanout?.close();
+      this.fanout = null;
       for (const [server, listener] of this.#servers) server.off('upgrade', listener);
       this.#servers = [];
       for (const link of [...this.links.values()]) {
