@@ -21,14 +21,8 @@ use napi_derive::napi;
 use crate::sql_store::SqlStore;
 
 /// `onMove(groupId, sequence)`, weak (does not hold the process open), errors not passed.
-type OnMove = ThreadsafeFunction<
-    FnArgs<(String, f64)>,
-    (),
-    FnArgs<(String, f64)>,
-    napi::Status,
-    false,
-    true,
->;
+type OnMove =
+    ThreadsafeFunction<FnArgs<(String, f64)>, (), FnArgs<(String, f64)>, napi::Status, false, true>;
 
 /// The `LISTEN` and `NOTIFY` threads of one gateway over a PostgreSQL store; over any other
 /// store nothing runs (`active()` is false: one process, its own wake-ups suffice).

@@ -1,6 +1,7 @@
 //! The host's durable Cursor store (§16; the reference's `GroupGateway(cursors=…)`,
 //! `server/host_cursors.rs`): SUBSCRIBE held until the host answers its stored Cursors and
-//! resumed after `max(afterSequence, stored)`, a stored Cursor past the head clamped, store
+//! resumed after the stored Cursor when the Agent names none (`afterSequence` 0), after its
+//! own otherwise, a stored Cursor past the head clamped, store
 //! failures refused retryably, an unanswered question settled before the next frame; ACKs
 //! reported only when they move the host's Cursor forward (duplicates, older Cursors, hidden
 //! Groups and Cursors past the head never reported); and none of it on a `Core` gateway.
@@ -99,13 +100,15 @@ fn subscribe_waits_for_the_stored_cursor_and_resumes_after_it() {
     assert_eq!(pair.server.cursors_wanted(), None);
     let (out, _) = drain(&mut pair.server, NOW);
     assert_eq!(sequences(&out), (3..=head).collect::<Vec<_>>());
-    // afterSequence above the stored Cursor wins (max of the two).
-    let mut pair = world.pair(COORDINATOR);
-    pair.server
-        .on_text(&subscribe_frame("urn:x:sub2", &[(GROUP, head - 1)]), NOW);
-    pair.server.on_stored_cursors(Ok(&[1]), NOW);
-    let (out, _) = drain(&mut pair.server, NOW);
-    assert_eq!(sequences(&out), vec![head]);
+    // A Cursor the Agent names is honoured (§16), above or below the stored one.
+    for (named, stored) in [(head - 1, 1), (1, head - 1)] {
+        let mut pair = world.pair(COORDINATOR);
+        pair.server
+            .on_text(&subscribe_frame("urn:x:sub2", &[(GROUP, named)]), NOW);
+        pair.server.on_stored_cursors(Ok(&[stored]), NOW);
+        let (out, _) = drain(&mut pair.server, NOW);
+        assert_eq!(sequences(&out), (named + 1..=head).collect::<Vec<_>>());
+    }
 }
 
 #[test]

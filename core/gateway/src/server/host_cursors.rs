@@ -13,12 +13,16 @@
 //!   retryable `INTERNAL_ERROR` for that `ACK` (it may send it again).
 //! - **SUBSCRIBE**: once the frame passed its frame-wide checks, the machine asks the host for
 //!   the stored Cursor of each Group it names ([`Connection::poll_cursors_wanted`]) and holds the
-//!   frame until [`Connection::on_stored_cursors`] answers. Replay then starts after
-//!   `max(afterSequence, stored Cursor, visibilityStartSequence − 1)` — the reference's
-//!   "replay from max(afterSequence, durable ACK cursor)"; §16 lets the server skip what the
-//!   Agent acknowledged ("Acknowledgement permits delivery cleanup"). A stored Cursor past the
-//!   Group's head (a store from another deployment) counts as the head: nothing is skipped that
-//!   was never delivered. A store failure refuses the SUBSCRIBE with a retryable
+//!   frame until [`Connection::on_stored_cursors`] answers. A Group subscribed with
+//!   `afterSequence` 0 — the Agent names no Cursor of its own, the reference's `GroupCursor`
+//!   default — replays after the stored Cursor (the reference's "replay from
+//!   max(afterSequence, durable ACK cursor)"; §16: "Acknowledgement permits delivery cleanup");
+//!   a Cursor the Agent does name is honoured as §16 says ("the server replays Events after
+//!   that position"): where the reference would skip to the stored Cursor, a client whose own
+//!   Cursor is behind it (a lost local store) gets the Events it lacks instead of a gap its
+//!   session could never close, and one ahead of it gets nothing twice. Either way the
+//!   visibility start applies after. A stored Cursor past the Group's head (a store from
+//!   another deployment) counts as the head: nothing is skipped that was never delivered. A store failure refuses the SUBSCRIBE with a retryable
 //!   `INTERNAL_ERROR`; nothing is subscribed. A host that feeds a text frame without answering
 //!   has the question answered "no stored Cursor" first, so frames stay in order.
 //!
@@ -30,7 +34,11 @@
 //! [`MAX_PENDING_REPORTS`], the oldest dropped: a lost report only means a later replay
 //! repeats Events, at-least-once), the known Cursors at most [`MAX_KNOWN_CURSORS`] (past it the
 //! memory is cleared and reports are no longer filtered — the host store's `acknowledge` is
-//! monotonic by contract, as `InMemoryCursorStore` and `SQLiteAgentStore` are).
+//! monotonic by contract, as `InMemoryCursorStore` and `SQLiteAgentStore` are). With IDs of at
+//! most 512 bytes that is at most 256 × 1 616 B of reports and 1024 × about 600 B of known
+//! Cursors: about 1 MiB per connection on top of `Limits::connection_memory_bound` (a `Core`
+//! gateway holds none of it; the held SUBSCRIBE is the frame's own Groups, bounded by
+//! `max_groups_per_subscribe`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -52,10 +60,11 @@ pub enum DurableCursors {
     Host,
 }
 
-/// Reports waiting for the host, at most (coalesced per Group).
-pub const MAX_PENDING_REPORTS: usize = 1024;
-/// Host-store Cursors a connection remembers, at most.
-pub const MAX_KNOWN_CURSORS: usize = 4096;
+/// Reports waiting for the host, at most (coalesced per Group): one `ACK`'s worth (the default
+/// `max_acknowledgements`); hosts take them after every input.
+pub const MAX_PENDING_REPORTS: usize = 256;
+/// Host-store Cursors a connection remembers, at most (the default `max_subscriptions`).
+pub const MAX_KNOWN_CURSORS: usize = 1024;
 
 /// An accepted `ACK` moved a durable Cursor: write it into the host's store.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -114,8 +114,8 @@ impl Connection {
     }
 
     /// One Group of a SUBSCRIBE; `stored` is the host store's durable Cursor (0 without one,
-    /// `host_cursors.rs`): replay starts after the highest of it (at most the head),
-    /// `afterSequence` and the visibility start.
+    /// `host_cursors.rs`): it is where replay starts when the Agent names no Cursor of its own
+    /// (`afterSequence` 0; at most the head), then the visibility start applies.
     pub(super) fn subscribe_one(
         &mut self,
         entry: Entry,
@@ -151,7 +151,11 @@ impl Connection {
                 .related_to(frame_id);
             return self.reply_error(body, now);
         }
-        let after = entry.after.max(stored.min(head));
+        let after = if entry.after == 0 {
+            stored.min(head)
+        } else {
+            entry.after
+        };
         let fresh = Subscription::new(after, head, visibility, entry.attention, now);
         self.attention_bytes += fresh.attention_cost();
         let group: Arc<str> = match self.subscriptions.get_key_value(group) {
