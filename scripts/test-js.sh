@@ -87,7 +87,7 @@ mwp_pg_env
 step "lint"
 node "$ROOT/js/scripts/lint.mjs"
 
-step "test: node --test (conformance, api, keys, authority, scheduling, exports, package, browser, page, verify build, examples)"
+step "test: node --test (conformance, api, keys, authority, scheduling, exports, package, browser, page, approval page against the server, verify build, examples)"
 (cd "$ROOT/js" && node --test test/*.test.mjs)
 echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
 

@@ -10,6 +10,7 @@ from missionweaveprotocol.core import AuthorizationDenied, Core
 from missionweaveprotocol.models import Principal, Query, QueryKind
 from missionweaveprotocol.registry import RegistryBuilder
 from missionweaveprotocol.store import InMemoryStore
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 OWNER = "urn:example:human:alice"
 AUTHORITY = "urn:example:service:group-authority"
@@ -48,7 +49,7 @@ create: Dict[str, Any] = {
         "mainConversationId": "urn:example:conversation:main",
     },
 }
-signed = SignedDocumentCodec().sign("command", create, alice).canonical_document_bytes
+signed = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, create, alice).canonical_document_bytes
 
 
 async def main() -> None:

@@ -11,6 +11,7 @@ from missionweaveprotocol import (
     VerifiedSignedDocument,
 )
 from missionweaveprotocol.registry import RegistryBuilder
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 AGENTS = [f"urn:example:agent:worker-{i}" for i in range(4)]
 
@@ -36,7 +37,7 @@ for n in range(1000):
         "issuedAt": "2026-07-15T09:30:00Z",
         "payload": {"text": f"progress report {n}"},
     }
-    data = codec.sign("command", command, keys[agent]).canonical_document_bytes
+    data = codec.sign(SignedDocumentKind.COMMAND, command, keys[agent]).canonical_document_bytes
     if n % 100 == 99:  # ten documents altered in transit
         data = data.replace(b"progress", b"PROGRESS")
     received.append(("command", data))

@@ -1870,6 +1870,25 @@ export declare class HumanControl {
   acceptedCommand(eventId: string): Promise<SignedDocument>;
 }
 
+/**
+ * `{mission, membership}` of `humanId` from a Group's Event documents alone, in sequence order
+ * (core `control::view`): the projections {@link controlCommand} reads, for a human who holds
+ * only the signed log (the approval page, subscribed over the WebSocket). `mission` is `null`
+ * before the Mission's creation, `membership` (`{membershipEpoch, state}`) when the human has none.
+ * @throws {@link ArgumentError} `invalid_argument` for a log out of order or with a gap.
+ */
+export declare function controlView(humanId: string, events: readonly JsonDocument[]): {
+  readonly mission: JsonDocument | null;
+  readonly membership: { readonly membershipEpoch: number; readonly state: string } | null;
+};
+/**
+ * The unsigned wire Command of a control request (core `control::build`): `{operation, humanId,
+ * actionId, issuedAt, mission?, group?, membership?, events?, coordinatorCard?, args}`; sign it
+ * with {@link HumanIdentity.sign} or {@link signDocument}.
+ * @throws {@link ArgumentError} the core's refusal (`nothing_submitted`, `budget_required`, …).
+ */
+export declare function controlCommand(request: JsonDocument): Record<string, unknown>;
+
 // ---- the network: gateway host and Agent client (§6.3, §15, §16, §17, §19) -------------------
 // Node (napi) only: both move bytes between a `ws` WebSocket and the Rust sans-IO machines
 // (`missionweaveprotocol-gateway`), which make every frame decision. On the WebAssembly entries

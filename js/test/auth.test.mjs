@@ -99,7 +99,7 @@ describe('auth: SessionAuthority', () => {
     assert.equal(challenge.expiresAt, T0 + 30_000);
     assert.deepEqual(JSON.parse(Buffer.from(challenge.signingBytes).toString()), {
       agentId: ALICE, challengeId: challenge.challengeId, clientNonce: 'Y2xpZW50',
-      expiresAt: '2026-06-01T00:00:30.000Z', keyId: defaultAgentKeyId(ALICE),
+      expiresAt: '2026-06-01T00:00:30+00:00', keyId: defaultAgentKeyId(ALICE),
       protocolVersion: '0.1', serverNonce: challenge.serverNonce,
     });
     const grant = authority.openSession(challenge.challengeId, alice.sign(challenge.signingBytes), T0 + 1);

@@ -81,6 +81,33 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
       assert.equal(await control.acceptedCommand(approved.event.eventId), approved.command);
     });
 
+    test('controlView from the log alone: the Core\'s projections, the same Command, a broken log refused', async (t) => {
+      const api = apis[name];
+      const { org, core } = await created(api, t);
+      await submit(org, core);
+      const events = (await core.replay(GROUP, { after: 0, limit: 10_000 })).events.map((e) => e.document);
+      const view = api.controlView(OWNER, events);
+      const mission = await core.query({ kind: 'mission', entityId: MISSION });
+      assert.equal(view.mission.state, 'awaiting_approval');
+      assert.equal(view.mission.revision, mission.revision);
+      assert.deepEqual(view.membership, { membershipEpoch: 1, state: 'active' });
+      const request = {
+        operation: 'approve', humanId: OWNER, actionId: 'human-action:view-1', issuedAt: '2026-07-15T09:30:00Z',
+        mission: view.mission, membership: view.membership, events, args: {},
+      };
+      const command = api.controlCommand(request);
+      assert.equal(command.kind, 'mission.approve');
+      assert.equal(command.expectedRevision, mission.revision);
+      assert.deepEqual(command.payload.artifactHashes, [HASH_A, HASH_B]);
+      const signed = ownerIdentity(api, org).sign(command);
+      assert.equal((await core.perform(signed)).event.kind, 'mission.approved');
+      // Nobody else's Membership; a log with its first Event missing is refused.
+      assert.equal(api.controlView('urn:missionweaveprotocol:human:mallory', events).membership, null);
+      const error = (() => { try { api.controlView(OWNER, events.slice(1)); } catch (e) { return e; } return null; })();
+      assert.ok(error instanceof api.ArgumentError, String(error));
+      assert.throws(() => api.controlView(OWNER, 'not a list'), api.ArgumentError);
+    });
+
     test('nothing submitted is an ArgumentError and nothing is performed', async (t) => {
       const api = apis[name];
       const { core, control } = await created(api, t);

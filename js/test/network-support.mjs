@@ -184,16 +184,17 @@ export function serverBinary() {
  * Organization's tools would, before the server opens it), in `--dev` mode (a throwaway TLS 1.3
  * certificate for 127.0.0.1, trusted by the client through `ca`): `{url, ca, stop, stderr}`.
  * `insecure`: plain `ws://` on loopback (`--allow-insecure`) instead, for the browser test
- * (`ca` is then null).
+ * (`ca` is then null). `seed(core)`: what to write before the server opens the file (default:
+ * `org.seed`).
  */
-export async function rustServer(org, { extra = [], insecure = false, members = [] } = {}) {
+export async function rustServer(org, { extra = [], insecure = false, seed, members = [] } = {}) {
   const { api } = org;
   const dir = mkdtempSync(join(tmpdir(), 'mwp-js-server-'));
   const db = join(dir, 'authority.db');
   const store = new api.SQLiteStore(db);
   await store.initialize();
   const core = org.core(store);
-  await org.seed(core);
+  await (seed ?? org.seed)(core);
   // `members`: more Agents made Workers of GROUP (with Agent Cards), like the Worker.
   for (const member of members) {
     await core.perform(org.command(GROUP, 'membership.change', OWNER, 0, {

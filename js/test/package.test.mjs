@@ -40,7 +40,7 @@ test('the tarball holds the built entries, both backends and the declarations', 
     'dist/node.d.mts', 'dist/node.d.cts', 'dist/wasm.d.mts', 'dist/wasm.d.cts',
     'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm.js',
     'dist/verify.mjs', 'dist/verify.d.mts', 'dist/wasm-verify/missionweaveprotocol_wasm_verify_bg.wasm',
-    'page/index.html', 'page/style.css', 'page/verifier.mjs']) {
+    'page/index.html', 'page/style.css', 'page/verifier.mjs', 'page/approve.html', 'page/approve.mjs']) {
     assert.ok(listing.includes(`package/${file}`), file);
   }
   assert.ok(!listing.includes('package/test/') && !listing.includes('package/src/'), 'sources and tests stay out');
@@ -48,10 +48,11 @@ test('the tarball holds the built entries, both backends and the declarations', 
   assert.ok(!listing.includes('package/dist/wasm-node/missionweaveprotocol_wasm_bg.wasm'), 'the module ships once');
 });
 
-test('npm pack --dry-run: the verifier page ships beside dist/, which it imports', () => {
+test('npm pack --dry-run: the verifier and approval pages ship beside dist/, which they import', () => {
   const listing = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json'], { cwd: JS, encoding: 'utf8' }))[0];
   const files = listing.files.map((f) => f.path);
-  for (const file of ['page/index.html', 'page/style.css', 'page/verifier.mjs', 'dist/verify.mjs']) {
+  for (const file of ['page/index.html', 'page/style.css', 'page/verifier.mjs', 'dist/verify.mjs',
+    'page/approve.html', 'page/approve.mjs', 'dist/wasm.mjs']) {
     assert.ok(files.includes(file), file);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('scripts/')), files.join(' '));
@@ -59,6 +60,9 @@ test('npm pack --dry-run: the verifier page ships beside dist/, which it imports
   const page = readFileSync(join(JS, 'page', 'verifier.mjs'), 'utf8');
   const imports = [...page.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]);
   assert.deepEqual(imports, ['../dist/verify.mjs']);
+  // The approval page loads the full WebAssembly entry (the client) and the server's configuration.
+  const approve = readFileSync(join(JS, 'page', 'approve.mjs'), 'utf8');
+  assert.deepEqual([...approve.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]), ['../dist/wasm.mjs']);
 });
 
 test('ESM import, one verification each backend', () => {

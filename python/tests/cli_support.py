@@ -20,6 +20,7 @@ from typing import Any
 from missionweaveprotocol.crypto import SigningKey
 from missionweaveprotocol.registry import RegistryBuilder
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 ORG = "urn:missionweaveprotocol:organization:acme"
 OWNER = "urn:missionweaveprotocol:human:alice"
@@ -86,7 +87,7 @@ def unsigned_card(agent: str, version: int) -> dict[str, Any]:
 
 
 def card(agent: str, version: int, signer: str) -> dict[str, Any]:
-    signed = SignedDocumentCodec().sign("agent-card", unsigned_card(agent, version), KEYS[signer])
+    signed = SignedDocumentCodec().sign(SignedDocumentKind.AGENT_CARD, unsigned_card(agent, version), KEYS[signer])
     value = json.loads(signed.canonical_document_bytes)
     assert isinstance(value, dict)
     return value

@@ -16,6 +16,7 @@ from missionweaveprotocol.models import Command, Principal, SignatureEnvelope
 from missionweaveprotocol.registry import AgentRegistryKeyResolver, RegistryBuilder
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 from missionweaveprotocol.store import InMemoryStore
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 ORG = "urn:missionweaveprotocol:organization:acme"
 OWNER = "urn:missionweaveprotocol:human:alice"
@@ -87,7 +88,7 @@ def session_open(agent: str, issued_at: datetime = NOW) -> bytes:
         "issuedAt": issued_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "payload": {"agentId": agent},
     }
-    return SignedDocumentCodec().sign("command", document, AUTHORITY_KEY).canonical_document_bytes
+    return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, AUTHORITY_KEY).canonical_document_bytes
 
 
 def make_core(clock: Optional[Clock] = None, *, sessions: bool = True, **extra: Any) -> Core:
@@ -133,7 +134,7 @@ def publish(item: str, epoch: int, lease: str, content_hash: str = HASH_A) -> by
         "classification": "internal",
         "createdAt": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    signed_manifest = SignedDocumentCodec().sign("artifact", manifest, KEYS[WORKER]).document
+    signed_manifest = SignedDocumentCodec().sign(SignedDocumentKind.ARTIFACT, manifest, KEYS[WORKER]).document
     # artifact.publish names its WorkItem in the manifest only (closed payload members, §21).
     return signed("artifact.publish", WORKER,
                   {"manifest": signed_manifest, "ownershipEpoch": epoch, "leaseId": lease})
@@ -174,7 +175,7 @@ def unsigned(
 
 
 def sign(actor: str, document: Dict[str, Any], *, key_of: Optional[str] = None) -> bytes:
-    signed = SignedDocumentCodec().sign("command", document, KEYS[key_of or actor])
+    signed = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, KEYS[key_of or actor])
     return signed.canonical_document_bytes
 
 
@@ -186,7 +187,7 @@ def signed_command(kind: str, actor: str, payload: Dict[str, Any], **envelope: A
     """A models.Command built field by field, signed over its own wire dump."""
     document = unsigned(kind, actor, payload, **envelope)
     model = Command.model_validate(document)
-    signature = SignedDocumentCodec().sign("command", model.signing_payload(), KEYS[actor])
+    signature = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, model.signing_payload(), KEYS[actor])
     model.signature = SignatureEnvelope.model_validate(signature.document["signature"])
     return model
 

@@ -13,6 +13,7 @@ from missionweaveprotocol import admission as adm
 from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol.errors import InvalidInputError
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 EVALUATIONS = list(admission_evaluations())
 CODEC = sd.SignedDocumentCodec()
@@ -59,7 +60,7 @@ def test_every_evaluation_is_covered() -> None:
 @pytest.mark.parametrize("identifier,evaluation", EVALUATIONS, ids=[i for i, _ in EVALUATIONS])
 def test_admission_evaluation(identifier: str, evaluation: Dict[str, Any]) -> None:
     verified = CODEC.verify(
-        evaluation["profileId"],
+        SignedDocumentKind(evaluation["profileId"]),
         read(evaluation["document"]),
         reg.AgentRegistryKeyResolver(read(evaluation["registry"])),
     )
@@ -110,7 +111,7 @@ def test_admission_evaluation(identifier: str, evaluation: Dict[str, Any]) -> No
 
 @pytest.fixture()
 def verified(golden: Dict[str, Any]) -> sd.VerifiedSignedDocument:
-    return CODEC.verify("command", golden["document"], reg.AgentRegistryKeyResolver(golden["registry"]))
+    return CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], reg.AgentRegistryKeyResolver(golden["registry"]))
 
 
 SERVICE = reg.PrincipalEvidence("service", "urn:missionweaveprotocol:service:admission")

@@ -186,9 +186,11 @@ def test_challenge_response_opens_a_session(world) -> None:  # type: ignore[no-u
     transcript = json.loads(challenge.signing_bytes())
     assert transcript == {
         "agentId": ALICE, "challengeId": challenge.challenge_id, "clientNonce": "Y2xpZW50",
-        "expiresAt": "2026-06-01T00:00:30.000Z", "keyId": default_agent_key_id(ALICE),
+        "expiresAt": "2026-06-01T00:00:30+00:00", "keyId": default_agent_key_id(ALICE),
         "protocolVersion": "0.1", "serverNonce": challenge.server_nonce,
     }
+    # The reference's rendering of the field (issue 25): isoformat(), not the wire's `Z`.
+    assert transcript["expiresAt"] == challenge.expires_at.isoformat()
     clock.advance(seconds=1)
     grant = authority.open_session(challenge.challenge_id, alice.sign(challenge.signing_bytes()))
     assert (grant.agent_id, grant.key_id, grant.session_epoch) == (

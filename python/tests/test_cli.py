@@ -301,12 +301,13 @@ def test_one_server_per_sqlite_file(org: Org) -> None:
 # -- the other two scripts -------------------------------------------------------------------
 
 
-def test_demo_says_not_yet_and_exits_2(tmp_path: Path) -> None:
-    done = subprocess.run([script("missionweaveprotocol-demo")], check=False, capture_output=True, text=True,
-                          cwd=tmp_path, timeout=60)
+def test_demo_refuses_an_unknown_flag_with_exit_2(tmp_path: Path) -> None:
+    # The demo itself runs in test_poc.py.
+    done = subprocess.run([script("missionweaveprotocol-demo"), "--no-such-option"], check=False,
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert "not yet available" in done.stderr and "proof of concept" in done.stderr
+    assert "--no-such-option" in done.stderr
 
 
 def test_conformance_script_is_the_rust_command(tmp_path: Path) -> None:
@@ -336,7 +337,7 @@ def test_server_in_process_returns_the_exit_code(capsys: pytest.CaptureFixture[s
     assert "does not exist" in capsys.readouterr().err
     assert cli.server(["--version"]) == 0
     assert capsys.readouterr().out.startswith("missionweaveprotocol-server ")
-    assert cli.demo([]) == 2
+    assert cli.demo(["--no-such-option"]) == 2
 
 
 def test_tls13_context_factory_pins_tls_1_3() -> None:

@@ -23,6 +23,7 @@ from missionweaveprotocol.client import (
 from missionweaveprotocol.errors import AuthenticationError
 from missionweaveprotocol.local_store import SQLiteAgentStore
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 
 def client(url: str, agent: str, clock: object, **extra: object) -> AgentClient:
@@ -61,7 +62,7 @@ def test_end_to_end_two_groups_fan_out_ack_and_resume(tmp_path: Path) -> None:
                 assert isinstance(event, DeliveredEvent)
                 assert (event.group_id, event.sequence) == (GROUP, heads[GROUP] + 1)
                 assert event.kind == "message.posted"
-                SignedDocumentCodec().verify("event", event.signed_bytes, REGISTRY)
+                SignedDocumentCodec().verify(SignedDocumentKind.EVENT, event.signed_bytes, REGISTRY)
                 fanned = await asyncio.wait_for(coordinator.next_event(GROUP), 10)
                 assert fanned.event_id == event.event_id
                 await coordinator.acknowledge(fanned)

@@ -46,6 +46,7 @@ from missionweaveprotocol.errors import (
 from missionweaveprotocol.models import Event, EventKind, Principal
 from missionweaveprotocol.scheduler import Scheduler, SchedulerPolicy, WorkOffer
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 KEY = KEYS[COORDINATOR]
 
@@ -82,7 +83,7 @@ def test_a_package_of_real_events_verifies_under_the_codec_without_null_members(
     assert "workItemId" not in wire and "previousContextPackageId" not in wire
     # The model's wire form is the signed document: it verifies against the Organization's
     # Registry as it is.
-    SignedDocumentCodec().verify("context-package", canonical_bytes(wire), REGISTRY)
+    SignedDocumentCodec().verify(SignedDocumentKind.CONTEXT_PACKAGE, canonical_bytes(wire), REGISTRY)
     service().verify(package)
 
 

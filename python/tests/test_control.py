@@ -53,6 +53,7 @@ from missionweaveprotocol.models import EventKind, Principal, Query, QueryKind
 from missionweaveprotocol.registry import AgentRegistryKeyResolver, RegistryBuilder
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 from missionweaveprotocol.store import InMemoryStore
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 RESOURCE = "urn:missionweaveprotocol:resource:prod-app"
 BUDGET = {"toolCallLimit": 100, "modelTokenLimit": 10000}
@@ -116,7 +117,7 @@ def test_create_direct_request_changes_approve_and_inspect() -> None:
     assert sorted(approved.command.payload["artifactHashes"]) == [HASH_A, HASH_B]
     # The Approval Decision is a normative signed document by the human (Approval profile).
     raw = _canonical(approval)
-    verified = SignedDocumentCodec().verify("approval", raw, REGISTRY)
+    verified = SignedDocumentCodec().verify(SignedDocumentKind.APPROVAL, raw, REGISTRY)
     assert verified.document["kind"] == "mission_final"
     assert verified.document["approver"] == {"type": "human", "id": OWNER}
 

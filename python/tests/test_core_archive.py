@@ -29,6 +29,7 @@ from missionweaveprotocol.core import AuthorizationDenied, Core, InvalidTransiti
 from missionweaveprotocol.models import CommandKind, EventKind, Query, QueryKind
 from missionweaveprotocol.payloads import GroupArchiveWirePayload
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 T = TypeVar("T")
 ARCHIVE = str(CommandKind.ARCHIVE_GROUP)
@@ -58,7 +59,7 @@ def snapshot(event_ids: List[str], signer: str = AUTHORITY) -> Dict[str, Any]:
         "createdAt": NOW.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     key = AUTHORITY_KEY if signer == AUTHORITY else KEYS[signer]
-    return SignedDocumentCodec().sign("group-snapshot", document, key).document
+    return SignedDocumentCodec().sign(SignedDocumentKind.GROUP_SNAPSHOT, document, key).document
 
 
 async def ids(core: Core) -> List[str]:

@@ -46,6 +46,7 @@ from missionweaveprotocol.models import (
     WorkItemStatus,
 )
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 T = TypeVar("T")
 
@@ -56,7 +57,7 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def verified(event: Event) -> None:
     """The Event verifies with the six-stage verifier (Event profile) against the Registry."""
-    result = SignedDocumentCodec().verify("event", event.signed_bytes, REGISTRY)
+    result = SignedDocumentCodec().verify(SignedDocumentKind.EVENT, event.signed_bytes, REGISTRY)
     assert result.document["eventId"] == event.id
 
 

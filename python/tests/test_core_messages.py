@@ -12,6 +12,7 @@ from core_support import COORDINATOR, GROUP, OWNER, REGISTRY, WORKER, create, ma
 from missionweaveprotocol.core import MissionWeaveProtocolError
 from missionweaveprotocol.models import EventKind, MessageAmendmentKind, Query, QueryKind
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 MAIN = "urn:missionweaveprotocol:conversation:finance-main"
 M1 = "urn:missionweaveprotocol:message:py-1"
@@ -38,7 +39,7 @@ def test_post_and_correct_emit_message_events() -> None:
     asyncio.run(core.perform(create()))
     posted = asyncio.run(core.perform(post(COORDINATOR, M1)))
     assert posted.kind == EventKind.MESSAGE_POSTED
-    SignedDocumentCodec().verify("event", posted.signed_bytes, REGISTRY)
+    SignedDocumentCodec().verify(SignedDocumentKind.EVENT, posted.signed_bytes, REGISTRY)
     message = posted.payload["message"]
     assert message["authority"] is False  # type: ignore[index]
     assert message["author"] == {"type": "agent", "id": COORDINATOR}  # type: ignore[index]

@@ -46,6 +46,7 @@ from missionweaveprotocol.documents import (
 from missionweaveprotocol.errors import SignedDocumentVerificationError
 from missionweaveprotocol.models import ActorType, Principal, Query, QueryKind, QueryResult
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 ENDPOINT = "wss://agents.acme.example/reviewer"
 
@@ -73,7 +74,7 @@ def adapter(**changes: Any) -> ProtocolDocumentAdapter:
 
 def verifies(kind: str, document: Dict[str, Any]) -> None:
     raw = json.dumps(document).encode()
-    assert SignedDocumentCodec().verify(kind, raw, REGISTRY).document == document
+    assert SignedDocumentCodec().verify(SignedDocumentKind(kind), raw, REGISTRY).document == document
 
 
 @pytest.fixture(scope="module")

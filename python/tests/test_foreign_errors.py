@@ -24,6 +24,7 @@ from missionweaveprotocol.scheduler import (
     WorkOffer,
     WorkState,
 )
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -84,15 +85,15 @@ def test_a_resolver_whose_attributes_raise_is_a_typed_error() -> None:
     document = read("cryptography/vectors/signed-documents/valid/command.json")
     codec = sd.SignedDocumentCodec()
     with pytest.raises(InvalidInputError) as caught:
-        codec.verify("command", document, RaisingAttributes())
+        codec.verify(SignedDocumentKind.COMMAND, document, RaisingAttributes())
     assert_argument_error(caught.value, "key_resolver")
     assert isinstance(caught.value.__cause__, RuntimeError)
     # Ctrl-C is never turned into a protocol error.
     with pytest.raises(KeyboardInterrupt):
-        codec.verify("command", document, InterruptingAttributes())
+        codec.verify(SignedDocumentKind.COMMAND, document, InterruptingAttributes())
     # A working resolver still verifies.
     resolver = reg.AgentRegistryKeyResolver(read("cryptography/keys/registry-valid.json"))
-    assert isinstance(codec.verify("command", document, resolver), sd.VerifiedSignedDocument)
+    assert isinstance(codec.verify(SignedDocumentKind.COMMAND, document, resolver), sd.VerifiedSignedDocument)
 
 
 class RaisingZone(tzinfo):

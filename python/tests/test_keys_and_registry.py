@@ -12,6 +12,7 @@ from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol.errors import InvalidInputError
 from missionweaveprotocol.schema_formats import decode_base64url
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 ORG = "urn:example:organization:acme"
 AGENT = "urn:example:agent:planner"
@@ -82,14 +83,14 @@ def test_own_keys_registry_sign_verify() -> None:
     assert isinstance(registry, bytes) and registry.startswith(b'{"bindings":[')
     resolver = reg.AgentRegistryKeyResolver(registry)
     assert resolver.organization_id == ORG
-    signed = CODEC.sign("command", command(), key)
-    verified = CODEC.verify("command", signed.canonical_document_bytes, resolver)
+    signed = CODEC.sign(SignedDocumentKind.COMMAND, command(), key)
+    verified = CODEC.verify(SignedDocumentKind.COMMAND, signed.canonical_document_bytes, resolver)
     assert verified.resolved_key.key_id == KEY_ID and verified.resolved_key.principal.id == AGENT
     assert verified.signing_hash == signed.signing_hash
     # Another agent's command signed with this key: the signer rule fails at stage 4.
-    stranger = CODEC.sign("command", command(agent="urn:example:agent:other"), key)
+    stranger = CODEC.sign(SignedDocumentKind.COMMAND, command(agent="urn:example:agent:other"), key)
     with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        CODEC.verify("command", stranger.canonical_document_bytes, resolver)
+        CODEC.verify(SignedDocumentKind.COMMAND, stranger.canonical_document_bytes, resolver)
     assert caught.value.stage == "key-resolution" and caught.value.reason == "signer-mismatch"
 
 
@@ -116,11 +117,11 @@ def test_history_revokes_a_key() -> None:
         .build()
     )
     resolver = reg.AgentRegistryKeyResolver(registry)
-    before = CODEC.sign("command", command(issued_at="2026-06-30T00:00:00Z"), key)
-    CODEC.verify("command", before.canonical_document_bytes, resolver)
-    after = CODEC.sign("command", command(), key)
+    before = CODEC.sign(SignedDocumentKind.COMMAND, command(issued_at="2026-06-30T00:00:00Z"), key)
+    CODEC.verify(SignedDocumentKind.COMMAND, before.canonical_document_bytes, resolver)
+    after = CODEC.sign(SignedDocumentKind.COMMAND, command(), key)
     with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        CODEC.verify("command", after.canonical_document_bytes, resolver)
+        CODEC.verify(SignedDocumentKind.COMMAND, after.canonical_document_bytes, resolver)
     assert caught.value.reason == "key-revoked"
     record = history[0]
     assert (record.recorded_at, record.valid_until, record.revoked_at) == (

@@ -139,13 +139,23 @@ def test_pydantic_type_errors_stay_pydantic_errors() -> None:
     assert info.value.errors()[0]["type"] == "extra_forbidden"
 
 
-def test_strings_are_not_stripped_unlike_the_reference() -> None:
+def test_identifiers_are_not_stripped_but_closure_reasons_are() -> None:
     # The reference strips whitespace from every string, silently turning one identifier into
     # another (its gap §7.18); here the core refuses the identifier as given.
     with pytest.raises(pydantic.ValidationError):
         lease(lease_id=" urn:lease:1 ")
+    # A closure reason is free text: trimmed as the reference does (the core's rule,
+    # ``lease::closure_reason``), on construction and on close.
     kept = lease(closed_at=at(5), closure_reason="  kept  ", state="released")
-    assert kept.closure_reason == "  kept  "
+    assert kept.closure_reason == "kept" and kept.to_dict()["closureReason"] == "kept"
+    closed = lease().close("released", at=at(5), reason="\tdone \n")
+    assert closed.closure_reason == "done"
+    for blank in ("", "   "):
+        with pytest.raises(pydantic.ValidationError) as refused:
+            lease(closed_at=at(5), closure_reason=blank, state="released")
+        assert refused.value.errors()[0]["type"] == "INVALID_COMMAND"
+        with pytest.raises(LeaseError):
+            lease().close("released", at=at(5), reason=blank)
 
 
 def test_instants_are_kept_to_the_millisecond() -> None:

@@ -32,6 +32,7 @@ from missionweaveprotocol.offline import (
     offline_command_to_wire,
     rebase_offline_command,
 )
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 T0 = datetime(2026, 7, 15, 9, 30, tzinfo=timezone.utc)
 AGENT = "urn:missionweaveprotocol:agent:worker"
@@ -139,7 +140,7 @@ def verify(document: Dict[str, Any]) -> None:
     registry = reg.RegistryBuilder("urn:example:org").add_key(
         KEY.key_id, ("agent", AGENT), KEY, "2026-01-01T00:00:00Z").build()
     codec = sd.SignedDocumentCodec()
-    codec.verify("command", canonical_bytes(document), reg.AgentRegistryKeyResolver(registry))
+    codec.verify(SignedDocumentKind.COMMAND, canonical_bytes(document), reg.AgentRegistryKeyResolver(registry))
 
 
 def test_reference_names_and_kinds() -> None:

@@ -10,6 +10,7 @@ from conftest import read
 from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol.errors import InvalidInputError
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 
 def test_resolver_shape(golden: Dict[str, Any]) -> None:
@@ -17,7 +18,7 @@ def test_resolver_shape(golden: Dict[str, Any]) -> None:
     assert isinstance(resolver, reg.KeyResolver)
     assert resolver.organization_id == "urn:missionweaveprotocol:organization:acme"
     assert resolver.evidence_error is None
-    verified = sd.SignedDocumentCodec().verify("command", golden["document"], resolver)
+    verified = sd.SignedDocumentCodec().verify(SignedDocumentKind.COMMAND, golden["document"], resolver)
     assert verified.resolved_key.organization_id == resolver.organization_id
     validity = verified.resolved_key.validity
     assert isinstance(validity, reg.KeyValidityEvidence)
@@ -36,7 +37,7 @@ def test_resolve_returns_organization_wide_snapshot(golden: Dict[str, Any]) -> N
             assert snapshot.registry_bytes == golden["registry"]
             return snapshot
 
-    sd.SignedDocumentCodec().verify("command", golden["document"], Spy())
+    sd.SignedDocumentCodec().verify(SignedDocumentKind.COMMAND, golden["document"], Spy())
     assert len(seen) == 1
     with pytest.raises(InvalidInputError):
         resolver.resolve("request")  # type: ignore[arg-type]
@@ -97,7 +98,7 @@ def test_registry_cache_budget_and_held_snapshots() -> None:
 
         codec = sd.SignedDocumentCodec()
         for resolver in (Held(), native):
-            verified = codec.verify("command", document, resolver)
+            verified = codec.verify(SignedDocumentKind.COMMAND, document, resolver)
             assert verified.kind == sd.SignedDocumentKind.COMMAND
         set_registry_cache_budget(default)
         reg.KeyRegistrySnapshot("organization-wide", registry + b"   ")

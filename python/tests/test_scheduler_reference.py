@@ -186,7 +186,11 @@ def test_float_weights_map_exactly_onto_the_core() -> None:
          "unsupported_policy"),  # 1/3 ms per priority point
         ({"aging_interval": timedelta(microseconds=1500)}, "unsupported_policy"),
         ({"deadline_horizon": timedelta(microseconds=1)}, "unsupported_policy"),
-        ({"fairness_weight": 5.0}, "unsupported_policy"),
+        ({"fairness_weight": 0.0}, "invalid_argument"),
+        ({"fairness_weight": -10.0}, "invalid_argument"),
+        ({"fairness_weight": float("nan")}, "invalid_argument"),
+        ({"fairness_weight": 1e-30}, "invalid_argument"),  # a lag of 10^31 slots
+        ({"fairness_weight": 100.0, "fairness_lag_slots": 0}, "invalid_argument"),
         ({"deadline_weight": 1.0}, "unsupported_policy"),
         ({"quota_pressure_weight": 0.0}, "unsupported_policy"),
         ({"estimate_weight": 2.0}, "unsupported_policy"),
@@ -234,6 +238,42 @@ def test_group_policy_bias_and_weights() -> None:
     assert order.count("urn:g:heavy") == 6 and order.count("urn:g:light") == 2
     with pytest.raises(SchedulerError):
         s.set_group_policy("urn:g:light", "heavy")  # type: ignore[arg-type]
+
+
+def _urgent_vs_routine(policy: SchedulerPolicy) -> str:
+    """Group codes of the first eight dispatches on one slot: "u"rgent priority-100 work vs
+    "r"outine priority-0 work, equal Group weights."""
+    s = Scheduler(policy)
+    for i in range(8):
+        s.admit(WorkOffer(f"urn:w:u{i}", "urn:g:urgent", organizational_priority=100), now=at(0))
+        s.admit(WorkOffer(f"urn:w:r{i}", "urn:g:routine"), now=at(0))
+    order = ""
+    for step in range(8):
+        (d,) = [a for a in s.schedule(now=at(1 + step)) if isinstance(a, Dispatch)]
+        order += d.group_id[len("urn:g:")]
+        s.apply(WorkTransition(d.work_id, "completed", generation=d.generation), now=at(1 + step))
+    return order
+
+
+def test_fairness_weight_sets_how_far_priority_may_run_ahead() -> None:
+    # The reference's fairness_weight=100 (issue 25): accepted, a lag of 0.1 slot
+    # (priority_weight / (10 · fairness_weight)), so the Groups alternate.
+    strict = SchedulerPolicy(fairness_weight=100.0)
+    assert strict.core_policy.fairness_lag_pass == (1 << 40) // 10
+    assert _urgent_vs_routine(strict) == "urururur"
+    # The default (10) keeps the core's lag of 1 slot: priority runs one dispatch ahead.
+    assert SchedulerPolicy().core_policy.fairness_lag_pass is None
+    assert _urgent_vs_routine(SchedulerPolicy()) == "uurururu"
+    # A weaker weight lets priority run further ahead, but boundedly (2.5 → 4 slots).
+    loose = SchedulerPolicy(fairness_weight=2.5)
+    assert loose.core_policy.fairness_lag_pass == 4 << 40
+    assert _urgent_vs_routine(loose) == "uuuuurur"
+    # The lag is relative to priority_weight, as the reference's score is.
+    assert SchedulerPolicy(
+        priority_weight=200.0, aging_weight=50.0, fairness_weight=20.0
+    ).core_policy.fairness_lag_pass == 1 << 40
+    # The own field alone still works.
+    assert SchedulerPolicy(fairness_lag_slots=0).core_policy.fairness_lag_slots == 0
 
 
 def test_preemption_with_the_reference_margin() -> None:

@@ -14,6 +14,7 @@ from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol.errors import InvalidInputError, MissionWeaveError
 from missionweaveprotocol.schema_formats import decode_base64url
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 EVALUATIONS = list(crypto_evaluations())
 DOCUMENT_EVALUATIONS = [(i, e) for i, e in EVALUATIONS if "profileId" in e]
@@ -77,7 +78,7 @@ def test_cryptography_evaluation(identifier: str, evaluation: Dict[str, Any]) ->
     key = signing_key(evaluation["signingKey"])
     assert key.sign(verified.canonical_signing_bytes) == verified.signature.bytes
     # The Python view of the document re-signs to the same bytes and hashes.
-    unsigned = verified.document
+    unsigned = dict(verified.document)  # the verified document itself is immutable
     del unsigned["signature"]
     signed = CODEC.sign(kind, unsigned, key)
     assert isinstance(signed, sd.SignedDocument)
@@ -106,7 +107,7 @@ def _verdict(result: object) -> Any:
 
 def _single(kind: str, document: bytes, resolver: reg.AgentRegistryKeyResolver) -> Any:
     try:
-        return _verdict(CODEC.verify(kind, document, resolver))
+        return _verdict(CODEC.verify(sd.SignedDocumentKind(kind), document, resolver))
     except sd.SignedDocumentVerificationError as error:
         return _verdict(error)
 
@@ -181,7 +182,7 @@ def test_python_key_resolver(golden: Dict[str, Any]) -> None:
 )
 def test_python_key_resolver_fails_closed(golden: Dict[str, Any], answer: Any) -> None:
     with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        CODEC.verify("command", golden["document"], DictResolver(answer))
+        CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], DictResolver(answer))
     assert caught.value.stage == sd.VerificationStage.KEY_RESOLUTION
     assert caught.value.code == "AUTH_INVALID_SIGNATURE"
 
@@ -189,33 +190,33 @@ def test_python_key_resolver_fails_closed(golden: Dict[str, Any], answer: Any) -
 def test_key_not_resolved_before_stage_four(golden: Dict[str, Any]) -> None:
     resolver = DictResolver(RuntimeError("must not be called"))
     with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        CODEC.verify("command", b'{"a":1}', resolver)
+        CODEC.verify(SignedDocumentKind.COMMAND, b'{"a":1}', resolver)
     assert caught.value.stage == "schema"
     assert resolver.requests == []
 
 
 def test_sign_refuses_bad_documents(golden: Dict[str, Any]) -> None:
     key = signing_key("cryptography/keys/signing-coordinator.json")
-    verified = CODEC.verify("command", golden["document"], reg.AgentRegistryKeyResolver(golden["registry"]))
-    document = verified.document
+    verified = CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], reg.AgentRegistryKeyResolver(golden["registry"]))
+    document = dict(verified.document)
     with pytest.raises(sd.SignedDocumentSigningError) as caught:
-        CODEC.sign("command", document, key)  # still has a signature
+        CODEC.sign(SignedDocumentKind.COMMAND, document, key)  # still has a signature
     assert caught.value.code == "SCHEMA_VALIDATION_FAILED"
     del document["signature"]
     original = dict(document)
-    CODEC.sign("command", document, key)
+    CODEC.sign(SignedDocumentKind.COMMAND, document, key)
     assert document == original  # input not mutated
     for bad in ([1, 2], "text", None):
         with pytest.raises(sd.SignedDocumentSigningError):
-            CODEC.sign("command", bad, key)  # type: ignore[arg-type]
+            CODEC.sign(SignedDocumentKind.COMMAND, bad, key)  # type: ignore[arg-type]
     for host_value in (b"bytes", {1, 2}, object(), float("nan")):
         with pytest.raises(sd.SignedDocumentSigningError):
-            CODEC.sign("command", {**document, "payload": host_value}, key)
+            CODEC.sign(SignedDocumentKind.COMMAND, {**document, "payload": host_value}, key)
     with pytest.raises(InvalidInputError):
-        CODEC.sign("command", document, "not a key")  # type: ignore[arg-type]
+        CODEC.sign(SignedDocumentKind.COMMAND, document, "not a key")  # type: ignore[arg-type]
     lowercase_z = {**document, "issuedAt": document["issuedAt"].replace("Z", "z")}
     with pytest.raises(sd.SignedDocumentSigningError) as caught:
-        CODEC.sign("command", lowercase_z, key)
+        CODEC.sign(SignedDocumentKind.COMMAND, lowercase_z, key)
     assert caught.value.stage is not None
 
 
@@ -257,14 +258,14 @@ def test_bad_arguments_raise_typed_errors(golden: Dict[str, Any], kind: Any, doc
 def test_hostile_bytes_are_typed_rejections(golden: Dict[str, Any], document: bytes, stage: str) -> None:
     resolver = reg.AgentRegistryKeyResolver(golden["registry"])
     with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        CODEC.verify("command", document, resolver)
+        CODEC.verify(SignedDocumentKind.COMMAND, document, resolver)
     assert caught.value.stage == stage
 
 
 def test_buffers_are_accepted(golden: Dict[str, Any]) -> None:
     resolver = reg.AgentRegistryKeyResolver(golden["registry"])
     for buffer in (bytearray(golden["document"]), memoryview(golden["document"])):
-        verified = CODEC.verify("command", buffer, resolver)
+        verified = CODEC.verify(SignedDocumentKind.COMMAND, buffer, resolver)
         assert verified.received_bytes == golden["document"]
         assert isinstance(verified.received_bytes, bytes)
 
@@ -311,7 +312,7 @@ class RaisingResolver:
 def test_resolver_interrupts_propagate(golden: Dict[str, Any], exception: BaseException) -> None:
     resolver = RaisingResolver(exception)
     with pytest.raises(type(exception)) as caught:
-        CODEC.verify("command", golden["document"], resolver)
+        CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], resolver)
     assert caught.value is exception
     assert resolver.calls == 1
     with pytest.raises(type(exception)) as caught:
@@ -319,14 +320,14 @@ def test_resolver_interrupts_propagate(golden: Dict[str, Any], exception: BaseEx
     assert caught.value is exception
     # The resolver is reusable: nothing is left over from the interrupted call.
     good = DictResolver(reg.KeyRegistrySnapshot(reg.KeyRegistryCompleteness.ORGANIZATION_WIDE, golden["registry"]))
-    assert CODEC.verify("command", golden["document"], good).kind is sd.SignedDocumentKind.COMMAND
+    assert CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], good).kind is sd.SignedDocumentKind.COMMAND
 
 
 @pytest.mark.parametrize("exception", [RuntimeError("registry down"), ValueError("bad"), KeyError("k")])
 def test_resolver_exceptions_still_fail_closed(golden: Dict[str, Any], exception: BaseException) -> None:
     resolver = RaisingResolver(exception)
     with pytest.raises(sd.SignedDocumentVerificationError) as caught:
-        CODEC.verify("command", golden["document"], resolver)
+        CODEC.verify(SignedDocumentKind.COMMAND, golden["document"], resolver)
     assert caught.value.stage == sd.VerificationStage.KEY_RESOLUTION
     assert caught.value.code == "AUTH_INVALID_SIGNATURE"
     (result,) = CODEC.verify_many([("command", golden["document"])], resolver, 1)

@@ -11,6 +11,7 @@ from missionweaveprotocol import crypto
 from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol.errors import InvalidInputError, SignedDocumentSigningError
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 AGENT = "urn:example:agent:hsm"
 CODEC = sd.SignedDocumentCodec()
@@ -77,13 +78,13 @@ def test_a_duck_typed_key_signs_like_the_native_key() -> None:
     hsm = Hsm()
     assert isinstance(hsm, sd.SigningKeyProtocol)
     assert isinstance(crypto.SigningKey("k", SEED), sd.SigningKeyProtocol)
-    signed = CODEC.sign("command", command(), hsm)
-    native = CODEC.sign("command", command(), crypto.SigningKey("urn:example:key:hsm-1", SEED))
+    signed = CODEC.sign(SignedDocumentKind.COMMAND, command(), hsm)
+    native = CODEC.sign(SignedDocumentKind.COMMAND, command(), crypto.SigningKey("urn:example:key:hsm-1", SEED))
     assert signed.canonical_document_bytes == native.canonical_document_bytes
     assert hsm.messages == [signed.canonical_signing_bytes]
     assert signed.signature.key_id == "urn:example:key:hsm-1"
     registry = reg.RegistryBuilder("urn:example:org").add_key(hsm.key_id, ("agent", AGENT), hsm, "2026-01-01T00:00:00Z").build()
-    CODEC.verify("command", signed.canonical_document_bytes, reg.AgentRegistryKeyResolver(registry))
+    CODEC.verify(SignedDocumentKind.COMMAND, signed.canonical_document_bytes, reg.AgentRegistryKeyResolver(registry))
 
 
 @pytest.mark.parametrize(
@@ -100,7 +101,7 @@ def test_a_duck_typed_key_signs_like_the_native_key() -> None:
 )
 def test_a_misbehaving_key_is_a_typed_signing_error(behaviour: str, stage: str, detail: str) -> None:
     with pytest.raises(SignedDocumentSigningError) as caught:
-        CODEC.sign("command", command(), Hsm(behaviour))
+        CODEC.sign(SignedDocumentKind.COMMAND, command(), Hsm(behaviour))
     assert caught.value.stage == stage
     assert caught.value.detail is not None and detail in caught.value.detail
     if behaviour in ("raises", "property-raises"):
@@ -110,7 +111,7 @@ def test_a_misbehaving_key_is_a_typed_signing_error(behaviour: str, stage: str, 
 @pytest.mark.parametrize("behaviour,exception", [("interrupt", KeyboardInterrupt), ("exit", SystemExit)])
 def test_interrupts_propagate(behaviour: str, exception: type) -> None:
     with pytest.raises(exception):
-        CODEC.sign("command", command(), Hsm(behaviour))
+        CODEC.sign(SignedDocumentKind.COMMAND, command(), Hsm(behaviour))
 
 
 class Incomplete:
@@ -121,7 +122,7 @@ class Incomplete:
 @pytest.mark.parametrize("key", [Incomplete(), None, "key", 42])
 def test_objects_without_the_protocol_are_invalid_input(key: Any) -> None:
     with pytest.raises(InvalidInputError) as caught:
-        CODEC.sign("command", command(), key)
+        CODEC.sign(SignedDocumentKind.COMMAND, command(), key)
     assert "SigningKey protocol" in str(caught.value)
 
 
@@ -129,9 +130,9 @@ def test_signing_from_threads_with_a_duck_typed_key() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     hsm = Hsm()
-    expected = CODEC.sign("command", command(), hsm).canonical_document_bytes
+    expected = CODEC.sign(SignedDocumentKind.COMMAND, command(), hsm).canonical_document_bytes
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda _: CODEC.sign("command", command(), hsm).canonical_document_bytes, range(16)))
+        results = list(pool.map(lambda _: CODEC.sign(SignedDocumentKind.COMMAND, command(), hsm).canonical_document_bytes, range(16)))
     assert results == [expected] * 16
 
 
@@ -145,8 +146,8 @@ def test_the_reference_key_dataclass_signs_like_the_native_key() -> None:
     assert private not in repr(key)
     native = crypto.SigningKey("urn:example:key:hsm-1", private)
     assert crypto.Ed25519SigningKey(native.key_id, native.seed_bytes()).public_key == key.public_key
-    assert CODEC.sign("command", command(), key).canonical_document_bytes == (
-        CODEC.sign("command", command(), native).canonical_document_bytes
+    assert CODEC.sign(SignedDocumentKind.COMMAND, command(), key).canonical_document_bytes == (
+        CODEC.sign(SignedDocumentKind.COMMAND, command(), native).canonical_document_bytes
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         key.key_id = "other"  # type: ignore[misc]

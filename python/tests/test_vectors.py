@@ -64,6 +64,7 @@ from missionweaveprotocol.scheduler import (
     WorkOffer,
     WorkTransition,
 )
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 VECTORS = Path(os.environ.get("MWP_VECTORS_DIR") or Path(__file__).resolve().parents[2] / "tests" / "vectors")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -213,7 +214,7 @@ def cryptography(record: Dict[str, Any]) -> Dict[str, Any]:
         out = canonical.canonicalize_json(read(inputs["input"]))
         return {"verdict": "complete", "canonical": out.decode("utf-8"), "hash": "sha256:" + hashlib.sha256(out).hexdigest()}
     try:
-        v = CODEC.verify(record["profileId"], read(inputs["document"]), reg.AgentRegistryKeyResolver(read(inputs["registry"])))
+        v = CODEC.verify(SignedDocumentKind(record["profileId"]), read(inputs["document"]), reg.AgentRegistryKeyResolver(read(inputs["registry"])))
     except MissionWeaveError as error:
         return rejected(error)
     got: Dict[str, Any] = {
@@ -232,7 +233,7 @@ def cryptography(record: Dict[str, Any]) -> Dict[str, Any]:
     if inputs.get("signingKey"):
         key = json.loads(read(inputs["signingKey"]))
         seed = base64.urlsafe_b64decode(key["seed"] + "=" * (-len(key["seed"]) % 4))
-        signed = CODEC.sign(record["profileId"], json.loads(v.canonical_signing_bytes), SigningKey.from_seed(key["keyId"], seed))
+        signed = CODEC.sign(SignedDocumentKind(record["profileId"]), json.loads(v.canonical_signing_bytes), SigningKey.from_seed(key["keyId"], seed))
         got["resignedSignature"] = signed.signature.value
         got["resignedDocumentHash"] = signed.document_hash
     return got
@@ -281,7 +282,7 @@ def admission(record: Dict[str, Any]) -> Dict[str, Any]:
         return adm.TrustedAcceptanceContext(spec["admissionRecordId"], spec["trustedAcceptedAt"], reg.PrincipalEvidence(by["type"], by["id"]))
 
     try:
-        verified = CODEC.verify(record["profileId"], read(record["inputs"]["document"]), reg.AgentRegistryKeyResolver(read(record["inputs"]["registry"])))
+        verified = CODEC.verify(SignedDocumentKind(record["profileId"]), read(record["inputs"]["document"]), reg.AgentRegistryKeyResolver(read(record["inputs"]["registry"])))
         if record["mode"] == "historical-replay":
             admitted = adm.replay_historical(verified, log)
         else:

@@ -12,6 +12,7 @@ from missionweaveprotocol import wire
 from missionweaveprotocol.errors import InvalidInputError, MissionWeaveError
 from missionweaveprotocol.signed_documents import SignedDocumentCodec
 from missionweaveprotocol.registry import AgentRegistryKeyResolver
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 SUBSCRIBE = read("conformance/vectors/valid/websocket-frame.json")
 PARTIAL = read("conformance/vectors/invalid/websocket-partial-stream.json")
@@ -46,7 +47,7 @@ def test_received_command_keeps_exact_bytes(golden: Dict[str, Any]) -> None:
     assert isinstance(received, wire.ReceivedCommandFrame)
     assert received.command_bytes == command
     assert received.frame_id == "urn:uuid:00000000-0000-4000-8000-000000000009"
-    verified = SignedDocumentCodec().verify("command", received.command_bytes, AgentRegistryKeyResolver(golden["registry"]))
+    verified = SignedDocumentCodec().verify(SignedDocumentKind.COMMAND, received.command_bytes, AgentRegistryKeyResolver(golden["registry"]))
     assert verified.received_bytes == command
 
 

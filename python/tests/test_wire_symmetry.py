@@ -14,6 +14,7 @@ from missionweaveprotocol import errors
 from missionweaveprotocol import registry as reg
 from missionweaveprotocol import signed_documents as sd
 from missionweaveprotocol._types import ErrorCode, VerificationStage
+from missionweaveprotocol.signed_documents import SignedDocumentKind
 
 CODEC = sd.SignedDocumentCodec()
 VECTORS = "cryptography/vectors/signed-documents"
@@ -34,7 +35,7 @@ def verification_errors() -> List[errors.SignedDocumentVerificationError]:
         "command-payload-tamper",
     ):
         with pytest.raises(errors.SignedDocumentVerificationError) as caught:
-            CODEC.verify("command", read(f"{VECTORS}/invalid/{name}.json"), resolver())
+            CODEC.verify(SignedDocumentKind.COMMAND, read(f"{VECTORS}/invalid/{name}.json"), resolver())
         out.append(caught.value)
     assert [e.stage for e in out] == [
         VerificationStage.SIGNATURE_ENVELOPE,
@@ -54,7 +55,7 @@ class IndeterminateLog:
 
 def admission_errors() -> List[errors.AdmissionError]:
     """Admission rejections of a verified Command, for three different reasons."""
-    verified = CODEC.verify("command", read(f"{VECTORS}/valid/command.json"), resolver())
+    verified = CODEC.verify(SignedDocumentKind.COMMAND, read(f"{VECTORS}/valid/command.json"), resolver())
     other = reg.PrincipalEvidence("service", "urn:missionweaveprotocol:service:other")
     attempts: List[Callable[[], object]] = [
         lambda: adm.replay_historical(verified, adm.InMemoryAdmissionLog(SERVICE)),

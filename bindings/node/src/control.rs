@@ -16,6 +16,12 @@ pub fn control_approval(args: String) -> String {
     control::approval(&args)
 }
 
+/// `[humanId, events]` → `{mission, membership}` from the Group's Events alone.
+#[napi(catch_unwind)]
+pub fn control_view(args: String) -> String {
+    control::view(&args)
+}
+
 /// `[command, keyId, publicKey]` → whether the signature holds.
 #[napi(catch_unwind)]
 pub fn control_verify(args: String) -> String {

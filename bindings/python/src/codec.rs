@@ -25,6 +25,22 @@ pub fn kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocum
         .ok_or_else(|| errors::invalid_input(py, format!("{text:?} is not a SignedDocumentKind")))
 }
 
+/// A `SignedDocumentKind` member, as the reference's `SignedDocumentCodec.sign` / `verify`
+/// require: a plain `str` (even `"command"`) is `TypeError` there, and `InvalidInputError`
+/// (a `TypeError`, wire code `PROTOCOL_VIOLATION`) here.
+fn enum_kind_arg(py: Python<'_>, kind: &Bound<'_, PyAny>) -> PyResult<SignedDocumentKind> {
+    if !PyEnum::SignedDocumentKind.is_member(py, kind)? {
+        return Err(errors::invalid_input(
+            py,
+            format!(
+                "kind must be a SignedDocumentKind, not {}",
+                kind.get_type().name()?
+            ),
+        ));
+    }
+    kind_arg(py, kind)
+}
+
 fn signature_material(key_id: &str, protected: &ProtectedTime, value: &str) -> SignatureMaterial {
     SignatureMaterial {
         algorithm: "Ed25519".to_owned(),
@@ -66,10 +82,10 @@ impl VerifiedSignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
-    /// The document as plain Python values (a new dict on each access).
+    /// The document, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the reference's.
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(py, &self.inner.document)
+        convert::view_to_frozen_python(py, self.inner.document.view())
     }
 
     /// The exact bytes that were verified.
@@ -167,9 +183,15 @@ impl SignedDocument {
         PyEnum::SignedDocumentKind.member(py, self.inner.kind.as_str())
     }
 
+    /// The document as signed, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the
+    /// reference's: read from `canonical_document_bytes`, so a host number is what was signed
+    /// and sent — an integer beyond 2^53 its binary64 value, `1.0` the integer `1` (§6.4
+    /// stage 5 canonicalizes numbers as binary64, as the reference's codec does).
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(py, &self.inner.document)
+        let signed = missionweaveprotocol::json::parse_state(&self.inner.bytes)
+            .map_err(|e| errors::parse_error(py, &e))?;
+        convert::view_to_frozen_python(py, signed.view())
     }
 
     #[getter]
@@ -256,7 +278,7 @@ impl SignedDocumentCodec {
         raw_utf8_json_bytes: &Bound<'_, PyAny>,
         key_resolver: &Bound<'_, PyAny>,
     ) -> PyResult<VerifiedSignedDocument> {
-        let kind = kind_arg(py, kind)?;
+        let kind = enum_kind_arg(py, kind)?;
         let resolver = Resolver::extract(py, key_resolver)?;
         let bytes = convert::bytes_arg(py, raw_utf8_json_bytes, "raw_utf8_json_bytes", false)?;
         let result = py.detach(|| self.core().verify(kind, &bytes, resolver.as_dyn()));
@@ -368,7 +390,7 @@ impl SignedDocumentCodec {
         unsigned_json_object: &Bound<'_, PyAny>,
         signing_key: &Bound<'_, PyAny>,
     ) -> PyResult<SignedDocument> {
-        let kind = kind_arg(py, kind)?;
+        let kind = enum_kind_arg(py, kind)?;
         // A `models.Command` (the reference's call shape `sign(COMMAND, command, key)`) is
         // signed as its wire form: what `Command.signing_payload()` returns, which converts a
         // compact payload (or names the member it lacks) before anything is signed.

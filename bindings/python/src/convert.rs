@@ -194,6 +194,45 @@ pub fn view_to_python<'py>(py: Python<'py>, value: json::View<'_>) -> PyResult<B
     })
 }
 
+static FROZEN_OBJECT: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+    pyo3::sync::PyOnceLock::new();
+static FROZEN_ARRAY: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> =
+    pyo3::sync::PyOnceLock::new();
+
+/// [`view_to_python`], deep-frozen: objects are `_types.FrozenJsonObject` (an immutable
+/// `dict`), arrays `_types.FrozenJsonArray` (an immutable `list`). The reference's `SignedDocument.document` is a frozen Mapping:
+/// a verified document cannot be edited after verification.
+pub fn view_to_frozen_python<'py>(
+    py: Python<'py>,
+    value: json::View<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use json::View;
+    Ok(match value {
+        View::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items.iter() {
+                list.append(view_to_frozen_python(py, item)?)?;
+            }
+            FROZEN_ARRAY
+                .import(py, "missionweaveprotocol._types", "FrozenJsonArray")?
+                .call1((list,))?
+        }
+        View::Object(object) => {
+            let dict = PyDict::new(py);
+            for (key, member) in object.iter() {
+                dict.set_item(
+                    string_to_python(py, key)?,
+                    view_to_frozen_python(py, member)?,
+                )?;
+            }
+            FROZEN_OBJECT
+                .import(py, "missionweaveprotocol._types", "FrozenJsonObject")?
+                .call1((dict,))?
+        }
+        other => view_to_python(py, other)?,
+    })
+}
+
 /// An integer outside `i64` as a Python `int`, exactly. Python refuses to convert decimal text
 /// longer than `sys.get_int_max_str_digits()` (4300 by default; a guard against quadratic
 /// conversion), so such a number — valid JSON the host cannot represent — is refused with

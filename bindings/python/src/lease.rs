@@ -13,6 +13,16 @@ use crate::errors;
 use crate::instant::{millis_arg, opt_datetime, opt_millis_arg, to_datetime};
 use crate::values::PyEnum;
 
+/// `lease_closure_reason(reason)`: the reason as a lease records it (trimmed; blank or over
+/// 512 characters is `LeaseError`), the core's `lease::closure_reason`.
+#[pyfunction]
+pub fn lease_closure_reason(py: Python<'_>, reason: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text = convert::str_arg(py, reason, "reason")?;
+    missionweaveprotocol_kernel::lease::closure_reason(&text)
+        .map(str::to_owned)
+        .map_err(|e| errors::lease_error(py, &e))
+}
+
 fn binding(
     py: Python<'_>,
     lease_id: &Bound<'_, PyAny>,

@@ -26,6 +26,7 @@ mod limits;
 mod local_store;
 mod offline;
 mod policy;
+mod presence;
 mod registry;
 mod registry_builder;
 mod replay;
@@ -305,6 +306,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m
     )?)?;
     m.add_class::<lease::ExecutionLease>()?;
+    m.add_function(wrap_pyfunction!(lease::lease_closure_reason, m)?)?;
     m.add_class::<budget::BudgetLedger>()?;
     m.add_class::<budget::BudgetLedgerSnapshot>()?;
     m.add_class::<delegation::DelegationGrant>()?;
@@ -330,6 +332,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Agent runtime and bounded offline execution (agent.py, offline.py)
     m.add_class::<agent::NativeAgentSessions>()?;
     offline::register(m)?;
+    presence::register(m)?;
     context::register(m)?;
     // The human control interface (control.py)
     control::register(m)?;

@@ -119,7 +119,8 @@ impl GroupSchedulingPolicy {
 /// supported_capabilities=None, allowed_groups=None, max_work_items=10000,
 /// max_work_items_per_group=1000, decline_infeasible_deadlines=False, priority_step_ms=3000,
 /// deadline_horizon_ms=600000, fairness_lag_slots=1, preemption_margin=50,
-/// default_estimate_ms=60000)`.
+/// default_estimate_ms=60000, fairness_lag_pass=None)` (`fairness_lag_pass`: the lag in
+/// 2^-40 slots the reference's `fairness_weight` maps to, `scheduler_reference_policy`).
 #[pyclass(module = "missionweaveprotocol._native", frozen, eq)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchedulerPolicy {
@@ -129,7 +130,7 @@ pub struct SchedulerPolicy {
 #[pymethods]
 impl SchedulerPolicy {
     #[new]
-    #[pyo3(signature = (*, capacity_slots=None, groups=None, default_group=None, supported_capabilities=None, allowed_groups=None, max_work_items=None, max_work_items_per_group=None, decline_infeasible_deadlines=None, priority_step_ms=None, deadline_horizon_ms=None, fairness_lag_slots=None, preemption_margin=None, default_estimate_ms=None))]
+    #[pyo3(signature = (*, capacity_slots=None, groups=None, default_group=None, supported_capabilities=None, allowed_groups=None, max_work_items=None, max_work_items_per_group=None, decline_infeasible_deadlines=None, priority_step_ms=None, deadline_horizon_ms=None, fairness_lag_slots=None, preemption_margin=None, default_estimate_ms=None, fairness_lag_pass=None))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
@@ -146,6 +147,7 @@ impl SchedulerPolicy {
         fairness_lag_slots: Option<&Bound<'_, PyAny>>,
         preemption_margin: Option<&Bound<'_, PyAny>>,
         default_estimate_ms: Option<&Bound<'_, PyAny>>,
+        fairness_lag_pass: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let d = CorePolicy::default();
         let mut group_map = HashMap::new();
@@ -212,6 +214,19 @@ impl SchedulerPolicy {
                 "fairness_lag_slots",
                 d.fairness_lag_slots,
             )?,
+            fairness_lag_pass: convert::present(fairness_lag_pass)
+                .map(|v| {
+                    v.extract::<u128>()
+                        .ok()
+                        .filter(|_| !v.is_instance_of::<pyo3::types::PyBool>())
+                        .ok_or_else(|| {
+                            errors::invalid_input(
+                                py,
+                                "fairness_lag_pass must be a non-negative int",
+                            )
+                        })
+                })
+                .transpose()?,
             preemption_margin: match convert::present(preemption_margin) {
                 Some(v) => convert::uint_arg(py, v, "preemption_margin", u64::from(u8::MAX))? as u8,
                 None => d.preemption_margin,
@@ -288,6 +303,10 @@ impl SchedulerPolicy {
     #[getter]
     fn fairness_lag_slots(&self) -> u32 {
         self.inner.fairness_lag_slots
+    }
+    #[getter]
+    fn fairness_lag_pass(&self) -> Option<u128> {
+        self.inner.fairness_lag_pass
     }
     #[getter]
     fn preemption_margin(&self) -> u8 {
@@ -626,6 +645,7 @@ pub struct Preempt {
     group_id: Arc<str>,
     #[pyo3(get)]
     generation: u32,
+    checkpoint: Option<CoreCheckpoint>,
 }
 
 #[pymethods]
@@ -641,6 +661,11 @@ impl Preempt {
     #[getter]
     fn run_id(&self) -> String {
         format!("{}:{}", self.work_id, self.generation)
+    }
+    /// The run's last durable, safe checkpoint, or `None` (§11.3: the request comes first).
+    #[getter]
+    fn checkpoint(&self) -> Option<CheckpointRef> {
+        self.checkpoint.clone().map(CheckpointRef::of)
     }
 
     fn __repr__(&self) -> String {
@@ -1110,6 +1135,7 @@ impl Scheduler {
                     work_id: p.work_id,
                     group_id: p.group_id,
                     generation: p.generation,
+                    checkpoint: p.checkpoint,
                 })?,
             }
         }
@@ -1404,11 +1430,12 @@ pub fn scheduler_reference_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict
 }
 
 /// `scheduler_reference_policy(*, aging_interval, …, preemption_margin, priority_step_ms,
-/// deadline_horizon_ms, preemption_margin_points)`: `(priority_step_ms, deadline_horizon_ms,
-/// preemption_margin)` for the core's `SchedulerPolicy` — what the reference knobs map to, else
-/// the own field as given — or the core's refusal (`SchedulerError`).
+/// deadline_horizon_ms, preemption_margin_points, fairness_lag_slots)`: `(priority_step_ms,
+/// deadline_horizon_ms, preemption_margin, fairness_lag_slots, fairness_lag_pass)` for the
+/// core's `SchedulerPolicy` — what the reference knobs map to, else the own field as given — or
+/// the core's refusal (`SchedulerError`).
 #[pyfunction]
-#[pyo3(signature = (*, aging_interval, deadline_horizon, priority_weight, deadline_weight, aging_weight, fairness_weight, quota_pressure_weight, estimate_weight, preemption_margin, priority_step_ms=None, deadline_horizon_ms=None, preemption_margin_points=None))]
+#[pyo3(signature = (*, aging_interval, deadline_horizon, priority_weight, deadline_weight, aging_weight, fairness_weight, quota_pressure_weight, estimate_weight, preemption_margin, priority_step_ms=None, deadline_horizon_ms=None, preemption_margin_points=None, fairness_lag_slots=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn scheduler_reference_policy<'py>(
     py: Python<'py>,
@@ -1424,6 +1451,7 @@ pub fn scheduler_reference_policy<'py>(
     priority_step_ms: Option<&Bound<'py, PyAny>>,
     deadline_horizon_ms: Option<&Bound<'py, PyAny>>,
     preemption_margin_points: Option<&Bound<'py, PyAny>>,
+    fairness_lag_slots: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let knobs = ReferenceSchedulerPolicy {
         aging_interval_us: timedelta_micros(py, aging_interval)?,
@@ -1440,12 +1468,14 @@ pub fn scheduler_reference_policy<'py>(
         priority_step_ms,
         deadline_horizon_ms,
         preemption_margin_points,
+        fairness_lag_slots,
     ]
     .map(|v| convert::present(v).cloned());
     let given = OwnFieldsGiven {
         priority_step_ms: own[0].is_some(),
         deadline_horizon_ms: own[1].is_some(),
         preemption_margin_points: own[2].is_some(),
+        fairness_lag_slots: own[3].is_some(),
     };
     let mapped = reference::map_reference_policy(&knobs, given)
         .map_err(|e| errors::scheduler_error(py, &e))?;
@@ -1463,6 +1493,11 @@ pub fn scheduler_reference_policy<'py>(
             pick(mapped.priority_step_ms, &own[0])?,
             pick(mapped.deadline_horizon_ms, &own[1])?,
             pick(mapped.preemption_margin.map(u32::from), &own[2])?,
+            pick(None, &own[3])?,
+            match mapped.fairness_lag_pass {
+                Some(lag) => lag.into_pyobject(py)?.into_any(),
+                None => py.None().into_bound(py),
+            },
         ],
     )
 }

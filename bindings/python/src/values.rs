@@ -51,6 +51,11 @@ impl PyEnum {
             .import(py, TYPES_MODULE, self.name())?
             .call1((value,))
     }
+
+    /// Whether `value` is a member of the enum (not merely a `str` equal to one).
+    pub fn is_member(self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        value.is_instance(ENUMS[self as usize].import(py, TYPES_MODULE, self.name())?)
+    }
 }
 
 /// `PrincipalEvidence(type, id)`: a Principal.

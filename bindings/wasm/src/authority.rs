@@ -256,6 +256,11 @@ pub fn control_approval(args: &str) -> String {
     missionweaveprotocol_ffi::control::approval(args)
 }
 
+#[wasm_bindgen(js_name = controlView)]
+pub fn control_view(args: &str) -> String {
+    missionweaveprotocol_ffi::control::view(args)
+}
+
 #[wasm_bindgen(js_name = controlVerify)]
 pub fn control_verify(args: &str) -> String {
     missionweaveprotocol_ffi::control::verify(args)

@@ -11,6 +11,7 @@ use missionweaveprotocol::schema_formats::{decode_base64url, encode_base64url};
 use missionweaveprotocol_agent::auth::{
     AuthError, MAX_SESSION_EPOCH, SessionAuthority, SessionConfig,
 };
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
 #[test]
 fn a_signed_challenge_opens_a_session_with_epoch_one() {
@@ -57,10 +58,16 @@ fn the_signing_bytes_are_the_canonical_seven_fields() {
          \"expiresAt\":\"{}\",\"keyId\":\"{ALICE_KEY}\",\"protocolVersion\":\"0.1\",\
          \"serverNonce\":\"{}\"}}",
         challenge.challenge_id,
-        at(30_000).to_rfc3339().unwrap(),
+        // The reference's rendering (Python isoformat), not the wire's `Z` profile.
+        at(30_000).to_rfc3339().unwrap().replace(".000Z", "+00:00"),
         challenge.server_nonce
     );
     assert_eq!(text, expected);
+    assert!(text.contains("+00:00\""), "{text}");
+    let mut later = challenge.clone();
+    later.expires_at = UnixMillis(later.expires_at.0 + 6);
+    let text = String::from_utf8(later.signing_bytes().unwrap()).unwrap();
+    assert!(text.contains(".006000+00:00\""), "{text}");
     assert_eq!(decode_base64url(&challenge.challenge_id).unwrap().len(), 32);
     assert_eq!(decode_base64url(&challenge.server_nonce).unwrap().len(), 32);
 }

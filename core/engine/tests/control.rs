@@ -498,3 +498,47 @@ fn mission_operations_need_the_queried_mission_and_object_arguments() {
     );
     assert!(control::latest_submission(MISSION, &[]).is_none());
 }
+
+/// `control::view` from the Group's Events alone (the page's projections): the Mission and the
+/// owner's Membership Epoch equal the Core's, and the Command built from them is the one built
+/// from the queried projections; a log out of order or from another Group is refused.
+#[test]
+fn the_view_from_the_log_alone_builds_the_same_commands() {
+    let f = fixture();
+    let engine = created(&f);
+    f.ok(&engine, &f.submit(1), NOW);
+    let log = whole_log(&f, &engine);
+    let view = control::view(OWNER, &log).unwrap();
+    let mission = engine.mission(MISSION).unwrap().unwrap();
+    assert_eq!(view.get("mission"), Some(&mission.document()));
+    let membership = engine.membership(GROUP, &owner()).unwrap().unwrap();
+    assert_eq!(
+        view.pointer("/membership/membershipEpoch"),
+        membership.to_value().get("membershipEpoch")
+    );
+    assert_eq!(
+        view.pointer("/membership/state").and_then(Value::as_str),
+        Some("active")
+    );
+    // The same Command from the view as from the queried projections.
+    let queried = request(&f, &engine, "approve", r#"{"comments": "good"}"#);
+    let mut from_log = queried.as_object().unwrap().clone();
+    from_log.insert("mission", view.get("mission").unwrap().clone());
+    from_log.insert("membership", view.get("membership").unwrap().clone());
+    assert_eq!(
+        control::build(&Value::Object(from_log)).unwrap(),
+        control::build(&queried).unwrap()
+    );
+    // Someone else has no Membership; an empty log has no Mission.
+    let stranger = control::view("urn:missionweaveprotocol:human:mallory", &log).unwrap();
+    assert_eq!(stranger.get("membership"), Some(&Value::Null));
+    let empty = control::view(OWNER, &[]).unwrap();
+    assert_eq!(empty.get("mission"), Some(&Value::Null));
+    // A log with an Event missing or out of order is refused, never half-read.
+    let mut reordered = log.clone();
+    reordered.swap(0, log.len() - 1);
+    let e = control::view(OWNER, &reordered).unwrap_err();
+    assert_eq!(e.reason(), "invalid_argument");
+    let e = control::view(OWNER, &log[1..]).unwrap_err();
+    assert_eq!(e.reason(), "invalid_argument");
+}

@@ -30,6 +30,23 @@ pub fn approval(args: &str) -> String {
     })
 }
 
+/// `[humanId, events]`: `{mission, membership}` from the Group's Event documents alone
+/// (`control::view`: what the MissionOwner's page passes to [`command`]).
+pub fn view(args: &str) -> String {
+    run(args, |a| {
+        let human_id: String = a.arg(0, "humanId")?;
+        let events = match document(a, 1, "events")? {
+            Value::Array(events) => events,
+            _ => {
+                return Err(Failure::argument(
+                    "events: expected a list of Event documents",
+                ));
+            }
+        };
+        control::view(&human_id, &events).map_err(|e| Failure::error(&e))
+    })
+}
+
 /// `[command, keyId, publicKey (base64url)]`: whether the signature holds.
 pub fn verify(args: &str) -> String {
     run(args, |a| {

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use common::*;
 use missionweaveprotocol::json::Value;
-use missionweaveprotocol::{Fields, WireCode};
+use missionweaveprotocol::{Fields, Principal, WireCode};
 use missionweaveprotocol_agent::auth::{AgentKeyRegistry, SessionAuthority, SessionConfig};
 use missionweaveprotocol_engine::Performed;
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
@@ -208,8 +208,8 @@ impl GatewayCore for Flaky {
     fn head(&self, group: &str) -> Result<u64, CoreError> {
         self.inner.head(group)
     }
-    fn visibility(&self, agent_id: &str, group: &str) -> Result<Option<Visibility>, CoreError> {
-        self.inner.visibility(agent_id, group)
+    fn visibility(&self, member: &Principal, group: &str) -> Result<Option<Visibility>, CoreError> {
+        self.inner.visibility(member, group)
     }
     fn acknowledge(&self, agent_id: &str, group: &str, sequence: u64) -> Result<(), CoreError> {
         match self.failure() {
@@ -222,6 +222,9 @@ impl GatewayCore for Flaky {
     }
     fn agent_keys(&self, agent_id: &str, key_id: &str) -> AgentKeyRegistry {
         self.inner.agent_keys(agent_id, key_id)
+    }
+    fn session_principal(&self, id: &str, key_id: &str) -> Option<Principal> {
+        self.inner.session_principal(id, key_id)
     }
 }
 

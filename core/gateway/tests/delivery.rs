@@ -328,3 +328,45 @@ fn in_memory_delivery_serves_the_tail_and_leaves_store_reads_to_finish_io() {
         "{events:?}"
     );
 }
+
+/// The periodic head poll in memory (the server's ticks run on the event loop): the first
+/// connection whose poll is due reads the head from the store (`finish_io`) and records it; a
+/// second connection polling within half an interval is answered by that read without the
+/// store; once the read is older than that, a poll goes to the store again.
+#[test]
+fn one_head_poll_answers_every_connection_for_half_an_interval() {
+    let world = World::new();
+    world.missions();
+    world.add_worker(GROUP, WORKER, 0);
+    let mut first = world.pair(COORDINATOR);
+    let mut second = world.pair(WORKER);
+    let head = world.head(GROUP);
+    first.subscribe(&[(GROUP, head)]);
+    second.subscribe(&[(GROUP, head)]);
+    first.events();
+    second.events();
+    world.owner_posts(GROUP, "unannounced", &[]);
+    let due = UnixMillis(NOW.0 + 5_000);
+
+    let ((), served) = first.server.in_memory(|c| c.on_tick(due));
+    assert!(!served, "nobody read the head yet: the store is needed");
+    first.server.finish_io(due);
+    first.pump();
+    let got: Vec<u64> = first.delivered().iter().map(|d| d.1).collect();
+    assert_eq!(got, [head + 1]);
+
+    let ((), served) = second.server.in_memory(|c| c.on_tick(UnixMillis(due.0 + 2_000)));
+    assert!(served && !second.server.needs_io(), "the first read answers");
+    second.pump();
+    let got: Vec<u64> = second.delivered().iter().map(|d| d.1).collect();
+    assert_eq!(got, [head + 1]);
+
+    // Half an interval later the recorded read is too old: the next due poll reads again.
+    world.owner_posts(GROUP, "unannounced-again", &[]);
+    let ((), served) = second.server.in_memory(|c| c.on_tick(UnixMillis(due.0 + 7_000)));
+    assert!(!served && second.server.needs_io());
+    second.server.finish_io(UnixMillis(due.0 + 7_000));
+    second.pump();
+    let got: Vec<u64> = second.delivered().iter().map(|d| d.1).collect();
+    assert_eq!(got, [head + 2]);
+}

@@ -29,6 +29,7 @@ pub mod cooperation;
 pub mod delegation;
 pub mod lease;
 pub mod offline;
+pub mod presence;
 pub mod random;
 pub mod resources;
 pub mod retry;

@@ -3,7 +3,7 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol_kernel::lease::{
-    Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseState, LeaseType, LeaseWindow,
+    Lease, LeaseBinding, LeaseClaim, LeaseError, LeaseState, LeaseType, LeaseWindow, closure_reason,
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -102,6 +102,35 @@ fn closure_is_immutable_and_idempotent() {
             Some(at(10)),
             Some("work checkpointed")
         )
+    );
+}
+
+#[test]
+fn closure_reasons_are_recorded_without_surrounding_whitespace() {
+    // The reference strips model strings; a reason is free text, so its trimmed form is kept.
+    let mut l = execution();
+    assert_eq!(l.release(at(10), "  work checkpointed\n"), Ok(true));
+    assert_eq!(l.closure_reason(), Some("work checkpointed"));
+    // The same closure with other surrounding whitespace is the identical closure.
+    assert_eq!(l.release(at(10), "work checkpointed "), Ok(false));
+    assert_eq!(closure_reason(" \t pause "), Ok("pause"));
+    // Blank or over-long (after trimming) is refused, and the lease is unchanged.
+    for bad in ["", "   ", &"x".repeat(513)] {
+        assert_eq!(
+            closure_reason(bad),
+            Err(LeaseError::InvalidField("closureReason")),
+            "{bad:?}"
+        );
+        let mut l = execution();
+        assert_eq!(
+            l.release(at(10), bad),
+            Err(LeaseError::InvalidField("closureReason"))
+        );
+        assert_eq!(l.state(), LeaseState::Active);
+    }
+    assert_eq!(
+        closure_reason(&format!(" {} ", "x".repeat(512))).map(str::len),
+        Ok(512)
     );
 }
 

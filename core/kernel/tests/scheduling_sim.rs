@@ -3,8 +3,8 @@
 
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol_kernel::scheduler::{
-    CheckpointRef, Confidence, GroupPolicy, RUNTIME_SESSION_LOST, ScheduleAction, Scheduler,
-    SchedulerPolicy, Transition, WorkOffer, WorkState,
+    CheckpointRef, Confidence, GroupPolicy, MAX_FAIRNESS_LAG_PASS, PASS_UNIT, RUNTIME_SESSION_LOST,
+    ScheduleAction, Scheduler, SchedulerPolicy, Transition, WorkOffer, WorkState,
 };
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -85,6 +85,48 @@ fn weighted_fair_share_across_groups() {
     let first40 = &order[..40];
     let heavy = first40.iter().filter(|id| id.starts_with('h')).count();
     assert_eq!(heavy, 30, "3:1 weights give 30 of the first 40 dispatches");
+}
+
+/// Group "urgent" holds priority-100 work, "routine" priority-0 work, equal weights; the
+/// first eight dispatches on one slot under a cross-Group lag of `lag` pass units.
+fn urgent_vs_routine(lag: Option<u128>) -> String {
+    let mut p = policy(1);
+    p.fairness_lag_pass = lag;
+    let mut s = Scheduler::new(p).unwrap();
+    for i in 0..8 {
+        let mut o = WorkOffer::new(&format!("u{i}"), "urgent");
+        o.priority = 100;
+        assert!(s.admit(&o, at(0)).accepted);
+        assert!(
+            s.admit(&WorkOffer::new(&format!("r{i}"), "routine"), at(0))
+                .accepted
+        );
+    }
+    drain_one_slot(&mut s, 1)[..8]
+        .iter()
+        .map(|id| &id[..1])
+        .collect()
+}
+
+#[test]
+fn the_fairness_lag_trades_priority_against_the_other_group_share() {
+    // Default lag (1 slot, the reference's fairness_weight=10): priority runs one dispatch ahead.
+    assert_eq!(urgent_vs_routine(None), "uurururu");
+    // 0.1 slot (fairness_weight=100): near-strict alternation, priority only breaks ties.
+    assert_eq!(urgent_vs_routine(Some(PASS_UNIT / 10)), "urururur");
+    // 3 slots (fairness_weight=10/3): up to three slots ahead, then alternation — never more.
+    assert_eq!(urgent_vs_routine(Some(3 * PASS_UNIT)), "uuuururu");
+}
+
+#[test]
+fn a_lag_beyond_the_bound_is_refused() {
+    let mut p = policy(1);
+    p.fairness_lag_pass = Some(MAX_FAIRNESS_LAG_PASS);
+    assert!(Scheduler::new(p.clone()).is_ok());
+    p.fairness_lag_pass = Some(MAX_FAIRNESS_LAG_PASS + 1);
+    let err = Scheduler::new(p).unwrap_err();
+    assert_eq!(err.code().as_str(), "INVALID_COMMAND");
+    assert!(err.to_string().contains("fairness_lag_pass"), "{err}");
 }
 
 #[test]

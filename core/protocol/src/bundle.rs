@@ -29,6 +29,7 @@ pub fn embedded_file(path: &str) -> Option<&'static [u8]> {
 
 use core::fmt;
 
+use crate::conformance::root_pin::{self, read_root_pin};
 use crate::conformance::{BundleSource, EmbeddedBundle};
 use crate::json::Value;
 
@@ -163,19 +164,104 @@ pub fn verify_cryptography_bundle() -> Result<CryptographyBundleSummary, BundleV
     verify_cryptography_bundle_from(&EmbeddedBundle)
 }
 
-/// [`verify_cryptography_bundle`] for another bundle source.
+/// [`verify_cryptography_bundle`] for another bundle source. A root may hold the bundle of
+/// another protocol commit (the reference runtime's older one): it is accepted when it is
+/// complete and self-consistent (every check above, with its own case matrix) and its pin
+/// (`PROTOCOL_PIN.json` or `PIN.json`, [`crate::conformance::root_pin`]) agrees with its
+/// manifest; `source_commit` is then the pin's commit. A root without a pin must be the
+/// embedded bundle's manifest (same `artifactDigest`).
 pub fn verify_cryptography_bundle_from(
     source: &dyn BundleSource,
 ) -> Result<CryptographyBundleSummary, BundleVerificationError> {
+    let refuse = |problems: Vec<String>| BundleVerificationError { problems };
+    let pin = read_root_pin(source).map_err(|problem| refuse(vec![problem]))?;
     let preflight = crate::conformance::cryptography::preflight(source);
     if !preflight.problems.is_empty() {
-        return Err(BundleVerificationError {
-            problems: preflight.problems,
-        });
+        return Err(refuse(preflight.problems));
     }
     let (case_count, evaluation_count) = count_evaluations(&preflight.manifest);
+    let embedded_digest = embedded_file(crate::conformance::cryptography::MANIFEST)
+        .and_then(|bytes| crate::json::parse_state(bytes).ok())
+        .and_then(|m| {
+            m.get("artifactDigest")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let same_as_embedded = preflight.artifact_digest == embedded_digest;
+    let source_commit = match &pin {
+        None if same_as_embedded => SOURCE_COMMIT.to_owned(),
+        None => {
+            return Err(refuse(vec![format!(
+                "the root names no protocol commit ({} or {}) and its cryptography manifest \
+                 is not the embedded one ({SOURCE_COMMIT})",
+                root_pin::REFERENCE_PIN,
+                root_pin::REPOSITORY_PIN
+            )]));
+        }
+        Some(pin) => {
+            let mut problems = root_pin::tree_problems(source, pin);
+            let mut differ = |what: &str, pinned: String, actual: String| {
+                if pinned != actual {
+                    problems.push(format!(
+                        "{} pins {what} {pinned}, the manifest has {actual}",
+                        pin.file
+                    ));
+                }
+            };
+            if pin.commit == SOURCE_COMMIT {
+                differ(
+                    "the embedded commit, whose artifactDigest is",
+                    embedded_digest.clone(),
+                    preflight.artifact_digest.clone(),
+                );
+            }
+            if let Some(version) = &pin.protocol_version {
+                let actual = preflight
+                    .manifest
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                differ("protocolVersion", version.clone(), actual.to_owned());
+            }
+            if let Some(crypto) = &pin.cryptography {
+                differ(
+                    "profileId",
+                    crypto.profile_id.clone(),
+                    crate::conformance::cryptography::PROFILE_ID.to_owned(),
+                );
+                differ(
+                    "manifestVersion",
+                    crypto.manifest_version.to_string(),
+                    manifest_version(&preflight.manifest).to_string(),
+                );
+                differ(
+                    "artifactDigest",
+                    crypto.artifact_digest.clone(),
+                    preflight.artifact_digest.clone(),
+                );
+                for (what, pinned, actual) in [
+                    (
+                        "artifactCount",
+                        crypto.artifact_count,
+                        preflight.artifact_count,
+                    ),
+                    ("caseCount", crypto.case_count, case_count),
+                    ("evaluationCount", crypto.evaluation_count, evaluation_count),
+                ] {
+                    if let Some(pinned) = pinned {
+                        differ(what, pinned.to_string(), actual.to_string());
+                    }
+                }
+            }
+            if !problems.is_empty() {
+                return Err(refuse(problems));
+            }
+            pin.commit.clone()
+        }
+    };
     Ok(CryptographyBundleSummary {
-        source_commit: SOURCE_COMMIT.to_owned(),
+        source_commit,
         profile_id: crate::conformance::cryptography::PROFILE_ID.to_owned(),
         manifest_version: manifest_version(&preflight.manifest),
         artifact_digest: preflight.artifact_digest,

@@ -5,7 +5,7 @@
 //! cargo build --release -p missionweaveprotocol-server --bin missionweaveprotocol-server --example load
 //! target/release/examples/load [--connections 1000] [--groups 200] [--per-connection 5]
 //!     [--store sqlite|postgres] [--processes 1] [--seconds 10] [--rate 1000] [--window 64]
-//!     [--client-commands 0]
+//!     [--client-commands 0] [--in-process 0 [--aggregate-cache on|off]]
 //! ```
 //!
 //! It makes an Organization (one Agent per connection), seeds `--groups` Groups into a fresh
@@ -81,6 +81,10 @@ struct Options {
     window: usize,
     /// Commands of the Rust-client phase (0: none).
     client_commands: usize,
+    /// Commands of the in-process run (0: none; else only that run).
+    in_process: usize,
+    /// Whether the in-process run caches aggregates.
+    aggregate_cache: bool,
 }
 
 fn options() -> Options {
@@ -94,6 +98,8 @@ fn options() -> Options {
         rate: 1000,
         window: 64,
         client_commands: 0,
+        in_process: 0,
+        aggregate_cache: true,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -114,6 +120,8 @@ fn options() -> Options {
             "--rate" => o.rate = number(),
             "--window" => o.window = number() as usize,
             "--client-commands" => o.client_commands = (number() as usize).min(100_000),
+            "--in-process" => o.in_process = (number() as usize).min(100_000),
+            "--aggregate-cache" => o.aggregate_cache = value == "on",
             other => panic!("unknown flag {other} (see the example's doc comment)"),
         }
         i += 2;
@@ -346,6 +354,67 @@ fn seed(org: &Org, url: &str, o: &Options) -> Vec<u64> {
     heads
 }
 
+/// The Command path without the network (`--in-process N`, instead of the network phases):
+/// N `message.post`s by the owner across the Groups, performed one at a time through a Core on
+/// the seeded store, as the server builds it on SQLite, with its aggregate cache
+/// (`store::ExclusiveCache`) or without (`--aggregate-cache off`); the process CPU per
+/// Command (a commit's fsync wait is not CPU). Under `valgrind --tool=callgrind` the user-space
+/// instructions of the two settings compare independently of the machine's load.
+fn in_process_run(org: &Org, url: &str, o: &Options) {
+    let cached = o.aggregate_cache;
+    {
+        let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
+        let store: missionweaveprotocol_store_open::SharedStore = if cached && !o.postgres {
+            Arc::new(missionweaveprotocol_engine::store::ExclusiveCache::new(
+                store,
+            ))
+        } else {
+            store
+        };
+        let core = CoreConfig::new(&Principal::new(PrincipalType::Service, AUTHORITY))
+            .build(
+                store,
+                Arc::clone(&org.registry),
+                org.authority.clone(),
+                Box::new(OsRandom),
+            )
+            .unwrap();
+        let salt = 0;
+        let commands: Vec<Vec<u8>> = (0..o.in_process)
+            .map(|n| {
+                let g = n % o.groups;
+                let payload = format!(
+                    r#"{{"messageId": "urn:missionweaveprotocol:message:p{salt}-{n}",
+                    "conversationId": "{}", "content": [{{"type": "text", "text": "load"}}]}}"#,
+                    conversation(g)
+                );
+                org.owner_command(
+                    &group_id(g),
+                    "message.post",
+                    &payload,
+                    1_000_000 * (salt + 1) + n,
+                )
+            })
+            .collect();
+        let (user, system) = cpu_split(std::process::id());
+        let started = Instant::now();
+        for bytes in &commands {
+            core.perform_bytes(bytes, SystemClock.now())
+                .unwrap_or_else(|e| panic!("refused: {} {}", e.wire_code, e.message));
+        }
+        let (user_after, system_after) = cpu_split(std::process::id());
+        let per = |seconds: f64| seconds * 1e6 / o.in_process as f64;
+        println!(
+            "in process, {} Commands one at a time, aggregate cache {}: {:.0} µs user + {:.0} µs system CPU per Command, {:.0} Commands/s",
+            o.in_process,
+            if cached { "on" } else { "off" },
+            per(user_after - user),
+            per(system_after - system),
+            o.in_process as f64 / started.elapsed().as_secs_f64()
+        );
+    }
+}
+
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
@@ -360,6 +429,12 @@ fn rss_kib(pid: u32) -> u64 {
 /// clock ticks of 1/100 s): the machine is shared, so the CPU a Command costs is the figure
 /// that compares across runs; wall-clock rates also depend on what else runs.
 fn cpu_seconds(pid: u32) -> f64 {
+    let (user, system) = cpu_split(pid);
+    user + system
+}
+
+/// User and system CPU seconds of process `pid`.
+fn cpu_split(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -371,7 +446,7 @@ fn cpu_seconds(pid: u32) -> f64 {
             .unwrap_or(0.0)
     };
     // utime and stime are fields 14 and 15 of the line: 11 and 12 after the name.
-    (ticks(11) + ticks(12)) / 100.0
+    (ticks(11) / 100.0, ticks(12) / 100.0)
 }
 
 struct Server {
@@ -753,6 +828,11 @@ fn main() {
         o.processes,
         started.elapsed().as_secs_f64()
     );
+
+    if o.in_process > 0 {
+        in_process_run(&org, &url, &o);
+        return;
+    }
 
     let servers: Vec<Server> = (0..o.processes)
         .map(|n| start_server(&binary, dir.path(), &url, &org, n))

@@ -13,14 +13,17 @@ use missionweaveprotocol::{KeyRegistrySnapshot, Principal};
 use missionweaveprotocol_agent::auth::{SessionAuthority, SessionConfig};
 use missionweaveprotocol_engine::config::CoreConfig;
 use missionweaveprotocol_engine::service::Core;
+use missionweaveprotocol_engine::store::ExclusiveCache;
 use missionweaveprotocol_gateway::server::{CoreGateway, Gateway, Limits};
-use missionweaveprotocol_host::{OsRandom, SystemClock, random_secret, random_token_id};
-use missionweaveprotocol_store_open::{Location, StoreUrl};
+use missionweaveprotocol_host::{OsRandom, random_secret, random_token_id};
+use missionweaveprotocol_store_open::{Location, SharedStore, StoreUrl};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+use crate::app_files::{self, AppFiles};
 use crate::cards::{self, Registered};
 use crate::cli::{Checked, Transport};
+use crate::clock::ServerClock;
 use crate::fanout::{self, Connections};
 use crate::metrics::Metrics;
 use crate::server::{Admission, Server, Shared};
@@ -74,6 +77,8 @@ pub struct Started {
     pub dev_certificate: Option<(PathBuf, String)>,
     /// Cards registered now / already registered.
     pub cards: (usize, usize),
+    /// The clock every decision reads.
+    pub clock: ServerClock,
     stop_threads: Arc<AtomicBool>,
     // Held for the process's life: a second server on the same SQLite file is refused.
     _sqlite_lock: Option<File>,
@@ -198,11 +203,39 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         .map_err(|e| StartError::start(format!("the store could not be opened: {e}")))?
         .map_err(|e| StartError::start(format!("the store {masked} could not be opened: {e}")))?;
     tracing::info!(store = %masked, "store open");
+    // SQLite: this process alone writes the database (the lock above), so the aggregates a
+    // Command reads are answered from memory (`store::ExclusiveCache`). PostgreSQL is written
+    // by every server process: its reads always go to the database.
+    let store: SharedStore = if postgres_url.is_none() && args.aggregate_cache_mib > 0 {
+        let bytes = usize::try_from(args.aggregate_cache_mib << 20).unwrap_or(usize::MAX);
+        Arc::new(ExclusiveCache::with_budget(store, bytes))
+    } else {
+        store
+    };
     let store = TimedStore::new(store, Arc::clone(&metrics));
+
+    // The clock: under `--clock manual:…` Event IDs are sequential as well, so two runs of one
+    // script emit byte-identical Events (a fresh database per run: the IDs restart at 1).
+    let clock = match checked.manual_clock {
+        Some(start) => {
+            tracing::warn!(
+                "--clock manual: time moves only on 'advance' lines on standard input; for demonstrations and tests only"
+            );
+            ServerClock::manual(start)
+        }
+        None => ServerClock::system(),
+    };
+    let mut config = CoreConfig::new(&authority);
+    if let Some(start) = checked.manual_clock {
+        config = config.with_event_id_prefix(format!(
+            "urn:missionweaveprotocol:event:manual-clock-{}-",
+            start.0
+        ));
+    }
 
     // The Core, only through CoreConfig.
     let core: Arc<ServerCore> = Arc::new(
-        CoreConfig::new(&authority)
+        config
             .build(
                 store,
                 Arc::clone(&registry),
@@ -214,12 +247,18 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
 
     // Bootstrap the Agent Cards.
     let bootstrap_core = Arc::clone(&core);
+    let bootstrap_clock = clock.clone();
     let (new, unchanged) = tokio::task::spawn_blocking(move || {
         let (mut new, mut unchanged) = (0, 0);
-        for card in &cards {
-            let action = random_token_id()
-                .ok_or_else(|| StartError::start("the operating system's random source failed"))?;
-            match cards::register(&bootstrap_core, card, &action, SystemClock.now())
+        for (index, card) in cards.iter().enumerate() {
+            let action = match bootstrap_clock.is_manual() {
+                true => Some(format!(
+                    "urn:missionweaveprotocol:action:manual-clock-card-{index}"
+                )),
+                false => random_token_id(),
+            }
+            .ok_or_else(|| StartError::start("the operating system's random source failed"))?;
+            match cards::register(&bootstrap_core, card, &action, bootstrap_clock.now())
                 .map_err(|e| StartError::start(e.0))?
             {
                 Registered::New => new += 1,
@@ -315,6 +354,22 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         std::net::IpAddr::V4(ip) => ip.to_string(),
     };
     let url = format!("{scheme}://{host}:{}{}", local.port(), crate::http::WS_PATH);
+    // The page's files (--app-dir) and the configuration it reads.
+    let app = match &args.app_dir {
+        Some(dir) => {
+            let config = app_files::config_json(crate::http::WS_PATH, &authority, &registry_bytes)
+                .map_err(|e| StartError::start(format!("the page configuration: {e}")))?;
+            let files = AppFiles::new(dir, config).map_err(|e| {
+                StartError::usage(format!(
+                    "invalid value for '--app-dir': {}: {e}",
+                    dir.display()
+                ))
+            })?;
+            tracing::info!(dir = %dir.display(), "serving the approval page under /app/");
+            Some(Arc::new(files))
+        }
+        None => None,
+    };
     let (shutdown, _) = tokio::sync::watch::channel(false);
     let shared = Arc::new(Shared {
         gateway,
@@ -323,11 +378,14 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         notifier,
         shutdown,
         shutdown_grace: args.shutdown_grace,
+        app,
+        clock,
     });
     let admission = Admission {
         max_unauthenticated: args.max_unauthenticated as usize,
         per_address_rate: args.handshake_rate,
     };
+    let clock = shared.clock.clone();
     let server = Server::new(
         shared,
         listener,
@@ -339,6 +397,7 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         url,
         dev_certificate,
         cards: (new, unchanged),
+        clock,
         stop_threads,
         _sqlite_lock: sqlite_lock,
     })

@@ -7,6 +7,9 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, error::ErrorKind};
 use missionweaveprotocol::schema_formats::decode_base64url;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
+
+use crate::clock::parse_clock;
 
 /// The reference's default database (SQLite in the working directory).
 pub const DEFAULT_DATABASE_URL: &str = "sqlite+aiosqlite:///./missionweaveprotocol.db";
@@ -129,6 +132,18 @@ pub struct Args {
           value_parser = clap::value_parser!(u64).range(100..))]
     pub head_poll_ms: u64,
 
+    /// Serve the approval page and the other files of this directory under /app/ (the
+    /// installed npm package `missionweaveprotocol`: its page/ and dist/); /app/ opens the
+    /// page. Without it nothing is served under /app/.
+    #[arg(long, value_name = "DIR", env = "MISSIONWEAVEPROTOCOL_APP_DIR")]
+    pub app_dir: Option<PathBuf>,
+
+    /// Demonstrations and tests only: `manual:<RFC 3339 timestamp>` starts the server's clock
+    /// there and moves it only on `advance <n>s|ms` lines read from standard input; Event IDs
+    /// are then sequential (byte-identical runs). Loopback addresses only. Default: `system`.
+    #[arg(long, value_name = "system|manual:TIME", default_value = "system")]
+    pub clock: String,
+
     /// Seconds given to open connections at shutdown before they are dropped.
     #[arg(
         long,
@@ -136,6 +151,27 @@ pub struct Args {
         default_value_t = 10
     )]
     pub shutdown_grace: u64,
+
+    /// Threads that run the event loop (TLS, WebSocket frames, live delivery from memory);
+    /// 0: one per core.
+    #[arg(long, env = "MISSIONWEAVEPROTOCOL_WORKER_THREADS", default_value_t = 0)]
+    pub worker_threads: usize,
+
+    /// Threads that run work which may block: a Command (verification, the Core, its durable
+    /// commit, which concurrent Commands share), and deliveries that read the store. A small
+    /// pool: more threads than Commands in one group commit only add context switches (with
+    /// tokio's default of 512, a loaded server ran 437 threads and spent a third of its CPU
+    /// switching between them).
+    #[arg(long, env = "MISSIONWEAVEPROTOCOL_BLOCKING_THREADS", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub blocking_threads: u64,
+
+    /// On SQLite (one server process per database): MiB of aggregates kept in memory, so the
+    /// state a Command reads is not read and parsed from the database again (0: no cache).
+    /// PostgreSQL, written by several processes, is always read.
+    #[arg(long, env = "MISSIONWEAVEPROTOCOL_AGGREGATE_CACHE_MIB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=65_536))]
+    pub aggregate_cache_mib: u64,
 }
 
 /// How connections are served.
@@ -169,6 +205,8 @@ pub struct Checked {
     pub authority_seed: Option<[u8; 32]>,
     /// The trusted Organization key.
     pub organization_key: Option<[u8; 32]>,
+    /// Where a controlled clock starts (`--clock manual:…`), `None` for the wall clock.
+    pub manual_clock: Option<UnixMillis>,
 }
 
 /// A 32-byte key from base64url text (padded or not, as the reference reads keys).
@@ -193,6 +231,17 @@ impl Args {
     /// Runs every check that needs no file content beyond existence.
     pub fn check(self) -> Result<Checked, clap::Error> {
         use ErrorKind::{ArgumentConflict, InvalidValue, MissingRequiredArgument};
+        if let Some(dir) = &self.app_dir
+            && !dir.is_dir()
+        {
+            return Err(usage_error(
+                InvalidValue,
+                format!(
+                    "invalid value for '--app-dir': directory '{}' does not exist",
+                    dir.display()
+                ),
+            ));
+        }
         for (flag, path) in [
             ("--registry", &self.registry),
             ("--agent-registry-snapshot", &self.agent_registry_snapshot),
@@ -293,7 +342,19 @@ impl Args {
                 ),
             ));
         }
+        let manual_clock = parse_clock(&self.clock)
+            .map_err(|e| usage_error(InvalidValue, format!("invalid value for '--clock': {e}")))?;
+        if manual_clock.is_some() && !is_loopback(&listen) {
+            return Err(usage_error(
+                ArgumentConflict,
+                format!(
+                    "--clock manual:… is for demonstrations and tests: loopback addresses only, not '{}'",
+                    self.host
+                ),
+            ));
+        }
         Ok(Checked {
+            manual_clock,
             args: self,
             listen,
             transport,

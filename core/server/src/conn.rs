@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use missionweaveprotocol_gateway::server::{Connection, GroupMoved, Output};
-use missionweaveprotocol_host::SystemClock;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc, watch};
@@ -91,10 +90,6 @@ fn lock(machine: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
     machine
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn now() -> UnixMillis {
-    SystemClock.now()
 }
 
 /// The `frameType` of a frame the machine built (canonical JSON: the top-level member is the
@@ -274,13 +269,16 @@ impl Driver {
         let machine = Arc::clone(&self.machine);
         let room_frames = self.writer_tx.capacity();
         let in_flight = Arc::clone(&self.in_flight);
-        if matches!(step, Step::Wakes(_) | Step::Drain) {
-            // Live delivery on the event loop: the Event tail and the known Agent views answer
-            // without the store; only what needs a store read goes to a blocking thread
-            // (`Connection::in_memory`). Steps of one connection run one at a time, so the
-            // machine's lock is free here.
-            let (after, served) =
-                lock(&machine).in_memory(|conn| run_step(conn, step, room_frames, &in_flight));
+        let clock = self.shared.clock.clone();
+        if matches!(step, Step::Wakes(_) | Step::Drain | Step::Tick | Step::Ping) {
+            // Live delivery, ticks and pings on the event loop: the Event tail, the known
+            // Agent views and the heads other connections' polls read answer without the
+            // store; only what needs a store read goes to a blocking thread
+            // (`Connection::in_memory`) — a thousand idle connections no longer hand a
+            // thousand ticks a second to other threads. Steps of one connection run one at a
+            // time, so the machine's lock is free here.
+            let (after, served) = lock(&machine)
+                .in_memory(|conn| run_step(conn, step, room_frames, &in_flight, clock.now()));
             self.apply(after);
             if served || self.closing {
                 return;
@@ -288,7 +286,13 @@ impl Driver {
             let room_frames = self.writer_tx.capacity();
             let in_flight = Arc::clone(&self.in_flight);
             let after = tokio::task::spawn_blocking(move || {
-                run_step(&mut lock(&machine), Step::FinishIo, room_frames, &in_flight)
+                run_step(
+                    &mut lock(&machine),
+                    Step::FinishIo,
+                    room_frames,
+                    &in_flight,
+                    clock.now(),
+                )
             })
             .await;
             let Ok(after) = after else {
@@ -298,7 +302,13 @@ impl Driver {
             return self.apply(after);
         }
         let after = tokio::task::spawn_blocking(move || {
-            run_step(&mut lock(&machine), step, room_frames, &in_flight)
+            run_step(
+                &mut lock(&machine),
+                step,
+                room_frames,
+                &in_flight,
+                clock.now(),
+            )
         })
         .await;
         let Ok(after) = after else {
@@ -366,8 +376,8 @@ fn run_step(
     step: Step,
     room_frames: usize,
     in_flight: &AtomicUsize,
+    now: UnixMillis,
 ) -> After {
-    let now = now();
     match step {
         Step::Input(Input::Text(text)) => conn.on_text(text.as_bytes(), now),
         Step::Input(Input::Binary) => conn.on_binary(now),

@@ -1,5 +1,6 @@
 //! The HTTP side of the listener: read one request head (bounded), route it — `GET /healthz`,
-//! `GET /metrics`, the WebSocket upgrade on `/ws` — and answer the plain requests. The head's
+//! `GET /metrics`, the WebSocket upgrade on `/ws`, the page's files under `/app/`
+//! ([`crate::app_files`]) — and answer the plain requests. The head's
 //! bytes are given back to the WebSocket handshake through [`Rewind`].
 
 use std::io;
@@ -14,6 +15,9 @@ pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// The WebSocket path (the reference's route).
 pub const WS_PATH: &str = "/ws";
 
+/// The control-plane path: `POST` one signed human Command (`control.rs`).
+pub const CONTROL_PATH: &str = "/control";
+
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -23,6 +27,10 @@ pub enum Route {
     Metrics,
     /// A WebSocket upgrade on [`WS_PATH`].
     WebSocket,
+    /// `GET /app` or `GET /app/…`: the page's static files ([`crate::app_files`]).
+    App,
+    /// `POST /control`: one signed human Command relayed to the Core (`control.rs`).
+    Control,
     /// Anything else on a known path with another method.
     MethodNotAllowed,
     /// An unknown path, or `/ws` without an upgrade.
@@ -118,6 +126,7 @@ pub fn route(head: &[u8]) -> Route {
     }
     let path = request.path.unwrap_or("").split('?').next().unwrap_or("");
     let is_get = request.method == Some("GET");
+    let is_post = request.method == Some("POST");
     let upgrade = request.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case("upgrade")
             && std::str::from_utf8(h.value)
@@ -127,9 +136,66 @@ pub fn route(head: &[u8]) -> Route {
         "/healthz" if is_get => Route::Health,
         "/metrics" if is_get => Route::Metrics,
         WS_PATH if is_get && upgrade => Route::WebSocket,
-        "/healthz" | "/metrics" => Route::MethodNotAllowed,
+        p if is_get && (p == "/app" || p.starts_with("/app/")) => Route::App,
+        CONTROL_PATH if is_post => Route::Control,
+        "/healthz" | "/metrics" | CONTROL_PATH => Route::MethodNotAllowed,
+        p if p == "/app" || p.starts_with("/app/") => Route::MethodNotAllowed,
         _ => Route::NotFound,
     }
+}
+
+/// The request target (path and query) of a complete request head.
+pub fn target(head: &[u8]) -> Option<String> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(head) {
+        Ok(httparse::Status::Complete(_)) => request.path.map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// Writes a complete response with `body` bytes and the extra `headers`, then closes the
+/// stream.
+pub async fn respond_bytes<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    status: &str,
+    content_type: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nx-content-type-options: nosniff\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(name);
+        head.push_str(": ");
+        head.push_str(value);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body).await?;
+    stream.flush().await?;
+    stream.shutdown().await
+}
+
+/// The `content-length` of a request head and where its body starts in `head` (the bytes
+/// [`read_head`] returned). `None`: no or an unreadable `content-length` (chunked bodies are
+/// not read).
+pub fn body_start(head: &[u8]) -> Option<(usize, usize)> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    let Ok(httparse::Status::Complete(start)) = request.parse(head) else {
+        return None;
+    };
+    let length = request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|h| std::str::from_utf8(h.value).ok())
+        .and_then(|v| v.trim().parse().ok())?;
+    Some((length, start))
 }
 
 /// Writes a complete response and closes the stream.
@@ -168,7 +234,29 @@ mod tests {
             Route::MethodNotAllowed
         );
         assert_eq!(route(b"GET /ws HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(
+            route(b"POST /control HTTP/1.1\r\ncontent-length: 2\r\n\r\n"),
+            Route::Control
+        );
+        assert_eq!(
+            route(b"GET /control HTTP/1.1\r\n\r\n"),
+            Route::MethodNotAllowed
+        );
         assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(route(b"GET /app HTTP/1.1\r\n\r\n"), Route::App);
+        assert_eq!(
+            route(b"GET /app/page/approve.html?g=1 HTTP/1.1\r\n\r\n"),
+            Route::App
+        );
+        assert_eq!(route(b"GET /application HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(
+            route(b"POST /app/x.html HTTP/1.1\r\n\r\n"),
+            Route::MethodNotAllowed
+        );
+        assert_eq!(
+            target(b"GET /app/a.html?x=1 HTTP/1.1\r\n\r\n").as_deref(),
+            Some("/app/a.html?x=1")
+        );
         assert_eq!(route(b"\x16\x03\x01garbage\r\n\r\n"), Route::BadRequest);
     }
 }

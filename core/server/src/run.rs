@@ -57,11 +57,15 @@ where
         // Colour codes only for a terminal: a log file or collector gets plain text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
         .enable_all()
         .thread_name("mwp-server")
-        .build()
-    {
+        .max_blocking_threads(usize::try_from(checked.args.blocking_threads).unwrap_or(16));
+    if checked.args.worker_threads > 0 {
+        builder.worker_threads(checked.args.worker_threads);
+    }
+    let runtime = match builder.build() {
         Ok(runtime) => runtime,
         Err(error) => {
             let _ = writeln!(stderr, "error: cannot start the runtime: {error}");
@@ -108,6 +112,11 @@ where
         }
         let _ = writeln!(stdout, "{PROGRAM} listening on {}", started.url);
         let _ = stdout.flush();
+        if started.clock.is_manual() {
+            // After the "listening on" line: the driver reads that line first, then one
+            // "clock …" line per "advance" line it writes.
+            crate::clock::spawn_stdin_control(started.clock.clone());
+        }
         tracing::info!(url = %started.url, cards_new = started.cards.0, cards_unchanged = started.cards.1, "ready");
         started.run(stop).await;
         tracing::info!("stopped");

@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use missionweaveprotocol_gateway::server::Gateway;
-use missionweaveprotocol_host::{OsRandom, SystemClock};
+use missionweaveprotocol_host::OsRandom;
+use missionweaveprotocol_kernel::random::RandomSource;
+
+use crate::clock::{SeededRandom, ServerClock};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -17,6 +20,7 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
+use crate::app_files::{self, AppFiles, Resolved};
 use crate::conn;
 use crate::fanout::{Connections, Notifier};
 use crate::http::{self, Rewind, Route};
@@ -40,6 +44,10 @@ pub struct Shared {
     pub shutdown: watch::Sender<bool>,
     /// Seconds given to connections at shutdown.
     pub shutdown_grace: u64,
+    /// The page's files (`--app-dir`), when served.
+    pub app: Option<Arc<AppFiles>>,
+    /// Where every decision reads time (the wall clock unless `--clock manual:…`).
+    pub clock: ServerClock,
 }
 
 /// Admission limits applied before TLS.
@@ -248,6 +256,16 @@ async fn serve(
     }
 }
 
+/// A connection's randomness (frame IDs, nonces, the Action IDs of its session openings): the
+/// operating system's, or under a controlled clock a deterministic stream, so that the Events a
+/// session opening appends (§11.3 lease revocations name its Action ID) repeat byte for byte.
+fn connection_random(clock: &ServerClock) -> Box<dyn RandomSource> {
+    match clock.is_manual() {
+        true => Box::new(SeededRandom::next_connection()),
+        false => Box::new(OsRandom),
+    }
+}
+
 async fn route<S>(
     shared: Arc<Shared>,
     mut stream: S,
@@ -314,7 +332,7 @@ async fn route<S>(
             };
             let machine = match shared
                 .gateway
-                .connect(SystemClock.now(), Box::new(OsRandom))
+                .connect(shared.clock.now(), connection_random(&shared.clock))
             {
                 Ok(machine) => machine,
                 Err(_) => {
@@ -326,12 +344,23 @@ async fn route<S>(
             conn::run(shared, ws, machine, Some(permit)).await;
             return;
         }
+        Route::App => serve_app(&shared, &head, &mut stream).await,
+        Route::Control if shutting_down => {
+            http::respond(
+                &mut stream,
+                "503 Service Unavailable",
+                "text/plain",
+                "shutting down\n",
+            )
+            .await
+        }
+        Route::Control => crate::control::serve(&shared, head, &mut stream).await,
         Route::MethodNotAllowed => {
             http::respond(
                 &mut stream,
                 "405 Method Not Allowed",
                 "text/plain",
-                "GET only\n",
+                "GET only (POST for /control)\n",
             )
             .await
         }
@@ -357,6 +386,54 @@ async fn route<S>(
     };
     if let Err(error) = answered {
         tracing::debug!(%peer, %error, "HTTP response not delivered");
+    }
+}
+
+/// A request under `/app/`: a file of `--app-dir`, the generated configuration, or the
+/// redirect to the page (`app_files`); 404 when no directory is served.
+async fn serve_app<S: AsyncWrite + Unpin>(
+    shared: &Shared,
+    head: &[u8],
+    stream: &mut S,
+) -> std::io::Result<()> {
+    let not_found = "not found (the page is served with --app-dir; see docs/network.md)\n";
+    let Some(app) = shared.app.clone() else {
+        return http::respond(stream, "404 Not Found", "text/plain", not_found).await;
+    };
+    let target = http::target(head).unwrap_or_default();
+    // Canonicalize and metadata may block; so does reading the file.
+    let answer = tokio::task::spawn_blocking(move || match app.resolve(&target) {
+        Resolved::File(path, kind) => match std::fs::read(&path) {
+            Ok(bytes) => (Resolved::File(path, kind), bytes),
+            Err(_) => (Resolved::NotFound, Vec::new()),
+        },
+        Resolved::Config => (Resolved::Config, app.config().to_vec()),
+        other => (other, Vec::new()),
+    })
+    .await
+    .unwrap_or((Resolved::NotFound, Vec::new()));
+    let headers = [
+        ("cache-control", "no-cache"),
+        ("content-security-policy", app_files::CSP),
+        ("referrer-policy", "no-referrer"),
+    ];
+    match answer {
+        (Resolved::File(_, kind), body) => {
+            http::respond_bytes(stream, "200 OK", kind, &headers, &body).await
+        }
+        (Resolved::Config, body) => {
+            http::respond_bytes(stream, "200 OK", "application/json", &headers, &body).await
+        }
+        (Resolved::Home, _) => {
+            let location = [("location", app_files::APP_HOME)];
+            http::respond_bytes(stream, "302 Found", "text/plain", &location, b"").await
+        }
+        (Resolved::BadRequest, _) => {
+            http::respond(stream, "400 Bad Request", "text/plain", "bad request\n").await
+        }
+        (Resolved::NotFound, _) => {
+            http::respond(stream, "404 Not Found", "text/plain", not_found).await
+        }
     }
 }
 

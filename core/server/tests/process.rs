@@ -466,3 +466,64 @@ async fn sigterm_and_sigint_close_connections_with_1001_and_exit_0() {
         assert!(std::net::TcpStream::connect(server.addr()).is_err());
     }
 }
+
+/// `--app-dir`: the page's files under `/app/` with their types, the generated
+/// `/app/config.json`, nothing outside the directory; a directory that does not exist is a flag
+/// problem (exit 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn app_dir_serves_the_page_files_and_nothing_outside() {
+    let org = Org::new();
+    let db = org.seeded_sqlite();
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("package");
+    std::fs::create_dir_all(package.join("page")).unwrap();
+    std::fs::write(
+        package.join("page/approve.html"),
+        "<!doctype html><title>t</title>",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("secret.json"), r#"{"secret": true}"#).unwrap();
+    let app = package.to_str().unwrap();
+    let (code, _, err) = run_to_exit(
+        &with(
+            &org.base_args(&db),
+            &["--allow-insecure", "--app-dir", "/nonexistent/mwp-app"],
+        ),
+        &[],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--app-dir"), "{err}");
+    let args = with(&org.base_args(&db), &["--allow-insecure", "--app-dir", app]);
+    let server = ServerProcess::start(&args, &[]).ready();
+    let (status, body) = http_get(&server.url, None, "/app/page/approve.html").await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(body.starts_with("<!doctype html>"), "{body}");
+    let (status, body) = http_get(&server.url, None, "/app/config.json").await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let config = missionweaveprotocol::json::parse(body.as_bytes()).unwrap();
+    assert_eq!(
+        config.get("websocketPath").and_then(Value::as_str),
+        Some("/ws")
+    );
+    assert!(config.get("registry").is_some());
+    for path in [
+        "/app/../secret.json",
+        "/app/%2e%2e/secret.json",
+        "/app/page/..%2f..%2fsecret.json",
+        "/app/page",
+    ] {
+        let (status, _) = http_get(&server.url, None, path).await;
+        assert_eq!(status, "HTTP/1.1 404 Not Found", "{path}");
+    }
+    let (status, _) = http_get(&server.url, None, "/app/").await;
+    assert_eq!(status, "HTTP/1.1 302 Found");
+    // Without --app-dir nothing is served there.
+    let other = Org::new();
+    let plain_args = with(
+        &other.base_args(&other.seeded_sqlite()),
+        &["--allow-insecure"],
+    );
+    let plain = ServerProcess::start(&plain_args, &[]).ready();
+    let (status, _) = http_get(&plain.url, None, "/app/page/approve.html").await;
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+}

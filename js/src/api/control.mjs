@@ -192,5 +192,17 @@ export function controlApi({ raw, SigningKey, signDocument }) {
     }
   }
 
-  return { HumanIdentity, HumanControl, ControlReceipt };
+  /** `{mission, membership}` of the human from a Group's Event documents alone (core `control::view`). */
+  function controlView(humanId, events) {
+    if (!Array.isArray(events)) throw new ArgumentError('events must be a list of Event documents');
+    return deepFreeze(open(raw.controlView(jsonArgs([checkString(humanId, 'humanId'), events]))));
+  }
+
+  /** The unsigned wire Command of a control request (core `control::build`). */
+  function controlCommand(request) {
+    if (request === null || typeof request !== 'object') throw new ArgumentError('request must be an object');
+    return open(raw.controlCommand(jsonArgs([request])));
+  }
+
+  return { HumanIdentity, HumanControl, ControlReceipt, controlView, controlCommand };
 }

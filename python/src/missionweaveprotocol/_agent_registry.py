@@ -18,6 +18,7 @@ from typing import Any, Dict, Literal, Optional, Protocol, Tuple
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from . import _native
 from .canonical import canonical_bytes
 from .crypto import verify_bytes
 
@@ -91,8 +92,9 @@ class AgentRegistry:
     def __init__(
         self, organization_public_key: str, *, presence_ttl: timedelta = timedelta(seconds=30)
     ) -> None:
-        if presence_ttl <= timedelta(0):
-            raise RegistryError("presence_ttl must be positive")
+        problem = _native.presence_ttl_problem(presence_ttl)
+        if problem is not None:
+            raise RegistryError(problem)
         self._key = organization_public_key
         self._ttl = presence_ttl
         self._cards: Dict[str, AgentCard] = {}
@@ -119,8 +121,12 @@ class AgentRegistry:
         if record is None:
             return None
         now = now if now is not None else datetime.now(timezone.utc)
-        if now - record.heartbeat_at > self._ttl:
-            return record.model_copy(update={"status": "offline", "available_slots": 0})
+        # §6.2: whether the record is stale, and what it then reads as, are the core's.
+        if _native.presence_is_stale(record.heartbeat_at, now, self._ttl):
+            return record.model_copy(update={
+                "status": _native.PRESENCE_STALE_STATUS,
+                "available_slots": _native.PRESENCE_STALE_AVAILABLE_SLOTS,
+            })
         return record
 
     def record_performance(self, performance: CapabilityPerformance) -> None:

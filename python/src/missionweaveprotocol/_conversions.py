@@ -519,6 +519,143 @@ ARTIFACT_ROWS = (
     Row("signature", ("signature", "value"), _same, None),
 )
 
+def _signature_value(raw: Any) -> Any:
+    return raw
+
+
+def _envelope(raw: Any) -> Any:
+    from .models import SignatureEnvelope
+
+    return SignatureEnvelope(
+        algorithm=raw["algorithm"], key_id=raw["keyId"], created_at=instant(raw["createdAt"]),
+        value=raw["value"],
+    )
+
+
+def _first_key(raw: Any) -> str:
+    return str(raw[0]["publicKey"])
+
+
+def _card_capabilities(raw: Any) -> Tuple[Any, ...]:
+    from ._projections import Capability
+
+    return tuple(
+        Capability(
+            id=c["id"],
+            version=int(str(c["version"]).split(".")[0]),
+            input_schema=c.get("inputSchema"),
+            output_schema=c.get("outputSchema"),
+            constraints=c.get("constraints", {}),
+            verified_evidence=tuple(c.get("verifiedEvidence", ())),
+        )
+        for c in raw
+    )
+
+
+def _actor_id(raw: Any) -> str:
+    return str(raw["id"])
+
+
+def _strings(raw: Any) -> Tuple[str, ...]:
+    return tuple(raw)
+
+
+def _dependencies(raw: Any) -> Tuple[str, ...]:
+    return tuple(raw)
+
+
+WORK_PROPOSAL_ROWS = (
+    Row("id", ("proposalId",)),
+    Row("mission_id", ("missionId",)),
+    Row("group_id", ("groupId",)),
+    Row("proposed_by", ("proposedBy",), _principal),
+    Row("contract", ("contract",), _contract, _contract_document),
+    Row("dependency_ids", ("contract", "dependencyWorkItemIds"), _dependencies),
+    Row("status", ("status",)),
+    Row("authorized_work_item_id", ("authorizedWorkItemId",)),
+    Row("created_at", ("createdAt",), instant),
+    Row("updated_at", ("updatedAt",), instant),
+)
+
+CONVERSATION_ROWS = (
+    Row("id", ("conversationId",)),
+    Row("group_id", ("groupId",)),
+    Row("work_item_id", ("primaryWorkItemId",)),
+    Row("title", ("title",)),
+    Row("created_at", ("createdAt",), instant),
+)
+
+AGENT_CARD_ROWS = (
+    Row("agent_id", ("agentId",)),
+    Row("version", ("cardVersion",)),
+    Row("display_name", ("displayName",)),
+    Row("owner", ("owner",), _actor_id, None),
+    Row("public_key", ("publicKeys",), _first_key, None),
+    Row("capabilities", ("capabilities",), _card_capabilities, None),
+    Row("issued_at", ("issuedAt",), instant),
+    Row("signature", ("signature", "value"), _signature_value, None),
+)
+
+APPROVAL_ROWS = (
+    Row("id", ("approvalId",)),
+    Row("mission_id", ("missionId",)),
+    Row("mission_revision", ("missionRevision",)),
+    Row("artifact_hashes", ("artifactHashes",), _strings),
+    Row("acceptance_policy_version", ("acceptancePolicyVersion",)),
+    Row("approver", ("approver",), _principal),
+    Row("approved_at", ("occurredAt",), instant),
+    Row("comments", ("comments",)),
+    Row("signature", ("signature", "value"), _signature_value, None),
+)
+
+EXECUTION_APPROVAL_ROWS = (
+    Row("id", ("approvalId",)),
+    Row("mission_id", ("missionId",)),
+    Row("group_id", ("groupId",)),
+    Row("work_item_id", ("workItemId",)),
+    Row("ownership_epoch", ("ownershipEpoch",)),
+    Row("operations", ("operations",), _strings),
+    Row("resources", ("resources",), _strings),
+    Row("budget", ("budget",), budget_limits, budget_document),
+    Row("approver", ("approver",), _principal),
+    # The stored record also keeps the instants in milliseconds (``approvedAtMs``,
+    # ``expiresAtMs``): not representable from here, so a changed instant is refused.
+    Row("approved_at", ("approvedAt",), instant, None),
+    Row("expires_at", ("expiresAt",), instant, None),
+    Row("comments", ("comments",)),
+)
+
+COOPERATION_OVERRIDE_ROWS = (
+    Row("id", ("grant", "grantId")),
+    Row("mission_id", ("grant", "missionId")),
+    Row("group_id", ("grant", "groupId")),
+    Row("policy_name", ("grant", "policyName")),
+    Row("beneficiary", ("grant", "beneficiary"), _principal),
+    Row("target_command_kind", ("grant", "targetCommandKind")),
+    Row("target_action_id", ("grant", "targetActionId")),
+    Row("approver", ("grant", "approver"), _principal),
+    Row("reason", ("grant", "reason")),
+    Row("granted_at", ("grant", "grantedAt"), instant),
+    Row("expires_at", ("grant", "expiresAt"), instant),
+    Row("consumed_at", ("consumed", "consumedAt"), instant, None),
+)
+
+GROUP_SNAPSHOT_ROWS = (
+    Row("snapshot_id", ("snapshotId",)),
+    Row("group_id", ("groupId",)),
+    Row("through_sequence", ("throughSequence",)),
+    Row("event_ids", ("eventIds",), _strings),
+    Row("state_hash", ("stateHash",)),
+    Row("policy_log", ("policyLog",), tuple),
+    Row("created_by", ("createdBy",), _principal),
+    Row("created_at", ("createdAt",), instant),
+    Row("signature", ("signature",), _envelope, None),
+)
+
+#: A signature the stored record does not carry (the grant or approval is the Event of a
+#: signed Command, §6.4): the projection's required ``signature`` reads as ``""``.
+UNSIGNED_DEFAULTS: Dict[str, Any] = {"signature": ""}
+
 WORK_ITEM_DEFAULTS: Dict[str, Any] = {
     # A WorkItem never updated carries only ``createdAt``.
     "updated_at": lambda values: values.get("created_at"),

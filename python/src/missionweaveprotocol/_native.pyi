@@ -1,7 +1,7 @@
 """Type stubs for the PyO3 module ``missionweaveprotocol._native`` (checked by mypy stubtest)."""
 
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union, final
 
 from ._types import (
@@ -10,6 +10,7 @@ from ._types import (
     CapacityStatus,
     Confidence,
     ExpectedSignerRule,
+    FrozenJsonObject,
     KeyRegistryCompleteness,
     LeaseState,
     LeaseType,
@@ -185,6 +186,11 @@ __all__ = [
     "scheduler_group_policy",
     "scheduler_reference_defaults",
     "scheduler_reference_policy",
+    "lease_closure_reason",
+    "presence_is_stale",
+    "presence_ttl_problem",
+    "PRESENCE_STALE_STATUS",
+    "PRESENCE_STALE_AVAILABLE_SLOTS",
     "scheduler_run_generation",
     "set_registry_cache_budget",
     "sha256_prefixed_hex",
@@ -396,7 +402,7 @@ class VerifiedSignedDocument:
     @property
     def kind(self) -> SignedDocumentKind: ...
     @property
-    def document(self) -> dict[str, Any]: ...
+    def document(self) -> FrozenJsonObject: ...
     @property
     def received_bytes(self) -> bytes: ...
     @property
@@ -419,7 +425,7 @@ class SignedDocument:
     @property
     def kind(self) -> SignedDocumentKind: ...
     @property
-    def document(self) -> dict[str, Any]: ...
+    def document(self) -> FrozenJsonObject: ...
     @property
     def canonical_signing_bytes(self) -> bytes: ...
     @property
@@ -1340,8 +1346,16 @@ def scheduler_reference_policy(
     priority_step_ms: Optional[int] = None,
     deadline_horizon_ms: Optional[int] = None,
     preemption_margin_points: Optional[int] = None,
-) -> tuple[Any, Any, Any]: ...
+    fairness_lag_slots: Optional[int] = None,
+) -> tuple[Any, Any, Any, Any, Optional[int]]: ...
 def scheduler_run_generation(work_id: str, run_id: str) -> Optional[int]: ...
+def lease_closure_reason(reason: str) -> str: ...
+
+PRESENCE_STALE_STATUS: str
+PRESENCE_STALE_AVAILABLE_SLOTS: int
+
+def presence_ttl_problem(ttl: timedelta) -> Optional[str]: ...
+def presence_is_stale(heartbeat_at: datetime, now: datetime, ttl: timedelta) -> bool: ...
 
 @final
 class GroupSchedulingPolicy:
@@ -1371,6 +1385,7 @@ class SchedulerPolicy:
         fairness_lag_slots: Optional[int] = None,
         preemption_margin: Optional[int] = None,
         default_estimate_ms: Optional[int] = None,
+        fairness_lag_pass: Optional[int] = None,
     ) -> SchedulerPolicy: ...
     @property
     def capacity_slots(self) -> int: ...
@@ -1394,6 +1409,8 @@ class SchedulerPolicy:
     def deadline_horizon_ms(self) -> int: ...
     @property
     def fairness_lag_slots(self) -> int: ...
+    @property
+    def fairness_lag_pass(self) -> Optional[int]: ...
     @property
     def preemption_margin(self) -> int: ...
     @property
@@ -1504,6 +1521,8 @@ class Preempt:
     def generation(self) -> int: ...
     @property
     def run_id(self) -> str: ...
+    @property
+    def checkpoint(self) -> Optional[CheckpointRef]: ...
 
 @final
 class WorkTransition:

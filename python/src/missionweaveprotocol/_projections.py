@@ -163,6 +163,23 @@ class GroupSnapshot(_Signed):
     created_at: Instant
     signature: SignatureEnvelope
 
+    _document: Optional[Dict[str, Any]] = PrivateAttr(default=None)
+
+    @classmethod
+    def from_document(cls, document: Any) -> "GroupSnapshot":
+        """The projection of a signed ``group-snapshot.schema.json`` Snapshot (the Core's
+        ``group_snapshot`` answer)."""
+        from . import _conversions as c
+
+        return c.read(cls, c.GROUP_SNAPSHOT_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The signed Snapshot this projection was read from, unchanged (a changed member
+        would void its signature: ``DocumentMappingError`` ``signed-document-changed``)."""
+        from . import _conversions as c
+
+        return c.write(self, c.GROUP_SNAPSHOT_ROWS, "group-snapshot", signed=True)
+
     @field_validator("policy_log", mode="before")
     @classmethod
     def _entries(cls, value: Any) -> Any:
@@ -237,7 +254,7 @@ class Capability(ProtocolModel):
     verified_evidence: Tuple[str, ...] = ()
 
 
-class AgentCard(ProtocolModel):
+class AgentCard(_FromDocument):
     agent_id: Identifier
     version: PositiveInt
     display_name: str
@@ -246,6 +263,22 @@ class AgentCard(ProtocolModel):
     capabilities: Tuple[Capability, ...]
     issued_at: Instant
     signature: str
+
+    @classmethod
+    def from_document(cls, document: Any) -> "AgentCard":
+        """The projection of a signed ``agent-card.schema.json`` card (the Core's ``agent_card``
+        answer): ``owner`` is the owner's ID, ``public_key`` the first key's, a capability's
+        ``version`` its major version, ``signature`` the signature's ``value``."""
+        from . import _conversions as c
+
+        return c.read(cls, c.AGENT_CARD_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The signed card this projection was read from, unchanged (a changed member would
+        void its signature: ``DocumentMappingError`` ``signed-document-changed``)."""
+        from . import _conversions as c
+
+        return c.write(self, c.AGENT_CARD_ROWS, "agent-card", signed=True)
 
     def supports(self, requirements: Any) -> bool:
         """Every requirement (``id``, ``minimum_version``) has a capability of that id whose
@@ -386,7 +419,7 @@ class Membership(_FromDocument):
         return c.write(self, c.MEMBERSHIP_ROWS, "membership")
 
 
-class CooperationOverrideGrant(ProtocolModel):
+class CooperationOverrideGrant(_FromDocument):
     id: Identifier
     mission_id: Identifier
     group_id: Identifier
@@ -402,13 +435,44 @@ class CooperationOverrideGrant(ProtocolModel):
     consumed_at: Optional[Instant] = None
     consumed_event_id: Optional[Identifier] = None
 
+    @classmethod
+    def from_document(cls, document: Any) -> "CooperationOverrideGrant":
+        """The projection of the Core's ``cooperation_override_grant`` answer (``{grant, consumed?}``;
+        no schema exists for it). The grant is the Event of a signed Command, so ``signature``
+        reads as ``""``; ``consumed_event_id`` is not recorded (``None``)."""
+        from . import _conversions as c
 
-class Conversation(ProtocolModel):
+        return c.read(cls, c.COOPERATION_OVERRIDE_ROWS, document, c.UNSIGNED_DEFAULTS)
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The answer this projection was read from, with the fields written back (not
+        schema-validated: no schema exists for it)."""
+        from . import _conversions as c
+
+        return c.write(self, c.COOPERATION_OVERRIDE_ROWS, "cooperation-override-grant", validate=False)
+
+
+class Conversation(_FromDocument):
     id: Identifier
     group_id: Identifier
     work_item_id: Optional[Identifier] = None
     title: str
     created_at: Instant
+
+    @classmethod
+    def from_document(cls, document: Any) -> "Conversation":
+        """The projection of a ``conversation.schema.json`` document (``primaryWorkItemId`` is
+        ``work_item_id``)."""
+        from . import _conversions as c
+
+        return c.read(cls, c.CONVERSATION_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The ``conversation.schema.json`` document (members without a field — ``type``,
+        ``access``, ``state`` … — from the source document), validated against the schema."""
+        from . import _conversions as c
+
+        return c.write(self, c.CONVERSATION_ROWS, "conversation")
 
 
 class Message(_FromDocument):
@@ -508,7 +572,7 @@ class SelectionBasis(ProtocolModel):
     policy_rules_applied: Tuple[str, ...] = ()
 
 
-class WorkProposal(ProtocolModel):
+class WorkProposal(_FromDocument):
     id: Identifier
     mission_id: Identifier
     group_id: Identifier
@@ -520,6 +584,22 @@ class WorkProposal(ProtocolModel):
     authorized_work_item_id: Optional[Identifier] = None
     created_at: Instant
     updated_at: Instant
+
+    @classmethod
+    def from_document(cls, document: Any) -> "WorkProposal":
+        """The projection of the Core's ``work_proposal`` answer (no schema exists for a Work
+        Proposal; its members mirror this model in camelCase, the contract is a
+        ``work-contract.schema.json`` document)."""
+        from . import _conversions as c
+
+        return c.read(cls, c.WORK_PROPOSAL_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The answer this projection was read from, with the fields written back; the
+        contract is validated as a Work Contract."""
+        from . import _conversions as c
+
+        return c.write(self, c.WORK_PROPOSAL_ROWS, "work-proposal", validate=False)
 
 
 class WorkItem(_FromDocument):
@@ -615,7 +695,7 @@ class Artifact(_FromDocument):
         return payload
 
 
-class Approval(ProtocolModel):
+class Approval(_FromDocument):
     id: Identifier
     mission_id: Identifier
     mission_revision: PositiveInt
@@ -626,8 +706,23 @@ class Approval(ProtocolModel):
     comments: Optional[str] = None
     signature: str
 
+    @classmethod
+    def from_document(cls, document: Any) -> "Approval":
+        """The projection of a signed ``approval.schema.json`` Mission acceptance (``occurredAt``
+        is ``approved_at``; ``signature`` the signature's ``value``)."""
+        from . import _conversions as c
 
-class ExecutionApproval(ProtocolModel):
+        return c.read(cls, c.APPROVAL_ROWS, document, {})
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The signed Approval this projection was read from, unchanged (a changed member
+        would void its signature: ``DocumentMappingError`` ``signed-document-changed``)."""
+        from . import _conversions as c
+
+        return c.write(self, c.APPROVAL_ROWS, "approval", signed=True)
+
+
+class ExecutionApproval(_FromDocument):
     id: Identifier
     mission_id: Identifier
     group_id: Identifier
@@ -641,6 +736,22 @@ class ExecutionApproval(ProtocolModel):
     expires_at: Instant
     comments: Optional[str] = None
     signature: str
+
+    @classmethod
+    def from_document(cls, document: Any) -> "ExecutionApproval":
+        """The projection of the Core's ``execution_approval`` answer (the
+        ``approval.execution.granted`` payload; the approval is the Event of a signed Command, so
+        ``signature`` reads as ``""``)."""
+        from . import _conversions as c
+
+        return c.read(cls, c.EXECUTION_APPROVAL_ROWS, document, c.UNSIGNED_DEFAULTS)
+
+    def protocol_document(self) -> Dict[str, Any]:
+        """The answer this projection was read from, with the fields written back (the
+        instants are kept: the record also holds them in milliseconds)."""
+        from . import _conversions as c
+
+        return c.write(self, c.EXECUTION_APPROVAL_ROWS, "execution-approval", validate=False)
 
 
 __all__ = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import Any, Dict, List, NoReturn, Protocol, runtime_checkable
 
 
 class _StrEnum(str, Enum):
@@ -12,6 +12,116 @@ class _StrEnum(str, Enum):
 
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)
+
+
+def _immutable() -> TypeError:
+    return TypeError("a signed document is immutable; copy it with dict(...) to edit")
+
+
+class FrozenJsonArray(List[Any]):
+    """A JSON array that cannot be changed (inside a :class:`FrozenJsonObject`). A ``list``
+    subclass, so it equals the same list and ``json.dumps`` writes it; every mutator raises
+    ``TypeError``; copies are the object itself."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any) -> None:
+        if self:  # ``__init__`` again would refill it
+            raise _immutable()
+        super().__init__(*args)
+
+    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+        raise _immutable()
+
+    def __delitem__(self, index: Any) -> NoReturn:
+        raise _immutable()
+
+    def __iadd__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        raise _immutable()
+
+    def __imul__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        raise _immutable()
+
+    def append(self, value: Any) -> NoReturn:
+        raise _immutable()
+
+    def extend(self, values: Any) -> NoReturn:
+        raise _immutable()
+
+    def insert(self, index: Any, value: Any) -> NoReturn:
+        raise _immutable()
+
+    def pop(self, *args: Any) -> NoReturn:
+        raise _immutable()
+
+    def remove(self, value: Any) -> NoReturn:
+        raise _immutable()
+
+    def clear(self) -> NoReturn:
+        raise _immutable()
+
+    def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _immutable()
+
+    def reverse(self) -> NoReturn:
+        raise _immutable()
+
+    def __copy__(self) -> "FrozenJsonArray":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "FrozenJsonArray":
+        return self
+
+    def __reduce__(self) -> Any:
+        return (FrozenJsonArray, (list(self),))
+
+
+class FrozenJsonObject(Dict[str, Any]):
+    """A JSON object that cannot be changed: ``SignedDocument.document`` and
+    ``VerifiedSignedDocument.document`` (its arrays are :class:`FrozenJsonArray`), as the
+    reference's frozen Mapping. A ``dict`` subclass, so it equals the same dict and
+    ``json.dumps`` / ``dict(...)`` work; every mutator raises ``TypeError``; copies are the
+    object itself."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if self:  # ``__init__`` again would update it
+            raise _immutable()
+        super().__init__(*args, **kwargs)
+
+    def __setitem__(self, key: str, value: Any) -> NoReturn:
+        raise _immutable()
+
+    def __delitem__(self, key: str) -> NoReturn:
+        raise _immutable()
+
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        raise _immutable()
+
+    def clear(self) -> NoReturn:
+        raise _immutable()
+
+    def pop(self, *args: Any) -> NoReturn:
+        raise _immutable()
+
+    def popitem(self) -> NoReturn:
+        raise _immutable()
+
+    def setdefault(self, *args: Any) -> NoReturn:
+        raise _immutable()
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _immutable()
+
+    def __copy__(self) -> "FrozenJsonObject":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "FrozenJsonObject":
+        return self
+
+    def __reduce__(self) -> Any:
+        return (FrozenJsonObject, (dict(self),))
 
 
 class SignedDocumentKind(_StrEnum):

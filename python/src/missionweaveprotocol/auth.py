@@ -18,9 +18,9 @@ token, MAC or signature.
 Where this differs from the reference, on purpose:
 
 - A challenge is spent by its first answer, **also a failed one** (the reference pops it too).
-- ``Challenge.signing_bytes()`` renders ``expiresAt`` in the protocol's timestamp profile
-  (``2026-01-02T03:04:05.006Z``), not Python's ``isoformat()``; challenge times are whole
-  milliseconds.
+- Challenge times are whole milliseconds (``Challenge.signing_bytes()`` renders ``expiresAt``
+  with ``isoformat()`` as the reference does: ``2026-01-02T03:04:05+00:00``,
+  ``…05.006000+00:00``; §6.3 leaves the transcript undefined and it never travels).
 - ``resolve`` returns the 32 public-key bytes (the package does not depend on
   ``cryptography``); ``register`` also accepts bytes or a key object for ``public_key``.
 - A key ID is never re-registered with other material, another Agent or another

@@ -76,13 +76,6 @@ __all__ = [
 PathLike = Union[str, "os.PathLike[str]"]
 RegistryLike = Union["AgentRegistryKeyResolver", bytes]
 
-#: What the demo prints when the proof of concept is not there (exit status 2).
-DEMO_NOT_YET = (
-    "missionweaveprotocol-demo: not yet available: the executable proof of concept "
-    "(reference-python.md §3) has not landed in this package; nothing was run"
-)
-
-
 class POCReport(Protocol):
     """What the proof of concept reports (the reference's ``POCReport`` Protocol)."""
 
@@ -239,10 +232,37 @@ def server(argv: Sequence[str] | None = None) -> int:
 
 
 def demo(argv: Sequence[str] | None = None) -> int:
-    """``missionweaveprotocol-demo``: not available yet (see :data:`DEMO_NOT_YET`); exit 2."""
-    del argv
-    print(DEMO_NOT_YET, file=sys.stderr)
-    return 2
+    """``missionweaveprotocol-demo [--workdir DIR] [--database-url URL]``: runs the proof of
+    concept (:func:`missionweaveprotocol.poc.run_poc_sync`) against a server process it starts,
+    prints the report as one line of canonical JSON and exits 0 when every check passed, else
+    1 with the failed checks named on stderr (2 for a usage problem)."""
+    import argparse
+    from pathlib import Path
+
+    from .poc import run_poc_sync
+
+    parser = argparse.ArgumentParser(
+        prog="missionweaveprotocol-demo",
+        description="The §22 proof of concept over wss against a missionweaveprotocol-server process.",
+    )
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="where the server's database, certificate and the Agent stores go (default: a temporary directory)")
+    parser.add_argument("--database-url", default=None,
+                        help="the server's store (default: a SQLite file under the work directory; postgresql://… for an EMPTY PostgreSQL database)")
+    try:
+        options = parser.parse_args(_args(argv))
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        report = run_poc_sync(options.workdir, database_url=options.database_url)
+    except (AssertionError, RuntimeError, ValueError, OSError) as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 1
+    print(report.to_json())
+    if not report.passed:
+        print("failed checks: " + ", ".join(report.failed_checks), file=sys.stderr)
+        return 1
+    return 0
 
 
 def conformance(argv: Sequence[str] | None = None) -> int:

@@ -13,10 +13,17 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
-from ._native import BundleReport, SchemaCatalog, run_cli, run_conformance, run_structural_manifest
+from ._native import (
+    SOURCE_COMMIT,
+    BundleReport,
+    SchemaCatalog,
+    run_cli,
+    run_conformance,
+    run_structural_manifest,
+)
 from ._native import ConformanceReport as RunReport
 from .errors import BundleVerificationError, SchemaValidationError
 
@@ -44,6 +51,9 @@ class ConformanceReport:
     """The results of a structural (schema) conformance manifest."""
 
     results: Tuple[VectorResult, ...]
+    #: The protocol commit the bundle root's pin names (``PROTOCOL_PIN.json`` or ``PIN.json``;
+    #: the embedded bundle's commit for the default root), ``None`` when the root has no pin.
+    source_commit: Optional[str] = field(default=None, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -86,7 +96,11 @@ def run_manifest(root: Optional[PathLike] = None, manifest_path: Optional[str] =
         report = run_conformance(["structural"], root)
     else:
         report = run_structural_manifest(manifest_path, root)
-    return ConformanceReport(_vector_results(report.reports[0]))
+    bundle = report.reports[0]
+    commit = bundle.facts.get("commit")
+    if commit is None and root is None:
+        commit = SOURCE_COMMIT
+    return ConformanceReport(_vector_results(bundle), commit)
 
 
 def _silence_broken_stdout() -> None:

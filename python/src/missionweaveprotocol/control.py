@@ -41,6 +41,7 @@ from .core import Clock, Core, NotFound
 from .crypto import SigningKey
 from .models import Command, Event, Principal, Query, QueryKind, render_timestamp
 from .signed_documents import SignedDocumentCodec
+from ._types import SignedDocumentKind
 
 Document = Dict[str, Any]
 """A JSON document: a queried projection, an Approval."""
@@ -82,7 +83,7 @@ class HumanIdentity:
         return self._sign_document(command.signing_payload(supplement))
 
     def _sign_document(self, unsigned: Mapping[str, Any]) -> Command:
-        signed = SignedDocumentCodec().sign("command", dict(unsigned), self.signing_key())
+        signed = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, dict(unsigned), self.signing_key())
         return Command.from_wire(signed.canonical_document_bytes)
 
     def verify(self, command: Command) -> bool:
@@ -319,7 +320,7 @@ class HumanControl:
             "event": _native.parse_json(receipt.event.signed_bytes),
             "mission": request["mission"],
         })
-        approval = SignedDocumentCodec().sign("approval", unsigned, self.identity.signing_key())
+        approval = SignedDocumentCodec().sign(SignedDocumentKind.APPROVAL, unsigned, self.identity.signing_key())
         return receipt, approval.document
 
     async def approve_execution(

@@ -117,6 +117,19 @@ class ExecutionLease(ProtocolModel):
     def _no_bool(cls, value: Any) -> Any:
         return reject_bool(value)
 
+    @field_validator("closure_reason", mode="before")
+    @classmethod
+    def _stripped_reason(cls, value: Any) -> Any:
+        # Trimmed as the reference's models strip strings; the rule is the core's.
+        if not isinstance(value, str):
+            return value
+        from ._native import lease_closure_reason
+
+        try:
+            return lease_closure_reason(value)
+        except MissionWeaveError as error:
+            core_refusal(error)
+
     @field_validator(*_INSTANTS, mode="after")
     @classmethod
     def _millis(cls, value: Optional[datetime]) -> Optional[datetime]:

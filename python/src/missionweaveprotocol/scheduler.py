@@ -301,13 +301,19 @@ class SchedulerPolicy:
     - ``preemption_margin`` (score units in the reference): at its default the core's default
       margin (50 priority points) applies; otherwise the margin in priority points is
       ``ceil(preemption_margin / priority_weight)`` — exact, since priorities are integers.
-    - ``deadline_weight``, ``fairness_weight``, ``quota_pressure_weight``, ``estimate_weight``:
-      the core ranks by deadline pull-forward and stride fairness, without these weights; only
-      their defaults are accepted.
+    - ``fairness_weight``: the reference's score counts ``priority_weight / fairness_weight``
+      fairness credits as one priority point (10 at the defaults, the core's default lag of 1
+      slot). Otherwise the core's cross-Group lag is ``priority_weight / (10 ·
+      fairness_weight)`` slots (``core_policy.fairness_lag_pass``, in 2^-40 slots):
+      ``fairness_weight=100`` lets priority run at most 0.1 slot ahead of the other Groups'
+      weighted share. It must be ``> 0`` and give a lag of at most 2^32 − 1 slots.
+    - ``deadline_weight``, ``quota_pressure_weight``, ``estimate_weight``: the core ranks by
+      deadline pull-forward and stride fairness, without these weights; only their defaults
+      are accepted.
 
     A reference field left at its default and the matching own field set
-    (``priority_step_ms``, ``deadline_horizon_ms``, ``preemption_margin_points``) is fine; both
-    set is refused. Every refusal is :class:`SchedulerError` (``unsupported_policy`` or
+    (``priority_step_ms``, ``deadline_horizon_ms``, ``preemption_margin_points``,
+    ``fairness_lag_slots``) is fine; both set is refused. Every refusal is :class:`SchedulerError` (``unsupported_policy`` or
     ``invalid_argument``).
     """
 
@@ -343,7 +349,7 @@ class SchedulerPolicy:
     def _to_core(self) -> Any:
         # The reference knobs' mapping and every refusal are the core's
         # (``scheduler::reference::map_reference_policy``).
-        step, horizon, margin = _native.scheduler_reference_policy(
+        step, horizon, margin, lag_slots, lag_pass = _native.scheduler_reference_policy(
             aging_interval=self.aging_interval,
             deadline_horizon=self.deadline_horizon,
             priority_weight=self.priority_weight,
@@ -356,6 +362,7 @@ class SchedulerPolicy:
             priority_step_ms=self.priority_step_ms,
             deadline_horizon_ms=self.deadline_horizon_ms,
             preemption_margin_points=self.preemption_margin_points,
+            fairness_lag_slots=self.fairness_lag_slots,
         )
         groups = {}
         for group_id, group in dict(self.groups).items():
@@ -378,9 +385,10 @@ class SchedulerPolicy:
             decline_infeasible_deadlines=self.decline_infeasible_deadlines,
             priority_step_ms=step,
             deadline_horizon_ms=horizon,
-            fairness_lag_slots=self.fairness_lag_slots,
+            fairness_lag_slots=lag_slots,
             preemption_margin=margin,
             default_estimate_ms=self.default_estimate_ms,
+            fairness_lag_pass=lag_pass,
         )
 
     @property

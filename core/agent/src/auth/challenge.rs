@@ -5,7 +5,7 @@ use missionweaveprotocol::json::{Object, Value, canonical_bytes};
 use missionweaveprotocol::schema_formats::decode_base64url;
 
 use crate::auth::error::AuthError;
-use missionweaveprotocol_kernel::unix_millis::UnixMillis;
+use missionweaveprotocol_kernel::unix_millis::{Fraction, UnixMillis, render_rfc3339};
 
 /// A fresh server challenge for one Agent key. `challenge_id` is the `challenge` member of the
 /// `HELLO/server_challenge` frame; `server_nonce` is its `serverNonce`.
@@ -35,11 +35,18 @@ impl Challenge {
 
     /// The canonical challenge transcript the Agent signs (§6.3 step 3): RFC 8785 bytes of
     /// `{agentId, challengeId, clientNonce, expiresAt, keyId, protocolVersion, serverNonce}`,
-    /// `expiresAt` as an RFC 3339 UTC timestamp with milliseconds (the §2 profile).
+    /// `expiresAt` rendered as the reference runtime renders it (Python's `isoformat()` of a
+    /// UTC instant: `2026-07-15T08:00:05+00:00`, `…05.006000+00:00`). §6.3 leaves the
+    /// transcript undefined (digest ambiguity 7) and it never travels (both sides rebuild it,
+    /// `gateway::frames::challenge`), so the reference's bytes are kept: a `Challenge` signs
+    /// the same bytes there and here. Wire documents keep the `Z` profile.
     pub fn signing_bytes(&self) -> Result<Vec<u8>, AuthError> {
         let expires_at = self
             .expires_at
-            .to_rfc3339()
+            .0
+            .checked_mul(1000)
+            .and_then(|micros| render_rfc3339(micros, Fraction::Micros))
+            .and_then(|text| text.strip_suffix('Z').map(|t| format!("{t}+00:00")))
             .ok_or(AuthError::InvalidArgument(
                 "expires_at is outside years 0001-9999",
             ))?;

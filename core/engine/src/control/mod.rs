@@ -23,10 +23,12 @@
 mod approval;
 mod error;
 mod operations;
+mod view;
 
 pub use approval::{Submission, approval_document, latest_submission, verify_signature};
 pub use error::ControlError;
 pub use operations::build;
+pub use view::view;
 
 /// The seven operations, by their reference names.
 pub const OPERATIONS: [&str; 7] = [

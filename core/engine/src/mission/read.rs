@@ -8,6 +8,7 @@ use super::aggregate::{GROUP_KIND, MISSION_DEFINITION_KIND, MISSION_KIND, Missio
 use crate::error::EngineError;
 use crate::ingress::VerifiedCommand;
 use crate::input;
+use crate::store::decoded::decode_shared;
 use crate::store::{AggregateKey, Store};
 use crate::stored::parsed;
 
@@ -53,7 +54,12 @@ fn read_mission(store: &dyn Store, id: &str) -> Result<Option<Mission>, EngineEr
     let key = AggregateKey::new(MISSION_KIND, id);
     match store.aggregate(&key)? {
         None => Ok(None),
-        Some(stored) => Mission::from_stored(&key, &stored).map(Some),
+        // Decoded once per stored revision (the store's memo, when it keeps one): every
+        // Command of a Group reads its Mission, which changes far more rarely.
+        Some(stored) => {
+            decode_shared(store, &key, &stored, |s| Mission::from_stored(&key, s))
+                .map(|mission| Some(Mission::clone(&mission)))
+        }
     }
 }
 

@@ -83,6 +83,8 @@ impl From<SchedulerPolicyInput> for SchedulerPolicy {
             priority_step_ms: p.priority_step_ms.unwrap_or(d.priority_step_ms),
             deadline_horizon_ms: p.deadline_horizon_ms.unwrap_or(d.deadline_horizon_ms),
             fairness_lag_slots: p.fairness_lag_slots.unwrap_or(d.fairness_lag_slots),
+            // The reference's `fairness_weight` (a lag below one slot) is Python's only.
+            fairness_lag_pass: None,
             preemption_margin: p.preemption_margin.unwrap_or(d.preemption_margin),
             default_estimate_ms: p.default_estimate_ms.unwrap_or(d.default_estimate_ms),
         }

@@ -23,7 +23,9 @@ use missionweaveprotocol::crypto::Signer;
 use missionweaveprotocol::json::{Document, ParseLimits, Value};
 use missionweaveprotocol::schema_formats::{encode_base64url, is_protocol_id};
 use missionweaveprotocol::wire::{Frame, FrameType};
-use missionweaveprotocol::{Principal, SignedDocumentCodec, SignedDocumentKind, WireCode};
+use missionweaveprotocol::{
+    Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind, WireCode,
+};
 use missionweaveprotocol_agent::auth::HelloPhase;
 use missionweaveprotocol_kernel::random::RandomSource;
 use missionweaveprotocol_kernel::unix_millis::{
@@ -124,6 +126,21 @@ impl Session {
             recent,
             pings: VecDeque::new(),
         })
+    }
+
+    /// The kind of principal this session acts as: the Registry's binding of the signing key
+    /// when it names `agent_id` as a human (the MissionOwner's page, docs/network.md "Human
+    /// sessions"), else an Agent.
+    fn kind(&self) -> PrincipalType {
+        match self.config.registry.binding(self.signer.key_id()) {
+            Some(b)
+                if b.principal.kind == PrincipalType::Human
+                    && b.principal.id == self.config.agent_id =>
+            {
+                PrincipalType::Human
+            }
+            _ => PrincipalType::Agent,
+        }
     }
 
     /// Queues `HELLO/client_init` (§6.3 step 1) with a fresh nonce.
@@ -678,11 +695,10 @@ impl Session {
         else {
             return;
         };
-        let ours = document.get("actor").and_then(Principal::from_value)
-            == Some(Principal::new(
-                missionweaveprotocol::PrincipalType::Agent,
-                self.config.agent_id.as_str(),
-            ));
+        let ours = document
+            .get("actor")
+            .and_then(Principal::from_value)
+            .is_some_and(|actor| actor.kind == self.kind() && actor.id == self.config.agent_id);
         if !ours {
             return;
         }

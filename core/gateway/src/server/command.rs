@@ -5,12 +5,14 @@
 //! they moved are reported to the host. A refusal is one `ERROR` with `relatedFrameId` and
 //! `relatedActionId`; nothing was applied.
 //!
-//! Session checks (a connection carries its own Agent's Commands only):
+//! Session checks (a connection carries its own principal's Commands only):
 //!
-//! - the signed actor is the session's Agent, otherwise `AUTH_FORBIDDEN`;
+//! - the signed actor is the session's Agent (or human, on a human session), otherwise
+//!   `AUTH_FORBIDDEN`;
 //! - the Command is signed with the key the Agent authenticated with, otherwise
 //!   `AUTH_INVALID_SIGNATURE` ("key validity … failed" for this session, §19);
-//! - its `sessionEpoch` is the session's, otherwise `AUTH_STALE_SESSION` (the Core fences it
+//! - an Agent Command's `sessionEpoch` is the session's, otherwise `AUTH_STALE_SESSION` (a
+//!   human Command carries none, §15.1; the Core fences it
 //!   again against the authoritative epoch: a session superseded on another process is refused
 //!   there, "even if its WebSocket remains connected", digest §2.10).
 //!
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use missionweaveprotocol::json::{Document, ParseLimits};
 use missionweaveprotocol::schema_formats::is_protocol_id;
 use missionweaveprotocol::wire::ReceivedCommandFrame;
-use missionweaveprotocol::{PrincipalType, WireCode};
+use missionweaveprotocol::{Principal, PrincipalType, WireCode};
 use missionweaveprotocol_engine::Performed;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -34,7 +36,7 @@ use super::errors;
 use crate::frames::{self, ErrorBody};
 
 /// The `groupId` of a stored Event's bytes.
-pub(super) fn group_of(body: &[u8]) -> Option<String> {
+pub(crate) fn group_of(body: &[u8]) -> Option<String> {
     let document = Document::parse(body, &ParseLimits::DOCUMENT).ok()?;
     document
         .root()
@@ -45,7 +47,7 @@ pub(super) fn group_of(body: &[u8]) -> Option<String> {
 
 /// A member of the raw Command, when it is a protocol ID (for an error about a Command that
 /// did not verify: its Action ID still relates the error, §19).
-fn raw_id(command: &[u8], name: &str) -> Option<String> {
+pub(super) fn raw_id(command: &[u8], name: &str) -> Option<String> {
     let document = Document::parse(command, &ParseLimits::DOCUMENT).ok()?;
     document
         .root()
@@ -84,10 +86,10 @@ impl Connection {
             None => body,
         };
         let actor = verified.actor();
-        if actor.kind != PrincipalType::Agent || actor.id != session.agent_id {
+        if *actor != session.principal {
             let body = ErrorBody::new(
                 WireCode::AuthForbidden,
-                "a connection carries only the Commands of its authenticated Agent",
+                "a connection carries only the Commands of its authenticated principal",
             );
             return self.reply_error(refuse(in_group(body), action_id), now);
         }
@@ -98,7 +100,10 @@ impl Connection {
             );
             return self.reply_error(refuse(in_group(body), action_id), now);
         }
-        if verified.session_epoch() != Some(session.epoch) {
+        // A human Command carries no Session Epoch (§6.3, §15.1; the schema refuses one): the
+        // epoch of a human session names the connection only.
+        let fenced = session.principal.kind == PrincipalType::Agent;
+        if fenced && verified.session_epoch() != Some(session.epoch) {
             let body = ErrorBody::new(
                 WireCode::AuthStaleSession,
                 "the Command's Session Epoch is not this session's",
@@ -106,7 +111,7 @@ impl Connection {
             return self.reply_error(refuse(in_group(body), action_id), now);
         }
         if let Some(group) = &group {
-            match core.visibility(&session.agent_id, group) {
+            match core.visibility(&session.principal, group) {
                 Ok(Some(_)) => {}
                 Ok(None) => {
                     let body = errors::group_not_found(group);
@@ -119,7 +124,7 @@ impl Connection {
             }
         }
         match core.perform(&verified, now) {
-            Ok(performed) => self.deliver_own(&session.agent_id, &performed, now),
+            Ok(performed) => self.deliver_own(&session.principal, &performed, now),
             Err(error) => {
                 let body = errors::core_error(&error, group.as_deref());
                 self.reply_error(refuse(body, action_id), now);
@@ -132,7 +137,7 @@ impl Connection {
     /// any other Event the Agent may see is sent directly — the first always (it answers the
     /// Command), the others while the reply queue has room. Moved heads are reported and wake
     /// this connection's own subscriptions.
-    fn deliver_own(&mut self, agent_id: &str, performed: &Performed, now: UnixMillis) {
+    fn deliver_own(&mut self, member: &Principal, performed: &Performed, now: UnixMillis) {
         let limits = *self.gateway.limits();
         let mut moved: BTreeMap<String, u64> = BTreeMap::new();
         let mut views: HashMap<String, Option<Visibility>> = HashMap::new();
@@ -159,11 +164,7 @@ impl Connection {
                     continue;
                 }
                 let view = views.entry(group.clone()).or_insert_with(|| {
-                    self.gateway
-                        .core()
-                        .visibility(agent_id, group)
-                        .ok()
-                        .flatten()
+                    self.gateway.core().visibility(member, group).ok().flatten()
                 });
                 if !view.is_some_and(|v| record.sequence >= v.start_sequence) {
                     continue;

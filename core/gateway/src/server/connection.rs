@@ -21,10 +21,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{Document, ParseLimits, Value};
 use missionweaveprotocol::schema_formats::is_protocol_id;
 use missionweaveprotocol::wire::{self, Frame, FrameError, FrameType, ReceivedFrame};
+use missionweaveprotocol::{Principal, WireCode};
 use missionweaveprotocol_agent::auth::Handshake;
 use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 use missionweaveprotocol_kernel::unix_millis::{
@@ -85,7 +85,8 @@ pub const MAX_NOTIFICATIONS: usize = 256;
 /// The authenticated session of a connection.
 #[derive(Debug, Clone)]
 pub(super) struct Session {
-    pub agent_id: String,
+    /// The authenticated principal: an Agent, or a human (docs/network.md "Human sessions").
+    pub principal: Principal,
     pub key_id: String,
     pub epoch: u64,
 }
@@ -184,7 +185,7 @@ impl Connection {
 
     /// The authenticated Agent, once `server_accept` was sent.
     pub fn agent_id(&self) -> Option<&str> {
-        self.session.as_ref().map(|s| s.agent_id.as_str())
+        self.session.as_ref().map(|s| s.principal.id.as_str())
     }
 
     /// The Session Epoch of the authenticated session.
@@ -328,17 +329,23 @@ impl Connection {
         else {
             return;
         };
-        let head = match sequence {
-            Some(sequence) => sequence,
-            None if self.memory_only => return self.wait_for_io(&group, true),
-            None => match self.gateway.core().head(&group) {
-                Ok(head) => head,
-                Err(error) => {
-                    return self.reply_error(errors::core_error(&error, Some(&group)), now);
-                }
-            },
-        };
-        self.wake(&group, head, now);
+        match sequence {
+            Some(sequence) => self.wake(&group, sequence, now),
+            None if self.memory_only => self.wait_for_io(&group, true),
+            None => self.read_head_and_wake(&group, now),
+        }
+    }
+
+    /// Reads `group`'s head from the store (recording it for the other connections' polls)
+    /// and delivers up to it.
+    pub(super) fn read_head_and_wake(&mut self, group: &Arc<str>, now: UnixMillis) {
+        match self.gateway.core().head(group) {
+            Ok(head) => {
+                self.gateway.polled_heads().record(group, head, now);
+                self.wake(group, head, now);
+            }
+            Err(error) => self.reply_error(errors::core_error(&error, Some(group)), now),
+        }
     }
 
     // ---- outputs --------------------------------------------------------------------------
@@ -464,7 +471,7 @@ impl Connection {
         self.subscriptions.clear();
         self.blocked.clear();
         if let Some(session) = &self.session {
-            self.gateway.agents().release(&session.agent_id);
+            self.gateway.agents().release(&session.principal.id);
         }
     }
 

@@ -254,9 +254,8 @@ where
         Ok(head.last_sequence())
     }
 
-    fn visibility(&self, agent_id: &str, group: &str) -> Result<Option<Visibility>, CoreError> {
-        let agent = Principal::new(PrincipalType::Agent, agent_id);
-        let membership = Membership::read(self.store(), group, &agent).map_err(|e| describe(&e))?;
+    fn visibility(&self, member: &Principal, group: &str) -> Result<Option<Visibility>, CoreError> {
+        let membership = Membership::read(self.store(), group, member).map_err(|e| describe(&e))?;
         Ok(membership.and_then(|m| {
             // An ended Membership sees nothing (§8: a revoked Membership is fenced); a
             // provisional Worker sees its offer's Group (JIT step 2).
@@ -303,14 +302,25 @@ where
         Ok(self.read_cursor(&cursor_key(agent_id, group))?.0)
     }
 
+    fn session_principal(&self, id: &str, key_id: &str) -> Option<Principal> {
+        let binding = self.core.registry().binding(key_id)?;
+        // Agents (§6.3) and humans — the MissionOwner's page (§5 "a human interface for …
+        // Approval"; docs/network.md "Human sessions"); never a service key.
+        let sessions = matches!(
+            binding.principal.kind,
+            PrincipalType::Agent | PrincipalType::Human
+        );
+        (sessions && binding.principal.id == id).then(|| binding.principal.clone())
+    }
+
     fn agent_keys(&self, agent_id: &str, key_id: &str) -> AgentKeyRegistry {
         let mut keys = AgentKeyRegistry::new();
+        if self.session_principal(agent_id, key_id).is_none() {
+            return keys;
+        }
         let Some(binding) = self.core.registry().binding(key_id) else {
             return keys;
         };
-        if binding.principal != Principal::new(PrincipalType::Agent, agent_id) {
-            return keys;
-        }
         // The Registry that verifies Commands is the one HELLO uses: a key is usable for the
         // handshake exactly when the Agent's Commands signed with it would verify (§6.3, §6.4).
         let validity = KeyValidity {

@@ -7,6 +7,7 @@
 
 use core::fmt;
 
+use missionweaveprotocol::Principal;
 use missionweaveprotocol_agent::auth::AgentKeyRegistry;
 use missionweaveprotocol_engine::Performed;
 use missionweaveprotocol_engine::ingress::VerifiedCommand;
@@ -84,10 +85,10 @@ pub trait GatewayCore: fmt::Debug + Send + Sync {
     /// The last sequence of `group` (0 for a Group without Events or none at all).
     fn head(&self, group: &str) -> Result<u64, CoreError>;
 
-    /// The Agent's view of `group`: `Some` when the Group exists and the Agent holds a live
-    /// (`active` or `provisional`) Membership in it, `None` otherwise — absent and hidden
-    /// Groups are the same answer (§17.2).
-    fn visibility(&self, agent_id: &str, group: &str) -> Result<Option<Visibility>, CoreError>;
+    /// The view of `group` of `member` (an Agent, or a human on a human session): `Some` when
+    /// the Group exists and the member holds a live (`active` or `provisional`) Membership in
+    /// it, `None` otherwise — absent and hidden Groups are the same answer (§17.2).
+    fn visibility(&self, member: &Principal, group: &str) -> Result<Option<Visibility>, CoreError>;
 
     /// Advances the durable delivery Cursor of (Agent, Group) to `sequence` if it is higher
     /// (§16; history is never deleted).
@@ -96,7 +97,12 @@ pub trait GatewayCore: fmt::Debug + Send + Sync {
     /// The durable delivery Cursor of (Agent, Group) (0: none).
     fn acknowledged(&self, agent_id: &str, group: &str) -> Result<u64, CoreError>;
 
-    /// The registered keys HELLO may use for the Agent: at most its key `key_id`, empty when
-    /// that key is not an Agent key of `agent_id` (§6.3).
+    /// The registered keys HELLO may use for the principal `agent_id` (the frame's member
+    /// name): at most its key `key_id`, empty when the Registry does not bind that key to an
+    /// Agent or a human of that ID (§6.3; humans: docs/network.md "Human sessions").
     fn agent_keys(&self, agent_id: &str, key_id: &str) -> AgentKeyRegistry;
+
+    /// The principal the Registry binds `key_id` to, when it is an Agent or a human named
+    /// `id` (who may open a session with HELLO), else `None`.
+    fn session_principal(&self, id: &str, key_id: &str) -> Option<Principal>;
 }

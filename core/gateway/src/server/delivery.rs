@@ -251,7 +251,7 @@ impl Connection {
     /// Re-checks the Agent's view of `group` before a read: still visible (the cursor moved
     /// past anything before the visibility start), or unsubscribed with `GROUP_NOT_FOUND`.
     fn check_visibility(&mut self, group: &Arc<str>, now: UnixMillis) -> bool {
-        let Some(agent_id) = self.session.as_ref().map(|s| s.agent_id.clone()) else {
+        let Some(member) = self.session.as_ref().map(|s| s.principal.clone()) else {
             return false;
         };
         if self.subscriptions.get(group).is_some_and(|s| !s.view_stale) {
@@ -261,7 +261,7 @@ impl Connection {
             self.wait_for_io(group, false);
             return false;
         }
-        match self.gateway.core().visibility(&agent_id, group) {
+        match self.gateway.core().visibility(&member, group) {
             Ok(Some(view)) => {
                 if let Some(subscription) = self.subscriptions.get_mut(group) {
                     subscription.visibility_start = view.start_sequence;
@@ -286,7 +286,7 @@ impl Connection {
     /// One page: queues what fits, moves the cursor over what it queued or passed over.
     fn read_once(&mut self, group: &Arc<str>, now: UnixMillis) -> Stop {
         let limits = *self.gateway.limits();
-        let Some(agent_id) = self.session.as_ref().map(|s| s.agent_id.clone()) else {
+        let Some(agent_id) = self.session.as_ref().map(|s| s.principal.id.clone()) else {
             return Stop::Done;
         };
         let Some(subscription) = self.subscriptions.get(group) else {
@@ -455,13 +455,19 @@ impl Connection {
             .map(|(g, _)| Arc::clone(g))
             .take(HEADS_PER_TICK)
             .collect();
+        // A head another connection's poll read within half an interval answers this one
+        // too (`polled_heads.rs`); in memory-only mode the read waits for `finish_io`.
+        let max_age = interval / 2;
         for group in due {
             if let Some(subscription) = self.subscriptions.get_mut(&group) {
                 subscription.last_polled = now;
             }
-            match self.gateway.core().head(&group) {
-                Ok(head) => self.wake(&group, head, now),
-                Err(error) => self.reply_error(errors::core_error(&error, Some(&group)), now),
+            if let Some(head) = self.gateway.polled_heads().fresh(&group, now, max_age) {
+                self.wake(&group, head, now);
+            } else if self.memory_only {
+                self.wait_for_io(&group, true);
+            } else {
+                self.read_head_and_wake(&group, now);
             }
         }
     }

@@ -12,9 +12,9 @@
 //! open and may start again with `client_init`, at most `Limits::max_hello_attempts` times,
 //! within the handshake timeout.
 
-use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::Value;
 use missionweaveprotocol::wire::Frame;
+use missionweaveprotocol::{Principal, WireCode};
 use missionweaveprotocol_agent::auth::{
     AuthError, ClientInit, ClientResponse, Handshake, HelloPhase,
 };
@@ -143,6 +143,12 @@ impl Connection {
         if let Err(error) = verified {
             return self.auth_refused(&error, frame_id, now);
         }
+        // The key's principal: an Agent, or a human (docs/network.md "Human sessions"). The
+        // keys just verified exist only when the Registry binds one of them.
+        let Some(principal) = self.gateway.core().session_principal(&agent_id, &key_id) else {
+            self.handshake = Handshake::Failed;
+            return self.auth_refused(&AuthError::UnexpectedPhase, frame_id, now);
+        };
         if !self.gateway.agents().acquire(&agent_id) {
             self.handshake = Handshake::Failed;
             let max = self.gateway.limits().max_connections_per_agent as u64;
@@ -183,7 +189,7 @@ impl Connection {
             }
         }
         self.session = Some(Session {
-            agent_id: grant.agent_id.clone(),
+            principal: Principal::new(principal.kind, grant.agent_id.clone()),
             key_id: grant.key_id.clone(),
             epoch: grant.session_epoch,
         });

@@ -8,12 +8,14 @@
 //! | `hello.rs` | `HELLO` phases, the Session Epoch opened through the Core | §6.3 |
 //! | `subscribe.rs` | `SUBSCRIBE` (Membership, visibility, `CURSOR_TOO_OLD`) and `ACK` | §8, §16, §17.2 |
 //! | `command.rs` | `COMMAND`: ingress, session checks, the Core, the Events back | §15.1, §6.3 |
+//! | `control.rs` | the control-plane relay of human Commands (`POST /control` in the server) | §15, §6.3 |
 //! | `ping.rs` | `PING` replies and the ephemeral Presence Record | §17.3, §6.2 |
 //! | `delivery.rs` | pull-based delivery, per-Group pause, `BACKPRESSURE`, resume | §16, §17.3, §8 |
 //! | `attention.rs` | what a live attention filter selects | §8, §17.2 |
 //! | `outbound.rs` | the bounded outbound queue | §17.3 |
 //! | `errors.rs` | every refusal as an `ERROR` body; non-disclosure | §19, §17.2 |
 //! | `hub.rs` | which connections subscribe to which Group | — |
+//! | `polled_heads.rs` | the heads the periodic polls read, shared by the connections | §16 |
 //! | `agents.rs` | connections per Agent | §6.3 |
 //! | `limits.rs` | every bound and the memory bound it gives | §17.3 |
 //! | `host_cursors.rs` | the host's durable Cursor store: ACKs reported, SUBSCRIBE resumed from it | §16 |
@@ -23,6 +25,7 @@ mod agents;
 mod attention;
 mod command;
 mod connection;
+mod control;
 mod core_gateway;
 mod core_seam;
 mod delivery;
@@ -35,6 +38,7 @@ mod hub;
 mod limits;
 mod outbound;
 mod ping;
+mod polled_heads;
 mod subscribe;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,6 +50,7 @@ pub use connection::{
     CLOSE_INVALID_PAYLOAD, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED_DATA, Close, Connection,
     GroupMoved, MAX_NOTIFICATIONS, Output,
 };
+pub use control::{MAX_CONTROL_BYTES, Relayed, relay_human_command};
 pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
@@ -59,6 +64,7 @@ pub use limits::{
     MAX_EVENT_FRAME_BYTES, MAX_ID_BYTES, MAX_PAGE_SIZE, QUEUED_FRAME_OVERHEAD_BYTES,
     SUBSCRIPTION_OVERHEAD_BYTES, attention_cost,
 };
+pub use polled_heads::{MAX_POLLED_GROUPS, PolledHeads};
 
 /// What every connection of one server shares. Build it once, keep it in an `Arc`, and create
 /// a [`Connection`] per accepted WebSocket with [`Gateway::connect`].
@@ -68,6 +74,7 @@ pub struct Gateway {
     sessions: Mutex<SessionAuthority>,
     hub: Hub,
     agents: AgentConnections,
+    polled_heads: PolledHeads,
     limits: Limits,
     cursors: DurableCursors,
 }
@@ -97,6 +104,7 @@ impl Gateway {
             sessions: Mutex::new(sessions),
             hub: Hub::new(),
             agents: AgentConnections::new(limits.max_connections_per_agent),
+            polled_heads: PolledHeads::new(),
             limits,
             cursors,
         }))
@@ -120,6 +128,11 @@ impl Gateway {
     /// The per-Agent connection counter.
     pub fn agents(&self) -> &AgentConnections {
         &self.agents
+    }
+
+    /// The heads the periodic polls read, shared by the connections.
+    pub fn polled_heads(&self) -> &PolledHeads {
+        &self.polled_heads
     }
 
     /// The limits.

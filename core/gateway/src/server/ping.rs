@@ -63,7 +63,7 @@ impl Connection {
             .get("sessionEpoch")
             .and_then(Value::as_number)
             .and_then(Number::as_u64);
-        let refusal = if agent != Some(session.agent_id.as_str()) {
+        let refusal = if agent != Some(session.principal.id.as_str()) {
             Some(ErrorBody::new(
                 WireCode::AuthForbidden,
                 "a Presence Record names the session's own Agent",

@@ -123,12 +123,12 @@ impl Connection {
         frame_id: &str,
         now: UnixMillis,
     ) {
-        let Some(agent_id) = self.session.as_ref().map(|s| s.agent_id.clone()) else {
+        let Some(member) = self.session.as_ref().map(|s| s.principal.clone()) else {
             return;
         };
         let core = Arc::clone(self.gateway.core());
         let group = entry.group.as_str();
-        let visibility = match core.visibility(&agent_id, group) {
+        let visibility = match core.visibility(&member, group) {
             Ok(Some(visibility)) => visibility,
             Ok(None) => {
                 return self.reply_error(errors::group_not_found(group).related_to(frame_id), now);
@@ -180,9 +180,10 @@ impl Connection {
     pub(super) fn on_ack(&mut self, frame: &Frame, now: UnixMillis) {
         let frame_id = frame.frame_id().to_owned();
         let limits = *self.gateway.limits();
-        let Some(agent_id) = self.session.as_ref().map(|s| s.agent_id.clone()) else {
+        let Some(member) = self.session.as_ref().map(|s| s.principal.clone()) else {
             return;
         };
+        let agent_id = member.id.as_str();
         let items = frame
             .value
             .get("acknowledgements")
@@ -199,7 +200,7 @@ impl Connection {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let acknowledged = sequence(item, "sequence");
-            let refusal: Option<ErrorBody> = match core.visibility(&agent_id, group) {
+            let refusal: Option<ErrorBody> = match core.visibility(&member, group) {
                 Ok(None) => Some(errors::group_not_found(group)),
                 Err(error) => Some(errors::core_error(&error, Some(group))),
                 Ok(Some(_)) => match core.head(group) {
@@ -209,7 +210,7 @@ impl Connection {
                             .in_group(group),
                     ),
                     Ok(_) => core
-                        .acknowledge(&agent_id, group, acknowledged)
+                        .acknowledge(agent_id, group, acknowledged)
                         .err()
                         .map(|error| errors::core_error(&error, Some(group))),
                 },

@@ -234,6 +234,16 @@ fn check_reason(reason: &str) -> Result<(), LeaseError> {
     Ok(())
 }
 
+/// A closure reason as a lease records it: surrounding whitespace removed (the reference
+/// runtime strips every model string; a reason is free text, so unlike an identifier nothing
+/// can silently become another), then non-empty and at most [`MAX_REASON_CHARS`] characters.
+/// [`Lease::close`] applies it; bindings apply it to a reason given to a lease constructor.
+pub fn closure_reason(reason: &str) -> Result<&str, LeaseError> {
+    let reason = reason.trim();
+    check_reason(reason)?;
+    Ok(reason)
+}
+
 impl Lease {
     fn base(
         binding: LeaseBinding,
@@ -497,7 +507,7 @@ impl Lease {
         if state == LeaseState::Active {
             return Err(LeaseError::InvalidField("state"));
         }
-        check_reason(reason)?;
+        let reason = closure_reason(reason)?;
         if self.state != LeaseState::Active {
             let same = self.state == state
                 && self.closed_at == Some(at)

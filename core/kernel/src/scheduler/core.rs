@@ -12,15 +12,13 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 
 use super::types::{
-    AdmissionDecision, AdmissionReason, CheckpointRef, Dispatch, GroupPolicy, MAX_PRIORITY,
-    MAX_WEIGHT, MIN_PRIORITY, PreemptRequest, ScheduleAction, SchedulerError, SchedulerPolicy,
-    Transition, WorkOffer, WorkState,
+    AdmissionDecision, AdmissionReason, CheckpointRef, Dispatch, GroupPolicy,
+    MAX_FAIRNESS_LAG_PASS, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, PASS_UNIT, PreemptRequest,
+    ScheduleAction, SchedulerError, SchedulerPolicy, Transition, WorkOffer, WorkState,
 };
 use crate::capability_version::CapabilityRef;
 use crate::unix_millis::UnixMillis;
 
-/// One weight-1 Group's pass increment per slot (stride scheduling's "large constant").
-pub(crate) const PASS_UNIT: u128 = 1 << 40;
 const NO_DEADLINE: i64 = i64::MAX;
 
 /// Compact per-item record.
@@ -593,11 +591,11 @@ impl Scheduler {
     }
 
     /// The Group to serve next: the best head (priority, deadline, age) if its Group is within
-    /// `fairness_lag_slots` of the most-behind Group's pass, else the most-behind Group.
+    /// the policy's fairness lag of the most-behind Group's pass, else the most-behind Group.
     fn select(&self) -> Option<u32> {
         let &(min_pass, lagging) = self.by_pass.first()?;
         let &(_, _, best) = self.by_head.first()?;
-        let lag = u128::from(self.policy.fairness_lag_slots) * PASS_UNIT;
+        let lag = self.policy.fairness_lag();
         if self.groups[best as usize].pass <= min_pass.saturating_add(lag) {
             Some(best)
         } else {
@@ -702,6 +700,7 @@ impl Scheduler {
             work_id: e.id.clone(),
             group_id: self.groups[e.group as usize].id.clone(),
             generation: e.generation,
+            checkpoint: e.detail.as_ref().and_then(|d| d.checkpoint.clone()),
         })
     }
 
@@ -929,6 +928,12 @@ pub(crate) fn validate_group(policy: &GroupPolicy) -> Result<(), SchedulerError>
 pub(crate) fn validate_policy(policy: &SchedulerPolicy) -> Result<(), SchedulerError> {
     if policy.capacity_slots == 0 {
         return Err(SchedulerError::InvalidArgument("capacity_slots"));
+    }
+    if policy
+        .fairness_lag_pass
+        .is_some_and(|lag| lag > MAX_FAIRNESS_LAG_PASS)
+    {
+        return Err(SchedulerError::InvalidArgument("fairness_lag_pass"));
     }
     validate_group(&policy.default_group)?;
     for g in policy.groups.values() {

@@ -14,7 +14,8 @@
 //! a pass that advances by `slots / weight` on every dispatch, and a Group that becomes
 //! eligible starts no lower than the current virtual time, so idle Groups bank no credit. The
 //! next Group served is the one whose head has the best key, provided its pass is within
-//! `fairness_lag_slots` of the most-behind eligible Group; otherwise the most-behind Group.
+//! `fairness_lag_slots` (or `fairness_lag_pass`, in 2^-40 slots) of the most-behind eligible
+//! Group; otherwise the most-behind Group.
 //! A Group at its slot quota is not eligible. When the chosen head needs more slots than are
 //! free, nothing else is dispatched (a reservation), so multi-slot work cannot be starved by
 //! one-slot work; if the head outranks the lowest-priority preemptible running item by
@@ -22,8 +23,8 @@
 //!
 //! # Starvation bound
 //!
-//! Let L = `fairness_lag_slots`, `s_max` the largest slot count of any item, and `w_x` the
-//! weight of Group x. While Group g continuously has a ready head that fits its quota:
+//! Let L = the fairness lag in slots (`fairness_lag_slots`, or `fairness_lag_pass / PASS_UNIT`),
+//! `s_max` the largest slot count of any item, and `w_x` the weight of Group x. While Group g continuously has a ready head that fits its quota:
 //!
 //! 1. **Across Groups**: before g's head is dispatched, every other Group h receives at most
 //!    `⌈w_h · (s_max / w_g + 2·L)⌉ + 1` dispatches. With the defaults (weights 1, L = 1,
@@ -60,6 +61,7 @@ pub use self::snapshot::{
 };
 pub use self::types::{
     AdmissionDecision, AdmissionReason, CheckpointRef, DeclineCategory, Dispatch, Eligibility,
-    GroupPolicy, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, PreemptRequest, ScheduleAction,
-    SchedulerError, SchedulerPolicy, Transition, WorkOffer, WorkState, priority,
+    GroupPolicy, MAX_FAIRNESS_LAG_PASS, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, PASS_UNIT,
+    PreemptRequest, ScheduleAction, SchedulerError, SchedulerPolicy, Transition, WorkOffer,
+    WorkState, priority,
 };

@@ -14,15 +14,28 @@
 //! - **Deadline horizon**: the core's `deadline_horizon_ms`, whole milliseconds.
 //! - **Preemption margin** (score units): `ceil(preemption_margin / priority_weight)` priority
 //!   points (exact: priorities are integers).
-//! - `deadline_weight`, `fairness_weight`, `quota_pressure_weight`, `estimate_weight` and a
-//!   Group's `priority_bias` have no equivalent: only their defaults are accepted.
+//! - **Fairness weight**: in the reference a Group's fairness credit `c` (dispatch debt, in
+//!   slots × weight) adds `c · fairness_weight` to its score, so `priority_weight /
+//!   fairness_weight` credits outweigh one priority point: 10 at the defaults, which the core's
+//!   default lag of 1 slot stands for. A non-default `fairness_weight` sets the cross-Group lag
+//!   to `priority_weight / (10 · fairness_weight)` slots (`fairness_lag_pass`, exact to the
+//!   2^-40 slot of the stride arithmetic, rounded down: never less fair). Bounds: finite,
+//!   `> 0` (zero would let priority alone order Groups: unbounded highest-priority-first,
+//!   non-conforming under §11.1), and a lag of at most `u32::MAX` slots (the range of
+//!   `fairness_lag_slots`); `fairness_weight = 100` is a lag of 0.1 slot, near-strict
+//!   weighted round robin.
+//! - `deadline_weight`, `quota_pressure_weight`, `estimate_weight` and a Group's
+//!   `priority_bias` have no equivalent: only their defaults are accepted.
 //!
 //! A knob left at the reference's default keeps the core's own default. A value the core cannot
 //! honour exactly is refused ([`SchedulerError::ReferencePolicy`]), never approximated.
 
 use core::fmt;
 
-use super::types::{GroupPolicy, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, SchedulerError};
+use super::types::{
+    GroupPolicy, MAX_FAIRNESS_LAG_PASS, MAX_PRIORITY, MAX_WEIGHT, MIN_PRIORITY, PASS_UNIT,
+    SchedulerError,
+};
 
 /// One unit of reference effort as a duration, chosen so that the bands sit around the core's
 /// default estimate of 60 s: `Tiny` is 10 s, `Medium` 40 s, `Huge` 160 s.
@@ -231,7 +244,7 @@ pub struct ReferenceSchedulerPolicy {
     pub deadline_weight: Option<WrittenNumber>,
     /// Score per aging interval.
     pub aging_weight: Option<WrittenNumber>,
-    /// Score of fairness (no equivalent: default only).
+    /// Score per unit of fairness credit (sets the cross-Group lag).
     pub fairness_weight: Option<WrittenNumber>,
     /// Score of quota pressure (no equivalent: default only).
     pub quota_pressure_weight: Option<WrittenNumber>,
@@ -268,6 +281,8 @@ pub struct OwnFieldsGiven {
     pub deadline_horizon_ms: bool,
     /// `preemption_margin_points` (conflicts with `preemption_margin`).
     pub preemption_margin_points: bool,
+    /// `fairness_lag_slots` (conflicts with `fairness_weight`).
+    pub fairness_lag_slots: bool,
 }
 
 /// What the reference knobs set in [`SchedulerPolicy`](super::SchedulerPolicy); `None`: left to
@@ -280,6 +295,8 @@ pub struct ReferenceMapping {
     pub deadline_horizon_ms: Option<u32>,
     /// `preemption_margin` (priority points).
     pub preemption_margin: Option<u8>,
+    /// `fairness_lag_pass` (pass units, [`PASS_UNIT`] per slot).
+    pub fairness_lag_pass: Option<u128>,
 }
 
 fn unsupported(field: &'static str, detail: String) -> SchedulerError {
@@ -408,6 +425,18 @@ fn ceil_quotient(a: u128, d: u128, e: i64) -> Option<u128> {
     }
 }
 
+/// `floor(a · 10^e / d)` for `d > 0`; `None` when larger than `u128`.
+fn floor_quotient(a: u128, d: u128, e: i64) -> Option<u128> {
+    if e >= 0 {
+        return Some(a.checked_mul(pow(10, e)?)? / d);
+    }
+    match pow(10, -e).and_then(|s| d.checked_mul(s)) {
+        Some(den) => Some(a / den),
+        // The denominator exceeds u128 and so `a`: the quotient is below 1.
+        None => Some(0),
+    }
+}
+
 /// Maps the reference's knobs onto the core's policy fields (see the module documentation).
 /// `own` says which of the core's own fields the caller set too: giving both is refused.
 pub fn map_reference_policy(
@@ -420,11 +449,6 @@ pub fn map_reference_policy(
             "deadline_weight",
             reference.deadline_weight,
             defaults.deadline_weight,
-        ),
-        (
-            "fairness_weight",
-            reference.fairness_weight,
-            defaults.fairness_weight,
         ),
         (
             "quota_pressure_weight",
@@ -531,7 +555,50 @@ pub fn map_reference_policy(
         })?;
         mapping.preemption_margin = Some(points);
     }
+    if reference.fairness_weight != defaults.fairness_weight {
+        if own.fairness_lag_slots {
+            return Err(invalid(
+                "fairness_lag_slots",
+                "give fairness_lag_slots or fairness_weight, not both".to_owned(),
+            ));
+        }
+        mapping.fairness_lag_pass = Some(fairness_lag_pass(
+            reference.priority_weight,
+            reference.fairness_weight,
+        )?);
+    }
     Ok(mapping)
+}
+
+/// `floor(PASS_UNIT · priority_weight / (10 · fairness_weight))`: the cross-Group lag the
+/// reference's `fairness_weight` stands for (module documentation), within
+/// `0..=MAX_FAIRNESS_LAG_PASS`.
+fn fairness_lag_pass(
+    priority_weight: Option<WrittenNumber>,
+    fairness_weight: Option<WrittenNumber>,
+) -> Result<u128, SchedulerError> {
+    let fairness = positive("fairness_weight", fairness_weight)?;
+    let priority = positive("priority_weight", priority_weight)?;
+    let too_large = || {
+        invalid(
+            "fairness_weight",
+            format!(
+                "priority_weight / (10 · fairness_weight) = {priority} / (10 · {fairness}) slots \
+                 exceeds the largest fairness lag ({} slots)",
+                u32::MAX
+            ),
+        )
+    };
+    let numerator = PASS_UNIT
+        .checked_mul(priority.mantissa)
+        .ok_or_else(too_large)?;
+    floor_quotient(
+        numerator,
+        fairness.mantissa,
+        priority.exponent - fairness.exponent - 1,
+    )
+    .filter(|lag| *lag <= MAX_FAIRNESS_LAG_PASS)
+    .ok_or_else(too_large)
 }
 
 /// A Group's policy from the reference's `GroupSchedulingPolicy(weight, slot_quota,
@@ -660,6 +727,7 @@ mod tests {
             priority_step_ms: true,
             deadline_horizon_ms: true,
             preemption_margin_points: true,
+            fairness_lag_slots: true,
         };
         assert_eq!(
             map_reference_policy(&ReferenceSchedulerPolicy::default(), own).unwrap(),
@@ -753,11 +821,6 @@ mod tests {
                 "invalid_argument",
             ),
             (
-                policy(|p| p.fairness_weight = Some(n("5.0"))),
-                OwnFieldsGiven::default(),
-                "unsupported_policy",
-            ),
-            (
                 policy(|p| p.deadline_weight = None),
                 OwnFieldsGiven::default(),
                 "unsupported_policy",
@@ -830,15 +893,81 @@ mod tests {
             );
         }
         let err = map_reference_policy(
-            &policy(|p| p.fairness_weight = Some(n("5.0"))),
+            &policy(|p| p.estimate_weight = Some(n("5.0"))),
             OwnFieldsGiven::default(),
         )
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "fairness_weight=5 is not supported by the core scheduler (only the default 10)"
+            "estimate_weight=5 is not supported by the core scheduler (only the default 1)"
         );
         assert_eq!(err.code().as_str(), "INVALID_COMMAND");
+    }
+
+    fn lag(priority: &str, fairness: &str) -> Result<Option<u128>, SchedulerError> {
+        let p = policy(|p| {
+            p.priority_weight = Some(n(priority));
+            // Keeps the aging step (interval × priority / aging) representable.
+            p.aging_weight = Some(n(priority));
+            p.fairness_weight = Some(n(fairness));
+        });
+        map_reference_policy(&p, OwnFieldsGiven::default()).map(|m| m.fairness_lag_pass)
+    }
+
+    #[test]
+    fn fairness_weight_sets_the_cross_group_lag() {
+        // The default keeps the core's own lag (1 slot = 100 / (10 · 10)).
+        assert_eq!(lag("100", "10").unwrap(), None);
+        // lag = priority_weight / (10 · fairness_weight) slots, rounded down to 2^-40 slot.
+        assert_eq!(lag("100", "100").unwrap(), Some(PASS_UNIT / 10));
+        assert_eq!(lag("100", "5").unwrap(), Some(2 * PASS_UNIT));
+        assert_eq!(lag("100", "1").unwrap(), Some(10 * PASS_UNIT));
+        assert_eq!(lag("100", "3").unwrap(), Some(PASS_UNIT * 10 / 3));
+        assert_eq!(lag("200", "20").unwrap(), Some(PASS_UNIT));
+        assert_eq!(lag("100", "0.1").unwrap(), Some(100 * PASS_UNIT));
+        // Strictly fair (a lag below 2^-40 slot) and the largest lag are within bounds.
+        assert_eq!(lag("100", "1e30").unwrap(), Some(0));
+        assert_eq!(
+            lag("1", &format!("{}e-1", 1u64 << 32)).unwrap(),
+            Some(PASS_UNIT / (1 << 32))
+        );
+        let largest = format!("{}", u64::from(u32::MAX) * 10);
+        assert_eq!(lag(&largest, "1").unwrap(), Some(MAX_FAIRNESS_LAG_PASS));
+    }
+
+    #[test]
+    fn fairness_weight_out_of_bounds_is_refused() {
+        for (priority, fairness) in [("100", "0"), ("100", "-10"), ("100", "1e-30")] {
+            let err = lag(priority, fairness).unwrap_err();
+            assert_eq!(err.code().as_str(), "INVALID_COMMAND");
+            assert!(
+                matches!(
+                    err,
+                    SchedulerError::ReferencePolicy {
+                        field: "fairness_weight",
+                        unsupported: false,
+                        ..
+                    }
+                ),
+                "{fairness}: {err:?}"
+            );
+        }
+        let largest = format!("{}", u64::from(u32::MAX) * 10 + 1);
+        assert!(lag(&largest, "1").is_err());
+        let p = policy(|p| p.fairness_weight = None);
+        assert_eq!(
+            kind(map_reference_policy(&p, OwnFieldsGiven::default())),
+            "invalid_argument"
+        );
+        // The core's own field and the reference's knob for the same lag: not both.
+        let p = policy(|p| p.fairness_weight = Some(n("100")));
+        let own = OwnFieldsGiven {
+            fairness_lag_slots: true,
+            ..OwnFieldsGiven::default()
+        };
+        assert_eq!(kind(map_reference_policy(&p, own)), "invalid_argument");
+        // At the default, the own field is fine.
+        assert!(map_reference_policy(&policy(|_| {}), own).is_ok());
     }
 
     #[test]

@@ -25,6 +25,15 @@ pub fn priority(value: i64) -> Result<i8, SchedulerError> {
 /// Largest Group weight accepted.
 pub const MAX_WEIGHT: u32 = 1_000_000;
 
+/// One slot-dispatch of a weight-1 Group in the stride scheduler's pass arithmetic: a dispatch
+/// of `s` slots advances its Group's pass by `s · (PASS_UNIT / weight)`, so lags and passes
+/// are exact to 2^-40 of a slot.
+pub const PASS_UNIT: u128 = 1 << 40;
+
+/// Largest cross-Group lag, in pass units: [`u32::MAX`] slots, the range of
+/// [`SchedulerPolicy::fairness_lag_slots`].
+pub const MAX_FAIRNESS_LAG_PASS: u128 = u32::MAX as u128 * PASS_UNIT;
+
 /// A WorkItem offered to this Worker's Scheduler (content-free: no goal, no data).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WorkOffer {
@@ -156,6 +165,10 @@ pub struct SchedulerPolicy {
     /// Cross-Group lag, in slot-dispatches of a weight-1 Group, within which the best head
     /// (priority, deadline, age) may go before the most-behind Group.
     pub fairness_lag_slots: u32,
+    /// The same lag in pass units ([`PASS_UNIT`] per slot), for lags that are not whole slots
+    /// (the reference's `fairness_weight`, [`super::reference`]); `Some` replaces
+    /// `fairness_lag_slots`. At most [`MAX_FAIRNESS_LAG_PASS`].
+    pub fairness_lag_pass: Option<u128>,
     /// Priority points by which a waiting item must outrank a running one to request
     /// preemption.
     pub preemption_margin: u8,
@@ -177,6 +190,7 @@ impl Default for SchedulerPolicy {
             priority_step_ms: 3_000,
             deadline_horizon_ms: 600_000,
             fairness_lag_slots: 1,
+            fairness_lag_pass: None,
             preemption_margin: 50,
             default_estimate_ms: 60_000,
         }
@@ -184,6 +198,12 @@ impl Default for SchedulerPolicy {
 }
 
 impl SchedulerPolicy {
+    /// The cross-Group lag in force, in pass units.
+    pub fn fairness_lag(&self) -> u128 {
+        self.fairness_lag_pass
+            .unwrap_or(u128::from(self.fairness_lag_slots) * PASS_UNIT)
+    }
+
     /// The policy of one Group.
     pub fn group(&self, group_id: &str) -> GroupPolicy {
         self.groups
@@ -458,6 +478,10 @@ pub struct PreemptRequest {
     pub group_id: Arc<str>,
     /// Run generation.
     pub generation: u32,
+    /// The last durable, safe checkpoint the run holds (where it resumes if it yields now), or
+    /// `None`: §11.3 requests preemption first and the Worker then reaches a safe checkpoint;
+    /// the slot is only released by a reported one.
+    pub checkpoint: Option<CheckpointRef>,
 }
 
 /// One decision of [`crate::scheduler::Scheduler::schedule`].

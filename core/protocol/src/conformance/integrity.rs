@@ -120,10 +120,11 @@ pub(crate) fn check_artifact_digest(manifest: &Value, problems: &mut Vec<String>
     declared
 }
 
-/// The bundle's protocol schemas: exactly `expected` files, each with the canonical `$id`.
+/// The bundle's protocol schemas: exactly `expected` files (`None`: any number, for a root
+/// pinned at another commit, whose pin counts them), each with the canonical `$id`.
 pub(crate) fn schema_files(
     source: &dyn BundleSource,
-    expected: usize,
+    expected: Option<usize>,
     problems: &mut Vec<String>,
 ) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
@@ -151,7 +152,9 @@ pub(crate) fn schema_files(
         }
         files.push((path, bytes.into_owned()));
     }
-    if files.len() != expected {
+    if let Some(expected) = expected
+        && files.len() != expected
+    {
         problems.push(format!(
             "expected {expected} schemas, found {}",
             files.len()
@@ -166,7 +169,8 @@ pub(crate) fn catalog(
     extra: &[&str],
     problems: &mut Vec<String>,
 ) -> Option<SchemaCatalog> {
-    let mut files = schema_files(source, 22, problems);
+    let pinned_count = (!super::root_pin::names_other_commit(source)).then_some(22);
+    let mut files = schema_files(source, pinned_count, problems);
     for path in extra {
         match source.read(path) {
             Ok(bytes) => files.push(((*path).to_owned(), bytes.into_owned())),

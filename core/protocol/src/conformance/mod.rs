@@ -6,6 +6,7 @@ pub(crate) mod cryptography;
 mod integrity;
 mod read_error;
 mod report;
+pub mod root_pin;
 mod source;
 mod structural;
 

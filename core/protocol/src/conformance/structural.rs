@@ -41,7 +41,26 @@ fn run_manifest(source: &dyn BundleSource, manifest_path: &str, pinned: bool) ->
         report.integrity(format!("{manifest_path} is not an array"));
         return report;
     };
-    if pinned && entries.len() != STRUCTURAL_VECTOR_COUNT {
+    // A root pinned at another commit (the reference's older bundle: 56 vectors) is held to
+    // its pin's file counts instead of this commit's vector count; the closure check stays.
+    let pin = if pinned {
+        super::root_pin::read_root_pin(source).unwrap_or_else(|problem| {
+            problems.push(problem);
+            None
+        })
+    } else {
+        None
+    };
+    let other = pin
+        .as_ref()
+        .filter(|pin| pin.commit != crate::bundle::SOURCE_COMMIT);
+    if let Some(pin) = other {
+        problems.extend(super::root_pin::tree_problems(source, pin));
+    }
+    if let Some(pin) = &pin {
+        report.facts.push(("commit".into(), pin.commit.clone()));
+    }
+    if pinned && other.is_none() && entries.len() != STRUCTURAL_VECTOR_COUNT {
         problems.push(format!(
             "expected {STRUCTURAL_VECTOR_COUNT} vectors, found {}",
             entries.len()

@@ -1,0 +1,90 @@
+//! The control-plane relay of human Commands (§15: "A control plane may authenticate, relay,
+//! and validate `mission.create`, but the signed Command actor and resulting root MissionOwner
+//! remain that human").
+//!
+//! A human MissionOwner holds no Agent session (§6.3: human Commands carry no Session Epoch and
+//! MUST NOT invent one), so the WebSocket, whose every Command must be its authenticated
+//! Agent's, cannot carry them. The relay takes one signed Command, verifies it exactly as the
+//! WebSocket does (six stages against the Organization Registry, freshness, the authorizer),
+//! accepts it only when its actor is a **human**, and performs it on the Core. The Command's
+//! own signature is the authentication: the relay never signs, never chooses an actor, and an
+//! Agent's Command is refused (`AUTH_FORBIDDEN`: Agents are fenced by their session, which the
+//! relay does not have). Sans-IO: the server moves the bytes (`POST /control`).
+
+use missionweaveprotocol::{PrincipalType, WireCode};
+use missionweaveprotocol_engine::Performed;
+use missionweaveprotocol_kernel::unix_millis::UnixMillis;
+
+use super::command::{group_of, raw_id};
+use super::{GatewayCore, GroupMoved, errors};
+use crate::frames::ErrorBody;
+
+/// The largest Command body the relay reads (the strict parser's document limit is larger; a
+/// human control Command is a few KiB).
+pub const MAX_CONTROL_BYTES: usize = 1 << 20;
+
+/// A relayed Command's outcome: its Events (the original ones for a duplicate, §15.1) and the
+/// Group heads it moved, for the host to wake subscribers (and `NOTIFY` other processes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relayed {
+    /// What the Core performed.
+    pub performed: Performed,
+    /// Head moves, one per Event with a Group position.
+    pub moved: Vec<GroupMoved>,
+}
+
+/// Verifies and performs one human Command's exact bytes, or the refusal (`error.schema.json`
+/// body: the wire code, `relatedActionId`, `groupId`; boxed: it is large), with nothing applied.
+pub fn relay_human_command(
+    core: &dyn GatewayCore,
+    bytes: &[u8],
+    now: UnixMillis,
+) -> Result<Relayed, Box<ErrorBody>> {
+    let related = |mut body: ErrorBody, action: Option<String>| {
+        body.related_action_id = action;
+        Box::new(body)
+    };
+    if bytes.len() > MAX_CONTROL_BYTES {
+        let body = ErrorBody::new(
+            WireCode::ProtocolViolation,
+            format!("a control Command is at most {MAX_CONTROL_BYTES} bytes"),
+        );
+        return Err(Box::new(body));
+    }
+    let verified = core.verify(bytes, now).map_err(|error| {
+        let group = raw_id(bytes, "groupId");
+        related(
+            errors::core_error(&error, group.as_deref()),
+            raw_id(bytes, "actionId"),
+        )
+    })?;
+    let action = Some(verified.action_id().to_owned());
+    let group = verified.group_id().map(str::to_owned);
+    if verified.actor().kind != PrincipalType::Human {
+        let mut body = ErrorBody::new(
+            WireCode::AuthForbidden,
+            "the control plane relays human Commands only; an Agent sends its Commands on its authenticated WebSocket",
+        );
+        body.group_id = group;
+        return Err(related(body, action));
+    }
+    let performed = core
+        .perform(&verified, now)
+        .map_err(|error| related(errors::core_error(&error, group.as_deref()), action))?;
+    let moved = if performed.duplicate {
+        Vec::new()
+    } else {
+        performed
+            .events
+            .iter()
+            .filter(|record| record.sequence > 0)
+            .filter_map(|record| {
+                group_of(&record.body).map(|group_id| GroupMoved {
+                    group_id,
+                    sequence: record.sequence,
+                })
+            })
+            .collect()
+    };
+    Ok(Relayed { performed, moved })
+}

@@ -1,0 +1,1209 @@
+"""The §22 proof of concept over the real network (the reference's ``poc.py``,
+``reference-python.md`` §1.30 and §3), run against a ``missionweaveprotocol-server`` PROCESS.
+
+What differs from the reference, deliberately: the reference runs its Core in-process on an
+in-memory store and verifies Command signatures itself; here the demo starts the Rust server as
+a subprocess on an ephemeral ``127.0.0.1`` port over TLS 1.3 (``--dev``: a throwaway
+certificate the clients trust, and nothing else), on a SQLite file under the work directory (or
+``--database-url postgresql://…``). Every Agent is an :class:`~missionweaveprotocol.client.AgentClient`
+over ``wss``; every Command is a normative document signed by its own actor's key and verified
+by the server (six stages against the Organization Registry). The human MissionOwner's Commands
+go through the server's control-plane relay (``POST /control``, §15: a control plane may relay a
+human's signed Command; the actor stays the human).
+
+Deterministic: keys are seeded from principal names (``sha256("missionweaveprotocol-poc:" +
+principal)``, as the reference), the server runs with ``--clock manual:2026-07-15T08:00:00Z``
+(time moves only when this process writes ``advance …`` to the server's stdin, and Event IDs
+are sequential), so two runs print byte-identical reports. The report names no port and no
+path.
+
+Checks (each proven by protocol evidence: Event sequence numbers and hashes are in
+``evidence``) are those of the reference's list that this scenario implements, in the
+reference's order; :data:`CHECK_NAMES` lists them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import http.client
+import json
+import os
+import queue
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import _native
+from .canonical import canonical_bytes, canonical_json
+from .client import AgentClient, CommandRefused, DeliveredEvent
+from .crypto import SigningKey
+from .local_store import SQLiteAgentStore
+from .registry import RegistryBuilder
+from .signed_documents import SignedDocumentCodec, SignedDocumentKind
+
+__all__ = [
+    "CHECK_NAMES",
+    "MissionResult",
+    "OfflinePolicyError",
+    "POCReport",
+    "offline_command_to_wire",
+    "run_poc",
+    "run_poc_sync",
+]
+
+START = datetime(2026, 7, 15, 8, 0, tzinfo=timezone.utc)
+ORG = "urn:missionweaveprotocol:organization:acme"
+OWNER_ID = "urn:missionweaveprotocol:human:owner"
+AUTHORITY = "urn:missionweaveprotocol:service:group-authority"
+REGISTRAR = "urn:missionweaveprotocol:service:registrar"
+COORDINATOR_AUTH = "urn:missionweaveprotocol:agent:coordinator-auth"
+COORDINATOR_CLI = "urn:missionweaveprotocol:agent:coordinator-cli"
+COORDINATOR_CLI_V2 = "urn:missionweaveprotocol:agent:coordinator-cli-v2"
+CODER = "urn:missionweaveprotocol:agent:coder"
+REVIEWER = "urn:missionweaveprotocol:agent:reviewer"
+AGENTS = (COORDINATOR_AUTH, COORDINATOR_CLI, COORDINATOR_CLI_V2, CODER, REVIEWER)
+MISSION_AUTH = "urn:missionweaveprotocol:mission:authentication"
+MISSION_CLI = "urn:missionweaveprotocol:mission:cli"
+GROUP_AUTH = "urn:missionweaveprotocol:group:authentication"
+GROUP_CLI = "urn:missionweaveprotocol:group:cli"
+CAPABILITY = {"id": "software.develop", "version": "1.0.0"}
+AUTH_STAGES = ("requirements", "implementation", "tests", "review", "integration")
+HASH_IN = "sha256:" + "1" * 64
+HASH_OUT = "sha256:" + "2" * 64
+WAIT = 30.0
+
+#: The checks this proof of concept proves, in the order they are proven (a subset of the
+#: reference's 50, named as the reference names them).
+CHECK_NAMES: Tuple[str, ...] = (
+    "human_control_created_signed_roots",
+    "concurrent_root_missions",
+    "duplicate_command_idempotent",
+    "action_id_collision_rejected",
+    "dynamic_dependency_committed_once",
+    "human_control_signed_coordinator_replacement",
+    "previous_coordinator_rejected_after_replacement",
+    "stale_coordinator_epoch_rejected",
+    "coordinator_replacement_committed",
+    "execution_lease_expiry_rejected",
+    "stale_ownership_epoch_rejected",
+    "ownership_epoch_advanced",
+    "real_gateway_websocket_disconnected",
+    "offline_irreversible_action_rejected",
+    "offline_progress_bounded",
+    "offline_progress_reconciled_before_side_effects",
+    "offline_usage_reconciled_into_authoritative_budget",
+    "real_gateway_websocket_reconnected_and_reconciled",
+    "worker_to_worker_conversations",
+    "multiple_capacity_slots_active",
+    "unsafe_work_not_preempted",
+    "safe_checkpoint_only_preemption",
+    "preempted_work_resumed_from_checkpoint",
+    "global_scheduler_served_both_groups",
+    "duplicate_event_delivery_ignored",
+    "worker_restart_fences_old_session",
+    "sqlite_cursors_reached_contiguous_group_heads",
+    "coordinator_verification_precedes_approval",
+    "human_control_signed_change_request",
+    "one_human_requested_changes_cycle",
+    "exact_signed_human_approvals",
+    "both_root_missions_approved",
+)
+
+FAILURE_INJECTIONS: Tuple[str, ...] = (
+    "action_id_collision_rejected",
+    "urgent_arrival_preempts_at_a_safe_checkpoint",
+    "duplicate_command_replayed",
+    "duplicate_event_delivery_replayed",
+    "execution_lease_expiry_rejected",
+    "offline_irreversible_action_rejected",
+    "offline_progress_bounded",
+    "previous_coordinator_rejected_after_replacement",
+    "stale_coordinator_epoch_rejected",
+    "stale_ownership_epoch_rejected",
+    "worker_restart_fences_old_session",
+)
+
+
+# ---- report -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MissionResult:
+    mission_id: str
+    group_id: str
+    status: str
+    revision: int
+    approval_id: Optional[str]
+    artifact_hashes: Tuple[str, ...]
+    event_count: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "missionId": self.mission_id,
+            "groupId": self.group_id,
+            "status": self.status,
+            "revision": self.revision,
+            "approvalId": self.approval_id,
+            "artifactHashes": list(self.artifact_hashes),
+            "eventCount": self.event_count,
+        }
+
+
+@dataclass(frozen=True)
+class POCReport:
+    passed: bool
+    checks: Tuple[Tuple[str, bool], ...]
+    missions: Tuple[MissionResult, ...]
+    event_counts: Tuple[Tuple[str, int], ...]
+    final_cursors: Tuple[Tuple[str, int], ...]
+    failure_injections: Tuple[str, ...]
+    artifact_provenance_edges: int
+    log_hashes: Tuple[Tuple[str, str], ...]
+    evidence: Tuple[Tuple[str, str], ...] = field(default=())
+    scheduler_dispatch_order: Tuple[str, ...] = field(default=())
+
+    @property
+    def failed_checks(self) -> Tuple[str, ...]:
+        return tuple(name for name, ok in self.checks if not ok)
+
+    def require_success(self) -> None:
+        if not self.passed:
+            raise AssertionError("failed checks: " + ", ".join(self.failed_checks))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "artifactProvenanceEdges": self.artifact_provenance_edges,
+            "checks": dict(self.checks),
+            "eventCounts": dict(self.event_counts),
+            "evidence": dict(self.evidence),
+            "failureInjections": sorted(self.failure_injections),
+            "finalCursors": dict(self.final_cursors),
+            "logHashes": dict(self.log_hashes),
+            "missions": [m.to_dict() for m in self.missions],
+            "passed": self.passed,
+            "schedulerDispatchOrder": list(self.scheduler_dispatch_order),
+        }
+
+    def to_json(self) -> str:
+        """One line of canonical (RFC 8785) JSON."""
+        return canonical_json(self.to_dict())
+
+
+# ---- organization -------------------------------------------------------------------------
+
+
+def __getattr__(name: str) -> Any:
+    # The reference re-exports these two from its poc module; imported on first use (the
+    # offline module costs tens of milliseconds of start-up the demo does not need).
+    if name in ("OfflinePolicyError", "offline_command_to_wire"):
+        from . import offline
+
+        return getattr(offline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _key(principal: str) -> SigningKey:
+    seed = hashlib.sha256(f"missionweaveprotocol-poc:{principal}".encode()).digest()
+    return SigningKey(f"{principal}:key-1", seed)
+
+
+PRINCIPALS = [("human", OWNER_ID), ("service", AUTHORITY), ("service", REGISTRAR)] + [
+    ("agent", a) for a in AGENTS
+]
+KEYS: Dict[str, SigningKey] = {pid: _key(pid) for _, pid in PRINCIPALS}
+TYPES = {pid: kind for kind, pid in PRINCIPALS}
+
+
+def _b64(data: bytes) -> str:
+    return _native.encode_base64url(data)
+
+
+def registry_bytes() -> bytes:
+    builder = RegistryBuilder(ORG)
+    for kind, pid in PRINCIPALS:
+        key = KEYS[pid]
+        builder.add_key(key.key_id, (kind, pid), key.public_key_bytes, "2026-01-01T00:00:00Z")
+    return builder.build()
+
+
+def _card(agent: str) -> Dict[str, Any]:
+    key = KEYS[agent]
+    card = {
+        "agentId": agent, "organizationId": ORG, "cardVersion": 1,
+        "displayName": agent.rsplit(":", 1)[-1], "owner": {"type": "human", "id": OWNER_ID},
+        "status": "active", "protocolVersions": ["0.1"],
+        "endpoints": [{"transport": "wss", "uri": "wss://agents.acme.example/a"}],
+        "publicKeys": [{"keyId": key.key_id, "algorithm": "Ed25519",
+                        "publicKey": _b64(key.public_key_bytes),
+                        "validFrom": "2026-01-01T00:00:00Z"}],
+        "capabilities": [{"id": CAPABILITY["id"], "version": CAPABILITY["version"],
+                          "inputSchema": "https://schemas.acme.example/in.json",
+                          "inputSchemaHash": HASH_IN,
+                          "outputSchema": "https://schemas.acme.example/out.json",
+                          "outputSchemaHash": HASH_OUT, "constraints": {},
+                          "verifiedEvidence": ["urn:missionweaveprotocol:evidence:poc"]}],
+        "maxConcurrency": 2, "issuedAt": "2026-01-01T00:00:00Z",
+    }
+    signed = SignedDocumentCodec().sign(SignedDocumentKind.AGENT_CARD, card, KEYS[REGISTRAR])
+    value = json.loads(signed.canonical_document_bytes)
+    assert isinstance(value, dict)
+    return value
+
+
+# ---- the server process -------------------------------------------------------------------
+
+
+def _server_command() -> List[str]:
+    override = os.environ.get("MISSIONWEAVEPROTOCOL_POC_SERVER")
+    if override:
+        return [override]
+    script = Path(sys.executable).parent / "missionweaveprotocol-server"
+    if script.is_file():
+        return [str(script)]
+    found = shutil.which("missionweaveprotocol-server")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from missionweaveprotocol.cli import server; sys.exit(server())"]
+
+
+class _Server:
+    """``missionweaveprotocol-server`` as a subprocess with a controlled clock."""
+
+    def __init__(self, root: Path, database_url: str) -> None:
+        (root / "registry.json").write_bytes(registry_bytes())
+        (root / "cards.json").write_text(json.dumps([_card(a) for a in AGENTS]))
+        args = [
+            "--registry", str(root / "cards.json"),
+            "--agent-registry-snapshot", str(root / "registry.json"),
+            "--database-url", database_url,
+            "--authority-key-id", KEYS[AUTHORITY].key_id,
+            "--authority-private-key", _b64(KEYS[AUTHORITY].seed_bytes()),
+            "--organization-public-key", _b64(KEYS[REGISTRAR].public_key_bytes),
+            "--host", "127.0.0.1", "--port", "0",
+            "--dev", "--dev-cert", str(root / "dev-cert.pem"),
+            "--clock", "manual:" + START.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "--head-poll-ms", "100",
+        ]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MISSIONWEAVEPROTOCOL_")}
+        env.setdefault("MISSIONWEAVEPROTOCOL_LOG", "warn")
+        self.process = subprocess.Popen(
+            [*_server_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env,
+        )
+        self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._stderr: List[str] = []
+        threading.Thread(target=self._read, args=(self.process.stdout, self.lines), daemon=True).start()
+        threading.Thread(target=self._drain, daemon=True).start()
+        self.url = ""
+        while True:
+            line = self.lines.get(timeout=60)
+            if line is None:
+                raise RuntimeError("the server exited before listening:\n" + "".join(self._stderr))
+            if " listening on " in line:
+                self.url = line.rsplit(" ", 1)[-1].strip()
+                break
+        self.tls = ssl.create_default_context(cafile=str(root / "dev-cert.pem"))
+        self.now = START
+
+    @staticmethod
+    def _read(stream: Any, into: "queue.Queue[Optional[str]]") -> None:
+        for line in stream:
+            into.put(line)
+        into.put(None)
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._stderr.append(line)
+
+    def advance(self, seconds: int) -> None:
+        """Moves the server's clock and waits until it has moved (its ``clock …`` line)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"advance {seconds}s\n")
+        self.process.stdin.flush()
+        while True:
+            line = self.lines.get(timeout=60)
+            if line is None:
+                raise RuntimeError("the server exited:\n" + "".join(self._stderr))
+            if line.startswith("clock "):
+                break
+        self.now += timedelta(seconds=seconds)
+
+    def control(self, command: bytes) -> List[Dict[str, Any]]:
+        """``POST /control``: a human's signed Command relayed by the control plane."""
+        host, port = self.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        connection = http.client.HTTPSConnection(host, int(port), context=self.tls, timeout=WAIT)
+        try:
+            connection.request("POST", "/control", body=command,
+                               headers={"content-type": "application/json"})
+            response = connection.getresponse()
+            body = json.loads(response.read())
+        finally:
+            connection.close()
+        if response.status != 200:
+            raise CommandRefused(body)
+        events = body["events"]
+        assert isinstance(events, list)
+        return events
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+# ---- commands -----------------------------------------------------------------------------
+
+
+class _Actions:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def next(self) -> str:
+        self.n += 1
+        return f"urn:missionweaveprotocol:action:poc-{self.n}"
+
+
+def _stamp(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _event_hash(event: Dict[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(canonical_bytes(event)).hexdigest()
+
+
+@dataclass
+class _Agent:
+    agent_id: str
+    client: AgentClient
+    membership: Dict[str, int] = field(default_factory=dict)
+    coordinator_epoch: Dict[str, int] = field(default_factory=dict)
+
+
+class _World:
+    def __init__(self, server: _Server, root: Path) -> None:
+        self.server = server
+        self.root = root
+        self.actions = _Actions()
+        self.registry = registry_bytes()
+        self.agents: Dict[str, _Agent] = {}
+        self.checks: List[Tuple[str, bool]] = []
+        self.evidence: List[Tuple[str, str]] = []
+        self.logs: Dict[str, List[Dict[str, Any]]] = {GROUP_AUTH: [], GROUP_CLI: []}
+        self.missions: Dict[str, Dict[str, Any]] = {}
+        self.dispatch_order: List[str] = []
+
+    def check(self, name: str, ok: bool, evidence: str) -> None:
+        self.checks.append((name, bool(ok)))
+        self.evidence.append((name, evidence))
+
+    def document(self, kind: str, actor: str, payload: Dict[str, Any], group: Optional[str],
+                 *, action_id: Optional[str] = None, **envelope: Any) -> Dict[str, Any]:
+        doc: Dict[str, Any] = {
+            "protocolVersion": "0.1",
+            "actionId": action_id or self.actions.next(),
+            "actor": {"type": TYPES[actor], "id": actor},
+            "kind": kind,
+            "correlationId": "urn:missionweaveprotocol:correlation:poc",
+            "issuedAt": _stamp(self.server.now),
+            "payload": payload,
+        }
+        if group is not None:
+            doc["groupId"] = group
+        doc.update(envelope)
+        return doc
+
+    @staticmethod
+    def sign(actor: str, document: Dict[str, Any]) -> bytes:
+        return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, KEYS[actor]).canonical_document_bytes
+
+    def human(self, operation: str, args: Dict[str, Any], group: Optional[str] = None) -> Dict[str, Any]:
+        """A ``HumanControl`` operation: the Command built by the Rust control module (the
+        same builder ``HumanControl`` uses), signed by the human's key, relayed by the control
+        plane. The human's projections are the Mission document from ``mission.created`` at
+        the revision of the latest Mission Event the human has seen, and the Group's log
+        (the human has no WebSocket session: human sessions are the approval page's)."""
+        request: Dict[str, Any] = {
+            "operation": operation, "humanId": OWNER_ID, "actionId": self.actions.next(),
+            "issuedAt": _stamp(self.server.now), "args": args,
+        }
+        if group is not None:
+            request["mission"] = self.mission_view(group)
+            request["membership"] = {"membershipEpoch": 1}
+            request["events"] = self.logs[group]
+        unsigned = _native.control_command(request)
+        command = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, unsigned, KEYS[OWNER_ID]).canonical_document_bytes
+        events = self.server.control(command)
+        for event in events:
+            if event["kind"] == "mission.created":
+                self.missions[event["groupId"]] = event["payload"]["mission"]
+        return events[0]
+
+    def human_command(self, kind: str, payload: Dict[str, Any], group: str) -> Dict[str, Any]:
+        """A human Command the control module has no operation for (``membership.change``):
+        the envelope of §15 (Group, the human's Membership Epoch, no Session Epoch)."""
+        document = self.document(kind, OWNER_ID, payload, group, membershipEpoch=1)
+        command = SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, KEYS[OWNER_ID]).canonical_document_bytes
+        return self.server.control(command)[0]
+
+    def mission_view(self, group: str) -> Dict[str, Any]:
+        """The Mission as the human sees it: created, at the revision of the latest Mission
+        Event of the Group's log (``aggregateRevision`` of ``mission.*`` Events)."""
+        mission = dict(self.missions[group])
+        for event in self.logs[group]:
+            if event["kind"].startswith("mission.") and "aggregateRevision" in event \
+                    and event.get("payload", {}).get("missionId", mission["missionId"]) == mission["missionId"]:
+                mission["revision"] = event["aggregateRevision"]
+                if "state" in event.get("payload", {}):
+                    mission["state"] = event["payload"]["state"]
+            if event["kind"] == "mission.coordinator.assigned":
+                mission["coordinator"] = dict(mission["coordinator"], **{
+                    k: v for k, v in event["payload"].items() if k in ("coordinatorEpoch", "agentId")})
+        return mission
+
+    async def connect(self, agent_id: str, store: Optional[SQLiteAgentStore] = None) -> _Agent:
+        client = AgentClient(
+            self.server.url, agent_id=agent_id, signing_key=KEYS[agent_id], registry=self.registry,
+            authority_id=AUTHORITY, ssl=self.server.tls, store=store,
+            clock=lambda: self.server.now, initial_backoff=0.05,
+        )
+        await asyncio.wait_for(client.connect(), WAIT)
+        agent = _Agent(agent_id, client)
+        self.agents[agent_id] = agent
+        return agent
+
+    def agent_command(self, agent: _Agent, kind: str, payload: Dict[str, Any], group: str,
+                      *, coordinator: bool = False, epoch: Optional[int] = None,
+                      session_epoch: Optional[int] = None, action_id: Optional[str] = None) -> bytes:
+        envelope: Dict[str, Any] = {
+            "sessionEpoch": session_epoch if session_epoch is not None else agent.client.session_epoch,
+            "membershipEpoch": agent.membership.get(group, 1),
+        }
+        if coordinator:
+            envelope["coordinatorEpoch"] = epoch if epoch is not None else agent.coordinator_epoch.get(group, 1)
+        return self.sign(agent.agent_id, self.document(kind, agent.agent_id, payload, group,
+                                                       action_id=action_id, **envelope))
+
+    async def send(self, agent: _Agent, command: bytes) -> Dict[str, Any]:
+        event = await asyncio.wait_for(agent.client.send(command), WAIT)
+        return event.document
+
+    async def do(self, agent: _Agent, kind: str, payload: Dict[str, Any], group: str,
+                 **options: Any) -> Dict[str, Any]:
+        return await self.send(agent, self.agent_command(agent, kind, payload, group, **options))
+
+    async def refused(self, agent: _Agent, command: bytes) -> Optional[str]:
+        try:
+            await asyncio.wait_for(agent.client.send(command), WAIT)
+        except CommandRefused as error:
+            return error.code
+        return None
+
+
+# ---- the scenario -------------------------------------------------------------------------
+
+
+def _create_args(mission: str, group: str, coordinator: str, objective: str) -> Dict[str, Any]:
+    return {
+        "missionId": mission, "groupId": group, "coordinatorId": coordinator, "title": objective,
+        "objective": objective, "budget": {"modelTokenLimit": 500000, "toolCallLimit": 5000},
+        "deadline": "2026-08-01T00:00:00Z", "definitionOfDone": [objective],
+        "permissions": ["repo.read", "repo.write"], "coordinatorLeaseSeconds": 3600,
+    }
+
+
+def _contract(goal: str, depends_on: Sequence[str] = ()) -> Dict[str, Any]:
+    return {
+        "acceptanceCriteria": [{"criterionId": "c1", "description": goal,
+                                "evidenceRequired": ["deterministic_test"]}],
+        "allowedResources": [], "budget": {"toolCallLimit": 10}, "businessImpact": "release",
+        "contractVersion": 1, "deadline": "2026-12-31T00:00:00Z",
+        "dependencyWorkItemIds": list(depends_on), "executionApproval": "not_required",
+        "goal": goal, "inputArtifacts": [], "requestedUrgency": "normal",
+        "requiredCapabilities": [CAPABILITY],
+        "requiredDeliverables": [{"deliverableId": "report", "description": goal,
+                                  "mediaType": "application/json",
+                                  "schema": "https://example.org/report.json"}],
+        "retryPolicy": {"backoff": "fixed", "maxAttempts": 3, "maxDelay": "PT1M",
+                        "retryableFailures": []},
+        "sideEffectRisk": "none",
+    }
+
+
+def _work(mission: str, stage: str) -> str:
+    return f"urn:missionweaveprotocol:work:{mission.rsplit(':', 1)[-1]}-{stage}"
+
+
+async def _complete(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
+                    item: str, sources: Sequence[str],
+                    ownership: Optional[Dict[str, Any]] = None) -> str:
+    """offer → accept (unless ``ownership`` is held already) → start → publish → submit →
+    Coordinator verification; the Artifact hash."""
+    stage = item.rsplit("-", 1)[-1]
+    if ownership is None:
+        ownership = await _offer_and_accept(world, coordinator, worker, group, item)
+    return await _finish(world, coordinator, worker, mission, group, item, sources, ownership, stage)
+
+
+async def _offer_and_accept(world: _World, coordinator: _Agent, worker: _Agent, group: str,
+                            item: str, suffix: str = "") -> Dict[str, Any]:
+    await world.do(coordinator, "work.offer", {
+        "candidates": [{"agentCardVersion": 1, "agentId": worker.agent_id,
+                        "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}{suffix}"}],
+        "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
+                           "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
+                           "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
+                           "verifiedMatches": [CAPABILITY]},
+        "workItemId": item}, group, coordinator=True)
+    accepted = await world.do(worker, "work.accept_offer",
+                              {"capabilityPins": [CAPABILITY], "workItemId": item}, group)
+    return dict(accepted["payload"])
+
+
+async def _start(world: _World, worker: _Agent, group: str, item: str,
+                 ownership: Dict[str, Any]) -> Dict[str, Any]:
+    return await world.do(worker, "work.start", {
+        "leaseId": ownership["ownershipLeaseId"], "ownershipEpoch": ownership["ownershipEpoch"],
+        "workItemId": item}, group)
+
+
+async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
+                  item: str, sources: Sequence[str], ownership: Dict[str, Any], stage: str,
+                  started: Optional[Dict[str, Any]] = None) -> str:
+    if started is None:
+        started = await _start(world, worker, group, item, ownership)
+    lease = started["payload"]["executionLeaseId"]
+    content = f"{item}:{'|'.join(sources)}".encode()
+    content_hash = "sha256:" + hashlib.sha256(content).hexdigest()
+    manifest = {
+        "artifactId": f"urn:missionweaveprotocol:artifact:{item.rsplit(':', 1)[-1]}",
+        "classification": "internal", "contentHash": content_hash,
+        "createdAt": _stamp(world.server.now), "groupId": group, "mediaType": "application/json",
+        "missionId": mission, "modelVersions": [],
+        "producer": {"agentCardVersion": 1, "agentId": worker.agent_id, "capabilities": [CAPABILITY]},
+        "schemaUri": "https://example.org/report.json", "sizeBytes": len(content),
+        "sourceArtifactHashes": list(sources), "toolVersions": [],
+        "uri": f"https://artifacts.acme.example/{content_hash[7:]}", "workItemId": item,
+    }
+    signed_manifest = SignedDocumentCodec().sign(SignedDocumentKind.ARTIFACT, manifest, KEYS[worker.agent_id]).document
+    epoch = ownership["ownershipEpoch"]
+    await world.do(worker, "artifact.publish",
+                   {"leaseId": lease, "manifest": signed_manifest, "ownershipEpoch": epoch}, group)
+    await world.do(worker, "work.submit", {
+        "artifactHashes": [content_hash],
+        "evidence": [{"criterionIds": ["c1"], "evidenceId": f"urn:missionweaveprotocol:evidence:{stage}-{item[-12:]}-test".replace("--", "-"),
+                      "result": "passed", "type": "deterministic_test", "workItemId": item}],
+        "leaseId": lease, "ownershipEpoch": epoch, "workItemId": item}, group)
+    await world.do(coordinator, "work.accept_result", {
+        "evidence": [{"criterionIds": ["c1"], "evidenceId": f"urn:missionweaveprotocol:evidence:{item.rsplit(':', 1)[-1]}-review",
+                      "result": "passed", "type": "reviewer_assessment", "workItemId": item}],
+        "workItemId": item}, group, coordinator=True)
+    return content_hash
+
+
+async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
+    server = world.server
+    # Every Agent connects over wss (HELLO → Session Epoch 1).
+    coordinator_auth = await world.connect(COORDINATOR_AUTH)
+    coordinator_cli = await world.connect(COORDINATOR_CLI)
+    coder = await world.connect(CODER)
+    reviewer_store = SQLiteAgentStore(world.root / "reviewer-local.sqlite3")
+    reviewer = await world.connect(REVIEWER, reviewer_store)
+
+    # 2. Two root Missions, both active from here to the end (their work interleaves), created
+    # by the human through the control plane. The two requests are sent one after the other:
+    # sent together, the order the server numbers their Events in would vary between runs.
+    server.advance(1)
+    created = [
+        world.human("create", _create_args(MISSION_AUTH, GROUP_AUTH, COORDINATOR_AUTH, "Add authentication")),
+        world.human("create", _create_args(MISSION_CLI, GROUP_CLI, COORDINATOR_CLI, "Ship the CLI")),
+    ]
+    world.check("human_control_created_signed_roots",
+                all(e["kind"] == "mission.created" and e["actor"]["id"] == OWNER_ID for e in created),
+                " ".join(f"{e['groupId']}#{e['sequence'] if 'sequence' in e else 1}:{_event_hash(e)}" for e in created))
+    world.check("concurrent_root_missions",
+                {e["groupId"] for e in created} == {GROUP_AUTH, GROUP_CLI}
+                and all(e["payload"]["mission"]["state"] == "active" for e in created),
+                ",".join(sorted(e["eventId"] for e in created)))
+    # Coordinators subscribe to their Groups; the Worker sees only what it is a member of.
+    await coordinator_auth.client.subscribe([GROUP_AUTH])
+    await coordinator_cli.client.subscribe([GROUP_CLI])
+
+    # 3. The auth stages as a dependency chain; the CLI implementation.
+    server.advance(1)
+    previous: List[str] = []
+    for stage in AUTH_STAGES:
+        item = _work(MISSION_AUTH, stage)
+        await world.do(coordinator_auth, "work.authorize", {
+            "contract": _contract(stage, previous), "conversationId": f"{MISSION_AUTH}:conversation:main",
+            "workItemId": item}, GROUP_AUTH, coordinator=True)
+        previous = [item]
+    # The Coordinators admit the Workers (the reviewer is shared by both Groups).
+    for coordinator, group, members in ((coordinator_auth, GROUP_AUTH, (CODER, REVIEWER)),
+                                        (coordinator_cli, GROUP_CLI, (CODER, REVIEWER))):
+        for member in members:
+            await world.do(coordinator, "membership.change", {
+                "member": {"type": "agent", "id": member}, "role": "worker",
+                "scopes": ["group"]}, group, coordinator=True)
+    cli_items = [_work(MISSION_CLI, "implementation"), _work(MISSION_CLI, "review")]
+    await world.do(coordinator_cli, "work.authorize", {
+        "contract": _contract("implementation"), "conversationId": f"{MISSION_CLI}:conversation:main",
+        "workItemId": cli_items[0]}, GROUP_CLI, coordinator=True)
+
+    # 4. Duplicate Command → identical Event; same Action ID, changed payload → collision.
+    fixed = "urn:missionweaveprotocol:action:poc-dependency-review-requirements"
+    dep = {"workItemId": _work(MISSION_AUTH, "review"), "dependencyId": _work(MISSION_AUTH, "requirements")}
+    first_bytes = world.agent_command(coordinator_auth, "ext.missionweaveprotocol.core.work_dependency_add", dep, GROUP_AUTH,
+                                      coordinator=True, action_id=fixed)
+    first = await world.send(coordinator_auth, first_bytes)
+    again = await world.send(coordinator_auth, first_bytes)
+    world.check("duplicate_command_idempotent", first == again and first["eventId"] == again["eventId"],
+                f"{first['eventId']}:{_event_hash(first)}")
+    changed = dict(dep, dependencyId=_work(MISSION_AUTH, "implementation"))
+    code = await world.refused(coordinator_auth, world.agent_command(
+        coordinator_auth, "ext.missionweaveprotocol.core.work_dependency_add", changed, GROUP_AUTH, coordinator=True, action_id=fixed))
+    world.check("action_id_collision_rejected", code == "ACTION_ID_COLLISION", str(code))
+    return await _rest(world, coordinator_auth, coordinator_cli, coder, reviewer, reviewer_store,
+                       first, cli_items)
+
+
+async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
+                reviewer: _Agent, reviewer_store: SQLiteAgentStore, dependency: Dict[str, Any],
+                cli_items: List[str]) -> Tuple[List[MissionResult], int]:
+    server = world.server
+    replay = await _replay(world, coordinator_auth, GROUP_AUTH)
+    deps = [e for e in replay if e["kind"] == dependency["kind"]]
+    world.check("dynamic_dependency_committed_once", len(deps) == 1,
+                f"{dependency['kind']}x{len(deps)}")
+
+    # 5. The human replaces the CLI Coordinator (epoch 2); the old one is refused, the new one
+    # with the old epoch is STALE, with epoch 2 it authorizes the CLI review.
+    server.advance(1)
+    await _replay(world, coordinator_cli, GROUP_CLI)
+    replaced = world.human("replace_coordinator", {
+        "coordinatorId": COORDINATOR_CLI_V2, "leaseSeconds": 3600}, GROUP_CLI)
+    world.check("human_control_signed_coordinator_replacement",
+                replaced["actor"]["id"] == OWNER_ID, f"{replaced['eventId']}:{_event_hash(replaced)}")
+    review_payload = {"contract": _contract("review", [cli_items[0]]),
+                      "conversationId": f"{MISSION_CLI}:conversation:main", "workItemId": cli_items[1]}
+    old = await world.refused(coordinator_cli, world.agent_command(
+        coordinator_cli, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
+    world.check("previous_coordinator_rejected_after_replacement",
+                old in ("AUTH_STALE_COORDINATOR", "AUTH_FORBIDDEN"), str(old))
+    # The replacement joins the Group as its Coordinator (the human's membership.change).
+    world.human_command("membership.change", {
+        "member": {"type": "agent", "id": COORDINATOR_CLI_V2}, "role": "coordinator",
+        "scopes": ["group"]}, GROUP_CLI)
+    coordinator_v2 = await world.connect(COORDINATOR_CLI_V2)
+    await coordinator_v2.client.subscribe([GROUP_CLI])
+    stale = await world.refused(coordinator_v2, world.agent_command(
+        coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
+    world.check("stale_coordinator_epoch_rejected", stale == "AUTH_STALE_COORDINATOR", str(stale))
+    coordinator_v2.coordinator_epoch[GROUP_CLI] = 2
+    authorized = await world.do(coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True)
+    world.check("coordinator_replacement_committed", authorized["kind"] == "work.authorized",
+                f"{authorized['eventId']}:{_event_hash(authorized)}")
+    return await _work_and_approve(world, coordinator_auth, coordinator_v2, coder, reviewer,
+                                   reviewer_store, cli_items)
+
+
+async def _replay(world: _World, agent: _Agent, group: str) -> List[Dict[str, Any]]:
+    """Every Event of ``group`` delivered to ``agent`` so far (drained from its subscription)."""
+    head_event = await world.send(agent, world.agent_command(agent, "message.post", {
+        "conversationId": f"{MISSION_AUTH if group == GROUP_AUTH else MISSION_CLI}:conversation:main",
+        "messageId": f"urn:missionweaveprotocol:message:poc-{world.actions.n + 1}",
+        "content": [{"type": "text", "text": "status"}]}, group))
+    log = world.logs[group]
+    while not log or log[-1]["eventId"] != head_event["eventId"]:
+        event = await asyncio.wait_for(agent.client.next_event(group), WAIT)
+        await agent.client.acknowledge(event)
+        log.append(event.document)
+    return log
+
+
+async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent,
+                            coder: _Agent, reviewer: _Agent, reviewer_store: SQLiteAgentStore,
+                            cli_items: List[str]) -> Tuple[List[MissionResult], int]:
+    server = world.server
+    edges = 0
+    hashes: Dict[str, List[str]] = {GROUP_AUTH: [], GROUP_CLI: []}
+    # Lease expiry on the clock (CLI implementation, 2 s execution lease).
+    server.advance(1)
+    # The auth stages by the coder, the review by the shared reviewer.
+    sources: List[str] = []
+    for stage in AUTH_STAGES[:3]:
+        h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
+                            _work(MISSION_AUTH, stage), sources)
+        edges += len(sources)
+        hashes[GROUP_AUTH].append(h)
+        sources = [h]
+    await _lease_expiry(world, coordinator_cli, coder)
+    coder = await _offline(world, coordinator_cli, coder)
+    h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
+    hashes[GROUP_CLI].append(h)
+    # Worker-to-Worker clarification in both Groups: the coder asks (mentioning the reviewer),
+    # the reviewer answers; four Messages, each its own signed Command and Event.
+    posted: List[Dict[str, Any]] = []
+    for group, mission in ((GROUP_AUTH, MISSION_AUTH), (GROUP_CLI, MISSION_CLI)):
+        for author, other, text in ((coder, REVIEWER, "Which edge cases matter most?"),
+                                    (reviewer, CODER, "Expired tokens and empty input.")):
+            posted.append(await world.do(author, "message.post", {
+                "conversationId": f"{mission}:conversation:main",
+                "messageId": f"urn:missionweaveprotocol:message:poc-{group.rsplit(':', 1)[-1]}-{len(posted) + 1}",
+                "content": [{"type": "text", "text": text}],
+                "mentions": [{"type": "agent", "id": other}]}, group))
+    world.check("worker_to_worker_conversations",
+                [e["kind"] for e in posted] == ["message.posted"] * 4
+                and {e["actor"]["id"] for e in posted} == {CODER, REVIEWER},
+                " ".join(f"{e['eventId']}" for e in posted))
+    # The shared reviewer schedules the reviews of both Groups (and an urgent one).
+    reviewed = await _reviews(world, coordinator_auth, coordinator_cli, reviewer,
+                              auth_source=sources[0], cli_source=h, cli_review=cli_items[1])
+    hashes[GROUP_AUTH].append(reviewed[GROUP_AUTH])
+    hashes[GROUP_CLI].extend(reviewed[GROUP_CLI])
+    edges += 3
+    h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
+                        _work(MISSION_AUTH, "integration"), [sources[0], reviewed[GROUP_AUTH]])
+    hashes[GROUP_AUTH].append(h)
+    edges += 2
+    # The reviewer reads the auth Group over its own subscription: each verified Event is
+    # remembered in its SQLite store and acknowledged (the durable Cursor first, then ACK).
+    await reviewer.client.subscribe([GROUP_AUTH])
+    head = (await _replay(world, coordinator_auth, GROUP_AUTH))[-1]["sequence"]
+    delivered: List[DeliveredEvent] = []
+    firsts: List[bool] = []
+    while not delivered or delivered[-1].sequence < head:
+        event = await asyncio.wait_for(reviewer.client.next_event(GROUP_AUTH), WAIT)
+        firsts.append(reviewer_store.remember_event(REVIEWER, event.event_id, group_id=GROUP_AUTH,
+                                                    sequence=event.sequence))
+        await reviewer.client.acknowledge(event)
+        delivered.append(event)
+    # Duplicate delivery: the same Events again change nothing.
+    again = [reviewer_store.remember_event(REVIEWER, e.event_id, group_id=GROUP_AUTH, sequence=e.sequence)
+             for e in delivered]
+    world.check("duplicate_event_delivery_ignored",
+                all(firsts) and not any(again) and [e.sequence for e in delivered] == list(range(1, head + 1)),
+                f"{len(delivered)} Events delivered in order, re-delivered: 0 accepted")
+    # Worker restart: the client and its store are closed; the store reopened from its file
+    # keeps the Cursor; the new session (epoch + 1) fences the old one.
+    old_epoch = reviewer.client.session_epoch
+    await reviewer.client.close()
+    path = reviewer_store.path
+    reviewer_store.close()
+    reopened = SQLiteAgentStore(path)
+    reviewer2 = await world.connect(REVIEWER, reopened)
+    fenced = await world.refused(reviewer2, world.agent_command(reviewer2, "message.post", {
+        "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "messageId": "urn:missionweaveprotocol:message:poc-stale",
+        "content": [{"type": "text", "text": "from the old session"}]}, GROUP_AUTH, session_epoch=old_epoch))
+    world.check("worker_restart_fences_old_session",
+                fenced == "AUTH_STALE_SESSION" and reviewer2.client.session_epoch == (old_epoch or 0) + 1,
+                f"epoch {old_epoch}->{reviewer2.client.session_epoch}: {fenced}")
+    # Resubscribed from the durable Cursor: the next Event delivered is the head's successor.
+    await reviewer2.client.subscribe([GROUP_AUTH])
+    after = await _replay(world, coordinator_auth, GROUP_AUTH)
+    resumed = await asyncio.wait_for(reviewer2.client.next_event(GROUP_AUTH), WAIT)
+    world.check("sqlite_cursors_reached_contiguous_group_heads",
+                reopened.cursor(REVIEWER, GROUP_AUTH) == head and resumed.sequence == head + 1
+                and resumed.event_id == after[head]["eventId"],
+                f"cursor {head} kept across the restart; next delivered #{resumed.sequence} {resumed.event_id}")
+    missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
+    return missions, edges + 1
+
+
+async def _read_until(agent: _Agent, group: str, wanted: Any) -> Dict[str, Any]:
+    """Reads ``agent``'s verified deliveries of ``group`` (in order, acknowledged) until one
+    satisfies ``wanted``."""
+    while True:
+        event = await asyncio.wait_for(agent.client.next_event(group), WAIT)
+        await agent.client.acknowledge(event)
+        if wanted(event.document):
+            return event.document
+
+
+async def _offline(world: _World, coordinator: _Agent, coder: _Agent) -> _Agent:
+    """The coder's connection is cut while it works on a CLI WorkItem: it keeps working
+    offline within the bounds of ``OfflineExecutionPolicy`` (reversible kinds only, at most 2
+    actions, bounded usage, within the grace), buffered in its SQLite outbox; reconnected (a
+    new Session Epoch, which revoked its Execution Lease, §11.3), it restarts the WorkItem and
+    sends the buffered Commands rebased onto the new session and lease; the server reconciles
+    them, the usage charged to the budget before the checkpoint applies (§11.5)."""
+    from types import SimpleNamespace
+
+    from .offline import OfflineExecutionPolicy, OfflineLimits, OfflinePolicyError
+    from .budget import ResourceUsage
+
+    server = world.server
+    item = _work(MISSION_CLI, "changelog")
+    conversation = f"{MISSION_CLI}:conversation:main"
+    await world.do(coordinator, "work.authorize", {
+        "contract": _contract("changelog"), "conversationId": conversation, "workItemId": item},
+        GROUP_CLI, coordinator=True)
+    owned = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item)
+    started = (await _start(world, coder, GROUP_CLI, item, owned))["payload"]
+    epoch = coder.client.session_epoch
+    # The cut.
+    await coder.client.close()
+    world.check("real_gateway_websocket_disconnected", coder.client.session_epoch is None,
+                f"session epoch {epoch}: socket closed, no session")
+    outbox = SQLiteAgentStore(world.root / "coder-local.sqlite3")
+    identity = SimpleNamespace(agent_id=CODER, signing_key=KEYS[CODER])
+    expires = datetime.strptime(started["leaseExpiresAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    policy = OfflineExecutionPolicy(outbox, identity, {
+        "id": item, "group_id": GROUP_CLI, "conversation_id": conversation, "status": "active",
+        "assignee_id": CODER, "ownership_epoch": started["ownershipEpoch"],
+        "execution_lease_id": started["executionLeaseId"], "execution_lease_expires_at": expires,
+        "session_epoch": epoch,
+    }, disconnected_at=server.now, limits=OfflineLimits(timedelta(minutes=5), 2, ResourceUsage(tool_calls=4)),
+        clock=lambda: server.now)
+
+    def offline_document(kind: str, payload: Dict[str, Any]) -> Dict[str, Any]:
+        # The envelope names the WorkItem (and a Message its Conversation): the offline
+        # binding is checked against them (§11.5).
+        extra = {"conversationId": conversation} if kind == "message.post" else {}
+        return world.document(kind, CODER, payload, GROUP_CLI, sessionEpoch=epoch, membershipEpoch=1,
+                              workItemId=item, **extra)
+
+    message = offline_document("message.post", {
+        "conversationId": conversation, "messageId": "urn:missionweaveprotocol:message:poc-offline-1",
+        "content": [{"type": "text", "text": "changelog drafted offline"}]})
+    checkpoint = offline_document("work.checkpoint", {
+        "workItemId": item, "ownershipEpoch": started["ownershipEpoch"], "leaseId": started["executionLeaseId"],
+        "checkpoint": {"currentPhase": "drafted offline", "completedMilestones": ["entries listed"],
+                       "nextCheckpoint": "wording reviewed", "blockers": [],
+                       "updatedCompletionEstimate": "2026-07-15T10:00:00Z", "evidenceIds": []}})
+    server.advance(2)
+    buffered = [policy.buffer(message), policy.buffer(checkpoint, usage=ResourceUsage(tool_calls=2))]
+    irreversible: Optional[str] = None
+    try:
+        policy.buffer(offline_document("work.submit", {
+            "workItemId": item, "artifactHashes": [], "evidence": [], "leaseId": started["executionLeaseId"],
+            "ownershipEpoch": started["ownershipEpoch"]}))
+    except OfflinePolicyError as error:
+        irreversible = f"{error.code}/{error.kind}"
+    world.check("offline_irreversible_action_rejected", irreversible == "INVALID_COMMAND/not_reversible",
+                str(irreversible))
+    bounded: Optional[str] = None
+    try:
+        policy.buffer(offline_document("message.post", {
+            "conversationId": conversation, "messageId": "urn:missionweaveprotocol:message:poc-offline-3",
+            "content": [{"type": "text", "text": "one action too many"}]}))
+    except OfflinePolicyError as error:
+        bounded = f"{error.code}/{error.kind}"
+    world.check("offline_progress_bounded",
+                bounded == "RATE_LIMITED/too_many_actions" and len(outbox.pending_actions(CODER)) == 2,
+                f"{bounded}; {len(outbox.pending_actions(CODER))} buffered")
+    # Reconnect: a new session (epoch + 1) revoked the Execution Lease; the coder reads the
+    # revocation from its own subscription, restarts, and sends the outbox rebased.
+    server.advance(2)
+    coder2 = await world.connect(CODER)
+    await coder2.client.subscribe([GROUP_CLI])
+    revoked = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"].endswith("work_execution_lease_revoked")
+                                and e["payload"].get("workItemId") == item)
+    restarted = (await world.do(coder2, "work.start", {
+        "workItemId": item, "ownershipEpoch": started["ownershipEpoch"],
+        "leaseId": revoked["payload"]["leaseId"]}, GROUP_CLI))["payload"]
+    reconciled: List[Dict[str, Any]] = []
+    for command in buffered:
+        document = offline_command_to_wire_(command, identity, coder2, restarted["executionLeaseId"], server.now)
+        events = await asyncio.wait_for(coder2.client.send(canonical_bytes(document)), WAIT)
+        reconciled.append(events.document)
+        outbox.mark_action_sent(CODER, document["actionId"])
+    usage = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"].endswith("resource_usage_recorded"))
+    checkpointed = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"] == "work.checkpointed")
+    world.check("offline_progress_reconciled_before_side_effects",
+                [e["kind"] for e in reconciled][0] == "message.posted"
+                and checkpointed["sequence"] == usage["sequence"] + 1
+                and outbox.pending_actions(CODER) == [],
+                f"#{usage['sequence']} {usage['kind']} then #{checkpointed['sequence']} work.checkpointed")
+    world.check("offline_usage_reconciled_into_authoritative_budget",
+                usage["payload"].get("offline") is True
+                and usage["payload"]["cumulativeUsage"]["toolCalls"] == 2
+                and usage["payload"]["missionRemainingBudget"]["toolCalls"] == 5000 - 2,
+                f"{usage['eventId']}:{_event_hash(usage)} toolCalls 2, Mission remaining "
+                f"{usage['payload']['missionRemainingBudget']['toolCalls']}")
+    world.check("real_gateway_websocket_reconnected_and_reconciled",
+                coder2.client.session_epoch == (epoch or 0) + 1 and len(reconciled) == 2,
+                f"epoch {epoch}->{coder2.client.session_epoch}; {len(reconciled)} reconciled")
+    outbox.close()
+    owned = dict(owned, **{k: v for k, v in checkpointed["payload"].items()
+                           if k in ("ownershipLeaseId", "ownershipEpoch")})
+    await _finish(world, coordinator, coder2, MISSION_CLI, GROUP_CLI, item, [], owned, "changelog")
+    return coder2
+
+
+def offline_command_to_wire_(command: Any, identity: Any, agent: _Agent, lease: str,
+                             now: datetime) -> Dict[str, Any]:
+    from .offline import offline_command_to_wire as rebase
+
+    # Only a checkpoint names a lease: it is rebased onto the new one.
+    kind = command.kind if hasattr(command, "kind") else command["kind"]
+    document: Dict[str, Any] = rebase(
+        command, identity, session_epoch=agent.client.session_epoch or 0, membership_epoch=1,
+        issued_at=now, execution_lease_id=lease if str(getattr(kind, "value", kind)) == "work.checkpoint" else None)
+    return document
+
+
+async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> str:
+    """An Execution Lease of 2 s expires on the server's clock: its renewal is refused; a new
+    ``work.start`` under the same ownership gets a fresh lease and the work completes."""
+    item = _work(MISSION_CLI, "docs")
+    await world.do(coordinator, "work.authorize", {
+        "contract": _contract("docs"), "conversationId": f"{MISSION_CLI}:conversation:main",
+        "workItemId": item}, GROUP_CLI, coordinator=True)
+    accepted = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item)
+    started = (await world.do(coder, "work.start", {
+        "leaseId": accepted["ownershipLeaseId"], "ownershipEpoch": accepted["ownershipEpoch"],
+        "workItemId": item, "leaseSeconds": 2}, GROUP_CLI))["payload"]
+    world.server.advance(3)
+    code = await world.refused(coder, world.agent_command(
+        coder, "ext.missionweaveprotocol.core.work_execution_lease_renew", {
+            "leaseId": started["executionLeaseId"], "ownershipEpoch": started["ownershipEpoch"],
+            "workItemId": item, "leaseSeconds": 60}, GROUP_CLI))
+    world.check("execution_lease_expiry_rejected", code == "WORK_LEASE_EXPIRED",
+                f"{started['executionLeaseId']} expired at {started['leaseExpiresAt']}: {code}")
+    # The ownership lapses too; the Coordinator offers the WorkItem again and the new ownership
+    # has a higher Ownership Epoch: the old epoch is refused.
+    world.server.advance(400)
+    again = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item, "-again")
+    stale = await world.refused(coder, world.agent_command(coder, "work.start", {
+        "leaseId": accepted["ownershipLeaseId"], "ownershipEpoch": accepted["ownershipEpoch"],
+        "workItemId": item}, GROUP_CLI))
+    world.check("stale_ownership_epoch_rejected", stale == "WORK_STALE_OWNERSHIP",
+                f"epoch {accepted['ownershipEpoch']}: {stale}")
+    world.check("ownership_epoch_advanced", again["ownershipEpoch"] == accepted["ownershipEpoch"] + 1,
+                f"{accepted['ownershipEpoch']}->{again['ownershipEpoch']}")
+    return await _finish(world, coordinator, coder, MISSION_CLI, GROUP_CLI, item, [], again, "docs")
+
+
+async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, reviewer: _Agent,
+                   *, auth_source: str, cli_source: str, cli_review: str) -> Dict[str, Any]:
+    """The shared reviewer's Scheduler (§11): both reviews admitted into per-Group queues,
+    dispatched into two slots at once; an urgent CLI review arrives; the running auth review
+    is preempted only after its durable safe checkpoint (a ``work.checkpoint`` Event), resumed
+    from it afterwards. Every dispatch is a ``work.start`` on the server."""
+    from .scheduler import GroupSchedulingPolicy, Scheduler, SchedulerPolicy, WorkOffer, WorkTransition
+    from ._native import CheckpointRef, Dispatch, Preempt
+
+    server = world.server
+    auth_review = _work(MISSION_AUTH, "review")
+    urgent = _work(MISSION_CLI, "urgent-review")
+    coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
+    missions = {GROUP_AUTH: MISSION_AUTH, GROUP_CLI: MISSION_CLI}
+    scheduler = Scheduler(SchedulerPolicy(
+        capacity_slots=2,
+        groups={GROUP_AUTH: GroupSchedulingPolicy(weight=2, slot_quota=1),
+                GROUP_CLI: GroupSchedulingPolicy(weight=1, slot_quota=2)},
+        supported_capabilities=[(CAPABILITY["id"], CAPABILITY["version"])],
+    ), clock=lambda: server.now)
+    owned: Dict[str, Dict[str, Any]] = {}
+    group_of = {auth_review: GROUP_AUTH, cli_review: GROUP_CLI, urgent: GROUP_CLI}
+    for item in (auth_review, cli_review):
+        owned[item] = await _offer_and_accept(world, coordinators[group_of[item]], reviewer, group_of[item], item)
+        scheduler.admit(WorkOffer(item, group_of[item], organizational_priority=0,
+                                  capability=(CAPABILITY["id"], CAPABILITY["version"])))
+    order: List[str] = []
+    running: Dict[str, Dict[str, Any]] = {}
+    generations: Dict[str, int] = {}
+
+    async def dispatch(actions: Sequence[Any]) -> List[str]:
+        dispatched = []
+        for action in actions:
+            if isinstance(action, Dispatch):
+                group = group_of[action.work_id]
+                running[action.work_id] = await _start(world, reviewer, group, action.work_id, owned[action.work_id])
+                generations[action.work_id] = action.generation
+                order.append(f"{group.rsplit(':', 1)[-1]}:{action.work_id.rsplit(':', 1)[-1]}")
+                dispatched.append(action.work_id)
+        return dispatched
+
+    first = await dispatch(scheduler.schedule())
+    world.check("multiple_capacity_slots_active",
+                sorted(first) == sorted([auth_review, cli_review]) and scheduler.used_slots == 2,
+                " ".join(f"{running[w]['eventId']}" for w in sorted(first)))
+    # The urgent arrival (priority 100).
+    await world.do(coordinator_cli, "work.authorize", {
+        "contract": _contract("urgent-review"), "conversationId": f"{MISSION_CLI}:conversation:main",
+        "workItemId": urgent}, GROUP_CLI, coordinator=True)
+    owned[urgent] = await _offer_and_accept(world, coordinator_cli, reviewer, GROUP_CLI, urgent)
+    scheduler.admit(WorkOffer(urgent, GROUP_CLI, organizational_priority=100,
+                              capability=(CAPABILITY["id"], CAPABILITY["version"])))
+    actions = scheduler.schedule()
+    requested = [a for a in actions if isinstance(a, Preempt)]
+    world.check("unsafe_work_not_preempted",
+                not [a for a in actions if isinstance(a, Dispatch)] and auth_review in running,
+                f"preemption requested of {[a.work_id.rsplit(':', 1)[-1] for a in requested]}; nothing dispatched before a checkpoint")
+    # The item the Scheduler asked to preempt records a durable, safe checkpoint on the server
+    # (§11.3): its Execution Lease is released and the WorkItem is queued again.
+    victim = requested[0].work_id if requested else auth_review
+    group = group_of[victim]
+    server.advance(1)
+    started = running.pop(victim)["payload"]
+    checkpoint_id = f"{victim}:checkpoint:1"
+    checkpointed = await world.do(reviewer, "work.checkpoint", {
+        "workItemId": victim, "leaseId": started["executionLeaseId"],
+        "ownershipEpoch": started["ownershipEpoch"],
+        "checkpoint": {"currentPhase": "review half done", "completedMilestones": ["read the diff"],
+                       "nextCheckpoint": "comments written", "blockers": [],
+                       "updatedCompletionEstimate": "2026-07-15T10:00:00Z", "evidenceIds": []}}, group)
+    owned[victim] = dict(owned[victim], **{
+        k: v for k, v in checkpointed["payload"].items() if k in ("ownershipLeaseId", "ownershipEpoch")})
+    scheduler.apply(WorkTransition(victim, "preempted" if requested else "checkpoint_saved",
+                                   generation=generations[victim],
+                                   checkpoint=CheckpointRef(checkpoint_id, durable=True, safe=True)))
+    after_checkpoint = await dispatch(scheduler.schedule())
+    world.check("safe_checkpoint_only_preemption", bool(requested) and after_checkpoint == [urgent],
+                f"{checkpointed['eventId']}:{_event_hash(checkpointed)} then "
+                f"{running[after_checkpoint[0]]['eventId'] if after_checkpoint else None}")
+    hashes: Dict[str, Any] = {GROUP_CLI: []}
+    sources_of = {auth_review: [auth_source], cli_review: [cli_source], urgent: [cli_source]}
+
+    async def finish(item: str) -> str:
+        group = group_of[item]
+        h = await _finish(world, coordinators[group], reviewer, missions[group], group, item,
+                          sources_of[item], owned[item], item.rsplit("-", 1)[-1], started=running.pop(item))
+        scheduler.apply(WorkTransition(item, "completed", generation=generations[item]))
+        return h
+
+    for item in list(running):
+        done = await finish(item)
+        if group_of[item] == GROUP_AUTH:
+            hashes[GROUP_AUTH] = done
+        else:
+            hashes[GROUP_CLI].append(done)
+    resumed = scheduler.schedule()
+    resumes = [a for a in resumed if isinstance(a, Dispatch) and a.work_id == victim]
+    await dispatch(resumed)
+    world.check("preempted_work_resumed_from_checkpoint",
+                len(resumes) == 1 and resumes[0].resume_from is not None
+                and resumes[0].resume_from.checkpoint_id == checkpoint_id,
+                f"{running[victim]['eventId'] if victim in running else None} from {checkpoint_id}")
+    while running:
+        item = next(iter(running))
+        done = await finish(item)
+        if group_of[item] == GROUP_AUTH:
+            hashes[GROUP_AUTH] = done
+        else:
+            hashes[GROUP_CLI].append(done)
+        await dispatch(scheduler.schedule())
+    world.dispatch_order = order
+    world.check("global_scheduler_served_both_groups",
+                {o.split(":", 1)[0] for o in order} == {"authentication", "cli"} and len(order) == 4,
+                " ".join(order))
+    return hashes
+
+
+def _last(log: List[Dict[str, Any]], kind: str) -> Optional[Dict[str, Any]]:
+    found = [e for e in log if e["kind"] == kind]
+    return found[-1] if found else None
+
+
+async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
+                     hashes: Dict[str, List[str]]) -> List[MissionResult]:
+    """Coordinator verification, submission, one human change request on the auth Mission, the
+    correction, and the two exact signed human approvals."""
+    server = world.server
+    counts = []
+    for agent, group in ((coordinator_auth, GROUP_AUTH), (coordinator_cli, GROUP_CLI)):
+        log = await _replay(world, agent, group)
+        authorized = {e["payload"]["workItemId"] for e in log if e["kind"] == "work.authorized"}
+        verified = {e["payload"]["workItemId"] for e in log if e["kind"] == "work.result.accepted"}
+        counts.append((bool(authorized) and authorized == verified, len(verified), len(authorized)))
+    world.check("coordinator_verification_precedes_approval", all(ok for ok, _, _ in counts),
+                " ".join(f"{v}/{a}" for _, v, a in counts) + " WorkItems verified before submission")
+    server.advance(1)
+    await world.do(coordinator_auth, "mission.submit_for_approval",
+                   {"artifactHashes": [hashes[GROUP_AUTH][-1]]}, GROUP_AUTH, coordinator=True)
+    await _replay(world, coordinator_auth, GROUP_AUTH)
+    changes = world.human("request_changes", {"feedback": "Add rate limiting to the login endpoint"}, GROUP_AUTH)
+    world.check("human_control_signed_change_request",
+                changes["kind"] == "mission.changes_requested" and changes["actor"]["id"] == OWNER_ID,
+                f"{changes['eventId']}:{_event_hash(changes)}")
+    # The correction: a new WorkItem authorized by the Coordinator, done by the coder.
+    item = _work(MISSION_AUTH, "correction")
+    await world.do(coordinator_auth, "work.authorize", {
+        "contract": _contract("correction"), "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "workItemId": item}, GROUP_AUTH, coordinator=True)
+    fixed = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH, item, [hashes[GROUP_AUTH][-1]])
+    hashes[GROUP_AUTH].append(fixed)
+    server.advance(1)
+    await world.do(coordinator_auth, "mission.submit_for_approval",
+                   {"artifactHashes": [fixed]}, GROUP_AUTH, coordinator=True)
+    await world.do(coordinator_cli, "mission.submit_for_approval",
+                   {"artifactHashes": [hashes[GROUP_CLI][-1]]}, GROUP_CLI, coordinator=True)
+    results: List[MissionResult] = []
+    approvals: List[bool] = []
+    for agent, mission, group in ((coordinator_auth, MISSION_AUTH, GROUP_AUTH), (coordinator_cli, MISSION_CLI, GROUP_CLI)):
+        await _replay(world, agent, group)
+        submitted = _last(world.logs[group], "mission.submitted_for_approval")
+        approved = world.human("approve", {"approvalId": f"{mission}:approval:final"}, group)
+        log = await _replay(world, agent, group)
+        assert submitted is not None
+        approvals.append(
+            approved["kind"] == "mission.approved"
+            and approved["payload"].get("artifactHashes", submitted["payload"]["artifactHashes"])
+            == submitted["payload"]["artifactHashes"])
+        results.append(MissionResult(
+            mission, group, str(approved["payload"].get("state", "")), int(approved["aggregateRevision"]),
+            f"{mission}:approval:final", tuple(hashes[group]), len(log)))
+    changes_cycles = [e for e in world.logs[GROUP_AUTH] if e["kind"] == "mission.changes_requested"]
+    world.check("one_human_requested_changes_cycle", len(changes_cycles) == 1,
+                ",".join(e["eventId"] for e in changes_cycles))
+    world.check("exact_signed_human_approvals", all(approvals),
+                " ".join(f"{r.group_id}@{r.revision}" for r in results))
+    world.check("both_root_missions_approved", all(r.status == "approved" for r in results),
+                " ".join(f"{r.mission_id}:{r.status}" for r in results))
+    return results
+
+
+async def _run(root: Path, database_url: Optional[str]) -> POCReport:
+    url = database_url or f"sqlite:///{root / 'authority.sqlite3'}"
+    server = _Server(root, url)
+    world = _World(server, root)
+    try:
+        missions, edges = await _scenario(world)
+    finally:
+        for agent in world.agents.values():
+            await agent.client.close()
+        server.stop()
+    passed = all(ok for _, ok in world.checks)
+    return POCReport(
+        passed=passed,
+        checks=tuple(world.checks),
+        missions=tuple(missions),
+        event_counts=tuple((g, len(log)) for g, log in sorted(world.logs.items())),
+        final_cursors=tuple((g, log[-1]["sequence"] if log else 0) for g, log in sorted(world.logs.items())),
+        failure_injections=FAILURE_INJECTIONS,
+        artifact_provenance_edges=edges,
+        log_hashes=tuple(
+            (g, "sha256:" + hashlib.sha256(b"".join(canonical_bytes(e) for e in log)).hexdigest())
+            for g, log in sorted(world.logs.items())),
+        evidence=tuple(world.evidence),
+        scheduler_dispatch_order=tuple(world.dispatch_order),
+    )
+
+
+async def run_poc(workdir: Optional[Path] = None, *, database_url: Optional[str] = None) -> POCReport:
+    """Runs the proof of concept; the report (``passed`` false names failed checks)."""
+    if workdir is not None:
+        root = Path(workdir)
+        root.mkdir(parents=True, exist_ok=True)
+        return await _run(root, database_url)
+    with tempfile.TemporaryDirectory(prefix="mwp-poc-") as directory:
+        return await _run(Path(directory), database_url)
+
+
+def run_poc_sync(workdir: Optional[Path] = None, *, database_url: Optional[str] = None) -> POCReport:
+    return asyncio.run(run_poc(workdir, database_url=database_url))

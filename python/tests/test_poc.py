@@ -1,0 +1,199 @@
+"""The proof of concept (``missionweaveprotocol.poc``, ``missionweaveprotocol-demo``) against a
+real ``missionweaveprotocol-server`` process: every check true on SQLite, two runs
+byte-identical, the same report on PostgreSQL, and checks that go false when the protection
+they prove is taken away. Nothing asserts on timing (``python/benchmarks/bench_poc.py`` prints
+wall times)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_support import script
+from missionweaveprotocol import poc
+from pg_support import Database, database  # noqa: F401  (the fixture)
+
+
+def test_every_check_passes_on_sqlite(tmp_path: Path) -> None:
+    report = poc.run_poc_sync(tmp_path)
+    report.require_success()
+    names = [name for name, _ in report.checks]
+    assert names == list(poc.CHECK_NAMES)
+    assert all(ok for _, ok in report.checks)
+    # The report names no port and no path.
+    text = report.to_json()
+    assert str(tmp_path) not in text and "127.0.0.1" not in text
+
+
+def test_two_runs_print_byte_identical_reports(tmp_path: Path) -> None:
+    outputs = []
+    for run in ("a", "b"):
+        done = subprocess.run([script("missionweaveprotocol-demo"), "--workdir", str(tmp_path / run)],
+                              check=False, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0])["passed"] is True
+
+
+def test_the_same_report_on_postgresql(tmp_path: Path, database: Database) -> None:  # noqa: F811
+    on_sqlite = poc.run_poc_sync(tmp_path / "sqlite")
+    on_postgres = poc.run_poc_sync(tmp_path / "pg", database_url=database.url())
+    on_postgres.require_success()
+    assert on_postgres.to_json() == on_sqlite.to_json()
+
+
+def test_a_failed_check_is_named_and_the_report_fails() -> None:
+    report = poc.POCReport(
+        passed=False, checks=(("duplicate_command_idempotent", True), ("action_id_collision_rejected", False)),
+        missions=(), event_counts=(), final_cursors=(), failure_injections=(),
+        artifact_provenance_edges=0, log_hashes=(),
+    )
+    assert report.failed_checks == ("action_id_collision_rejected",)
+    with pytest.raises(AssertionError, match="action_id_collision_rejected"):
+        report.require_success()
+
+
+def test_without_the_session_fence_the_restart_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the "old session" Command is signed with the NEW epoch (as if the server did
+    # not fence by epoch, the Command is accepted): the check must go false.
+    original = poc._World.agent_command
+
+    def unfenced(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
+                 **options: object) -> bytes:
+        if payload.get("messageId") == "urn:missionweaveprotocol:message:poc-stale":
+            options.pop("session_epoch", None)
+        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc._World, "agent_command", unfenced)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("worker_restart_fences_old_session",)
+
+
+def test_without_the_action_id_fixed_the_collision_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the changed Command gets a fresh Action ID: nothing collides, the check fails.
+    original = poc._World.agent_command
+
+    def fresh(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
+              **options: object) -> bytes:
+        if kind == "ext.missionweaveprotocol.core.work_dependency_add" and payload.get("dependencyId", "").endswith("implementation"):
+            options.pop("action_id", None)
+        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc._World, "agent_command", fresh)
+    report = poc.run_poc_sync(tmp_path)
+    assert "action_id_collision_rejected" in report.failed_checks
+
+
+# -- the two server features the demo needs: the control-plane relay and the manual clock ----
+
+
+def _human_create(world: poc._World, key_of: str = poc.OWNER_ID) -> bytes:
+    request = {"operation": "create", "humanId": poc.OWNER_ID, "actionId": world.actions.next(),
+               "issuedAt": poc._stamp(world.server.now),
+               "args": poc._create_args(poc.MISSION_AUTH, poc.GROUP_AUTH, poc.COORDINATOR_AUTH, "x")}
+    from missionweaveprotocol import _native
+    from missionweaveprotocol.signed_documents import SignedDocumentCodec, SignedDocumentKind
+
+    unsigned = _native.control_command(request)
+    return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, unsigned, poc.KEYS[key_of]).canonical_document_bytes
+
+
+def test_the_relay_takes_human_commands_only_and_verifies_them(tmp_path: Path) -> None:
+    from missionweaveprotocol.client import CommandRefused
+
+    server = poc._Server(tmp_path, f"sqlite:///{tmp_path / 'a.sqlite3'}")
+    try:
+        world = poc._World(server, tmp_path)
+        # An Agent's Command is refused: Agents are fenced by their own WebSocket session.
+        agent_command = world.sign(poc.CODER, world.document(
+            "message.post", poc.CODER, {"conversationId": "urn:missionweaveprotocol:conversation:x",
+                                        "messageId": "urn:missionweaveprotocol:message:x",
+                                        "content": [{"type": "text", "text": "hi"}]},
+            poc.GROUP_AUTH, sessionEpoch=1, membershipEpoch=1))
+        with pytest.raises(CommandRefused) as refused:
+            server.control(agent_command)
+        assert refused.value.code == "AUTH_FORBIDDEN"
+        # The human's Command signed with another principal's key does not verify.
+        with pytest.raises(CommandRefused) as forged:
+            server.control(_human_create(world, key_of=poc.CODER))
+        assert forged.value.code == "AUTH_INVALID_SIGNATURE"
+        # Signed by the human: applied; the same bytes again: the original Event (§15.1).
+        command = _human_create(world)
+        first = server.control(command)
+        assert [e["kind"] for e in first][:1] == ["mission.created"]
+        assert server.control(command)[0] == first[0]
+        # Issued far before the server's clock: outside the freshness window.
+        server.advance(3600)
+        with pytest.raises(CommandRefused) as stale:
+            server.control(_stale(world))
+        assert stale.value.code == "AUTH_INVALID_SIGNATURE"
+    finally:
+        server.stop()
+
+
+def _stale(world: poc._World) -> bytes:
+    now = world.server.now
+    world.server.now = poc.START
+    try:
+        return _human_create(world)
+    finally:
+        world.server.now = now
+
+
+def test_the_manual_clock_is_refused_off_loopback(tmp_path: Path) -> None:
+    (tmp_path / "registry.json").write_bytes(poc.registry_bytes())
+    (tmp_path / "cards.json").write_text("[]")
+    # TLS files and both secrets (their content is read only at start): only --clock objects.
+    done = subprocess.run([
+        *poc._server_command(), "--registry", str(tmp_path / "cards.json"),
+        "--agent-registry-snapshot", str(tmp_path / "registry.json"),
+        "--tls-certfile", str(tmp_path / "cards.json"), "--tls-keyfile", str(tmp_path / "cards.json"),
+        "--authority-private-key", poc._b64(poc.KEYS[poc.AUTHORITY].seed_bytes()),
+        "--organization-public-key", poc._b64(poc.KEYS[poc.REGISTRAR].public_key_bytes),
+        "--host", "0.0.0.0", "--port", "0", "--clock", "manual:2026-07-15T08:00:00Z"],
+        check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "loopback" in done.stderr and "--clock" in done.stderr
+    done = subprocess.run([
+        *poc._server_command(), "--registry", str(tmp_path / "cards.json"),
+        "--agent-registry-snapshot", str(tmp_path / "registry.json"), "--allow-insecure",
+        "--host", "127.0.0.1", "--port", "0", "--clock", "manual:yesterday"],
+        check=False, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--clock" in done.stderr
+
+
+def test_an_unsafe_checkpoint_does_not_free_the_slot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the preempted review reports its checkpoint as not safe; the Scheduler refuses
+    # the preemption (§11.3: a slot is taken back only after a durable, safe checkpoint).
+    from missionweaveprotocol import _native
+    from missionweaveprotocol.scheduler import SchedulerError
+
+    real = _native.CheckpointRef
+
+    def unsafe(checkpoint_id: str, **fields: object) -> object:
+        fields["safe"] = False
+        return real(checkpoint_id, **fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_native, "CheckpointRef", unsafe)
+    with pytest.raises(SchedulerError):
+        poc.run_poc_sync(tmp_path)
+
+
+def test_without_the_action_bound_the_offline_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the offline policy allows 3 actions instead of 2; the third is buffered.
+    from missionweaveprotocol import offline
+
+    class Looser(offline.OfflineLimits):
+        def __init__(self, grace: object, actions: int, usage: object) -> None:
+            super().__init__(grace, actions + 1, usage)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(offline, "OfflineLimits", Looser)
+    report = poc.run_poc_sync(tmp_path)
+    assert "offline_progress_bounded" in report.failed_checks
