@@ -18,7 +18,7 @@ from typing import Any, Dict, List
 from missionweaveprotocol.client import AgentClient
 from missionweaveprotocol.crypto import SigningKey
 from missionweaveprotocol.registry import AgentRegistryKeyResolver
-from missionweaveprotocol.signed_documents import SignedDocumentCodec
+from missionweaveprotocol.signed_documents import SignedDocumentCodec, SignedDocumentKind
 
 
 def post(config: Dict[str, Any], key: SigningKey, epoch: int, text: str) -> bytes:
@@ -38,7 +38,7 @@ def post(config: Dict[str, Any], key: SigningKey, epoch: int, text: str) -> byte
             "content": [{"type": "text", "text": text}],
         },
     }
-    return SignedDocumentCodec().sign("command", document, key).canonical_document_bytes
+    return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, key).canonical_document_bytes
 
 
 async def main(config: Dict[str, Any]) -> None:
