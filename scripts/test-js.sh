@@ -12,7 +12,10 @@
 # Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
 # chromium, the npm packages of js/package-lock.json, `ws` among them). One target dir: $CARGO_TARGET_DIR, by
 # default <repo>/target. The protocol bundle: $MWP_PROTOCOL_ROOT, default <repo>/../shared/protocol.
-# Chromium runs with --no-sandbox (CI runs as root). The store tests need PostgreSQL:
+# Chromium runs with --no-sandbox (CI runs as root). js/test/one-server.test.mjs also runs the
+# Python client: the venv scripts/test-python.sh leaves with the wheel installed ($MWP_PYTHON,
+# default <repo>/.venv-ci/bin/python; scripts/test-all.sh runs the Python suite first).
+# The store tests need PostgreSQL:
 # $MWP_POSTGRES_URL, or the private cluster (scripts/pg-cluster.sh) started here and stopped on
 # exit (scripts/pg-env.sh).
 set -euo pipefail
@@ -25,7 +28,7 @@ BENCH=0
 for arg in "$@"; do
   case "$arg" in
     --bench) BENCH=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +65,8 @@ step "build: napi addon (release)"
 cargo build --release --locked -p missionweaveprotocol-node
 step "build: the server binary (release: the Node client's tests and bench run against it)"
 cargo build --release --locked -p missionweaveprotocol-server --bin missionweaveprotocol-server
+step "build: the Rust participant of the one-server test (js/test/one-server.test.mjs)"
+cargo build --release --locked -p missionweaveprotocol-client --example participant
 step "build: WebAssembly (release, wasm32-unknown-unknown)"
 cargo build --release --locked -p missionweaveprotocol-wasm --target wasm32-unknown-unknown
 WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm.wasm"

@@ -61,9 +61,24 @@ writeFileSync(join(dist, 'api.cjs'), `'use strict';\n${code}\nmodule.exports = {
 copyFileSync(addon, join(dist, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
 for (const [from, to] of [[wasmWeb, 'wasm-web'], [wasmNode, 'wasm-node']]) {
   mkdirSync(join(dist, to));
-  for (const file of ['missionweaveprotocol_wasm.js', 'missionweaveprotocol_wasm_bg.wasm']) {
-    cpSync(join(from, file), join(dist, to, file));
+  cpSync(join(from, 'missionweaveprotocol_wasm.js'), join(dist, to, 'missionweaveprotocol_wasm.js'));
+}
+// One module for both glues: wasm-bindgen's `web` and `nodejs` targets emit the same .wasm
+// bytes (3.8 MB, 1.2 MB of the tarball twice), so the nodejs glue reads wasm-web's copy. Checked
+// here: if the two ever differ, each glue keeps its own.
+const WASM_FILE = 'missionweaveprotocol_wasm_bg.wasm';
+cpSync(join(wasmWeb, WASM_FILE), join(dist, 'wasm-web', WASM_FILE));
+if (readFileSync(join(wasmWeb, WASM_FILE)).equals(readFileSync(join(wasmNode, WASM_FILE)))) {
+  const glue = join(dist, 'wasm-node', 'missionweaveprotocol_wasm.js');
+  const own = `\`\${__dirname}/${WASM_FILE}\``;
+  const text = readFileSync(glue, 'utf8');
+  if (text.split(own).length !== 2) {
+    console.error(`build.mjs: ${glue} does not read ${own} exactly once (wasm-bindgen changed its nodejs glue)`);
+    process.exit(1);
   }
+  writeFileSync(glue, text.replace(own, `\`\${__dirname}/../wasm-web/${WASM_FILE}\``));
+} else {
+  cpSync(join(wasmNode, WASM_FILE), join(dist, 'wasm-node', WASM_FILE));
 }
 mkdirSync(join(dist, 'wasm-verify'));
 for (const file of ['missionweaveprotocol_wasm_verify.js', 'missionweaveprotocol_wasm_verify_bg.wasm']) {

@@ -1917,6 +1917,14 @@ export interface GroupGatewayOptions {
   readonly tickMs?: number;
   /** The liveness `PING` interval (default 20 000 ms). */
   readonly pingMs?: number;
+  /**
+   * The gateway's durable delivery Cursors, as the reference's `GroupGateway(cursors=…)`: every
+   * `ACK` that moves an Agent's Cursor forward is written (`acknowledge`; duplicates and older
+   * ones never), and `SUBSCRIBE` replays after `max(afterSequence, cursor(agentId, groupId))`. A
+   * store that throws is answered with a retryable `INTERNAL_ERROR`. Absent: replay after
+   * `afterSequence` (the Rust server's rule).
+   */
+  readonly cursors?: CursorStore;
 }
 
 /** The minimal server `attach` needs: an `http.Server` or `https.Server`. */
@@ -1938,6 +1946,10 @@ export declare class GroupGateway {
   readonly core: Core;
   readonly sessions: SessionAuthority;
   readonly path: string;
+  /** The `cursors` option (absent: none). */
+  readonly cursors: CursorStore | undefined;
+  /** Over a PostgreSQL store: `LISTEN`/`NOTIFY` with the other processes on the database (Rust threads); otherwise null. */
+  readonly fanout: { active(): boolean; listening(): boolean } | null;
   /** Open WebSocket connections (authenticated or not). */
   readonly connectionCount: number;
   /** Authenticated connections of `agentId`. */

@@ -42,10 +42,12 @@ let nextMessage = 1;
  * `publicKeys`: `{principalId: public key bytes}` for keys held elsewhere (a browser page's
  * WebCrypto-generated key): registered and carded, never used to sign here.
  */
-export function organization(api, { publicKeys = {} } = {}) {
+export function organization(api, { publicKeys = {}, extraAgents = [] } = {}) {
   const principals = [
     ['human', OWNER, 21], ['agent', COORDINATOR, 23], ['agent', WORKER, 24], ['agent', OUTSIDER, 26],
     ['service', AUTHORITY, 30], ['service', REGISTRAR, 40],
+    // More Agents for a test that needs them: [id, key seed byte].
+    ...extraAgents.map(([id, n]) => ['agent', id, n]),
   ];
   const keys = new Map();
   const builder = new api.RegistryBuilder(ORG);
@@ -145,12 +147,13 @@ export function organization(api, { publicKeys = {} } = {}) {
 }
 
 /** A Core with both Groups, a GroupGateway over it on a loopback `http` server: `{url, gateway, core, close}`. */
-export async function nodeGateway(org, { limits, store } = {}) {
+export async function nodeGateway(org, { limits, store, cursors, seed = true, pollIntervalMs } = {}) {
   const { api } = org;
   const core = org.core(store);
-  await org.seed(core);
+  if (seed) await org.seed(core);
+  if (pollIntervalMs !== undefined) limits = { ...limits, pollIntervalMs };
   const sessions = new api.SessionAuthority(new api.AgentKeyRegistry(), { secret: new Uint8Array(32).fill(7) });
-  const gateway = new api.GroupGateway(core, sessions, { limits });
+  const gateway = new api.GroupGateway(core, sessions, { limits, cursors });
   const server = createServer((_, response) => { response.writeHead(404).end(); });
   gateway.attach(server);
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -184,7 +187,7 @@ export function serverBinary() {
  * (`ca` is then null). `seed(core)`: what to write before the server opens the file (default:
  * `org.seed`).
  */
-export async function rustServer(org, { extra = [], insecure = false, seed } = {}) {
+export async function rustServer(org, { extra = [], insecure = false, seed, members = [] } = {}) {
   const { api } = org;
   const dir = mkdtempSync(join(tmpdir(), 'mwp-js-server-'));
   const db = join(dir, 'authority.db');
@@ -192,11 +195,17 @@ export async function rustServer(org, { extra = [], insecure = false, seed } = {
   await store.initialize();
   const core = org.core(store);
   await (seed ?? org.seed)(core);
+  // `members`: more Agents made Workers of GROUP (with Agent Cards), like the Worker.
+  for (const member of members) {
+    await core.perform(org.command(GROUP, 'membership.change', OWNER, 0, {
+      member: { type: 'agent', id: member }, role: 'worker', scopes: ['work:execute'], visibilityStartSequence: 0,
+    }));
+  }
   core.free();
   await store.close();
   store.free();
   writeFileSync(join(dir, 'registry.json'), org.registryBytes);
-  writeFileSync(join(dir, 'cards.json'), JSON.stringify([org.card(COORDINATOR), org.card(WORKER)]));
+  writeFileSync(join(dir, 'cards.json'), JSON.stringify([COORDINATOR, WORKER, ...members].map((agent) => org.card(agent))));
   const certificate = join(dir, 'dev-cert.pem');
   const args = [
     '--registry', join(dir, 'cards.json'),
@@ -229,6 +238,8 @@ export async function rustServer(org, { extra = [], insecure = false, seed } = {
   const base = url.replace(/\/+$/, '');
   return {
     url: base.endsWith('/ws') ? base : `${base}/ws`,
+    /** The Organization Registry the server was given (for participants in other processes). */
+    registryPath: join(dir, 'registry.json'),
     ca: insecure ? null : readFileSync(certificate, 'utf8'),
     get stderr() { return stderr; },
     async stop() {

@@ -38,12 +38,14 @@ test('the tarball holds the built entries, both backends and the declarations', 
   const listing = execFileSync('tar', ['tzf', join(work, readdirSync(work).find((f) => f.endsWith('.tgz')))], { encoding: 'utf8' });
   for (const file of ['dist/node.mjs', 'dist/node.cjs', 'dist/wasm.mjs', 'dist/wasm.cjs', 'dist/api.mjs', 'dist/api.cjs',
     'dist/node.d.mts', 'dist/node.d.cts', 'dist/wasm.d.mts', 'dist/wasm.d.cts',
-    'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm_bg.wasm',
+    'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm.js',
     'dist/verify.mjs', 'dist/verify.d.mts', 'dist/wasm-verify/missionweaveprotocol_wasm_verify_bg.wasm',
     'page/index.html', 'page/style.css', 'page/verifier.mjs', 'page/approve.html', 'page/approve.mjs']) {
     assert.ok(listing.includes(`package/${file}`), file);
   }
   assert.ok(!listing.includes('package/test/') && !listing.includes('package/src/'), 'sources and tests stay out');
+  // One WebAssembly module: the nodejs glue reads wasm-web's (scripts/build.mjs).
+  assert.ok(!listing.includes('package/dist/wasm-node/missionweaveprotocol_wasm_bg.wasm'), 'the module ships once');
 });
 
 test('npm pack --dry-run: the verifier and approval pages ship beside dist/, which they import', () => {

@@ -62,7 +62,7 @@ def _on_the_native_connection(case: Dict[str, Any]) -> Tuple[List[Dict[str, Any]
         drained = connection.on_text(bytes.fromhex(case["textHex"]), now)
     else:
         drained = connection.on_too_big(now)
-    raw_frames, closing, _moved = drained
+    raw_frames, closing, *_rest = drained
     close: Optional[Tuple[int, str]] = closing
     return [_normalized(f) for f in raw_frames], (close[0] if close else "open")
 

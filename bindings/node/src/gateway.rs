@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol_ffi::{Failure, finish};
 use missionweaveprotocol_gateway::server::{
-    Connection, ConnectionId, CoreGateway, Gateway, GatewayCore, Limits, Output,
+    Connection, ConnectionId, CoreGateway, DurableCursors, Gateway, GatewayCore, Limits, Output,
 };
 use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
@@ -89,9 +89,16 @@ pub struct GatewayHost(Result<Arc<Gateway>, String>);
 
 #[napi]
 impl GatewayHost {
-    /// `limits`: JSON text of the limits a host may set, or absent.
+    /// `limits`: JSON text of the limits a host may set, or absent. `host_cursors`: SUBSCRIBE
+    /// resumes from the host's Cursor store and ACKs are reported for it
+    /// (`DurableCursors::Host`, `server/host_cursors.rs`).
     #[napi(constructor, catch_unwind)]
-    pub fn new(core: &Core, sessions: &AuthSessionAuthority, limits: Option<String>) -> Self {
+    pub fn new(
+        core: &Core,
+        sessions: &AuthSessionAuthority,
+        limits: Option<String>,
+        host_cursors: Option<bool>,
+    ) -> Self {
         Self((|| {
             let core = core.handle()?.core();
             let authority = sessions
@@ -100,7 +107,13 @@ impl GatewayHost {
                 .map_err(|e| finish(Err(Failure::error(&e))))?;
             let limits = limits_arg(limits.as_deref())?;
             let seam: Arc<dyn GatewayCore> = Arc::new(CoreGateway::new(core));
-            Gateway::new(seam, authority, limits).map_err(|e| invalid(e.to_string()))
+            let cursors = if host_cursors == Some(true) {
+                DurableCursors::Host
+            } else {
+                DurableCursors::Core
+            };
+            Gateway::with_durable_cursors(seam, authority, limits, cursors)
+                .map_err(|e| invalid(e.to_string()))
         })())
     }
 
@@ -184,15 +197,38 @@ pub struct GroupMovedJs {
     pub sequence: f64,
 }
 
+/// A durable Cursor to write into the host's store (an `ACK` moved it forward).
+#[napi(object)]
+#[derive(Debug)]
+pub struct CursorAcknowledgedJs {
+    pub agent_id: String,
+    pub group_id: String,
+    pub sequence: f64,
+    /// The `ACK` (for `onCursorStoreFailed`).
+    pub frame_id: String,
+}
+
+/// A held `SUBSCRIBE` waits for the stored Cursors of these Groups (`onStoredCursors`).
+#[napi(object)]
+#[derive(Debug)]
+pub struct CursorsWantedJs {
+    pub agent_id: String,
+    pub group_ids: Vec<String>,
+    pub frame_id: String,
+}
+
 /// What one input gives the host: the frames to write in order, the close after them (code
-/// and reason, or absent), the heads this connection's Commands moved, and the machine's
-/// state afterwards.
+/// and reason, or absent), the heads this connection's Commands moved, the Cursors to write
+/// into the host's store and the question a held SUBSCRIBE waits on (host Cursor store only),
+/// and the machine's state afterwards.
 #[napi(object)]
 pub struct GatewayDrain {
     pub frames: Vec<Buffer>,
     pub close_code: Option<u32>,
     pub close_reason: Option<String>,
     pub moved: Vec<GroupMovedJs>,
+    pub acknowledged: Vec<CursorAcknowledgedJs>,
+    pub wanted: Option<CursorsWantedJs>,
     /// The drain stopped at its bound: write these, then `poll` for the rest.
     pub more: bool,
     pub wants_input: bool,
@@ -216,6 +252,8 @@ pub struct Drained {
     frames: Vec<Vec<u8>>,
     close: Option<(u16, &'static str)>,
     moved: Vec<(String, u64)>,
+    acknowledged: Vec<(String, String, u64, String)>,
+    wanted: Option<(String, Vec<String>, String)>,
     more: bool,
     wants_input: bool,
     closed: bool,
@@ -253,6 +291,13 @@ fn drain(connection: &mut Connection, now: UnixMillis, bounded: bool) -> Drained
     while let Some(moved) = connection.poll_notification() {
         out.moved.push((moved.group_id, moved.sequence));
     }
+    while let Some(a) = connection.poll_acknowledged() {
+        out.acknowledged
+            .push((a.agent_id, a.group_id, a.sequence, a.frame_id));
+    }
+    out.wanted = connection
+        .poll_cursors_wanted()
+        .map(|w| (w.agent_id, w.group_ids, w.frame_id));
     out.wants_input = connection.wants_input();
     out.closed = connection.is_closed();
     out.agent_id = connection.agent_id().map(str::to_owned);
@@ -270,6 +315,10 @@ enum Input {
     GroupMoved(String, Option<u64>),
     Ping,
     Poll,
+    /// The host's stored Cursors (`None`: its store failed).
+    StoredCursors(Option<Vec<u64>>),
+    /// The host's store failed to write the Cursor of (group, `ACK` frame).
+    CursorStoreFailed(String, String),
 }
 
 /// One input fed and drained on a libuv worker thread.
@@ -304,6 +353,11 @@ impl Task for ConnectionTask {
                 Input::GroupMoved(group, sequence) => c.on_group_moved(&group, sequence, now),
                 Input::Ping => c.ping(now),
                 Input::Poll => {}
+                Input::StoredCursors(Some(values)) => c.on_stored_cursors(Ok(&values), now),
+                Input::StoredCursors(None) => c.on_stored_cursors(Err(()), now),
+                Input::CursorStoreFailed(group, frame) => {
+                    c.on_cursor_store_failed(&group, &frame, now);
+                }
             }
             drain(&mut c, now, true)
         }))
@@ -330,6 +384,25 @@ impl Drained {
                     sequence: sequence as f64,
                 })
                 .collect(),
+            acknowledged: out
+                .acknowledged
+                .into_iter()
+                .map(
+                    |(agent_id, group_id, sequence, frame_id)| CursorAcknowledgedJs {
+                        agent_id,
+                        group_id,
+                        sequence: sequence as f64,
+                        frame_id,
+                    },
+                )
+                .collect(),
+            wanted: out
+                .wanted
+                .map(|(agent_id, group_ids, frame_id)| CursorsWantedJs {
+                    agent_id,
+                    group_ids,
+                    frame_id,
+                }),
             more: out.more,
             wants_input: out.wants_input,
             closed: out.closed,
@@ -432,6 +505,39 @@ impl GatewayConnection {
     #[napi(catch_unwind)]
     pub fn poll(&self, now: f64) -> Either<AsyncTask<ConnectionTask>, String> {
         self.task(Input::Poll, now)
+    }
+
+    /// The host's answer to a held `SUBSCRIBE`'s question: one stored Cursor per Group in its
+    /// order, or absent when the store failed. A value that is not a safe non-negative integer
+    /// counts as a failed store (the machine refuses the `SUBSCRIBE` with a retryable
+    /// `INTERNAL_ERROR`).
+    #[napi(catch_unwind)]
+    pub fn on_stored_cursors(
+        &self,
+        cursors: Option<Vec<f64>>,
+        now: f64,
+    ) -> Either<AsyncTask<ConnectionTask>, String> {
+        const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let values = cursors.and_then(|items| {
+            items
+                .into_iter()
+                .map(|v| (v.fract() == 0.0 && (0.0..=MAX_SAFE).contains(&v)).then_some(v as u64))
+                .collect::<Option<Vec<u64>>>()
+        });
+        self.task(Input::StoredCursors(values), now)
+    }
+
+    /// The host's store failed to write the Cursor of `group_id` reported for the `ACK`
+    /// `frame_id`: a retryable `INTERNAL_ERROR` answers that `ACK`.
+    #[napi(catch_unwind)]
+    pub fn on_cursor_store_failed(
+        &self,
+        group_id: String,
+        frame_id: String,
+        now: f64,
+    ) -> Either<AsyncTask<ConnectionTask>, String> {
+        self.task(Input::CursorStoreFailed(group_id, frame_id), now)
     }
 
     /// The socket closed: leave the hub and the per-Agent count (idempotent), and drop the

@@ -40,6 +40,7 @@ pub mod client_session;
 pub mod context;
 pub mod control;
 pub mod gateway;
+pub mod head_fanout;
 pub mod keys;
 pub mod local_store;
 pub mod offline;

@@ -34,6 +34,11 @@ impl SqlStore {
         )
     }
 
+    /// The store's URL (`None` once freed).
+    pub(crate) fn url(&self) -> Option<&missionweaveprotocol_store_open::StoreUrl> {
+        self.0.as_ref().ok().map(|store| store.url())
+    }
+
     /// The open store for a core, or the lifecycle error's envelope (`ArgumentError`:
     /// `store-not-initialized`, `store-closed`).
     pub(crate) fn handle(&self) -> Result<StoreHandle, String> {

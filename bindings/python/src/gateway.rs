@@ -4,14 +4,18 @@
 //! `server::Connection`'s; Python moves bytes between the WebSocket and it.
 //!
 //! Each input call feeds the machine and drains it in one GIL release (the machine may block
-//! on the store): it returns `(frames, close, moved)` — the text frames to write in order, the
-//! close `(code, reason)` after them (or `None`), and the `(group, sequence)` heads this
-//! connection's Commands moved (the host wakes `wake_list(group, id)`).
+//! on the store): it returns `(frames, close, moved, acknowledged, wanted)` — the text frames to
+//! write in order, the close `(code, reason)` after them (or `None`), the `(group, sequence)`
+//! heads this connection's Commands moved (the host wakes `wake_list(group, id)`), and, for a
+//! gateway keeping the host's Cursor store (`host_cursors=True`, `server/host_cursors.rs`), the
+//! `(agent, group, sequence, ack_frame_id)` Cursors to write into it and the
+//! `(agent, [group, …], subscribe_frame_id)` question a held SUBSCRIBE waits on
+//! (`on_stored_cursors` answers it).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use missionweaveprotocol_gateway::server::{
-    Close, Connection, CoreGateway, Gateway, GatewayCore, Limits, Output,
+    Close, Connection, CoreGateway, DurableCursors, Gateway, GatewayCore, Limits, Output,
 };
 use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
@@ -28,6 +32,8 @@ struct Drained {
     frames: Vec<Vec<u8>>,
     close: Option<Close>,
     moved: Vec<(String, u64)>,
+    acknowledged: Vec<(String, String, u64, String)>,
+    wanted: Option<(String, Vec<String>, String)>,
 }
 
 fn drain(connection: &mut Connection, now: UnixMillis) -> Drained {
@@ -46,10 +52,19 @@ fn drain(connection: &mut Connection, now: UnixMillis) -> Drained {
     while let Some(m) = connection.poll_notification() {
         moved.push((m.group_id, m.sequence));
     }
+    let mut acknowledged = Vec::new();
+    while let Some(a) = connection.poll_acknowledged() {
+        acknowledged.push((a.agent_id, a.group_id, a.sequence, a.frame_id));
+    }
+    let wanted = connection
+        .poll_cursors_wanted()
+        .map(|w| (w.agent_id, w.group_ids, w.frame_id));
     Drained {
         frames,
         close,
         moved,
+        acknowledged,
+        wanted,
     }
 }
 
@@ -57,6 +72,8 @@ type DrainTuple<'py> = (
     Bound<'py, PyList>,
     Option<(u16, &'static str)>,
     Vec<(String, u64)>,
+    Vec<(String, String, u64, String)>,
+    Option<(String, Vec<String>, String)>,
 );
 
 fn to_python<'py>(py: Python<'py>, drained: Drained) -> PyResult<DrainTuple<'py>> {
@@ -65,6 +82,8 @@ fn to_python<'py>(py: Python<'py>, drained: Drained) -> PyResult<DrainTuple<'py>
         frames,
         drained.close.map(|c| (c.code, c.reason)),
         drained.moved,
+        drained.acknowledged,
+        drained.wanted,
     ))
 }
 
@@ -101,8 +120,10 @@ fn limits_arg(py: Python<'_>, limits: Option<&Bound<'_, PyAny>>) -> PyResult<Lim
     Ok(out)
 }
 
-/// `NativeGateway(core, sessions, limits=None)`: what every connection of one server shares
-/// (the Core seam over the Python `Core`'s engine, a twin of `sessions`, the delivery hub).
+/// `NativeGateway(core, sessions, limits=None, host_cursors=False)`: what every connection of
+/// one server shares (the Core seam over the Python `Core`'s engine, a twin of `sessions`, the
+/// delivery hub). `host_cursors`: SUBSCRIBE resumes from the host's Cursor store and ACKs are
+/// reported for it (`DurableCursors::Host`).
 #[pyclass(module = "missionweaveprotocol._native", frozen)]
 #[derive(Debug)]
 pub struct NativeGateway {
@@ -112,12 +133,13 @@ pub struct NativeGateway {
 #[pymethods]
 impl NativeGateway {
     #[new]
-    #[pyo3(signature = (core, sessions, limits = None))]
+    #[pyo3(signature = (core, sessions, limits = None, host_cursors = false))]
     fn py_new(
         py: Python<'_>,
         core: &Bound<'_, PyAny>,
         sessions: &Bound<'_, PyAny>,
         limits: Option<&Bound<'_, PyAny>>,
+        host_cursors: bool,
     ) -> PyResult<Self> {
         let core = convert::typed::<NativeCore>(py, core, "core", "Core")?;
         let sessions =
@@ -128,7 +150,12 @@ impl NativeGateway {
             .map_err(|e| errors::describe(py, &e))?;
         let seam: Arc<dyn GatewayCore> = Arc::new(CoreGateway::new(Arc::clone(&core.get().inner)));
         let limits = limits_arg(py, limits)?;
-        let inner = Gateway::new(seam, authority, limits)
+        let cursors = if host_cursors {
+            DurableCursors::Host
+        } else {
+            DurableCursors::Core
+        };
+        let inner = Gateway::with_durable_cursors(seam, authority, limits, cursors)
             .map_err(|e| errors::invalid_input(py, e.to_string()))?;
         Ok(Self { inner })
     }
@@ -253,6 +280,50 @@ impl NativeConnection {
     /// Drains what is ready without input (after the socket drained: paused Groups resume).
     fn poll<'py>(&self, py: Python<'py>, now_ms: i64) -> PyResult<DrainTuple<'py>> {
         self.run(py, now_ms, |_, _| {})
+    }
+
+    /// The host's answer to the held SUBSCRIBE's question: one stored Cursor per Group in its
+    /// order, or `None` when the store failed (each must be an int in 0..2^64; anything else
+    /// counts as a failed store: the SUBSCRIBE is refused with a retryable `INTERNAL_ERROR`).
+    #[pyo3(signature = (cursors, now_ms))]
+    fn on_stored_cursors<'py>(
+        &self,
+        py: Python<'py>,
+        cursors: Option<Vec<Bound<'py, PyAny>>>,
+        now_ms: i64,
+    ) -> PyResult<DrainTuple<'py>> {
+        // A value that is not a non-negative int (a bool included) is the store's failure,
+        // not the caller's: the machine answers it on the wire.
+        let values: Option<Vec<u64>> = cursors.and_then(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    if item.is_instance_of::<pyo3::types::PyBool>() {
+                        None
+                    } else {
+                        item.extract::<u64>().ok()
+                    }
+                })
+                .collect()
+        });
+        self.run(py, now_ms, move |c, now| match &values {
+            Some(values) => c.on_stored_cursors(Ok(values), now),
+            None => c.on_stored_cursors(Err(()), now),
+        })
+    }
+
+    /// The host's store failed to write the Cursor of `group_id` reported for the `ACK`
+    /// `frame_id`: a retryable `INTERNAL_ERROR` answers that `ACK`.
+    fn on_cursor_store_failed<'py>(
+        &self,
+        py: Python<'py>,
+        group_id: String,
+        frame_id: String,
+        now_ms: i64,
+    ) -> PyResult<DrainTuple<'py>> {
+        self.run(py, now_ms, move |c, now| {
+            c.on_cursor_store_failed(&group_id, &frame_id, now);
+        })
     }
 
     /// The socket closed: leave the hub and the per-Agent count.

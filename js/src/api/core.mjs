@@ -86,6 +86,8 @@ export class ReplayPage {
 export function coreApi(ctx) {
   const { raw, withRegistry, SigningKey, seedOf, documentBytes, storeNative, isStore } = ctx;
   const cores = new NativeTable(raw);
+  // The store each Core was built over (the Node gateway's PostgreSQL fan-out reads its URL).
+  const coreStores = new WeakMap();
 
   function commandBytes(command) {
     // A SignedDocument, also one made by the other backend's module (its own class object).
@@ -164,6 +166,7 @@ export function coreApi(ctx) {
         throw error;
       }
       cores.set(this, handle);
+      if (store !== undefined) coreStores.set(this, store);
       this.#clock = clock ?? Date.now;
     }
 
@@ -205,6 +208,7 @@ export function coreApi(ctx) {
   disposable(cores, [Core]);
   /** The native core of a `Core` (the gateway host serves it). */
   ctx.coreNative = (core) => cores.get(core, 'Core');
+  ctx.coreStore = (core) => coreStores.get(core);
 
   return { Core };
 }

@@ -14,10 +14,18 @@
 // As the Python `GroupGateway` (docs/network.md): an error does not end the connection unless
 // §17.1 makes it fatal, `retryable` follows §19, a Group the Agent may not see is answered like an
 // absent one, the Session Epoch is opened through the Core, delivery Cursors live in the Core's
-// store. The `ws` server's message limit is the machine's `maxFrameBytes`: `ws` refuses a larger
+// store. With a `cursors` store (the reference's `GroupGateway(cursors=…)`) the machine also
+// reports every ACK that moves a Cursor forward, written here into the store, and holds each
+// SUBSCRIBE until the store's Cursors are read here and handed back (replay after
+// `max(afterSequence, stored)`; the decisions are the machine's, server/host_cursors.rs). The `ws` server's message limit is the machine's `maxFrameBytes`: `ws` refuses a larger
 // message from its header and closes with 1009 at once, so the machine's `ERROR` for it is built
 // synchronously (`onTooBigNow`) and written first, as the Rust server does. `ws` skips its own
 // UTF-8 check, so the machine answers invalid text (`ERROR`, then close 1007).
+//
+// Several processes on one PostgreSQL database (the Core's store a `PostgreSQLStore`): the
+// native `HeadFanout` runs the Rust server's `LISTEN`/`NOTIFY mwp_group_head` threads — a head
+// another process moved wakes this process's subscribers of the Group at once, and every head
+// this process's Commands move is announced to the others — as the Rust server does.
 
 import { ArgumentError, open } from './errors.mjs';
 import { argumentJson, toMillis } from './convert.mjs';
@@ -27,6 +35,8 @@ const MAX_UNREAD = 8;
 
 export function gatewayApi(ctx) {
   const { raw, host, coreNative, sessionAuthorityNative } = ctx;
+  // `wakeList` leaves out one connection; none has this ID.
+  const NO_CONNECTION = Number.MAX_SAFE_INTEGER;
 
   function needsNode(what) {
     if (typeof raw.GatewayHost !== 'function' || typeof host?.loadWs !== 'function') {
@@ -103,12 +113,15 @@ export function gatewayApi(ctx) {
             case 'tick': answer = c.onTick(now); break;
             case 'ping': answer = c.ping(now); break;
             case 'poll': answer = c.poll(now); break;
+            case 'stored': answer = c.onStoredCursors(input.cursors ?? undefined, now); break;
+            case 'storeFailed': answer = c.onCursorStoreFailed(input.group, input.frameId, now); break;
             default: this.finish(); return;
           }
           const drain = await drained(answer);
           this.wantsInput = drain.wantsInput;
           await this.deliver(drain);
           if (this.closed) break;
+          await this.keepCursors(drain);
           // A bounded drain: the socket took these frames, now the rest (reads resume with it).
           if (drain.more) this.inputs.unshift({ kind: 'poll' });
           this.flow();
@@ -124,6 +137,7 @@ export function gatewayApi(ctx) {
 
     async deliver(drain) {
       for (const { groupId, sequence } of drain.moved) {
+        this.gateway.fanout?.notify(groupId, sequence);
         for (const other of this.gateway.native.wakeList(groupId, this.id)) {
           this.gateway.links.get(other)?.push({ kind: 'moved', group: groupId, sequence });
         }
@@ -137,6 +151,36 @@ export function gatewayApi(ctx) {
         this.socket.close(drain.closeCode, drain.closeReason ?? '');
         this.finish();
       }
+    }
+
+    /** Writes the reported Cursors into the store and reads the ones a held SUBSCRIBE waits
+     * for; the answers go first in the queue (before any later frame). A store that throws is
+     * handed to the machine as failed (it answers on the wire). */
+    async keepCursors(drain) {
+      const store = this.gateway.cursors;
+      if (store === undefined) return;
+      const answers = [];
+      for (const { agentId, groupId, sequence, frameId } of drain.acknowledged) {
+        try {
+          await store.acknowledge(agentId, groupId, sequence);
+        } catch (error) {
+          this.gateway.emitError(error);
+          answers.push({ kind: 'storeFailed', group: groupId, frameId });
+        }
+      }
+      if (drain.wanted) {
+        const { agentId, groupIds } = drain.wanted;
+        let cursors = [];
+        try {
+          for (const groupId of groupIds) cursors.push(await store.cursor(agentId, groupId));
+        } catch (error) {
+          this.gateway.emitError(error);
+          cursors = null;
+        }
+        // Not a number: the machine counts it as a failed store.
+        answers.push({ kind: 'stored', cursors: cursors?.map((c) => (typeof c === 'number' ? c : -1)) ?? null });
+      }
+      this.inputs.unshift(...answers);
     }
 
     /** Leaves the hub and the per-Agent count; the machine is dropped. */
@@ -159,12 +203,15 @@ export function gatewayApi(ctx) {
 
   /**
    * The WebSocket gateway (reference `GroupGateway(core, sessions, *, cursors=None, app=None,
-   * clock=None)`): `new GroupGateway(core, sessions, {limits, clock, path, tickMs, pingMs})`, then
+   * clock=None)`): `new GroupGateway(core, sessions, {limits, clock, path, tickMs, pingMs, cursors})`, then
    * `attach(server)` on an `http.Server` or `https.Server` (TLS is the server's): WebSocket
    * upgrades of `path` (default `/ws`) are served, others are left to the server's other
    * `upgrade` listeners. `limits`: the limits a host may set (`maxFrameBytes`,
    * `handshakeTimeoutMs`, `maxHelloAttempts`, `maxConnectionsPerAgent`, `maxGroupsPerSubscribe`,
-   * `maxSubscriptions`, `maxQueueFrames`, `groupShareFrames`, `pollIntervalMs`).
+   * `maxSubscriptions`, `maxQueueFrames`, `groupShareFrames`, `pollIntervalMs`). `cursors`: a
+   * CursorStore (`cursor(agentId, groupId)`, `acknowledge(agentId, groupId, sequence)`, plain or
+   * async, e.g. a `SqliteAgentStore`) consulted as the reference does; absent: replay after
+   * `afterSequence`.
    */
   class GroupGateway {
     #clock;
@@ -172,15 +219,18 @@ export function gatewayApi(ctx) {
     #servers = [];
     #listeners = new EventTarget();
 
-    constructor(core, sessions, { limits, clock, path = '/ws', tickMs = 1000, pingMs = 20_000 } = {}) {
+    constructor(core, sessions, { limits, clock, path = '/ws', tickMs = 1000, pingMs = 20_000, cursors } = {}) {
       needsNode('GroupGateway');
+      if (cursors !== undefined && (typeof cursors?.cursor !== 'function' || typeof cursors?.acknowledge !== 'function')) {
+        throw new ArgumentError('cursors must have cursor(agentId, groupId) and acknowledge(agentId, groupId, sequence)');
+      }
       if (clock !== undefined && typeof clock !== 'function') throw new ArgumentError('clock must be a function returning a Date or milliseconds');
       if (typeof path !== 'string' || !path.startsWith('/')) throw new ArgumentError('path must start with /');
       for (const [name, value] of [['tickMs', tickMs], ['pingMs', pingMs]]) {
         if (!Number.isInteger(value) || value < 1) throw new ArgumentError(`${name} must be a positive integer`);
       }
       const native = new raw.GatewayHost(coreNative(core), sessionAuthorityNative(sessions),
-        limits === undefined ? undefined : argumentJson(limits, 'limits'));
+        limits === undefined ? undefined : argumentJson(limits, 'limits'), cursors !== undefined);
       try {
         open(native.status());
       } catch (error) {
@@ -192,6 +242,7 @@ export function gatewayApi(ctx) {
       this.path = path;
       this.tickMs = tickMs;
       this.pingMs = pingMs;
+      this.cursors = cursors;
       this.native = native;
       this.links = new Map();
       this.#clock = clock ?? Date.now;
@@ -203,6 +254,25 @@ export function gatewayApi(ctx) {
         perMessageDeflate: false,
       });
       this.#wss.on('connection', (socket) => this.#serve(socket));
+      this.fanout = this.#startFanout(core);
+    }
+
+    /** Over a PostgreSQL store: the LISTEN/NOTIFY threads (else null). */
+    #startFanout(core) {
+      const store = ctx.coreStore?.(core);
+      const native = store === undefined ? null : ctx.sqlStoreNative?.(store);
+      if (!native || typeof raw.HeadFanout !== 'function') return null;
+      const fanout = new raw.HeadFanout(native, (groupId, sequence) => this.wake(groupId, sequence));
+      if (fanout.active()) return fanout;
+      fanout.close();
+      return null;
+    }
+
+    /** A head moved in another process: wakes this process's subscribers of the Group. */
+    wake(groupId, sequence) {
+      for (const id of this.native.wakeList(groupId, NO_CONNECTION)) {
+        this.links.get(id)?.push({ kind: 'moved', group: groupId, sequence });
+      }
     }
 
     /** The clock's now, in Unix milliseconds. */
@@ -241,13 +311,16 @@ export function gatewayApi(ctx) {
     removeEventListener(type, listener) { this.#listeners.removeEventListener(type, listener); }
 
     emitError(error) {
-      const event = new Event('error');
+      // The DOM Event: the bundle's own `Event` (a protocol Event) shadows the global name.
+      const event = new globalThis.Event('error');
       event.error = error;
       this.#listeners.dispatchEvent(event);
     }
 
     /** Detaches from the servers and closes every connection with 1001 (going away); the gateway cannot serve again. */
     async close() {
+      this.fanout?.close();
+      this.fanout = null;
       for (const [server, listener] of this.#servers) server.off('upgrade', listener);
       this.#servers = [];
       for (const link of [...this.links.values()]) {

@@ -94,6 +94,8 @@ export function storeApi(ctx) {
   /** The native store of an `InMemoryStore` or an `SQLStore` (for `new Core({store})`). */
   ctx.storeNative = (store) => (store instanceof SQLStore ? sqlStores.get(store, 'SQLStore') : stores.get(store, 'InMemoryStore'));
   ctx.isStore = (store) => store instanceof InMemoryStore || store instanceof SQLStore;
+  /** The native `SqlStore` of an `SQLStore`, else null. */
+  ctx.sqlStoreNative = (store) => (store instanceof SQLStore ? sqlStores.get(store, 'SQLStore') : null);
 
   return { InMemoryStore, SQLStore, SQLiteStore, PostgreSQLStore };
 }

@@ -32,16 +32,28 @@ Where this differs from the reference, on purpose (reference gaps, ``reference-p
 - **The Session Epoch is the Core's**: HELLO opens it with the bootstrap Command
   ``…identity.session_open`` signed by the Group Authority, so several gateways on one store
   agree; ``sessions`` lends its secret and lifetimes (tokens verify at both).
-- **Durable delivery Cursors live in the Core's store** (``ACK``, §16), written by the Rust
-  gateway; a ``cursors`` store given here is not consulted for replay (replay starts from the
-  ``afterSequence`` the Agent names, after its visibility start). It is kept as
-  :attr:`GroupGateway.cursors` for the reference's signature only.
+
+The ``cursors`` store is consulted as the reference does: every ``ACK`` that moves an Agent's
+durable Cursor forward is written into it (``cursors.acknowledge(agent_id, group_id,
+sequence)``; a duplicate or older ``ACK`` is never written, so it never moves back), and a
+Group subscribed with ``afterSequence`` 0 (the reference's ``GroupCursor`` default: the Agent
+names no Cursor) replays after ``cursors.cursor(agent_id, group_id)`` (then the visibility
+start; a stored Cursor past the Group's head counts as the head). A Cursor the Agent names is
+honoured as §16 says, where the reference takes the higher of the two: a client behind the
+stored Cursor gets what it lacks rather than a gap, one ahead gets nothing twice. Which ``ACK``
+is written and where replay starts are the Rust machine's decisions
+(``server/host_cursors.rs``); this module only calls the store. A store that raises is
+answered on the wire with a retryable ``INTERNAL_ERROR`` (the ``SUBSCRIBE`` subscribes nothing;
+the ``ACK`` may be sent again). The store's methods may be plain or ``async``; plain ones run
+on the event loop, as in the reference. The Core's store keeps its own delivery Cursor too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import (
@@ -76,6 +88,8 @@ __all__ = [
     "SubscriptionDenied",
     "UnknownCriticalExtension",
 ]
+
+_LOG = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -136,11 +150,15 @@ class GatewayCore(Protocol):
 
 @runtime_checkable
 class CursorStore(Protocol):
-    """Durable per-(Agent, Group) delivery Cursors."""
+    """Durable per-(Agent, Group) delivery Cursors (the methods may also be ``async``).
 
-    def acknowledge(self, agent_id: str, group_id: str, sequence: int) -> None: ...
+    ``acknowledge`` must never move a Cursor backwards (the gateway only writes forward moves,
+    but two connections of one Agent may race); ``cursor`` is 0 for an unknown pair.
+    """
 
-    def cursor(self, agent_id: str, group_id: str) -> int: ...
+    def acknowledge(self, agent_id: str, group_id: str, sequence: int) -> Any: ...
+
+    def cursor(self, agent_id: str, group_id: str) -> Any: ...
 
 
 class InMemoryCursorStore:
@@ -209,7 +227,20 @@ def _native_core(core: Union[Core, CoreGatewayAdapter, object]) -> _native.Core:
     )
 
 
-_Drain = Tuple[List[bytes], Optional[Tuple[int, str]], List[Tuple[str, int]]]
+_Drain = Tuple[
+    List[bytes],
+    Optional[Tuple[int, str]],
+    List[Tuple[str, int]],
+    List[Tuple[str, str, int, str]],
+    Optional[Tuple[str, List[str], str]],
+]
+
+
+async def _settled(value: Any) -> Any:
+    """A store method's result, awaited when it is awaitable."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
 
 
 @dataclass
@@ -242,9 +273,16 @@ class GroupGateway:
             )
         self.core = core
         self.sessions = sessions
+        if cursors is not None and not isinstance(cursors, CursorStore):
+            raise TypeError(
+                "cursors must have acknowledge(agent_id, group_id, sequence) and "
+                f"cursor(agent_id, group_id), not {type(cursors).__name__}"
+            )
         self.cursors: CursorStore = cursors if cursors is not None else InMemoryCursorStore()
         self._clock = clock
-        self._native = _native.NativeGateway(_native_core(core), sessions._native, limits)
+        self._native = _native.NativeGateway(
+            _native_core(core), sessions._native, limits, host_cursors=True
+        )
         self._links: Dict[int, _Link] = {}
         self.app = app if app is not None else FastAPI()
         self.app.add_api_websocket_route("/ws", self._endpoint)
@@ -301,8 +339,46 @@ class GroupGateway:
             connection.on_closed()
 
     async def _deliver(self, websocket: WebSocket, link: _Link, drained: _Drain) -> bool:
-        """Writes the frames, wakes the other subscribers, closes if told; True once closed."""
-        frames, close, moved = drained
+        """Writes the frames, wakes the other subscribers, closes if told, then does what the
+        machine asks of the Cursor store and delivers its answer; True once closed."""
+        frames, close, moved, acknowledged, wanted = drained
+        if await self._write(websocket, link, frames, close, moved):
+            return True
+        loop = asyncio.get_running_loop()
+        connection = link.connection
+        for agent_id, group_id, sequence, frame_id in acknowledged:
+            try:
+                await _settled(self.cursors.acknowledge(agent_id, group_id, sequence))
+            except Exception:  # the store's failure is answered on the wire
+                _LOG.exception("the cursor store failed to acknowledge %s %s", agent_id, group_id)
+                follow = await loop.run_in_executor(
+                    None, connection.on_cursor_store_failed, group_id, frame_id, self._now_ms()
+                )
+                if await self._deliver(websocket, link, follow):
+                    return True
+        if wanted is None:
+            return False
+        agent_id, group_ids, _frame_id = wanted
+        stored: Optional[List[Any]]
+        try:
+            stored = [await _settled(self.cursors.cursor(agent_id, g)) for g in group_ids]
+        except Exception:  # the store's failure is answered on the wire
+            _LOG.exception("the cursor store failed to read the cursors of %s", agent_id)
+            stored = None
+        follow = await loop.run_in_executor(
+            None, connection.on_stored_cursors, stored, self._now_ms()
+        )
+        return await self._deliver(websocket, link, follow)
+
+    async def _write(
+        self,
+        websocket: WebSocket,
+        link: _Link,
+        frames: List[bytes],
+        close: Optional[Tuple[int, str]],
+        moved: List[Tuple[str, int]],
+    ) -> bool:
+        """Wakes the other subscribers, writes the frames, closes if told; True once closed."""
         for group, sequence in moved:
             for other in self._native.wake_list(group, link.connection.id):
                 target = self._links.get(other)

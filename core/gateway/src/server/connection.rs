@@ -34,6 +34,7 @@ use missionweaveprotocol_kernel::unix_millis::{
 use super::Gateway;
 use super::delivery::Subscription;
 use super::errors;
+use super::host_cursors::HostCursors;
 use super::hub::ConnectionId;
 use super::outbound::{Class, Outbound};
 use crate::frames::{self, ErrorBody, FrameIds};
@@ -120,6 +121,8 @@ pub struct Connection {
     /// (at most one entry per subscription), for [`Connection::finish_io`]; `true` when the
     /// Group's head itself must be read (a wake-up without its sequence).
     pub(super) io_pending: Vec<(Arc<str>, bool)>,
+    /// The host's durable Cursors (`host_cursors.rs`): a held SUBSCRIBE, reports of ACKs.
+    pub(super) host_cursors: HostCursors,
 }
 
 /// `now` as a §2 timestamp (clamped into years 0001–9999, which `now` never leaves in
@@ -171,6 +174,7 @@ impl Connection {
             released: false,
             memory_only: false,
             io_pending: Vec::new(),
+            host_cursors: HostCursors::default(),
         })
     }
 
@@ -241,6 +245,7 @@ impl Connection {
         if self.closed || self.closing.is_some() {
             return;
         }
+        self.settle_parked(now);
         if !self.wants_input() {
             let mut body = ErrorBody::new(
                 WireCode::Backpressure,

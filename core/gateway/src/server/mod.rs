@@ -18,6 +18,7 @@
 //! | `polled_heads.rs` | the heads the periodic polls read, shared by the connections | §16 |
 //! | `agents.rs` | connections per Agent | §6.3 |
 //! | `limits.rs` | every bound and the memory bound it gives | §17.3 |
+//! | `host_cursors.rs` | the host's durable Cursor store: ACKs reported, SUBSCRIBE resumed from it | §16 |
 //! | `core_seam.rs`, `core_gateway.rs` | the seam to the Core and its implementation over `service::Core` | — |
 
 mod agents;
@@ -32,6 +33,7 @@ mod errors;
 mod event_body;
 mod event_tail;
 mod hello;
+mod host_cursors;
 mod hub;
 mod limits;
 mod outbound;
@@ -53,6 +55,9 @@ pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
 pub use event_tail::{DEFAULT_TAIL_BYTES, EventTail, TAIL_EVENTS_PER_GROUP};
+pub use host_cursors::{
+    CursorAcknowledged, CursorsWanted, DurableCursors, MAX_KNOWN_CURSORS, MAX_PENDING_REPORTS,
+};
 pub use hub::{ConnectionId, Hub};
 pub use limits::{
     ATTENTION_ENTRY_OVERHEAD_BYTES, CONNECTION_BASE_BYTES, Limits, LimitsError,
@@ -71,6 +76,7 @@ pub struct Gateway {
     agents: AgentConnections,
     polled_heads: PolledHeads,
     limits: Limits,
+    cursors: DurableCursors,
 }
 
 impl Gateway {
@@ -81,6 +87,17 @@ impl Gateway {
         sessions: SessionAuthority,
         limits: Limits,
     ) -> Result<Arc<Self>, LimitsError> {
+        Self::with_durable_cursors(core, sessions, limits, DurableCursors::Core)
+    }
+
+    /// The same, choosing where `SUBSCRIBE` resumes from (`DurableCursors::Host`: the host's
+    /// Cursor store, the reference's `GroupGateway(cursors=…)`; `host_cursors.rs`).
+    pub fn with_durable_cursors(
+        core: Arc<dyn GatewayCore>,
+        sessions: SessionAuthority,
+        limits: Limits,
+        cursors: DurableCursors,
+    ) -> Result<Arc<Self>, LimitsError> {
         limits.validate()?;
         Ok(Arc::new(Self {
             core,
@@ -89,7 +106,13 @@ impl Gateway {
             agents: AgentConnections::new(limits.max_connections_per_agent),
             polled_heads: PolledHeads::new(),
             limits,
+            cursors,
         }))
+    }
+
+    /// Where `SUBSCRIBE` resumes from.
+    pub fn durable_cursors(&self) -> DurableCursors {
+        self.cursors
     }
 
     /// The Core seam.

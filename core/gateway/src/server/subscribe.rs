@@ -13,6 +13,9 @@
 //!
 //! ACK: each Cursor of a Group the Agent sees, at most its last sequence, advances the durable
 //! delivery Cursor (never backwards; history is never deleted, §16).
+//!
+//! With the host's Cursor store (`host_cursors.rs`, the reference's `cursors=`), SUBSCRIBE
+//! first asks the host for the stored Cursors and ACK reports what moved.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,8 +30,9 @@ use super::errors;
 use super::limits::attention_cost;
 use crate::frames::{Attention, ErrorBody};
 
-struct Entry {
-    group: String,
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub(super) group: String,
     after: u64,
     attention: Option<Attention>,
 }
@@ -106,12 +110,19 @@ impl Connection {
             let body = errors::limit("max_subscriptions", limits.max_subscriptions as u64);
             return self.reply_error(body.related_to(&frame_id), now);
         }
-        for entry in entries {
-            self.subscribe_one(entry, &frame_id, now);
-        }
+        self.subscribe_entries(entries, &frame_id, now);
     }
 
-    fn subscribe_one(&mut self, entry: Entry, frame_id: &str, now: UnixMillis) {
+    /// One Group of a SUBSCRIBE; `stored` is the host store's durable Cursor (0 without one,
+    /// `host_cursors.rs`): it is where replay starts when the Agent names no Cursor of its own
+    /// (`afterSequence` 0; at most the head), then the visibility start applies.
+    pub(super) fn subscribe_one(
+        &mut self,
+        entry: Entry,
+        stored: u64,
+        frame_id: &str,
+        now: UnixMillis,
+    ) {
         let Some(member) = self.session.as_ref().map(|s| s.principal.clone()) else {
             return;
         };
@@ -140,7 +151,12 @@ impl Connection {
                 .related_to(frame_id);
             return self.reply_error(body, now);
         }
-        let fresh = Subscription::new(entry.after, head, visibility, entry.attention, now);
+        let after = if entry.after == 0 {
+            stored.min(head)
+        } else {
+            entry.after
+        };
+        let fresh = Subscription::new(after, head, visibility, entry.attention, now);
         self.attention_bytes += fresh.attention_cost();
         let group: Arc<str> = match self.subscriptions.get_key_value(group) {
             Some((key, _)) => Arc::clone(key),
@@ -199,8 +215,9 @@ impl Connection {
                         .map(|error| errors::core_error(&error, Some(group))),
                 },
             };
-            if let Some(body) = refusal {
-                self.reply_error(body.related_to(&frame_id), now);
+            match refusal {
+                Some(body) => self.reply_error(body.related_to(&frame_id), now),
+                None => self.report_acknowledged(group, acknowledged, &frame_id),
             }
         }
     }

@@ -21,7 +21,9 @@ use missionweaveprotocol_engine::service::Core;
 use missionweaveprotocol_engine::store::InMemoryStore;
 use missionweaveprotocol_gateway::client::{ClientConfig, Session, SessionEvent};
 use missionweaveprotocol_gateway::frames::SubscribeGroup;
-use missionweaveprotocol_gateway::server::{Connection, CoreGateway, Gateway, Limits, Output};
+use missionweaveprotocol_gateway::server::{
+    Connection, CoreGateway, DurableCursors, Gateway, Limits, Output,
+};
 use missionweaveprotocol_kernel::random::{RandomSource, RandomUnavailable};
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
@@ -100,6 +102,11 @@ impl World {
     }
 
     pub fn with_limits(limits: Limits) -> Self {
+        Self::with_cursors(limits, DurableCursors::Core)
+    }
+
+    /// A world whose gateway resumes from `cursors` (`DurableCursors::Host`: the host's store).
+    pub fn with_cursors(limits: Limits, cursors: DurableCursors) -> Self {
         let principals = [
             (PrincipalType::Human, OWNER, 21u8),
             (PrincipalType::Agent, COORDINATOR, 23),
@@ -164,10 +171,11 @@ impl World {
             Box::new(Counter(1 << 50)),
         )
         .unwrap();
-        let gateway = Gateway::new(
+        let gateway = Gateway::with_durable_cursors(
             Arc::new(CoreGateway::new(Arc::clone(&core))),
             sessions,
             limits,
+            cursors,
         )
         .unwrap();
         Self {
