@@ -67,13 +67,16 @@ REGISTRAR = "urn:missionweaveprotocol:service:registrar"
 COORDINATOR_AUTH = "urn:missionweaveprotocol:agent:coordinator-auth"
 COORDINATOR_CLI = "urn:missionweaveprotocol:agent:coordinator-cli"
 COORDINATOR_CLI_V2 = "urn:missionweaveprotocol:agent:coordinator-cli-v2"
+COORDINATOR_SECURITY = "urn:missionweaveprotocol:agent:coordinator-security"
 CODER = "urn:missionweaveprotocol:agent:coder"
 REVIEWER = "urn:missionweaveprotocol:agent:reviewer"
-AGENTS = (COORDINATOR_AUTH, COORDINATOR_CLI, COORDINATOR_CLI_V2, CODER, REVIEWER)
+AGENTS = (COORDINATOR_AUTH, COORDINATOR_CLI, COORDINATOR_CLI_V2, COORDINATOR_SECURITY, CODER, REVIEWER)
 MISSION_AUTH = "urn:missionweaveprotocol:mission:authentication"
 MISSION_CLI = "urn:missionweaveprotocol:mission:cli"
 GROUP_AUTH = "urn:missionweaveprotocol:group:authentication"
 GROUP_CLI = "urn:missionweaveprotocol:group:cli"
+MISSION_SECURITY = "urn:missionweaveprotocol:mission:authentication-security"
+GROUP_SECURITY = "urn:missionweaveprotocol:group:authentication-security"
 CAPABILITY = {"id": "software.develop", "version": "1.0.0"}
 AUTH_STAGES = ("requirements", "implementation", "tests", "review", "integration")
 HASH_IN = "sha256:" + "1" * 64
@@ -97,6 +100,7 @@ CHECK_NAMES: Tuple[str, ...] = (
     "execution_lease_expiry_rejected",
     "stale_ownership_epoch_rejected",
     "ownership_epoch_advanced",
+    "child_security_mission_approved",
     "real_gateway_websocket_disconnected",
     "offline_irreversible_action_rejected",
     "offline_progress_bounded",
@@ -541,11 +545,11 @@ def _create_args(mission: str, group: str, coordinator: str, objective: str) -> 
     }
 
 
-def _contract(goal: str, depends_on: Sequence[str] = ()) -> Dict[str, Any]:
+def _contract(goal: str, depends_on: Sequence[str] = (), tool_calls: int = 10) -> Dict[str, Any]:
     return {
         "acceptanceCriteria": [{"criterionId": "c1", "description": goal,
                                 "evidenceRequired": ["deterministic_test"]}],
-        "allowedResources": [], "budget": {"toolCallLimit": 10}, "businessImpact": "release",
+        "allowedResources": [], "budget": {"toolCallLimit": tool_calls}, "businessImpact": "release",
         "contractVersion": 1, "deadline": "2026-12-31T00:00:00Z",
         "dependencyWorkItemIds": list(depends_on), "executionApproval": "not_required",
         "goal": goal, "inputArtifacts": [], "requestedUrgency": "normal",
@@ -780,6 +784,7 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
         hashes[GROUP_AUTH].append(h)
         sources = [h]
     await _lease_expiry(world, coordinator_cli, coder)
+    await _child_mission(world, coordinator_auth, coder)
     coder = await _offline(world, coordinator_cli, coder)
     h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
     hashes[GROUP_CLI].append(h)
@@ -1108,6 +1113,54 @@ def offline_command_to_wire_(command: Any, identity: Any, agent: _Agent, lease: 
         command, identity, session_epoch=agent.client.session_epoch or 0, membership_epoch=membership_epoch,
         issued_at=now, execution_lease_id=lease if str(getattr(kind, "value", kind)) == "work.checkpoint" else None)
     return document
+
+
+async def _child_mission(world: _World, coordinator_auth: _Agent, coder: _Agent) -> None:
+    """§14: the auth Coordinator promotes its security WorkItem to a child Mission with its own
+    Group and Coordinator (the parent WorkItem is blocked); the coder does the child's work;
+    the child's Coordinator submits; the auth Coordinator, the child's MissionOwner, approves,
+    which verifies the parent WorkItem in the parent Group."""
+    parent_item = _work(MISSION_AUTH, "security")
+    await world.do(coordinator_auth, "work.authorize", {
+        "contract": _contract("security"), "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "workItemId": parent_item}, GROUP_AUTH, coordinator=True)
+    await world.do(coordinator_auth, "mission.create_child", {
+        "parentWorkItemId": parent_item, "missionId": MISSION_SECURITY, "groupId": GROUP_SECURITY,
+        "failurePolicy": "block_parent_work_item", "objective": "Security review of the login flow",
+        "definitionOfDone": [{"criterionId": "threats-reviewed", "description": "Threat model reviewed",
+                              "evidenceRequired": ["reviewer_assessment"]}],
+        "budget": {"toolCallLimit": 5}, "deadline": "2026-07-31T00:00:00Z",
+        "approvalPolicy": {"finalHumanApproval": False, "highRiskExecutionApproval": True},
+        "coordinator": {"agentId": COORDINATOR_SECURITY, "agentCardVersion": 1,
+                        "leaseId": "urn:missionweaveprotocol:lease:authentication-security"},
+        "mainConversationId": f"{MISSION_SECURITY}:conversation:main"}, GROUP_AUTH, coordinator=True)
+    security = await world.connect(COORDINATOR_SECURITY)
+    await world.do(security, "membership.change", {
+        "member": {"type": "agent", "id": CODER}, "role": "worker", "scopes": ["group"]},
+        GROUP_SECURITY, coordinator=True)
+    item = _work(MISSION_SECURITY, "threat-model")
+    await world.do(security, "work.authorize", {
+        "contract": _contract("threat-model", tool_calls=2), "conversationId": f"{MISSION_SECURITY}:conversation:main",
+        "workItemId": item}, GROUP_SECURITY, coordinator=True)
+    artifact = await _complete(world, security, coder, MISSION_SECURITY, GROUP_SECURITY, item, [])
+    submitted = await world.do(security, "mission.submit_for_approval", {"artifactHashes": [artifact]},
+                               GROUP_SECURITY, coordinator=True)
+    approved = await world.do(coordinator_auth, "mission.approve", {
+        "approvalId": f"{MISSION_SECURITY}:approval:1", "missionRevision": submitted["aggregateRevision"],
+        "artifactHashes": [artifact]}, GROUP_SECURITY)
+    log = await _replay(world, coordinator_auth, GROUP_AUTH)
+    verified = [e for e in log if e["kind"] == "work.result.accepted"
+                and e["payload"].get("workItemId", e.get("workItemId")) == parent_item]
+    created = [e for e in log if e["kind"] == "mission.child.created"
+               and e["payload"].get("childMissionId") == MISSION_SECURITY]
+    world.check("child_security_mission_approved",
+                len(created) == 1 and approved["kind"] == "mission.approved"
+                and approved["actor"]["id"] == COORDINATOR_AUTH and len(verified) == 1
+                and verified[0]["payload"].get("childMissionId") == MISSION_SECURITY
+                and verified[0]["payload"].get("previousState") == "blocked",
+                f"{created[0]['eventId'] if created else None} {approved['eventId']}:{_event_hash(approved)} -> "
+                + (f"{verified[0]['eventId']}:{_event_hash(verified[0])}" if verified else "parent not verified"))
+    await security.client.close()
 
 
 async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> str:
