@@ -147,7 +147,9 @@ FAILURE_INJECTIONS: Tuple[str, ...] = (
     "offline_progress_bounded",
     "previous_coordinator_rejected_after_replacement",
     "stale_coordinator_epoch_rejected",
+    "stale_membership_epoch_rejected_by_gateway",
     "stale_ownership_epoch_rejected",
+    "unsafe_checkpoint_not_preempted",
     "worker_restart_fences_old_session",
 )
 
