@@ -1569,7 +1569,8 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
                 changes["kind"] == "mission.changes_requested" and changes["actor"]["id"] == OWNER_ID,
                 f"{changes['eventId']}:{_event_hash(changes)}")
     # The correction, proposed by the coder (§10.1: a Work Proposal is not work: no WorkItem
-    # exists, an offer of it is refused), then authorized by the Coordinator from the proposal.
+    # exists, an offer of it is refused as a transition from no state), then authorized by the
+    # Coordinator from the proposal.
     item = _work(MISSION_AUTH, "correction")
     proposal_id = "urn:missionweaveprotocol:proposal:auth-correction"
     conversation = f"{MISSION_AUTH}:conversation:main"
@@ -1589,7 +1590,7 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
         "workItemId": item}, GROUP_AUTH, coordinator=True))
     world.check("worker_proposal_is_non_authoritative",
                 proposed["kind"] == "work.proposed" and proposed["actor"]["id"] == CODER
-                and "workItemId" not in proposed["payload"] and offered is not None,
+                and "workItemId" not in proposed["payload"] and offered == "INVALID_STATE_TRANSITION",
                 f"{proposed['eventId']}:{_event_hash(proposed)}; offer of {item.rsplit(':', 1)[-1]}: {offered}")
     authorized = await world.do(coordinator_auth, "work.authorize", {
         "proposalId": proposal_id, "conversationId": conversation, "workItemId": item},
