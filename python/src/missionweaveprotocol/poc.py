@@ -39,7 +39,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _native
 from .canonical import canonical_bytes, canonical_json
@@ -1074,7 +1074,7 @@ async def _offline(world: _World, coordinator: _Agent, coder: _Agent) -> _Agent:
     # The rebase hook: each outbox Command kept its Action ID and binding, took the new
     # Session Epoch, the current Membership epoch and (the checkpoint) the new lease, was
     # re-signed by the coder's key and accepted; each Event is caused by that Action ID.
-    original_ids = [c.action_id if hasattr(c, "action_id") else c["actionId"] for c in buffered]
+    original_ids = [c.action_id for c in buffered]
     world.check("offline_gateway_rebase_hook_verified",
                 [d["actionId"] for d in rebased] == original_ids
                 and [e["cause"]["id"] for e in reconciled] == original_ids
@@ -1406,7 +1406,7 @@ async def _install_contexts(world: _World, coordinator_auth: _Agent, reviewer: _
     from .agent import AgentRuntime
     from .context import ContextPackageService, KnowledgePublisher
     from .errors import ContextPackageError
-    from .models import Event, Principal
+    from .models import ActorType, Event, Principal
     from .registry import AgentRegistryKeyResolver
 
     log = await _replay(world, coordinator_auth, GROUP_AUTH)
@@ -1432,7 +1432,7 @@ async def _install_contexts(world: _World, coordinator_auth: _Agent, reviewer: _
                 and list(span.event_ids) == [e["eventId"] for e in log] and tampered is not None,
                 f"{package.context_package_id} v{package.version} Events #1..#{span.to_sequence} "
                 f"signed by {key.key_id}; altered summary: {tampered}")
-    publisher = KnowledgePublisher(publisher=Principal(type="agent", id=COORDINATOR_AUTH),
+    publisher = KnowledgePublisher(publisher=Principal(type=ActorType.AGENT, id=COORDINATOR_AUTH),
                                    key_id=key.key_id, private_key=key, public_key=key)
     publication = publisher.publish(
         context=package, artifact_hash=artifact_hash, target_scope=ORG, classification="internal",
@@ -1475,10 +1475,10 @@ def _snapshots(world: _World, results: List[MissionResult]) -> None:
     policy log naming the human's approval Event; a snapshot that misses the first Event is
     refused."""
     from .context import SnapshotArchive
-    from .models import Event, Principal
+    from .models import ActorType, Event, Principal
 
     authority = KEYS[AUTHORITY]
-    archive = SnapshotArchive(authority=Principal(type="service", id=AUTHORITY), key_id=authority.key_id,
+    archive = SnapshotArchive(authority=Principal(type=ActorType.SERVICE, id=AUTHORITY), key_id=authority.key_id,
                               private_key=authority, public_key=authority)
     covered: List[bool] = []
     proven: List[bool] = []
@@ -1534,7 +1534,7 @@ def _provenance(world: _World) -> Tuple[int, List[str]]:
     edges = 0
     unresolved: List[str] = []
     for group, log in sorted(world.logs.items()):
-        seen: set = set()
+        seen: Set[str] = set()
         for event in log:
             manifest = event.get("payload", {}).get("artifact")
             if event["kind"] != "artifact.published" or not isinstance(manifest, dict):
@@ -1592,14 +1592,14 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
                 proposed["kind"] == "work.proposed" and proposed["actor"]["id"] == CODER
                 and "workItemId" not in proposed["payload"] and offered == "INVALID_STATE_TRANSITION",
                 f"{proposed['eventId']}:{_event_hash(proposed)}; offer of {item.rsplit(':', 1)[-1]}: {offered}")
-    authorized = await world.do(coordinator_auth, "work.authorize", {
+    from_proposal = await world.do(coordinator_auth, "work.authorize", {
         "proposalId": proposal_id, "conversationId": conversation, "workItemId": item},
         GROUP_AUTH, coordinator=True)
     world.check("coordinator_explicitly_authorized_worker_subwork",
-                authorized["kind"] == "work.authorized" and authorized["actor"]["id"] == COORDINATOR_AUTH
-                and authorized["payload"].get("proposalId") == proposal_id
-                and authorized["payload"].get("workItemId") == item,
-                f"{authorized['eventId']}:{_event_hash(authorized)} from {proposal_id}")
+                from_proposal["kind"] == "work.authorized" and from_proposal["actor"]["id"] == COORDINATOR_AUTH
+                and from_proposal["payload"].get("proposalId") == proposal_id
+                and from_proposal["payload"].get("workItemId") == item,
+                f"{from_proposal['eventId']}:{_event_hash(from_proposal)} from {proposal_id}")
     fixed = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH, item, [hashes[GROUP_AUTH][-1]])
     hashes[GROUP_AUTH].append(fixed)
     server.advance(1)
