@@ -238,3 +238,19 @@ def test_a_projector_blind_to_reissued_leases_does_not_rebuild_the_queues(
     monkeypatch.setattr(poc, "_REQUEUED", ("work.checkpointed", "work.unblocked"))
     report = poc.run_poc_sync(tmp_path)
     assert "worker_restart_rebuilt_per_group_queues_from_event_replay" in report.failed_checks
+
+
+def test_without_the_archival_policy_service_the_archive_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the server is started without `--policy-service`: the Group Authority's
+    # `…core.group_archive` is refused by the Core's authorizer and no Group is archived.
+    real = poc.subprocess.Popen
+
+    def without_policy_service(args: list, **kwargs: object) -> object:  # type: ignore[type-arg]
+        at = args.index("--policy-service")
+        return real(args[:at] + args[at + 2:], **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(poc.subprocess, "Popen", without_policy_service)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("authoritative_core_archived_groups_with_signed_snapshots",)
+    assert "AUTH_FORBIDDEN" in dict(report.evidence)["authoritative_core_archived_groups_with_signed_snapshots"]

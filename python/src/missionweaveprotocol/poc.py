@@ -135,6 +135,7 @@ CHECK_NAMES: Tuple[str, ...] = (
     "both_root_missions_approved",
     "signed_root_group_snapshots_cover_complete_histories",
     "snapshot_policy_logs_prove_exact_signed_human_approvals",
+    "authoritative_core_archived_groups_with_signed_snapshots",
 )
 
 FAILURE_INJECTIONS: Tuple[str, ...] = (
@@ -313,6 +314,9 @@ class _Server:
             "--dev", "--dev-cert", str(root / "dev-cert.pem"),
             "--clock", "manual:" + START.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "--head-poll-ms", "100",
+            # The Group Authority is also the Organization's archival service (§15.2): its
+            # signed `…core.group_archive` Commands go through `POST /control`.
+            "--policy-service", AUTHORITY,
         ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MISSIONWEAVEPROTOCOL_")}
         env.setdefault("MISSIONWEAVEPROTOCOL_LOG", "warn")
@@ -1469,7 +1473,7 @@ def _last(log: List[Dict[str, Any]], kind: str) -> Optional[Dict[str, Any]]:
     return found[-1] if found else None
 
 
-def _snapshots(world: _World, results: List[MissionResult]) -> None:
+def _snapshots(world: _World, results: List[MissionResult]) -> Dict[str, Any]:
     """§7.4: the archival service (the Group Authority, whose key this demo configures the
     server with) signs a snapshot of each root Group's complete history, ``1..head``, with a
     policy log naming the human's approval Event; a snapshot that misses the first Event is
@@ -1482,6 +1486,7 @@ def _snapshots(world: _World, results: List[MissionResult]) -> None:
                               private_key=authority, public_key=authority)
     covered: List[bool] = []
     proven: List[bool] = []
+    signed: Dict[str, Any] = {}
     notes: List[str] = []
     for result in results:
         log = world.logs[result.group_id]
@@ -1504,6 +1509,7 @@ def _snapshots(world: _World, results: List[MissionResult]) -> None:
             created_at=world.server.now,
             snapshot_id=f"urn:missionweaveprotocol:snapshot:{result.group_id.rsplit(':', 1)[-1]}")
         archive.verify(snapshot)
+        signed[result.group_id] = snapshot
         gap: Optional[str] = None
         try:
             archive.archive(group_id=result.group_id, events=events[1:], state=result.to_dict(),
@@ -1525,6 +1531,7 @@ def _snapshots(world: _World, results: List[MissionResult]) -> None:
     world.check("snapshot_policy_logs_prove_exact_signed_human_approvals", all(proven) and len(proven) == 2,
                 " ".join(f"{r.group_id}:{_last(world.logs[r.group_id], 'mission.approved')['eventId']}"  # type: ignore[index]
                          for r in results))
+    return signed
 
 
 def _provenance(world: _World) -> Tuple[int, List[str]]:
@@ -1545,6 +1552,36 @@ def _provenance(world: _World) -> Tuple[int, List[str]]:
                     unresolved.append(f"{event['eventId']}:{source}")
             seen.add(manifest["contentHash"])
     return edges, unresolved
+
+
+async def _archive(world: _World, snapshots: Dict[str, Any], coordinator_auth: _Agent) -> None:
+    """§7.4, §15.2: the archival service (the Group Authority, a policy service of the server)
+    sends ``…core.group_archive`` with each signed snapshot through the control plane; the Core
+    archives the Group (``group.snapshot.created``, ``group.archived``) and refuses every later
+    Command of it."""
+    outcomes: List[bool] = []
+    notes: List[str] = []
+    for group, snapshot in sorted(snapshots.items()):
+        document = world.document("ext.missionweaveprotocol.core.group_archive", AUTHORITY,
+                                  {"snapshot": snapshot.to_wire()}, group)
+        try:
+            events = world.server.control(world.sign(AUTHORITY, document))
+        except CommandRefused as error:
+            outcomes.append(False)
+            notes.append(f"{group}: {error.code}")
+            continue
+        archived = [e for e in events if e["kind"] == "group.archived"]
+        outcomes.append([e["kind"] for e in events] == ["group.snapshot.created", "group.archived"]
+                        and archived[0]["payload"].get("archiveSnapshotId") == snapshot.snapshot_id
+                        and archived[0]["payload"].get("throughSequence") == snapshot.through_sequence)
+        notes.append(" ".join(f"{e['kind']}:{e['eventId']}:{_event_hash(e)}" for e in events))
+    after = await world.refused(coordinator_auth, world.agent_command(coordinator_auth, "message.post", {
+        "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "messageId": "urn:missionweaveprotocol:message:poc-after-archive",
+        "content": [{"type": "text", "text": "one more thing"}]}, GROUP_AUTH))
+    world.check("authoritative_core_archived_groups_with_signed_snapshots",
+                len(outcomes) == 2 and all(outcomes) and after == "INVALID_STATE_TRANSITION",
+                " ".join(notes) + f"; a later Command: {after}")
 
 
 async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
@@ -1633,7 +1670,9 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
                 f"{edges} source edges, each an earlier Artifact published in the Group; unresolved {unresolved}")
     world.check("both_root_missions_approved", all(r.status == "approved" for r in results),
                 " ".join(f"{r.mission_id}:{r.status}" for r in results))
-    _snapshots(world, results)
+    snapshots = _snapshots(world, results)
+    # The last step, after every report figure is read: the Groups leave the online log.
+    await _archive(world, snapshots, coordinator_auth)
     return results
 
 
