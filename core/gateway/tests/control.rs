@@ -132,7 +132,11 @@ fn a_service_that_is_not_a_policy_service_is_refused_by_the_core_and_nothing_is_
     let refusal = relay_human_command(world.gateway.core().as_ref(), &bytes, NOW).unwrap_err();
     assert_eq!(refusal.code, WireCode::AuthForbidden);
     assert_eq!(refusal.related_action_id.as_deref(), Some(action.as_str()));
-    assert!(!refusal.message.contains("control plane"), "{}", refusal.message);
+    assert!(
+        !refusal.message.contains("control plane"),
+        "{}",
+        refusal.message
+    );
     assert_eq!(
         world.core.replay(GROUP, 0, 1000).unwrap().events.len(),
         before
