@@ -9,7 +9,8 @@ certificate the clients trust, and nothing else), on a SQLite file under the wor
 over ``wss``; every Command is a normative document signed by its own actor's key and verified
 by the server (six stages against the Organization Registry). The human MissionOwner's Commands
 go through the server's control-plane relay (``POST /control``, §15: a control plane may relay a
-human's signed Command; the actor stays the human).
+human's signed Command; the actor stays the human), as do the archival service's (the Group
+Authority, the server's ``--policy-service``) ``…core.group_archive`` Commands (§15.2).
 
 Deterministic: keys are seeded from principal names (``sha256("missionweaveprotocol-poc:" +
 principal)``, as the reference), the server runs with ``--clock manual:2026-07-15T08:00:00Z``
