@@ -197,3 +197,60 @@ def test_without_the_action_bound_the_offline_check_goes_false(
     monkeypatch.setattr(offline, "OfflineLimits", Looser)
     report = poc.run_poc_sync(tmp_path)
     assert "offline_progress_bounded" in report.failed_checks
+
+
+def test_a_rebase_that_keeps_the_current_membership_epoch_makes_the_stale_check_go_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the "stale" rebase is given the current Membership epoch (as if the server
+    # did not fence by Membership epoch, it is accepted): the check must go false.
+    original = poc.offline_command_to_wire_
+
+    def current(*args: object, membership_epoch: int) -> dict:  # type: ignore[type-arg]
+        return original(*args, membership_epoch=2)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc, "offline_command_to_wire_", current)
+    report = poc.run_poc_sync(tmp_path)
+    assert "stale_membership_epoch_rejected_by_gateway" in report.failed_checks
+
+
+def test_a_runtime_that_leaks_another_groups_credentials_fails_the_isolation_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the runtime prepares every dispatch with the auth Group's credentials.
+    import dataclasses
+
+    from missionweaveprotocol import agent
+
+    original = agent.AgentRuntimeSession.prepare
+
+    def leaky(self: agent.AgentRuntimeSession, dispatch: object) -> agent.ExecutionContext:
+        context = original(self, dispatch)
+        return dataclasses.replace(context, credentials=dict(poc._CREDENTIALS[poc.GROUP_AUTH]))
+
+    monkeypatch.setattr(agent.AgentRuntimeSession, "prepare", leaky)
+    report = poc.run_poc_sync(tmp_path)
+    assert {"per_group_context_isolation", "urgent_group_context_isolated"} <= set(report.failed_checks)
+
+
+def test_a_projector_blind_to_reissued_leases_does_not_rebuild_the_queues(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the Worker's replay ignores the ownership lease re-issued by its new session:
+    # its queued work is not found again, the check goes false (and that work is never done).
+    monkeypatch.setattr(poc, "_REQUEUED", ("work.checkpointed", "work.unblocked"))
+    report = poc.run_poc_sync(tmp_path)
+    assert "worker_restart_rebuilt_per_group_queues_from_event_replay" in report.failed_checks
+
+
+def test_without_the_archival_policy_service_the_archive_check_goes_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the server is started without `--policy-service`: the Group Authority's
+    # `…core.group_archive` is refused by the Core's authorizer and no Group is archived.
+    real = poc.subprocess.Popen
+
+    def without_policy_service(args: list, **kwargs: object) -> object:  # type: ignore[type-arg]
+        at = args.index("--policy-service")
+        return real(args[:at] + args[at + 2:], **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(poc.subprocess, "Popen", without_policy_service)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("authoritative_core_archived_groups_with_signed_snapshots",)
+    assert "AUTH_FORBIDDEN" in dict(report.evidence)["authoritative_core_archived_groups_with_signed_snapshots"]

@@ -226,6 +226,13 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         None => ServerClock::system(),
     };
     let mut config = CoreConfig::new(&authority);
+    if !checked.args.policy_service.is_empty() {
+        // The bootstrap services stay CoreConfig's default: the Group Authority itself (§6.3).
+        config = config.with_services(
+            vec![authority.id.clone()],
+            checked.args.policy_service.clone(),
+        );
+    }
     if let Some(start) = checked.manual_clock {
         config = config.with_event_id_prefix(format!(
             "urn:missionweaveprotocol:event:manual-clock-{}-",

@@ -138,6 +138,19 @@ pub struct Args {
     #[arg(long, value_name = "DIR", env = "MISSIONWEAVEPROTOCOL_APP_DIR")]
     pub app_dir: Option<PathBuf>,
 
+    /// An Organization policy service (a `service` Principal ID of the Registry) allowed to sign
+    /// the Group kinds Organization policy may sign (§15.2: `mission.cancel`,
+    /// `mission.terminate`, `mission.assign_coordinator`, `work.cancel`,
+    /// `policy.grant_cooperation_override`, `…core.group_archive`), relayed by `POST /control`.
+    /// Repeatable; default: none.
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "MISSIONWEAVEPROTOCOL_POLICY_SERVICE",
+        value_delimiter = ','
+    )]
+    pub policy_service: Vec<String>,
+
     /// Demonstrations and tests only: `manual:<RFC 3339 timestamp>` starts the server's clock
     /// there and moves it only on `advance <n>s|ms` lines read from standard input; Event IDs
     /// are then sequential (byte-identical runs). Loopback addresses only. Default: `system`.

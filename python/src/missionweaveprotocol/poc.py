@@ -9,7 +9,8 @@ certificate the clients trust, and nothing else), on a SQLite file under the wor
 over ``wss``; every Command is a normative document signed by its own actor's key and verified
 by the server (six stages against the Organization Registry). The human MissionOwner's Commands
 go through the server's control-plane relay (``POST /control``, §15: a control plane may relay a
-human's signed Command; the actor stays the human).
+human's signed Command; the actor stays the human), as do the archival service's (the Group
+Authority, the server's ``--policy-service``) ``…core.group_archive`` Commands (§15.2).
 
 Deterministic: keys are seeded from principal names (``sha256("missionweaveprotocol-poc:" +
 principal)``, as the reference), the server runs with ``--clock manual:2026-07-15T08:00:00Z``
@@ -39,7 +40,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _native
 from .canonical import canonical_bytes, canonical_json
@@ -67,13 +68,16 @@ REGISTRAR = "urn:missionweaveprotocol:service:registrar"
 COORDINATOR_AUTH = "urn:missionweaveprotocol:agent:coordinator-auth"
 COORDINATOR_CLI = "urn:missionweaveprotocol:agent:coordinator-cli"
 COORDINATOR_CLI_V2 = "urn:missionweaveprotocol:agent:coordinator-cli-v2"
+COORDINATOR_SECURITY = "urn:missionweaveprotocol:agent:coordinator-security"
 CODER = "urn:missionweaveprotocol:agent:coder"
 REVIEWER = "urn:missionweaveprotocol:agent:reviewer"
-AGENTS = (COORDINATOR_AUTH, COORDINATOR_CLI, COORDINATOR_CLI_V2, CODER, REVIEWER)
+AGENTS = (COORDINATOR_AUTH, COORDINATOR_CLI, COORDINATOR_CLI_V2, COORDINATOR_SECURITY, CODER, REVIEWER)
 MISSION_AUTH = "urn:missionweaveprotocol:mission:authentication"
 MISSION_CLI = "urn:missionweaveprotocol:mission:cli"
 GROUP_AUTH = "urn:missionweaveprotocol:group:authentication"
 GROUP_CLI = "urn:missionweaveprotocol:group:cli"
+MISSION_SECURITY = "urn:missionweaveprotocol:mission:authentication-security"
+GROUP_SECURITY = "urn:missionweaveprotocol:group:authentication-security"
 CAPABILITY = {"id": "software.develop", "version": "1.0.0"}
 AUTH_STAGES = ("requirements", "implementation", "tests", "review", "integration")
 HASH_IN = "sha256:" + "1" * 64
@@ -90,31 +94,49 @@ CHECK_NAMES: Tuple[str, ...] = (
     "dynamic_dependency_committed_once",
     "human_control_signed_coordinator_replacement",
     "previous_coordinator_rejected_after_replacement",
+    "previous_coordinator_command_carried_old_epoch",
     "stale_coordinator_epoch_rejected",
     "coordinator_replacement_committed",
+    "blocked_checkpointed_resumed",
     "execution_lease_expiry_rejected",
     "stale_ownership_epoch_rejected",
     "ownership_epoch_advanced",
+    "child_security_mission_approved",
     "real_gateway_websocket_disconnected",
     "offline_irreversible_action_rejected",
     "offline_progress_bounded",
+    "stale_membership_epoch_rejected_by_gateway",
+    "offline_gateway_rebase_hook_verified",
     "offline_progress_reconciled_before_side_effects",
     "offline_usage_reconciled_into_authoritative_budget",
     "real_gateway_websocket_reconnected_and_reconciled",
     "worker_to_worker_conversations",
+    "signed_context_package_issued_for_late_provisional_reviewer",
+    "classified_reusable_knowledge_has_event_and_artifact_provenance",
+    "context_package_installed_only_in_matching_group",
     "multiple_capacity_slots_active",
+    "per_group_context_isolation",
     "unsafe_work_not_preempted",
+    "unsafe_checkpoint_not_preempted",
     "safe_checkpoint_only_preemption",
+    "urgent_group_context_isolated",
     "preempted_work_resumed_from_checkpoint",
     "global_scheduler_served_both_groups",
     "duplicate_event_delivery_ignored",
     "worker_restart_fences_old_session",
     "sqlite_cursors_reached_contiguous_group_heads",
+    "worker_restart_rebuilt_per_group_queues_from_event_replay",
     "coordinator_verification_precedes_approval",
     "human_control_signed_change_request",
+    "worker_proposal_is_non_authoritative",
+    "coordinator_explicitly_authorized_worker_subwork",
     "one_human_requested_changes_cycle",
     "exact_signed_human_approvals",
+    "artifact_provenance_verified",
     "both_root_missions_approved",
+    "signed_root_group_snapshots_cover_complete_histories",
+    "snapshot_policy_logs_prove_exact_signed_human_approvals",
+    "authoritative_core_archived_groups_with_signed_snapshots",
 )
 
 FAILURE_INJECTIONS: Tuple[str, ...] = (
@@ -127,7 +149,9 @@ FAILURE_INJECTIONS: Tuple[str, ...] = (
     "offline_progress_bounded",
     "previous_coordinator_rejected_after_replacement",
     "stale_coordinator_epoch_rejected",
+    "stale_membership_epoch_rejected_by_gateway",
     "stale_ownership_epoch_rejected",
+    "unsafe_checkpoint_not_preempted",
     "worker_restart_fences_old_session",
 )
 
@@ -291,6 +315,9 @@ class _Server:
             "--dev", "--dev-cert", str(root / "dev-cert.pem"),
             "--clock", "manual:" + START.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "--head-poll-ms", "100",
+            # The Group Authority is also the Organization's archival service (§15.2): its
+            # signed `…core.group_archive` Commands go through `POST /control`.
+            "--policy-service", AUTHORITY,
         ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MISSIONWEAVEPROTOCOL_")}
         env.setdefault("MISSIONWEAVEPROTOCOL_LOG", "warn")
@@ -404,6 +431,7 @@ class _World:
         self.logs: Dict[str, List[Dict[str, Any]]] = {GROUP_AUTH: [], GROUP_CLI: []}
         self.missions: Dict[str, Dict[str, Any]] = {}
         self.dispatch_order: List[str] = []
+        self.provenance_edges = 0
 
     def check(self, name: str, ok: bool, evidence: str) -> None:
         self.checks.append((name, bool(ok)))
@@ -524,11 +552,11 @@ def _create_args(mission: str, group: str, coordinator: str, objective: str) -> 
     }
 
 
-def _contract(goal: str, depends_on: Sequence[str] = ()) -> Dict[str, Any]:
+def _contract(goal: str, depends_on: Sequence[str] = (), tool_calls: int = 10) -> Dict[str, Any]:
     return {
         "acceptanceCriteria": [{"criterionId": "c1", "description": goal,
                                 "evidenceRequired": ["deterministic_test"]}],
-        "allowedResources": [], "budget": {"toolCallLimit": 10}, "businessImpact": "release",
+        "allowedResources": [], "budget": {"toolCallLimit": tool_calls}, "businessImpact": "release",
         "contractVersion": 1, "deadline": "2026-12-31T00:00:00Z",
         "dependencyWorkItemIds": list(depends_on), "executionApproval": "not_required",
         "goal": goal, "inputArtifacts": [], "requestedUrgency": "normal",
@@ -698,10 +726,19 @@ async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent
                 replaced["actor"]["id"] == OWNER_ID, f"{replaced['eventId']}:{_event_hash(replaced)}")
     review_payload = {"contract": _contract("review", [cli_items[0]]),
                       "conversationId": f"{MISSION_CLI}:conversation:main", "workItemId": cli_items[1]}
-    old = await world.refused(coordinator_cli, world.agent_command(
-        coordinator_cli, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
+    old_command = world.agent_command(
+        coordinator_cli, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1)
+    old = await world.refused(coordinator_cli, old_command)
     world.check("previous_coordinator_rejected_after_replacement",
                 old in ("AUTH_STALE_COORDINATOR", "AUTH_FORBIDDEN"), str(old))
+    # The refused Command's own envelope carried the epoch the replacement superseded (§8.3):
+    # read from the signed bytes sent, compared with the replacement Event's epoch.
+    carried = json.loads(old_command).get("coordinatorEpoch")
+    current = replaced["payload"].get("coordinator", {}).get("coordinatorEpoch")
+    world.check("previous_coordinator_command_carried_old_epoch",
+                old is not None and isinstance(carried, int) and isinstance(current, int)
+                and carried < current,
+                f"coordinatorEpoch {carried} < {current} ({replaced['eventId']}): {old}")
     # The replacement joins the Group as its Coordinator (the human's membership.change).
     world.human_command("membership.change", {
         "member": {"type": "agent", "id": COORDINATOR_CLI_V2}, "role": "coordinator",
@@ -729,7 +766,10 @@ async def _replay(world: _World, agent: _Agent, group: str) -> List[Dict[str, An
     while not log or log[-1]["eventId"] != head_event["eventId"]:
         event = await asyncio.wait_for(agent.client.next_event(group), WAIT)
         await agent.client.acknowledge(event)
-        log.append(event.document)
+        # A replacement Coordinator's subscription starts at the Group's first Event: the
+        # shared log keeps each sequence once.
+        if event.sequence == len(log) + 1:
+            log.append(event.document)
     return log
 
 
@@ -737,19 +777,21 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
                             coder: _Agent, reviewer: _Agent, reviewer_store: SQLiteAgentStore,
                             cli_items: List[str]) -> Tuple[List[MissionResult], int]:
     server = world.server
-    edges = 0
     hashes: Dict[str, List[str]] = {GROUP_AUTH: [], GROUP_CLI: []}
     # Lease expiry on the clock (CLI implementation, 2 s execution lease).
     server.advance(1)
     # The auth stages by the coder, the review by the shared reviewer.
     sources: List[str] = []
     for stage in AUTH_STAGES[:3]:
-        h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
-                            _work(MISSION_AUTH, stage), sources)
-        edges += len(sources)
+        item = _work(MISSION_AUTH, stage)
+        if stage == "implementation":
+            h = await _blocked_and_resumed(world, coordinator_auth, coder, item, sources)
+        else:
+            h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH, item, sources)
         hashes[GROUP_AUTH].append(h)
         sources = [h]
     await _lease_expiry(world, coordinator_cli, coder)
+    await _child_mission(world, coordinator_auth, coder)
     coder = await _offline(world, coordinator_cli, coder)
     h = await _complete(world, coordinator_cli, coder, MISSION_CLI, GROUP_CLI, cli_items[0], [])
     hashes[GROUP_CLI].append(h)
@@ -773,11 +815,11 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
                               auth_source=sources[0], cli_source=h, cli_review=cli_items[1])
     hashes[GROUP_AUTH].append(reviewed[GROUP_AUTH])
     hashes[GROUP_CLI].extend(reviewed[GROUP_CLI])
-    edges += 3
+    # The integration cites every earlier auth stage's Artifact (requirements, implementation,
+    # tests, review).
     h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
-                        _work(MISSION_AUTH, "integration"), [sources[0], reviewed[GROUP_AUTH]])
+                        _work(MISSION_AUTH, "integration"), list(hashes[GROUP_AUTH]))
     hashes[GROUP_AUTH].append(h)
-    edges += 2
     # The reviewer reads the auth Group over its own subscription: each verified Event is
     # remembered in its SQLite store and acknowledged (the durable Cursor first, then ACK).
     await reviewer.client.subscribe([GROUP_AUTH])
@@ -796,6 +838,15 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
     world.check("duplicate_event_delivery_ignored",
                 all(firsts) and not any(again) and [e.sequence for e in delivered] == list(range(1, head + 1)),
                 f"{len(delivered)} Events delivered in order, re-delivered: 0 accepted")
+    # Before the restart, each Coordinator hands the reviewer one more WorkItem, accepted but
+    # not started: queued work the restarted Worker must find again from the Events alone.
+    coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
+    pending = {GROUP_AUTH: _work(MISSION_AUTH, "handbook"), GROUP_CLI: _work(MISSION_CLI, "handbook")}
+    for group, item in pending.items():
+        await world.do(coordinators[group], "work.authorize", {
+            "contract": _contract("handbook"), "conversationId": f"{_mission_of(group)}:conversation:main",
+            "workItemId": item}, group, coordinator=True)
+        await _offer_and_accept(world, coordinators[group], reviewer, group, item)
     # Worker restart: the client and its store are closed; the store reopened from its file
     # keeps the Cursor; the new session (epoch + 1) fences the old one.
     old_epoch = reviewer.client.session_epoch
@@ -819,8 +870,94 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
                 reopened.cursor(REVIEWER, GROUP_AUTH) == head and resumed.sequence == head + 1
                 and resumed.event_id == after[head]["eventId"],
                 f"cursor {head} kept across the restart; next delivered #{resumed.sequence} {resumed.event_id}")
+    await _rebuilt_queues(world, coordinators, reviewer2, reopened, pending)
     missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
-    return missions, edges + 1
+    return missions, world.provenance_edges
+
+
+def _mission_of(group: str) -> str:
+    return MISSION_AUTH if group == GROUP_AUTH else MISSION_CLI
+
+
+#: The Events after which an owned WorkItem waits in its owner's queue: accepted, checkpointed,
+#: unblocked, or its ownership lease re-issued by a new session (``nextState`` ``queued``).
+_REQUEUED = ("work.offer.accepted", "work.checkpointed", "work.unblocked",
+             "ext.missionweaveprotocol.core.work_execution_lease_revoked")
+
+
+def _queued_for(agent: str, log: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
+    """The WorkItems ``agent`` owns and that wait in a queue, with their current ownership
+    lease: the Worker's own reading of its Group's Events (§11.2)."""
+    owner: Dict[str, str] = {}
+    queued: Dict[str, Optional[Dict[str, Any]]] = {}
+    for event in log:
+        payload = event.get("payload", {})
+        item = payload.get("workItemId")
+        kind = event["kind"]
+        if item is None:
+            continue
+        if kind == "work.offer.accepted":
+            owner[item] = event["actor"]["id"]
+        if owner.get(item) != agent:
+            continue
+        if kind in _REQUEUED and payload.get("nextState", "queued") == "queued":
+            lease = payload.get("ownershipLeaseId", payload.get("leaseId"))
+            previous = queued.get(item) or {}
+            queued[item] = {"ownershipLeaseId": lease or previous.get("ownershipLeaseId"),
+                            "ownershipEpoch": payload.get("ownershipEpoch", previous.get("ownershipEpoch"))}
+        elif kind.startswith("work.") and kind not in ("work.offer.created", "work.contract.revised"):
+            queued[item] = None
+    return {item: lease for item, lease in queued.items() if lease is not None}
+
+
+async def _rebuilt_queues(world: _World, coordinators: Dict[str, _Agent], reviewer: _Agent,
+                          store: SQLiteAgentStore, pending: Dict[str, str]) -> None:
+    """After the restart the reviewer's Scheduler is rebuilt by :class:`AgentReplay` from its
+    durable store and the Groups' Events (§16): every queued WorkItem it owns is admitted to
+    its own Group's queue; then the rebuilt Scheduler dispatches and the work completes."""
+    from .models import Event
+    from .replay import AgentReplay, EventProjection
+    from .scheduler import GroupSchedulingPolicy, SchedulerPolicy, WorkOffer, WorkState, WorkTransition
+    from ._native import Dispatch
+
+    logs = {g: list(await _replay(world, coordinators[g], g)) for g in (GROUP_AUTH, GROUP_CLI)}
+    owned = {g: _queued_for(REVIEWER, log) for g, log in logs.items()}
+    queued = {g: set(items) for g, items in owned.items()}
+
+    def source(group_id: str, *, after: int) -> List[Event]:
+        return [Event.from_signed_bytes(canonical_bytes(e)) for e in logs[group_id] if e["sequence"] > after]
+
+    def projector(event: Event) -> Optional[EventProjection]:
+        item = event.payload.get("workItemId")
+        if event.kind in _REQUEUED and event.group_id in queued and item in queued[event.group_id]:
+            return EventProjection((WorkOffer(str(item), str(event.group_id), organizational_priority=0,
+                                              capability=(CAPABILITY["id"], CAPABILITY["version"])),))
+        return None
+
+    policy = SchedulerPolicy(
+        capacity_slots=2,
+        groups={GROUP_AUTH: GroupSchedulingPolicy(weight=2, slot_quota=1),
+                GROUP_CLI: GroupSchedulingPolicy(weight=1, slot_quota=2)},
+        supported_capabilities=[(CAPABILITY["id"], CAPABILITY["version"])])
+    replay = AgentReplay(REVIEWER, store, source, projector,  # type: ignore[arg-type]
+                         scheduler_policy=policy, clock=lambda: world.server.now)
+    results = await replay.reconcile([GROUP_AUTH, GROUP_CLI])
+    scheduler = replay.scheduler
+    rebuilt = {g: sorted(w for w in (pending[g],) if scheduler.state(w) is WorkState.READY) for g in pending}
+    world.check("worker_restart_rebuilt_per_group_queues_from_event_replay",
+                all(rebuilt[g] == [pending[g]] and queued[g] == {pending[g]} for g in pending)
+                and len(scheduler) == 2
+                and all(results[g].end_cursor == logs[g][-1]["sequence"] for g in pending),
+                " ".join(f"{g}: #{results[g].start_cursor}..#{results[g].end_cursor} -> {rebuilt[g]}"
+                         for g in sorted(pending)))
+    group_of = {w: g for g, w in pending.items()}
+    for action in scheduler.schedule():
+        if not isinstance(action, Dispatch):
+            continue
+        group = group_of[action.work_id]
+        await _finish(world, coordinators[group], reviewer, _mission_of(group), group, action.work_id,
+                      [], owned[group][action.work_id], "handbook")
+        scheduler.apply(WorkTransition(action.work_id, "completed", generation=action.generation))
 
 
 async def _read_until(agent: _Agent, group: str, wanted: Any) -> Dict[str, Any]:
@@ -905,22 +1042,51 @@ async def _offline(world: _World, coordinator: _Agent, coder: _Agent) -> _Agent:
     world.check("offline_progress_bounded",
                 bounded == "RATE_LIMITED/too_many_actions" and len(outbox.pending_actions(CODER)) == 2,
                 f"{bounded}; {len(outbox.pending_actions(CODER))} buffered")
+    # While the coder is away its CLI Membership is changed (epoch 1 → 2, §8: a change fences
+    # every Command of the old epoch).
+    changed = await world.do(coordinator, "membership.change", {
+        "member": {"type": "agent", "id": CODER}, "role": "worker", "scopes": ["group"]},
+        GROUP_CLI, coordinator=True)
+    membership_epoch = int(changed["payload"]["membership"]["membershipEpoch"])
     # Reconnect: a new session (epoch + 1) revoked the Execution Lease; the coder reads the
     # revocation from its own subscription, restarts, and sends the outbox rebased.
     server.advance(2)
     coder2 = await world.connect(CODER)
+    coder2.membership[GROUP_CLI] = membership_epoch
     await coder2.client.subscribe([GROUP_CLI])
     revoked = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"].endswith("work_execution_lease_revoked")
                                 and e["payload"].get("workItemId") == item)
     restarted = (await world.do(coder2, "work.start", {
         "workItemId": item, "ownershipEpoch": started["ownershipEpoch"],
         "leaseId": revoked["payload"]["leaseId"]}, GROUP_CLI))["payload"]
+    # The Message rebased with the Membership epoch the coder had when it went offline: the
+    # server refuses it (the rebase must take the current epoch).
+    stale = offline_command_to_wire_(buffered[0], identity, coder2, restarted["executionLeaseId"],
+                                     server.now, membership_epoch=1)
+    stale_code = await world.refused(coder2, canonical_bytes(stale))
+    world.check("stale_membership_epoch_rejected_by_gateway",
+                stale_code == "MEMBERSHIP_STALE" and membership_epoch == 2,
+                f"membershipEpoch 1 after {changed['eventId']} (epoch {membership_epoch}): {stale_code}")
     reconciled: List[Dict[str, Any]] = []
+    rebased: List[Dict[str, Any]] = []
     for command in buffered:
-        document = offline_command_to_wire_(command, identity, coder2, restarted["executionLeaseId"], server.now)
+        document = offline_command_to_wire_(command, identity, coder2, restarted["executionLeaseId"],
+                                            server.now, membership_epoch=membership_epoch)
         events = await asyncio.wait_for(coder2.client.send(canonical_bytes(document)), WAIT)
         reconciled.append(events.document)
+        rebased.append(document)
         outbox.mark_action_sent(CODER, document["actionId"])
+    # The rebase hook: each outbox Command kept its Action ID and binding, took the new
+    # Session Epoch, the current Membership epoch and (the checkpoint) the new lease, was
+    # re-signed by the coder's key and accepted; each Event is caused by that Action ID.
+    original_ids = [c.action_id for c in buffered]
+    world.check("offline_gateway_rebase_hook_verified",
+                [d["actionId"] for d in rebased] == original_ids
+                and [e["cause"]["id"] for e in reconciled] == original_ids
+                and all(d["sessionEpoch"] == coder2.client.session_epoch
+                        and d["membershipEpoch"] == membership_epoch for d in rebased)
+                and rebased[1]["payload"]["leaseId"] == restarted["executionLeaseId"],
+                " ".join(f"{e['eventId']}<-{e['cause']['id']}" for e in reconciled))
     usage = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"].endswith("resource_usage_recorded"))
     checkpointed = await _read_until(coder2, GROUP_CLI, lambda e: e["kind"] == "work.checkpointed")
     world.check("offline_progress_reconciled_before_side_effects",
@@ -945,15 +1111,63 @@ async def _offline(world: _World, coordinator: _Agent, coder: _Agent) -> _Agent:
 
 
 def offline_command_to_wire_(command: Any, identity: Any, agent: _Agent, lease: str,
-                             now: datetime) -> Dict[str, Any]:
+                             now: datetime, *, membership_epoch: int) -> Dict[str, Any]:
     from .offline import offline_command_to_wire as rebase
 
     # Only a checkpoint names a lease: it is rebased onto the new one.
     kind = command.kind if hasattr(command, "kind") else command["kind"]
     document: Dict[str, Any] = rebase(
-        command, identity, session_epoch=agent.client.session_epoch or 0, membership_epoch=1,
+        command, identity, session_epoch=agent.client.session_epoch or 0, membership_epoch=membership_epoch,
         issued_at=now, execution_lease_id=lease if str(getattr(kind, "value", kind)) == "work.checkpoint" else None)
     return document
+
+
+async def _child_mission(world: _World, coordinator_auth: _Agent, coder: _Agent) -> None:
+    """§14: the auth Coordinator promotes its security WorkItem to a child Mission with its own
+    Group and Coordinator (the parent WorkItem is blocked); the coder does the child's work;
+    the child's Coordinator submits; the auth Coordinator, the child's MissionOwner, approves,
+    which verifies the parent WorkItem in the parent Group."""
+    parent_item = _work(MISSION_AUTH, "security")
+    await world.do(coordinator_auth, "work.authorize", {
+        "contract": _contract("security"), "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "workItemId": parent_item}, GROUP_AUTH, coordinator=True)
+    await world.do(coordinator_auth, "mission.create_child", {
+        "parentWorkItemId": parent_item, "missionId": MISSION_SECURITY, "groupId": GROUP_SECURITY,
+        "failurePolicy": "block_parent_work_item", "objective": "Security review of the login flow",
+        "definitionOfDone": [{"criterionId": "threats-reviewed", "description": "Threat model reviewed",
+                              "evidenceRequired": ["reviewer_assessment"]}],
+        "budget": {"toolCallLimit": 5}, "deadline": "2026-07-31T00:00:00Z",
+        "approvalPolicy": {"finalHumanApproval": False, "highRiskExecutionApproval": True},
+        "coordinator": {"agentId": COORDINATOR_SECURITY, "agentCardVersion": 1,
+                        "leaseId": "urn:missionweaveprotocol:lease:authentication-security"},
+        "mainConversationId": f"{MISSION_SECURITY}:conversation:main"}, GROUP_AUTH, coordinator=True)
+    security = await world.connect(COORDINATOR_SECURITY)
+    await world.do(security, "membership.change", {
+        "member": {"type": "agent", "id": CODER}, "role": "worker", "scopes": ["group"]},
+        GROUP_SECURITY, coordinator=True)
+    item = _work(MISSION_SECURITY, "threat-model")
+    await world.do(security, "work.authorize", {
+        "contract": _contract("threat-model", tool_calls=2), "conversationId": f"{MISSION_SECURITY}:conversation:main",
+        "workItemId": item}, GROUP_SECURITY, coordinator=True)
+    artifact = await _complete(world, security, coder, MISSION_SECURITY, GROUP_SECURITY, item, [])
+    submitted = await world.do(security, "mission.submit_for_approval", {"artifactHashes": [artifact]},
+                               GROUP_SECURITY, coordinator=True)
+    approved = await world.do(coordinator_auth, "mission.approve", {
+        "approvalId": f"{MISSION_SECURITY}:approval:1", "missionRevision": submitted["aggregateRevision"],
+        "artifactHashes": [artifact]}, GROUP_SECURITY)
+    log = await _replay(world, coordinator_auth, GROUP_AUTH)
+    verified = [e for e in log if e["kind"] == "work.result.accepted"
+                and e["payload"].get("workItemId", e.get("workItemId")) == parent_item]
+    created = [e for e in log if e["kind"] == "mission.child.created"
+               and e["payload"].get("childMissionId") == MISSION_SECURITY]
+    world.check("child_security_mission_approved",
+                len(created) == 1 and approved["kind"] == "mission.approved"
+                and approved["actor"]["id"] == COORDINATOR_AUTH and len(verified) == 1
+                and verified[0]["payload"].get("childMissionId") == MISSION_SECURITY
+                and verified[0]["payload"].get("previousState") == "blocked",
+                f"{created[0]['eventId'] if created else None} {approved['eventId']}:{_event_hash(approved)} -> "
+                + (f"{verified[0]['eventId']}:{_event_hash(verified[0])}" if verified else "parent not verified"))
+    await security.client.close()
 
 
 async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> str:
@@ -988,6 +1202,42 @@ async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> st
     return await _finish(world, coordinator, coder, MISSION_CLI, GROUP_CLI, item, [], again, "docs")
 
 
+def _checkpoint(phase: str) -> Dict[str, Any]:
+    return {"currentPhase": phase, "completedMilestones": ["read the contract"],
+            "nextCheckpoint": "tests written", "blockers": [],
+            "updatedCompletionEstimate": "2026-07-15T10:00:00Z", "evidenceIds": []}
+
+
+async def _blocked_and_resumed(world: _World, coordinator: _Agent, coder: _Agent, item: str,
+                               sources: Sequence[str]) -> str:
+    """The auth implementation (§11.2's table): started, checkpointed (lease released, back
+    to ``queued``), started again, blocked with a checkpoint, unblocked by the Coordinator
+    (``queued``), started a third time and completed."""
+    owned = await _offer_and_accept(world, coordinator, coder, GROUP_AUTH, item)
+    started = (await _start(world, coder, GROUP_AUTH, item, owned))["payload"]
+    checkpointed = await world.do(coder, "work.checkpoint", {
+        "workItemId": item, "leaseId": started["executionLeaseId"],
+        "ownershipEpoch": started["ownershipEpoch"], "checkpoint": _checkpoint("schema drafted")}, GROUP_AUTH)
+    owned = dict(owned, **{k: v for k, v in checkpointed["payload"].items()
+                           if k in ("ownershipLeaseId", "ownershipEpoch")})
+    started = (await _start(world, coder, GROUP_AUTH, item, owned))["payload"]
+    blocked = await world.do(coder, "work.block", {
+        "workItemId": item, "leaseId": started["executionLeaseId"],
+        "ownershipEpoch": started["ownershipEpoch"], "reason": "needs the token signing key",
+        "checkpoint": _checkpoint("handlers written")}, GROUP_AUTH)
+    unblocked = await world.do(coordinator, "work.unblock", {"workItemId": item}, GROUP_AUTH, coordinator=True)
+    owned = dict(owned, **{k: v for k, v in unblocked["payload"].items()
+                           if k in ("ownershipLeaseId", "ownershipEpoch")})
+    resumed = await _start(world, coder, GROUP_AUTH, item, owned)
+    chain = [checkpointed, blocked, unblocked, resumed]
+    world.check("blocked_checkpointed_resumed",
+                [e["kind"] for e in chain] == ["work.checkpointed", "work.blocked", "work.unblocked", "work.started"]
+                and bool(blocked["payload"].get("checkpoint")) and resumed["payload"]["ownershipEpoch"] == owned["ownershipEpoch"],
+                " ".join(f"{e['kind']}:{e['eventId']}:{_event_hash(e)}" for e in chain))
+    return await _finish(world, coordinator, coder, MISSION_AUTH, GROUP_AUTH, item, sources, owned,
+                         "implementation", started=resumed)
+
+
 async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, reviewer: _Agent,
                    *, auth_source: str, cli_source: str, cli_review: str) -> Dict[str, Any]:
     """The shared reviewer's Scheduler (§11): both reviews admitted into per-Group queues,
@@ -1017,11 +1267,14 @@ async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Ag
     order: List[str] = []
     running: Dict[str, Dict[str, Any]] = {}
     generations: Dict[str, int] = {}
+    dispatches: Dict[str, Any] = {}
+    session = await _install_contexts(world, coordinator_auth, reviewer, scheduler, auth_source)
 
     async def dispatch(actions: Sequence[Any]) -> List[str]:
         dispatched = []
         for action in actions:
             if isinstance(action, Dispatch):
+                dispatches[action.work_id] = action
                 group = group_of[action.work_id]
                 running[action.work_id] = await _start(world, reviewer, group, action.work_id, owned[action.work_id])
                 generations[action.work_id] = action.generation
@@ -1033,6 +1286,10 @@ async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Ag
     world.check("multiple_capacity_slots_active",
                 sorted(first) == sorted([auth_review, cli_review]) and scheduler.used_slots == 2,
                 " ".join(f"{running[w]['eventId']}" for w in sorted(first)))
+    contexts = {w: session.prepare(dispatches[w]) for w in first}
+    world.check("per_group_context_isolation", _isolated(contexts, group_of) and len(contexts) == 2,
+                " ".join(f"{w.rsplit(':', 1)[-1]}:{c.group_id}@{c.context_revision}/{sorted(c.credentials)}"
+                         for w, c in sorted(contexts.items())))
     # The urgent arrival (priority 100).
     await world.do(coordinator_cli, "work.authorize", {
         "contract": _contract("urgent-review"), "conversationId": f"{MISSION_CLI}:conversation:main",
@@ -1045,9 +1302,25 @@ async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Ag
     world.check("unsafe_work_not_preempted",
                 not [a for a in actions if isinstance(a, Dispatch)] and auth_review in running,
                 f"preemption requested of {[a.work_id.rsplit(':', 1)[-1] for a in requested]}; nothing dispatched before a checkpoint")
+    victim = requested[0].work_id if requested else auth_review
+    # A checkpoint held only in memory (not durable) does not free the slot (§11.3): the report
+    # is refused, the item stays preempting, and still nothing is dispatched.
+    from .scheduler import SchedulerError, WorkState
+
+    volatile: Optional[str] = None
+    try:
+        scheduler.apply(WorkTransition(victim, "preempted", generation=generations[victim],
+                                       checkpoint=CheckpointRef(f"{victim}:checkpoint:volatile",
+                                                                durable=False, safe=True)))
+    except SchedulerError as error:
+        volatile = getattr(error, "code", type(error).__name__)
+    still = scheduler.schedule()
+    world.check("unsafe_checkpoint_not_preempted",
+                volatile is not None and scheduler.state(victim) is WorkState.PREEMPTING
+                and not [a for a in still if isinstance(a, Dispatch)] and scheduler.used_slots == 2,
+                f"non-durable checkpoint of {victim.rsplit(':', 1)[-1]}: {volatile}; slots {scheduler.used_slots}/2")
     # The item the Scheduler asked to preempt records a durable, safe checkpoint on the server
     # (§11.3): its Execution Lease is released and the WorkItem is queued again.
-    victim = requested[0].work_id if requested else auth_review
     group = group_of[victim]
     server.advance(1)
     started = running.pop(victim)["payload"]
@@ -1067,6 +1340,11 @@ async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Ag
     world.check("safe_checkpoint_only_preemption", bool(requested) and after_checkpoint == [urgent],
                 f"{checkpointed['eventId']}:{_event_hash(checkpointed)} then "
                 f"{running[after_checkpoint[0]]['eventId'] if after_checkpoint else None}")
+    urgent_context = session.prepare(dispatches[urgent]) if urgent in dispatches else None
+    world.check("urgent_group_context_isolated",
+                urgent_context is not None and _isolated({urgent: urgent_context}, group_of),
+                f"{urgent_context.group_id}@{urgent_context.context_revision}/{sorted(urgent_context.credentials)}"
+                if urgent_context is not None else "not dispatched")
     hashes: Dict[str, Any] = {GROUP_CLI: []}
     sources_of = {auth_review: [auth_source], cli_review: [cli_source], urgent: [cli_source]}
 
@@ -1105,9 +1383,206 @@ async def _reviews(world: _World, coordinator_auth: _Agent, coordinator_cli: _Ag
     return hashes
 
 
+#: Per-Group credentials the reviewer's runtime holds (§12: a Group's credentials are never
+#: offered to another Group's work).
+_CREDENTIALS = {GROUP_AUTH: {"repository": "auth-service", "token": "auth-scoped"},
+                GROUP_CLI: {"repository": "cli", "token": "cli-scoped"}}
+
+
+def _isolated(contexts: Dict[str, Any], group_of: Dict[str, str]) -> bool:
+    """Each prepared execution context holds its own Group's context and credentials only:
+    the auth Context Package in the auth Group, none of it in the CLI Group."""
+    for work, context in contexts.items():
+        group = group_of[work]
+        has_package = "contextPackageHash" in context.values
+        if context.group_id != group or dict(context.credentials) != _CREDENTIALS[group]:
+            return False
+        if has_package != (group == GROUP_AUTH) or context.values.get("groupId", group) != group:
+            return False
+    return True
+
+
+async def _install_contexts(world: _World, coordinator_auth: _Agent, reviewer: _Agent,
+                            scheduler: Any, artifact_hash: str) -> Any:
+    """§13.3: the auth Coordinator signs a Context Package over the auth Group's whole log so
+    far for the reviewer (which joined after the work began) and a classified knowledge
+    publication of it; the reviewer's runtime session installs the package in the auth Group
+    only, and each Group's credentials in that Group."""
+    from .agent import AgentRuntime
+    from .context import ContextPackageService, KnowledgePublisher
+    from .errors import ContextPackageError
+    from .models import ActorType, Event, Principal
+    from .registry import AgentRegistryKeyResolver
+
+    log = await _replay(world, coordinator_auth, GROUP_AUTH)
+    key = KEYS[COORDINATOR_AUTH]
+    service = ContextPackageService(agent_id=COORDINATOR_AUTH, key_id=key.key_id, private_key=key,
+                                    public_key=key)
+    events = [Event.from_signed_bytes(canonical_bytes(e)) for e in log]
+    package = service.publish(
+        mission_id=MISSION_AUTH, group_id=GROUP_AUTH, version=1, events=events,
+        summary="Authentication: requirements, implementation and tests done; review next.",
+        artifact_hashes=[artifact_hash], constraints=["tokens expire after 15 minutes"],
+        generated_at=world.server.now,
+        context_package_id="urn:missionweaveprotocol:context-package:authentication-1")
+    service.verify(package, key_resolver=AgentRegistryKeyResolver(world.registry))
+    tampered: Optional[str] = None
+    try:
+        service.verify(package.model_copy(update={"summary": "Nothing to review."}))
+    except Exception as error:  # the codec's stage error: the check records its class
+        tampered = type(error).__name__
+    span = package.source_event_range
+    world.check("signed_context_package_issued_for_late_provisional_reviewer",
+                span.from_sequence == 1 and span.to_sequence == log[-1]["sequence"]
+                and list(span.event_ids) == [e["eventId"] for e in log] and tampered is not None,
+                f"{package.context_package_id} v{package.version} Events #1..#{span.to_sequence} "
+                f"signed by {key.key_id}; altered summary: {tampered}")
+    publisher = KnowledgePublisher(publisher=Principal(type=ActorType.AGENT, id=COORDINATOR_AUTH),
+                                   key_id=key.key_id, private_key=key, public_key=key)
+    publication = publisher.publish(
+        context=package, artifact_hash=artifact_hash, target_scope=ORG, classification="internal",
+        summary="Token expiry and empty-input cases are the edge cases that matter.",
+        published_at=world.server.now, publication_id="urn:missionweaveprotocol:knowledge:authentication-1")
+    publisher.verify(publication, context=package)
+    published = {e["payload"]["artifact"]["contentHash"] for e in log
+                 if e["kind"] == "artifact.published" and isinstance(e["payload"].get("artifact"), dict)}
+    world.check("classified_reusable_knowledge_has_event_and_artifact_provenance",
+                publication.classification == "internal"
+                and list(publication.provenance_event_ids) == list(span.event_ids)
+                and publication.artifact_hash in published
+                and publication.source_context_package_id == package.context_package_id,
+                f"{publication.publication_id} internal: {len(publication.provenance_event_ids)} Events, "
+                f"Artifact {publication.artifact_hash}")
+    runtime = AgentRuntime(REVIEWER, scheduler)
+    session = runtime.start_session(reviewer.client.session_epoch or 1)
+    wrong: Optional[str] = None
+    try:
+        service.install(package, session, expected_mission_id=MISSION_CLI)
+    except ContextPackageError as error:
+        wrong = error.code
+    service.install(package, session, expected_mission_id=MISSION_AUTH)
+    session.install_group_context(GROUP_CLI, {"groupId": GROUP_CLI, "missionId": MISSION_CLI}, revision=1)
+    for group, credentials in _CREDENTIALS.items():
+        session.install_group_credentials(group, credentials, revision=1)
+    world.check("context_package_installed_only_in_matching_group", wrong is not None,
+                f"installed in {GROUP_AUTH} at revision {package.version}; into {MISSION_CLI}: {wrong}")
+    return session
+
+
 def _last(log: List[Dict[str, Any]], kind: str) -> Optional[Dict[str, Any]]:
     found = [e for e in log if e["kind"] == kind]
     return found[-1] if found else None
+
+
+def _snapshots(world: _World, results: List[MissionResult]) -> Dict[str, Any]:
+    """§7.4: the archival service (the Group Authority, whose key this demo configures the
+    server with) signs a snapshot of each root Group's complete history, ``1..head``, with a
+    policy log naming the human's approval Event; a snapshot that misses the first Event is
+    refused."""
+    from .context import SnapshotArchive
+    from .models import ActorType, Event, Principal
+
+    authority = KEYS[AUTHORITY]
+    archive = SnapshotArchive(authority=Principal(type=ActorType.SERVICE, id=AUTHORITY), key_id=authority.key_id,
+                              private_key=authority, public_key=authority)
+    covered: List[bool] = []
+    proven: List[bool] = []
+    signed: Dict[str, Any] = {}
+    notes: List[str] = []
+    for result in results:
+        log = world.logs[result.group_id]
+        approved = _last(log, "mission.approved")
+        submitted = _last(log, "mission.submitted_for_approval")
+        assert approved is not None and submitted is not None
+        entry = {
+            "entryId": f"urn:missionweaveprotocol:policy:{result.group_id.rsplit(':', 1)[-1]}-approval",
+            "decision": "verified exact signed human approval before archiving",
+            "actor": {"type": "service", "id": AUTHORITY},
+            "details": {"approvalEventId": approved["eventId"], "approvalEventHash": _event_hash(approved),
+                        "approvalId": approved["payload"].get("approvalId"),
+                        "artifactHashes": approved["payload"].get("artifactHashes", []),
+                        "missionRevision": approved["aggregateRevision"]},
+            "occurredAt": _stamp(world.server.now),
+        }
+        events = [Event.from_signed_bytes(canonical_bytes(e)) for e in log]
+        snapshot = archive.archive(
+            group_id=result.group_id, events=events, state=result.to_dict(), policy_log=[entry],
+            created_at=world.server.now,
+            snapshot_id=f"urn:missionweaveprotocol:snapshot:{result.group_id.rsplit(':', 1)[-1]}")
+        archive.verify(snapshot)
+        signed[result.group_id] = snapshot
+        gap: Optional[str] = None
+        try:
+            archive.archive(group_id=result.group_id, events=events[1:], state=result.to_dict(),
+                            policy_log=[entry], created_at=world.server.now)
+        except ValueError as error:
+            gap = getattr(error, "reason", type(error).__name__)
+        covered.append(snapshot.through_sequence == log[-1]["sequence"]
+                       and list(snapshot.event_ids) == [e["eventId"] for e in log] and gap is not None)
+        details = snapshot.policy_log[0]["details"]
+        assert isinstance(details, dict)
+        proven.append(details["approvalEventId"] in snapshot.event_ids
+                      and details["approvalEventHash"] == _event_hash(approved)
+                      and approved["actor"] == {"type": "human", "id": OWNER_ID}
+                      and details["artifactHashes"] == submitted["payload"]["artifactHashes"]
+                      and details["approvalId"] == result.approval_id)
+        notes.append(f"{snapshot.snapshot_id} #1..#{snapshot.through_sequence} ({gap} without #1)")
+    world.check("signed_root_group_snapshots_cover_complete_histories", all(covered) and len(covered) == 2,
+                " ".join(notes))
+    world.check("snapshot_policy_logs_prove_exact_signed_human_approvals", all(proven) and len(proven) == 2,
+                " ".join(f"{r.group_id}:{_last(world.logs[r.group_id], 'mission.approved')['eventId']}"  # type: ignore[index]
+                         for r in results))
+    return signed
+
+
+def _provenance(world: _World) -> Tuple[int, List[str]]:
+    """Artifact provenance from the Group logs: every ``sourceArtifactHashes`` entry of a
+    published manifest (signed by its producer, verified by the server at ``artifact.publish``)
+    must name an Artifact published earlier in the same Group. The edges and the unresolved."""
+    edges = 0
+    unresolved: List[str] = []
+    for group, log in sorted(world.logs.items()):
+        seen: Set[str] = set()
+        for event in log:
+            manifest = event.get("payload", {}).get("artifact")
+            if event["kind"] != "artifact.published" or not isinstance(manifest, dict):
+                continue
+            for source in manifest.get("sourceArtifactHashes", []):
+                edges += 1
+                if source not in seen:
+                    unresolved.append(f"{event['eventId']}:{source}")
+            seen.add(manifest["contentHash"])
+    return edges, unresolved
+
+
+async def _archive(world: _World, snapshots: Dict[str, Any], coordinator_auth: _Agent) -> None:
+    """§7.4, §15.2: the archival service (the Group Authority, a policy service of the server)
+    sends ``…core.group_archive`` with each signed snapshot through the control plane; the Core
+    archives the Group (``group.snapshot.created``, ``group.archived``) and refuses every later
+    Command of it."""
+    outcomes: List[bool] = []
+    notes: List[str] = []
+    for group, snapshot in sorted(snapshots.items()):
+        document = world.document("ext.missionweaveprotocol.core.group_archive", AUTHORITY,
+                                  {"snapshot": snapshot.to_wire()}, group)
+        try:
+            events = world.server.control(world.sign(AUTHORITY, document))
+        except CommandRefused as error:
+            outcomes.append(False)
+            notes.append(f"{group}: {error.code}")
+            continue
+        archived = [e for e in events if e["kind"] == "group.archived"]
+        outcomes.append([e["kind"] for e in events] == ["group.snapshot.created", "group.archived"]
+                        and archived[0]["payload"].get("archiveSnapshotId") == snapshot.snapshot_id
+                        and archived[0]["payload"].get("throughSequence") == snapshot.through_sequence)
+        notes.append(" ".join(f"{e['kind']}:{e['eventId']}:{_event_hash(e)}" for e in events))
+    after = await world.refused(coordinator_auth, world.agent_command(coordinator_auth, "message.post", {
+        "conversationId": f"{MISSION_AUTH}:conversation:main",
+        "messageId": "urn:missionweaveprotocol:message:poc-after-archive",
+        "content": [{"type": "text", "text": "one more thing"}]}, GROUP_AUTH))
+    world.check("authoritative_core_archived_groups_with_signed_snapshots",
+                len(outcomes) == 2 and all(outcomes) and after == "INVALID_STATE_TRANSITION",
+                " ".join(notes) + f"; a later Command: {after}")
 
 
 async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
@@ -1131,11 +1606,38 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
     world.check("human_control_signed_change_request",
                 changes["kind"] == "mission.changes_requested" and changes["actor"]["id"] == OWNER_ID,
                 f"{changes['eventId']}:{_event_hash(changes)}")
-    # The correction: a new WorkItem authorized by the Coordinator, done by the coder.
+    # The correction, proposed by the coder (§10.1: a Work Proposal is not work: no WorkItem
+    # exists, an offer of it is refused as a transition from no state), then authorized by the
+    # Coordinator from the proposal.
     item = _work(MISSION_AUTH, "correction")
-    await world.do(coordinator_auth, "work.authorize", {
-        "contract": _contract("correction"), "conversationId": f"{MISSION_AUTH}:conversation:main",
-        "workItemId": item}, GROUP_AUTH, coordinator=True)
+    proposal_id = "urn:missionweaveprotocol:proposal:auth-correction"
+    conversation = f"{MISSION_AUTH}:conversation:main"
+    await world.do(coder, "message.post", {
+        "conversationId": conversation, "messageId": "urn:missionweaveprotocol:message:poc-proposal",
+        "content": [{"type": "text", "text": "I propose a rate-limiting WorkItem."}],
+        "mentions": [{"type": "agent", "id": COORDINATOR_AUTH}]}, GROUP_AUTH)
+    proposed = await world.do(coder, "work.propose", {
+        "proposalId": proposal_id, "contract": _contract("correction")}, GROUP_AUTH)
+    offered = await world.refused(coordinator_auth, world.agent_command(coordinator_auth, "work.offer", {
+        "candidates": [{"agentCardVersion": 1, "agentId": CODER,
+                        "offerId": "urn:missionweaveprotocol:offer:auth-correction-early"}],
+        "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
+                           "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
+                           "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
+                           "verifiedMatches": [CAPABILITY]},
+        "workItemId": item}, GROUP_AUTH, coordinator=True))
+    world.check("worker_proposal_is_non_authoritative",
+                proposed["kind"] == "work.proposed" and proposed["actor"]["id"] == CODER
+                and "workItemId" not in proposed["payload"] and offered == "INVALID_STATE_TRANSITION",
+                f"{proposed['eventId']}:{_event_hash(proposed)}; offer of {item.rsplit(':', 1)[-1]}: {offered}")
+    from_proposal = await world.do(coordinator_auth, "work.authorize", {
+        "proposalId": proposal_id, "conversationId": conversation, "workItemId": item},
+        GROUP_AUTH, coordinator=True)
+    world.check("coordinator_explicitly_authorized_worker_subwork",
+                from_proposal["kind"] == "work.authorized" and from_proposal["actor"]["id"] == COORDINATOR_AUTH
+                and from_proposal["payload"].get("proposalId") == proposal_id
+                and from_proposal["payload"].get("workItemId") == item,
+                f"{from_proposal['eventId']}:{_event_hash(from_proposal)} from {proposal_id}")
     fixed = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH, item, [hashes[GROUP_AUTH][-1]])
     hashes[GROUP_AUTH].append(fixed)
     server.advance(1)
@@ -1163,8 +1665,15 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
                 ",".join(e["eventId"] for e in changes_cycles))
     world.check("exact_signed_human_approvals", all(approvals),
                 " ".join(f"{r.group_id}@{r.revision}" for r in results))
+    edges, unresolved = _provenance(world)
+    world.provenance_edges = edges
+    world.check("artifact_provenance_verified", edges >= 10 and not unresolved,
+                f"{edges} source edges, each an earlier Artifact published in the Group; unresolved {unresolved}")
     world.check("both_root_missions_approved", all(r.status == "approved" for r in results),
                 " ".join(f"{r.mission_id}:{r.status}" for r in results))
+    snapshots = _snapshots(world, results)
+    # The last step, after every report figure is read: the Groups leave the online log.
+    await _archive(world, snapshots, coordinator_auth)
     return results
 
 

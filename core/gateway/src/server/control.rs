@@ -1,15 +1,19 @@
 //! The control-plane relay of human Commands (§15: "A control plane may authenticate, relay,
 //! and validate `mission.create`, but the signed Command actor and resulting root MissionOwner
-//! remain that human").
+//! remain that human") and of Organization service Commands (§15.2).
 //!
 //! A human MissionOwner holds no Agent session (§6.3: human Commands carry no Session Epoch and
 //! MUST NOT invent one), so the WebSocket, whose every Command must be its authenticated
-//! Agent's, cannot carry them. The relay takes one signed Command, verifies it exactly as the
-//! WebSocket does (six stages against the Organization Registry, freshness, the authorizer),
-//! accepts it only when its actor is a **human**, and performs it on the Core. The Command's
-//! own signature is the authentication: the relay never signs, never chooses an actor, and an
-//! Agent's Command is refused (`AUTH_FORBIDDEN`: Agents are fenced by their session, which the
-//! relay does not have). Sans-IO: the server moves the bytes (`POST /control`).
+//! Agent's, cannot carry them; nor can it carry an Organization-owned Command signed by a
+//! service (§15.2, e.g. the archival service's `…core.group_archive`). The relay takes one
+//! signed Command, verifies it exactly as the WebSocket does (six stages against the
+//! Organization Registry, freshness, the authorizer — which admits a service only when it is
+//! one of the Core's configured policy services and the kind one Organization policy may
+//! sign), accepts it only when its actor is a **human** or a **service**, and performs it on
+//! the Core. The Command's own signature is the authentication: the relay never signs, never
+//! chooses an actor, and an Agent's Command is refused (`AUTH_FORBIDDEN`: Agents are fenced by
+//! their session, which the relay does not have). Sans-IO: the server moves the bytes
+//! (`POST /control`).
 
 use missionweaveprotocol::{PrincipalType, WireCode};
 use missionweaveprotocol_engine::Performed;
@@ -33,7 +37,7 @@ pub struct Relayed {
     pub moved: Vec<GroupMoved>,
 }
 
-/// Verifies and performs one human Command's exact bytes, or the refusal (`error.schema.json`
+/// Verifies and performs one human (or Organization service) Command's exact bytes, or the refusal (`error.schema.json`
 /// body: the wire code, `relatedActionId`, `groupId`; boxed: it is large), with nothing applied.
 pub fn relay_human_command(
     core: &dyn GatewayCore,
@@ -60,10 +64,13 @@ pub fn relay_human_command(
     })?;
     let action = Some(verified.action_id().to_owned());
     let group = verified.group_id().map(str::to_owned);
-    if verified.actor().kind != PrincipalType::Human {
+    if !matches!(
+        verified.actor().kind,
+        PrincipalType::Human | PrincipalType::Service
+    ) {
         let mut body = ErrorBody::new(
             WireCode::AuthForbidden,
-            "the control plane relays human Commands only; an Agent sends its Commands on its authenticated WebSocket",
+            "the control plane relays human and Organization service Commands only; an Agent sends its Commands on its authenticated WebSocket",
         );
         body.group_id = group;
         return Err(related(body, action));

@@ -102,11 +102,28 @@ impl World {
     }
 
     pub fn with_limits(limits: Limits) -> Self {
-        Self::with_cursors(limits, DurableCursors::Core)
+        Self::build(limits, DurableCursors::Core, None)
     }
 
     /// A world whose gateway resumes from `cursors` (`DurableCursors::Host`: the host's store).
     pub fn with_cursors(limits: Limits, cursors: DurableCursors) -> Self {
+        Self::build(limits, cursors, None)
+    }
+
+    /// A world whose Core admits `policy` as Organization policy services (`CoreConfig`'s
+    /// `with_services`; the bootstrap service stays the Group Authority).
+    pub fn with_policy_services(policy: &[&str]) -> Self {
+        Self::build(
+            Limits {
+                max_connections_per_agent: 64,
+                ..Limits::default()
+            },
+            DurableCursors::Core,
+            Some(policy.iter().map(|p| (*p).to_owned()).collect()),
+        )
+    }
+
+    fn build(limits: Limits, cursors: DurableCursors, policy: Option<Vec<String>>) -> Self {
         let principals = [
             (PrincipalType::Human, OWNER, 21u8),
             (PrincipalType::Agent, COORDINATOR, 23),
@@ -154,9 +171,13 @@ impl World {
         let (_, registry) = builder.build().unwrap();
         let registry = Arc::new(registry);
         let store = Arc::new(InMemoryStore::new());
+        let mut config =
+            CoreConfig::new(&authority()).with_event_id_prefix("urn:missionweaveprotocol:event:");
+        if let Some(policy) = policy {
+            config = config.with_services(vec![AUTHORITY.to_owned()], policy);
+        }
         let core = Arc::new(
-            CoreConfig::new(&authority())
-                .with_event_id_prefix("urn:missionweaveprotocol:event:")
+            config
                 .build(
                     Arc::clone(&store),
                     Arc::clone(&registry),
