@@ -254,3 +254,37 @@ def test_without_the_archival_policy_service_the_archive_check_goes_false(
     report = poc.run_poc_sync(tmp_path)
     assert report.failed_checks == ("authoritative_core_archived_groups_with_signed_snapshots",)
     assert "AUTH_FORBIDDEN" in dict(report.evidence)["authoritative_core_archived_groups_with_signed_snapshots"]
+
+
+def test_a_policy_that_buffers_a_submission_makes_the_irreversible_check_go_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the offline policy takes an irreversible `work.submit` without a word (as if the
+    # reversibility rule were gone): the check must go false.
+    from missionweaveprotocol import offline
+
+    original = offline.OfflineExecutionPolicy.buffer
+
+    def permissive(self: offline.OfflineExecutionPolicy, document: object, *args: object,
+                   **kwargs: object) -> object:
+        kind = getattr(document, "get", lambda _k: None)("kind")
+        if kind == "work.submit":
+            return None
+        return original(self, document, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(offline.OfflineExecutionPolicy, "buffer", permissive)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("offline_irreversible_action_rejected",)
+
+
+def test_a_lease_that_did_not_run_out_makes_the_expiry_check_go_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the server's clock moves 1 s instead of 3 s past a 2 s Execution Lease, so the
+    # renewal is in time and accepted: the expiry check must go false.
+    original = poc._Server.advance
+
+    def short(self: poc._Server, seconds: int) -> None:
+        original(self, 1 if seconds == 3 else seconds)
+
+    monkeypatch.setattr(poc._Server, "advance", short)
+    report = poc.run_poc_sync(tmp_path)
+    assert "execution_lease_expiry_rejected" in report.failed_checks
