@@ -362,57 +362,49 @@ fn seed(org: &Org, url: &str, o: &Options) -> Vec<u64> {
 /// instructions of the two settings compare independently of the machine's load.
 fn in_process_run(org: &Org, url: &str, o: &Options) {
     let cached = o.aggregate_cache;
-    {
-        let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
-        let store: missionweaveprotocol_store_open::SharedStore = if cached && !o.postgres {
-            Arc::new(missionweaveprotocol_engine::store::ExclusiveCache::new(
-                store,
-            ))
-        } else {
-            store
-        };
-        let core = CoreConfig::new(&Principal::new(PrincipalType::Service, AUTHORITY))
-            .build(
-                store,
-                Arc::clone(&org.registry),
-                org.authority.clone(),
-                Box::new(OsRandom),
-            )
-            .unwrap();
-        let salt = 0;
-        let commands: Vec<Vec<u8>> = (0..o.in_process)
-            .map(|n| {
-                let g = n % o.groups;
-                let payload = format!(
-                    r#"{{"messageId": "urn:missionweaveprotocol:message:p{salt}-{n}",
-                    "conversationId": "{}", "content": [{{"type": "text", "text": "load"}}]}}"#,
-                    conversation(g)
-                );
-                org.owner_command(
-                    &group_id(g),
-                    "message.post",
-                    &payload,
-                    1_000_000 * (salt + 1) + n,
-                )
-            })
-            .collect();
-        let (user, system) = cpu_split(std::process::id());
-        let started = Instant::now();
-        for bytes in &commands {
-            core.perform_bytes(bytes, SystemClock.now())
-                .unwrap_or_else(|e| panic!("refused: {} {}", e.wire_code, e.message));
-        }
-        let (user_after, system_after) = cpu_split(std::process::id());
-        let per = |seconds: f64| seconds * 1e6 / o.in_process as f64;
-        println!(
-            "in process, {} Commands one at a time, aggregate cache {}: {:.0} µs user + {:.0} µs system CPU per Command, {:.0} Commands/s",
-            o.in_process,
-            if cached { "on" } else { "off" },
-            per(user_after - user),
-            per(system_after - system),
-            o.in_process as f64 / started.elapsed().as_secs_f64()
-        );
+    let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
+    let store: missionweaveprotocol_store_open::SharedStore = if cached && !o.postgres {
+        Arc::new(missionweaveprotocol_engine::store::ExclusiveCache::new(
+            store,
+        ))
+    } else {
+        store
+    };
+    let core = CoreConfig::new(&Principal::new(PrincipalType::Service, AUTHORITY))
+        .build(
+            store,
+            Arc::clone(&org.registry),
+            org.authority.clone(),
+            Box::new(OsRandom),
+        )
+        .unwrap();
+    let commands: Vec<Vec<u8>> = (0..o.in_process)
+        .map(|n| {
+            let g = n % o.groups;
+            let payload = format!(
+                r#"{{"messageId": "urn:missionweaveprotocol:message:p{n}",
+                "conversationId": "{}", "content": [{{"type": "text", "text": "load"}}]}}"#,
+                conversation(g)
+            );
+            org.owner_command(&group_id(g), "message.post", &payload, 1_000_000 + n)
+        })
+        .collect();
+    let (user, system) = cpu_split(std::process::id());
+    let started = Instant::now();
+    for bytes in &commands {
+        core.perform_bytes(bytes, SystemClock.now())
+            .unwrap_or_else(|e| panic!("refused: {} {}", e.wire_code, e.message));
     }
+    let (user_after, system_after) = cpu_split(std::process::id());
+    let per = |seconds: f64| seconds * 1e6 / o.in_process as f64;
+    println!(
+        "in process, {} Commands one at a time, aggregate cache {}: {:.0} µs user + {:.0} µs system CPU per Command, {:.0} Commands/s",
+        o.in_process,
+        if cached { "on" } else { "off" },
+        per(user_after - user),
+        per(system_after - system),
+        o.in_process as f64 / started.elapsed().as_secs_f64()
+    );
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -337,17 +337,9 @@ impl Driver {
                 self.closing = true;
             }
         }
-        let gateway = &self.shared.gateway;
-        let id = self.id;
-        for moved in after.moved {
+        for moved in &after.moved {
             Metrics::inc(&metrics.commands_committed);
-            let others = gateway.hub().wake_list(&moved.group_id, id);
-            self.shared
-                .connections
-                .wake(&others, &moved.group_id, Some(moved.sequence), metrics);
-            if let Some(notifier) = &self.shared.notifier {
-                notifier.notify(&moved.group_id, moved.sequence);
-            }
+            self.shared.announce(moved, Some(self.id));
         }
         if after.authenticated && !self.authenticated {
             self.authenticated = true;

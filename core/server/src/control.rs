@@ -13,7 +13,9 @@ use std::sync::Arc;
 use missionweaveprotocol::WireCode;
 use missionweaveprotocol::json::{self, Value};
 use missionweaveprotocol_gateway::frames::ErrorBody;
-use missionweaveprotocol_gateway::server::{MAX_CONTROL_BYTES, relay_human_command};
+use missionweaveprotocol_gateway::server::{
+    MAX_CONTROL_BYTES, control_too_large, relay_human_command,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
 use crate::http;
@@ -42,11 +44,7 @@ where
         .await;
     };
     if length > MAX_CONTROL_BYTES {
-        let body = ErrorBody::new(
-            WireCode::ProtocolViolation,
-            format!("a control Command is at most {MAX_CONTROL_BYTES} bytes"),
-        );
-        let text = error_json(&body, shared);
+        let text = error_json(&control_too_large(), shared);
         return http::respond(stream, "413 Payload Too Large", "application/json", &text).await;
     }
     let mut body = head.get(start..).unwrap_or_default().to_vec();
@@ -91,15 +89,7 @@ where
         }
     };
     for moved in &relayed.moved {
-        shared.connections.wake_subscribers(
-            shared.gateway.hub(),
-            &moved.group_id,
-            Some(moved.sequence),
-            &shared.metrics,
-        );
-        if let Some(notifier) = &shared.notifier {
-            notifier.notify(&moved.group_id, moved.sequence);
-        }
+        shared.announce(moved, None);
     }
     // The Events are signed canonical JSON already: spliced, not re-encoded.
     let mut text = String::from("{\"events\":[");

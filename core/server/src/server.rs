@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use missionweaveprotocol_gateway::server::Gateway;
+use missionweaveprotocol_gateway::server::{ConnectionId, Gateway, GroupMoved};
 use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::random::RandomSource;
 
@@ -48,6 +48,28 @@ pub struct Shared {
     pub app: Option<Arc<AppFiles>>,
     /// Where every decision reads time (the wall clock unless `--clock manual:…`).
     pub clock: ServerClock,
+}
+
+impl Shared {
+    /// A Group's head moved here (a Command on a connection, or one relayed by `POST /control`):
+    /// its local subscribers are woken (but `except`, the connection whose Command it was: its
+    /// machine delivered its own Events) and other processes are told (`NOTIFY`, PostgreSQL).
+    pub fn announce(&self, moved: &GroupMoved, except: Option<ConnectionId>) {
+        let hub = self.gateway.hub();
+        let subscribers = match except {
+            Some(id) => hub.wake_list(&moved.group_id, id),
+            None => hub.subscribers(&moved.group_id),
+        };
+        self.connections.wake(
+            &subscribers,
+            &moved.group_id,
+            Some(moved.sequence),
+            &self.metrics,
+        );
+        if let Some(notifier) = &self.notifier {
+            notifier.notify(&moved.group_id, moved.sequence);
+        }
+    }
 }
 
 /// Admission limits applied before TLS.

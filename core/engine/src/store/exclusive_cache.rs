@@ -179,13 +179,14 @@ impl<S> ExclusiveCache<S> {
 
     /// After `tx` was committed (`ok`) or refused: the new revisions kept, or the keys
     /// dropped; every stripe written bumps its generation.
-    fn settle(&self, tx_writes: Vec<(AggregateKey, Option<Aggregate>)>, ok: bool) {
+    fn settle(&self, tx_writes: Vec<(AggregateKey, Aggregate)>, ok: bool) {
         for (key, written) in tx_writes {
             let mut stripe = self.stripe(&key);
             stripe.generation += 1;
-            match written {
-                Some(aggregate) if ok => stripe.put(&key, aggregate),
-                _ => stripe.remove(&key),
+            if ok {
+                stripe.put(&key, written);
+            } else {
+                stripe.remove(&key);
             }
         }
     }
@@ -197,18 +198,16 @@ fn lock(stripe: &Mutex<Stripe>) -> MutexGuard<'_, Stripe> {
 }
 
 /// The aggregates `tx` writes, at the revisions they get if it commits.
-fn writes_of(tx: &Transaction) -> Vec<(AggregateKey, Option<Aggregate>)> {
+fn writes_of(tx: &Transaction) -> Vec<(AggregateKey, Aggregate)> {
     tx.writes()
         .iter()
         .filter_map(|w| {
             let value = w.value.as_ref()?;
-            Some((
-                w.key.clone(),
-                Some(Aggregate {
-                    revision: w.expected_revision + 1,
-                    value: std::sync::Arc::clone(value),
-                }),
-            ))
+            let aggregate = Aggregate {
+                revision: w.expected_revision + 1,
+                value: std::sync::Arc::clone(value),
+            };
+            Some((w.key.clone(), aggregate))
         })
         .collect()
 }

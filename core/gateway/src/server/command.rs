@@ -139,7 +139,6 @@ impl Connection {
     /// this connection's own subscriptions.
     fn deliver_own(&mut self, member: &Principal, performed: &Performed, now: UnixMillis) {
         let limits = *self.gateway.limits();
-        let mut moved: BTreeMap<String, u64> = BTreeMap::new();
         let mut views: HashMap<String, Option<Visibility>> = HashMap::new();
         let mut first = true;
         for record in &performed.events {
@@ -152,10 +151,6 @@ impl Connection {
                 }
             };
             if let Some(group) = &group {
-                if !performed.duplicate {
-                    let head = moved.entry(group.clone()).or_insert(0);
-                    *head = (*head).max(record.sequence);
-                }
                 if self
                     .subscriptions
                     .get(group.as_str())
@@ -180,12 +175,29 @@ impl Connection {
                 }
             }
         }
-        for (group, sequence) in moved {
-            self.notify(GroupMoved {
-                group_id: group.clone(),
-                sequence,
-            });
-            self.on_group_moved(&group, Some(sequence), now);
+        for moved in heads_moved(performed) {
+            self.on_group_moved(&moved.group_id, Some(moved.sequence), now);
+            self.notify(moved);
         }
     }
+}
+
+/// The Group heads `performed` moved: per Group, its last sequence (none for a duplicate, whose
+/// Events were committed before), in Group ID order. The host wakes the other subscribers of
+/// each and tells other processes (`NOTIFY`).
+pub(super) fn heads_moved(performed: &Performed) -> Vec<GroupMoved> {
+    if performed.duplicate {
+        return Vec::new();
+    }
+    let mut heads: BTreeMap<String, u64> = BTreeMap::new();
+    for record in performed.events.iter().filter(|r| r.sequence > 0) {
+        if let Some(group) = group_of(&record.body) {
+            let head = heads.entry(group).or_insert(0);
+            *head = (*head).max(record.sequence);
+        }
+    }
+    heads
+        .into_iter()
+        .map(|(group_id, sequence)| GroupMoved { group_id, sequence })
+        .collect()
 }

@@ -19,7 +19,7 @@ use missionweaveprotocol::{PrincipalType, WireCode};
 use missionweaveprotocol_engine::Performed;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 
-use super::command::{group_of, raw_id};
+use super::command::{heads_moved, raw_id};
 use super::{GatewayCore, GroupMoved, errors};
 use crate::frames::ErrorBody;
 
@@ -28,13 +28,23 @@ use crate::frames::ErrorBody;
 pub const MAX_CONTROL_BYTES: usize = 1 << 20;
 
 /// A relayed Command's outcome: its Events (the original ones for a duplicate, §15.1) and the
-/// Group heads it moved, for the host to wake subscribers (and `NOTIFY` other processes).
+/// Group heads it moved (one per Group), for the host to wake subscribers (and `NOTIFY` other
+/// processes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Relayed {
     /// What the Core performed.
     pub performed: Performed,
     /// Head moves, one per Event with a Group position.
     pub moved: Vec<GroupMoved>,
+}
+
+/// The refusal of a control Command over [`MAX_CONTROL_BYTES`] (a host that sees the length
+/// before reading the body answers it without reading).
+pub fn control_too_large() -> ErrorBody {
+    ErrorBody::new(
+        WireCode::ProtocolViolation,
+        format!("a control Command is at most {MAX_CONTROL_BYTES} bytes"),
+    )
 }
 
 /// Verifies and performs one human (or Organization service) Command's exact bytes, or the refusal (`error.schema.json`
@@ -49,11 +59,7 @@ pub fn relay_human_command(
         Box::new(body)
     };
     if bytes.len() > MAX_CONTROL_BYTES {
-        let body = ErrorBody::new(
-            WireCode::ProtocolViolation,
-            format!("a control Command is at most {MAX_CONTROL_BYTES} bytes"),
-        );
-        return Err(Box::new(body));
+        return Err(Box::new(control_too_large()));
     }
     let verified = core.verify(bytes, now).map_err(|error| {
         let group = raw_id(bytes, "groupId");
@@ -78,20 +84,6 @@ pub fn relay_human_command(
     let performed = core
         .perform(&verified, now)
         .map_err(|error| related(errors::core_error(&error, group.as_deref()), action))?;
-    let moved = if performed.duplicate {
-        Vec::new()
-    } else {
-        performed
-            .events
-            .iter()
-            .filter(|record| record.sequence > 0)
-            .filter_map(|record| {
-                group_of(&record.body).map(|group_id| GroupMoved {
-                    group_id,
-                    sequence: record.sequence,
-                })
-            })
-            .collect()
-    };
+    let moved = heads_moved(&performed);
     Ok(Relayed { performed, moved })
 }

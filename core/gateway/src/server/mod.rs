@@ -50,7 +50,7 @@ pub use connection::{
     CLOSE_INVALID_PAYLOAD, CLOSE_POLICY, CLOSE_TOO_BIG, CLOSE_UNSUPPORTED_DATA, Close, Connection,
     GroupMoved, MAX_NOTIFICATIONS, Output,
 };
-pub use control::{MAX_CONTROL_BYTES, Relayed, relay_human_command};
+pub use control::{MAX_CONTROL_BYTES, Relayed, control_too_large, relay_human_command};
 pub use core_gateway::{CoreGateway, DELIVERY_CURSOR_KIND, SESSION_OPEN};
 pub use core_seam::{GatewayCore, GroupPage, OpenedSession, Visibility};
 pub use errors::GROUP_NOT_FOUND_MESSAGE;
