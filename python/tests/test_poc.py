@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,21 +58,57 @@ def test_a_failed_check_is_named_and_the_report_fails() -> None:
         report.require_success()
 
 
+def _mutated_worker(monkeypatch: pytest.MonkeyPatch, mutation: str) -> None:
+    """The reviewer's Worker processes run with ``mutation`` (Python source, run in the process
+    after ``poc`` and ``_poc_worker`` are imported) applied: the protection is taken away in
+    the process that holds it, not in the demo."""
+    source = "\n".join([
+        "import sys",
+        "from missionweaveprotocol import poc, _poc_worker",
+        mutation,
+        "sys.exit(_poc_worker.main())",
+    ])
+    monkeypatch.setattr(poc, "_worker_command", lambda: [sys.executable, "-c", source])
+
+
 def test_without_the_session_fence_the_restart_check_goes_false(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Mutation: the "old session" Command is signed with the NEW epoch (as if the server did
-    # not fence by epoch, the Command is accepted): the check must go false.
-    original = poc._World.agent_command
-
-    def unfenced(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
-                 **options: object) -> bytes:
-        if payload.get("messageId") == "urn:missionweaveprotocol:message:poc-stale":
-            options.pop("session_epoch", None)
-        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(poc._World, "agent_command", unfenced)
+    # Mutation, in the restarted Worker process: the "old session" Command is signed with the
+    # NEW epoch (as if the server did not fence by epoch, the Command is accepted): the check
+    # must go false.
+    _mutated_worker(monkeypatch, """
+original = poc._World.agent_command
+def unfenced(self, agent, kind, payload, group, **options):
+    if payload.get("messageId") == "urn:missionweaveprotocol:message:poc-stale":
+        options.pop("session_epoch", None)
+    return original(self, agent, kind, payload, group, **options)
+poc._World.agent_command = unfenced
+""")
     report = poc.run_poc_sync(tmp_path)
     assert report.failed_checks == ("worker_restart_fences_old_session",)
+
+
+def test_a_worker_process_that_is_not_killed_fails_the_fence_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the first Worker process is asked to stop (it closes its session and store
+    # cleanly) instead of being killed: not the failure the check claims, so it goes false.
+    monkeypatch.setattr(poc._WorkerProcess, "kill", lambda self: (self.stop(), self.process.returncode)[1])
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("worker_restart_fences_old_session",)
+
+
+def test_a_restarted_worker_on_a_fresh_store_fails_the_cursor_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation, in the Worker processes: each opens a store file of its own (the restarted one
+    # does not find the killed one's durable Cursor): it resubscribes from #1, the check goes
+    # false.
+    _mutated_worker(monkeypatch, """
+import os
+real = _poc_worker.SQLiteAgentStore
+_poc_worker.SQLiteAgentStore = lambda path: real(f"{path}.{os.getpid()}")
+""")
+    report = poc.run_poc_sync(tmp_path)
+    assert "sqlite_cursors_reached_contiguous_group_heads" in report.failed_checks
 
 
 def test_without_the_action_id_fixed_the_collision_check_goes_false(
@@ -233,9 +270,10 @@ def test_a_runtime_that_leaks_another_groups_credentials_fails_the_isolation_che
 
 def test_a_projector_blind_to_reissued_leases_does_not_rebuild_the_queues(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Mutation: the Worker's replay ignores the ownership lease re-issued by its new session:
-    # its queued work is not found again, the check goes false (and that work is never done).
-    monkeypatch.setattr(poc, "_REQUEUED", ("work.checkpointed", "work.unblocked"))
+    # Mutation, in the restarted Worker process: its replay ignores the ownership leases
+    # accepted and re-issued by its new session: its queued work is not found again, the check
+    # goes false (and that work is never done).
+    _mutated_worker(monkeypatch, '_poc_worker._REQUEUED = ("work.checkpointed", "work.unblocked")')
     report = poc.run_poc_sync(tmp_path)
     assert "worker_restart_rebuilt_per_group_queues_from_event_replay" in report.failed_checks
 
@@ -288,3 +326,68 @@ def test_a_lease_that_did_not_run_out_makes_the_expiry_check_go_false(
     monkeypatch.setattr(poc._Server, "advance", short)
     report = poc.run_poc_sync(tmp_path)
     assert "execution_lease_expiry_rejected" in report.failed_checks
+
+
+def test_a_stale_ownership_start_made_current_makes_the_stale_ownership_check_go_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the `work.start` under the lapsed ownership (epoch 1) is sent with the current
+    # ownership lease and epoch instead: accepted, the work goes on under it, and only the check
+    # that expected the refusal goes false.
+    latest: dict = {}  # type: ignore[type-arg]
+    offer_and_accept = poc._offer_and_accept
+
+    async def recording(world: poc._World, coordinator: poc._Agent, worker: poc._Agent, group: str,
+                        item: str, suffix: str = "") -> dict:  # type: ignore[type-arg]
+        latest[item] = await offer_and_accept(world, coordinator, worker, group, item, suffix)
+        return latest[item]
+
+    original = poc._World.agent_command
+
+    def current(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
+                **options: object) -> bytes:
+        item = payload.get("workItemId")
+        if kind == "work.start" and item == poc._work(poc.MISSION_CLI, "docs") and "leaseSeconds" not in payload \
+                and payload["ownershipEpoch"] < latest[item]["ownershipEpoch"]:
+            payload = dict(payload, leaseId=latest[item]["ownershipLeaseId"],
+                           ownershipEpoch=latest[item]["ownershipEpoch"])
+        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc, "_offer_and_accept", recording)
+    monkeypatch.setattr(poc._World, "agent_command", current)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("stale_ownership_epoch_rejected",)
+
+
+def test_the_previous_coordinators_command_made_current_makes_its_refusal_check_go_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the replaced Coordinator's `work.authorize` is sent as the current Coordinator
+    # (its session, its epoch 2): accepted, it is the CLI review's authorization. The refusal
+    # check goes false, and with it the check about the refused Command's epoch (no Command was
+    # refused; the one sent carried epoch 2).
+    def made_current(world: poc._World, previous: poc._Agent, replacement: poc._Agent,
+                     payload: dict) -> tuple:  # type: ignore[type-arg]
+        return replacement, world.agent_command(replacement, "work.authorize", payload, poc.GROUP_CLI,
+                                                coordinator=True, epoch=2)
+
+    monkeypatch.setattr(poc, "_previous_coordinator_command", made_current)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("previous_coordinator_rejected_after_replacement",
+                                    "previous_coordinator_command_carried_old_epoch")
+
+
+def test_the_stale_coordinator_epoch_made_current_makes_the_stale_epoch_check_go_false(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Mutation: the replacement Coordinator's Command with epoch 1 is sent with its current
+    # epoch 2: accepted, it is the CLI review's authorization; only the stale-epoch check goes
+    # false.
+    original = poc._World.agent_command
+
+    def current(self: poc._World, agent: poc._Agent, kind: str, payload: dict, group: str,  # type: ignore[type-arg]
+                **options: object) -> bytes:
+        if agent.agent_id == poc.COORDINATOR_CLI_V2 and options.get("epoch") == 1:
+            options["epoch"] = 2
+        return original(self, agent, kind, payload, group, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(poc._World, "agent_command", current)
+    report = poc.run_poc_sync(tmp_path)
+    assert report.failed_checks == ("stale_coordinator_epoch_rejected",)

@@ -32,6 +32,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -44,7 +45,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _native
 from .canonical import canonical_bytes, canonical_json
-from .client import AgentClient, CommandRefused, DeliveredEvent
+from .client import AgentClient, CommandRefused
 from .crypto import SigningKey
 from .local_store import SQLiteAgentStore
 from .registry import RegistryBuilder
@@ -395,12 +396,13 @@ class _Server:
 
 
 class _Actions:
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "poc") -> None:
+        self.prefix = prefix
         self.n = 0
 
     def next(self) -> str:
         self.n += 1
-        return f"urn:missionweaveprotocol:action:poc-{self.n}"
+        return f"urn:missionweaveprotocol:action:{self.prefix}-{self.n}"
 
 
 def _stamp(at: datetime) -> str:
@@ -420,10 +422,12 @@ class _Agent:
 
 
 class _World:
-    def __init__(self, server: _Server, root: Path) -> None:
+    def __init__(self, server: _Server, root: Path, *, actions_prefix: str = "poc") -> None:
         self.server = server
         self.root = root
-        self.actions = _Actions()
+        # A Worker process numbers its own Action IDs (``poc-worker-1-…``): they never collide
+        # with the demo's.
+        self.actions = _Actions(actions_prefix)
         self.registry = registry_bytes()
         self.agents: Dict[str, _Agent] = {}
         self.checks: List[Tuple[str, bool]] = []
@@ -432,6 +436,7 @@ class _World:
         self.missions: Dict[str, Dict[str, Any]] = {}
         self.dispatch_order: List[str] = []
         self.provenance_edges = 0
+        self.workers: List[_WorkerProcess] = []
 
     def check(self, name: str, ok: bool, evidence: str) -> None:
         self.checks.append((name, bool(ok)))
@@ -533,11 +538,16 @@ class _World:
         return await self.send(agent, self.agent_command(agent, kind, payload, group, **options))
 
     async def refused(self, agent: _Agent, command: bytes) -> Optional[str]:
+        return (await self.attempt(agent, command))[0]
+
+    async def attempt(self, agent: _Agent, command: bytes) -> Tuple[Optional[str], Optional[Dict[str, Any]]]:
+        """A Command expected to be refused: its wire code, or (it was accepted) its Event, so
+        the scenario goes on and the check that expected the refusal reports false."""
         try:
-            await asyncio.wait_for(agent.client.send(command), WAIT)
+            event = await asyncio.wait_for(agent.client.send(command), WAIT)
         except CommandRefused as error:
-            return error.code
-        return None
+            return error.code, None
+        return None, event.document
 
 
 # ---- the scenario -------------------------------------------------------------------------
@@ -610,6 +620,17 @@ async def _start(world: _World, worker: _Agent, group: str, item: str,
 async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: str, group: str,
                   item: str, sources: Sequence[str], ownership: Dict[str, Any], stage: str,
                   started: Optional[Dict[str, Any]] = None) -> str:
+    """start (unless ``started``) → publish → submit → the Coordinator's verification."""
+    content_hash = await _produce(world, worker, mission, group, item, sources, ownership, stage, started)
+    await _verify(world, coordinator, group, item)
+    return content_hash
+
+
+async def _produce(world: _World, worker: _Agent, mission: str, group: str, item: str,
+                   sources: Sequence[str], ownership: Dict[str, Any], stage: str,
+                   started: Optional[Dict[str, Any]] = None) -> str:
+    """The Worker's part: start (unless ``started``) → ``artifact.publish`` → ``work.submit``;
+    the Artifact hash."""
     if started is None:
         started = await _start(world, worker, group, item, ownership)
     lease = started["payload"]["executionLeaseId"]
@@ -634,11 +655,15 @@ async def _finish(world: _World, coordinator: _Agent, worker: _Agent, mission: s
         "evidence": [{"criterionIds": ["c1"], "evidenceId": f"urn:missionweaveprotocol:evidence:{stage}-{item[-12:]}-test".replace("--", "-"),
                       "result": "passed", "type": "deterministic_test", "workItemId": item}],
         "leaseId": lease, "ownershipEpoch": epoch, "workItemId": item}, group)
+    return content_hash
+
+
+async def _verify(world: _World, coordinator: _Agent, group: str, item: str) -> None:
+    """The Coordinator's verification of a submitted result."""
     await world.do(coordinator, "work.accept_result", {
         "evidence": [{"criterionIds": ["c1"], "evidenceId": f"urn:missionweaveprotocol:evidence:{item.rsplit(':', 1)[-1]}-review",
                       "result": "passed", "type": "reviewer_assessment", "workItemId": item}],
         "workItemId": item}, group, coordinator=True)
-    return content_hash
 
 
 async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
@@ -647,8 +672,7 @@ async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
     coordinator_auth = await world.connect(COORDINATOR_AUTH)
     coordinator_cli = await world.connect(COORDINATOR_CLI)
     coder = await world.connect(CODER)
-    reviewer_store = SQLiteAgentStore(world.root / "reviewer-local.sqlite3")
-    reviewer = await world.connect(REVIEWER, reviewer_store)
+    reviewer = await world.connect(REVIEWER)
 
     # 2. Two root Missions, both active from here to the end (their work interleaves), created
     # by the human through the control plane. The two requests are sent one after the other:
@@ -703,12 +727,11 @@ async def _scenario(world: _World) -> Tuple[List[MissionResult], int]:
     code = await world.refused(coordinator_auth, world.agent_command(
         coordinator_auth, "ext.missionweaveprotocol.core.work_dependency_add", changed, GROUP_AUTH, coordinator=True, action_id=fixed))
     world.check("action_id_collision_rejected", code == "ACTION_ID_COLLISION", str(code))
-    return await _rest(world, coordinator_auth, coordinator_cli, coder, reviewer, reviewer_store,
-                       first, cli_items)
+    return await _rest(world, coordinator_auth, coordinator_cli, coder, reviewer, first, cli_items)
 
 
 async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent, coder: _Agent,
-                reviewer: _Agent, reviewer_store: SQLiteAgentStore, dependency: Dict[str, Any],
+                reviewer: _Agent, dependency: Dict[str, Any],
                 cli_items: List[str]) -> Tuple[List[MissionResult], int]:
     server = world.server
     replay = await _replay(world, coordinator_auth, GROUP_AUTH)
@@ -726,9 +749,17 @@ async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent
                 replaced["actor"]["id"] == OWNER_ID, f"{replaced['eventId']}:{_event_hash(replaced)}")
     review_payload = {"contract": _contract("review", [cli_items[0]]),
                       "conversationId": f"{MISSION_CLI}:conversation:main", "workItemId": cli_items[1]}
-    old_command = world.agent_command(
-        coordinator_cli, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1)
-    old = await world.refused(coordinator_cli, old_command)
+    # The replacement joins the Group as its Coordinator (the human's membership.change).
+    world.human_command("membership.change", {
+        "member": {"type": "agent", "id": COORDINATOR_CLI_V2}, "role": "coordinator",
+        "scopes": ["group"]}, GROUP_CLI)
+    coordinator_v2 = await world.connect(COORDINATOR_CLI_V2)
+    await coordinator_v2.client.subscribe([GROUP_CLI])
+    coordinator_v2.coordinator_epoch[GROUP_CLI] = 2
+    # Each of the two refused Commands authorizes the CLI review; one that is accepted (the
+    # protection gone) is that authorization, so the run goes on and only its check is false.
+    sender, old_command = _previous_coordinator_command(world, coordinator_cli, coordinator_v2, review_payload)
+    old, accepted = await world.attempt(sender, old_command)
     world.check("previous_coordinator_rejected_after_replacement",
                 old in ("AUTH_STALE_COORDINATOR", "AUTH_FORBIDDEN"), str(old))
     # The refused Command's own envelope carried the epoch the replacement superseded (§8.3):
@@ -739,21 +770,23 @@ async def _rest(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent
                 old is not None and isinstance(carried, int) and isinstance(current, int)
                 and carried < current,
                 f"coordinatorEpoch {carried} < {current} ({replaced['eventId']}): {old}")
-    # The replacement joins the Group as its Coordinator (the human's membership.change).
-    world.human_command("membership.change", {
-        "member": {"type": "agent", "id": COORDINATOR_CLI_V2}, "role": "coordinator",
-        "scopes": ["group"]}, GROUP_CLI)
-    coordinator_v2 = await world.connect(COORDINATOR_CLI_V2)
-    await coordinator_v2.client.subscribe([GROUP_CLI])
-    stale = await world.refused(coordinator_v2, world.agent_command(
+    stale, stale_accepted = await world.attempt(coordinator_v2, world.agent_command(
         coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True, epoch=1))
     world.check("stale_coordinator_epoch_rejected", stale == "AUTH_STALE_COORDINATOR", str(stale))
-    coordinator_v2.coordinator_epoch[GROUP_CLI] = 2
-    authorized = await world.do(coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True)
-    world.check("coordinator_replacement_committed", authorized["kind"] == "work.authorized",
+    authorized = accepted or stale_accepted or await world.do(
+        coordinator_v2, "work.authorize", review_payload, GROUP_CLI, coordinator=True)
+    world.check("coordinator_replacement_committed",
+                authorized["kind"] == "work.authorized" and authorized["actor"]["id"] == COORDINATOR_CLI_V2,
                 f"{authorized['eventId']}:{_event_hash(authorized)}")
-    return await _work_and_approve(world, coordinator_auth, coordinator_v2, coder, reviewer,
-                                   reviewer_store, cli_items)
+    return await _work_and_approve(world, coordinator_auth, coordinator_v2, coder, reviewer, cli_items)
+
+
+def _previous_coordinator_command(world: _World, previous: _Agent, replacement: _Agent,
+                                  payload: Dict[str, Any]) -> Tuple[_Agent, bytes]:
+    """The replaced Coordinator's ``work.authorize`` with the epoch it held (1), sent over its
+    own session (the mutation tests send it as the current Coordinator instead)."""
+    return previous, world.agent_command(previous, "work.authorize", payload, GROUP_CLI,
+                                         coordinator=True, epoch=1)
 
 
 async def _replay(world: _World, agent: _Agent, group: str) -> List[Dict[str, Any]]:
@@ -774,7 +807,7 @@ async def _replay(world: _World, agent: _Agent, group: str) -> List[Dict[str, An
 
 
 async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent,
-                            coder: _Agent, reviewer: _Agent, reviewer_store: SQLiteAgentStore,
+                            coder: _Agent, reviewer: _Agent,
                             cli_items: List[str]) -> Tuple[List[MissionResult], int]:
     server = world.server
     hashes: Dict[str, List[str]] = {GROUP_AUTH: [], GROUP_CLI: []}
@@ -820,57 +853,7 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
     h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
                         _work(MISSION_AUTH, "integration"), list(hashes[GROUP_AUTH]))
     hashes[GROUP_AUTH].append(h)
-    # The reviewer reads the auth Group over its own subscription: each verified Event is
-    # remembered in its SQLite store and acknowledged (the durable Cursor first, then ACK).
-    await reviewer.client.subscribe([GROUP_AUTH])
-    head = (await _replay(world, coordinator_auth, GROUP_AUTH))[-1]["sequence"]
-    delivered: List[DeliveredEvent] = []
-    firsts: List[bool] = []
-    while not delivered or delivered[-1].sequence < head:
-        event = await asyncio.wait_for(reviewer.client.next_event(GROUP_AUTH), WAIT)
-        firsts.append(reviewer_store.remember_event(REVIEWER, event.event_id, group_id=GROUP_AUTH,
-                                                    sequence=event.sequence))
-        await reviewer.client.acknowledge(event)
-        delivered.append(event)
-    # Duplicate delivery: the same Events again change nothing.
-    again = [reviewer_store.remember_event(REVIEWER, e.event_id, group_id=GROUP_AUTH, sequence=e.sequence)
-             for e in delivered]
-    world.check("duplicate_event_delivery_ignored",
-                all(firsts) and not any(again) and [e.sequence for e in delivered] == list(range(1, head + 1)),
-                f"{len(delivered)} Events delivered in order, re-delivered: 0 accepted")
-    # Before the restart, each Coordinator hands the reviewer one more WorkItem, accepted but
-    # not started: queued work the restarted Worker must find again from the Events alone.
-    coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
-    pending = {GROUP_AUTH: _work(MISSION_AUTH, "handbook"), GROUP_CLI: _work(MISSION_CLI, "handbook")}
-    for group, item in pending.items():
-        await world.do(coordinators[group], "work.authorize", {
-            "contract": _contract("handbook"), "conversationId": f"{_mission_of(group)}:conversation:main",
-            "workItemId": item}, group, coordinator=True)
-        await _offer_and_accept(world, coordinators[group], reviewer, group, item)
-    # Worker restart: the client and its store are closed; the store reopened from its file
-    # keeps the Cursor; the new session (epoch + 1) fences the old one.
-    old_epoch = reviewer.client.session_epoch
-    await reviewer.client.close()
-    path = reviewer_store.path
-    reviewer_store.close()
-    reopened = SQLiteAgentStore(path)
-    reviewer2 = await world.connect(REVIEWER, reopened)
-    fenced = await world.refused(reviewer2, world.agent_command(reviewer2, "message.post", {
-        "conversationId": f"{MISSION_AUTH}:conversation:main",
-        "messageId": "urn:missionweaveprotocol:message:poc-stale",
-        "content": [{"type": "text", "text": "from the old session"}]}, GROUP_AUTH, session_epoch=old_epoch))
-    world.check("worker_restart_fences_old_session",
-                fenced == "AUTH_STALE_SESSION" and reviewer2.client.session_epoch == (old_epoch or 0) + 1,
-                f"epoch {old_epoch}->{reviewer2.client.session_epoch}: {fenced}")
-    # Resubscribed from the durable Cursor: the next Event delivered is the head's successor.
-    await reviewer2.client.subscribe([GROUP_AUTH])
-    after = await _replay(world, coordinator_auth, GROUP_AUTH)
-    resumed = await asyncio.wait_for(reviewer2.client.next_event(GROUP_AUTH), WAIT)
-    world.check("sqlite_cursors_reached_contiguous_group_heads",
-                reopened.cursor(REVIEWER, GROUP_AUTH) == head and resumed.sequence == head + 1
-                and resumed.event_id == after[head]["eventId"],
-                f"cursor {head} kept across the restart; next delivered #{resumed.sequence} {resumed.event_id}")
-    await _rebuilt_queues(world, coordinators, reviewer2, reopened, pending)
+    await _worker_restart(world, coordinator_auth, coordinator_cli, reviewer)
     missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
     return missions, world.provenance_edges
 
@@ -879,85 +862,129 @@ def _mission_of(group: str) -> str:
     return MISSION_AUTH if group == GROUP_AUTH else MISSION_CLI
 
 
-#: The Events after which an owned WorkItem waits in its owner's queue: accepted, checkpointed,
-#: unblocked, or its ownership lease re-issued by a new session (``nextState`` ``queued``).
-_REQUEUED = ("work.offer.accepted", "work.checkpointed", "work.unblocked",
-             "ext.missionweaveprotocol.core.work_execution_lease_revoked")
+def _worker_command() -> List[str]:
+    """The reviewer's Worker process: this interpreter and this package (the mutation tests
+    start it with a protection taken away)."""
+    return [sys.executable, "-m", "missionweaveprotocol._poc_worker"]
 
 
-def _queued_for(agent: str, log: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
-    """The WorkItems ``agent`` owns and that wait in a queue, with their current ownership
-    lease: the Worker's own reading of its Group's Events (§11.2)."""
-    owner: Dict[str, str] = {}
-    queued: Dict[str, Optional[Dict[str, Any]]] = {}
-    for event in log:
-        payload = event.get("payload", {})
-        item = payload.get("workItemId")
-        kind = event["kind"]
-        if item is None:
-            continue
-        if kind == "work.offer.accepted":
-            owner[item] = event["actor"]["id"]
-        if owner.get(item) != agent:
-            continue
-        if kind in _REQUEUED and payload.get("nextState", "queued") == "queued":
-            lease = payload.get("ownershipLeaseId", payload.get("leaseId"))
-            previous = queued.get(item) or {}
-            queued[item] = {"ownershipLeaseId": lease or previous.get("ownershipLeaseId"),
-                            "ownershipEpoch": payload.get("ownershipEpoch", previous.get("ownershipEpoch"))}
-        elif kind.startswith("work.") and kind not in ("work.offer.created", "work.contract.revised"):
-            queued[item] = None
-    return {item: lease for item, lease in queued.items() if lease is not None}
+class _WorkerProcess:
+    """A Worker process (:mod:`missionweaveprotocol._poc_worker`): one JSON request per line on
+    its stdin, one JSON answer per line on its stdout."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.process = subprocess.Popen(_worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+        self._stderr: List[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._stderr.append(line)
+
+    async def request(self, world: _World, op: str, **fields: Any) -> Dict[str, Any]:
+        """Sends one request (with the demo's clock reading) and waits for its answer."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(dict(fields, op=op, now=world.server.now.isoformat())) + "\n")
+        self.process.stdin.flush()
+        line = await asyncio.wait_for(asyncio.to_thread(self.process.stdout.readline), WAIT * 2)
+        if not line:
+            raise RuntimeError(f"the Worker process {self.name} exited ({self.process.wait()}):\n"
+                               + "".join(self._stderr))
+        answer = json.loads(line)
+        assert isinstance(answer, dict)
+        return answer
+
+    def kill(self) -> int:
+        """``SIGKILL``: no clean-up of any kind in the process (its session and store stay as
+        they were); the exit status."""
+        self.process.kill()
+        return self.process.wait()
+
+    def stop(self) -> None:
+        """End of input: the process closes its client and store and exits."""
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            try:
+                self.process.stdin.close()
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
 
 
-async def _rebuilt_queues(world: _World, coordinators: Dict[str, _Agent], reviewer: _Agent,
-                          store: SQLiteAgentStore, pending: Dict[str, str]) -> None:
-    """After the restart the reviewer's Scheduler is rebuilt by :class:`AgentReplay` from its
-    durable store and the Groups' Events (§16): every queued WorkItem it owns is admitted to
-    its own Group's queue; then the rebuilt Scheduler dispatches and the work completes."""
-    from .models import Event
-    from .replay import AgentReplay, EventProjection
-    from .scheduler import GroupSchedulingPolicy, SchedulerPolicy, WorkOffer, WorkState, WorkTransition
-    from ._native import Dispatch
-
-    logs = {g: list(await _replay(world, coordinators[g], g)) for g in (GROUP_AUTH, GROUP_CLI)}
-    owned = {g: _queued_for(REVIEWER, log) for g, log in logs.items()}
-    queued = {g: set(items) for g, items in owned.items()}
-
-    def source(group_id: str, *, after: int) -> List[Event]:
-        return [Event.from_signed_bytes(canonical_bytes(e)) for e in logs[group_id] if e["sequence"] > after]
-
-    def projector(event: Event) -> Optional[EventProjection]:
-        item = event.payload.get("workItemId")
-        if event.kind in _REQUEUED and event.group_id in queued and item in queued[event.group_id]:
-            return EventProjection((WorkOffer(str(item), str(event.group_id), organizational_priority=0,
-                                              capability=(CAPABILITY["id"], CAPABILITY["version"])),))
-        return None
-
-    policy = SchedulerPolicy(
-        capacity_slots=2,
-        groups={GROUP_AUTH: GroupSchedulingPolicy(weight=2, slot_quota=1),
-                GROUP_CLI: GroupSchedulingPolicy(weight=1, slot_quota=2)},
-        supported_capabilities=[(CAPABILITY["id"], CAPABILITY["version"])])
-    replay = AgentReplay(REVIEWER, store, source, projector,  # type: ignore[arg-type]
-                         scheduler_policy=policy, clock=lambda: world.server.now)
-    results = await replay.reconcile([GROUP_AUTH, GROUP_CLI])
-    scheduler = replay.scheduler
-    rebuilt = {g: sorted(w for w in (pending[g],) if scheduler.state(w) is WorkState.READY) for g in pending}
+async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent,
+                          reviewer: _Agent) -> None:
+    """Steps 8 and 9 in the reviewer's Worker process (§16; §22: kill and restart a Worker
+    process). The process reads the auth Group into its SQLite store (durable Cursor, then
+    ``ACK``) and accepts one ``handbook`` WorkItem per Group; the demo kills it (``SIGKILL``)
+    with its session open; a new process on the same store file authenticates, is fenced from
+    the old epoch, resubscribes from the durable Cursors and rebuilds its Scheduler by
+    :class:`~missionweaveprotocol.replay.AgentReplay`; it dispatches, starts and submits both
+    WorkItems; the Coordinators verify them."""
+    coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
+    attach = {"url": world.server.url, "cafile": str(world.root / "dev-cert.pem"),
+              "store": str(world.root / "reviewer-worker.sqlite3")}
+    # The in-process reviewer hands over to its Worker process (started with the demo, idle
+    # until now): its session is closed first.
+    await reviewer.client.close()
+    first = world.workers[0]
+    await first.request(world, "attach", process="worker-1", **attach)
+    head = (await _replay(world, coordinator_auth, GROUP_AUTH))[-1]["sequence"]
+    read = await first.request(world, "read", group=GROUP_AUTH, head=head)
+    world.check("duplicate_event_delivery_ignored",
+                read["firstsRemembered"] and read["againRemembered"] == 0 and read["cursor"] == head
+                and read["sequences"] == list(range(1, head + 1)),
+                f"{len(read['sequences'])} Events delivered in order to the Worker process, its Cursor "
+                f"#{read['cursor']}; re-delivered: {read['againRemembered']} accepted")
+    # Each Coordinator hands the reviewer one more WorkItem, accepted by the process but not
+    # started: queued work the restarted process must find again from the Events alone.
+    pending = {GROUP_AUTH: _work(MISSION_AUTH, "handbook"), GROUP_CLI: _work(MISSION_CLI, "handbook")}
+    for group, item in pending.items():
+        await world.do(coordinators[group], "work.authorize", {
+            "contract": _contract("handbook"), "conversationId": f"{_mission_of(group)}:conversation:main",
+            "workItemId": item}, group, coordinator=True)
+        await world.do(coordinators[group], "work.offer", {
+            "candidates": [{"agentCardVersion": 1, "agentId": REVIEWER,
+                            "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}"}],
+            "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
+                               "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
+                               "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
+                               "verifiedMatches": [CAPABILITY]},
+            "workItemId": item}, group, coordinator=True)
+    accepted = await first.request(world, "accept", items=[[g, i] for g, i in pending.items()])
+    killed = first.kill()
+    second = _WorkerProcess("worker-2")
+    world.workers.append(second)
+    await second.request(world, "attach", process="worker-2", **attach)
+    restarted = await second.request(world, "restart", oldEpoch=read["sessionEpoch"], pending=pending)
+    logs = {g: await _replay(world, coordinators[g], g) for g in pending}
+    epoch = read["sessionEpoch"]
+    world.check("worker_restart_fences_old_session",
+                killed == -signal.SIGKILL and accepted["sessionEpoch"] == epoch
+                and restarted["fenced"] == "AUTH_STALE_SESSION" and restarted["sessionEpoch"] == epoch + 1,
+                f"process with session epoch {epoch} killed (exit {killed}); new process epoch "
+                f"{restarted['sessionEpoch']}; a Command for epoch {epoch}: {restarted['fenced']}")
+    resumed = restarted["resumed"][GROUP_AUTH]
+    world.check("sqlite_cursors_reached_contiguous_group_heads",
+                restarted["cursors"][GROUP_AUTH] == head and resumed["sequence"] == head + 1
+                and resumed["eventId"] == logs[GROUP_AUTH][head]["eventId"],
+                f"cursor {restarted['cursors'][GROUP_AUTH]} kept in the killed process's store; next delivered "
+                f"#{resumed['sequence']} {resumed['eventId']}")
+    replayed = restarted["replay"]
+    heads = restarted["heads"]
     world.check("worker_restart_rebuilt_per_group_queues_from_event_replay",
-                all(rebuilt[g] == [pending[g]] and queued[g] == {pending[g]} for g in pending)
-                and len(scheduler) == 2
-                and all(results[g].end_cursor == logs[g][-1]["sequence"] for g in pending),
-                " ".join(f"{g}: #{results[g].start_cursor}..#{results[g].end_cursor} -> {rebuilt[g]}"
+                all(replayed[g]["rebuilt"] == [pending[g]] and replayed[g]["queued"] == [pending[g]]
+                    and replayed[g]["end"] == heads[g]["sequence"] <= len(logs[g])
+                    and logs[g][heads[g]["sequence"] - 1]["eventId"] == heads[g]["eventId"] for g in pending)
+                and restarted["schedulerSize"] == 2,
+                " ".join(f"{g}: #{replayed[g]['start']}..#{replayed[g]['end']} -> {replayed[g]['rebuilt']}"
                          for g in sorted(pending)))
-    group_of = {w: g for g, w in pending.items()}
-    for action in scheduler.schedule():
-        if not isinstance(action, Dispatch):
-            continue
-        group = group_of[action.work_id]
-        await _finish(world, coordinators[group], reviewer, _mission_of(group), group, action.work_id,
-                      [], owned[group][action.work_id], "handbook")
-        scheduler.apply(WorkTransition(action.work_id, "completed", generation=action.generation))
+    for done in restarted["submitted"]:
+        await _verify(world, coordinators[done["groupId"]], done["groupId"], done["workItemId"])
+    second.stop()
 
 
 async def _read_until(agent: _Agent, group: str, wanted: Any) -> Dict[str, Any]:
@@ -1192,14 +1219,16 @@ async def _lease_expiry(world: _World, coordinator: _Agent, coder: _Agent) -> st
     # has a higher Ownership Epoch: the old epoch is refused.
     world.server.advance(400)
     again = await _offer_and_accept(world, coordinator, coder, GROUP_CLI, item, "-again")
-    stale = await world.refused(coder, world.agent_command(coder, "work.start", {
+    # A start accepted (the protection gone) is the start the work goes on under.
+    stale, started_anyway = await world.attempt(coder, world.agent_command(coder, "work.start", {
         "leaseId": accepted["ownershipLeaseId"], "ownershipEpoch": accepted["ownershipEpoch"],
         "workItemId": item}, GROUP_CLI))
     world.check("stale_ownership_epoch_rejected", stale == "WORK_STALE_OWNERSHIP",
                 f"epoch {accepted['ownershipEpoch']}: {stale}")
     world.check("ownership_epoch_advanced", again["ownershipEpoch"] == accepted["ownershipEpoch"] + 1,
                 f"{accepted['ownershipEpoch']}->{again['ownershipEpoch']}")
-    return await _finish(world, coordinator, coder, MISSION_CLI, GROUP_CLI, item, [], again, "docs")
+    return await _finish(world, coordinator, coder, MISSION_CLI, GROUP_CLI, item, [], again, "docs",
+                         started=started_anyway)
 
 
 def _checkpoint(phase: str) -> Dict[str, Any]:
@@ -1679,13 +1708,23 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
 
 async def _run(root: Path, database_url: Optional[str]) -> POCReport:
     url = database_url or f"sqlite:///{root / 'authority.sqlite3'}"
-    server = _Server(root, url)
+    # The reviewer's Worker process starts with the demo (its interpreter's start-up overlaps
+    # the server's) and waits for the server's address.
+    worker = _WorkerProcess("worker-1")
+    try:
+        server = _Server(root, url)
+    except BaseException:
+        worker.stop()
+        raise
     world = _World(server, root)
+    world.workers.append(worker)
     try:
         missions, edges = await _scenario(world)
     finally:
         for agent in world.agents.values():
             await agent.client.close()
+        for process in world.workers:
+            process.stop()
         server.stop()
     passed = all(ok for _, ok in world.checks)
     return POCReport(
