@@ -285,8 +285,10 @@ def test_without_the_archival_policy_service_the_archive_check_goes_false(
     real = poc.subprocess.Popen
 
     def without_policy_service(args: list, **kwargs: object) -> object:  # type: ignore[type-arg]
-        at = args.index("--policy-service")
-        return real(args[:at] + args[at + 2:], **kwargs)  # type: ignore[call-overload]
+        if "--policy-service" in args:  # the server's command line (not a Worker process's)
+            at = args.index("--policy-service")
+            args = args[:at] + args[at + 2:]
+        return real(args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(poc.subprocess, "Popen", without_policy_service)
     report = poc.run_poc_sync(tmp_path)
