@@ -108,7 +108,7 @@ real = _poc_worker.SQLiteAgentStore
 _poc_worker.SQLiteAgentStore = lambda path: real(f"{path}.{os.getpid()}")
 """)
     report = poc.run_poc_sync(tmp_path)
-    assert "sqlite_cursors_reached_contiguous_group_heads" in report.failed_checks
+    assert report.failed_checks == ("sqlite_cursors_reached_contiguous_group_heads",)
 
 
 def test_without_the_action_id_fixed_the_collision_check_goes_false(
@@ -272,10 +272,11 @@ def test_a_projector_blind_to_reissued_leases_does_not_rebuild_the_queues(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Mutation, in the restarted Worker process: its replay ignores the ownership leases
     # accepted and re-issued by its new session: its queued work is not found again, the check
-    # goes false (and that work is never done).
+    # goes false, and that work is never done (so it is never verified either).
     _mutated_worker(monkeypatch, '_poc_worker._REQUEUED = ("work.checkpointed", "work.unblocked")')
     report = poc.run_poc_sync(tmp_path)
-    assert "worker_restart_rebuilt_per_group_queues_from_event_replay" in report.failed_checks
+    assert report.failed_checks == ("worker_restart_rebuilt_per_group_queues_from_event_replay",
+                                    "coordinator_verification_precedes_approval")
 
 
 def test_without_the_archival_policy_service_the_archive_check_goes_false(

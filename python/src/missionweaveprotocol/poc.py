@@ -971,7 +971,7 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
     world.check("sqlite_cursors_reached_contiguous_group_heads",
                 restarted["cursors"][GROUP_AUTH] == head and resumed["sequence"] == head + 1
                 and resumed["eventId"] == logs[GROUP_AUTH][head]["eventId"],
-                f"cursor {restarted['cursors'][GROUP_AUTH]} kept in the killed process's store; next delivered "
+                f"durable cursor {restarted['cursors'][GROUP_AUTH]} in the store file after the kill; next delivered "
                 f"#{resumed['sequence']} {resumed['eventId']}")
     replayed = restarted["replay"]
     heads = restarted["heads"]
