@@ -39,9 +39,15 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from . import poc
+from ._native import Dispatch
 from .canonical import canonical_bytes
 from .client import DeliveredEvent
 from .local_store import SQLiteAgentStore
+# Imported at start-up, before the first request: a restarted process loads them while the demo
+# goes on without it.
+from .models import Event
+from .replay import AgentReplay, EventProjection
+from .scheduler import GroupSchedulingPolicy, SchedulerPolicy, WorkOffer, WorkState, WorkTransition
 
 #: The Events after which an owned WorkItem waits in its owner's queue: accepted, checkpointed,
 #: unblocked, or its ownership lease re-issued by a new session (``nextState`` ``queued``).
@@ -123,11 +129,6 @@ class _Worker:
         return {"accepted": accepted, "sessionEpoch": self.reviewer.client.session_epoch}
 
     async def restart(self, old_epoch: int, pending: Dict[str, str]) -> Dict[str, Any]:
-        from .models import Event
-        from .replay import AgentReplay, EventProjection
-        from .scheduler import GroupSchedulingPolicy, SchedulerPolicy, WorkOffer, WorkState, WorkTransition
-        from ._native import Dispatch
-
         world = self.world
         groups = sorted(pending)
         cursors = {g: self.store.cursor(poc.REVIEWER, g) for g in groups}

@@ -41,7 +41,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _native
 from .canonical import canonical_bytes, canonical_json
@@ -848,12 +848,16 @@ async def _work_and_approve(world: _World, coordinator_auth: _Agent, coordinator
                               auth_source=sources[0], cli_source=h, cli_review=cli_items[1])
     hashes[GROUP_AUTH].append(reviewed[GROUP_AUTH])
     hashes[GROUP_CLI].extend(reviewed[GROUP_CLI])
-    # The integration cites every earlier auth stage's Artifact (requirements, implementation,
-    # tests, review).
-    h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
-                        _work(MISSION_AUTH, "integration"), list(hashes[GROUP_AUTH]))
-    hashes[GROUP_AUTH].append(h)
-    await _worker_restart(world, coordinator_auth, coordinator_cli, reviewer)
+
+    async def integrate() -> None:
+        # The integration cites every earlier auth stage's Artifact (requirements,
+        # implementation, tests, review). The coder does it while the reviewer's Worker
+        # process is down (killed, its replacement starting): the Group goes on without it.
+        h = await _complete(world, coordinator_auth, coder, MISSION_AUTH, GROUP_AUTH,
+                            _work(MISSION_AUTH, "integration"), list(hashes[GROUP_AUTH]))
+        hashes[GROUP_AUTH].append(h)
+
+    await _worker_restart(world, coordinator_auth, coordinator_cli, reviewer, while_down=integrate)
     missions = await _approvals(world, coordinator_auth, coordinator_cli, coder, hashes)
     return missions, world.provenance_edges
 
@@ -916,14 +920,15 @@ class _WorkerProcess:
 
 
 async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent,
-                          reviewer: _Agent) -> None:
+                          reviewer: _Agent, *, while_down: Callable[[], Awaitable[None]]) -> None:
     """Steps 8 and 9 in the reviewer's Worker process (§16; §22: kill and restart a Worker
     process). The process reads the auth Group into its SQLite store (durable Cursor, then
     ``ACK``) and accepts one ``handbook`` WorkItem per Group; the demo kills it (``SIGKILL``)
     with its session open; a new process on the same store file authenticates, is fenced from
     the old epoch, resubscribes from the durable Cursors and rebuilds its Scheduler by
     :class:`~missionweaveprotocol.replay.AgentReplay`; it dispatches, starts and submits both
-    WorkItems; the Coordinators verify them."""
+    WorkItems; the Coordinators verify them. ``while_down`` runs between the kill and the new
+    process's first request (the new process starts meanwhile and touches nothing yet)."""
     coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
     attach = {"url": world.server.url, "cafile": str(world.root / "dev-cert.pem"),
               "store": str(world.root / "reviewer-worker.sqlite3")}
@@ -958,6 +963,7 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
     killed = first.kill()
     second = _WorkerProcess("worker-2")
     world.workers.append(second)
+    await while_down()
     await second.request(world, "attach", process="worker-2", **attach)
     restarted = await second.request(world, "restart", oldEpoch=read["sessionEpoch"], pending=pending)
     logs = {g: await _replay(world, coordinators[g], g) for g in pending}
