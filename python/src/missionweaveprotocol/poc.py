@@ -885,8 +885,9 @@ class _WorkerProcess:
 
     def _drain(self) -> None:
         assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self._stderr.append(line)
+        with self.process.stderr:
+            for line in self.process.stderr:
+                self._stderr.append(line)
 
     async def request(self, world: _World, op: str, **fields: Any) -> Dict[str, Any]:
         """Sends one request (with the demo's clock reading) and waits for its answer."""
@@ -909,14 +910,19 @@ class _WorkerProcess:
 
     def stop(self) -> None:
         """End of input: the process closes its client and store and exits."""
+        assert self.process.stdin is not None and self.process.stdout is not None
         if self.process.poll() is None:
-            assert self.process.stdin is not None
             try:
                 self.process.stdin.close()
                 self.process.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            try:
+                stream.close()
+            except OSError:  # a broken pipe to a killed process: nothing left to flush
+                pass
 
 
 async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_cli: _Agent,
