@@ -9,8 +9,9 @@ One JSON request per stdin line, one JSON answer per stdout line (the demo,
 :mod:`missionweaveprotocol.poc`, is the only caller; the answers carry the evidence its checks
 are computed from). Requests:
 
-``{"op": "attach", "url", "cafile", "store"}``
-    the server to use and this process's store file (opened here, kept open);
+``{"op": "attach", "process", "url", "cafile", "store", "restarted"}``
+    the server to use and this process's store file (opened here, kept open); a restarted
+    process also loads the replay modules here;
 ``{"op": "read", "now", "group", "head"}``
     HELLO (a new Session Epoch), subscribe ``group`` from the durable Cursor, remember and
     acknowledge each verified Event up to ``head`` (the Cursor first, then ``ACK``), then the
@@ -43,11 +44,6 @@ from ._native import Dispatch
 from .canonical import canonical_bytes
 from .client import DeliveredEvent
 from .local_store import SQLiteAgentStore
-# Imported at start-up, before the first request: a restarted process loads them while the demo
-# goes on without it.
-from .models import Event
-from .replay import AgentReplay, EventProjection
-from .scheduler import GroupSchedulingPolicy, SchedulerPolicy, WorkOffer, WorkState, WorkTransition
 
 #: The Events after which an owned WorkItem waits in its owner's queue: accepted, checkpointed,
 #: unblocked, or its ownership lease re-issued by a new session (``nextState`` ``queued``).
@@ -129,6 +125,10 @@ class _Worker:
         return {"accepted": accepted, "sessionEpoch": self.reviewer.client.session_epoch}
 
     async def restart(self, old_epoch: int, pending: Dict[str, str]) -> Dict[str, Any]:
+        from .models import Event
+        from .replay import AgentReplay, EventProjection
+        from .scheduler import GroupSchedulingPolicy, SchedulerPolicy, WorkOffer, WorkState, WorkTransition
+
         world = self.world
         groups = sorted(pending)
         cursors = {g: self.store.cursor(poc.REVIEWER, g) for g in groups}
@@ -213,6 +213,10 @@ async def _serve() -> int:
             if op == "attach":
                 process = request["process"]
                 worker = _Worker(request["url"], request["cafile"], request["store"], process)
+                if request.get("restarted"):
+                    # A restarted process replays: it loads the replay machinery now (the demo
+                    # sends this request while it goes on without the reviewer).
+                    from . import replay  # noqa: F401
                 answer: Dict[str, Any] = {"attached": process}
             else:
                 assert worker is not None, "attach first"

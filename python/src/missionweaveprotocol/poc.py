@@ -891,9 +891,17 @@ class _WorkerProcess:
 
     async def request(self, world: _World, op: str, **fields: Any) -> Dict[str, Any]:
         """Sends one request (with the demo's clock reading) and waits for its answer."""
-        assert self.process.stdin is not None and self.process.stdout is not None
+        self.send(world, op, **fields)
+        return await self.answer()
+
+    def send(self, world: _World, op: str, **fields: Any) -> None:
+        assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(dict(fields, op=op, now=world.server.now.isoformat())) + "\n")
         self.process.stdin.flush()
+
+    async def answer(self) -> Dict[str, Any]:
+        """The answer to the request sent last."""
+        assert self.process.stdout is not None
         line = await asyncio.wait_for(asyncio.to_thread(self.process.stdout.readline), WAIT * 2)
         if not line:
             raise RuntimeError(f"the Worker process {self.name} exited ({self.process.wait()}):\n"
@@ -934,7 +942,8 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
     the old epoch, resubscribes from the durable Cursors and rebuilds its Scheduler by
     :class:`~missionweaveprotocol.replay.AgentReplay`; it dispatches, starts and submits both
     WorkItems; the Coordinators verify them. ``while_down`` runs between the kill and the new
-    process's first request (the new process starts meanwhile and touches nothing yet)."""
+    process's first contact with the server (meanwhile it starts, opens its store and loads
+    its modules)."""
     coordinators = {GROUP_AUTH: coordinator_auth, GROUP_CLI: coordinator_cli}
     attach = {"url": world.server.url, "cafile": str(world.root / "dev-cert.pem"),
               "store": str(world.root / "reviewer-worker.sqlite3")}
@@ -942,7 +951,7 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
     # until now): its session is closed first.
     await reviewer.client.close()
     first = world.workers[0]
-    await first.request(world, "attach", process="worker-1", **attach)
+    await first.request(world, "attach", process="worker-1", restarted=False, **attach)
     head = (await _replay(world, coordinator_auth, GROUP_AUTH))[-1]["sequence"]
     read = await first.request(world, "read", group=GROUP_AUTH, head=head)
     world.check("duplicate_event_delivery_ignored",
@@ -969,8 +978,11 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
     killed = first.kill()
     second = _WorkerProcess("worker-2")
     world.workers.append(second)
+    # It opens the store file and loads its modules while the demo goes on; it does not touch
+    # the server before the next request (so the Event order stays fixed).
+    second.send(world, "attach", process="worker-2", restarted=True, **attach)
     await while_down()
-    await second.request(world, "attach", process="worker-2", **attach)
+    await second.answer()
     restarted = await second.request(world, "restart", oldEpoch=read["sessionEpoch"], pending=pending)
     logs = {g: await _replay(world, coordinators[g], g) for g in pending}
     epoch = read["sessionEpoch"]
