@@ -7,7 +7,9 @@ a subprocess on an ephemeral ``127.0.0.1`` port over TLS 1.3 (``--dev``: a throw
 certificate the clients trust, and nothing else), on a SQLite file under the work directory (or
 ``--database-url postgresql://…``). Every Agent is an :class:`~missionweaveprotocol.client.AgentClient`
 over ``wss``; every Command is a normative document signed by its own actor's key and verified
-by the server (six stages against the Organization Registry). The human MissionOwner's Commands
+by the server (six stages against the Organization Registry). The shared reviewer's steps 8 and
+9 run in Worker processes of their own (:mod:`missionweaveprotocol._poc_worker`): the first is
+killed with ``SIGKILL``, a new one restarts on its SQLite store. The human MissionOwner's Commands
 go through the server's control-plane relay (``POST /control``, §15: a control plane may relay a
 human's signed Command; the actor stays the human), as do the archival service's (the Group
 Authority, the server's ``--policy-service``) ``…core.group_archive`` Commands (§15.2).
