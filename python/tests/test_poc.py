@@ -92,7 +92,11 @@ def test_a_worker_process_that_is_not_killed_fails_the_fence_check(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Mutation: the first Worker process is asked to stop (it closes its session and store
     # cleanly) instead of being killed: not the failure the check claims, so it goes false.
-    monkeypatch.setattr(poc._WorkerProcess, "kill", lambda self: (self.stop(), self.process.returncode)[1])
+    def stopped_cleanly(self: poc._WorkerProcess) -> int:
+        self.stop()
+        return self.process.returncode
+
+    monkeypatch.setattr(poc._WorkerProcess, "kill", stopped_cleanly)
     report = poc.run_poc_sync(tmp_path)
     assert report.failed_checks == ("worker_restart_fences_old_session",)
 
