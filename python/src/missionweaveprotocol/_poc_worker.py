@@ -87,6 +87,9 @@ class _Attached(poc._Server):
 
 
 class _Worker:
+    """The reviewer in this process: its store (kept open until the process ends or is killed)
+    and, once connected, its client."""
+
     def __init__(self, url: str, cafile: str, store: str, process: str) -> None:
         self.server = _Attached(url, cafile)
         self.world = poc._World(self.server, Path(store).parent, actions_prefix=f"poc-{process}")
