@@ -195,11 +195,13 @@ export async function rustServer(org, { extra = [], insecure = false, seed, memb
   await store.initialize();
   const core = org.core(store);
   await (seed ?? org.seed)(core);
-  // `members`: more Agents made Workers of GROUP (with Agent Cards), like the Worker.
+  // `members`: more Agents made Workers of both Groups (with Agent Cards), like the Worker.
   for (const member of members) {
-    await core.perform(org.command(GROUP, 'membership.change', OWNER, 0, {
-      member: { type: 'agent', id: member }, role: 'worker', scopes: ['work:execute'], visibilityStartSequence: 0,
-    }));
+    for (const group of [GROUP, OTHER_GROUP]) {
+      await core.perform(org.command(group, 'membership.change', OWNER, 0, {
+        member: { type: 'agent', id: member }, role: 'worker', scopes: ['work:execute'], visibilityStartSequence: 0,
+      }));
+    }
   }
   core.free();
   await store.close();
