@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Smoke tests of the release artifacts (scripts/release.sh runs this on dist/).
+#
+#   scripts/release-smoke.sh [DIST]        (default <repo>/dist)
+#
+# What runs where (docs/release.md has the output):
+#   1. the sdist: `pip wheel` of the tarball alone (MWP_PROTOCOL_ROOT unset, no ../shared beside
+#      it), the wheel installed in a fresh venv, the conformance console script run;
+#   2. the manylinux2014 x86_64 wheel in a fresh venv: the conformance console script (all 150
+#      evaluations) and examples/python/quickstart.py (sign a Command, verify it, reject a
+#      tampered copy; stdout must equal quickstart.out);
+#   3. the aarch64 manylinux2014 wheel under qemu-aarch64-static, in Debian's arm64 Python 3.11
+#      (packages unpacked into a private root, nothing installed on the machine), with pydantic's
+#      aarch64 wheels from PyPI: the same two checks;
+#   4. the static musl binaries: x86_64 natively, aarch64 under qemu-aarch64-static: the
+#      conformance command on the embedded bundles and `--bundle behavior`, the server's --help;
+#   5. the musllinux wheels: NOT run; no musl Python can be obtained here (only crates.io, PyPI,
+#      npm and Debian are reachable; Debian ships no musl-linked Python). Their tag and contents
+#      are checked by scripts/check_wheel.py, and the same code built for musl runs in step 4.
+# Environment: CARGO_TARGET_DIR (the sdist build and the arm64 root are cached under
+# $CARGO_TARGET_DIR/release-smoke), MWP_RELEASE_VENV (the release venv, for pip).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIST="$(cd "${1:-$ROOT/dist}" && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+CACHE="$CARGO_TARGET_DIR/release-smoke"
+VERSION="$(python3 -c 'import tomllib,sys; print(tomllib.load(open(sys.argv[1],"rb"))["workspace"]["package"]["version"])' "$ROOT/Cargo.toml")"
+PYDANTIC=(pydantic==2.14.4)
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+step() { printf '\n--- smoke: %s (%ss)\n' "$1" "$SECONDS"; }
+mkdir -p "$CACHE"
+
+# The two checks every installed wheel passes: console script, quickstart output.
+check_installed() {  # PYTHON_COMMAND...
+  ( cd "$WORK" && "$@" -c 'import sys; from missionweaveprotocol.cli import conformance; sys.exit(conformance([]))' )
+  ( cd "$WORK" && "$@" "$ROOT/examples/python/quickstart.py" ) > "$WORK/quickstart.out"
+  diff -u "$ROOT/examples/python/quickstart.out" "$WORK/quickstart.out"
+  echo "examples/python/quickstart.py: output equal to quickstart.out"
+  cat "$WORK/quickstart.out"
+}
+
+step "1. sdist builds alone: pip wheel missionweaveprotocol-$VERSION.tar.gz"
+mkdir -p "$WORK/sdist-build"
+cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
+[ ! -e "$WORK/shared" ] && [ ! -e /tmp/shared ]
+python3 -m venv "$WORK/sdist-venv"
+# The sdist is built as pip builds it for a user (an isolated build env with maturin from
+# PyPI); only the cargo target dir is kept between runs (workspace crates rebuild each time:
+# pip unpacks into a new directory).
+( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_TARGET_DIR="$CACHE/sdist-target" \
+    "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
+    -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
+built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"
+python3 "$ROOT/scripts/check_wheel.py" "$built"
+"$WORK/sdist-venv/bin/python" -m pip install -q --disable-pip-version-check "$built"
+( cd "$WORK" && "$WORK/sdist-venv/bin/missionweaveprotocol-conformance" )
+
+step "2. manylinux2014 x86_64 wheel in a fresh venv (host Python $(python3 -c 'import platform; print(platform.python_version())'))"
+python3 -m venv "$WORK/x86-venv"
+"$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check \
+  "$DIST"/python/missionweaveprotocol-"$VERSION"-cp39-abi3-manylinux*_x86_64.whl
+( cd "$WORK" && "$WORK/x86-venv/bin/missionweaveprotocol-conformance" )
+check_installed "$WORK/x86-venv/bin/python"
+
+step "3. manylinux2014 aarch64 wheel under qemu-aarch64-static (Debian arm64 Python 3.11)"
+ARM_ROOT="$CACHE/arm64-root"
+if [ ! -x "$ARM_ROOT/usr/bin/python3.11" ]; then
+  # A private apt state: the machine's dpkg architectures and package lists stay untouched.
+  apt_dir="$CACHE/arm64-apt"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/debs"
+  touch "$apt_dir/status"
+  apt_opts=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o "Dir::State::Lists=$apt_dir/lists"
+            -o "Dir::Cache=$apt_dir/cache" -o "Dir::State::status=$apt_dir/status")
+  apt-get "${apt_opts[@]}" -qq update
+  ( cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" -qq download python3.11-minimal libpython3.11-minimal \
+      libpython3.11-stdlib libc6 zlib1g libexpat1 libffi8 libssl3 libgcc-s1 libbz2-1.0 liblzma5 \
+      libuuid1 libsqlite3-0 libncursesw6 libtinfo6 libreadline8 libdb5.3 libcrypt1 libnsl2 libtirpc3 )
+  rm -rf "$ARM_ROOT.tmp" && mkdir -p "$ARM_ROOT.tmp"
+  for deb in "$apt_dir"/debs/*.deb; do dpkg-deb -x "$deb" "$ARM_ROOT.tmp"; done
+  rm -rf "$ARM_ROOT" && mv "$ARM_ROOT.tmp" "$ARM_ROOT"
+fi
+arm_site="$WORK/arm64-site"
+# The host's pip installs for the arm64 interpreter: binary wheels for that platform only.
+python3 -m pip install -q --disable-pip-version-check --target "$arm_site" --only-binary=:all: \
+  --platform manylinux2014_aarch64 --python-version 3.11 --implementation cp "${PYDANTIC[@]}"
+python3 -m pip install -q --disable-pip-version-check --target "$arm_site" --no-deps \
+  --platform manylinux2014_aarch64 --python-version 3.11 --implementation cp --only-binary=:all: \
+  "$DIST"/python/missionweaveprotocol-"$VERSION"-cp39-abi3-manylinux*_aarch64.whl
+arm_python=(env PYTHONPATH="$arm_site" qemu-aarch64-static -L "$ARM_ROOT" "$ARM_ROOT/usr/bin/python3.11")
+"${arm_python[@]}" -c 'import platform, missionweaveprotocol._native as n; print("imported", n.__file__.rsplit("/",1)[-1], "on", platform.machine(), platform.python_version())'
+check_installed "${arm_python[@]}"
+
+for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+  case "$target" in
+    x86_64-*) run=() ;;
+    aarch64-*) run=(qemu-aarch64-static) ;;
+  esac
+  step "4. static binaries $target ${run[*]:-(native)}"
+  conformance="$DIST/bin/missionweaveprotocol-conformance-$VERSION-$target"
+  server="$DIST/bin/missionweaveprotocol-server-$VERSION-$target"
+  file -b "$conformance" "$server"
+  ( cd "$WORK" && "${run[@]}" "$conformance" --version && "${run[@]}" "$conformance" \
+      && "${run[@]}" "$conformance" --bundle behavior )
+  "${run[@]}" "$server" --help | head -n 5
+  "${run[@]}" "$server" --version
+done
+
+step "5. musllinux wheels"
+for wheel in "$DIST"/python/*musllinux*.whl; do
+  echo "NOT RUN: $(basename "$wheel"): no musl Python is obtainable here (Alpine, python-build-standalone and other musl builds are not reachable; Debian ships none). Checked: contents and tag (scripts/check_wheel.py); the same Rust code for musl ran in step 4."
+done
+step "all smoke tests passed"
