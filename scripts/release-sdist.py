@@ -45,8 +45,11 @@ def pinned_files(pin_text: str) -> list[tuple[str, int, str]]:
 
 def add_bundle(sdist: Path, protocol_root: Path) -> int:
     """Rewrites `sdist` with the bundle added; returns the number of files added."""
+    members: list[tuple[tarfile.TarInfo, bytes | None]] = []
     with tarfile.open(sdist, "r:gz") as tar:
-        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]  # type: ignore[union-attr]
+        for member in tar.getmembers():
+            handle = tar.extractfile(member) if member.isfile() else None
+            members.append((member, handle.read() if handle is not None else None))
     prefix = members[0][0].name.split("/", 1)[0]
     names = {m.name for m, _ in members}
     pin_member = f"{prefix}/{PIN}"
@@ -55,7 +58,8 @@ def add_bundle(sdist: Path, protocol_root: Path) -> int:
     if any(name.startswith(f"{prefix}/{BUNDLE_DIR}/") for name in names):
         raise SdistError(f"{sdist.name} already carries {BUNDLE_DIR}")
     pin_text = next(data for m, data in members if m.name == pin_member)
-    assert pin_text is not None
+    if pin_text is None:
+        raise SdistError(f"{PIN} in {sdist.name} is not a file")
     added: list[tuple[str, bytes]] = []
     for rel, length, sha in pinned_files(pin_text.decode()):
         data = (protocol_root / rel).read_bytes()
@@ -68,14 +72,14 @@ def add_bundle(sdist: Path, protocol_root: Path) -> int:
     # A fixed gzip mtime and member order: the same inputs give the same bytes.
     with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=mtime) as gz:
         with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as out:
-            for member, data in members:
-                out.addfile(member, io.BytesIO(data) if data is not None else None)
-            for rel, data in added:
+            for member, payload in members:
+                out.addfile(member, io.BytesIO(payload) if payload is not None else None)
+            for rel, content in added:
                 info = tarfile.TarInfo(f"{prefix}/{BUNDLE_DIR}/{rel}")
-                info.size = len(data)
+                info.size = len(content)
                 info.mode = 0o644
                 info.mtime = mtime
-                out.addfile(info, io.BytesIO(data))
+                out.addfile(info, io.BytesIO(content))
     sdist.write_bytes(buffer.getvalue())
     return len(added)
 

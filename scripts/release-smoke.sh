@@ -17,8 +17,8 @@
 #   5. the musllinux wheels: NOT run; no musl Python can be obtained here (only crates.io, PyPI,
 #      npm and Debian are reachable; Debian ships no musl-linked Python). Their tag and contents
 #      are checked by scripts/check_wheel.py, and the same code built for musl runs in step 4.
-# Environment: CARGO_TARGET_DIR (the sdist build and the arm64 root are cached under
-# $CARGO_TARGET_DIR/release-smoke), MWP_RELEASE_VENV (the release venv, for pip).
+# Environment: CARGO_TARGET_DIR (the release's; the arm64 Python root is cached under
+# $CARGO_TARGET_DIR/release-smoke).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIST="$(cd "${1:-$ROOT/dist}" && pwd)"
@@ -46,9 +46,10 @@ cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
 [ ! -e "$WORK/shared" ] && [ ! -e /tmp/shared ]
 python3 -m venv "$WORK/sdist-venv"
 # The sdist is built as pip builds it for a user (an isolated build env with maturin from
-# PyPI); only the cargo target dir is kept between runs (workspace crates rebuild each time:
-# pip unpacks into a new directory).
-( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_TARGET_DIR="$CACHE/sdist-target" \
+# PyPI), from its own sources: the workspace crates compile from the unpacked tarball (pip
+# unpacks into a new directory each run). The release's cargo target dir and target triple
+# are kept so that registry crates already compiled by the release builds are reused.
+( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
     "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
     -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
 built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"

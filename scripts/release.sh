@@ -8,7 +8,7 @@
 #               sdist, which carries the pinned protocol bundle (scripts/release-sdist.py)
 # dist/bin/     static musl missionweaveprotocol-server and -conformance, x86_64 and aarch64
 # dist/npm/     scripts/release-npm.sh's output, when that script exists
-# dist/sbom.cdx.json   CycloneDX 1.5 SBOM of the shipped crates (cargo-cyclonedx)
+# dist/sbom/    CycloneDX 1.5 SBOMs of the shipped artifacts (cargo-cyclonedx)
 # dist/SHA256SUMS      every file above
 # Every wheel is checked (scripts/check_wheel.py: contents and platform tag, plus `auditwheel
 # show`); scripts/release-smoke.sh runs the artifacts (docs/release.md has its output).
@@ -21,7 +21,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CARGO_INCREMENTAL=0
-export MWP_PROTOCOL_ROOT="${MWP_PROTOCOL_ROOT:-$ROOT/../shared/protocol}"
+# Not exported when unset: build.rs reruns (and every crate above it rebuilds) when the
+# variable changes, so the builds see exactly what a plain `cargo build` sees.
+PROTOCOL_ROOT="${MWP_PROTOCOL_ROOT:-$ROOT/../shared/protocol}"
 VENV="${MWP_RELEASE_VENV:-$ROOT/.venv-release}"
 DIST="$ROOT/dist"
 WHEEL_TARGETS=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
@@ -65,7 +67,7 @@ done
 
 step "sdist (with the pinned protocol bundle)"
 ( cd python && maturin sdist --out "$DIST/python" )
-python3 scripts/release-sdist.py "$DIST"/python/missionweaveprotocol-"$VERSION".tar.gz "$MWP_PROTOCOL_ROOT"
+python3 scripts/release-sdist.py "$DIST"/python/missionweaveprotocol-"$VERSION".tar.gz "$PROTOCOL_ROOT"
 
 step "wheel contents and platform tags"
 python3 scripts/check_wheel.py "$DIST"/python/*.whl
@@ -90,16 +92,24 @@ for target in "${BIN_TARGETS[@]}"; do
   done
 done
 
-step "SBOM (CycloneDX 1.5, the crates the artifacts ship)"
-# One SBOM per shipped crate, merged into dist/: the Python extension (which links the server
-# and conformance crates), the server and the conformance command.
-for crate in bindings/python core/server core/cli; do
-  cargo cyclonedx --manifest-path "$crate/Cargo.toml" --format json --spec-version 1.5 \
-    --override-filename sbom-tmp >/dev/null
-done
-python3 scripts/release-sbom.py "$DIST/sbom.cdx.json" bindings/python/sbom-tmp.json \
-  core/server/sbom-tmp.json core/cli/sbom-tmp.json
-rm -f bindings/python/sbom-tmp.json core/server/sbom-tmp.json core/cli/sbom-tmp.json
+step "SBOM (CycloneDX 1.5 JSON from cargo metadata, one per shipped artifact)"
+# `--describe binaries` writes one SBOM beside each Cargo.toml for every bin/cdylib of the
+# workspace; the three that ship are kept (the Python extension, which links the server and
+# conformance crates too; the server; the conformance command), the others deleted.
+mkdir -p "$DIST/sbom"
+cargo cyclonedx --manifest-path Cargo.toml --format json --spec-version 1.5 --describe binaries \
+  --target x86_64-unknown-linux-gnu -q
+mv bindings/python/_native_cdylib.cdx.json "$DIST/sbom/missionweaveprotocol-python-_native.cdx.json"
+mv core/server/missionweaveprotocol-server_bin.cdx.json "$DIST/sbom/missionweaveprotocol-server.cdx.json"
+mv core/cli/missionweaveprotocol-conformance_bin.cdx.json "$DIST/sbom/missionweaveprotocol-conformance.cdx.json"
+find bindings core examples -name '*.cdx.json' -not -path '*/node_modules/*' -delete
+python3 - "$DIST"/sbom/*.cdx.json <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    bom = json.load(open(path))
+    assert bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.5", path
+    print(f"{path.rsplit('/', 1)[-1]}: CycloneDX {bom['specVersion']}, {len(bom['components'])} components")
+PY
 
 if [ -x scripts/release-npm.sh ]; then
   step "npm package (scripts/release-npm.sh)"
