@@ -4,19 +4,20 @@
 #   scripts/release-smoke.sh [DIST]        (default <repo>/dist)
 #
 # What runs where (docs/release.md has the output):
-#   1. the sdist: `pip wheel` of the tarball alone (MWP_PROTOCOL_ROOT unset, no ../shared beside
-#      it), the wheel installed in a fresh venv, the conformance console script run;
-#   2. the manylinux2014 x86_64 wheel in a fresh venv: the conformance console script (all 150
+#   1. the manylinux2014 x86_64 wheel in a fresh venv: the conformance console script (all 150
 #      evaluations) and examples/python/quickstart.py (sign a Command, verify it, reject a
 #      tampered copy; stdout must equal quickstart.out);
-#   3. the aarch64 manylinux2014 wheel under qemu-aarch64-static, in Debian's arm64 Python 3.11
+#   2. the aarch64 manylinux2014 wheel under qemu-aarch64-static, in Debian's arm64 Python 3.11
 #      (packages unpacked into a private root, nothing installed on the machine), with pydantic's
 #      aarch64 wheels from PyPI: the same two checks;
-#   4. the static musl binaries: x86_64 natively, aarch64 under qemu-aarch64-static: the
+#   3. the static musl binaries: x86_64 natively, aarch64 under qemu-aarch64-static: the
 #      conformance command on the embedded bundles and `--bundle behavior`, the server's --help;
-#   5. the musllinux wheels: NOT run; no musl Python can be obtained here (only crates.io, PyPI,
+#   4. the musllinux wheels: NOT run; no musl Python can be obtained here (only crates.io, PyPI,
 #      npm and Debian are reachable; Debian ships no musl-linked Python). Their tag and contents
-#      are checked by scripts/check_wheel.py, and the same code built for musl runs in step 4.
+#      are checked by scripts/check_wheel.py, and the same code built for musl runs in step 3;
+#   5. the sdist: `pip wheel` of the tarball alone (MWP_PROTOCOL_ROOT unset, no ../shared beside
+#      it), the wheel's tag and contents checked, installed in a fresh venv, the conformance
+#      console script run. Last: it compiles the workspace crates from the sdist's sources.
 # Environment: CARGO_TARGET_DIR (the release's; the arm64 Python root is cached under
 # $CARGO_TARGET_DIR/release-smoke).
 set -euo pipefail
@@ -40,31 +41,14 @@ check_installed() {  # PYTHON_COMMAND...
   cat "$WORK/quickstart.out"
 }
 
-step "1. sdist builds alone: pip wheel missionweaveprotocol-$VERSION.tar.gz"
-mkdir -p "$WORK/sdist-build"
-cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
-[ ! -e "$WORK/shared" ] && [ ! -e /tmp/shared ]
-python3 -m venv "$WORK/sdist-venv"
-# The sdist is built as pip builds it for a user (an isolated build env with maturin from
-# PyPI), from its own sources: the workspace crates compile from the unpacked tarball (pip
-# unpacks into a new directory each run). The release's cargo target dir and target triple
-# are kept so that registry crates already compiled by the release builds are reused.
-( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
-    "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
-    -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
-built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"
-python3 "$ROOT/scripts/check_wheel.py" "$built"
-"$WORK/sdist-venv/bin/python" -m pip install -q --disable-pip-version-check "$built"
-( cd "$WORK" && "$WORK/sdist-venv/bin/missionweaveprotocol-conformance" )
-
-step "2. manylinux2014 x86_64 wheel in a fresh venv (host Python $(python3 -c 'import platform; print(platform.python_version())'))"
+step "1. manylinux2014 x86_64 wheel in a fresh venv (host Python $(python3 -c 'import platform; print(platform.python_version())'))"
 python3 -m venv "$WORK/x86-venv"
 "$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check \
   "$DIST"/python/missionweaveprotocol-"$VERSION"-cp39-abi3-manylinux*_x86_64.whl
 ( cd "$WORK" && "$WORK/x86-venv/bin/missionweaveprotocol-conformance" )
 check_installed "$WORK/x86-venv/bin/python"
 
-step "3. manylinux2014 aarch64 wheel under qemu-aarch64-static (Debian arm64 Python 3.11)"
+step "2. manylinux2014 aarch64 wheel under qemu-aarch64-static (Debian arm64 Python 3.11)"
 ARM_ROOT="$CACHE/arm64-root"
 if [ ! -x "$ARM_ROOT/usr/bin/python3.11" ]; then
   # A private apt state: the machine's dpkg architectures and package lists stay untouched.
@@ -82,10 +66,10 @@ if [ ! -x "$ARM_ROOT/usr/bin/python3.11" ]; then
   rm -rf "$ARM_ROOT" && mv "$ARM_ROOT.tmp" "$ARM_ROOT"
 fi
 arm_site="$WORK/arm64-site"
-# The host's pip installs for the arm64 interpreter: binary wheels for that platform only.
-python3 -m pip install -q --disable-pip-version-check --target "$arm_site" --only-binary=:all: \
+# Step 1's venv installs for the arm64 interpreter: binary wheels for that platform only.
+"$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check --target "$arm_site" --only-binary=:all: \
   --platform manylinux2014_aarch64 --python-version 3.11 --implementation cp "${PYDANTIC[@]}"
-python3 -m pip install -q --disable-pip-version-check --target "$arm_site" --no-deps \
+"$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check --target "$arm_site" --no-deps \
   --platform manylinux2014_aarch64 --python-version 3.11 --implementation cp --only-binary=:all: \
   "$DIST"/python/missionweaveprotocol-"$VERSION"-cp39-abi3-manylinux*_aarch64.whl
 arm_python=(env PYTHONPATH="$arm_site" qemu-aarch64-static -L "$ARM_ROOT" "$ARM_ROOT/usr/bin/python3.11")
@@ -97,7 +81,7 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
     x86_64-*) run=() ;;
     aarch64-*) run=(qemu-aarch64-static) ;;
   esac
-  step "4. static binaries $target ${run[*]:-(native)}"
+  step "3. static binaries $target ${run[*]:-(native)}"
   conformance="$DIST/bin/missionweaveprotocol-conformance-$VERSION-$target"
   server="$DIST/bin/missionweaveprotocol-server-$VERSION-$target"
   file -b "$conformance" "$server"
@@ -107,8 +91,25 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   "${run[@]}" "$server" --version
 done
 
-step "5. musllinux wheels"
+step "4. musllinux wheels"
 for wheel in "$DIST"/python/*musllinux*.whl; do
-  echo "NOT RUN: $(basename "$wheel"): no musl Python is obtainable here (Alpine, python-build-standalone and other musl builds are not reachable; Debian ships none). Checked: contents and tag (scripts/check_wheel.py); the same Rust code for musl ran in step 4."
+  echo "NOT RUN: $(basename "$wheel"): no musl Python is obtainable here (Alpine, python-build-standalone and other musl builds are not reachable; Debian ships none). Checked: contents and tag (scripts/check_wheel.py); the same Rust code for musl ran in step 3."
 done
+step "5. sdist builds alone: pip wheel missionweaveprotocol-$VERSION.tar.gz"
+mkdir -p "$WORK/sdist-build"
+cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
+[ ! -e "$WORK/shared" ] && [ ! -e /tmp/shared ]
+python3 -m venv "$WORK/sdist-venv"
+# The sdist is built as pip builds it for a user (an isolated build env with maturin from
+# PyPI), from its own sources: the workspace crates compile from the unpacked tarball (pip
+# unpacks into a new directory each run). The release's cargo target dir and target triple
+# are kept so that registry crates already compiled by the release builds are reused.
+( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
+    "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
+    -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
+built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"
+python3 "$ROOT/scripts/check_wheel.py" "$built"
+"$WORK/sdist-venv/bin/python" -m pip install -q --disable-pip-version-check "$built"
+( cd "$WORK" && "$WORK/sdist-venv/bin/missionweaveprotocol-conformance" )
+
 step "all smoke tests passed"

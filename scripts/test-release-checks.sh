@@ -32,7 +32,7 @@ copy_repo() {  # the manifests check-version.sh reads, in a fresh directory
   local dest="$WORK/repo-$1"
   mkdir -p "$dest"
   ( cd "$ROOT" && git ls-files -- Cargo.toml '*/Cargo.toml' python/pyproject.toml 'js/*package.json' \
-      js/package-lock.json CHANGELOG.md | grep -v node_modules | cpio -pdm --quiet "$dest" )
+      js/package-lock.json CHANGELOG.md | grep -v node_modules | xargs cp --parents -t "$dest" )
   echo "$dest"
 }
 repo="$(copy_repo js)"
