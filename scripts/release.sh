@@ -55,7 +55,8 @@ VERSION="$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml","rb"
 rm -rf "$DIST"
 mkdir -p "$DIST/python" "$DIST/bin"
 
-for target in "${WHEEL_TARGETS[@]}"; do
+build_wheel() {  # TARGET: manylinux2014 for glibc, musllinux_1_2 for musl
+  local target="$1" compat
   case "$target" in
     *-gnu) compat=manylinux2014 ;;
     *-musl) compat=musllinux_1_2 ;;
@@ -63,18 +64,11 @@ for target in "${WHEEL_TARGETS[@]}"; do
   step "wheel $target ($compat)"
   ( cd python && maturin build --release --locked --zig --compatibility "$compat" \
       --target "$target" --out "$DIST/python" )
-done
-
-step "sdist (with the pinned protocol bundle)"
-( cd python && maturin sdist --out "$DIST/python" )
-python3 scripts/release-sdist.py "$DIST"/python/missionweaveprotocol-"$VERSION".tar.gz "$PROTOCOL_ROOT"
-
-step "wheel contents and platform tags"
-python3 scripts/check_wheel.py "$DIST"/python/*.whl
-for wheel in "$DIST"/python/*.whl; do
-  auditwheel show "$wheel" 2>&1 | sed 's/^/  /'
-done
-
+}
+# The glibc wheels, the static binaries, then the musl wheels (the order only matters for a
+# cold cache: the artifacts smoke-tested on real interpreters come first).
+build_wheel x86_64-unknown-linux-gnu
+build_wheel aarch64-unknown-linux-gnu
 for target in "${BIN_TARGETS[@]}"; do
   step "static binaries $target"
   cargo zigbuild --release --locked --target "$target" \
@@ -90,6 +84,19 @@ for target in "${BIN_TARGETS[@]}"; do
       *) echo "error: $out is not statically linked" >&2; exit 1 ;;
     esac
   done
+done
+
+build_wheel x86_64-unknown-linux-musl
+build_wheel aarch64-unknown-linux-musl
+
+step "sdist (with the pinned protocol bundle)"
+( cd python && maturin sdist --out "$DIST/python" )
+python3 scripts/release-sdist.py "$DIST"/python/missionweaveprotocol-"$VERSION".tar.gz "$PROTOCOL_ROOT"
+
+step "wheel contents and platform tags"
+python3 scripts/check_wheel.py "$DIST"/python/*.whl
+for wheel in "$DIST"/python/*.whl; do
+  auditwheel show "$wheel" 2>&1 | sed 's/^/  /'
 done
 
 step "SBOM (CycloneDX 1.5 JSON from cargo metadata, one per shipped artifact)"
