@@ -12,9 +12,10 @@
 #      aarch64 wheels from PyPI: the same two checks;
 #   3. the static musl binaries: x86_64 natively, aarch64 under qemu-aarch64-static: the
 #      conformance command on the embedded bundles and `--bundle behavior`, the server's --help;
-#   4. the musllinux wheels: NOT run; no musl Python can be obtained here (only crates.io, PyPI,
-#      npm and Debian are reachable; Debian ships no musl-linked Python). Their tag and contents
-#      are checked by scripts/check_wheel.py, and the same code built for musl runs in step 3;
+#   4. the musllinux_1_2 x86_64 wheel in a musl CPython 3.11 built here from Debian's source
+#      package with musl-gcc (cached): the same two checks. The aarch64 musl wheel is NOT run
+#      (no aarch64 musl Python); its tag and contents are checked, and the aarch64 musl
+#      binaries of step 3 are the same code;
 #   5. the sdist: `pip wheel` of the tarball alone (MWP_PROTOCOL_ROOT unset, no ../shared beside
 #      it), the wheel's tag and contents checked, installed in a fresh venv, the conformance
 #      console script run. Last: it compiles the workspace crates from the sdist's sources.
@@ -91,10 +92,46 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   "${run[@]}" "$server" --version
 done
 
-step "4. musllinux wheels"
-for wheel in "$DIST"/python/*musllinux*.whl; do
-  echo "NOT RUN: $(basename "$wheel"): no musl Python is obtainable here (Alpine, python-build-standalone and other musl builds are not reachable; Debian ships none). Checked: contents and tag (scripts/check_wheel.py); the same Rust code for musl ran in step 3."
-done
+step "4. musllinux_1_2 x86_64 wheel in a musl CPython 3.11 (built here from Debian's python3.11 source)"
+# No musl Python can be downloaded here (Alpine, python-build-standalone: not reachable; Debian
+# ships none), so one is built once from Debian's source package with musl-gcc (Debian's musl
+# 1.2.3; musllinux_1_2 needs musl >= 1.2) and cached. Built without OpenSSL, ctypes and the
+# other modules whose libraries are glibc-only here; the package and pydantic need none of them.
+MUSL_PY="$CACHE/musl-python/bin/python3.11"
+if [ ! -x "$MUSL_PY" ]; then
+  command -v musl-gcc >/dev/null || { apt-get update -qq && apt-get install -y -qq musl musl-tools musl-dev; }
+  src_apt="$CACHE/src-apt"
+  mkdir -p "$src_apt/lists/partial" "$src_apt/cache/archives/partial" "$src_apt/src" "$src_apt/sources.d"
+  touch "$src_apt/status"
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    > "$src_apt/sources.d/src.sources"
+  src_opts=(-o "Dir::State::Lists=$src_apt/lists" -o "Dir::Cache=$src_apt/cache" -o "Dir::State::status=$src_apt/status"
+            -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$src_apt/sources.d")
+  apt-get "${src_opts[@]}" -qq update
+  ( cd "$src_apt/src" && apt-get "${src_opts[@]}" -qq --download-only source python3.11 )
+  src="$CACHE/musl-python-src"
+  rm -rf "$src" && mkdir -p "$src"
+  tar xzf "$src_apt"/src/python3.11_*.orig.tar.gz -C "$src" --strip-components=1
+  # musl-gcc wraps the host gcc, whose --print-multiarch names glibc; CPython's configure
+  # refuses that mismatch, so the wrapper answers for musl.
+  printf '#!/bin/sh\n[ "$1" = --print-multiarch ] && { echo x86_64-linux-musl; exit 0; }\nexec musl-gcc "$@"\n' > "$CACHE/musl-cc"
+  chmod +x "$CACHE/musl-cc"
+  ( cd "$src" && ./configure -q CC="$CACHE/musl-cc" --prefix="$CACHE/musl-python" --disable-shared \
+      --without-ensurepip --disable-test-modules && make -j2 -s && make -s install ) \
+    > "$CACHE/musl-python-build.log" 2>&1
+fi
+echo "interpreter: $(file -b "$MUSL_PY" | cut -d, -f1-5)"
+musl_site="$WORK/musl-site"
+"$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check --target "$musl_site" --only-binary=:all: \
+  --platform musllinux_1_2_x86_64 --python-version 3.11 --implementation cp "${PYDANTIC[@]}"
+"$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check --target "$musl_site" --no-deps \
+  --platform musllinux_1_2_x86_64 --python-version 3.11 --implementation cp --only-binary=:all: \
+  "$DIST"/python/missionweaveprotocol-"$VERSION"-cp39-abi3-musllinux_1_2_x86_64.whl
+musl_python=(env PYTHONPATH="$musl_site" "$MUSL_PY")
+"${musl_python[@]}" -c 'import platform, missionweaveprotocol._native as n; print("imported", n.__file__.rsplit("/",1)[-1], "on", platform.machine(), platform.python_version())'
+check_installed "${musl_python[@]}"
+echo "NOT RUN: the musllinux_1_2 aarch64 wheel (no aarch64 musl Python: building one would mean cross-compiling CPython; its tag and contents are checked, and the same code built for aarch64 musl runs in step 3)."
+
 step "5. sdist builds alone: pip wheel missionweaveprotocol-$VERSION.tar.gz"
 mkdir -p "$WORK/sdist-build"
 cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
