@@ -95,8 +95,8 @@ done
 step "4. musllinux_1_2 x86_64 wheel in a musl CPython 3.11 (built here from Debian's python3.11 source)"
 # No musl Python can be downloaded here (Alpine, python-build-standalone: not reachable; Debian
 # ships none), so one is built once from Debian's source package with musl-gcc (Debian's musl
-# 1.2.3; musllinux_1_2 needs musl >= 1.2) and cached. Built without OpenSSL, ctypes and the
-# other modules whose libraries are glibc-only here; the package and pydantic need none of them.
+# 1.2.3; musllinux_1_2 needs musl >= 1.2) and cached. Built without OpenSSL, ctypes, zlib and
+# the other modules whose libraries are glibc-only here; the package and pydantic need none.
 MUSL_PY="$CACHE/musl-python/bin/python3.11"
 if [ ! -x "$MUSL_PY" ]; then
   command -v musl-gcc >/dev/null || { apt-get update -qq && apt-get install -y -qq musl musl-tools musl-dev; }
@@ -112,13 +112,17 @@ if [ ! -x "$MUSL_PY" ]; then
   src="$CACHE/musl-python-src"
   rm -rf "$src" && mkdir -p "$src"
   tar xzf "$src_apt"/src/python3.11_*.orig.tar.gz -C "$src" --strip-components=1
-  # musl-gcc wraps the host gcc, whose --print-multiarch names glibc; CPython's configure
-  # refuses that mismatch, so the wrapper answers for musl.
-  printf '#!/bin/sh\n[ "$1" = --print-multiarch ] && { echo x86_64-linux-musl; exit 0; }\nexec musl-gcc "$@"\n' > "$CACHE/musl-cc"
+  # musl-gcc wraps the host gcc, whose -print-multiarch names glibc: configure refuses the
+  # mismatch and setup.py would add glibc's include directory, so the wrapper answers for musl.
+  printf '#!/bin/sh\ncase "$1" in -print-multiarch|--print-multiarch) echo x86_64-linux-musl; exit 0 ;; esac\nexec musl-gcc "$@"\n' > "$CACHE/musl-cc"
   chmod +x "$CACHE/musl-cc"
+  # binascii (base64, which pydantic imports) is built in without zlib: configure found the
+  # host's zlib, which is glibc-only; binascii then computes crc32 from its own table.
+  printf '*static*\nbinascii binascii.c\n' > "$src/Modules/Setup.local"
+  no_zlib=(MODULE_BINASCII_CFLAGS= MODULE_BINASCII_LDFLAGS=)
   ( cd "$src" && ./configure -q CC="$CACHE/musl-cc" --prefix="$CACHE/musl-python" --disable-shared \
-      --without-ensurepip --disable-test-modules && make -j2 -s && make -s install ) \
-    > "$CACHE/musl-python-build.log" 2>&1
+      --without-ensurepip --disable-test-modules && make -j2 -s "${no_zlib[@]}" \
+      && make -s "${no_zlib[@]}" install ) > "$CACHE/musl-python-build.log" 2>&1
 fi
 echo "interpreter: $(file -b "$MUSL_PY" | cut -d, -f1-5)"
 musl_site="$WORK/musl-site"
