@@ -16,8 +16,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 
 BUNDLE_DIR = "core/protocol/bundle"
@@ -41,6 +43,33 @@ def pinned_files(pin_text: str) -> list[tuple[str, int, str]]:
     if not entries:
         raise SdistError("protocol.pin names no files")
     return entries
+
+
+def prune_lock(
+    members: list[tuple[tarfile.TarInfo, bytes | None]], prefix: str
+) -> list[tuple[tarfile.TarInfo, bytes | None]]:
+    """The sdist's workspace lists fewer members than the repository's, so its Cargo.lock names
+    packages it no longer needs and `cargo build --locked` (pyproject `locked = true`) would
+    refuse it. Cargo drops those entries (never changing a version) in an unpacked copy."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for member, data in members:
+            if data is not None:
+                path = Path(tmp) / member.name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        root = Path(tmp) / prefix
+        subprocess.run(["cargo", "metadata", "--offline", "--format-version", "1"], cwd=root,
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["cargo", "metadata", "--offline", "--locked", "--format-version", "1"],
+                       cwd=root, check=True, stdout=subprocess.DEVNULL)
+        lock = (root / "Cargo.lock").read_bytes()
+    pruned = []
+    for member, data in members:
+        if member.name == f"{prefix}/Cargo.lock":
+            member.size = len(lock)
+            data = lock
+        pruned.append((member, data))
+    return pruned
 
 
 def add_bundle(sdist: Path, protocol_root: Path) -> int:
@@ -67,6 +96,7 @@ def add_bundle(sdist: Path, protocol_root: Path) -> int:
             raise SdistError(f"{protocol_root / rel} differs from the pin")
         added.append((rel, data))
     added.append(("LICENSE", (protocol_root / "LICENSE").read_bytes()))
+    members = prune_lock(members, prefix)
     mtime = members[0][0].mtime
     buffer = io.BytesIO()
     # A fixed gzip mtime and member order: the same inputs give the same bytes.
