@@ -61,11 +61,16 @@ step "the wheel alone in a fresh venv: console script from an empty directory"
 ( cd "$EMPTY" && "$EMPTY/fresh/bin/missionweaveprotocol-conformance" \
     && "$EMPTY/fresh/bin/python" -c "import missionweaveprotocol as m; print(m.verify_cryptography_bundle().evaluation_count, 'cryptography evaluations pinned')" )
 
+step "release checks on this wheel (tag and contents, version; scripts/test-release-checks.sh)"
+bash "$ROOT/scripts/test-release-checks.sh" "$WHEEL"
+
 step "typing: stubtest (_native.pyi against the built module) and mypy --strict"
 ( cd "$EMPTY" && "$VENV/bin/python" -m mypy.stubtest missionweaveprotocol._native \
     && "$VENV/bin/python" -m mypy --strict --no-incremental -p missionweaveprotocol \
     && "$VENV/bin/python" -m mypy --strict --no-incremental \
-         "$ROOT/python/tests/typing" "$ROOT/examples/python" )
+         "$ROOT/python/tests/typing" "$ROOT/examples/python" \
+    && "$VENV/bin/python" -m mypy --strict --no-incremental "$ROOT/scripts/check_wheel.py" \
+         "$ROOT/scripts/check_wheel_mutate.py" "$ROOT/scripts/release-sdist.py" )
 
 step "examples/python against the installed wheel"
 for example in "$ROOT"/examples/python/*.py; do

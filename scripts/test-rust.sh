@@ -11,6 +11,8 @@ source scripts/pg-env.sh
 mwp_pg_env
 trap mwp_pg_cleanup EXIT
 bash scripts/check-tracked-binaries.sh
+# One version for the crates, the wheel and the npm packages (CHANGELOG.md names it too).
+bash scripts/check-version.sh
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 # Includes the golden-vector drift check (core/testkit/tests/vectors.rs): tests/vectors/ must

@@ -1,6 +1,7 @@
 //! Embeds the pinned protocol bundle. The bytes come from `MWP_PROTOCOL_ROOT` (default
 //! `../shared/protocol` beside the checkout) and must match `protocol.pin` exactly: path, byte
-//! length and SHA-256. The bundle itself is never committed to this repository.
+//! length and SHA-256. The bundle itself is never committed to this repository; only the
+//! source distribution built by scripts/release.sh carries a copy (`core/protocol/bundle/`).
 
 use std::env;
 use std::fmt::Write as _;
@@ -33,8 +34,14 @@ fn main() {
     let pin_path = manifest_dir.join("protocol.pin");
     println!("cargo:rerun-if-changed={}", pin_path.display());
     println!("cargo:rerun-if-env-changed=MWP_PROTOCOL_ROOT");
+    // A source distribution (scripts/release-sdist.py) carries the pinned files in `bundle/`
+    // beside this manifest, so `pip install` of the sdist builds with nothing else on disk; a
+    // checkout never has that directory (.gitignore) and reads the bundle beside the checkout.
+    // Either way the bytes are checked against the pin below.
+    let vendored = manifest_dir.join("bundle");
     let root = match env::var_os("MWP_PROTOCOL_ROOT") {
         Some(root) => PathBuf::from(root),
+        None if vendored.is_dir() => vendored,
         None => manifest_dir.join("../../../shared/protocol"),
     };
     let root = root.canonicalize().unwrap_or_else(|_| {
