@@ -87,7 +87,7 @@ describe('rules read from the core', () => {
   before(async () => { apis = await backends(); });
 
   test('retryable codes: the core\'s retryable_wire_code vocabulary, on every entry', async () => {
-    const verify = await import(join(DIST, 'verify.mjs'));
+    const verify = await import(join(DIST, 'node-verify.mjs'));
     for (const [name, raw] of Object.entries(RAWS)) {
       assert.deepEqual(JSON.parse(raw.retryableWireCodes()).ok, apis['napi (ESM)'].vocabularies().retryable_wire_code, name);
     }
