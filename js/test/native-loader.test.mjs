@@ -12,22 +12,29 @@ import { JS } from './support.mjs';
 const loader = createRequire(import.meta.url)(join(JS, 'src', 'native-loader.cjs'));
 const { isMusl, platformTriple, candidates, loadNative, PREBUILDS } = loader;
 
-const GLIBC_LDD = '#! /bin/bash\n# Copyright (C) 1996-2022 Free Software Foundation, Inc.\n# This file is part of the GNU C Library.\nTEXTDOMAIN=libc\n';
-const MUSL_LDD = '#!/bin/sh\nexec /lib/ld-musl-x86_64.so.1 --list "$@"\n';
-const never = () => { throw new Error('the process report must not be asked when ldd answers'); };
+// /proc/self/maps lines (address, perms, offset, device, inode, path) of a Node on each libc.
+const map = (path) => `7f3a2c000000-7f3a2c028000 r--p 00000000 fe:01 1234 ${path}`;
+const GLIBC_MAPS = [map('/usr/bin/node'), map('/usr/lib/x86_64-linux-gnu/libc.so.6'), map('/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2'), '7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]'].join('\n');
+const MUSL_MAPS = [map('/usr/bin/node'), map('/usr/lib/libstdc++.so.6.0.33'), map('/lib/ld-musl-x86_64.so.1')].join('\n');
+const never = () => { throw new Error('the process report must not be asked when the maps answer'); };
 
-test('musl or glibc: ldd answers first', () => {
-  assert.equal(isMusl(MUSL_LDD, never), true);
-  assert.equal(isMusl(GLIBC_LDD, never), false);
+test('musl or glibc: the C library this process has mapped answers first', () => {
+  assert.equal(isMusl(MUSL_MAPS, never), true);
+  assert.equal(isMusl(GLIBC_MAPS, never), false);
+  assert.equal(isMusl(map('/usr/lib/libc.musl-aarch64.so.1'), never), true);
+  assert.equal(isMusl(map('/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1'), never), false);
 });
 
-test('musl or glibc: without a readable ldd, the process report answers', () => {
-  assert.equal(isMusl(null, () => ({ header: { glibcVersionRuntime: '2.36' }, sharedObjects: ['/lib/x86_64-linux-gnu/libc.so.6'] })), false);
-  assert.equal(isMusl(null, () => ({ header: {}, sharedObjects: ['/lib/ld-musl-aarch64.so.1', '/usr/lib/libstdc++.so.6'] })), true);
-  assert.equal(isMusl('an ldd that names neither', () => ({ header: {}, sharedObjects: ['/usr/lib/libc.musl-x86_64.so.1'] })), true);
-  // Nothing says musl: glibc (the only other libc a prebuild exists for).
-  assert.equal(isMusl(null, () => null), false);
-  assert.equal(isMusl(null, () => ({ header: {}, sharedObjects: ['/opt/musl-notes/libfoo.so'] })), false);
+test('musl or glibc: when the maps name neither (or are unreadable), the process report answers', () => {
+  // Node writes glibcVersionRuntime into the report header only when built against glibc.
+  assert.equal(isMusl(null, () => ({ header: { glibcVersionRuntime: '2.36' } })), false);
+  assert.equal(isMusl(null, () => ({ header: { osName: 'Linux' } })), true);
+  // musl's loader run by another name (e.g. …/x86_64-linux-musl/libc.so): no glibc in the report.
+  assert.equal(isMusl(map('/opt/musl/usr/lib/x86_64-linux-musl/libc.so'), () => ({ header: {} })), true);
+  // A file merely named like musl is not the loader.
+  assert.equal(isMusl(map('/home/u/ld-musl-notes/readme.txt'), () => ({ header: { glibcVersionRuntime: '2.17' } })), false);
+  // No report either: glibc, the only other libc a prebuild exists for.
+  assert.equal(isMusl(null, () => undefined), false);
 });
 
 test('the triple: linux gets gnu or musl, other systems platform-arch', () => {
@@ -39,7 +46,7 @@ test('the triple: linux gets gnu or musl, other systems platform-arch', () => {
   assert.equal(PREBUILDS[platformTriple('linux', 'ppc64', false)], undefined);
 });
 
-test('this machine: Debian with glibc on x64 or arm64', () => {
+test('this machine: Debian, glibc, on x64 or arm64', () => {
   assert.match(loader.hostTriple(), /^linux-(x64|arm64)-gnu$/);
 });
 
