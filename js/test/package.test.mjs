@@ -4,41 +4,30 @@
 // ./wasm); a second project gets the main tarball alone and falls back to WebAssembly.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { writePlatformPackages } from '../scripts/platform-packages.mjs';
-import { BUNDLE, DIST, JS } from './support.mjs';
+import { installInto, packPackages, TRIPLE } from './pack-support.mjs';
+import { BUNDLE, JS } from './support.mjs';
 
-const { hostTriple, PREBUILDS } = createRequire(import.meta.url)(join(JS, 'src', 'native-loader.cjs'));
+const { PREBUILDS } = createRequire(import.meta.url)(join(JS, 'src', 'native-loader.cjs'));
 const pkg = JSON.parse(readFileSync(join(JS, 'package.json'), 'utf8'));
-const TRIPLE = hostTriple();
 let work;
 let project;
 let wasmOnly;
 let mainTarball;
 let platformTarball;
 
-function install(dir, tarballs) {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', ...tarballs], { cwd: dir, stdio: 'inherit' });
-}
-
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'mwp-pack-'));
-  execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: JS, stdio: ['ignore', 'pipe', 'inherit'] });
-  mainTarball = join(work, `missionweaveprotocol-${pkg.version}.tgz`);
-  const [platformDir] = writePlatformPackages(join(work, 'platforms'), [[TRIPLE, join(DIST, `missionweaveprotocol.${TRIPLE}.node`)]]);
-  execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: platformDir, stdio: ['ignore', 'pipe', 'inherit'] });
-  platformTarball = join(work, `missionweaveprotocol-${TRIPLE}-${pkg.version}.tgz`);
+  ({ main: mainTarball, platform: platformTarball } = packPackages(work));
   project = join(work, 'consumer');
-  install(project, [mainTarball, platformTarball]);
+  installInto(project, [mainTarball, platformTarball]);
   wasmOnly = join(work, 'consumer-wasm');
-  install(wasmOnly, [mainTarball]);
+  installInto(wasmOnly, [mainTarball]);
 });
 
 after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
