@@ -13,7 +13,7 @@
 # Idempotent: installs only what is missing (the four rustup targets; a venv with ziglang and
 # cargo-zigbuild from PyPI, $MWP_ZIG_VENV, default <repo>/.venv-zig; Debian's qemu-user-static;
 # the smoke tests' Node builds, cached in $CARGO_TARGET_DIR/npm-smoke); rewrites only its own
-# files in OUT_DIR. Heavy (four release builds): not part of scripts/test-all.sh; the cheap
+# files in OUT_DIR. Cross builds go to $MWP_CROSS_TARGET_DIR (default $CARGO_TARGET_DIR). Heavy (four release builds): not part of scripts/test-all.sh; the cheap
 # checks of the same package run there (js/test/package.test.mjs, browser-bundlers.test.mjs).
 set -euo pipefail
 
@@ -23,6 +23,8 @@ mkdir -p "$1"
 OUT="$(cd "$1" && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export MWP_PROTOCOL_ROOT="${MWP_PROTOCOL_ROOT:-$ROOT/../shared/protocol}"
+# The cross builds may use a target dir of their own (cargo locks one per build).
+CROSS_TARGET_DIR="${MWP_CROSS_TARGET_DIR:-$CARGO_TARGET_DIR}"
 VENV="${MWP_ZIG_VENV:-$ROOT/.venv-zig}"
 ZIGLANG_VERSION=0.17.1
 CARGO_ZIGBUILD_VERSION=0.24.1
@@ -65,8 +67,8 @@ for triple in "${TRIPLES[@]}"; do
     flags_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$rust")_RUSTFLAGS"
     export "$flags_var=-C target-feature=-crt-static"
   fi
-  cargo zigbuild --release --locked -p missionweaveprotocol-node --target "$rust${ZIG_SUFFIX[$triple]}"
-  so="$CARGO_TARGET_DIR/$rust/release/libmissionweaveprotocol_node.so"
+  CARGO_TARGET_DIR="$CROSS_TARGET_DIR" cargo zigbuild --release --locked -p missionweaveprotocol-node --target "$rust${ZIG_SUFFIX[$triple]}"
+  so="$CROSS_TARGET_DIR/$rust/release/libmissionweaveprotocol_node.so"
   header=$(readelf -h "$so")
   grep -q "Machine: *${MACHINE[$triple]}" <<<"$header" || { echo "$so: not ${MACHINE[$triple]}:" >&2; echo "$header" >&2; exit 1; }
   grep -q 'Type: *DYN' <<<"$header" || { echo "$so: not a shared object" >&2; exit 1; }
