@@ -58,17 +58,22 @@ export PATH="$VENV/bin:$PATH"
 step "the main package's dist/ (host addon, WebAssembly builds)"
 bash "$ROOT/scripts/build-js.sh"
 
-addons=()
+step "cross-build ${TRIPLES[*]} (release, one cargo run: the host's build scripts and macros once)"
+targets=()
 for triple in "${TRIPLES[@]}"; do
   rust="${RUST[$triple]}"
-  step "cross-build $triple ($rust${ZIG_SUFFIX[$triple]}, release)"
+  targets+=(--target "$rust${ZIG_SUFFIX[$triple]}")
   # musl: a cdylib needs the C runtime linked dynamically (Node's own libc), not statically.
   if [[ $triple == *musl ]]; then
-    flags_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$rust")_RUSTFLAGS"
-    export "$flags_var=-C target-feature=-crt-static"
+    export "CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$rust")_RUSTFLAGS=-C target-feature=-crt-static"
   fi
-  CARGO_TARGET_DIR="$CROSS_TARGET_DIR" cargo zigbuild --release --locked -p missionweaveprotocol-node --target "$rust${ZIG_SUFFIX[$triple]}"
-  so="$CROSS_TARGET_DIR/$rust/release/libmissionweaveprotocol_node.so"
+done
+CARGO_TARGET_DIR="$CROSS_TARGET_DIR" cargo zigbuild --release --locked -p missionweaveprotocol-node "${targets[@]}"
+
+step "ELF checks: machine, shared object, libc, newest glibc symbol (gnu: the 2.17 floor)"
+addons=()
+for triple in "${TRIPLES[@]}"; do
+  so="$CROSS_TARGET_DIR/${RUST[$triple]}/release/libmissionweaveprotocol_node.so"
   header=$(readelf -h "$so")
   grep -q "Machine: *${MACHINE[$triple]}" <<<"$header" || { echo "$so: not ${MACHINE[$triple]}:" >&2; echo "$header" >&2; exit 1; }
   grep -q 'Type: *DYN' <<<"$header" || { echo "$so: not a shared object" >&2; exit 1; }
@@ -81,7 +86,7 @@ for triple in "${TRIPLES[@]}"; do
   else
     newest="n/a"
   fi
-  echo "$triple: $(file -b "$so" | cut -d, -f1-2); NEEDED: $needed; newest glibc symbol: $newest"
+  echo "$triple: $(file -b "$so" | cut -d, -f1-2); $(stat -c %s "$so") bytes; NEEDED: $needed; newest glibc symbol: $newest"
   addons+=("$triple=$so")
 done
 

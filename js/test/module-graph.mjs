@@ -20,7 +20,8 @@ export function moduleGraph(entry) {
   const seen = new Map();
   const visit = (file) => {
     if (seen.has(file)) return;
-    const text = readFileSync(file, 'utf8');
+    // Comments are not imports (api.mjs's header quotes an `export { … } from` form).
+    const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
     const specifiers = [...new Set(SPECIFIERS.flatMap((re) => [...text.matchAll(re)].map((m) => m[1])))];
     seen.set(file, specifiers);
     for (const s of specifiers) if (s.startsWith('./') || s.startsWith('../')) visit(resolve(dirname(file), s));
