@@ -76,6 +76,7 @@ after(async () => {
 test('vite build: no Node module externalized, the WebAssembly modules emitted as assets', () => {
   assert.doesNotMatch(vite.output, EXTERNALIZED, vite.output);
   assert.doesNotMatch(vite.output, /node:/, vite.output);
+  console.log(vite.output.split('\n').filter((line) => /^dist\/|built in/.test(line.trim())).map((l) => l.trim()).join('\n'));
   const assets = readdirSync(join(app, 'dist', 'assets'));
   assert.ok(assets.some((f) => /^missionweaveprotocol_wasm_bg-.*\.wasm$/.test(f)), assets.join(' '));
   assert.ok(assets.some((f) => /^missionweaveprotocol_wasm_verify_bg-.*\.wasm$/.test(f)), assets.join(' '));
@@ -106,6 +107,7 @@ for (const [name, path] of [['the Vite app', '/dist/index.html'], ['the <script 
       page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
       page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
       page.on('request', (request) => requests.push(request.url()));
+      page.on('response', (response) => { if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`); });
       try {
         await page.goto(`${server.url}${path}`);
         await page.waitForFunction(() => document.body.dataset.ready !== undefined, null, { timeout: 30_000 });
