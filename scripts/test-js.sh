@@ -38,8 +38,7 @@ step() { printf '\n== %s\n' "$*"; }
 trap mwp_pg_cleanup EXIT
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-step "tools"
-# The npm package (js/dist/): tools, the napi addon, both WebAssembly builds, build.mjs.
+step "the npm package (scripts/build-js.sh: tools, the napi addon, both WebAssembly builds, js/dist/)"
 bash "$ROOT/scripts/build-js.sh"
 source "$ROOT/scripts/setup-rust.sh"
 CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
@@ -61,7 +60,7 @@ mwp_pg_env
 step "lint"
 node "$ROOT/js/scripts/lint.mjs"
 
-step "test: node --test (conformance, api, keys, authority, scheduling, exports, package, browser, page, approval page against the server, verify build, examples)"
+step "test: node --test (conformance, api, keys, authority, scheduling, exports, package + platform package, browser entry free of Node imports, Vite app and script page in Chromium, native loader, browser, page, approval page against the server, verify build, examples)"
 (cd "$ROOT/js" && node --test test/*.test.mjs)
 echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
 
