@@ -13,8 +13,9 @@
 # Idempotent: installs only what is missing (the four rustup targets; a venv with ziglang and
 # cargo-zigbuild from PyPI, $MWP_ZIG_VENV, default <repo>/.venv-zig; Debian's qemu-user-static;
 # the smoke tests' Node builds, cached in $CARGO_TARGET_DIR/npm-smoke); rewrites only its own
-# files in OUT_DIR. Cross builds go to $MWP_CROSS_TARGET_DIR (default $CARGO_TARGET_DIR). Heavy (four release builds): not part of scripts/test-all.sh; the cheap
-# checks of the same package run there (js/test/package.test.mjs, browser-bundlers.test.mjs).
+# files in OUT_DIR. Cross builds go to $MWP_CROSS_TARGET_DIR (default $CARGO_TARGET_DIR).
+# Heavy (four release builds): not part of scripts/test-all.sh; the cheap checks of the same
+# package run there (js/test/package.test.mjs, browser-bundlers.test.mjs).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -99,7 +100,8 @@ node "$ROOT/js/scripts/platform-packages.mjs" "$OUT/npm-platforms" "${addons[@]}
 for triple in "${TRIPLES[@]}"; do
   (cd "$OUT/npm-platforms/$triple" && npm pack --silent --pack-destination "$OUT" >/dev/null)
 done
-(cd "$ROOT/js" && npm pack --silent --pack-destination "$OUT" >/dev/null)
+# The main package as published: the four platform packages as optionalDependencies.
+node "$ROOT/js/scripts/pack.mjs" "$OUT" >/dev/null
 rm -rf "$OUT/npm-platforms"
 
 step "smoke test: this machine's Node, the tarballs installed by npm"

@@ -1,7 +1,8 @@
 // Writes the per-platform npm packages of the napi addon (issue 28; the napi-rs convention):
 // one directory per triple, `missionweaveprotocol-<triple>` with `os`/`cpu`/`libc` so npm
 // installs only the running platform's, `main` the addon, the licence and a README. The
-// version is the main package's, which lists each one in its optionalDependencies (checked).
+// version is the main package's, which lists each one in its optionalDependencies as published
+// (scripts/pack.mjs).
 //
 //   node js/scripts/platform-packages.mjs OUT_DIR TRIPLE=ADDON.so [TRIPLE=ADDON.so …]
 //
@@ -19,9 +20,6 @@ export function platformManifest(main, triple) {
   const platform = PREBUILDS[triple];
   if (!platform) throw new Error(`platform-packages: no prebuild is defined for ${triple} (native-loader.cjs PREBUILDS)`);
   const name = `${PACKAGE}-${triple}`;
-  if (main.optionalDependencies?.[name] !== main.version) {
-    throw new Error(`platform-packages: ${main.name}'s optionalDependencies must list ${name}@${main.version}`);
-  }
   return {
     name,
     version: main.version,

@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
+import { packMain } from '../scripts/pack.mjs';
 import { startServer } from '../scripts/serve.mjs';
 import { BUNDLE, CHROMIUM, CHROMIUM_ARGS, DIST, JS, VECTORS, vectorText } from './support.mjs';
 
@@ -51,8 +52,7 @@ function viteBuild(root, outDir) {
 before(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   work = mkdtempSync(join(tmpdir(), 'mwp-bundlers-'));
-  execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: JS, stdio: ['ignore', 'pipe', 'inherit'] });
-  const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz')));
+  const tarball = packMain(work);
   app = join(work, 'app');
   cpSync(join(JS, 'test', 'bundlers'), app, { recursive: true });
   cpSync(join(JS, 'test', 'vectors-check.mjs'), join(app, 'vectors-check.mjs'));

@@ -1,11 +1,12 @@
-// `npm pack` of the package as a user installs it: the main tarball and this platform's napi
-// package (scripts/platform-packages.mjs with the addon built in place), as the release ships
-// them (scripts/release-npm.sh). Used by package.test.mjs and examples.test.mjs.
+// `npm pack` of the package as a user installs it: the main tarball as published
+// (scripts/pack.mjs) and this platform's napi package (scripts/platform-packages.mjs with the
+// addon built in place), as the release ships them (scripts/release-npm.sh). Used by package.test.mjs and examples.test.mjs.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
+import { packMain } from '../scripts/pack.mjs';
 import { writePlatformPackages } from '../scripts/platform-packages.mjs';
 import { DIST, JS } from './support.mjs';
 
@@ -17,10 +18,10 @@ const pack = (cwd, dest) => execFileSync('npm', ['pack', '--pack-destination', d
 
 /** Packs both into `work`; returns `{ main, platform }`, the two tarballs' paths. */
 export function packPackages(work) {
-  pack(JS, work);
+  const main = packMain(work);
   const [platformDir] = writePlatformPackages(join(work, 'platforms'), [[TRIPLE, join(DIST, `missionweaveprotocol.${TRIPLE}.node`)]]);
   pack(platformDir, work);
-  return { main: join(work, `missionweaveprotocol-${VERSION}.tgz`), platform: join(work, `missionweaveprotocol-${TRIPLE}-${VERSION}.tgz`) };
+  return { main, platform: join(work, `missionweaveprotocol-${TRIPLE}-${VERSION}.tgz`) };
 }
 
 /** A fresh project in `dir` with `tarballs` installed (offline: `ws` comes from npm's cache). */

@@ -73,8 +73,12 @@ test('the platform package: os/cpu/libc of its triple, the addon as main, the ve
   const platform = PREBUILDS[TRIPLE];
   assert.deepEqual([manifest.name, manifest.version, manifest.os, manifest.cpu, manifest.libc, manifest.main],
     [`missionweaveprotocol-${TRIPLE}`, pkg.version, [platform.os], [platform.cpu], [platform.libc], `missionweaveprotocol.${TRIPLE}.node`]);
-  // The main package lists all four, at its own version.
-  assert.deepEqual(pkg.optionalDependencies, Object.fromEntries(Object.keys(PREBUILDS).map((t) => [`missionweaveprotocol-${t}`, pkg.version])));
+  // The main package as published lists all four, at its own version (scripts/pack.mjs); the
+  // source package.json lists none (npm ci could not lock them before they are published).
+  const published = JSON.parse(execFileSync('tar', ['xzfO', mainTarball, 'package/package.json'], { encoding: 'utf8' }));
+  assert.deepEqual(published.optionalDependencies, Object.fromEntries(Object.keys(PREBUILDS).map((t) => [`missionweaveprotocol-${t}`, pkg.version])));
+  assert.equal(pkg.optionalDependencies, undefined);
+  assert.deepEqual({ ...published, optionalDependencies: undefined }, { ...pkg, optionalDependencies: undefined });
 });
 
 test('npm pack --dry-run: the verifier and approval pages ship beside dist/, which they import', () => {
