@@ -6,6 +6,10 @@ const api = require('./api.cjs');
 const { hostTriple, loadNative } = require('./native-loader.cjs');
 
 const native = loadNative(hostTriple(), require);
+if (native.raw === null) {
+  // Why no addon loaded: NODE_DEBUG=missionweaveprotocol prints each candidate's failure.
+  require('node:util').debuglog('missionweaveprotocol')(`no napi addon (${native.tried.join('; ')}): WebAssembly`);
+}
 const { createApi, ...shared } = api;
 // `ws` is loaded when a GroupGateway or AgentClient is first made (Node only).
 const host = { loadWs: () => require('ws') };

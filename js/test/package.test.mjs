@@ -3,7 +3,7 @@
 // with ESM and with require and run one verification each (napi by default, WebAssembly via
 // ./wasm); a second project gets the main tarball alone and falls back to WebAssembly.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -137,6 +137,11 @@ test('the napi backend comes from the platform package; without it the default e
   assert.equal(run('platform.cjs', source), `napi ${HASH} true`);
   assert.equal(run('platform.cjs', source, wasmOnly), `wasm ${HASH} false`);
   assert.equal(run('esm.mjs', `import * as m from 'missionweaveprotocol';\nconsole.log(m.backend, typeof m.Scheduler);`, wasmOnly), 'wasm function');
+  // NODE_DEBUG=missionweaveprotocol says why no addon loaded; silent when one did.
+  const debug = (cwd) => spawnSync(process.execPath, ['-e', "require('missionweaveprotocol')"], {
+    cwd, encoding: 'utf8', env: { ...process.env, NODE_DEBUG: 'missionweaveprotocol' } }).stderr;
+  assert.match(debug(wasmOnly), new RegExp(`no napi addon \\(missionweaveprotocol-${TRIPLE}: MODULE_NOT_FOUND; \\./missionweaveprotocol\\.${TRIPLE}\\.node: MODULE_NOT_FOUND\\): WebAssembly`));
+  assert.equal(debug(project), '');
 });
 
 test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext, strict)', () => {
