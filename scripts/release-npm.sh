@@ -43,8 +43,8 @@ declare -A RUST=([linux-x64-gnu]=x86_64-unknown-linux-gnu [linux-arm64-gnu]=aarc
 declare -A ZIG_SUFFIX=([linux-x64-gnu]=.2.17 [linux-arm64-gnu]=.2.17 [linux-x64-musl]= [linux-arm64-musl]=)
 declare -A MACHINE=([linux-x64-gnu]='Advanced Micro Devices X86-64' [linux-arm64-gnu]=AArch64
   [linux-x64-musl]='Advanced Micro Devices X86-64' [linux-arm64-musl]=AArch64)
-declare -A LIBC=([linux-x64-gnu]=libc.so.6 [linux-arm64-gnu]=libc.so.6
-  [linux-x64-musl]=libc.musl-x86_64.so.1 [linux-arm64-musl]=libc.musl-aarch64.so.1)
+# (musl: zig links against `libc.so`, a name musl's loader reserves and resolves to itself.)
+declare -A LIBC=([linux-x64-gnu]=libc.so.6 [linux-arm64-gnu]=libc.so.6 [linux-x64-musl]=libc.so [linux-arm64-musl]=libc.so)
 
 step "tools"
 source "$ROOT/scripts/setup-rust.sh"
@@ -82,7 +82,8 @@ for triple in "${TRIPLES[@]}"; do
   grep -q "Machine: *${MACHINE[$triple]}" <<<"$header" || { echo "$so: not ${MACHINE[$triple]}:" >&2; echo "$header" >&2; exit 1; }
   grep -q 'Type: *DYN' <<<"$header" || { echo "$so: not a shared object" >&2; exit 1; }
   needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
-  grep -qw "${LIBC[$triple]}" <<<"$needed" || { echo "$so needs [$needed], not ${LIBC[$triple]}" >&2; exit 1; }
+  grep -q "\(^\| \)${LIBC[$triple]//./\\.} " <<<"$needed" || { echo "$so needs [$needed], not ${LIBC[$triple]}" >&2; exit 1; }
+  if [[ $triple == *musl ]] && grep -q 'libc\.so\.6\|ld-linux' <<<"$needed"; then echo "$so needs glibc: [$needed]" >&2; exit 1; fi
   if [[ $triple == *gnu ]]; then
     newest=$(readelf -V --wide "$so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
     [ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -1)" = GLIBC_2.17 ] \
