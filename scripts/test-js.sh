@@ -9,8 +9,8 @@
 #   scripts/test-js.sh --bench    ... then js/bench/bench.mjs, scheduling.mjs, rejection-timing.mjs, core.mjs
 #                                 and client-bench.mjs (the Node client against the Rust server)
 #
-# Idempotent: installs only what is missing (wasm32 target, wasm-bindgen-cli 0.2.129, Debian
-# chromium, the npm packages of js/package-lock.json, `ws` among them). One target dir: $CARGO_TARGET_DIR, by
+# Idempotent: installs only what is missing (scripts/build-js.sh: wasm32 target, wasm-bindgen-cli
+# 0.2.129, the npm packages of js/package-lock.json, `ws` among them; here: Debian chromium). One target dir: $CARGO_TARGET_DIR, by
 # default <repo>/target. The protocol bundle: $MWP_PROTOCOL_ROOT, default <repo>/../shared/protocol.
 # Chromium runs with --no-sandbox (CI runs as root). js/test/one-server.test.mjs also runs the
 # Python client: the venv scripts/test-python.sh leaves with the wheel installed ($MWP_PYTHON,
@@ -23,7 +23,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 export MWP_PROTOCOL_ROOT="${MWP_PROTOCOL_ROOT:-$ROOT/../shared/protocol}"
-WASM_BINDGEN_VERSION=0.2.129
 BENCH=0
 for arg in "$@"; do
   case "$arg" in
@@ -39,17 +38,9 @@ step() { printf '\n== %s\n' "$*"; }
 trap mwp_pg_cleanup EXIT
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-step "tools"
-# cargo on PATH (with ~/.cargo/bin, where wasm-bindgen is installed), rustfmt/clippy, wasm32.
+step "the npm package (scripts/build-js.sh: tools, the napi addon, both WebAssembly builds, js/dist/)"
+bash "$ROOT/scripts/build-js.sh"
 source "$ROOT/scripts/setup-rust.sh"
-command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm (Node >= 20) are required" >&2; exit 1; }
-if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
-  rustup target add wasm32-unknown-unknown
-fi
-if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
-  # About 6 minutes; --locked resolves with this version's own lockfile.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --locked
-fi
 CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
 if [ ! -x "$CHROMIUM_PATH" ]; then
   # apt-get update only when the package lists cannot provide chromium.
@@ -57,29 +48,11 @@ if [ ! -x "$CHROMIUM_PATH" ]; then
     || { as_root apt-get update && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 fi
 export CHROMIUM_PATH
-if [ ! -f "$ROOT/js/node_modules/.package-lock.json" ] || [ "$ROOT/js/package-lock.json" -nt "$ROOT/js/node_modules/.package-lock.json" ]; then
-  (cd "$ROOT/js" && npm ci --no-audit --no-fund)
-fi
 
-step "build: napi addon (release)"
-cargo build --release --locked -p missionweaveprotocol-node
 step "build: the server binary (release: the Node client's tests and bench run against it)"
 cargo build --release --locked -p missionweaveprotocol-server --bin missionweaveprotocol-server
 step "build: the Rust participant of the one-server test (js/test/one-server.test.mjs)"
 cargo build --release --locked -p missionweaveprotocol-client --example participant
-step "build: WebAssembly (release, wasm32-unknown-unknown)"
-cargo build --release --locked -p missionweaveprotocol-wasm --target wasm32-unknown-unknown
-WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/missionweaveprotocol_wasm.wasm"
-rm -rf "$CARGO_TARGET_DIR/wasm-bindgen"
-wasm-bindgen --target web --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/web" "$WASM"
-wasm-bindgen --target nodejs --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/node" "$WASM"
-step "build: verify-only WebAssembly (bindings/wasm-verify, profile wasm-size)"
-# No embedded conformance bundles, no admission, no scheduler/authority; optimized for size.
-cargo build --profile wasm-size --locked -p missionweaveprotocol-wasm-verify --target wasm32-unknown-unknown
-VERIFY_WASM="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-size/missionweaveprotocol_wasm_verify.wasm"
-wasm-bindgen --target web --remove-name-section --remove-producers-section \
-  --out-dir "$CARGO_TARGET_DIR/wasm-bindgen/verify-web" "$VERIFY_WASM"
-node "$ROOT/js/scripts/build.mjs" --target-dir "$CARGO_TARGET_DIR"
 
 step "PostgreSQL server for the store tests"
 mwp_pg_env
@@ -87,7 +60,7 @@ mwp_pg_env
 step "lint"
 node "$ROOT/js/scripts/lint.mjs"
 
-step "test: node --test (conformance, api, keys, authority, scheduling, exports, package, browser, page, approval page against the server, verify build, examples)"
+step "test: node --test (conformance, api, keys, authority, scheduling, exports, package + platform package, browser entry free of Node imports, Vite app and script page in Chromium, native loader, browser, page, approval page against the server, verify build, examples)"
 (cd "$ROOT/js" && node --test test/*.test.mjs)
 echo "screenshots: $CARGO_TARGET_DIR/js-artifacts/"
 

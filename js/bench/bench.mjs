@@ -48,9 +48,9 @@ function measureAll(candidates, seconds = SECONDS) {
 }
 
 const napi = await import(join(JS, 'dist', 'node.mjs'));
-const wasm = await import(join(JS, 'dist', 'wasm.mjs'));
+const wasm = await import(join(JS, 'dist', 'node-wasm.mjs'));
 // The verify-only module trades speed for size (no precomputed curve tables, docs/limits.md).
-const wasmVerify = await import(join(JS, 'dist', 'verify.mjs'));
+const wasmVerify = await import(join(JS, 'dist', 'node-verify.mjs'));
 const napiRegistry = new napi.Registry(registryBytes);
 const wasmRegistry = new wasm.Registry(registryBytes);
 const wasmVerifyRegistry = new wasmVerify.Registry(registryBytes);

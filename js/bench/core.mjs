@@ -56,7 +56,7 @@ function rates(count, start, cpu) {
 }
 
 const threadpool = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
-for (const [backend, entry] of [['napi', 'node.mjs'], ['wasm', 'wasm.mjs']]) {
+for (const [backend, entry] of [['napi', 'node.mjs'], ['wasm', 'node-wasm.mjs']]) {
   const api = await import(join(DIST, entry));
   const org = organization(api);
   {

@@ -28,7 +28,7 @@ if (!['napi', 'wasm'].includes(BACKEND)) throw new Error(`--backend: napi or was
 const BATCH = 40;
 const VECTORS = 'cryptography/vectors/signed-documents';
 
-const api = await import(join(JS, 'dist', BACKEND === 'napi' ? 'node.mjs' : 'wasm.mjs'));
+const api = await import(join(JS, 'dist', BACKEND === 'napi' ? 'node.mjs' : 'node-wasm.mjs'));
 const bytes = (path) => new Uint8Array(readFileSync(join(BUNDLE, path)));
 const registry = new api.Registry(bytes('cryptography/keys/registry-valid.json'));
 const golden = bytes(`${VECTORS}/valid/command.json`);

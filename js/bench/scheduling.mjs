@@ -44,7 +44,7 @@ function workload(api) {
 
 const BASELINES = process.env.MWP_NATIVE_BASELINES ?? join(JS, '..', 'target', 'release', 'mwp-native-baselines');
 const napi = await import(join(JS, 'dist', 'node.mjs'));
-const wasm = await import(join(JS, 'dist', 'wasm.mjs'));
+const wasm = await import(join(JS, 'dist', 'node-wasm.mjs'));
 const candidates = {
   [`schedule_${N / 1000}k.native`]: () => Number(execFileSync(BASELINES, ['schedule', String(N)], { encoding: 'utf8' })) * 1e3,
   [`schedule_${N / 1000}k.napi`]: () => workload(napi),

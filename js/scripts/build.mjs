@@ -57,8 +57,11 @@ const { code, names } = bundle(join(src, 'api.mjs'));
 writeFileSync(join(dist, 'api.mjs'), `${code}\nexport { ${names.join(', ')} };\n`);
 writeFileSync(join(dist, 'api.cjs'), `'use strict';\n${code}\nmodule.exports = { ${names.join(', ')} };\n`);
 
-// 2. Backends.
-copyFileSync(addon, join(dist, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
+// 2. Backends. The addon built in place is named like the per-platform packages' file
+// (native-loader.cjs: `missionweaveprotocol.<triple>.node`); the published tarball leaves it out
+// (package.json "files") because the platform packages carry it (scripts/release-npm.sh).
+const { hostTriple } = createRequire(import.meta.url)(join(src, 'native-loader.cjs'));
+copyFileSync(addon, join(dist, `missionweaveprotocol.${hostTriple()}.node`));
 for (const [from, to] of [[wasmWeb, 'wasm-web'], [wasmNode, 'wasm-node']]) {
   mkdirSync(join(dist, to));
   cpSync(join(from, 'missionweaveprotocol_wasm.js'), join(dist, to, 'missionweaveprotocol_wasm.js'));
@@ -88,20 +91,33 @@ for (const file of ['missionweaveprotocol_wasm_verify.js', 'missionweaveprotocol
 writeFileSync(join(dist, 'wasm-node', 'package.json'), '{ "type": "commonjs" }\n');
 
 // 3. CommonJS entries, then ES module entries that export exactly what they export.
-copyFileSync(join(src, 'node.cjs'), join(dist, 'node.cjs'));
-copyFileSync(join(src, 'wasm.cjs'), join(dist, 'wasm.cjs'));
+for (const file of ['node.cjs', 'wasm.cjs', 'native-loader.cjs', 'load-wasm-browser.mjs', 'load-wasm-node.mjs']) {
+  copyFileSync(join(src, file), join(dist, file));
+}
 const require = createRequire(join(dist, 'x.cjs'));
 const shared = names.filter((n) => n !== 'createApi');
 const exportsOf = (entry) => Object.keys(require(entry)).sort();
 const nodeNames = exportsOf('./node.cjs');
+// The Node entry falls back to WebAssembly when no addon loads; here the one just built must.
+if (require('./node.cjs').backend !== 'napi') throw new Error('build.mjs: dist/node.cjs did not load the addon built in place');
 const wasmNames = exportsOf('./wasm.cjs');
 writeFileSync(join(dist, 'node.mjs'),
   `// Node entry (ES module): the napi-rs addon, through the CommonJS entry (one instance).\n` +
   `import api from './node.cjs';\n\nexport const { ${nodeNames.join(', ')} } = api;\n`);
+// Each ES module entry twice: the browser/default one (wasm.mjs, verify.mjs) imports nothing
+// from Node and fetches its module; the Node one (node-wasm.mjs, node-verify.mjs, picked by the
+// package's `node` condition) reads it from disk (issue 28).
+const ROLES = [
+  ['', 'load-wasm-browser.mjs', 'browsers and the default condition (no Node built-ins: the module is fetched)'],
+  ['node-', 'load-wasm-node.mjs', 'Node (the module is read from disk)'],
+];
+const entry = (template, role, loader, names, sharedNames) => readFileSync(join(src, template), 'utf8')
+  .replace('@ROLE@', role).replace('@LOADER@', loader)
+  .replace('@NAMES@', names.join(', ')).replace('@SHARED@', sharedNames.join(', '));
 const factoryNames = wasmNames.filter((n) => !shared.includes(n));
-writeFileSync(join(dist, 'wasm.mjs'), readFileSync(join(src, 'wasm.mjs.in'), 'utf8')
-  .replace('@NAMES@', factoryNames.join(', '))
-  .replace('@SHARED@', shared.join(', ')));
+for (const [prefix, loader, role] of ROLES) {
+  writeFileSync(join(dist, `${prefix}wasm.mjs`), entry('wasm.mjs.in', role, loader, factoryNames, shared));
+}
 
 for (const name of VERIFY_FACTORY) {
   if (!wasmNames.includes(name) || shared.includes(name)) throw new Error(`verify entry: ${name} is not a backend export`);
@@ -109,9 +125,9 @@ for (const name of VERIFY_FACTORY) {
 for (const name of VERIFY_SHARED) {
   if (!shared.includes(name)) throw new Error(`verify entry: ${name} is not exported by api.mjs`);
 }
-writeFileSync(join(dist, 'verify.mjs'), readFileSync(join(src, 'verify.mjs.in'), 'utf8')
-  .replace('@NAMES@', VERIFY_FACTORY.join(', '))
-  .replace('@SHARED@', VERIFY_SHARED.join(', ')));
+for (const [prefix, loader, role] of ROLES) {
+  writeFileSync(join(dist, `${prefix}verify.mjs`), entry('verify.mjs.in', role, loader, VERIFY_FACTORY, VERIFY_SHARED));
+}
 
 // 4. Declarations: one .d.mts and one .d.cts per entry. The call and answer shapes generated
 // from core/ffi (ffi-types.d.ts, checked against the Rust types by a cargo test) replace the

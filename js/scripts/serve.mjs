@@ -22,12 +22,17 @@ function inside(root, path) {
   return full === root || full.startsWith(root + sep) ? full : null;
 }
 
-/** Starts the server; resolves to `{ url, close() }`. */
+/**
+ * Starts the server; resolves to `{ url, close() }`. `root` is what `/` serves (js/ by default;
+ * browser-bundlers.test.mjs serves a scratch consumer project, its node_modules included).
+ */
 export function startServer({
   port = 0,
+  root: siteRoot = JS,
   bundle = process.env.MWP_PROTOCOL_ROOT ?? join(JS, '..', '..', 'shared', 'protocol'),
   vectors = process.env.MWP_VECTORS_DIR ?? join(JS, '..', 'tests', 'vectors'),
 } = {}) {
+  const siteDir = resolve(siteRoot);
   const bundleRoot = resolve(bundle);
   const vectorsRoot = resolve(vectors);
   const server = createServer((request, response) => {
@@ -43,7 +48,7 @@ export function startServer({
       return;
     }
     const [root, rest] = path.startsWith('/bundle/') ? [bundleRoot, path.slice('/bundle/'.length)]
-      : path.startsWith('/vectors/') ? [vectorsRoot, path.slice('/vectors/'.length)] : [JS, path.slice(1)];
+      : path.startsWith('/vectors/') ? [vectorsRoot, path.slice('/vectors/'.length)] : [siteDir, path.slice(1)];
     let file = inside(root, rest);
     if (file && path.endsWith('/')) file = join(file, 'index.html');
     let stat;

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { DIST } from './support.mjs';
 
 const api = await import(join(DIST, 'node.mjs'));
-const wasm = await import(join(DIST, 'wasm.mjs'));
+const wasm = await import(join(DIST, 'node-wasm.mjs'));
 const NOW = Date.UTC(2026, 6, 15, 9, 30);
 const AGENT = 'urn:missionweaveprotocol:agent:worker';
 const FINANCE = 'urn:missionweaveprotocol:group:finance';

@@ -116,7 +116,7 @@ test('a manifest from put is accepted by Core.perform of artifact.publish', asyn
 });
 
 test('the WebAssembly build has no filesystem store', async () => {
-  const wasm = await import(join(DIST, 'wasm.mjs'));
+  const wasm = await import(join(DIST, 'node-wasm.mjs'));
   assert.throws(() => new wasm.LocalArtifactStore('/tmp'), wasm.ArgumentError);
   assert.throws(() => wasm.artifactContentHash(CONTENT), wasm.ArgumentError);
 });

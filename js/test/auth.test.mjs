@@ -218,7 +218,7 @@ describe('auth: the package error model, free() and the entries', () => {
   });
 
   test('the WebAssembly build serves the same auth module (sans-IO, crypto.getRandomValues)', async () => {
-    const wasm = await import(join(DIST, 'wasm.mjs'));
+    const wasm = await import(join(DIST, 'node-wasm.mjs'));
     assert.equal(typeof wasm.AuthenticationError, 'function');
     assert.equal(wasm.defaultAgentKeyId(ALICE), defaultAgentKeyId(ALICE));
     const alice = identity(ALICE, 1);

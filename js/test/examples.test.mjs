@@ -1,13 +1,14 @@
 // The programs in examples/js, run the way a new user runs them: `npm pack`, install the
-// tarball into a fresh project, copy the example beside it, `node example.mjs`. Each must exit 0
+// tarballs (the main package and this platform's napi package) into a fresh project, copy the example beside it, `node example.mjs`. Each must exit 0
 // and print its expected lines.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
+import { installInto, packPackages } from './pack-support.mjs';
 import { JS, REPO } from './support.mjs';
 
 const EXAMPLES = join(REPO, 'examples', 'js');
@@ -72,12 +73,10 @@ let project;
 
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'mwp-examples-'));
-  execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: JS, stdio: ['ignore', 'pipe', 'inherit'] });
-  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  // The main tarball and this platform's napi package, as npm installs them for a user.
+  const { main, platform } = packPackages(work);
   project = join(work, 'app');
-  mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', join(work, tarball)], { cwd: project, stdio: 'inherit' });
+  installInto(project, [main, platform], { name: 'app', type: 'module' });
 });
 
 after(() => { if (work) rmSync(work, { recursive: true, force: true }); });

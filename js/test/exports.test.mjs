@@ -18,8 +18,10 @@ function declaredValues(file) {
 
 const entries = [
   ['node.mjs', 'node.d.mts'], ['node.cjs', 'node.d.cts'],
-  ['wasm.mjs', 'wasm.d.mts'], ['wasm.cjs', 'wasm.d.cts'],
+  ['node-wasm.mjs', 'wasm.d.mts'], ['wasm.cjs', 'wasm.d.cts'],
 ];
+// dist/wasm.mjs (the browser entry) is node-wasm.mjs with the browser loader: checked in
+// browser-entry.test.mjs; it runs in Chromium (browser.test.mjs, browser-bundlers.test.mjs).
 
 for (const [entry, types] of entries) {
   test(`${entry} exports exactly what ${types} declares`, async () => {
@@ -33,8 +35,8 @@ for (const [entry, types] of entries) {
   });
 }
 
-test('verify.mjs exports exactly what verify.d.mts re-exports, a subset of the full declarations', async () => {
-  const loaded = await import(join(DIST, 'verify.mjs'));
+test('node-verify.mjs (verify.mjs under Node) exports exactly what verify.d.mts re-exports, a subset of the full declarations', async () => {
+  const loaded = await import(join(DIST, 'node-verify.mjs'));
   const runtime = Object.keys(loaded).filter((k) => k !== 'default').sort();
   const text = readFileSync(join(DIST, 'verify.d.mts'), 'utf8');
   const values = text.match(/^export \{ ([^}]+) \} from '\.\/wasm\.mjs';$/m)[1].split(', ').sort();
@@ -66,4 +68,9 @@ test('package exports: node → napi, ./wasm → WebAssembly (ESM and require)',
   const pkg = JSON.parse(readFileSync(join(DIST, '..', 'package.json'), 'utf8'));
   assert.equal(pkg.exports['.'].browser.default, './dist/wasm.mjs');
   assert.equal(pkg.exports['.'].default.import.default, './dist/wasm.mjs');
+  // Under Node the ES module WebAssembly entries read the module from disk (issue 28).
+  assert.equal(pkg.exports['./wasm'].node.import.default, './dist/node-wasm.mjs');
+  assert.equal(pkg.exports['./wasm'].browser.default, './dist/wasm.mjs');
+  assert.equal(pkg.exports['./verify'].node, './dist/node-verify.mjs');
+  assert.equal(pkg.exports['./verify'].browser, './dist/verify.mjs');
 });

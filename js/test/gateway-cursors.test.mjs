@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
 import { GROUP, MAINS, OWNER, WORKER, nodeGateway, organization, within } from './network-support.mjs';
-import { DIST, JS, backends } from './support.mjs';
+import { ADDON, JS, backends } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 const { WebSocket } = createRequire(`${JS}/package.json`)('ws');
-const raw = require(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
+const raw = require(ADDON);
 
 let api;
 let org;

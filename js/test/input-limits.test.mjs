@@ -113,7 +113,7 @@ for (const name of ['napi (ESM)', 'wasm (ESM)']) {
 }
 
 test('the verify-only build has the same limits', async () => {
-  const verify = await import(new URL('../dist/verify.mjs', import.meta.url));
+  const verify = await import(new URL('../dist/node-verify.mjs', import.meta.url));
   assert.deepEqual(verify.parseLimits(), apis['napi (ESM)'].parseLimits());
   const shape = repeated('0,', 10, '0');
   const limits = { ...verify.parseLimits().DOCUMENT, maxContainerEntries: 10 };

@@ -42,7 +42,7 @@ function caught(fn) {
 let apis;
 before(async () => {
   apis = await backends();
-  apis['verify (ESM)'] = await import(join(DIST, 'verify.mjs'));
+  apis['verify (ESM)'] = await import(join(DIST, 'node-verify.mjs'));
 });
 
 for (const name of ['napi (ESM)', 'wasm (ESM)', 'wasm (CommonJS)', 'verify (ESM)']) {

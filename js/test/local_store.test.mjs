@@ -120,6 +120,6 @@ test('a reopened file keeps every table; a closed store refuses calls', (t) => {
 test('an unopenable path is a LocalStoreError; the WebAssembly build refuses the store', async () => {
   assert.throws(() => new api.SqliteAgentStore('/nonexistent-dir/x/agent.sqlite'), refused('backend', 'INTERNAL_ERROR'));
   assert.throws(() => new api.SqliteAgentStore(7), api.ArgumentError);
-  const wasm = await import(join(DIST, 'wasm.mjs'));
+  const wasm = await import(join(DIST, 'node-wasm.mjs'));
   assert.throws(() => new wasm.SqliteAgentStore(':memory:'), wasm.ArgumentError);
 });

@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { DIST, backends, bundleBytes } from './support.mjs';
+import { ADDON, backends, bundleBytes } from './support.mjs';
 
 const MiB = 2 ** 20;
 const BOUND = 16 * MiB;
@@ -75,7 +75,7 @@ describe('napi: native memory in a synchronous loop', () => {
 
 describe('napi: the raw addon answers a freed object with an envelope', () => {
   test('Registry, Ledger, Scheduler, AdmissionSession, RegistryBuilder, InMemoryAdmissionLog, Core, InMemoryStore', () => {
-    const raw = createRequire(import.meta.url)(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`));
+    const raw = createRequire(import.meta.url)(ADDON);
     const misuse = (envelope) => {
       const { error } = JSON.parse(envelope);
       assert.equal(error?.class, 'ArgumentError', envelope);

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { DIST } from './support.mjs';
 
 const api = await import(join(DIST, 'node.mjs'));
-const wasm = await import(join(DIST, 'wasm.mjs'));
+const wasm = await import(join(DIST, 'node-wasm.mjs'));
 
 const T0 = Date.UTC(2026, 6, 15, 9, 30);
 const SECOND = 1000;

@@ -1,26 +1,33 @@
-// Packaging: `npm pack`, install the tarball into a fresh project, then import it with ESM and
-// with require and run one verification each (napi by default, WebAssembly via ./wasm).
+// Packaging: `npm pack` the main package and this platform's napi package (the napi-rs
+// convention, scripts/platform-packages.mjs), install both into a fresh project, then import
+// with ESM and with require and run one verification each (napi by default, WebAssembly via
+// ./wasm); a second project gets the main tarball alone and falls back to WebAssembly.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
+import { installInto, packPackages, TRIPLE } from './pack-support.mjs';
 import { BUNDLE, JS } from './support.mjs';
 
+const { PREBUILDS } = createRequire(import.meta.url)(join(JS, 'src', 'native-loader.cjs'));
+const pkg = JSON.parse(readFileSync(join(JS, 'package.json'), 'utf8'));
 let work;
 let project;
+let wasmOnly;
+let mainTarball;
+let platformTarball;
 
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'mwp-pack-'));
-  execFileSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: JS, stdio: ['ignore', 'pipe', 'inherit'] });
-  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
-  assert.ok(tarball, 'npm pack wrote a tarball');
+  ({ main: mainTarball, platform: platformTarball } = packPackages(work));
   project = join(work, 'consumer');
-  execFileSync('mkdir', ['-p', project]);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', join(work, tarball)], { cwd: project, stdio: 'inherit' });
+  installInto(project, [mainTarball, platformTarball]);
+  wasmOnly = join(work, 'consumer-wasm');
+  installInto(wasmOnly, [mainTarball]);
 });
 
 after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
@@ -29,23 +36,49 @@ const DOC = JSON.stringify(join(BUNDLE, 'cryptography/vectors/signed-documents/v
 const REG = JSON.stringify(join(BUNDLE, 'cryptography/keys/registry-valid.json'));
 const HASH = 'sha256:6655c5d67ae3ecc19a4ed04bda7f1372aeaafc7adf939a77715de96ef2100695';
 
-function run(file, source) {
-  writeFileSync(join(project, file), source);
-  return execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' }).trim();
+function run(file, source, cwd = project) {
+  writeFileSync(join(cwd, file), source);
+  return execFileSync(process.execPath, [file], { cwd, encoding: 'utf8' }).trim();
 }
 
-test('the tarball holds the built entries, both backends and the declarations', () => {
-  const listing = execFileSync('tar', ['tzf', join(work, readdirSync(work).find((f) => f.endsWith('.tgz')))], { encoding: 'utf8' });
-  for (const file of ['dist/node.mjs', 'dist/node.cjs', 'dist/wasm.mjs', 'dist/wasm.cjs', 'dist/api.mjs', 'dist/api.cjs',
+const tarList = (tarball) => execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean);
+
+test('the tarball holds the built entries, both backends, the declarations, the pages and the licence', () => {
+  const listing = tarList(mainTarball);
+  for (const file of ['LICENSE', 'README.md', 'package.json', 'dist/node.mjs', 'dist/node.cjs', 'dist/native-loader.cjs',
+    'dist/wasm.mjs', 'dist/node-wasm.mjs', 'dist/wasm.cjs', 'dist/api.mjs', 'dist/api.cjs',
+    'dist/load-wasm-browser.mjs', 'dist/load-wasm-node.mjs',
     'dist/node.d.mts', 'dist/node.d.cts', 'dist/wasm.d.mts', 'dist/wasm.d.cts',
     'dist/wasm-web/missionweaveprotocol_wasm_bg.wasm', 'dist/wasm-node/missionweaveprotocol_wasm.js',
-    'dist/verify.mjs', 'dist/verify.d.mts', 'dist/wasm-verify/missionweaveprotocol_wasm_verify_bg.wasm',
+    'dist/verify.mjs', 'dist/node-verify.mjs', 'dist/verify.d.mts', 'dist/wasm-verify/missionweaveprotocol_wasm_verify_bg.wasm',
     'page/index.html', 'page/style.css', 'page/verifier.mjs', 'page/approve.html', 'page/approve.mjs']) {
     assert.ok(listing.includes(`package/${file}`), file);
   }
-  assert.ok(!listing.includes('package/test/') && !listing.includes('package/src/'), 'sources and tests stay out');
+  assert.equal(readFileSync(join(JS, 'LICENSE'), 'utf8').split('\n')[1].trim(), 'Apache License');
+  const stray = listing.filter((f) => /^package\/(test|src|scripts|bench|node_modules)\//.test(f) || /\.map$|\.test\.|\.node$/.test(f));
+  assert.deepEqual(stray, [], 'no tests, sources, source maps or addons (the platform packages carry those)');
   // One WebAssembly module: the nodejs glue reads wasm-web's (scripts/build.mjs).
   assert.ok(!listing.includes('package/dist/wasm-node/missionweaveprotocol_wasm_bg.wasm'), 'the module ships once');
+  const size = statSync(mainTarball).size;
+  console.log(`npm pack: ${mainTarball.split('/').pop()} ${size} bytes (${listing.length} files); ` +
+    `${platformTarball.split('/').pop()} ${statSync(platformTarball).size} bytes`);
+  // Two WebAssembly modules, gzip'd by npm: a few MB; a stray build tree would be far more.
+  assert.ok(size < 6_000_000, `${size} bytes`);
+});
+
+test('the platform package: os/cpu/libc of its triple, the addon as main, the version of the main package', () => {
+  const listing = tarList(platformTarball);
+  assert.deepEqual(listing.sort(), ['package/LICENSE', 'package/README.md', `package/missionweaveprotocol.${TRIPLE}.node`, 'package/package.json']);
+  const manifest = JSON.parse(execFileSync('tar', ['xzfO', platformTarball, 'package/package.json'], { encoding: 'utf8' }));
+  const platform = PREBUILDS[TRIPLE];
+  assert.deepEqual([manifest.name, manifest.version, manifest.os, manifest.cpu, manifest.libc, manifest.main],
+    [`missionweaveprotocol-${TRIPLE}`, pkg.version, [platform.os], [platform.cpu], [platform.libc], `missionweaveprotocol.${TRIPLE}.node`]);
+  // The main package as published lists all four, at its own version (scripts/pack.mjs); the
+  // source package.json lists none (npm ci could not lock them before they are published).
+  const published = JSON.parse(execFileSync('tar', ['xzfO', mainTarball, 'package/package.json'], { encoding: 'utf8' }));
+  assert.deepEqual(published.optionalDependencies, Object.fromEntries(Object.keys(PREBUILDS).map((t) => [`missionweaveprotocol-${t}`, pkg.version])));
+  assert.equal(pkg.optionalDependencies, undefined);
+  assert.deepEqual({ ...published, optionalDependencies: undefined }, { ...pkg, optionalDependencies: undefined });
 });
 
 test('npm pack --dry-run: the verifier and approval pages ship beside dist/, which they import', () => {
@@ -56,6 +89,7 @@ test('npm pack --dry-run: the verifier and approval pages ship beside dist/, whi
     assert.ok(files.includes(file), file);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('scripts/')), files.join(' '));
+  assert.ok(files.includes('LICENSE'), 'LICENSE');
   // The page's one import resolves inside the package.
   const page = readFileSync(join(JS, 'page', 'verifier.mjs'), 'utf8');
   const imports = [...page.matchAll(/import\('([^']+)'\)/g)].map((m) => m[1]);
@@ -88,6 +122,26 @@ test('require, one verification each backend, errors are Error subclasses', () =
       console.log(api.backend, v.signingHash, rejected instanceof Error && rejected instanceof api.VerificationError, rejected.code);
     }`);
   assert.equal(out, `napi ${HASH} true PROTOCOL_VIOLATION\nwasm ${HASH} true PROTOCOL_VIOLATION`);
+});
+
+test('the napi backend comes from the platform package; without it the default entry is WebAssembly', () => {
+  // The main tarball has no addon (checked above), so napi here is the platform package's.
+  const source = `
+    const { readFileSync } = require('node:fs');
+    let platform = null;
+    try { platform = require.resolve('missionweaveprotocol-${TRIPLE}'); } catch {}
+    for (const api of [require('missionweaveprotocol')]) {
+      const v = api.verifySignedDocument('command', readFileSync(${DOC}), readFileSync(${REG}));
+      console.log(api.backend, v.signingHash, platform !== null && platform.endsWith('missionweaveprotocol.${TRIPLE}.node'));
+    }`;
+  assert.equal(run('platform.cjs', source), `napi ${HASH} true`);
+  assert.equal(run('platform.cjs', source, wasmOnly), `wasm ${HASH} false`);
+  assert.equal(run('esm.mjs', `import * as m from 'missionweaveprotocol';\nconsole.log(m.backend, typeof m.Scheduler);`, wasmOnly), 'wasm function');
+  // NODE_DEBUG=missionweaveprotocol says why no addon loaded; silent when one did.
+  const debug = (cwd) => spawnSync(process.execPath, ['-e', "require('missionweaveprotocol')"], {
+    cwd, encoding: 'utf8', env: { ...process.env, NODE_DEBUG: 'missionweaveprotocol' } }).stderr;
+  assert.match(debug(wasmOnly), new RegExp(`no napi addon \\(missionweaveprotocol-${TRIPLE}: MODULE_NOT_FOUND; \\./missionweaveprotocol\\.${TRIPLE}\\.node: MODULE_NOT_FOUND\\): WebAssembly`));
+  assert.equal(debug(project), '');
 });
 
 test('the declarations type-check for ESM and CommonJS consumers (tsc, nodenext, strict)', () => {

@@ -24,7 +24,7 @@ before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   server = await startServer({ bundle: BUNDLE });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  reasons = (await import(join(DIST, 'verify.mjs'))).failureReasons();
+  reasons = (await import(join(DIST, 'node-verify.mjs'))).failureReasons();
 });
 
 after(async () => {

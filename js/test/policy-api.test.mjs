@@ -206,7 +206,7 @@ describe('BudgetMeter and PolicyGuard', () => {
 });
 
 test('the WebAssembly build serves the same policy module (sans-IO, crypto.getRandomValues)', async () => {
-  const wasm = await import(join(DIST, 'wasm.mjs'));
+  const wasm = await import(join(DIST, 'node-wasm.mjs'));
   assert.equal(wasm.PolicyError, wasm.RetryError);
   const tokens = new wasm.MembershipTokenService({ secret: SECRET });
   const { claims, token } = tokens.issue({ ...binding(), ttlMs: MINUTE });

@@ -9,11 +9,11 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { DIST } from './support.mjs';
+import { ADDON, DIST } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 const RAWS = {
-  napi: require(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`)),
+  napi: require(ADDON),
   wasm: require(join(DIST, 'wasm-node', 'missionweaveprotocol_wasm.js')),
 };
 

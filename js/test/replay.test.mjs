@@ -181,7 +181,7 @@ test('a reopened store continues from its cursor with the Scheduler rebuilt from
 });
 
 test('the WebAssembly build refuses AgentReplay', async () => {
-  const wasm = await import(join(DIST, 'wasm.mjs'));
+  const wasm = await import(join(DIST, 'node-wasm.mjs'));
   assert.throws(() => new wasm.AgentReplay(A, {}, async () => [], async () => null), wasm.ArgumentError);
 });
 

@@ -19,14 +19,17 @@ export const VECTORS = resolve(process.env.MWP_VECTORS_DIR ?? join(REPO, 'tests'
 
 const require = createRequire(import.meta.url);
 
+/** The napi addon built in place, named by its napi-rs triple (src/native-loader.cjs). */
+export const ADDON = join(DIST, `missionweaveprotocol.${require(join(JS, 'src', 'native-loader.cjs')).hostTriple()}.node`);
+
 /** The backends under test: the napi addon, the wasm ES module and the wasm CommonJS build. */
 export async function backends() {
-  for (const file of ['node.mjs', 'wasm.mjs', 'wasm.cjs']) {
+  for (const file of ['node.mjs', 'node-wasm.mjs', 'wasm.cjs']) {
     if (!existsSync(join(DIST, file))) throw new Error(`${join(DIST, file)} is missing: run scripts/test-js.sh (or node js/scripts/build.mjs)`);
   }
   return {
     'napi (ESM)': await import(join(DIST, 'node.mjs')),
-    'wasm (ESM)': await import(join(DIST, 'wasm.mjs')),
+    'wasm (ESM)': await import(join(DIST, 'node-wasm.mjs')),
     'wasm (CommonJS)': require(join(DIST, 'wasm.cjs')),
   };
 }

@@ -10,11 +10,11 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 
-import { DIST, JS, backends } from './support.mjs';
+import { ADDON, DIST, JS, backends } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 const RAWS = {
-  napi: require(join(DIST, `missionweaveprotocol.${process.platform}-${process.arch}.node`)),
+  napi: require(ADDON),
   wasm: require(join(DIST, 'wasm-node', 'missionweaveprotocol_wasm.js')),
 };
 const T0 = Date.UTC(2026, 6, 15, 9, 30);
@@ -87,7 +87,7 @@ describe('rules read from the core', () => {
   before(async () => { apis = await backends(); });
 
   test('retryable codes: the core\'s retryable_wire_code vocabulary, on every entry', async () => {
-    const verify = await import(join(DIST, 'verify.mjs'));
+    const verify = await import(join(DIST, 'node-verify.mjs'));
     for (const [name, raw] of Object.entries(RAWS)) {
       assert.deepEqual(JSON.parse(raw.retryableWireCodes()).ok, apis['napi (ESM)'].vocabularies().retryable_wire_code, name);
     }

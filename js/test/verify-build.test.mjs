@@ -35,8 +35,8 @@ test('no embedded conformance vectors and no authority calls in the verify-only 
 });
 
 test('verify-only and full builds agree under Node (the whole cryptography bundle)', async () => {
-  const verify = await import(join(DIST, 'verify.mjs'));
-  const full = await import(join(DIST, 'wasm.mjs'));
+  const verify = await import(join(DIST, 'node-verify.mjs'));
+  const full = await import(join(DIST, 'node-wasm.mjs'));
   const manifest = JSON.parse(bundleBytes('cryptography/manifest.json'));
   let compared = 0;
   for (const testCase of manifest.cases) {
@@ -56,8 +56,8 @@ test('verify-only and full builds agree under Node (the whole cryptography bundl
 });
 
 test('verify-only build refuses a string holding a lone surrogate like the full build (issue 9)', async () => {
-  const verify = await import(join(DIST, 'verify.mjs'));
-  const full = await import(join(DIST, 'wasm.mjs'));
+  const verify = await import(join(DIST, 'node-verify.mjs'));
+  const full = await import(join(DIST, 'node-wasm.mjs'));
   const registry = bundleBytes('cryptography/keys/registry-valid.json');
   const outcome = (call) => {
     try {
