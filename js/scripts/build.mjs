@@ -48,6 +48,9 @@ const VERIFY_TYPES = ['Bytes', 'NativeResource', 'DocumentKind', 'Stage', 'WireC
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
+// The licence the tarball ships is the repository's (one file; npm pack leaves symlinks out, so
+// it is copied here, and js/LICENSE is not tracked).
+copyFileSync(join(js, '..', 'LICENSE'), join(js, 'LICENSE'));
 
 // 1. The API: src/api.mjs (the one public entry) and the modules it imports (src/api/*.mjs),
 // bundled into one ES module, dist/api.mjs, and its CommonJS twin, dist/api.cjs (one file each,

@@ -54,7 +54,10 @@ test('the tarball holds the built entries, both backends, the declarations, the 
     'page/index.html', 'page/style.css', 'page/verifier.mjs', 'page/approve.html', 'page/approve.mjs']) {
     assert.ok(listing.includes(`package/${file}`), file);
   }
-  assert.equal(readFileSync(join(JS, 'LICENSE'), 'utf8').split('\n')[1].trim(), 'Apache License');
+  // The repository's LICENSE (copied by scripts/build.mjs): the project header, then Apache-2.0.
+  const licence = readFileSync(join(JS, 'LICENSE'), 'utf8');
+  assert.equal(licence, readFileSync(join(JS, '..', 'LICENSE'), 'utf8'));
+  assert.match(licence, /Apache License\s+Version 2\.0, January 2004/);
   const stray = listing.filter((f) => /^package\/(test|src|scripts|bench|node_modules)\//.test(f) || /\.map$|\.test\.|\.node$/.test(f));
   assert.deepEqual(stray, [], 'no tests, sources, source maps or addons (the platform packages carry those)');
   // One WebAssembly module: the nodejs glue reads wasm-web's (scripts/build.mjs).
