@@ -978,10 +978,12 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
             "workItemId": item}, group, coordinator=True)
     accepted = await first.request(world, "accept", items=[[g, i] for g, i in pending.items()])
     killed = first.kill()
-    second = _WorkerProcess("worker-2")
-    world.workers.append(second)
-    # It opens the store file and loads its modules while the demo goes on; it does not touch
-    # the server before the next request (so the Event order stays fixed).
+    # The replacement: a process whose interpreter a supervisor keeps ready (started with the
+    # demo, idle on its stdin until now: its Python start-up is off the critical path), given
+    # the Worker's role only now. It opens the store file and loads its modules while the demo
+    # goes on; it does not touch the server before the next request (so the Event order stays
+    # fixed).
+    second = world.workers[1]
     second.send(world, "attach", process="worker-2", restarted=True, **attach)
     await while_down()
     await second.answer()
@@ -1734,16 +1736,17 @@ async def _approvals(world: _World, coordinator_auth: _Agent, coordinator_cli: _
 
 async def _run(root: Path, database_url: Optional[str]) -> POCReport:
     url = database_url or f"sqlite:///{root / 'authority.sqlite3'}"
-    # The reviewer's Worker process starts with the demo (its interpreter's start-up overlaps
-    # the server's) and waits for the server's address.
-    worker = _WorkerProcess("worker-1")
+    # The reviewer's Worker process and the interpreter that replaces it after the kill start
+    # with the demo (their start-ups overlap the server's) and wait for their requests.
+    workers = [_WorkerProcess("worker-1"), _WorkerProcess("worker-2")]
     try:
         server = _Server(root, url)
     except BaseException:
-        worker.stop()
+        for worker in workers:
+            worker.stop()
         raise
     world = _World(server, root)
-    world.workers.append(worker)
+    world.workers.extend(workers)
     try:
         missions, edges = await _scenario(world)
     finally:
