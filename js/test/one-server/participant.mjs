@@ -41,10 +41,14 @@ function post(api, { agentId, groups, conversations }, key, epoch, g, text) {
   return api.signDocument('command', JSON.stringify(document), { key });
 }
 
+/** The last part of each participant's texts in a Group: `0..count`, or `again`. */
+function suffixes({ count }, again) {
+  return again ? ['again'] : Array.from({ length: count }, (_, i) => String(i));
+}
+
 /** Every participant's texts of Group `g`: the first ones, or the `again` ones. */
-function texts({ tags, count }, g, again) {
-  const suffixes = again ? ['again'] : Array.from({ length: count }, (_, i) => String(i));
-  return new Set(tags.flatMap((tag) => suffixes.map((s) => `one-server:${tag}:${g}:${s}`)));
+function texts(params, g, again) {
+  return new Set(params.tags.flatMap((tag) => suffixes(params, again).map((s) => `one-server:${tag}:${g}:${s}`)));
 }
 
 /**
@@ -58,8 +62,7 @@ async function session(api, params, key, client, store, awaited, seen, again) {
   for (const group of params.groups) start.push(await store.cursor(params.agentId, group));
   await client.subscribe(params.groups);
   for (let g = 0; g < params.groups.length; g += 1) {
-    const suffixes = again ? ['again'] : Array.from({ length: params.count }, (_, i) => String(i));
-    for (const suffix of suffixes) {
+    for (const suffix of suffixes(params, again)) {
       await within(client.send(post(api, params, key, epoch, g, `one-server:${params.tag}:${g}:${suffix}`)), 'send');
     }
   }

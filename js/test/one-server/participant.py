@@ -48,10 +48,14 @@ def post(config: Dict[str, Any], key: SigningKey, epoch: int, g: int, text: str)
     return SignedDocumentCodec().sign(SignedDocumentKind.COMMAND, document, key).canonical_document_bytes
 
 
+def suffixes(config: Dict[str, Any], again: bool) -> List[str]:
+    """The last part of each participant's texts in a Group: ``0..count``, or ``again``."""
+    return ["again"] if again else [str(i) for i in range(config["count"])]
+
+
 def texts(config: Dict[str, Any], g: int, again: bool) -> Set[str]:
     """Every participant's texts of Group ``g``: the first ones, or the ``again`` ones."""
-    suffixes = ["again"] if again else [str(i) for i in range(config["count"])]
-    return {f"one-server:{tag}:{g}:{s}" for tag in config["tags"] for s in suffixes}
+    return {f"one-server:{tag}:{g}:{s}" for tag in config["tags"] for s in suffixes(config, again)}
 
 
 async def session(config: Dict[str, Any], client: AgentClient, store: SQLiteAgentStore, key: SigningKey,
@@ -64,8 +68,7 @@ async def session(config: Dict[str, Any], client: AgentClient, store: SQLiteAgen
     start = [store.cursor(config["agentId"], group) for group in groups]
     await client.subscribe(groups)
     for g in range(len(groups)):
-        suffixes = ["again"] if again else [str(i) for i in range(config["count"])]
-        for suffix in suffixes:
+        for suffix in suffixes(config, again):
             event = await client.send(post(config, key, epoch, g, f"one-server:{config['tag']}:{g}:{suffix}"))
             assert event.group_id == groups[g]
     first: List[int] = []

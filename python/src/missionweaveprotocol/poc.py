@@ -597,16 +597,22 @@ async def _complete(world: _World, coordinator: _Agent, worker: _Agent, mission:
     return await _finish(world, coordinator, worker, mission, group, item, sources, ownership, stage)
 
 
-async def _offer_and_accept(world: _World, coordinator: _Agent, worker: _Agent, group: str,
-                            item: str, suffix: str = "") -> Dict[str, Any]:
+async def _offer(world: _World, coordinator: _Agent, worker_id: str, group: str, item: str,
+                 suffix: str = "") -> None:
+    """``work.offer`` of ``item`` to ``worker_id`` alone, on a capability match."""
     await world.do(coordinator, "work.offer", {
-        "candidates": [{"agentCardVersion": 1, "agentId": worker.agent_id,
+        "candidates": [{"agentCardVersion": 1, "agentId": worker_id,
                         "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}{suffix}"}],
         "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
                            "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
                            "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
                            "verifiedMatches": [CAPABILITY]},
         "workItemId": item}, group, coordinator=True)
+
+
+async def _offer_and_accept(world: _World, coordinator: _Agent, worker: _Agent, group: str,
+                            item: str, suffix: str = "") -> Dict[str, Any]:
+    await _offer(world, coordinator, worker.agent_id, group, item, suffix)
     accepted = await world.do(worker, "work.accept_offer",
                               {"capabilityPins": [CAPABILITY], "workItemId": item}, group)
     return dict(accepted["payload"])
@@ -968,14 +974,7 @@ async def _worker_restart(world: _World, coordinator_auth: _Agent, coordinator_c
         await world.do(coordinators[group], "work.authorize", {
             "contract": _contract("handbook"), "conversationId": f"{_mission_of(group)}:conversation:main",
             "workItemId": item}, group, coordinator=True)
-        await world.do(coordinators[group], "work.offer", {
-            "candidates": [{"agentCardVersion": 1, "agentId": REVIEWER,
-                            "offerId": f"urn:missionweaveprotocol:offer:{item.rsplit(':', 1)[-1]}"}],
-            "selectionBasis": {"authorizationEligible": True, "availabilityEstimate": "2026-07-15T09:00:00Z",
-                               "expectedCost": 1.5, "policyRulesApplied": ["capability-match"],
-                               "reliabilityEvidence": [], "requiredCapabilities": [CAPABILITY],
-                               "verifiedMatches": [CAPABILITY]},
-            "workItemId": item}, group, coordinator=True)
+        await _offer(world, coordinators[group], REVIEWER, group, item)
     accepted = await first.request(world, "accept", items=[[g, i] for g, i in pending.items()])
     killed = first.kill()
     # The replacement: a process whose interpreter a supervisor keeps ready (started with the
