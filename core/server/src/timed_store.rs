@@ -67,6 +67,9 @@ impl Store for TimedStore {
     fn batches_reads(&self) -> bool {
         self.inner.batches_reads()
     }
+    fn authenticates_events(&self) -> bool {
+        self.inner.authenticates_events()
+    }
     fn replay(
         &self,
         group: &str,

@@ -169,6 +169,11 @@ impl Store for ManagedStore {
         self.opened().is_ok_and(|store| store.batches_reads())
     }
 
+    fn authenticates_events(&self) -> bool {
+        self.opened()
+            .is_ok_and(|store| store.authenticates_events())
+    }
+
     fn replay(
         &self,
         group: &str,

@@ -81,7 +81,9 @@ pub(crate) fn check(db: &mut Db<'_>, options: &StoreOptions) -> Result<Integrity
         options.adopt_key,
         damaged,
     )? {
-        SealCheck::Accept => {}
+        // This backend leaves `Store::authenticates_events` false: an adopted key needs no
+        // different handling here.
+        SealCheck::Accept | SealCheck::AcceptAdopted => {}
         SealCheck::Adopt => reseal(db, Sealed::Current(&Integrity::unkeyed()), &wanted)?,
     }
     Ok(wanted)

@@ -133,6 +133,8 @@ pub struct SqliteStore {
     readers: Option<ReadPool>,
     /// The scheme every row is authenticated with (`store::integrity`).
     integrity: Integrity,
+    /// Every Event authenticated under the key since it was written (`seal::events_authenticated`).
+    events_authenticated: bool,
 }
 
 impl SqliteStore {
@@ -210,10 +212,12 @@ impl SqliteStore {
         .map_err(backend)?;
         read::plan_once(&conn)?;
         let integrity = schema::migrate(&conn, options)?;
+        let events_authenticated = seal::events_authenticated(&conn, &integrity)?;
         Ok(Self {
             conn: Mutex::new(conn),
             readers: None,
             integrity,
+            events_authenticated,
         })
     }
 
@@ -255,6 +259,12 @@ impl SqliteStore {
 }
 
 impl Store for SqliteStore {
+    /// Keyed since creation (or since a key was adopted before any Event was stored): every
+    /// Event row read is checked against its HMAC chain (`read::replay`).
+    fn authenticates_events(&self) -> bool {
+        self.events_authenticated
+    }
+
     fn commit(&self, tx: Transaction) -> Result<(), StoreError> {
         commit::commit(&mut self.conn(), &self.integrity, &tx)
     }

@@ -47,21 +47,46 @@ pub(crate) fn reseal(
     let groups = heads(conn, from, to)?;
     events(conn, from, to, &groups)?;
     aggregates(conn, from, to, unbound)?;
-    record(conn, to)
+    // A key sealing Events that were stored before it vouches for rows it did not
+    // authenticate when they were written (`Integrity::adopted_key_check`); sealing a store
+    // without Events (a new one) does not.
+    let over_events: bool = conn
+        .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |row| row.get(0))
+        .map_err(backend)?;
+    record(conn, to, over_events)
 }
 
 /// Records `integrity`'s scheme (and key check) as the store's.
-fn record(conn: &Connection, integrity: &Integrity) -> Result<(), StoreError> {
+fn record(conn: &Connection, integrity: &Integrity, over_events: bool) -> Result<(), StoreError> {
     conn.execute("DELETE FROM integrity", []).map_err(backend)?;
     conn.execute(
         "INSERT INTO integrity (scheme, key_check) VALUES (?1, ?2)",
         params![
             integrity.scheme(),
-            integrity.key_check().as_ref().map(|check| &check[..])
+            integrity
+                .recorded_key_check(over_events)
+                .as_ref()
+                .map(|check| &check[..])
         ],
     )
     .map_err(backend)?;
     Ok(())
+}
+
+/// Whether every Event of a store opened under `integrity` (checked by [`check`]) has been
+/// authenticated under its key since it was written: keyed, and not a key adopted over stored
+/// Events (`Store::authenticates_events`).
+pub(crate) fn events_authenticated(
+    conn: &Connection,
+    integrity: &Integrity,
+) -> Result<bool, StoreError> {
+    let Some(born) = integrity.key_check() else {
+        return Ok(false);
+    };
+    let recorded: Option<Vec<u8>> = conn
+        .query_row("SELECT key_check FROM integrity", [], |row| row.get(0))
+        .map_err(backend)?;
+    Ok(recorded.as_deref() == Some(&born[..]))
 }
 
 /// The scheme a store at the current version is sealed with, checked against `options`:
@@ -99,7 +124,7 @@ pub(crate) fn check(conn: &Connection, options: &StoreOptions) -> Result<Integri
         options.adopt_key,
         damaged,
     )? {
-        SealCheck::Accept => {}
+        SealCheck::Accept | SealCheck::AcceptAdopted => {}
         SealCheck::Adopt => reseal(conn, Sealed::Current(&Integrity::unkeyed()), &wanted)?,
     }
     Ok(wanted)

@@ -6,7 +6,9 @@
 use missionweaveprotocol_engine::store::suite::tampering::{
     Tamper, unkeyed_aggregate_checksum, unkeyed_head_checksum,
 };
-use missionweaveprotocol_engine::store::{AggregateKey, IntegrityKey, ReceiptKey, StoreOptions};
+use missionweaveprotocol_engine::store::{
+    AggregateKey, IntegrityKey, ReceiptKey, Store, StoreOptions,
+};
 use missionweaveprotocol_store_sqlite::{SqliteOptions, SqliteStore};
 use rusqlite::{Connection, params};
 
@@ -109,11 +111,14 @@ fn keyed() -> (SqliteStore, RawFile) {
         IntegrityKey::new(*b"an integrity key of 32 bytes....").unwrap(),
     ));
     assert!(store.is_keyed());
+    assert!(store.authenticates_events(), "keyed since it was created");
     (store, raw)
 }
 
 fn unkeyed() -> (SqliteStore, RawFile) {
-    file_store(StoreOptions::default())
+    let (store, raw) = file_store(StoreOptions::default());
+    assert!(!store.authenticates_events());
+    (store, raw)
 }
 
 missionweaveprotocol_engine::store_tamper_suite!(keyed, unkeyed);

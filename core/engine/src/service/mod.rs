@@ -14,7 +14,8 @@
 //! - [`replay`](Core::replay) with the reference's bounds (`after ≥ 0`,
 //!   `1 ≤ limit ≤ 10,000`); every Event is checked before it is first served
 //!   (`served_events.rs`: its log position and the Group Authority's signature), then
-//!   recognized by digest (`verified_events.rs`: verify once, issue 27 item 3).
+//!   recognized by digest (`verified_events.rs`: verify once, issue 27 item 3); a store
+//!   keyed since its Events were written is trusted on its keyed check alone.
 //! - [`replay_read`](Core::replay_read): the same, but a cursor before an archived
 //!   Group's online log answers with the signed snapshot itself (§16 `CURSOR_TOO_OLD`), which
 //!   `missionweaveprotocol_agent::replay::CoreReplaySource` hands to an Agent's replay.
@@ -107,7 +108,8 @@ impl<S: Store, G: Signer> Core<S, G> {
     /// How many served Events [`replay`](Self::replay) has checked in full — parsed, placed
     /// and their Group Authority signature verified — since this core was made. An Event
     /// served again with the same bytes at the same position is recognized by digest and not
-    /// counted (`verified_events.rs`); tests and benchmarks read this to see which replays
+    /// counted (`verified_events.rs`), nor is any Event of a store that authenticates its Events
+    /// ([`Store::authenticates_events`]); tests and benchmarks read this to see which replays
     /// ran Ed25519.
     pub fn served_events_checked(&self) -> u64 {
         self.full_checks.load(Ordering::Relaxed)
@@ -237,7 +239,10 @@ impl<S: Store, G: Signer> Core<S, G> {
     /// Each Event is checked before the page is served: it names the log position it was read
     /// from and carries the Group Authority's signature (`served_events.rs`), once per Core —
     /// served again with the same bytes at the same position, it is recognized by digest
-    /// (`verified_events.rs`), while the store checks its integrity columns on every read. A stored Event
+    /// (`verified_events.rs`), while the store checks its integrity columns on every read. A
+    /// store that authenticates its Events under a key since they were written
+    /// ([`Store::authenticates_events`]) is not re-verified at all: its keyed check on read
+    /// is the check (`served_events.rs`, "When the store's key is enough"). A stored Event
     /// that fails (or a row the store's own integrity check refuses) is `INTERNAL_ERROR`
     /// (`store_corrupt`) naming its Event ID and sequence, and nothing is served.
     pub fn replay(&self, group: &str, after: i64, limit: i64) -> Result<ReplayPage, CoreError> {
@@ -258,9 +263,14 @@ impl<S: Store, G: Signer> Core<S, G> {
         // Within 1..=10,000: fits every usize.
         let limit = usize::try_from(limit).unwrap_or(1);
         let page = self.engine.replay(group, after, limit)?;
-        // The store checked its integrity columns on this read; the Events this Core already
-        // checked in full are recognized by digest, the others are checked now (and then
-        // remembered). Issue 27 item 3: verify once where trust changes hands.
+        // The store checked its integrity columns on this read. A store keyed since its Events
+        // were written authenticated each of them against anyone without its key: served as
+        // read (`served_events.rs`, "When the store's key is enough"). Otherwise the Events this
+        // Core already checked in full are recognized by digest, the others are checked now
+        // (and then remembered). Issue 27 item 3: verify once where trust changes hands.
+        if self.engine.store().authenticates_events() {
+            return Ok(page);
+        }
         let known = self.verified.known(group, &page.events);
         if known.contains(&false) {
             served_events::ServedEventCheck::new(self.engine.issuer(), &self.registry).check_page(

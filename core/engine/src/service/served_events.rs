@@ -19,6 +19,32 @@
 //! The first Event that fails refuses the whole page: `INTERNAL_ERROR` (`store_corrupt`, as
 //! the store reports its own integrity failures), naming the Event ID and sequence; nothing is
 //! served.
+//!
+//! ## When the store's key is enough (issue 27, item 3)
+//!
+//! The check above exists for one adversary: whoever can write the database but holds neither
+//! the Group Authority's signing key nor the store's integrity key. Against an unkeyed store
+//! (SHA-256 chain) that adversary can rewrite a row and recompute the chain, so the signature
+//! is the only thing left they cannot produce (§15.2: every Group Event carries the Group
+//! Authority signature). A keyed store (`StoreOptions::integrity_key`, HMAC-SHA256 chain over
+//! group, sequence, Event ID and body, `store::integrity`) closes the same gap: a row edited,
+//! moved to another position or planted fails its MAC on the read that would serve it, and the
+//! read refuses it as `store_corrupt` before the Core sees it. The only writers holding the key
+//! are the Group Authority's own processes, whose commits append the Events they issued and
+//! signed (§4.6, §15.2; the key's holders are trusted to write rows, `IntegrityKey`). Serving
+//! such a row needs no second proof of the same origin: trust changes hands at the client,
+//! which verifies the Group Authority signature of every Event it receives (§6.4 event profile,
+//! §16 "verifies its hash and signature"), not between the Core and its own keyed store.
+//!
+//! So a store that reports [`Store::authenticates_events`](crate::store::Store) is served
+//! without this check. That holds only when every Event was authenticated under the key when
+//! it was written: a key *adopted* over stored Events (`StoreOptions::adopt_key`) sealed rows
+//! that were protected by the recomputable unkeyed chain until then, so a forgery planted
+//! before the adoption would now carry a valid MAC. Such a store records a distinct key check
+//! (`Integrity::adopted_key_check`, a MAC as well: it cannot be turned back into the other
+//! without the key) and keeps the once-per-process signature check below, as does every
+//! unkeyed store and the in-memory store. Not detected by either check, as before: the whole
+//! store (or a Group's log with its head) rolled back to an earlier genuine state.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -279,6 +279,11 @@ impl<S: Store> Store for ExclusiveCache<S> {
         self.inner.batches_reads()
     }
 
+    // Replays always read the store, which checks every Event row.
+    fn authenticates_events(&self) -> bool {
+        self.inner.authenticates_events()
+    }
+
     fn replay(
         &self,
         group: &str,

@@ -296,6 +296,10 @@ impl<S: Store> Store for GroupCommit<S> {
         self.inner.batches_reads()
     }
 
+    fn authenticates_events(&self) -> bool {
+        self.inner.authenticates_events()
+    }
+
     fn replay(
         &self,
         group: &str,

@@ -68,6 +68,7 @@ const RECEIPT_DOMAIN: &[u8] = b"missionweaveprotocol/store/receipt/v1\0";
 const HEAD_DOMAIN: &[u8] = b"missionweaveprotocol/store/group-head/v1\0";
 const ACTION_DOMAIN: &[u8] = b"missionweaveprotocol/store/action/v1\0";
 const KEY_CHECK_DOMAIN: &[u8] = b"missionweaveprotocol/store/key-check/v1\0";
+const ADOPTED_KEY_CHECK_DOMAIN: &[u8] = b"missionweaveprotocol/store/key-check/adopted/v1\0";
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -284,6 +285,28 @@ impl Integrity {
         self.mac
             .as_ref()
             .map(|_| self.hasher(KEY_CHECK_DOMAIN).finish())
+    }
+
+    /// What a keyed store records instead of [`key_check`](Self::key_check) when the key was
+    /// adopted over Events already stored ([`StoreOptions::adopt_key`]): those Events were
+    /// authenticated only under the unkeyed scheme before, which a tamperer can recompute, so
+    /// the key vouches for them without having authenticated them when they were written. A
+    /// MAC too: without the key one record cannot be turned into the other. `None` without a
+    /// key.
+    pub fn adopted_key_check(&self) -> Option<Hash32> {
+        self.mac
+            .as_ref()
+            .map(|_| self.hasher(ADOPTED_KEY_CHECK_DOMAIN).finish())
+    }
+
+    /// The key check to record for a store sealed under this scheme: `adopted_over_events`
+    /// when a key was adopted over stored Events ([`adopted_key_check`](Self::adopted_key_check)).
+    pub fn recorded_key_check(&self, adopted_over_events: bool) -> Option<Hash32> {
+        if adopted_over_events {
+            self.adopted_key_check()
+        } else {
+            self.key_check()
+        }
     }
 
     fn hasher(&self, domain: &[u8]) -> Hasher {
@@ -525,6 +548,10 @@ pub fn hash_from_slice(
 pub enum SealCheck {
     /// Read and write under the wanted integrity as the store already is.
     Accept,
+    /// A keyed store whose key was adopted over Events already stored
+    /// ([`Integrity::adopted_key_check`]): read and write under the wanted integrity, but its
+    /// Events are not all authenticated since they were written.
+    AcceptAdopted,
     /// An unkeyed store adopting the wanted key: every row is verified and sealed anew first.
     Adopt,
 }
@@ -548,6 +575,12 @@ pub fn check_seal(
             if key_check.is_some() && key_check == wanted.key_check().as_ref().map(|c| &c[..]) =>
         {
             Ok(SealCheck::Accept)
+        }
+        ("hmac-sha256", true)
+            if key_check.is_some()
+                && key_check == wanted.adopted_key_check().as_ref().map(|c| &c[..]) =>
+        {
+            Ok(SealCheck::AcceptAdopted)
         }
         ("hmac-sha256", true) => Err(refused("the store is sealed under another integrity key")),
         ("hmac-sha256", false) => Err(refused(
@@ -831,6 +864,33 @@ mod tests {
         assert!(e.to_string().contains("sequence 2 is missing"), "{e}");
         // Swapping two rows' hashes breaks the chain as well.
         corrupt(first().check(1, "e1", b"{}", None, &hashes[1]));
+    }
+
+    #[test]
+    fn a_key_adopted_over_events_is_recorded_and_recognized_apart() {
+        let damaged = |d: String| StoreError::Corrupt {
+            what: "store",
+            locator: "integrity".to_owned(),
+            detail: d,
+        };
+        let mine = Integrity::keyed(&key(1));
+        let other = Integrity::keyed(&key(2));
+        let born = mine.recorded_key_check(false).unwrap();
+        let adopted = mine.recorded_key_check(true).unwrap();
+        assert_ne!(born, adopted);
+        assert_eq!(Integrity::unkeyed().recorded_key_check(true), None);
+        let seal = |check: &Hash32, wanted: &Integrity| {
+            check_seal("hmac-sha256", Some(&check[..]), wanted, false, damaged)
+        };
+        assert_eq!(seal(&born, &mine).unwrap(), SealCheck::Accept);
+        assert_eq!(seal(&adopted, &mine).unwrap(), SealCheck::AcceptAdopted);
+        // Either record under another key is refused: neither can be made without the key.
+        for check in [born, adopted] {
+            assert_eq!(
+                seal(&check, &other).unwrap_err().reason(),
+                "integrity_key_refused"
+            );
+        }
     }
 
     #[test]

@@ -80,6 +80,17 @@ pub trait Store {
         limit: usize,
     ) -> Result<ReplayPage, StoreError>;
 
+    /// Whether every Event row this store serves was authenticated under a secret integrity
+    /// key since it was written, and is checked against it on every read: a keyed store
+    /// ([`StoreOptions::integrity_key`](super::StoreOptions::integrity_key)) created with its
+    /// key, or that adopted it before holding any Event. Then no one without the key can
+    /// change, move or plant an Event row unnoticed, and the Core serves the rows without
+    /// re-verifying their Group Authority signatures (`service/served_events.rs`). Default:
+    /// false (an unkeyed chain can be recomputed by whoever rewrites a row).
+    fn authenticates_events(&self) -> bool {
+        false
+    }
+
     /// The backend's memo of decoded aggregates, if it keeps one ([`DecodedCache`]: bounded,
     /// hit only by the very blob it decoded). The in-memory store keeps one; a backend that
     /// reads fresh bytes on every call gains nothing from it. Default: none.
@@ -138,6 +149,9 @@ macro_rules! forward_store {
             }
             fn batches_reads(&self) -> bool {
                 (**self).batches_reads()
+            }
+            fn authenticates_events(&self) -> bool {
+                (**self).authenticates_events()
             }
             fn replay(
                 &self,

@@ -141,6 +141,9 @@ impl Store for FreshStore {
     fn batches_reads(&self) -> bool {
         self.store.batches_reads()
     }
+    fn authenticates_events(&self) -> bool {
+        self.store.authenticates_events()
+    }
     fn replay(
         &self,
         group: &str,

@@ -104,6 +104,9 @@ impl Store for TestStore {
     fn batches_reads(&self) -> bool {
         self.store.batches_reads()
     }
+    fn authenticates_events(&self) -> bool {
+        self.store.authenticates_events()
+    }
     fn replay(&self, group: &str, after: u64, limit: usize) -> Result<ReplayPage, StoreError> {
         self.store.replay(group, after, limit)
     }

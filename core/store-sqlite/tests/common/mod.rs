@@ -41,6 +41,9 @@ impl Store for TempFileStore {
     fn head(&self, group: &str) -> Result<GroupHead, StoreError> {
         self.store.head(group)
     }
+    fn authenticates_events(&self) -> bool {
+        self.store.authenticates_events()
+    }
     fn replay(&self, group: &str, after: u64, limit: usize) -> Result<ReplayPage, StoreError> {
         self.store.replay(group, after, limit)
     }
