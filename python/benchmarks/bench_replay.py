@@ -12,7 +12,11 @@ file through a Core, then, in one run, prints one JSON line per measurement:
   checked in full: strict parse, position, Group Authority signature);
 - ``replay_again``: the same Core replays it again (Events it has checked are recognised by
   their digest, ``docs/store.md`` "Data at rest"; the store's chain checks still run);
-- the ratio of each replay rate to the ``sqlite3`` rate.
+- ``native_replay_again``: the same Core's native replay (``Core._native.replay``, the
+  Rust call with the GIL released, one ``bytes`` per Event) without building ``Event``s;
+- ``event_parse``: ``Event.from_signed_bytes`` (pydantic ``model_validate_json``) of the same
+  Events' bytes, alone — together with the line above, where ``replay_again`` spends its time;
+- the ratio of each rate to the ``sqlite3`` rate.
 
 Needs an installed release wheel (``scripts/test-python.sh`` builds one).
 """
@@ -26,11 +30,12 @@ import sqlite3
 import sys
 import tempfile
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import core_support as s  # noqa: E402  (the tests' fixture: keys, Registry, payloads)
+from missionweaveprotocol.models import Event  # noqa: E402
 from missionweaveprotocol.store import SQLiteStore  # noqa: E402
 
 PAGE = 1000
@@ -82,6 +87,17 @@ async def replay_all(core: Any) -> int:
         after = continuation
 
 
+async def native_all(core: Any) -> List[bytes]:
+    out: List[bytes] = []
+    after = 0
+    while True:
+        raw, continuation, _last = core._native.replay(s.GROUP, after, PAGE)
+        out.extend(raw)
+        if continuation is None:
+            return out
+        after = continuation
+
+
 async def replays(path: str) -> Dict[str, float]:
     store = SQLiteStore(path)
     await store.initialize()
@@ -92,9 +108,17 @@ async def replays(path: str) -> Dict[str, float]:
     started = time.perf_counter()
     again = await replay_all(core)
     again_s = time.perf_counter() - started
+    started = time.perf_counter()
+    raw = await native_all(core)
+    native_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for body in raw:
+        Event.from_signed_bytes(body)
+    parse_s = time.perf_counter() - started
     await store.close()
-    assert first == again
-    return {"events": first, "first": first_s, "again": again_s}
+    assert first == again == len(raw)
+    return {"events": first, "first": first_s, "again": again_s, "native_replay_again": native_s,
+            "event_parse": parse_s}
 
 
 def main() -> None:
@@ -109,9 +133,10 @@ def main() -> None:
         measured = asyncio.run(replays(path))
         events = int(measured["events"])
         assert events == rows, (events, rows)
-        for name in ("first", "again"):
+        for name in ("first", "again", "native_replay_again", "event_parse"):
             rate = events / measured[name]
-            report(f"replay_{name}", events, measured[name],
+            label = f"replay_{name}" if name in ("first", "again") else name
+            report(label, events, measured[name],
                    ratio_to_sqlite3=round(rate / floor["per_second"], 3))
 
 

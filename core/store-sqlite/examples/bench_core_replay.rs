@@ -11,6 +11,11 @@
 //! - `core_again`: `Core::replay` of the same log by the same Core — recognized by digest
 //!   (`service/verified_events.rs`), no signature check; best of 5 passes.
 //!
+//! Three stores: memory, an unkeyed SQLite file, and a SQLite file keyed since its creation
+//! (`StoreOptions::integrity_key`), which the Core serves without any signature check — its
+//! HMAC chain, checked on every read, is the check (`service/served_events.rs`, "When the
+//! store's key is enough"): there `core_first` is already at the store's rate.
+//!
 //! Run: `cargo run --release -p missionweaveprotocol-store-sqlite --example bench_core_replay [N]`
 //! (N defaults to 20000). Not a test: nothing here fails because the machine is slow.
 
@@ -22,8 +27,10 @@ use missionweaveprotocol::{Principal, PrincipalType};
 use missionweaveprotocol_engine::events::{EventDraft, EventIssuer, SequentialEventIds};
 use missionweaveprotocol_engine::service::{Core, default_authorizer};
 use missionweaveprotocol_engine::store::suite::engine::{AUTHORITY, Keys, NOW, create, keys};
-use missionweaveprotocol_engine::store::{EventRecord, InMemoryStore, Store, Transaction};
-use missionweaveprotocol_store_sqlite::SqliteStore;
+use missionweaveprotocol_engine::store::{
+    EventRecord, InMemoryStore, IntegrityKey, Store, StoreOptions, Transaction,
+};
+use missionweaveprotocol_store_sqlite::{SqliteOptions, SqliteStore};
 
 const GROUP: &str = "urn:missionweaveprotocol:group:finance";
 const PAGE: i64 = 1_000;
@@ -131,7 +138,8 @@ fn bench<S: Store>(name: &str, store: S, keys: &Keys, n: u64) {
     let again = best(n, core_page);
     assert_eq!(core.served_events_checked(), checked);
     println!(
-        "{{\"name\": \"core_replay\", \"store\": \"{name}\", \"events\": {n}, \"mean_event_bytes\": {bytes:.0}, \"page\": {PAGE}, \"store_events_per_second\": {store_rate:.0}, \"core_first_events_per_second\": {cold:.0}, \"core_again_events_per_second\": {again:.0}, \"again_to_store\": {:.3}, \"signature_checks\": {checked}}}",
+        "{{\"name\": \"core_replay\", \"store\": \"{name}\", \"events\": {n}, \"mean_event_bytes\": {bytes:.0}, \"page\": {PAGE}, \"store_events_per_second\": {store_rate:.0}, \"core_first_events_per_second\": {cold:.0}, \"core_again_events_per_second\": {again:.0}, \"first_to_store\": {:.3}, \"again_to_store\": {:.3}, \"signature_checks\": {checked}}}",
+        cold / store_rate,
         again / store_rate
     );
 }
@@ -148,4 +156,15 @@ fn main() {
     let sqlite =
         SqliteStore::open(dir.path().join("replay.sqlite")).unwrap_or_else(|e| fail("open", &e));
     bench("sqlite", sqlite, &keys, n);
+
+    let key = IntegrityKey::new([7u8; 32]).unwrap_or_else(|e| fail("key", &e));
+    let keyed = SqliteStore::open_with(
+        dir.path().join("replay-keyed.sqlite"),
+        &SqliteOptions {
+            store: StoreOptions::keyed(key),
+            ..SqliteOptions::default()
+        },
+    )
+    .unwrap_or_else(|e| fail("open keyed", &e));
+    bench("sqlite_keyed", keyed, &keys, n);
 }
