@@ -154,8 +154,10 @@ fn a_store_keyed_since_creation_is_served_without_signature_checks_and_refuses_t
     assert_refused_at(&e, sequence);
     assert!(e.to_string().contains("hash chain"), "{e}");
     assert_eq!(core.served_events_checked(), 0);
-    let before = core.replay(GROUP, 0, sequence - 1).unwrap().events;
-    assert_eq!(before[..], whole[..before.len()]);
+    if sequence > 1 {
+        let before = core.replay(GROUP, 0, sequence - 1).unwrap().events;
+        assert_eq!(before[..], whole[..before.len()]);
+    }
 }
 
 #[test]
