@@ -192,12 +192,17 @@ def node_core(floors: Dict[str, float], n: int) -> None:
 def python_replay(n: int) -> None:
     lines = by_name(run_lines([sys.executable, str(HERE / "bench_replay.py"), str(n)],
                               timeout=600), key="bench")
-    floor = float(lines["sqlite3_rows"]["per_second"])
-    emit("python.sqlite3_rows", floor, "Events/s", None, "", None)
-    for name in ("replay_first", "replay_again", "native_replay_again", "event_parse"):
-        if name in lines:
-            rate = float(lines[name]["per_second"])
-            emit(f"python.{name}", rate, "Events/s", floor, "python.sqlite3_rows", rate / floor)
+    for suffix in ("", "_keyed"):
+        floor_name = f"sqlite3_rows{suffix}"
+        if floor_name not in lines:
+            continue
+        floor = float(lines[floor_name]["per_second"])
+        emit(f"python.{floor_name}", floor, "Events/s", None, "", None)
+        for name in ("replay_first", "replay_again", "native_replay_again", "event_parse"):
+            if name + suffix in lines:
+                rate = float(lines[name + suffix]["per_second"])
+                emit(f"python.{name}{suffix}", rate, "Events/s", floor, f"python.{floor_name}",
+                     rate / floor)
 
 
 def sqlite_concurrent(commands: int, rounds: int) -> None:

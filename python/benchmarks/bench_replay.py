@@ -16,7 +16,10 @@ file through a Core, then, in one run, prints one JSON line per measurement:
   Rust call with the GIL released, one ``bytes`` per Event) without building ``Event``s;
 - ``event_parse``: ``Event.from_signed_bytes`` (pydantic ``model_validate_json``) of the same
   Events' bytes, alone — together with the line above, where ``replay_again`` spends its time;
-- the ratio of each rate to the ``sqlite3`` rate.
+- the ratio of each rate to the ``sqlite3`` rate;
+- the same lines suffixed ``_keyed`` for a second file opened with an ``integrity_key`` since
+  its creation, whose Events the Core serves without signature checks (``replay_first_keyed``
+  is then no slower than ``replay_again``).
 
 Needs an installed release wheel (``scripts/test-python.sh`` builds one).
 """
@@ -30,7 +33,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
@@ -39,6 +42,7 @@ from missionweaveprotocol.models import Event  # noqa: E402
 from missionweaveprotocol.store import SQLiteStore  # noqa: E402
 
 PAGE = 1000
+KEY = b"bench_replay integrity key 32 B."
 
 
 def report(name: str, events: int, seconds: float, **extra: Any) -> Dict[str, Any]:
@@ -49,8 +53,8 @@ def report(name: str, events: int, seconds: float, **extra: Any) -> Dict[str, An
     return line
 
 
-async def write(path: str, n: int) -> None:
-    store = SQLiteStore(path)
+async def write(path: str, n: int, key: Optional[bytes] = None) -> None:
+    store = SQLiteStore(path, integrity_key=key)
     await store.initialize()
     core = s.make_core(store=store)
     await core.perform(s.create())
@@ -98,8 +102,8 @@ async def native_all(core: Any) -> List[bytes]:
         after = continuation
 
 
-async def replays(path: str) -> Dict[str, float]:
-    store = SQLiteStore(path)
+async def replays(path: str, key: Optional[bytes] = None) -> Dict[str, float]:
+    store = SQLiteStore(path, integrity_key=key)
     await store.initialize()
     core = s.make_core(store=store, sessions=False)
     started = time.perf_counter()
@@ -124,20 +128,23 @@ async def replays(path: str) -> Dict[str, float]:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     with tempfile.TemporaryDirectory() as scratch:
-        path = os.path.join(scratch, "replay.db")
-        asyncio.run(write(path, n))
-        sqlite3_read(path)  # warm the page cache as the replays will find it
-        started = time.perf_counter()
-        rows = sqlite3_read(path)
-        floor = report("sqlite3_rows", rows, time.perf_counter() - started)
-        measured = asyncio.run(replays(path))
-        events = int(measured["events"])
-        assert events == rows, (events, rows)
-        for name in ("first", "again", "native_replay_again", "event_parse"):
-            rate = events / measured[name]
-            label = f"replay_{name}" if name in ("first", "again") else name
-            report(label, events, measured[name],
-                   ratio_to_sqlite3=round(rate / floor["per_second"], 3))
+        # An unkeyed file (each Event's signature checked once per Core), then a file keyed
+        # since its creation (served without signature checks: the keyed chain is the check).
+        for key, suffix in ((None, ""), (KEY, "_keyed")):
+            path = os.path.join(scratch, f"replay{suffix}.db")
+            asyncio.run(write(path, n, key))
+            sqlite3_read(path)  # warm the page cache as the replays will find it
+            started = time.perf_counter()
+            rows = sqlite3_read(path)
+            floor = report(f"sqlite3_rows{suffix}", rows, time.perf_counter() - started)
+            measured = asyncio.run(replays(path, key))
+            events = int(measured["events"])
+            assert events == rows, (events, rows)
+            for name in ("first", "again", "native_replay_again", "event_parse"):
+                rate = events / measured[name]
+                label = f"replay_{name}" if name in ("first", "again") else name
+                report(label + suffix, events, measured[name],
+                       ratio_to_sqlite3=round(rate / floor["per_second"], 3))
 
 
 if __name__ == "__main__":

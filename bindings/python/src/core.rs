@@ -11,7 +11,9 @@ use missionweaveprotocol::registry::KeyRegistrySnapshot;
 use missionweaveprotocol_engine::config::{CoreConfig, OfflineLimitsConfig};
 use missionweaveprotocol_engine::engine::Performed;
 use missionweaveprotocol_engine::service::{self, Core, CoreError};
-use missionweaveprotocol_engine::store::{InMemoryStore as CoreStore, ReplayPage, Store};
+use missionweaveprotocol_engine::store::{
+    InMemoryStore as CoreStore, IntegrityKey, ReplayPage, Store, StoreOptions,
+};
 use missionweaveprotocol_host::OsRandom;
 use missionweaveprotocol_kernel::unix_millis::UnixMillis;
 use missionweaveprotocol_store_open::{LifecycleError, ManagedStore, SharedStore, StoreUrl};
@@ -157,13 +159,31 @@ impl NativeSqlStore {
             .map_err(|e| errors::describe(py, &e))
     }
 
-    /// `SQLStore.sqlite(path)`: the SQLite store at `path` (`":memory:"`: in memory).
+    /// `SQLStore.sqlite(path, integrity_key=None)`: the SQLite store at `path` (`":memory:"`:
+    /// in memory). `integrity_key` (bytes, at least 32) authenticates every row with
+    /// HMAC-SHA256 (`StoreOptions::integrity_key`, `docs/store.md` "Data at rest"): the file
+    /// then opens with that key only, and the Core serves its Events without re-verifying
+    /// their signatures when it was keyed since it was created. A key too short is
+    /// `InvalidInputError`.
     #[staticmethod]
-    fn sqlite(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (path, integrity_key = None))]
+    fn sqlite(
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        integrity_key: Option<&Bound<'_, PyBytes>>,
+    ) -> PyResult<Self> {
         let path = convert::str_arg(py, path, "path")?;
-        StoreUrl::sqlite_path(&path)
-            .map(Self::with)
-            .map_err(|e| errors::describe(py, &e))
+        let url = StoreUrl::sqlite_path(&path).map_err(|e| errors::describe(py, &e))?;
+        let options = match integrity_key {
+            None => StoreOptions::default(),
+            Some(key) => StoreOptions::keyed(
+                IntegrityKey::new(key.as_bytes().to_vec())
+                    .map_err(|e| errors::describe(py, &e))?,
+            ),
+        };
+        Ok(Self {
+            inner: Arc::new(ManagedStore::with_options(url, options)),
+        })
     }
 
     /// `SQLStore.postgresql(url)`: a postgres URL, anything else refused.

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Protocol, Union, runtime_checkable
+from typing import Optional, Protocol, Union, runtime_checkable
 
 from . import _native
 
@@ -123,16 +123,24 @@ class SQLStore:
 
 
 class SQLiteStore(SQLStore):
-    """``SQLiteStore(path=":memory:", *, echo=False)``: the embedded durable store, one SQLite
-    file (``:memory:``: a private in-memory database that nothing else sees). The path is
-    taken as it is (relative to the working directory, or absolute); the file is created by
-    ``initialize``."""
+    """``SQLiteStore(path=":memory:", *, echo=False, integrity_key=None)``: the embedded
+    durable store, one SQLite file (``:memory:``: a private in-memory database that nothing
+    else sees). The path is taken as it is (relative to the working directory, or absolute);
+    the file is created by ``initialize``.
+
+    ``integrity_key`` (``bytes``, at least 32; keep it outside the database) authenticates
+    every row with HMAC-SHA256, so rows edited behind the store's back are refused even when
+    the tamperer recomputed the unkeyed hashes; the file then opens with that key only
+    (otherwise ``initialize`` raises ``RuntimeError`` whose ``reason`` is
+    ``integrity_key_refused``). A file keyed since it was created is
+    replayed without re-verifying each Event's signature (the key already authenticates it).
+    An extension: the reference's ``SQLiteStore`` has no such argument."""
 
     __slots__ = ()
 
     def __init__(self, path: Union[str, "os.PathLike[str]"] = ":memory:", *,
-                 echo: bool = False) -> None:
-        self._native = _native.SQLStore.sqlite(os.fspath(path))
+                 echo: bool = False, integrity_key: Optional[bytes] = None) -> None:
+        self._native = _native.SQLStore.sqlite(os.fspath(path), integrity_key)
         self._echo = echo
 
 
