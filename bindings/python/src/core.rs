@@ -177,8 +177,7 @@ impl NativeSqlStore {
         let options = match integrity_key {
             None => StoreOptions::default(),
             Some(key) => StoreOptions::keyed(
-                IntegrityKey::new(key.as_bytes().to_vec())
-                    .map_err(|e| errors::describe(py, &e))?,
+                IntegrityKey::new(key.as_bytes().to_vec()).map_err(|e| errors::describe(py, &e))?,
             ),
         };
         Ok(Self {
