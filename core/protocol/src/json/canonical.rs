@@ -7,7 +7,7 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use super::value::Value;
-use super::view::{ObjectView, Str, View};
+use super::view::{NumberRef, ObjectView, Str, View};
 
 /// Why a value cannot be canonicalized (§2 data model; §6.4 stage 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +112,15 @@ pub fn write_view(value: View<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalErr
         View::Object(object) => write_object(object, None, out)?,
     }
     Ok(())
+}
+
+/// Whether `text` (a number the grammar accepted) is written as RFC 8785 writes its value.
+pub(crate) fn number_is_canonical(text: &str) -> bool {
+    if let Some(short) = short_integer(text) {
+        return short.len() == text.len();
+    }
+    let float = NumberRef::new(text).as_f64();
+    float.is_finite() && ryu_js::Buffer::new().format_finite(float) == text
 }
 
 /// The canonical text of a number written as an integer of at most 15 digits: exactly

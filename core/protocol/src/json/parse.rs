@@ -420,15 +420,16 @@ pub(crate) fn build<'s>(
     // stack; the heap is touched only once the whole document has passed, to copy the tape out
     // at its exact size. A larger one falls back to the filling pass below.
     let mut scratch = Scratch::new();
-    {
+    let canonical = {
         let mut first = Parser::new(text, limits, Pass::Count(&mut counts));
         if !record_spans {
             first.scratch = Some(&mut scratch);
         }
         first.document()?;
-    }
+        first.canonical
+    };
     if !record_spans && let Some(tape) = scratch.tape() {
-        return Ok((Document::from_tape(text, tape), Vec::new()));
+        return Ok((Document::from_tape(text, tape, canonical), Vec::new()));
     }
     let mut tape = Tape {
         slots: Vec::with_capacity(counts.slots),
@@ -444,7 +445,7 @@ pub(crate) fn build<'s>(
         }
         second.document()?;
     }
-    Ok((Document::from_tape(text, tape), spans))
+    Ok((Document::from_tape(text, tape, canonical), spans))
 }
 
 enum Pass<'o> {
@@ -477,6 +478,11 @@ struct Parser<'a, 'o> {
     scratch: Option<&'o mut Scratch>,
     /// Pass 1 of [`parse_with_limits`]: the owned tree it builds instead of a tape.
     tree: Option<&'o mut TreeBuilder>,
+    /// Pass 1: nothing seen so far differs from RFC 8785 output — no whitespace, member names
+    /// in UTF-16 order, numbers and escapes as ECMAScript writes them — so the source is its
+    /// own canonical form ([`Document::is_canonical`]). Each check runs only where the
+    /// grammar already branches (whitespace, escapes, numbers, a second member name).
+    canonical: bool,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -501,6 +507,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             spans: None,
             scratch: None,
             tree: None,
+            canonical: true,
         }
     }
 
@@ -533,8 +540,13 @@ impl<'a, 'o> Parser<'a, 'o> {
     }
 
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+        // The flag is written once per run of whitespace, not once per byte.
+        if let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.canonical = false;
             self.pos += 1;
+            while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+                self.pos += 1;
+            }
         }
     }
 
@@ -584,6 +596,10 @@ impl<'a, 'o> Parser<'a, 'o> {
             Some(b'n') => self.literal("null"),
             Some(b'-' | b'0'..=b'9') => {
                 self.number()?;
+                if self.canonical {
+                    self.canonical =
+                        super::canonical::number_is_canonical(&self.text[start..self.pos]);
+                }
                 let length = (self.pos - start) as u32;
                 self.push_slot(start, length);
                 Ok(())
@@ -660,6 +676,13 @@ impl<'a, 'o> Parser<'a, 'o> {
             self.count_entry(&mut entries, name_offset)?;
             let name = self.scan_string()?;
             if matches!(self.pass, Pass::Count(_)) {
+                // RFC 8785 §3.2.3: members in ascending UTF-16 order of their names.
+                if self.canonical
+                    && let Some(&previous) = self.names.get(names_base..).and_then(<[u32]>::last)
+                {
+                    self.canonical =
+                        compare_names(self.text, previous as usize, name_offset).is_lt();
+                }
                 self.check_new_name(names_base, name_offset)?;
             }
             self.string_slot(name);
@@ -862,8 +885,17 @@ impl<'a, 'o> Parser<'a, 'o> {
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
                     match escape {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {}
-                        Some(b'u') => self.hex4()?,
+                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {}
+                        Some(b'/') => {
+                            self.canonical = false;
+                        }
+                        Some(b'u') => {
+                            self.hex4()?;
+                            if self.canonical {
+                                self.canonical =
+                                    canonical_unicode_escape(&self.bytes[self.pos - 4..self.pos]);
+                            }
+                        }
                         _ => {
                             self.pos -= 1;
                             return self.error(ParseErrorKind::InvalidEscape);
@@ -934,6 +966,19 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
             }
         }
+    }
+}
+
+/// Whether the four hex digits of a `\\u` escape are the form RFC 8785 §3.2.2.2 writes: only a
+/// control character without a short escape, as `\\u00` and two lowercase hex digits.
+fn canonical_unicode_escape(digits: &[u8]) -> bool {
+    match digits {
+        [b'0', b'0', high @ (b'0' | b'1'), low] => {
+            let lower_hex = low.is_ascii_digit() || (b'a'..=b'f').contains(low);
+            let unit = (high - b'0') << 4 | (*low as char).to_digit(16).unwrap_or(0) as u8;
+            lower_hex && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+        }
+        _ => false,
     }
 }
 

@@ -241,7 +241,7 @@ impl SignedDocumentCodec<'_> {
             };
             VerificationError::new(Stage::Parse, reason, e.to_string())
         })?;
-        self.verify_view(kind, document.root(), bytes.len(), resolver, || {
+        self.verify_view(kind, document.root(), Some(&document), resolver, || {
             document.to_value()
         })
     }
@@ -262,7 +262,7 @@ impl SignedDocumentCodec<'_> {
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
         let mut verified =
-            self.verify_view(kind, document.view(), 2048, resolver, || Value::Null)?;
+            self.verify_view(kind, document.view(), None, resolver, || Value::Null)?;
         verified.document = document;
         Ok(verified)
     }
@@ -272,7 +272,7 @@ impl SignedDocumentCodec<'_> {
         &self,
         kind: SignedDocumentKind,
         document: View<'_>,
-        received_len: usize,
+        received: Option<&Document<'_>>,
         resolver: &dyn KeyResolver,
         owned: impl FnOnce() -> Value,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
@@ -314,7 +314,17 @@ impl SignedDocumentCodec<'_> {
         // stage 3 or 4 too, whose stand-in equation hashes it (an empty message when stage 5
         // fails: that document is either rejected at stage 3 or 4 or shows stage 5's own code).
         crate::work_count::tally(|work| work.signing_inputs += 1);
-        let message = signing_bytes_sized(document, received_len);
+        // A received document that is its own canonical form (a signer sends its JCS bytes)
+        // gives its signing input by cutting `signature` out of the source; any other is
+        // written member by member, into a buffer of the received length, which the signing
+        // bytes of a canonical document never exceed.
+        let message = match received.and_then(|received| received.canonical_without("signature")) {
+            Some(bytes) => Ok(bytes),
+            None => signing_bytes_sized(
+                document,
+                received.map_or(2048, |received| received.source().len()),
+            ),
+        };
         // Stage 6: the cofactorless equation, on stand-ins where stage 3 or 4 left no input.
         let stand_in = stand_in();
         let key = match &binding {
