@@ -4,6 +4,8 @@
 //! its exact size by the two-pass parser, so the whole costs at most 4 × the input plus 16
 //! bytes (`docs/limits.md` gives the figure per shape; `tests/json_memory.rs` measures it).
 
+use std::borrow::Cow;
+
 use super::limits::ParseLimits;
 use super::parse::{ParseError, build};
 use super::value::Value;
@@ -66,8 +68,11 @@ pub(crate) struct Tape {
 /// assert!(matches!(root.get("n"), Some(View::Array(items)) if items.len() == 2));
 /// # Ok::<(), missionweaveprotocol::json::ParseError>(())
 /// ```
+#[derive(Clone)]
 pub struct Document<'s> {
-    text: &'s str,
+    /// Borrowed from the caller, or owned by a document kept past its input
+    /// ([`Self::into_owned`]).
+    text: Cow<'s, str>,
     slots: Box<[Slot]>,
     decoded: Box<str>,
     spans: Box<[(u32, u32)]>,
@@ -93,7 +98,7 @@ impl<'s> Document<'s> {
 
     pub(crate) fn from_tape(text: &'s str, tape: Tape, canonical: bool) -> Self {
         Self {
-            text,
+            text: Cow::Borrowed(text),
             slots: tape.slots.into_boxed_slice(),
             decoded: tape.decoded.into_boxed_str(),
             spans: tape.spans.into_boxed_slice(),
@@ -158,8 +163,22 @@ impl<'s> Document<'s> {
     }
 
     /// The source text.
-    pub fn source(&self) -> &'s str {
-        self.text
+    pub fn source(&self) -> &str {
+        &self.text
+    }
+
+    /// The same document owning a copy of its source: one allocation of the input's size, the
+    /// tape moved, not rebuilt (a verified document keeps it so that its owned tree is built
+    /// only if asked for).
+    pub fn into_owned(self) -> Document<'static> {
+        Document {
+            text: Cow::Owned(self.text.into_owned()),
+            slots: self.slots,
+            decoded: self.decoded,
+            spans: self.spans,
+            wide: self.wide,
+            canonical: self.canonical,
+        }
     }
 
     /// The top-level value.
@@ -172,9 +191,14 @@ impl<'s> Document<'s> {
         self.root().to_value()
     }
 
-    /// Bytes this document holds on the heap (its own, not the source's).
+    /// Bytes this document holds on the heap (its own: the source's only once owned).
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * size_of::<Slot>()
+        let source = match &self.text {
+            Cow::Borrowed(_) => 0,
+            Cow::Owned(text) => text.len(),
+        };
+        source
+            + self.slots.len() * size_of::<Slot>()
             + self.decoded.len()
             + self.spans.len() * size_of::<(u32, u32)>()
             + self.wide.len() * size_of::<u16>()
