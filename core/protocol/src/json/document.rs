@@ -29,7 +29,7 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    pub(crate) fn new(start: usize, aux: u32) -> Self {
+    pub(crate) const fn new(start: usize, aux: u32) -> Self {
         Self {
             start: start as u32,
             aux,
@@ -204,7 +204,7 @@ impl<'s> Document<'s> {
             + self.wide.len() * size_of::<u16>()
     }
 
-    fn lead_byte(&self, index: u32) -> u8 {
+    pub(crate) fn lead_byte(&self, index: u32) -> u8 {
         self.text.as_bytes()[self.slots[index as usize].start as usize]
     }
 
@@ -247,6 +247,17 @@ impl<'s> Document<'s> {
         } else {
             Str::Wide(&self.wide[range])
         }
+    }
+
+    /// The source text between the quotes of the string at `index` when it holds no escape.
+    #[inline(always)]
+    pub(crate) fn raw_string(&self, index: u32) -> Option<&str> {
+        let slot = self.slots[index as usize];
+        if slot.aux & ESCAPED != 0 {
+            return None;
+        }
+        let start = slot.start as usize + 1;
+        self.text.get(start..start + slot.aux as usize)
     }
 
     /// Whether the string at `index` is `name`; an unescaped one (almost every member name)

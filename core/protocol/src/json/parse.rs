@@ -287,7 +287,7 @@ const SCRATCH_SPANS: usize = 32;
 const SCRATCH_WIDE: usize = 64;
 
 impl Scratch {
-    fn new() -> Self {
+    const fn new() -> Self {
         Self {
             slots: [Slot::new(0, 0); SCRATCH_SLOTS],
             slot_count: 0,
@@ -299,6 +299,16 @@ impl Scratch {
             wide_len: 0,
             full: false,
         }
+    }
+
+    /// Empty again, for the next document (the buffers' old contents are never read: only
+    /// what the counts cover is).
+    fn clear(&mut self) {
+        self.slot_count = 0;
+        self.decoded_len = 0;
+        self.span_count = 0;
+        self.wide_len = 0;
+        self.full = false;
     }
 
     fn push(&mut self, slot: Slot) {
@@ -415,15 +425,35 @@ pub(crate) fn build<'s>(
     record_spans: bool,
 ) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
     let text = prepare(bytes, limits)?;
+    // A small document's tape is written during the checking pass into fixed buffers (the
+    // thread's, reused, so they are not zeroed for every document; fresh ones on the stack if
+    // they are in use); the heap is touched only once the whole document has passed, to copy
+    // the tape out at its exact size. A larger one falls back to the filling pass below.
+    SCRATCH.with(|shared| match shared.try_borrow_mut() {
+        Ok(mut scratch) => {
+            scratch.clear();
+            build_with(text, limits, record_spans, &mut scratch)
+        }
+        Err(_) => build_with(text, limits, record_spans, &mut Scratch::new()),
+    })
+}
+
+thread_local! {
+    /// Each thread's [`Scratch`] (about 3 KiB, in the thread's static storage, not the heap).
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
+}
+
+fn build_with<'s>(
+    text: &'s str,
+    limits: &ParseLimits,
+    record_spans: bool,
+    scratch: &mut Scratch,
+) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
     let mut counts = Counts::default();
-    // A small document's tape is written during the checking pass into fixed buffers on the
-    // stack; the heap is touched only once the whole document has passed, to copy the tape out
-    // at its exact size. A larger one falls back to the filling pass below.
-    let mut scratch = Scratch::new();
     let canonical = {
         let mut first = Parser::new(text, limits, Pass::Count(&mut counts));
         if !record_spans {
-            first.scratch = Some(&mut scratch);
+            first.scratch = Some(scratch);
         }
         first.document()?;
         first.canonical
