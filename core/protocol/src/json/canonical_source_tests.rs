@@ -2,7 +2,7 @@
 //! RFC 8785 form gives the signing input by cutting out `signature`; it must equal what the
 //! member-by-member writer produces, wherever the member sits.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use proptest::prelude::*;
 
