@@ -3,14 +3,13 @@
 //! work (see [`SignedDocumentCodec::verify_value`]).
 
 use core::hint::black_box;
+use std::sync::OnceLock;
 
 use super::SignedDocumentCodec;
 use super::error::VerificationError;
 use super::kind::{ExpectedSignerRule, SignedDocumentKind};
 use crate::crypto::{SignatureParts, check_r, split_signature, stand_in};
 use crate::error::Stage;
-use std::sync::OnceLock;
-
 use crate::json::{Document, ObjectView, ParseErrorKind, Value, View, sha256_prefixed};
 use crate::principal::Principal;
 use crate::registry::{ExpectedSigner, KeyResolutionRequest, KeyResolver};
@@ -94,8 +93,8 @@ impl VerifiedSignedDocument {
         {
             return sha256_prefixed(parsed.source().as_bytes());
         }
-        // The whole document canonicalized at stage 5 without `signature`; the envelope holds
-        // only schema-checked ASCII strings, so this cannot fail.
+        // Otherwise written: the document without `signature` was canonicalized at stage 5 and
+        // the envelope holds only schema-checked ASCII strings, so this cannot fail.
         let mut bytes = Vec::with_capacity(self.signing_bytes.len() + 256);
         match crate::json::write_view(self.view(), &mut bytes) {
             Ok(()) => sha256_prefixed(&bytes),
