@@ -85,7 +85,7 @@ impl VerifiedSignedDocument {
     /// The document, deep-frozen (`FrozenJsonObject`, `FrozenJsonArray`), as the reference's.
     #[getter]
     fn document<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::view_to_frozen_python(py, self.inner.document.view())
+        convert::view_to_frozen_python(py, self.inner.view())
     }
 
     /// The exact bytes that were verified.
@@ -109,7 +109,7 @@ impl VerifiedSignedDocument {
     #[getter]
     fn canonical_document_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes =
-            canonical_bytes(&self.inner.document).map_err(|e| errors::canonical_error(py, &e))?;
+            canonical_bytes(self.inner.document()).map_err(|e| errors::canonical_error(py, &e))?;
         Ok(PyBytes::new(py, &bytes))
     }
 

@@ -561,7 +561,7 @@ impl World {
         let verified = SignedDocumentCodec::new()
             .verify(SignedDocumentKind::Event, &record.body, &self.registry)
             .map_err(|e| format!("Event {id} fails the six-stage verifier: {e}"))?;
-        let document = verified.document;
+        let document = verified.into_document();
         SchemaCatalog::embedded()
             .validate("event", &document)
             .map_err(|e| format!("Event {id} fails event.schema.json: {e}"))?;

@@ -121,7 +121,7 @@ fn signed_manifest_verifies_and_bad_metadata_is_refused() {
     let signed = sign_manifest(CONTENT, &metadata(W1), &key_of(&f, WORKER)).unwrap();
     let verified = verify_manifest(&signed.bytes, &f.registry).unwrap();
     assert_eq!(
-        json::canonical_bytes(&verified.document).unwrap(),
+        json::canonical_bytes(verified.document()).unwrap(),
         signed.bytes
     );
     check_content(&signed.document, CONTENT).unwrap();

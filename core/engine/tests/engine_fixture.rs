@@ -262,9 +262,9 @@ impl Fixture {
             .verify(SignedDocumentKind::Event, &record.body, &self.registry)
             .unwrap_or_else(|e| panic!("Event {} fails verification: {e:?}", record.event_id));
         SchemaCatalog::embedded()
-            .validate("event", &verified.document)
+            .validate("event", verified.document())
             .unwrap_or_else(|e| panic!("Event {} fails event.schema.json: {e}", record.event_id));
-        let document = verified.document;
+        let document = verified.into_document();
         assert_eq!(
             document.get("eventId").and_then(Value::as_str),
             Some(&*record.event_id)

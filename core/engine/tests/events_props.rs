@@ -44,7 +44,7 @@ proptest! {
         let mut ids = SequentialEventIds::new("urn:example:event:");
         let event = issuer.issue(&draft, &mut ids, now).unwrap();
         let verified = event.verify(&f.registry).unwrap();
-        let d = &verified.document;
+        let d = verified.document();
         let int = |p: &str| d.pointer(p).and_then(Value::as_number).and_then(|n| n.as_u64());
         prop_assert_eq!(int("/sequence"), Some(sequence));
         prop_assert_eq!(int("/aggregateRevision"), Some(revision));

@@ -172,6 +172,25 @@ fn main() {
         verify7,
         ratio("ratio_to_raw", verify7, raw),
     );
+    // The same Command as its signer sends it: its RFC 8785 bytes (the vector is indented).
+    let canonical_document = canonical_bytes(&value).unwrap();
+    let verify_canonical = run("verify.command.canonical", &mut || {
+        black_box(
+            codec
+                .verify(
+                    SignedDocumentKind::Command,
+                    black_box(&canonical_document),
+                    &registry,
+                )
+                .unwrap(),
+        );
+        1
+    });
+    report(
+        "verify.command.canonical",
+        verify_canonical,
+        ratio("ratio_to_raw", verify_canonical, raw),
+    );
     let verify200 = selected("verify.command.registry200")
         .then(|| {
             let registry200: Arc<KeyRegistrySnapshot> =

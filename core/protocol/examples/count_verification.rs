@@ -6,8 +6,8 @@
 //! valgrind --tool=callgrind target/release/examples/count_verification FIGURE 0
 //! valgrind --tool=callgrind target/release/examples/count_verification FIGURE 1000
 //! ```
-//! FIGURE is `parse.command`, `schema.command`, `canonicalize.command`, `ed25519.raw_verify` or `verify.command`
-//! (the same operations as `bench_verification`); the difference of the two totals divided by
+//! FIGURE is `parse.command`, `schema.command`, `canonicalize.command`, `ed25519.raw_verify`,
+//! `verify.command` or `verify.command.canonical` (the same operations as `bench_verification`); the difference of the two totals divided by
 //! the iterations is the cost of one operation, set-up excluded.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -50,6 +50,8 @@ fn main() {
         .unwrap()
         .try_into()
         .unwrap();
+    // The same Command as its signer sends it: its RFC 8785 bytes (the vector is indented).
+    let canonical_document = canonical_bytes(&value).unwrap();
     for _ in 0..iterations {
         match figure.as_str() {
             "parse.command" => {
@@ -72,6 +74,17 @@ fn main() {
                 black_box(
                     codec
                         .verify(SignedDocumentKind::Command, black_box(document), &registry)
+                        .unwrap(),
+                );
+            }
+            "verify.command.canonical" => {
+                black_box(
+                    codec
+                        .verify(
+                            SignedDocumentKind::Command,
+                            black_box(&canonical_document),
+                            &registry,
+                        )
                         .unwrap(),
                 );
             }

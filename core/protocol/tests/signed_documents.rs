@@ -540,3 +540,83 @@ fn kinds_are_detected_by_schema_and_signing_bytes_exposed() {
             .unwrap_err();
     assert_eq!(error.stage, Stage::Canonicalization);
 }
+
+/// A verified document is kept as its received tape; its tree, read through any accessor, is
+/// the document, and its signed-document hash does not depend on how the bytes were laid out.
+#[test]
+fn a_verified_document_reads_the_same_from_its_tape_and_its_tree() {
+    for kind in SignedDocumentKind::ALL {
+        let indented = valid_document(kind.as_str());
+        let tree = parse(indented).unwrap();
+        let canonical = canonical_bytes(&tree).unwrap();
+        let from_indented = verify(kind, indented).unwrap();
+        let from_canonical = verify(kind, &canonical).unwrap();
+        let from_value = SignedDocumentCodec::new()
+            .verify_value(kind, tree.clone(), &registry())
+            .unwrap();
+        // The tree as received: member order and number spelling kept.
+        assert_eq!(from_indented.document(), &tree);
+        assert_eq!(from_indented.clone().into_document(), tree);
+        for verified in [&from_indented, &from_canonical, &from_value] {
+            assert!(verified.view().json_eq(&tree.view()));
+            assert!(verified.document().json_eq(&tree));
+            assert!(verified.clone().into_document().json_eq(&tree));
+            assert_eq!(verified.signing_bytes, from_indented.signing_bytes);
+            assert_eq!(
+                verified.signed_document_hash(),
+                missionweaveprotocol::json::canonical_hash(&tree).unwrap()
+            );
+        }
+    }
+}
+
+/// The signing input of a received document that is its own RFC 8785 form is cut from its
+/// bytes; a changed byte there still fails the equation, and a reordered (non-canonical)
+/// spelling of the same document still verifies through the written form.
+#[test]
+fn canonical_and_reordered_sources_sign_the_same_input() {
+    let tree = parse(valid_document("command")).unwrap();
+    let canonical = String::from_utf8(canonical_bytes(&tree).unwrap()).unwrap();
+    assert!(
+        missionweaveprotocol::json::Document::parse(
+            canonical.as_bytes(),
+            &missionweaveprotocol::json::ParseLimits::DOCUMENT
+        )
+        .unwrap()
+        .is_canonical()
+    );
+    let tampered = canonical.replacen("\"sessionEpoch\":7", "\"sessionEpoch\":8", 1);
+    assert_ne!(tampered, canonical);
+    let error = verify(SignedDocumentKind::Command, tampered.as_bytes()).unwrap_err();
+    assert_eq!(
+        (error.stage, error.reason),
+        (Stage::Signature, "signature-mismatch")
+    );
+    // `signature` moved to the front: not canonical, same signing input, still valid.
+    let Value::Object(object) = &tree else {
+        panic!("not an object")
+    };
+    let signature = object.get("signature").unwrap();
+    let rest = canonical
+        .replacen(
+            &format!(
+                ",\"signature\":{}",
+                String::from_utf8(canonical_bytes(signature).unwrap()).unwrap()
+            ),
+            "",
+            1,
+        )
+        .split_off(1);
+    let reordered = format!(
+        "{{\"signature\":{},{rest}",
+        String::from_utf8(canonical_bytes(signature).unwrap()).unwrap()
+    );
+    let verified = verify(SignedDocumentKind::Command, reordered.as_bytes()).unwrap();
+    assert!(verified.document().json_eq(&tree));
+    assert_eq!(
+        verified.signing_bytes,
+        verify(SignedDocumentKind::Command, canonical.as_bytes())
+            .unwrap()
+            .signing_bytes
+    );
+}

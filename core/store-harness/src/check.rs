@@ -103,12 +103,10 @@ fn parse_event(
 ) -> Result<LoggedEvent, HarnessError> {
     let where_ = || format!("{group} #{}", record.sequence);
     let document = match registry {
-        Some(registry) => {
-            SignedDocumentCodec::new()
-                .verify(SignedDocumentKind::Event, &record.body, registry)
-                .map_err(|e| HarnessError::check(format!("{}: Event fails §6.4: {e}", where_())))?
-                .document
-        }
+        Some(registry) => SignedDocumentCodec::new()
+            .verify(SignedDocumentKind::Event, &record.body, registry)
+            .map_err(|e| HarnessError::check(format!("{}: Event fails §6.4: {e}", where_())))?
+            .into_document(),
         None => json::parse_state(&record.body)
             .map_err(|e| HarnessError::check(format!("{}: Event does not parse: {e}", where_())))?,
     };
@@ -172,7 +170,7 @@ pub fn verify_store(
             .map_err(|e| {
                 HarnessError::check(format!("Organization Event {event_id} fails §6.4: {e}"))
             })?;
-        if verified.document.get("eventId").and_then(Value::as_str) != Some(&*event_id) {
+        if verified.view().get("eventId").and_then(|v| v.as_str()) != Some(&*event_id) {
             return Err(HarnessError::check(format!(
                 "Organization Event stored under {event_id} carries another eventId"
             )));

@@ -27,12 +27,12 @@ pub fn verify(
     let verified = SignedDocumentCodec::new()
         .verify(SignedDocumentKind::ContextPackage, bytes, resolver)
         .map_err(|e| ContextError::Verification(Box::new(e)))?;
-    check(&verified.document, expected_generator)?;
-    let canonical = canonical_bytes(&verified.document)
+    check(verified.document(), expected_generator)?;
+    let canonical = canonical_bytes(verified.document())
         .map_err(|e| ContextError::InvalidArgument(e.to_string()))?;
     Ok(VerifiedContextPackage {
         package_hash: sha256_prefixed(&canonical),
-        document: verified.document,
+        document: verified.into_document(),
     })
 }
 

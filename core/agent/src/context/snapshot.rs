@@ -103,7 +103,7 @@ pub fn verify(
     let verified = SignedDocumentCodec::new()
         .verify(SignedDocumentKind::GroupSnapshot, bytes, resolver)
         .map_err(|e| ContextError::Verification(Box::new(e)))?;
-    let document = verified.document;
+    let document = verified.into_document();
     let through = document
         .get("throughSequence")
         .and_then(Value::as_number)

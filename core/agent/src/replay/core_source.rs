@@ -68,7 +68,7 @@ impl<'a, S: Store, G: Signer> CoreReplaySource<'a, S, G> {
                 verified.principal.id
             )));
         }
-        let of_group = verified.document.get("groupId").and_then(|v| v.as_str());
+        let of_group = verified.view().get("groupId").and_then(|v| v.as_str());
         if of_group != Some(group_id) {
             return Err(SourceError {
                 code: WireCode::ProtocolViolation,

@@ -49,7 +49,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
                 ),
             ));
         }
-        let performed = self.perform_verified(command, now, Some(&verified.document))?;
+        let performed = self.perform_verified(command, now, Some(verified.document()))?;
         let group = command.group_id().unwrap_or_default();
         if let Some(archived) = crate::archive::snapshot::read_snapshot(self.store(), group)? {
             let head = self.store().head(group)?;

@@ -41,7 +41,7 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
             let verified = SignedDocumentCodec::new()
                 .verify_value(SignedDocumentKind::AgentCard, card, resolver)
                 .map_err(EngineError::AgentCard)?;
-            return self.perform_verified(command, now, Some(&verified.document));
+            return self.perform_verified(command, now, Some(verified.document()));
         }
         if crate::archive::handles(command.kind()) {
             // §7.4: the Group Snapshot profile, creator = the snapshot authority.
@@ -54,6 +54,6 @@ impl<S: Store, G: Signer, I: EventIdSource> Engine<S, G, I> {
         let verified = SignedDocumentCodec::new()
             .verify_value(SignedDocumentKind::Artifact, manifest, resolver)
             .map_err(EngineError::Manifest)?;
-        self.perform_verified(command, now, Some(&verified.document))
+        self.perform_verified(command, now, Some(verified.document()))
     }
 }

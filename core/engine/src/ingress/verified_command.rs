@@ -45,11 +45,14 @@ impl VerifiedCommand {
         verified: VerifiedSignedDocument,
         bytes: &[u8],
     ) -> Result<Self, VerificationError> {
-        let document = verified.document;
+        // The envelope is read in place (the received tape); the owned tree is built once,
+        // at the end, for the decisions that read the payload.
+        let mut verified = verified;
+        let document = verified.view();
         let text = |name: &str| -> Result<String, VerificationError> {
             document
                 .get(name)
-                .and_then(Value::as_str)
+                .and_then(|v| v.as_str())
                 .map(str::to_owned)
                 .ok_or_else(|| shape(name))
         };
@@ -72,12 +75,16 @@ impl VerifiedCommand {
                     .ok_or_else(|| shape(name)),
             }
         };
-        if document.get("payload").and_then(Value::as_object).is_none() {
+        if document
+            .get("payload")
+            .and_then(|v| v.as_object())
+            .is_none()
+        {
             return Err(shape("payload"));
         }
-        Ok(Self {
+        let mut command = Self {
             kind: text("kind")?,
-            actor: verified.principal,
+            actor: verified.principal.clone(),
             action_id: text("actionId")?,
             correlation_id: text("correlationId")?,
             group_id: opt_text("groupId")?,
@@ -90,13 +97,18 @@ impl VerifiedCommand {
             membership_epoch: opt_int("membershipEpoch")?,
             coordinator_epoch: opt_int("coordinatorEpoch")?,
             // The protected time of the Command profile is `/issuedAt` (§6.4 profile table).
-            issued_at: verified.protected_time,
-            signing_hash: verified.signing_hash,
-            key_id: verified.key_id,
-            organization_id: verified.organization_id,
+            issued_at: verified.protected_time.clone(),
+            signing_hash: String::new(),
+            key_id: String::new(),
+            organization_id: String::new(),
             bytes: bytes.to_vec(),
-            document,
-        })
+            document: Value::Null,
+        };
+        command.signing_hash = std::mem::take(&mut verified.signing_hash);
+        command.key_id = std::mem::take(&mut verified.key_id);
+        command.organization_id = std::mem::take(&mut verified.organization_id);
+        command.document = verified.into_document();
+        Ok(command)
     }
 
     /// The Command kind (`work.start`, `ext.…`).

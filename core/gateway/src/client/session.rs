@@ -593,13 +593,14 @@ impl Session {
                     return;
                 }
             };
-        let document = verified.document;
+        let by_authority = verified.principal == self.config.group_authority;
+        let document = verified.into_document();
         let event_id = document
             .get("eventId")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        if verified.principal != self.config.group_authority {
+        if !by_authority {
             self.events.push_back(SessionEvent::Rejected {
                 event_id: Some(event_id),
                 reason: "the Event is not signed by the Group Authority".into(),

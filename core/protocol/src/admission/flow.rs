@@ -56,7 +56,7 @@ pub fn validate_record(
     let parsed = parse_state(&record.bytes);
     if verified.kind == SignedDocumentKind::Event
         && let Ok(value) = &parsed
-        && value.json_eq(&verified.document)
+        && value.view().json_eq(&verified.view())
     {
         return Err(AdmissionError::new(
             R::EventSelfAnchoring,

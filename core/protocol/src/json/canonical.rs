@@ -6,8 +6,9 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+use super::document::Document;
 use super::value::Value;
-use super::view::{ObjectView, Str, View};
+use super::view::{NumberRef, ObjectView, Str, View};
 
 /// Why a value cannot be canonicalized (§2 data model; §6.4 stage 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +115,15 @@ pub fn write_view(value: View<'_>, out: &mut Vec<u8>) -> Result<(), CanonicalErr
     Ok(())
 }
 
+/// Whether `text` (a number the grammar accepted) is written as RFC 8785 writes its value.
+pub(crate) fn number_is_canonical(text: &str) -> bool {
+    if let Some(short) = short_integer(text) {
+        return short.len() == text.len();
+    }
+    let float = NumberRef::new(text).as_f64();
+    float.is_finite() && ryu_js::Buffer::new().format_finite(float) == text
+}
+
 /// The canonical text of a number written as an integer of at most 15 digits: exactly
 /// representable, so ECMAScript prints its digits unchanged (and `-0` as `0`), without the
 /// round trip through binary64.
@@ -128,6 +138,118 @@ fn short_integer(text: &str) -> Option<&str> {
 /// Writes an object's canonical form, leaving out the top-level member named `omit` (the
 /// `signature` member of a Signed Document, §6.4 stage 5).
 pub(crate) fn write_object(
+    object: ObjectView<'_>,
+    omit: Option<&str>,
+    out: &mut Vec<u8>,
+) -> Result<(), CanonicalError> {
+    match object.tape_slot() {
+        Some((document, index)) => write_tape_object(document, index, omit, out),
+        None => write_members(object, omit, out),
+    }
+}
+
+/// The canonical form of the value at slot `index` of a parsed document, read from the tape
+/// directly: a string without escapes in the source has no `"`, `\` or control character (the
+/// parser refuses them raw), so RFC 8785 writes it exactly as it appears there, and it is
+/// copied without being scanned again.
+fn write_tape(
+    document: &Document<'_>,
+    index: u32,
+    out: &mut Vec<u8>,
+) -> Result<(), CanonicalError> {
+    match document.lead_byte(index) {
+        b'{' => write_tape_object(document, index, None, out),
+        b'[' => {
+            out.push(b'[');
+            let end = document.end_of(index);
+            let mut child = index + 1;
+            while child < end {
+                if child > index + 1 {
+                    out.push(b',');
+                }
+                write_tape(document, child, out)?;
+                child = document.skip(child);
+            }
+            out.push(b']');
+            Ok(())
+        }
+        b'"' => match document.raw_string(index) {
+            Some(raw) => {
+                write_raw(raw, out);
+                Ok(())
+            }
+            None => write_string(document.string_at(index), out),
+        },
+        _ => write_view(document.view_at(index), out),
+    }
+}
+
+/// A string that needs no escape, quoted.
+fn write_raw(raw: &str, out: &mut Vec<u8>) {
+    out.reserve(raw.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(raw.as_bytes());
+    out.push(b'"');
+}
+
+/// [`write_object`] on the tape: names read once, members sorted on the stack.
+fn write_tape_object(
+    document: &Document<'_>,
+    index: u32,
+    omit: Option<&str>,
+    out: &mut Vec<u8>,
+) -> Result<(), CanonicalError> {
+    // (name, the name's slot, whether the name is written as it appears in the source)
+    let mut members = [("", 0u32, false); SMALL_OBJECT];
+    let mut kept = 0;
+    let end = document.end_of(index);
+    let mut child = index + 1;
+    while child < end {
+        let (name, raw) = match document.raw_string(child) {
+            Some(raw) => (raw, true),
+            None => match document.string_at(child).as_str() {
+                Some(decoded) => (decoded, false),
+                None => return Err(CanonicalError::UnpairedSurrogate),
+            },
+        };
+        if Some(name) != omit {
+            let Some(free) = members.get_mut(kept) else {
+                // More members than fit on the stack: sorted on the heap.
+                return write_members(ObjectView::tape(document, index), omit, out);
+            };
+            *free = (name, child, raw);
+            kept += 1;
+        }
+        child = document.skip(child + 1);
+    }
+    let members = &mut members[..kept];
+    for end in 1..members.len() {
+        let mut at = end;
+        while at > 0 && utf16_order(members[at].0, members[at - 1].0).is_lt() {
+            members.swap(at, at - 1);
+            at -= 1;
+        }
+    }
+    out.push(b'{');
+    for (position, &(name, slot, raw)) in members.iter().enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        if raw {
+            write_raw(name, out);
+        } else {
+            write_text(name, out);
+        }
+        out.push(b':');
+        write_tape(document, slot + 1, out)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// [`write_object`] through the view's accessors (a tree, or a tape object too large for the
+/// stack).
+fn write_members(
     object: ObjectView<'_>,
     omit: Option<&str>,
     out: &mut Vec<u8>,

@@ -4,6 +4,8 @@
 //! its exact size by the two-pass parser, so the whole costs at most 4 × the input plus 16
 //! bytes (`docs/limits.md` gives the figure per shape; `tests/json_memory.rs` measures it).
 
+use std::borrow::Cow;
+
 use super::limits::ParseLimits;
 use super::parse::{ParseError, build};
 use super::value::Value;
@@ -27,7 +29,7 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    pub(crate) fn new(start: usize, aux: u32) -> Self {
+    pub(crate) const fn new(start: usize, aux: u32) -> Self {
         Self {
             start: start as u32,
             aux,
@@ -66,12 +68,17 @@ pub(crate) struct Tape {
 /// assert!(matches!(root.get("n"), Some(View::Array(items)) if items.len() == 2));
 /// # Ok::<(), missionweaveprotocol::json::ParseError>(())
 /// ```
+#[derive(Clone)]
 pub struct Document<'s> {
-    text: &'s str,
+    /// Borrowed from the caller, or owned by a document kept past its input
+    /// ([`Self::into_owned`]).
+    text: Cow<'s, str>,
     slots: Box<[Slot]>,
     decoded: Box<str>,
     spans: Box<[(u32, u32)]>,
     wide: Box<[u16]>,
+    /// The source is its own RFC 8785 form (found by the parser's checking pass).
+    canonical: bool,
 }
 
 impl<'s> Document<'s> {
@@ -89,19 +96,89 @@ impl<'s> Document<'s> {
         build(bytes, limits, true)
     }
 
-    pub(crate) fn from_tape(text: &'s str, tape: Tape) -> Self {
+    pub(crate) fn from_tape(text: &'s str, tape: Tape, canonical: bool) -> Self {
         Self {
-            text,
+            text: Cow::Borrowed(text),
             slots: tape.slots.into_boxed_slice(),
             decoded: tape.decoded.into_boxed_str(),
             spans: tape.spans.into_boxed_slice(),
             wide: tape.wide.into_boxed_slice(),
+            canonical,
         }
     }
 
+    /// Whether the source bytes are exactly the RFC 8785 form of the document: no whitespace,
+    /// members in UTF-16 order of their names, numbers as ECMAScript prints them, and only the
+    /// escapes RFC 8785 writes (§3.2.2.2; any `\/` or other `\u` escape, however valid, makes
+    /// a source that is not canonical). A Signed Document's signer sends its JCS bytes, so
+    /// this usually holds for received documents.
+    ///
+    /// ```
+    /// use missionweaveprotocol::json::{Document, ParseLimits};
+    ///
+    /// let canonical = Document::parse(br#"{"a":[1,"\n"],"b":1.5}"#, &ParseLimits::DOCUMENT)?;
+    /// assert!(canonical.is_canonical());
+    /// let spaced = Document::parse(br#"{"a": 1}"#, &ParseLimits::DOCUMENT)?;
+    /// assert!(!spaced.is_canonical());
+    /// let unsorted = Document::parse(br#"{"b":1,"a":2}"#, &ParseLimits::DOCUMENT)?;
+    /// assert!(!unsorted.is_canonical());
+    /// # Ok::<(), missionweaveprotocol::json::ParseError>(())
+    /// ```
+    pub fn is_canonical(&self) -> bool {
+        self.canonical
+    }
+
+    /// For a canonical document whose root is an object, the RFC 8785 form of that object
+    /// without its member named `omit`: the source with that member cut out (the canonical
+    /// form of a member set is the canonical form of the whole, minus that member and one
+    /// comma). `None` when the source is not canonical or the root is not an object.
+    pub(crate) fn canonical_without(&self, omit: &str) -> Option<Vec<u8>> {
+        if !self.canonical || self.lead_byte(0) != b'{' {
+            return None;
+        }
+        let text = self.text.as_bytes();
+        let end = self.end_of(0);
+        let mut name = 1;
+        while name < end {
+            let next = self.skip(name + 1);
+            if self.string_is(name, omit) {
+                let from = self.slots[name as usize].start as usize;
+                // A canonical source has no whitespace: the next member's name follows the
+                // comma, and the last member's value ends just before the final brace.
+                let (cut_from, cut_to) = if next < end {
+                    (from, self.slots[next as usize].start as usize)
+                } else if from > 1 {
+                    (from - 1, text.len() - 1)
+                } else {
+                    (from, text.len() - 1)
+                };
+                let mut out = Vec::with_capacity(text.len() - (cut_to - cut_from));
+                out.extend_from_slice(&text[..cut_from]);
+                out.extend_from_slice(&text[cut_to..]);
+                return Some(out);
+            }
+            name = next;
+        }
+        Some(text.to_vec())
+    }
+
     /// The source text.
-    pub fn source(&self) -> &'s str {
-        self.text
+    pub fn source(&self) -> &str {
+        &self.text
+    }
+
+    /// The same document owning a copy of its source: one allocation of the input's size, the
+    /// tape moved, not rebuilt (a verified document keeps it so that its owned tree is built
+    /// only if asked for).
+    pub fn into_owned(self) -> Document<'static> {
+        Document {
+            text: Cow::Owned(self.text.into_owned()),
+            slots: self.slots,
+            decoded: self.decoded,
+            spans: self.spans,
+            wide: self.wide,
+            canonical: self.canonical,
+        }
     }
 
     /// The top-level value.
@@ -114,15 +191,20 @@ impl<'s> Document<'s> {
         self.root().to_value()
     }
 
-    /// Bytes this document holds on the heap (its own, not the source's).
+    /// Bytes this document holds on the heap (its own: the source's only once owned).
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * size_of::<Slot>()
+        let source = match &self.text {
+            Cow::Borrowed(_) => 0,
+            Cow::Owned(text) => text.len(),
+        };
+        source
+            + self.slots.len() * size_of::<Slot>()
             + self.decoded.len()
             + self.spans.len() * size_of::<(u32, u32)>()
             + self.wide.len() * size_of::<u16>()
     }
 
-    fn lead_byte(&self, index: u32) -> u8 {
+    pub(crate) fn lead_byte(&self, index: u32) -> u8 {
         self.text.as_bytes()[self.slots[index as usize].start as usize]
     }
 
@@ -167,8 +249,20 @@ impl<'s> Document<'s> {
         }
     }
 
+    /// The source text between the quotes of the string at `index` when it holds no escape.
+    #[inline(always)]
+    pub(crate) fn raw_string(&self, index: u32) -> Option<&str> {
+        let slot = self.slots[index as usize];
+        if slot.aux & ESCAPED != 0 {
+            return None;
+        }
+        let start = slot.start as usize + 1;
+        self.text.get(start..start + slot.aux as usize)
+    }
+
     /// Whether the string at `index` is `name`; an unescaped one (almost every member name)
     /// is compared on its source bytes, its length first.
+    #[inline(always)]
     pub(crate) fn string_is(&self, index: u32, name: &str) -> bool {
         let slot = self.slots[index as usize];
         if slot.aux & ESCAPED == 0 {

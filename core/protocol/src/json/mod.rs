@@ -2,6 +2,8 @@
 //! exact decimal arithmetic for schema comparisons.
 
 mod canonical;
+#[cfg(test)]
+mod canonical_source_tests;
 mod decimal;
 mod document;
 mod indent;

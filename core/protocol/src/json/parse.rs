@@ -287,7 +287,7 @@ const SCRATCH_SPANS: usize = 32;
 const SCRATCH_WIDE: usize = 64;
 
 impl Scratch {
-    fn new() -> Self {
+    const fn new() -> Self {
         Self {
             slots: [Slot::new(0, 0); SCRATCH_SLOTS],
             slot_count: 0,
@@ -299,6 +299,16 @@ impl Scratch {
             wide_len: 0,
             full: false,
         }
+    }
+
+    /// Empty again, for the next document (the buffers' old contents are never read: only
+    /// what the counts cover is).
+    fn clear(&mut self) {
+        self.slot_count = 0;
+        self.decoded_len = 0;
+        self.span_count = 0;
+        self.wide_len = 0;
+        self.full = false;
     }
 
     fn push(&mut self, slot: Slot) {
@@ -415,20 +425,41 @@ pub(crate) fn build<'s>(
     record_spans: bool,
 ) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
     let text = prepare(bytes, limits)?;
+    // A small document's tape is written during the checking pass into fixed buffers (the
+    // thread's, reused, so they are not zeroed for every document; fresh ones on the stack if
+    // they are in use); the heap is touched only once the whole document has passed, to copy
+    // the tape out at its exact size. A larger one falls back to the filling pass below.
+    SCRATCH.with(|shared| match shared.try_borrow_mut() {
+        Ok(mut scratch) => {
+            scratch.clear();
+            build_with(text, limits, record_spans, &mut scratch)
+        }
+        Err(_) => build_with(text, limits, record_spans, &mut Scratch::new()),
+    })
+}
+
+thread_local! {
+    /// Each thread's [`Scratch`] (about 3 KiB, in the thread's static storage, not the heap).
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
+}
+
+fn build_with<'s>(
+    text: &'s str,
+    limits: &ParseLimits,
+    record_spans: bool,
+    scratch: &mut Scratch,
+) -> Result<(Document<'s>, Vec<(usize, usize)>), ParseError> {
     let mut counts = Counts::default();
-    // A small document's tape is written during the checking pass into fixed buffers on the
-    // stack; the heap is touched only once the whole document has passed, to copy the tape out
-    // at its exact size. A larger one falls back to the filling pass below.
-    let mut scratch = Scratch::new();
-    {
+    let canonical = {
         let mut first = Parser::new(text, limits, Pass::Count(&mut counts));
         if !record_spans {
-            first.scratch = Some(&mut scratch);
+            first.scratch = Some(scratch);
         }
         first.document()?;
-    }
+        first.canonical
+    };
     if !record_spans && let Some(tape) = scratch.tape() {
-        return Ok((Document::from_tape(text, tape), Vec::new()));
+        return Ok((Document::from_tape(text, tape, canonical), Vec::new()));
     }
     let mut tape = Tape {
         slots: Vec::with_capacity(counts.slots),
@@ -444,7 +475,7 @@ pub(crate) fn build<'s>(
         }
         second.document()?;
     }
-    Ok((Document::from_tape(text, tape), spans))
+    Ok((Document::from_tape(text, tape, canonical), spans))
 }
 
 enum Pass<'o> {
@@ -477,6 +508,11 @@ struct Parser<'a, 'o> {
     scratch: Option<&'o mut Scratch>,
     /// Pass 1 of [`parse_with_limits`]: the owned tree it builds instead of a tape.
     tree: Option<&'o mut TreeBuilder>,
+    /// Pass 1: nothing seen so far differs from RFC 8785 output — no whitespace, member names
+    /// in UTF-16 order, numbers and escapes as ECMAScript writes them — so the source is its
+    /// own canonical form ([`Document::is_canonical`]). Each check runs only where the
+    /// grammar already branches (whitespace, escapes, numbers, a second member name).
+    canonical: bool,
 }
 
 impl<'a, 'o> Parser<'a, 'o> {
@@ -501,6 +537,7 @@ impl<'a, 'o> Parser<'a, 'o> {
             spans: None,
             scratch: None,
             tree: None,
+            canonical: true,
         }
     }
 
@@ -533,8 +570,13 @@ impl<'a, 'o> Parser<'a, 'o> {
     }
 
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+        // The flag is written once per run of whitespace, not once per byte.
+        if let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.canonical = false;
             self.pos += 1;
+            while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+                self.pos += 1;
+            }
         }
     }
 
@@ -584,6 +626,10 @@ impl<'a, 'o> Parser<'a, 'o> {
             Some(b'n') => self.literal("null"),
             Some(b'-' | b'0'..=b'9') => {
                 self.number()?;
+                if self.canonical {
+                    self.canonical =
+                        super::canonical::number_is_canonical(&self.text[start..self.pos]);
+                }
                 let length = (self.pos - start) as u32;
                 self.push_slot(start, length);
                 Ok(())
@@ -660,6 +706,13 @@ impl<'a, 'o> Parser<'a, 'o> {
             self.count_entry(&mut entries, name_offset)?;
             let name = self.scan_string()?;
             if matches!(self.pass, Pass::Count(_)) {
+                // RFC 8785 §3.2.3: members in ascending UTF-16 order of their names.
+                if self.canonical
+                    && let Some(&previous) = self.names.get(names_base..).and_then(<[u32]>::last)
+                {
+                    self.canonical =
+                        compare_names(self.text, previous as usize, name_offset).is_lt();
+                }
                 self.check_new_name(names_base, name_offset)?;
             }
             self.string_slot(name);
@@ -862,8 +915,17 @@ impl<'a, 'o> Parser<'a, 'o> {
                     let escape = self.bytes.get(self.pos).copied();
                     self.pos += 1;
                     match escape {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {}
-                        Some(b'u') => self.hex4()?,
+                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => {}
+                        Some(b'/') => {
+                            self.canonical = false;
+                        }
+                        Some(b'u') => {
+                            self.hex4()?;
+                            if self.canonical {
+                                self.canonical =
+                                    canonical_unicode_escape(&self.bytes[self.pos - 4..self.pos]);
+                            }
+                        }
                         _ => {
                             self.pos -= 1;
                             return self.error(ParseErrorKind::InvalidEscape);
@@ -934,6 +996,19 @@ impl<'a, 'o> Parser<'a, 'o> {
                 }
             }
         }
+    }
+}
+
+/// Whether the four hex digits of a `\\u` escape are the form RFC 8785 §3.2.2.2 writes: only a
+/// control character without a short escape, as `\\u00` and two lowercase hex digits.
+fn canonical_unicode_escape(digits: &[u8]) -> bool {
+    match digits {
+        [b'0', b'0', high @ (b'0' | b'1'), low] => {
+            let lower_hex = low.is_ascii_digit() || (b'a'..=b'f').contains(low);
+            let unit = (high - b'0') << 4 | (*low as char).to_digit(16).unwrap_or(0) as u8;
+            lower_hex && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+        }
+        _ => false,
     }
 }
 

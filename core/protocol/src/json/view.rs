@@ -195,6 +195,14 @@ impl<'a> ObjectView<'a> {
         Self(Repr::Tape(document, index))
     }
 
+    /// The parsed document and slot this view reads, when it reads a tape.
+    pub(crate) fn tape_slot(&self) -> Option<(&'a Document<'a>, u32)> {
+        match self.0 {
+            Repr::Tree(_) => None,
+            Repr::Tape(document, index) => Some((document, index)),
+        }
+    }
+
     /// Number of members (counted on the tape: O(members)).
     pub fn len(&self) -> usize {
         match self.0 {

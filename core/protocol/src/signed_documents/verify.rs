@@ -3,15 +3,14 @@
 //! work (see [`SignedDocumentCodec::verify_value`]).
 
 use core::hint::black_box;
+use std::sync::OnceLock;
 
 use super::SignedDocumentCodec;
 use super::error::VerificationError;
 use super::kind::{ExpectedSignerRule, SignedDocumentKind};
 use crate::crypto::{SignatureParts, check_r, split_signature, stand_in};
 use crate::error::Stage;
-use crate::json::{
-    Document, ObjectView, ParseErrorKind, Value, View, canonical_hash, sha256_prefixed,
-};
+use crate::json::{Document, ObjectView, ParseErrorKind, Value, View, sha256_prefixed};
 use crate::principal::Principal;
 use crate::registry::{ExpectedSigner, KeyResolutionRequest, KeyResolver};
 use crate::schema_formats::{Timestamp, decode_base64url};
@@ -21,8 +20,9 @@ use crate::schema_formats::{Timestamp, decode_base64url};
 #[derive(Debug, Clone)]
 pub struct VerifiedSignedDocument {
     pub kind: SignedDocumentKind,
-    /// The parsed document, lossless.
-    pub document: Value,
+    /// The parsed document, lossless: [`Self::view`], [`Self::document`],
+    /// [`Self::into_document`].
+    body: Body,
     /// The exact JCS signing bytes (stage 5).
     pub signing_bytes: Vec<u8>,
     /// `sha256:` of the signing bytes: the First-Admission lookup key.
@@ -44,12 +44,62 @@ pub struct VerifiedSignedDocument {
     pub public_key_text: String,
 }
 
+/// How a verified document is kept.
+#[derive(Debug, Clone)]
+enum Body {
+    /// As received: the stage-1 tape over a copy of the bytes. The owned tree (about one
+    /// allocation per value) is built on the first [`VerifiedSignedDocument::document`] call,
+    /// so a caller that reads through [`VerifiedSignedDocument::view`] never pays for it.
+    Received {
+        parsed: Document<'static>,
+        tree: OnceLock<Value>,
+    },
+    /// Verified from a tree the caller already had ([`SignedDocumentCodec::verify_value`]).
+    Tree(Value),
+}
+
 impl VerifiedSignedDocument {
+    /// The document, read in place (the tape of the received bytes, or the tree).
+    pub fn view(&self) -> View<'_> {
+        match &self.body {
+            Body::Received { parsed, .. } => parsed.root(),
+            Body::Tree(value) => value.view(),
+        }
+    }
+
+    /// The document as an owned tree, built on first use from the received document's tape.
+    pub fn document(&self) -> &Value {
+        match &self.body {
+            Body::Received { parsed, tree } => tree.get_or_init(|| parsed.to_value()),
+            Body::Tree(value) => value,
+        }
+    }
+
+    /// The owned tree, taken out (built now if it was not yet).
+    pub fn into_document(self) -> Value {
+        match self.body {
+            Body::Received { parsed, tree } => {
+                tree.into_inner().unwrap_or_else(|| parsed.to_value())
+            }
+            Body::Tree(value) => value,
+        }
+    }
+
     /// `sha256:` of the JCS of the whole document including `signature`.
     pub fn signed_document_hash(&self) -> String {
-        // The whole document canonicalized at stage 5 without `signature`; the envelope holds
-        // only schema-checked ASCII strings, so this cannot fail.
-        canonical_hash(&self.document).unwrap_or_default()
+        // Received in its canonical form (as signers send it): the hash of those bytes.
+        if let Body::Received { parsed, .. } = &self.body
+            && parsed.is_canonical()
+        {
+            return sha256_prefixed(parsed.source().as_bytes());
+        }
+        // Otherwise written: the document without `signature` was canonicalized at stage 5 and
+        // the envelope holds only schema-checked ASCII strings, so this cannot fail.
+        let mut bytes = Vec::with_capacity(self.signing_bytes.len() + 256);
+        match crate::json::write_view(self.view(), &mut bytes) {
+            Ok(()) => sha256_prefixed(&bytes),
+            Err(_) => String::new(),
+        }
     }
 }
 
@@ -241,9 +291,12 @@ impl SignedDocumentCodec<'_> {
             };
             VerificationError::new(Stage::Parse, reason, e.to_string())
         })?;
-        self.verify_view(kind, document.root(), bytes.len(), resolver, || {
-            document.to_value()
-        })
+        let mut verified = self.verify_view(kind, document.root(), Some(&document), resolver)?;
+        verified.body = Body::Received {
+            parsed: document.into_owned(),
+            tree: OnceLock::new(),
+        };
+        Ok(verified)
     }
 
     /// Stages 2–6 on a document that was strictly parsed from the received bytes.
@@ -261,20 +314,19 @@ impl SignedDocumentCodec<'_> {
         document: Value,
         resolver: &dyn KeyResolver,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
-        let mut verified =
-            self.verify_view(kind, document.view(), 2048, resolver, || Value::Null)?;
-        verified.document = document;
+        let mut verified = self.verify_view(kind, document.view(), None, resolver)?;
+        verified.body = Body::Tree(document);
         Ok(verified)
     }
 
-    /// Stages 2–6 on a view; `owned` makes the tree kept by an accepted document.
+    /// Stages 2–6 on a view (`received`: its parsed bytes, when it has them); the caller puts
+    /// the document into the accepted result.
     fn verify_view(
         &self,
         kind: SignedDocumentKind,
         document: View<'_>,
-        received_len: usize,
+        received: Option<&Document<'_>>,
         resolver: &dyn KeyResolver,
-        owned: impl FnOnce() -> Value,
     ) -> Result<VerifiedSignedDocument, VerificationError> {
         // Stage 2: the profile's schema, formats asserted.
         self.catalog
@@ -314,7 +366,17 @@ impl SignedDocumentCodec<'_> {
         // stage 3 or 4 too, whose stand-in equation hashes it (an empty message when stage 5
         // fails: that document is either rejected at stage 3 or 4 or shows stage 5's own code).
         crate::work_count::tally(|work| work.signing_inputs += 1);
-        let message = signing_bytes_sized(document, received_len);
+        // A received document that is its own canonical form (a signer sends its JCS bytes)
+        // gives its signing input by cutting `signature` out of the source; any other is
+        // written member by member, into a buffer of the received length, which the signing
+        // bytes of a canonical document never exceed.
+        let message = match received.and_then(|received| received.canonical_without("signature")) {
+            Some(bytes) => Ok(bytes),
+            None => signing_bytes_sized(
+                document,
+                received.map_or(2048, |received| received.source().len()),
+            ),
+        };
         // Stage 6: the cofactorless equation, on stand-ins where stage 3 or 4 left no input.
         let stand_in = stand_in();
         let key = match &binding {
@@ -347,7 +409,7 @@ impl SignedDocumentCodec<'_> {
                 revoked_at: binding.revoked_at.clone(),
                 public_key: *binding.public_key.as_bytes(),
                 public_key_text: binding.public_key_text.clone(),
-                document: owned(),
+                body: Body::Tree(Value::Null),
             });
         }
         // A rejection: decode R in full (a stand-in R when the envelope has none), then report
