@@ -57,6 +57,8 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
     let start_other = world.head(OTHER_GROUP);
     pair.subscribe(&[(GROUP, start_group), (OTHER_GROUP, start_other)]);
     pair.events();
+    assert_eq!(pair.server.subscription_count(), 2);
+    assert_eq!(pair.server.paused_groups(), 0);
     // The host stops taking frames; the busy Group keeps committing and waking it.
     for i in 0..20 {
         world.owner_posts(GROUP, &format!("busy-{i}"), &[]);
@@ -69,6 +71,7 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
     }
     assert!(pair.server.is_paused(GROUP));
     assert!(!pair.server.is_paused(OTHER_GROUP));
+    assert_eq!(pair.server.paused_groups(), 1, "the busy Group only");
     // The quiet Group still flows into the queue.
     world.owner_posts(OTHER_GROUP, "quiet", &[]);
     pair.server
@@ -104,6 +107,7 @@ fn a_subscriber_that_stops_draining_gets_one_backpressure_per_pause() {
         "the quiet Group's Event did not wait behind the busy Group's backlog"
     );
     assert!(!pair.server.is_paused(GROUP));
+    assert_eq!(pair.server.paused_groups(), 0);
     // The client got every Event of both Groups in order.
     assert_eq!(pair.client.cursor(GROUP), Some(world.head(GROUP)));
     assert_eq!(

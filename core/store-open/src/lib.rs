@@ -52,15 +52,39 @@ pub fn open(url: &StoreUrl) -> Result<SharedStore, StoreError> {
 /// masked or not). A store sealed under a key refuses to open without it or with another one
 /// ([`StoreError::IntegrityKeyRefused`]).
 pub fn open_with(url: &StoreUrl, options: &StoreOptions) -> Result<SharedStore, StoreError> {
+    open_store(url, options, None)
+}
+
+/// [`open_with`], a SQLite file this call creates getting pages of `sqlite_page_size` bytes
+/// instead of the store's default (a power of two from 512 to 65,536; an existing file keeps
+/// the size it was created with, and other URLs ignore it). The server creates its file with
+/// smaller pages than the default: its commits are batches of a few small write sets, each
+/// changing a handful of B-tree leaves, and every changed page is one WAL frame
+/// (`docs/network.md`, "Load benchmark").
+pub fn open_with_page_size(
+    url: &StoreUrl,
+    options: &StoreOptions,
+    sqlite_page_size: u32,
+) -> Result<SharedStore, StoreError> {
+    open_store(url, options, Some(sqlite_page_size))
+}
+
+fn open_store(
+    url: &StoreUrl,
+    options: &StoreOptions,
+    sqlite_page_size: Option<u32>,
+) -> Result<SharedStore, StoreError> {
     match url.location() {
         Location::SqliteMemory => Ok(Arc::new(SqliteStore::in_memory_with(options)?)),
         // Durable backends batch concurrent commits (a Core shared by threads, or by awaited
         // calls on a binding's thread pool): one fsync or one server COMMIT per batch, each
         // Command still atomic and returned only once durable (`GroupCommit`).
         Location::SqliteFile(path) => {
+            let defaults = SqliteOptions::default();
             let sqlite = SqliteOptions {
                 store: options.clone(),
-                ..SqliteOptions::default()
+                page_size: sqlite_page_size.unwrap_or(defaults.page_size),
+                ..defaults
             };
             Ok(Arc::new(GroupCommit::new(SqliteStore::open_with(
                 path, &sqlite,

@@ -154,18 +154,33 @@ fn check_nested_object(bytes: &[u8]) -> Result<(), FrameError> {
 /// `{"<member>":<bytes>,"frameId":…,"frameType":"<type>","protocolVersion":"0.1"}`: member
 /// names in RFC 8785 order ("command" and "event" sort before "frameId").
 fn splice(member: &str, bytes: &[u8], frame_id: &str, frame_type: &str) -> Vec<u8> {
-    let mut frame = Vec::with_capacity(bytes.len() + frame_id.len() + 96);
+    let mut id = String::with_capacity(frame_id.len() + 2);
+    write_json_string(&mut id, frame_id);
+    const TAIL: &[u8] = b"\",\"protocolVersion\":\"0.1\"}";
+    const ID: &[u8] = b",\"frameId\":";
+    const TYPE: &[u8] = b",\"frameType\":\"";
+    // Exactly the frame's length: a queued frame is shrunk to its length (the connection's
+    // memory bound counts lengths), which reallocated every frame built with room to spare.
+    let len = 2
+        + member.len()
+        + 2
+        + bytes.len()
+        + ID.len()
+        + id.len()
+        + TYPE.len()
+        + frame_type.len()
+        + TAIL.len();
+    let mut frame = Vec::with_capacity(len);
     frame.extend_from_slice(b"{\"");
     frame.extend_from_slice(member.as_bytes());
     frame.extend_from_slice(b"\":");
     frame.extend_from_slice(bytes);
-    frame.extend_from_slice(b",\"frameId\":");
-    let mut id = String::with_capacity(frame_id.len() + 2);
-    write_json_string(&mut id, frame_id);
+    frame.extend_from_slice(ID);
     frame.extend_from_slice(id.as_bytes());
-    frame.extend_from_slice(b",\"frameType\":\"");
+    frame.extend_from_slice(TYPE);
     frame.extend_from_slice(frame_type.as_bytes());
-    frame.extend_from_slice(b"\",\"protocolVersion\":\"0.1\"}");
+    frame.extend_from_slice(TAIL);
+    debug_assert_eq!(frame.len(), len);
     frame
 }
 

@@ -205,6 +205,20 @@ impl Connection {
             .is_some_and(Subscription::is_paused)
     }
 
+    /// How many subscribed Groups are paused by `BACKPRESSURE` (one pass over the
+    /// subscriptions, no lookups: the server reads it after every step for `/metrics`).
+    pub fn paused_groups(&self) -> usize {
+        self.subscriptions
+            .values()
+            .filter(|s| s.is_paused())
+            .count()
+    }
+
+    /// How many Groups are subscribed.
+    pub fn subscription_count(&self) -> usize {
+        self.subscriptions.len()
+    }
+
     /// Frames waiting for the host.
     pub fn queued_frames(&self) -> usize {
         self.outbound.len()
