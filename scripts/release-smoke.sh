@@ -19,8 +19,10 @@
 #   5. the sdist: `pip wheel` of the tarball alone (MWP_PROTOCOL_ROOT unset, no ../shared beside
 #      it), the wheel's tag and contents checked, installed in a fresh venv, the conformance
 #      console script run. Last: it compiles the workspace crates from the sdist's sources.
-# Environment: CARGO_TARGET_DIR (the release's; the arm64 Python root is cached under
-# $CARGO_TARGET_DIR/release-smoke).
+#      MWP_RELEASE_SKIP_SDIST_BUILD=1 leaves it out (and says so).
+# Environment: CARGO_TARGET_DIR (the release's; the arm64 and musl Pythons are cached under
+# $CARGO_TARGET_DIR/release-smoke, the sdist build's registry crates in
+# $CARGO_TARGET_DIR/release-sdist).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIST="$(cd "${1:-$ROOT/dist}" && pwd)"
@@ -138,6 +140,11 @@ musl_python=(env PYTHONPATH="$musl_site" "$MUSL_PY")
 echo "NOT RUN in musl: examples/python/quickstart.py and the console script (pydantic-core for musl and ssl unavailable)."
 echo "NOT RUN: the musllinux_1_2 aarch64 wheel (no aarch64 musl Python: building one would mean cross-compiling CPython; its tag and contents are checked, and the same code built for aarch64 musl runs in step 3)."
 
+if [ "${MWP_RELEASE_SKIP_SDIST_BUILD:-0}" = 1 ]; then
+  echo "NOT RUN: 5. the sdist build (MWP_RELEASE_SKIP_SDIST_BUILD=1)"
+  step "smoke tests passed (the sdist build left out)"
+  exit 0
+fi
 step "5. sdist builds alone: pip wheel missionweaveprotocol-$VERSION.tar.gz"
 mkdir -p "$WORK/sdist-build"
 cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
@@ -145,9 +152,10 @@ cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
 python3 -m venv "$WORK/sdist-venv"
 # The sdist is built as pip builds it for a user (an isolated build env with maturin from
 # PyPI), from its own sources: the workspace crates compile from the unpacked tarball (pip
-# unpacks into a new directory each run). The release's cargo target dir and target triple
-# are kept so that registry crates already compiled by the release builds are reused.
-( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
+# unpacks into a new directory each run, so they compile every run). A target dir of its own
+# (a plain cargo build, no zig: sharing the wheels' would make each rebuild the other's units)
+# keeps the registry crates compiled by the first run.
+( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_TARGET_DIR="$CARGO_TARGET_DIR/release-sdist" \
     "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
     -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
 built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"
