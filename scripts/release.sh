@@ -81,29 +81,12 @@ build_wheel() {  # TARGET: manylinux2014 for glibc, musllinux_1_2 for musl
   ( cd python && CARGO_TARGET_DIR="$dir" maturin build --release --locked --zig --compatibility "$compat" \
       --target "$target" --out "$DIST/python" )
 }
-# The glibc wheels, the static binaries, then the musl wheels (the order only matters for a
-# cold cache: the artifacts smoke-tested on real interpreters come first).
+# The four wheels, the sdist and their checks first, then the static binaries and the npm
+# package (the order only matters for a cold cache: what only this script builds comes first).
 build_wheel x86_64-unknown-linux-gnu
 build_wheel aarch64-unknown-linux-gnu
-for target in "${BIN_TARGETS[@]}"; do
-  step "static binaries $target"
-  CARGO_TARGET_DIR="$BIN_DIR" cargo zigbuild --release --locked --target "$target" \
-    -p missionweaveprotocol-server -p missionweaveprotocol-cli --bins
-  for bin in "${BINS[@]}"; do
-    out="$DIST/bin/$bin-$VERSION-$target"
-    cp "$BIN_DIR/$target/release/$bin" "$out"
-    description="$(file -b "$out")"
-    echo "$(basename "$out"): $description"
-    # Rust's musl targets link static-pie executables: static, and still position-independent.
-    case "$description" in
-      *"statically linked"* | *"static-pie linked"*) ;;
-      *) echo "error: $out is not statically linked" >&2; exit 1 ;;
-    esac
-  done
-done
-
-build_wheel x86_64-unknown-linux-musl
 build_wheel aarch64-unknown-linux-musl
+build_wheel x86_64-unknown-linux-musl
 
 step "sdist (with the pinned protocol bundle)"
 ( cd python && maturin sdist --out "$DIST/python" )
@@ -135,6 +118,23 @@ for path in sys.argv[1:]:
     assert bom["bomFormat"] == "CycloneDX" and bom["specVersion"] == "1.5", path
     print(f"{path.rsplit('/', 1)[-1]}: CycloneDX {bom['specVersion']}, {len(bom['components'])} components")
 PY
+
+for target in "${BIN_TARGETS[@]}"; do
+  step "static binaries $target"
+  CARGO_TARGET_DIR="$BIN_DIR" cargo zigbuild --release --locked --target "$target" \
+    -p missionweaveprotocol-server -p missionweaveprotocol-cli --bins
+  for bin in "${BINS[@]}"; do
+    out="$DIST/bin/$bin-$VERSION-$target"
+    cp "$BIN_DIR/$target/release/$bin" "$out"
+    description="$(file -b "$out")"
+    echo "$(basename "$out"): $description"
+    # Rust's musl targets link static-pie executables: static, and still position-independent.
+    case "$description" in
+      *"statically linked"* | *"static-pie linked"*) ;;
+      *) echo "error: $out is not statically linked" >&2; exit 1 ;;
+    esac
+  done
+done
 
 if [ -x scripts/release-npm.sh ]; then
   step "npm package (scripts/release-npm.sh)"
