@@ -97,7 +97,12 @@ python3 scripts/check_wheel.py "$DIST"/python/*.whl
 for wheel in "$DIST"/python/*.whl; do
   # auditwheel 6.8.2 fails with "ELFError: Magic number does not match" on the musllinux
   # wheels on this glibc host; check_wheel.py above is the check, this is the second opinion.
-  { auditwheel show "$wheel" 2>&1 || echo "auditwheel show failed on $(basename "$wheel")"; } | sed 's/^/  /'
+  # On failure only its last line (the error) is kept, not the traceback.
+  if report="$(auditwheel show "$wheel" 2>&1)"; then
+    sed 's/^/  /' <<<"$report"
+  else
+    echo "  auditwheel show failed on $(basename "$wheel"): $(tail -n 1 <<<"$report")"
+  fi
 done
 
 step "SBOM (CycloneDX 1.5 JSON from cargo metadata, one per shipped artifact)"
