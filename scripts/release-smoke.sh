@@ -171,7 +171,8 @@ python3 -m venv "$WORK/sdist-venv"
     "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
     -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
 built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"
-python3 "$ROOT/scripts/check_wheel.py" "$built"
+# pip tags the wheel it builds here linux_x86_64 (for this machine, not for an index).
+python3 "$ROOT/scripts/check_wheel.py" --local "$built"
 "$WORK/sdist-venv/bin/python" -m pip install -q --disable-pip-version-check "$built"
 ( cd "$WORK" && "$WORK/sdist-venv/bin/missionweaveprotocol-conformance" )
 
