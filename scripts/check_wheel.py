@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a built wheel of `missionweaveprotocol`: contents, version and platform tag.
 
-    scripts/check_wheel.py WHEEL...
+    scripts/check_wheel.py [--local] WHEEL...
 
 Contents: the extension, `py.typed`, the stubs, the three console scripts of the reference
 (reference-python.md §2.3), the licence, `License-Expression`, and the workspace version
@@ -12,7 +12,9 @@ any architecture): the interpreter/ABI tag is `cp39-abi3`; every platform tag na
 extension's machine; a `manylinux_X_Y` (or `manylinux2014` = 2.17) tag needs no GLIBC symbol
 version newer than X.Y and only the libraries that policy allows; a `musllinux_X_Y` tag needs
 no glibc symbol versions and only musl's libc; a bare `linux_*` tag is refused (no installer
-accepts it from an index). The WHEEL file's `Tag:` lines must equal the file name's tags.
+accepts it from an index) unless `--local` is given: a wheel pip builds from the sdist on
+the machine that installs it is tagged `linux_<arch>`, and that tag only needs the machine to
+match. The WHEEL file's `Tag:` lines must equal the file name's tags.
 Prints an `auditwheel show`-style report; exits 1 with the reasons on any failure.
 """
 
@@ -94,9 +96,14 @@ def workspace_version() -> str:
     return version
 
 
-def check_platform_tag(tag: str, facts: ElfFacts) -> list[str]:
-    """The reasons `tag` does not describe the extension (empty: it does)."""
+def check_platform_tag(tag: str, facts: ElfFacts, local: bool = False) -> list[str]:
+    """The reasons `tag` does not describe the extension (empty: it does). `local`: a bare
+    `linux_<arch>` tag (a wheel built from the sdist for this machine) is accepted too."""
     tag = tag.replace("manylinux2014_", "manylinux_2_17_")
+    if local and (bare := re.fullmatch(r"linux_(x86_64|aarch64)", tag)):
+        if facts.machine != MACHINES[bare.group(1)]:
+            return [f"platform tag {tag}: the extension is built for {facts.machine}"]
+        return []
     match = re.fullmatch(r"(manylinux|musllinux)_(\d+)_(\d+)_(x86_64|aarch64)", tag)
     if not match:
         return [f"platform tag {tag}: not a manylinux/musllinux tag for x86_64 or aarch64"]
@@ -121,7 +128,7 @@ def check_platform_tag(tag: str, facts: ElfFacts) -> list[str]:
     return problems
 
 
-def check_wheel(wheel: Path) -> list[str]:
+def check_wheel(wheel: Path, local: bool = False) -> list[str]:
     """Checks one wheel; returns the report lines. Raises WheelError with every problem."""
     name = re.fullmatch(r"(\w+)-([^-]+)-(cp\d+)-(abi3)-([\w.]+)\.whl", wheel.name)
     if not name:
@@ -158,7 +165,7 @@ def check_wheel(wheel: Path) -> list[str]:
         with tempfile.TemporaryDirectory() as tmp:
             facts = elf_facts(Path(archive.extract(EXTENSION, tmp)))
     for platform in platforms.split("."):
-        problems.extend(check_platform_tag(platform, facts))
+        problems.extend(check_platform_tag(platform, facts, local))
     if problems:
         raise WheelError("; ".join(problems))
     newest = facts.max_glibc()
@@ -174,13 +181,15 @@ def check_wheel(wheel: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 2:
+    local = "--local" in argv[1:]
+    wheels = [arg for arg in argv[1:] if arg != "--local"]
+    if not wheels:
         print(__doc__, file=sys.stderr)
         return 2
     failed = False
-    for arg in argv[1:]:
+    for arg in wheels:
         try:
-            print("\n".join(check_wheel(Path(arg))))
+            print("\n".join(check_wheel(Path(arg), local)))
         except WheelError as error:
             print(f"{Path(arg).name}: FAILED: {error}", file=sys.stderr)
             failed = True

@@ -6,7 +6,8 @@
 MUTATION: older-glibc (tags claim one glibc minor version below the extension's newest
 symbol version), musllinux (tags claim musllinux_1_2 for a glibc extension), drop-py-typed,
 drop-demo-script (the entry point of missionweaveprotocol-demo removed), rename-only (the file
-name claims another platform, the WHEEL Tag lines do not).
+name claims another platform, the WHEEL Tag lines do not), linux-local (tagged `linux_<arch>`,
+as pip tags a wheel it builds from the sdist), linux-other-arch (tagged `linux_<other arch>`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def main(argv: list[str]) -> int:
     elif mutation == "drop-demo-script":
         name = next(n for n in entries if n.endswith(".dist-info/entry_points.txt"))
         entries[name] = re.sub(rb"(?m)^missionweaveprotocol-demo\s*=.*\n", b"", entries[name])
+    elif mutation == "linux-local":
+        new_platform = f"linux_{arch}"
+    elif mutation == "linux-other-arch":
+        new_platform = f"linux_{'x86_64' if arch == 'aarch64' else 'aarch64'}"
     elif mutation == "rename-only":
         new_platform, retag = f"manylinux_2_99_{arch}", False
     else:

@@ -19,8 +19,11 @@
 #   5. the sdist: `pip wheel` of the tarball alone (MWP_PROTOCOL_ROOT unset, no ../shared beside
 #      it), the wheel's tag and contents checked, installed in a fresh venv, the conformance
 #      console script run. Last: it compiles the workspace crates from the sdist's sources.
-# Environment: CARGO_TARGET_DIR (the release's; the arm64 Python root is cached under
-# $CARGO_TARGET_DIR/release-smoke).
+#      MWP_RELEASE_SKIP_SDIST_BUILD=1 leaves it out (and says so).
+# MWP_SMOKE_STEPS="1 5" runs only the steps named (default: all five).
+# Environment: CARGO_TARGET_DIR (the release's; the arm64 and musl Pythons are cached under
+# $CARGO_TARGET_DIR/release-smoke, the sdist build's registry crates in
+# $CARGO_TARGET_DIR/release-sdist).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIST="$(cd "${1:-$ROOT/dist}" && pwd)"
@@ -31,7 +34,13 @@ PYDANTIC=(pydantic==2.14.4)
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 step() { printf '\n--- smoke: %s (%ss)\n' "$1" "$SECONDS"; }
+# MWP_SMOKE_STEPS (space-separated, default all): run only those steps, e.g. "1 5".
+read -r -a STEPS <<<"${MWP_SMOKE_STEPS:-1 2 3 4 5}"
+want() { [[ " ${STEPS[*]} " == *" $1 "* ]]; }
 mkdir -p "$CACHE"
+# A venv on the host's Python: step 1 installs the x86_64 wheel into it; steps 2 and 4 use its
+# pip to install wheels of other platforms into a directory.
+python3 -m venv "$WORK/x86-venv"
 
 # The two checks every installed wheel passes: console script, quickstart output.
 check_installed() {  # PYTHON_COMMAND...
@@ -42,13 +51,15 @@ check_installed() {  # PYTHON_COMMAND...
   cat "$WORK/quickstart.out"
 }
 
+if want 1; then
 step "1. manylinux2014 x86_64 wheel in a fresh venv (host Python $(python3 -c 'import platform; print(platform.python_version())'))"
-python3 -m venv "$WORK/x86-venv"
 "$WORK/x86-venv/bin/python" -m pip install -q --disable-pip-version-check \
   "$DIST"/python/missionweaveprotocol-"$VERSION"-cp39-abi3-manylinux*_x86_64.whl
 ( cd "$WORK" && "$WORK/x86-venv/bin/missionweaveprotocol-conformance" )
 check_installed "$WORK/x86-venv/bin/python"
+fi
 
+if want 2; then
 step "2. manylinux2014 aarch64 wheel under qemu-aarch64-static (Debian arm64 Python 3.11)"
 ARM_ROOT="$CACHE/arm64-root"
 if [ ! -x "$ARM_ROOT/usr/bin/python3.11" ]; then
@@ -76,7 +87,9 @@ arm_site="$WORK/arm64-site"
 arm_python=(env PYTHONPATH="$arm_site" qemu-aarch64-static -L "$ARM_ROOT" "$ARM_ROOT/usr/bin/python3.11")
 "${arm_python[@]}" -c 'import platform, missionweaveprotocol._native as n; print("imported", n.__file__.rsplit("/",1)[-1], "on", platform.machine(), platform.python_version())'
 check_installed "${arm_python[@]}"
+fi
 
+if want 3; then
 for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   case "$target" in
     x86_64-*) run=() ;;
@@ -91,7 +104,9 @@ for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
   "${run[@]}" "$server" --help | head -n 5
   "${run[@]}" "$server" --version
 done
+fi
 
+if want 4; then
 step "4. musllinux_1_2 x86_64 wheel in a musl CPython 3.11 (built here from Debian's python3.11 source)"
 # No musl Python can be downloaded here (Alpine, python-build-standalone: not reachable; Debian
 # ships none), so one is built once from Debian's source package with musl-gcc (Debian's musl
@@ -137,7 +152,11 @@ musl_python=(env PYTHONPATH="$musl_site" "$MUSL_PY")
     && "${musl_python[@]}" -c 'import sys, missionweaveprotocol._native as n; sys.exit(n.run_cli([], sys.stdout, sys.stderr))' )
 echo "NOT RUN in musl: examples/python/quickstart.py and the console script (pydantic-core for musl and ssl unavailable)."
 echo "NOT RUN: the musllinux_1_2 aarch64 wheel (no aarch64 musl Python: building one would mean cross-compiling CPython; its tag and contents are checked, and the same code built for aarch64 musl runs in step 3)."
+fi
 
+if [ "${MWP_RELEASE_SKIP_SDIST_BUILD:-0}" = 1 ]; then
+  echo "NOT RUN: 5. the sdist build (MWP_RELEASE_SKIP_SDIST_BUILD=1)"
+elif want 5; then
 step "5. sdist builds alone: pip wheel missionweaveprotocol-$VERSION.tar.gz"
 mkdir -p "$WORK/sdist-build"
 cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
@@ -145,14 +164,18 @@ cp "$DIST/python/missionweaveprotocol-$VERSION.tar.gz" "$WORK/sdist-build/"
 python3 -m venv "$WORK/sdist-venv"
 # The sdist is built as pip builds it for a user (an isolated build env with maturin from
 # PyPI), from its own sources: the workspace crates compile from the unpacked tarball (pip
-# unpacks into a new directory each run). The release's cargo target dir and target triple
-# are kept so that registry crates already compiled by the release builds are reused.
-( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_BUILD_TARGET=x86_64-unknown-linux-gnu \
+# unpacks into a new directory each run, so they compile every run). A target dir of its own
+# (a plain cargo build, no zig: sharing the wheels' would make each rebuild the other's units)
+# keeps the registry crates compiled by the first run.
+( cd "$WORK/sdist-build" && env -u MWP_PROTOCOL_ROOT CARGO_TARGET_DIR="$CARGO_TARGET_DIR/release-sdist" \
     "$WORK/sdist-venv/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps \
     -w "$WORK/sdist-build/out" "missionweaveprotocol-$VERSION.tar.gz" )
 built="$(ls "$WORK"/sdist-build/out/missionweaveprotocol-*.whl)"
-python3 "$ROOT/scripts/check_wheel.py" "$built"
+# pip tags the wheel it builds here linux_x86_64 (for this machine, not for an index).
+python3 "$ROOT/scripts/check_wheel.py" --local "$built"
 "$WORK/sdist-venv/bin/python" -m pip install -q --disable-pip-version-check "$built"
 ( cd "$WORK" && "$WORK/sdist-venv/bin/missionweaveprotocol-conformance" )
 
-step "all smoke tests passed"
+fi
+
+step "smoke tests passed: ${STEPS[*]}"

@@ -13,9 +13,11 @@
 # Every wheel is checked (scripts/check_wheel.py: contents and platform tag, plus `auditwheel
 # show`); scripts/release-smoke.sh runs the artifacts (docs/release.md has its output).
 #
-# Environment: CARGO_TARGET_DIR (default <repo>/target), MWP_PROTOCOL_ROOT (default
-# ../shared/protocol), MWP_RELEASE_VENV (default <repo>/.venv-release),
-# MWP_RELEASE_SKIP_SMOKE=1 to build and check only.
+# Environment: CARGO_TARGET_DIR (default <repo>/target; the builds use it and directories
+# under it, see "target directories"), MWP_PROTOCOL_ROOT (default ../shared/protocol),
+# MWP_RELEASE_VENV (default <repo>/.venv-release), MWP_RELEASE_SKIP_SMOKE=1 to build and check
+# only, MWP_RELEASE_SKIP_SDIST_BUILD=1 to leave out the smoke test that builds the sdist (the
+# longest part of a warm run, see docs/release.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -30,6 +32,19 @@ WHEEL_TARGETS=(x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown
 BIN_TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-musl)
 BINS=(missionweaveprotocol-server missionweaveprotocol-conformance)
 step() { printf '\n=== release: %s (%ss)\n' "$1" "$SECONDS"; }
+
+# Target directories: one per way of linking, so that a second run rebuilds nothing. Cargo
+# fingerprints each unit's linker, and the linker configured for the host triple also links
+# the build scripts and proc-macros. `maturin --zig` (its built-in cargo-zigbuild 0.24.0
+# wrappers) and the cargo-zigbuild 0.24.1 command write different linker paths, and only a
+# build for x86_64-unknown-linux-gnu sets one for the host units: sharing one directory, each
+# build found the previous one's units stale and rebuilt them (and everything above them).
+T="$CARGO_TARGET_DIR"
+WHEEL_HOST_DIR="$T"                     # maturin --zig, x86_64 gnu: host units linked by zig
+WHEEL_CROSS_DIR="$T/release-cross-wheels"  # maturin --zig, the other three: host units plain
+BIN_DIR="$T/release-static-bins"        # cargo-zigbuild, musl
+NPM_DIR="$T/release-npm"                # scripts/build-js.sh: plain cargo (host addon, wasm)
+NPM_CROSS_DIR="$T/release-npm-cross"    # scripts/release-npm.sh: cargo-zigbuild, four triples
 
 step "tools"
 installed_targets="$(rustup target list --installed)"
@@ -56,38 +71,22 @@ rm -rf "$DIST"
 mkdir -p "$DIST/python" "$DIST/bin"
 
 build_wheel() {  # TARGET: manylinux2014 for glibc, musllinux_1_2 for musl
-  local target="$1" compat
+  local target="$1" compat dir="$WHEEL_CROSS_DIR"
+  [ "$target" = x86_64-unknown-linux-gnu ] && dir="$WHEEL_HOST_DIR"
   case "$target" in
     *-gnu) compat=manylinux2014 ;;
     *-musl) compat=musllinux_1_2 ;;
   esac
   step "wheel $target ($compat)"
-  ( cd python && maturin build --release --locked --zig --compatibility "$compat" \
+  ( cd python && CARGO_TARGET_DIR="$dir" maturin build --release --locked --zig --compatibility "$compat" \
       --target "$target" --out "$DIST/python" )
 }
-# The glibc wheels, the static binaries, then the musl wheels (the order only matters for a
-# cold cache: the artifacts smoke-tested on real interpreters come first).
+# The four wheels, the sdist and their checks first, then the static binaries and the npm
+# package (the order only matters for a cold cache: what only this script builds comes first).
 build_wheel x86_64-unknown-linux-gnu
 build_wheel aarch64-unknown-linux-gnu
-for target in "${BIN_TARGETS[@]}"; do
-  step "static binaries $target"
-  cargo zigbuild --release --locked --target "$target" \
-    -p missionweaveprotocol-server -p missionweaveprotocol-cli --bins
-  for bin in "${BINS[@]}"; do
-    out="$DIST/bin/$bin-$VERSION-$target"
-    cp "$CARGO_TARGET_DIR/$target/release/$bin" "$out"
-    description="$(file -b "$out")"
-    echo "$(basename "$out"): $description"
-    # Rust's musl targets link static-pie executables: static, and still position-independent.
-    case "$description" in
-      *"statically linked"* | *"static-pie linked"*) ;;
-      *) echo "error: $out is not statically linked" >&2; exit 1 ;;
-    esac
-  done
-done
-
-build_wheel x86_64-unknown-linux-musl
 build_wheel aarch64-unknown-linux-musl
+build_wheel x86_64-unknown-linux-musl
 
 step "sdist (with the pinned protocol bundle)"
 ( cd python && maturin sdist --out "$DIST/python" )
@@ -98,7 +97,12 @@ python3 scripts/check_wheel.py "$DIST"/python/*.whl
 for wheel in "$DIST"/python/*.whl; do
   # auditwheel 6.8.2 fails with "ELFError: Magic number does not match" on the musllinux
   # wheels on this glibc host; check_wheel.py above is the check, this is the second opinion.
-  { auditwheel show "$wheel" 2>&1 || echo "auditwheel show failed on $(basename "$wheel")"; } | sed 's/^/  /'
+  # On failure only its last line (the error) is kept, not the traceback.
+  if report="$(auditwheel show "$wheel" 2>&1)"; then
+    sed 's/^/  /' <<<"$report"
+  else
+    echo "  auditwheel show failed on $(basename "$wheel"): $(tail -n 1 <<<"$report")"
+  fi
 done
 
 step "SBOM (CycloneDX 1.5 JSON from cargo metadata, one per shipped artifact)"
@@ -120,9 +124,26 @@ for path in sys.argv[1:]:
     print(f"{path.rsplit('/', 1)[-1]}: CycloneDX {bom['specVersion']}, {len(bom['components'])} components")
 PY
 
+for target in "${BIN_TARGETS[@]}"; do
+  step "static binaries $target"
+  CARGO_TARGET_DIR="$BIN_DIR" cargo zigbuild --release --locked --target "$target" \
+    -p missionweaveprotocol-server -p missionweaveprotocol-cli --bins
+  for bin in "${BINS[@]}"; do
+    out="$DIST/bin/$bin-$VERSION-$target"
+    cp "$BIN_DIR/$target/release/$bin" "$out"
+    description="$(file -b "$out")"
+    echo "$(basename "$out"): $description"
+    # Rust's musl targets link static-pie executables: static, and still position-independent.
+    case "$description" in
+      *"statically linked"* | *"static-pie linked"*) ;;
+      *) echo "error: $out is not statically linked" >&2; exit 1 ;;
+    esac
+  done
+done
+
 if [ -x scripts/release-npm.sh ]; then
   step "npm package (scripts/release-npm.sh)"
-  scripts/release-npm.sh "$DIST/npm"
+  CARGO_TARGET_DIR="$NPM_DIR" MWP_CROSS_TARGET_DIR="$NPM_CROSS_DIR" scripts/release-npm.sh "$DIST/npm"
 fi
 
 step "checksums"

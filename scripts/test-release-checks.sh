@@ -8,7 +8,8 @@
 # CHANGELOG differs fails, naming the file. check_wheel.py: the wheel passes; copies with a tag
 # claiming an older glibc than the extension needs, a musllinux tag on a glibc extension, a
 # missing py.typed, a missing console script, or WHEEL Tag lines that differ from the file name
-# fail, each with its own reason.
+# fail, each with its own reason; a linux_<arch> tag (a wheel pip built from the sdist) passes
+# with --local only, and not for another machine.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WHEEL="$1"
@@ -54,4 +55,10 @@ expect_failure "needs glibc" python3 "$ROOT/scripts/check_wheel.py" "$(mutate mu
 expect_failure "missing missionweaveprotocol/py.typed" python3 "$ROOT/scripts/check_wheel.py" "$(mutate drop-py-typed)"
 expect_failure "console script missionweaveprotocol-demo" python3 "$ROOT/scripts/check_wheel.py" "$(mutate drop-demo-script)"
 expect_failure "WHEEL Tag lines" python3 "$ROOT/scripts/check_wheel.py" "$(mutate rename-only)"
+# A wheel pip builds from the sdist is tagged linux_<arch>: accepted with --local only, and
+# only for the extension's own machine.
+local_wheel="$(mutate linux-local)"
+python3 "$ROOT/scripts/check_wheel.py" --local "$local_wheel"
+expect_failure "not a manylinux/musllinux tag" python3 "$ROOT/scripts/check_wheel.py" "$local_wheel"
+expect_failure "the extension is built for" python3 "$ROOT/scripts/check_wheel.py" --local "$(mutate linux-other-arch)"
 echo "release checks: every rule passed its positive and its negative case"
