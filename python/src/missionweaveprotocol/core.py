@@ -535,7 +535,7 @@ class Core:
         events, _group, _duplicate = await self._batcher.perform(
             self._wire(command), self._now_ms()
         )
-        return tuple(Event.from_signed_bytes(event) for event in events)
+        return tuple(Event._over_signed_bytes(event) for event in events)
 
     async def perform(self, command: CommandLike) -> Event:
         """Verifies, then applies one signed Command atomically; returns its (first) Event.
@@ -549,7 +549,7 @@ class Core:
         events, _group, _duplicate = await self._batcher.perform(
             self._wire(command), self._now_ms()
         )
-        return Event.from_signed_bytes(events[0])
+        return Event._over_signed_bytes(events[0])
 
     async def query(self, query: Query) -> QueryResult:
         """The entity's normative document (see :class:`~missionweaveprotocol.models.QueryResult`);
@@ -594,7 +594,7 @@ class Core:
         raw, continuation, last = await loop.run_in_executor(
             self._executor, self._native.replay, group_id, after_, limit_
         )
-        return tuple(Event.from_signed_bytes(e) for e in raw), continuation, last
+        return tuple(Event._over_signed_bytes(e) for e in raw), continuation, last
 
 
 __all__ = [

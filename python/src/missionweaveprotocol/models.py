@@ -54,6 +54,11 @@ from . import _native
 from ._protocol_model import ProtocolModel
 from ._types import _StrEnum
 
+# The instance attribute dictionary of a pydantic model (a slot of ``BaseModel``), read and
+# written past ``Event``'s lazy ``__dict__`` property.
+_INSTANCE_DICT: Any = BaseModel.__dict__["__dict__"]
+_object_setattr = object.__setattr__
+
 JsonValue = Any
 """Any JSON value (the wire's ``payload`` and extension ``data``)."""
 
@@ -496,6 +501,13 @@ class Event(ProtocolModel):
     ``cause`` (``{"type": "command", "id": action_id}``), ``caused_by_event_id`` an Event
     cause when no Action ID is given; ``correlation_id``, ``accepted_by`` and ``signature`` are
     optional as in the reference (such an Event is unsigned: :attr:`signed_bytes` is empty).
+
+    The Events a :class:`~missionweaveprotocol.core.Core` returns (``perform``, ``replay``) are
+    *lazy* (issue 27, items 2-3): made over their signed bytes, which the Core has already
+    verified and schema-checked, their fields are validated on first access (an attribute,
+    ``model_dump``, ``==``, ``repr``, ``hash``, ``copy``, ``pickle``), once, into the same
+    values :meth:`from_signed_bytes` gives; :attr:`signed_bytes` never parses. A replay of
+    many Events a caller only forwards or counts therefore costs no JSON parsing in Python.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -559,10 +571,55 @@ class Event(ProtocolModel):
 
     @classmethod
     def from_signed_bytes(cls, raw: bytes) -> "Event":
-        """The Event of its signed bytes (as ``Core`` returns and replays them)."""
+        """The Event of its signed bytes, validated now (``ValidationError`` if they are not
+        an Event); :meth:`_over_signed_bytes` is the lazy form the Core returns."""
         event = cls.model_validate_json(raw)
         event._signed_bytes = bytes(raw)
         return event
+
+    @classmethod
+    def _over_signed_bytes(cls, raw: bytes) -> "Event":
+        """An Event over signed bytes the Core produced or served (already verified against
+        ``event.schema.json``): nothing is parsed until a field is read. ``raw`` is kept as
+        given, so ``signed_bytes`` is the very ``bytes`` object, no copy."""
+        event = cls.__new__(cls)
+        _object_setattr(event, "__pydantic_private__", {"_signed_bytes": raw})
+        _object_setattr(event, "__pydantic_extra__", None)
+        return event
+
+    def _materialize(self) -> Dict[str, Any]:
+        """Validates the signed bytes once, as :meth:`from_signed_bytes` does, into this
+        instance (two threads racing here store equal values)."""
+        fields = _INSTANCE_DICT.__get__(self)
+        if not fields:
+            raw = self.__pydantic_private__["_signed_bytes"]  # type: ignore[index]
+            full = type(self).model_validate_json(raw)
+            fields.update(_INSTANCE_DICT.__get__(full))
+            _object_setattr(self, "__pydantic_fields_set__", full.__pydantic_fields_set__)
+        return fields  # type: ignore[no-any-return]
+
+    if not TYPE_CHECKING:
+        # pydantic reads a model's values through ``__dict__`` (serializers, ``==``, ``hash``,
+        # ``repr``, copies, pickling), and plain attribute access finds them in the instance
+        # dictionary or falls through to ``__getattr__``: so these two are every way in. A
+        # materialized (or eagerly built) Event pays one property call per ``__dict__`` read.
+        @property
+        def __dict__(self) -> Dict[str, Any]:
+            fields = _INSTANCE_DICT.__get__(self)
+            return fields if fields else self._materialize()
+
+        @__dict__.setter
+        def __dict__(self, value: Dict[str, Any]) -> None:
+            _INSTANCE_DICT.__set__(self, value)
+
+        def __getattr__(self, name: str) -> Any:
+            if name in _EVENT_LAZY_NAMES and not _INSTANCE_DICT.__get__(self):
+                self._materialize()
+                return object.__getattribute__(self, name)
+            return super().__getattr__(name)
+
+
+_EVENT_LAZY_NAMES = frozenset(Event.model_fields) | {"__pydantic_fields_set__"}
 
 
 class Query(ProtocolModel):
