@@ -173,6 +173,20 @@ def run_to_exit(
     return done.returncode, done.stdout, done.stderr
 
 
+def _sigint_ignored() -> bool:
+    """Whether this process ignores SIGINT: so do its children (an ignored signal stays
+    ignored across ``exec``), and a Python started with SIGINT ignored installs no
+    ``KeyboardInterrupt`` handler. A test suite started in the background by a
+    non-interactive shell (``cmd &``) runs so."""
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def _sigint_default() -> None:
+    """In the child before ``exec``: SIGINT to its default, so the server's Python installs its
+    handler (the tests send SIGINT as a terminal's Ctrl-C would)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class ServerProcess:
     """The server script as a process; :meth:`ready` waits for its "listening on" line."""
 
@@ -183,6 +197,7 @@ class ServerProcess:
         self.process = subprocess.Popen(
             [script("missionweaveprotocol-server"), *args], stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, env=_environment(env), cwd=cwd,
+            preexec_fn=_sigint_default if _sigint_ignored() else None,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stdout: list[str] = []
