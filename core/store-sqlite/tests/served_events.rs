@@ -181,11 +181,7 @@ fn an_unkeyed_store_is_checked_by_signature_which_refuses_a_recomputed_forgery()
     let sequence = forge_last_event(&raw(&path));
     let store = open(&path, StoreOptions::default());
     assert!(!store.authenticates_events());
-    let core = authority_core(store);
-    let e = core.replay(GROUP, 0, 100).unwrap_err();
-    assert_refused_at(&e, sequence);
-    assert!(e.to_string().contains("signature"), "{e}");
-    assert_eq!(core.served_events_checked(), events as u64);
+    refused_by_signature(store, sequence, events);
 }
 
 #[test]
@@ -203,11 +199,7 @@ fn a_key_adopted_over_stored_events_keeps_the_signature_check() {
             !store.authenticates_events(),
             "the key vouches for older rows"
         );
-        let core = authority_core(store);
-        let e = core.replay(GROUP, 0, 100).unwrap_err();
-        assert_refused_at(&e, sequence);
-        assert!(e.to_string().contains("signature"), "{e}");
-        assert_eq!(core.served_events_checked(), events as u64);
+        refused_by_signature(store, sequence, events);
     }
 }
 
@@ -223,4 +215,14 @@ fn a_key_adopted_before_any_event_counts_as_keyed_since_creation() {
     let core = authority_core(open(&path, StoreOptions::keyed(key())));
     core.replay(GROUP, 0, 100).unwrap();
     assert_eq!(core.served_events_checked(), 0);
+}
+
+/// A replay of `store` refused at `sequence` by the signature check, every one of its `events`
+/// checked in full.
+fn refused_by_signature(store: SqliteStore, sequence: i64, events: usize) {
+    let core = authority_core(store);
+    let e = core.replay(GROUP, 0, 100).unwrap_err();
+    assert_refused_at(&e, sequence);
+    assert!(e.to_string().contains("signature"), "{e}");
+    assert_eq!(core.served_events_checked(), events as u64);
 }

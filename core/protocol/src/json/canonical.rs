@@ -223,13 +223,7 @@ fn write_tape_object(
         child = document.skip(child + 1);
     }
     let members = &mut members[..kept];
-    for end in 1..members.len() {
-        let mut at = end;
-        while at > 0 && utf16_order(members[at].0, members[at - 1].0).is_lt() {
-            members.swap(at, at - 1);
-            at -= 1;
-        }
-    }
+    sort_small_by_name(members, |member| member.0);
     out.push(b'{');
     for (position, &(name, slot, raw)) in members.iter().enumerate() {
         if position > 0 {
@@ -270,13 +264,7 @@ fn write_members(
             }
         }
         let members = &mut members[..kept];
-        for end in 1..members.len() {
-            let mut at = end;
-            while at > 0 && utf16_order(members[at].0, members[at - 1].0).is_lt() {
-                members.swap(at, at - 1);
-                at -= 1;
-            }
-        }
+        sort_small_by_name(members, |member| member.0);
         out.push(b'{');
         for (index, &(name, handle)) in members.iter().enumerate() {
             if index > 0 {
@@ -320,6 +308,19 @@ fn write_members(
 
 /// Objects up to this many members are sorted on the stack.
 const SMALL_OBJECT: usize = 32;
+
+/// Sorts the members of a small object (at most [`SMALL_OBJECT`], on the stack) by name in
+/// UTF-16 order: an insertion sort, which for a few dozen mostly ordered names beats a general
+/// sort and allocates nothing.
+fn sort_small_by_name<T>(members: &mut [T], name: impl Fn(&T) -> &str) {
+    for end in 1..members.len() {
+        let mut at = end;
+        while at > 0 && utf16_order(name(&members[at]), name(&members[at - 1])).is_lt() {
+            members.swap(at, at - 1);
+            at -= 1;
+        }
+    }
+}
 
 /// RFC 8785 §3.2.3: member names sort by their UTF-16 code units.
 fn utf16_order(a: &str, b: &str) -> Ordering {
